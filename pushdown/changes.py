@@ -1,0 +1,288 @@
+"""Turn a requested change into the events that describe it, or reject it.
+
+Every function here is pure: it reads the model, checks the request, and returns the
+events that :meth:`Model.apply` and the store will record. A change that cascades
+(removing a user who owns objects, dropping a schema with grants below it) returns
+one event per fact, so the journal says exactly what happened.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+
+from pushdown import events as ev
+from pushdown.errors import ModelError, UnknownPrincipal
+from pushdown.model import Grant, Model
+from pushdown.privileges import Condition, Privilege
+from pushdown.scope import Principal, PrincipalKind
+from pushdown.securables import DATA_TYPES, METALAKE, ObjectRef, SecurableType
+
+GROUP_OWNER_REASON = (
+    "groups can be granted roles and privileges, but they cannot be owners of "
+    "securable objects; only users can be owners"
+)
+
+
+def check_principal_name(kind: str, name: str) -> None:
+    if not isinstance(name, str) or not name:
+        raise ModelError(f"a {kind} name must be a non-empty string, got {name!r}")
+    if any(unicodedata.category(ch) == "Cc" for ch in name):
+        raise ModelError(f"{kind} name {name!r} contains a control character")
+
+
+def require_user(model: Model, user: str) -> None:
+    if user not in model.users:
+        raise UnknownPrincipal(f"unknown user {user!r}; add it first")
+
+
+def require_group(model: Model, group: str) -> None:
+    if group not in model.groups:
+        raise UnknownPrincipal(f"unknown group {group!r}; add it first")
+
+
+def require_role(model: Model, role: str) -> None:
+    if role not in model.roles:
+        raise UnknownPrincipal(f"unknown role {role!r}; create it first")
+
+
+def require_object(model: Model, obj: ObjectRef) -> None:
+    if obj is METALAKE or obj.type is SecurableType.ROLE:
+        if obj.type is SecurableType.ROLE:
+            require_role(model, obj.names[0])
+        return
+    if obj not in model.objects:
+        raise ModelError(f"unknown {obj}; register it first")
+
+
+def require_catalog(model: Model, obj: ObjectRef) -> None:
+    """A data object's catalog must be registered: it says which backend enforces it."""
+    catalog = obj.ancestor(SecurableType.CATALOG)
+    if catalog is not None and catalog not in model.objects:
+        raise ModelError(f"{obj} lies in unknown {catalog}; register the catalog first")
+
+
+# -- principals ------------------------------------------------------------------------
+
+
+def add_user(model: Model, user: str) -> list[ev.Event]:
+    check_principal_name("user", user)
+    if user in model.users:
+        raise ModelError(f"user {user!r} already exists")
+    return [ev.UserAdded(user)]
+
+
+def remove_user(model: Model, user: str) -> list[ev.Event]:
+    require_user(model, user)
+    out: list[ev.Event] = []
+    for group in sorted(model.user_groups.get(user, ())):
+        out.append(ev.GroupMemberRemoved(group, user))
+    for role in sorted(model.user_roles.get(user, ())):
+        out.append(ev.RoleRevoked(role, Principal.user(user)))
+    for obj, owner in sorted(model.owners.items()):
+        if owner == user:
+            out.append(ev.OwnerSet(obj, None, user))
+    if user in model.service_admins:
+        out.append(ev.ServiceAdminsSet(frozenset(model.service_admins - {user})))
+    return [*out, ev.UserRemoved(user)]
+
+
+def add_group(model: Model, group: str, members: Iterable[str] = ()) -> list[ev.Event]:
+    check_principal_name("group", group)
+    if group in model.groups:
+        raise ModelError(f"group {group!r} already exists")
+    out: list[ev.Event] = [ev.GroupAdded(group)]
+    for user in sorted(set(members)):
+        require_user(model, user)
+        out.append(ev.GroupMemberAdded(group, user))
+    return out
+
+
+def remove_group(model: Model, group: str) -> list[ev.Event]:
+    require_group(model, group)
+    out: list[ev.Event] = [ev.GroupMemberRemoved(group, u) for u in sorted(model.groups[group])]
+    out += [ev.RoleRevoked(r, Principal.group(group)) for r in sorted(model.group_roles[group])]
+    return [*out, ev.GroupRemoved(group)]
+
+
+def add_member(model: Model, group: str, user: str) -> list[ev.Event]:
+    require_group(model, group)
+    require_user(model, user)
+    return [] if user in model.groups[group] else [ev.GroupMemberAdded(group, user)]
+
+
+def remove_member(model: Model, group: str, user: str) -> list[ev.Event]:
+    require_group(model, group)
+    return [ev.GroupMemberRemoved(group, user)] if user in model.groups[group] else []
+
+
+def set_service_admins(model: Model, users: Iterable[str]) -> list[ev.Event]:
+    wanted = frozenset(users)
+    for user in sorted(wanted):
+        require_user(model, user)
+    return [] if wanted == model.service_admins else [ev.ServiceAdminsSet(wanted)]
+
+
+# -- roles and grants ----------------------------------------------------------------
+
+
+def create_role(model: Model, role: str, owner: str | None = None) -> list[ev.Event]:
+    check_principal_name("role", role)
+    if role in model.roles:
+        raise ModelError(f"role {role!r} already exists")
+    out: list[ev.Event] = [ev.RoleCreated(role)]
+    if owner is not None:
+        require_user(model, owner)
+        out.append(ev.OwnerSet(ObjectRef.of("role", (role,)), owner, None))
+    return out
+
+
+def delete_role(model: Model, role: str) -> list[ev.Event]:
+    require_role(model, role)
+    out: list[ev.Event] = []
+    for user, held in sorted(model.user_roles.items()):
+        if role in held:
+            out.append(ev.RoleRevoked(role, Principal.user(user)))
+    for group, held in sorted(model.group_roles.items()):
+        if role in held:
+            out.append(ev.RoleRevoked(role, Principal.group(group)))
+    out += _revoke_all(role, sorted(model.roles[role]))
+    role_obj = ObjectRef.of("role", (role,))
+    if role_obj in model.owners:
+        out.append(ev.OwnerSet(role_obj, None, model.owners[role_obj]))
+    return [*out, ev.RoleDeleted(role)]
+
+
+def _revoke_all(role: str, grants: Iterable[Grant]) -> list[ev.Event]:
+    return [
+        ev.PrivilegesRevoked(role, g.object, frozenset({g.privilege}), g.condition)
+        for g in grants
+    ]
+
+
+def _privileges(obj: ObjectRef, privileges: Iterable[Privilege | str]) -> frozenset[Privilege]:
+    parsed = frozenset(p if isinstance(p, Privilege) else Privilege.parse(p) for p in privileges)
+    if not parsed:
+        raise ModelError(f"no privileges given for {obj}")
+    for privilege in sorted(parsed, key=lambda p: p.value):
+        privilege.check_grantable_on(obj.type)
+    return parsed
+
+
+def grant_privileges(
+    model: Model,
+    role: str,
+    obj: ObjectRef,
+    privileges: Iterable[Privilege | str],
+    condition: Condition = Condition.ALLOW,
+) -> list[ev.Event]:
+    require_role(model, role)
+    wanted = _privileges(obj, privileges)
+    require_catalog(model, obj)
+    held = {g.privilege for g in model.roles[role] if g.object == obj and g.condition is condition}
+    new = wanted - held
+    return [ev.PrivilegesGranted(role, obj, frozenset(new), condition)] if new else []
+
+
+def revoke_privileges(
+    model: Model,
+    role: str,
+    obj: ObjectRef,
+    privileges: Iterable[Privilege | str],
+    condition: Condition = Condition.ALLOW,
+) -> list[ev.Event]:
+    require_role(model, role)
+    wanted = _privileges(obj, privileges)
+    held = {g.privilege for g in model.roles[role] if g.object == obj and g.condition is condition}
+    gone = wanted & held
+    return [ev.PrivilegesRevoked(role, obj, frozenset(gone), condition)] if gone else []
+
+
+def grant_role(model: Model, role: str, principal: Principal) -> list[ev.Event]:
+    require_role(model, role)
+    _require_holder(model, principal)
+    assigned = _held(model, principal)
+    return [] if role in assigned else [ev.RoleGranted(role, principal)]
+
+
+def revoke_role(model: Model, role: str, principal: Principal) -> list[ev.Event]:
+    require_role(model, role)
+    _require_holder(model, principal)
+    return [ev.RoleRevoked(role, principal)] if role in _held(model, principal) else []
+
+
+def _require_holder(model: Model, principal: Principal) -> None:
+    if principal.kind is PrincipalKind.ROLE:
+        raise ModelError("roles are granted to users and groups, not to other roles")
+    if principal.kind is PrincipalKind.USER:
+        require_user(model, principal.name)
+    else:
+        require_group(model, principal.name)
+
+
+def _held(model: Model, principal: Principal) -> set[str]:
+    table = model.group_roles if principal.kind is PrincipalKind.GROUP else model.user_roles
+    return table.get(principal.name, set())
+
+
+# -- owners and objects ----------------------------------------------------------------
+
+
+def set_owner(
+    model: Model, obj: ObjectRef, owner: str, kind: PrincipalKind = PrincipalKind.USER
+) -> list[ev.Event]:
+    if kind is not PrincipalKind.USER:
+        raise ModelError(f"cannot make {kind.value} {owner!r} the owner of {obj}: {GROUP_OWNER_REASON}")
+    require_user(model, owner)
+    require_object(model, obj)
+    previous = model.owners.get(obj)
+    return [] if previous == owner else [ev.OwnerSet(obj, owner, previous)]
+
+
+def clear_owner(model: Model, obj: ObjectRef) -> list[ev.Event]:
+    previous = model.owners.get(obj)
+    return [] if previous is None else [ev.OwnerSet(obj, None, previous)]
+
+
+def create_object(
+    model: Model,
+    obj: ObjectRef,
+    creator: str | None = None,
+    properties: dict[str, str] | None = None,
+) -> list[ev.Event]:
+    """Register an object; its creator (a user) becomes its owner."""
+    if obj.type in (SecurableType.METALAKE, SecurableType.ROLE):
+        raise ModelError(f"a {obj.type.label} is not created as an object; use its own call")
+    if obj in model.objects:
+        raise ModelError(f"{obj} already exists")
+    if obj.type in DATA_TYPES and obj.parent is not None:
+        require_object(model, obj.parent)
+    if creator is not None:
+        require_user(model, creator)
+    props = tuple(sorted((properties or {}).items()))
+    return [ev.ObjectCreated(obj, props, creator)]
+
+
+def drop_object(model: Model, obj: ObjectRef) -> list[ev.Event]:
+    require_object(model, obj)
+    out: list[ev.Event] = []
+    for role, grant in sorted(model.grants_within(obj)):
+        out += _revoke_all(role, [grant])
+    doomed = sorted(model.within(obj), key=lambda o: (-len(o.names), o))
+    for node in doomed:
+        if node in model.owners:
+            out.append(ev.OwnerSet(node, None, model.owners[node]))
+        out.append(ev.ObjectDropped(node))
+    return out
+
+
+def rename_object(model: Model, obj: ObjectRef, new_last: str) -> list[ev.Event]:
+    """Rename the last segment of an object's name; grants and owners below it follow."""
+    require_object(model, obj)
+    if obj.type not in DATA_TYPES:
+        raise ModelError(f"a {obj.type.label} cannot be renamed here")
+    check_principal_name("object", new_last)
+    new = ObjectRef(obj.type, (*obj.names[:-1], new_last))
+    if new in model.objects:
+        raise ModelError(f"cannot rename {obj} to {new}: it already exists")
+    return [] if new == obj else [ev.ObjectRenamed(obj, new)]

@@ -1,0 +1,47 @@
+"""The exceptions pushdown raises; each message names the offending input and what to do."""
+
+from __future__ import annotations
+
+
+class PushdownError(Exception):
+    """Base class of every error pushdown raises on purpose."""
+
+
+class ModelError(PushdownError, ValueError):
+    """A change to the privilege model that the model rejects; nothing was written."""
+
+
+class UnknownPrincipal(ModelError):
+    """A user, group or role that the model does not hold."""
+
+
+class SpecError(PushdownError):
+    """A spec file with problems; ``problems`` holds one message per problem."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+class ConfigError(PushdownError):
+    """A configuration file or setting that cannot be used."""
+
+
+class BackendError(PushdownError):
+    """A backend failed; ``backend`` names it. Subclasses say whether to retry."""
+
+    def __init__(self, backend: str, message: str) -> None:
+        self.backend = backend
+        super().__init__(f"{backend}: {message}")
+
+
+class TemporaryBackendError(BackendError):
+    """The backend is unreachable or busy: the same work may succeed later."""
+
+
+class PermanentBackendError(BackendError):
+    """The backend refused the work (permissions, bad object): retrying will not help."""
+
+
+class NotConverged(BackendError):
+    """After apply, reading the backend back still shows differences."""

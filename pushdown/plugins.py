@@ -1,0 +1,70 @@
+"""The plugin host: one plugin manager, typed call sites, entry-point group ``pushdown``."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+
+import pluggy
+
+from pushdown import hookspecs
+from pushdown.backend import BackendRegistry
+from pushdown.events import Event
+from pushdown.scope import Principal
+
+ENTRY_POINT_GROUP = "pushdown"
+log = logging.getLogger(__name__)
+
+
+def get_plugin_manager(*, load_entry_points: bool = True, extra: Iterable[object] = ()) -> pluggy.PluginManager:
+    pm = pluggy.PluginManager("pushdown")
+    pm.add_hookspecs(hookspecs)
+    if load_entry_points:
+        pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
+    for plugin in extra:
+        pm.register(plugin)
+    return pm
+
+
+@dataclass
+class Hooks:
+    """Typed wrappers around the hook calls: the only place the core calls a hook."""
+
+    pm: pluggy.PluginManager
+
+    @classmethod
+    def load(cls, *, extra: Iterable[object] = (), load_entry_points: bool = True) -> Hooks:
+        return cls(get_plugin_manager(load_entry_points=load_entry_points, extra=extra))
+
+    @cached_property
+    def backends(self) -> BackendRegistry:
+        registry = BackendRegistry()
+        self.pm.hook.pushdown_register_backends(registry=registry)
+        return registry
+
+    def map_principal(self, backend: str, principal: Principal) -> str:
+        mapped = self.pm.hook.pushdown_map_principal(backend=backend, principal=principal)
+        return principal.name if mapped is None else str(mapped)
+
+    def group_members(self, group: str) -> set[str]:
+        found: set[str] = set()
+        for members in self.pm.hook.pushdown_resolve_group_members(group=group):
+            if members is not None:
+                found.update(members)
+        return found
+
+    def event_committed(self, event: Event, seq: int) -> None:
+        try:
+            self.pm.hook.pushdown_event_committed(event=event, seq=seq)
+        except Exception:  # an observer must never undo or block a committed change
+            log.exception("a pushdown_event_committed hook failed for event %s", seq)
+
+    def plugins(self) -> list[tuple[str, list[str]]]:
+        rows = []
+        for name, plugin in self.pm.list_name_plugin():
+            hooks = sorted(h.name for h in self.pm.get_hookcallers(plugin) or ())
+            rows.append((name, hooks))
+        return sorted(rows)
+

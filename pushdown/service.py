@@ -1,0 +1,240 @@
+"""The library API: make model changes, journal them, push them to the backends.
+
+    ac = AccessControl.open()                       # ./pushdown.toml or embedded defaults
+    ac.add_user("alice")
+    ac.create_role("reader", owner="carol")
+    result = ac.grant_privileges("reader", "schema sales.crm", ["SELECT_TABLE"])
+    result.lagging                                  # backends that could not be reached
+
+Each call validates the change against the current model, commits the model change
+and its events in one SQLite transaction (an invalid change writes nothing), then,
+when ``push`` is on, syncs every backend over the scope the journal says changed.
+A backend that fails keeps its cursor: the change stays committed and the next
+sync catches the backend up.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pushdown import changes as ch
+from pushdown.backend import Backend, BackendContext
+from pushdown.config import Config, load_config
+from pushdown.converge import converge
+from pushdown.evaluator import Decision, Evaluator, Target
+from pushdown.events import Event, GroupMemberAdded, UserAdded
+from pushdown.model import Model
+from pushdown.plugins import Hooks
+from pushdown.privileges import Condition, Privilege
+from pushdown.scope import Principal, PrincipalKind
+from pushdown.securables import ObjectRef
+from pushdown.store import Store
+from pushdown.sync import Dispatcher, SyncResult
+
+log = logging.getLogger(__name__)
+ObjectLike = ObjectRef | str
+
+
+@dataclass(frozen=True)
+class ChangeResult:
+    """What a change did: its events and how each backend fared."""
+
+    events: tuple[Event, ...]
+    seqs: tuple[int, ...]
+    synced: tuple[SyncResult, ...] = ()
+
+    @property
+    def lagging(self) -> dict[str, str]:
+        """Backends that did not converge, with the reason; they catch up on the next sync."""
+        return {r.backend: r.error for r in self.synced if r.error is not None}
+
+
+def _obj(value: ObjectLike) -> ObjectRef:
+    return value if isinstance(value, ObjectRef) else ObjectRef.parse(value)
+
+
+@dataclass
+class AccessControl:
+    store: Store
+    backends: dict[str, Backend] = field(default_factory=dict)
+    hooks: Hooks | None = None
+    push: bool = True
+
+    def __post_init__(self) -> None:
+        self._model = self.store.load()
+        self._seq = self.store.last_seq()
+        self.dispatcher = Dispatcher(self.store, self.backends)
+
+    @classmethod
+    def open(cls, config: Config | str | None = None, *, push: bool = True, hooks: Hooks | None = None) -> AccessControl:
+        cfg = config if isinstance(config, Config) else load_config(config)
+        hooks = hooks or Hooks.load()
+        backends = {}
+        for name, bc in cfg.backends.items():
+            ctx = BackendContext(
+                name=name,
+                settings=bc.settings,
+                secret=bc.secret,
+                map_principal=lambda p, n=name: hooks.map_principal(n, p),  # type: ignore[misc]
+                catalogs=bc.catalogs,
+            )
+            backends[name] = hooks.backends.create(bc.kind, ctx)
+        return cls(Store(cfg.store), backends, hooks, push)
+
+    def close(self) -> None:
+        for backend in self.backends.values():
+            backend.close()
+        self.store.close()
+
+    # -- the model -------------------------------------------------------------------
+
+    @property
+    def model(self) -> Model:
+        self._refresh()
+        return self._model
+
+    def _refresh(self) -> None:
+        """Another process may have written: reload when the journal moved."""
+        last = self.store.last_seq()
+        if last != self._seq:
+            self._model, self._seq = self.store.load(), last
+
+    def change(self, build: Callable[[Model], list[Event]]) -> ChangeResult:
+        """Validate and commit one change (all of its events, or nothing), then push."""
+        with self.store.write_lock():
+            self._refresh()
+            events = build(self._model)
+            try:
+                for event in events:
+                    self._model.apply(event)
+                seqs = self.store.append(events)
+            except BaseException:
+                self._model = self.store.load()
+                raise
+        self._seq = seqs[-1] if seqs else self._seq
+        if self.hooks is not None:
+            for seq, event in zip(seqs, events, strict=True):
+                self.hooks.event_committed(event, seq)
+        synced = tuple(self.sync()) if self.push and events else ()
+        return ChangeResult(tuple(events), tuple(seqs), synced)
+
+    def _one(self, fn: Callable[..., list[Event]], *args: Any) -> ChangeResult:
+        return self.change(lambda model: fn(model, *args))
+
+    def add_user(self, user: str) -> ChangeResult:
+        return self._one(ch.add_user, user)
+
+    def remove_user(self, user: str) -> ChangeResult:
+        return self._one(ch.remove_user, user)
+
+    def add_group(self, group: str, members: Iterable[str] = ()) -> ChangeResult:
+        return self._one(ch.add_group, group, list(members))
+
+    def remove_group(self, group: str) -> ChangeResult:
+        return self._one(ch.remove_group, group)
+
+    def add_member(self, group: str, user: str) -> ChangeResult:
+        return self._one(ch.add_member, group, user)
+
+    def remove_member(self, group: str, user: str) -> ChangeResult:
+        return self._one(ch.remove_member, group, user)
+
+    def create_role(self, role: str, owner: str | None = None) -> ChangeResult:
+        return self._one(ch.create_role, role, owner)
+
+    def delete_role(self, role: str) -> ChangeResult:
+        return self._one(ch.delete_role, role)
+
+    def grant_privileges(
+        self, role: str, obj: ObjectLike, privileges: Iterable[Privilege | str],
+        condition: Condition | str = Condition.ALLOW,
+    ) -> ChangeResult:
+        cond = condition if isinstance(condition, Condition) else Condition.parse(condition)
+        return self._one(ch.grant_privileges, role, _obj(obj), list(privileges), cond)
+
+    def revoke_privileges(
+        self, role: str, obj: ObjectLike, privileges: Iterable[Privilege | str],
+        condition: Condition | str = Condition.ALLOW,
+    ) -> ChangeResult:
+        cond = condition if isinstance(condition, Condition) else Condition.parse(condition)
+        return self._one(ch.revoke_privileges, role, _obj(obj), list(privileges), cond)
+
+    def grant_role(self, role: str, to: Principal | str) -> ChangeResult:
+        return self._one(ch.grant_role, role, _principal(to))
+
+    def revoke_role(self, role: str, to: Principal | str) -> ChangeResult:
+        return self._one(ch.revoke_role, role, _principal(to))
+
+    def set_owner(self, obj: ObjectLike, owner: str, kind: PrincipalKind | str = PrincipalKind.USER) -> ChangeResult:
+        k = kind if isinstance(kind, PrincipalKind) else PrincipalKind(kind.lower())
+        return self._one(ch.set_owner, _obj(obj), owner, k)
+
+    def create_object(
+        self, obj: ObjectLike, creator: str | None = None, properties: dict[str, str] | None = None
+    ) -> ChangeResult:
+        return self._one(ch.create_object, _obj(obj), creator, properties)
+
+    def drop_object(self, obj: ObjectLike) -> ChangeResult:
+        return self._one(ch.drop_object, _obj(obj))
+
+    def rename_object(self, obj: ObjectLike, new_name: str) -> ChangeResult:
+        return self._one(ch.rename_object, _obj(obj), new_name)
+
+    def set_service_admins(self, users: Iterable[str]) -> ChangeResult:
+        return self._one(ch.set_service_admins, list(users))
+
+    def load_model(self, target: Model) -> ChangeResult:
+        """Make the stored model equal ``target`` (a loaded spec), as one change."""
+        if target.metalake != self.model.metalake:
+            with self.store.write_lock():
+                self.store.set_meta("metalake", target.metalake)
+            self._model.metalake = target.metalake
+        return self.change(lambda model: _converge_events(model, target))
+
+    # -- decisions -------------------------------------------------------------------
+
+    def authorize(self, user: str, operation: str, target: Target, other: Target | None = None) -> Decision:
+        return Evaluator(self.model).authorize(user, operation, target, other)
+
+    def effective_privileges(self, principal: Principal | str, obj: ObjectLike) -> frozenset[Privilege]:
+        return Evaluator(self.model).effective_privileges(principal, _obj(obj))
+
+    # -- backends --------------------------------------------------------------------
+
+    def sync_model(self) -> Model:
+        """The model a sync compiles from: plugins may add group members from elsewhere."""
+        model = self.model
+        if self.hooks is None:
+            return model
+        extra = {g: self.hooks.group_members(g) - model.groups[g] for g in model.groups}
+        if not any(extra.values()):
+            return model
+        view = self.store.load()
+        for group, users in extra.items():
+            for user in sorted(users):
+                if user not in view.users:
+                    view.apply(UserAdded(user))
+                view.apply(GroupMemberAdded(group, user))
+        return view
+
+    def sync(self, names: list[str] | None = None, *, full: bool = False, dry_run: bool = False,
+             progress: Callable[[str], Callable[[int], None]] | None = None) -> list[SyncResult]:
+        return self.dispatcher.run(self.sync_model(), names=names, full=full, dry_run=dry_run, progress=progress)
+
+
+def _converge_events(model: Model, target: Model) -> list[Event]:
+    """The events of :func:`converge`, computed on a copy: building a change is pure."""
+    return converge(copy.deepcopy(model), target)
+
+
+def _principal(value: Principal | str) -> Principal:
+    if isinstance(value, Principal):
+        return value
+    kind, _, name = value.partition(" ")
+    if kind not in ("user", "group") or not name:
+        raise ch.ModelError(f"{value!r}: write 'user NAME' or 'group NAME'")
+    return Principal.parse(value)

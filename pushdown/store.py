@@ -1,0 +1,225 @@
+"""The embedded store: the model's tables and the change journal in one SQLite file.
+
+Every change is written as events: each event's effect on the model tables and the
+event itself in the journal commit in the same transaction, so a crash can never
+leave a change without its journal entry or the reverse. Each backend keeps a cursor
+into the journal; one that is down falls behind and catches up later.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pushdown import events as ev
+from pushdown.model import Model
+from pushdown.privileges import Condition, Privilege
+from pushdown.scope import Principal, PrincipalKind
+from pushdown.securables import ObjectRef
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS users(name TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS groups_(name TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS members(grp TEXT, usr TEXT, PRIMARY KEY (grp, usr));
+CREATE TABLE IF NOT EXISTS roles(name TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS grants(
+    role TEXT, obj TEXT, privilege TEXT, condition TEXT,
+    PRIMARY KEY (role, obj, privilege, condition));
+CREATE TABLE IF NOT EXISTS assignments(
+    kind TEXT, principal TEXT, role TEXT, PRIMARY KEY (kind, principal, role));
+CREATE TABLE IF NOT EXISTS owners(obj TEXT PRIMARY KEY, owner TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS objects(obj TEXT PRIMARY KEY, properties TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS service_admins(name TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS journal(
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, name TEXT NOT NULL,
+    payload TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS cursors(backend TEXT PRIMARY KEY, seq INTEGER NOT NULL);
+"""
+
+
+class Store:
+    def __init__(self, path: str | Path = ":memory:") -> None:
+        self.path = str(path)
+        self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL" if self.path != ":memory:" else "PRAGMA journal_mode=MEMORY")
+        self.db.execute("PRAGMA busy_timeout=10000")
+        self.db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- transactions ------------------------------------------------------------------
+
+    @contextmanager
+    def write_lock(self) -> Iterator[None]:
+        """One writer at a time across processes; rolls back on any exception."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    def append(self, events: Sequence[ev.Event]) -> list[int]:
+        """Write events' effects and journal entries. Call inside :meth:`write_lock`."""
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        seqs = []
+        for event in events:
+            getattr(self, f"_on_{event.name}")(event)
+            cur = self.db.execute(
+                "INSERT INTO journal(at, name, payload) VALUES (?, ?, ?)",
+                (now, event.name, event.to_json()),
+            )
+            seqs.append(int(cur.lastrowid or 0))
+        return seqs
+
+    # -- reading -----------------------------------------------------------------------
+
+    def last_seq(self) -> int:
+        row = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM journal").fetchone()
+        return int(row[0])
+
+    def events_since(self, seq: int, limit: int | None = None) -> list[tuple[int, ev.Event]]:
+        sql = "SELECT seq, payload FROM journal WHERE seq > ? ORDER BY seq"
+        rows = self.db.execute(sql + (f" LIMIT {int(limit)}" if limit else ""), (seq,))
+        return [(int(s), ev.event_from_json(p)) for s, p in rows]
+
+    def cursor(self, backend: str) -> int:
+        row = self.db.execute("SELECT seq FROM cursors WHERE backend = ?", (backend,)).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def set_cursor(self, backend: str, seq: int) -> None:
+        self.db.execute(
+            "INSERT INTO cursors(backend, seq) VALUES (?, ?) "
+            "ON CONFLICT(backend) DO UPDATE SET seq = excluded.seq",
+            (backend, seq),
+        )
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    def load(self) -> Model:
+        """Read the whole model back into memory."""
+        q = self.db.execute
+        model = Model(metalake=self.get_meta("metalake") or "metalake")
+        for (name,) in q("SELECT name FROM users"):
+            model.apply(ev.UserAdded(name))
+        for (name,) in q("SELECT name FROM groups_"):
+            model.apply(ev.GroupAdded(name))
+        for grp, usr in q("SELECT grp, usr FROM members"):
+            model.apply(ev.GroupMemberAdded(grp, usr))
+        for (name,) in q("SELECT name FROM roles"):
+            model.apply(ev.RoleCreated(name))
+        for role, obj, priv, cond in q("SELECT role, obj, privilege, condition FROM grants"):
+            model.apply(
+                ev.PrivilegesGranted(role, ObjectRef.parse(obj), frozenset({Privilege(priv)}), Condition(cond))
+            )
+        for kind, principal, role in q("SELECT kind, principal, role FROM assignments"):
+            model.apply(ev.RoleGranted(role, Principal(PrincipalKind(kind), principal)))
+        for obj, props in q("SELECT obj, properties FROM objects"):
+            model.objects[ObjectRef.parse(obj)] = dict(json.loads(props))
+        for obj, owner in q("SELECT obj, owner FROM owners"):
+            model.owners[ObjectRef.parse(obj)] = owner
+        model.service_admins = {name for (name,) in q("SELECT name FROM service_admins")}
+        return model
+
+    # -- each event's effect on the tables ---------------------------------------------
+
+    def _x(self, sql: str, *args: object) -> None:
+        self.db.execute(sql, args)
+
+    def _on_user_added(self, e: ev.UserAdded) -> None:
+        self._x("INSERT INTO users(name) VALUES (?)", e.user)
+
+    def _on_user_removed(self, e: ev.UserRemoved) -> None:
+        self._x("DELETE FROM users WHERE name = ?", e.user)
+        self._x("DELETE FROM members WHERE usr = ?", e.user)
+        self._x("DELETE FROM assignments WHERE kind = 'user' AND principal = ?", e.user)
+        self._x("DELETE FROM service_admins WHERE name = ?", e.user)
+
+    def _on_group_added(self, e: ev.GroupAdded) -> None:
+        self._x("INSERT INTO groups_(name) VALUES (?)", e.group)
+
+    def _on_group_removed(self, e: ev.GroupRemoved) -> None:
+        self._x("DELETE FROM groups_ WHERE name = ?", e.group)
+        self._x("DELETE FROM members WHERE grp = ?", e.group)
+        self._x("DELETE FROM assignments WHERE kind = 'group' AND principal = ?", e.group)
+
+    def _on_group_member_added(self, e: ev.GroupMemberAdded) -> None:
+        self._x("INSERT OR IGNORE INTO members(grp, usr) VALUES (?, ?)", e.group, e.user)
+
+    def _on_group_member_removed(self, e: ev.GroupMemberRemoved) -> None:
+        self._x("DELETE FROM members WHERE grp = ? AND usr = ?", e.group, e.user)
+
+    def _on_role_created(self, e: ev.RoleCreated) -> None:
+        self._x("INSERT INTO roles(name) VALUES (?)", e.role)
+
+    def _on_role_deleted(self, e: ev.RoleDeleted) -> None:
+        self._x("DELETE FROM roles WHERE name = ?", e.role)
+        self._x("DELETE FROM grants WHERE role = ?", e.role)
+        self._x("DELETE FROM assignments WHERE role = ?", e.role)
+
+    def _on_privileges_granted(self, e: ev.PrivilegesGranted) -> None:
+        for p in sorted(e.privileges, key=lambda p: p.value):
+            self._x(
+                "INSERT OR IGNORE INTO grants VALUES (?, ?, ?, ?)",
+                e.role, str(e.object), p.value, e.condition.value,
+            )
+
+    def _on_privileges_revoked(self, e: ev.PrivilegesRevoked) -> None:
+        for p in e.privileges:
+            self._x(
+                "DELETE FROM grants WHERE role = ? AND obj = ? AND privilege = ? AND condition = ?",
+                e.role, str(e.object), p.value, e.condition.value,
+            )
+
+    def _on_role_granted(self, e: ev.RoleGranted) -> None:
+        self._x(
+            "INSERT OR IGNORE INTO assignments VALUES (?, ?, ?)",
+            e.principal.kind.value, e.principal.name, e.role,
+        )
+
+    def _on_role_revoked(self, e: ev.RoleRevoked) -> None:
+        self._x(
+            "DELETE FROM assignments WHERE kind = ? AND principal = ? AND role = ?",
+            e.principal.kind.value, e.principal.name, e.role,
+        )
+
+    def _on_owner_set(self, e: ev.OwnerSet) -> None:
+        if e.owner is None:
+            self._x("DELETE FROM owners WHERE obj = ?", str(e.object))
+        else:
+            self._x("INSERT OR REPLACE INTO owners VALUES (?, ?)", str(e.object), e.owner)
+
+    def _on_service_admins_set(self, e: ev.ServiceAdminsSet) -> None:
+        self._x("DELETE FROM service_admins")
+        for user in sorted(e.users):
+            self._x("INSERT INTO service_admins VALUES (?)", user)
+
+    def _on_object_created(self, e: ev.ObjectCreated) -> None:
+        self._x("INSERT INTO objects VALUES (?, ?)", str(e.object), json.dumps(e.properties))
+        if e.owner is not None:
+            self._x("INSERT OR REPLACE INTO owners VALUES (?, ?)", str(e.object), e.owner)
+
+    def _on_object_dropped(self, e: ev.ObjectDropped) -> None:
+        self._x("DELETE FROM objects WHERE obj = ?", str(e.object))
+        self._x("DELETE FROM owners WHERE obj = ?", str(e.object))
+
+    def _on_object_renamed(self, e: ev.ObjectRenamed) -> None:
+        for table, key in (("objects", "obj"), ("owners", "obj"), ("grants", "obj")):
+            rows = self.db.execute(f"SELECT DISTINCT {key} FROM {table}").fetchall()
+            for (text,) in rows:
+                old = ObjectRef.parse(text)
+                new = old.renamed(e.object, e.new_object)
+                if new != old:
+                    self._x(f"UPDATE {table} SET {key} = ? WHERE {key} = ?", str(new), text)

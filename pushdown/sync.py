@@ -1,0 +1,132 @@
+"""Reconcile backends with the model: plan, apply, read back, require convergence.
+
+``reconcile`` is the whole level-triggered loop for one backend and one scope. The
+:class:`Dispatcher` turns the journal into scopes: each backend's cursor says which
+events it has seen; the union of the scopes of the events after it is where the
+backend must look again. The cursor moves only after the backend converged, so a
+backend that is down catches up later without losing anything.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from pushdown.backend import Backend, Progress
+from pushdown.errors import BackendError, NotConverged, PushdownError, TemporaryBackendError
+from pushdown.model import Model
+from pushdown.plan import Plan
+from pushdown.scope import Scope
+from pushdown.store import Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    backend: str
+    plan: Plan | None
+    applied: bool = False
+    error: str | None = None
+    seq: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def _no_progress(n: int) -> None:
+    return None
+
+
+def reconcile(
+    backend: Backend,
+    model: Model,
+    scope: Scope,
+    *,
+    dry_run: bool = False,
+    progress: Progress = _no_progress,
+    retries: int = 2,
+    delay: float = 0.5,
+    sleep: Callable[[float], None] = time.sleep,
+) -> tuple[Plan, bool]:
+    """Plan, and unless ``dry_run``, apply and verify. Returns the first plan and
+    whether anything was applied. Raises :class:`BackendError` on failure."""
+    attempt = 0
+    while True:
+        try:
+            plan = backend.plan(model, scope)
+            if dry_run or plan.empty:
+                return plan, False
+            backend.apply(plan.ops, progress)
+            second = backend.plan(model, scope)
+            if not second.empty:
+                raise NotConverged(
+                    backend.name,
+                    f"after apply, reading back still shows {len(second.ops)} difference(s):\n"
+                    + second.render(),
+                )
+            return plan, True
+        except TemporaryBackendError as exc:
+            if attempt >= retries:
+                raise
+            attempt += 1
+            log.warning("%s; retrying (%d of %d)", exc, attempt, retries)
+            sleep(delay * attempt)
+
+
+class Dispatcher:
+    """Feeds journalled changes to each backend as a scope, one backend at a time."""
+
+    def __init__(self, store: Store, backends: Mapping[str, Backend]) -> None:
+        self.store = store
+        self.backends = backends
+
+    def pending_scope(self, name: str) -> tuple[Scope, int]:
+        """The union of the scopes of events the backend has not seen, and the last seq."""
+        cursor = self.store.cursor(name)
+        scope, last = Scope.nothing(), cursor
+        for seq, event in self.store.events_since(cursor):
+            scope, last = scope | event.scope(), seq
+        return scope, last
+
+    def run(
+        self,
+        model: Model,
+        *,
+        names: list[str] | None = None,
+        full: bool = False,
+        dry_run: bool = False,
+        progress: Callable[[str], Progress] | None = None,
+    ) -> list[SyncResult]:
+        results = []
+        for name in names or sorted(self.backends):
+            results.append(self._one(name, model, full, dry_run, progress))
+        return results
+
+    def _one(
+        self,
+        name: str,
+        model: Model,
+        full: bool,
+        dry_run: bool,
+        progress: Callable[[str], Progress] | None,
+    ) -> SyncResult:
+        backend = self.backends[name]
+        scope, last = self.pending_scope(name)
+        if full:
+            scope = Scope.everything()
+        elif scope.empty:
+            return SyncResult(name, None, seq=last)
+        tick = progress(name) if progress else _no_progress
+        try:
+            plan, applied = reconcile(backend, model, scope, dry_run=dry_run, progress=tick)
+        except BackendError as exc:
+            return SyncResult(name, None, error=str(exc), seq=self.store.cursor(name))
+        except PushdownError as exc:
+            return SyncResult(name, None, error=f"{name}: {exc}", seq=self.store.cursor(name))
+        if not dry_run:
+            self.store.set_cursor(name, last)
+        return SyncResult(name, plan, applied, seq=last)
