@@ -112,7 +112,7 @@ class Backend(abc.ABC):
         want = self.desired(model, scope)
         return diff(self.name, want.facts, self.actual(scope), scope, order=self.order, notes=want.notes)
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional: most backends hold nothing to release
         """Release connections. Called once when the core is done with the backend."""
 
 
@@ -128,18 +128,14 @@ class BackendRegistry:
 
     def add(self, kind: str, factory: BackendFactory, *, origin: str = "") -> None:
         if kind in self._factories:
-            raise ConfigError(
-                f"backend kind {kind!r} registered twice ({self._origins[kind]} and {origin})"
-            )
+            raise ConfigError(f"backend kind {kind!r} registered twice ({self._origins[kind]} and {origin})")
         self._factories[kind] = factory
         self._origins[kind] = origin or getattr(factory, "__module__", "?")
 
     def create(self, kind: str, context: BackendContext) -> Backend:
         if kind not in self._factories:
             known = ", ".join(sorted(self._factories)) or "none"
-            raise ConfigError(
-                f"backend {context.name}: unknown kind {kind!r}; installed kinds: {known}"
-            )
+            raise ConfigError(f"backend {context.name}: unknown kind {kind!r}; installed kinds: {known}")
         return self._factories[kind](context)
 
     def kinds(self) -> dict[str, str]:

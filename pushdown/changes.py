@@ -154,10 +154,7 @@ def delete_role(model: Model, role: str) -> list[ev.Event]:
 
 
 def _revoke_all(role: str, grants: Iterable[Grant]) -> list[ev.Event]:
-    return [
-        ev.PrivilegesRevoked(role, g.object, frozenset({g.privilege}), g.condition)
-        for g in grants
-    ]
+    return [ev.PrivilegesRevoked(role, g.object, frozenset({g.privilege}), g.condition) for g in grants]
 
 
 def _privileges(obj: ObjectRef, privileges: Iterable[Privilege | str]) -> frozenset[Privilege]:
@@ -231,8 +228,9 @@ def _held(model: Model, principal: Principal) -> set[str]:
 def set_owner(
     model: Model, obj: ObjectRef, owner: str, kind: PrincipalKind = PrincipalKind.USER
 ) -> list[ev.Event]:
-    if kind is not PrincipalKind.USER:
-        raise ModelError(f"cannot make {kind.value} {owner!r} the owner of {obj}: {GROUP_OWNER_REASON}")
+    if kind is not PrincipalKind.USER or (owner not in model.users and owner in model.groups):
+        what = "group" if kind is PrincipalKind.USER else kind.value
+        raise ModelError(f"cannot make {what} {owner!r} the owner of {obj}: {GROUP_OWNER_REASON}")
     require_user(model, owner)
     require_object(model, obj)
     previous = model.owners.get(obj)

@@ -55,7 +55,7 @@ def resolve_secret(backend: str, key: str, ref: Any) -> str | None:
     if ref is None:
         return None
     if not isinstance(ref, Mapping) or set(ref) - {"env", "file"} or len(ref) != 1:
-        raise ConfigError(f"backend {backend}: {key} must be {{ env = \"VAR\" }} or {{ file = \"PATH\" }}")
+        raise ConfigError(f'backend {backend}: {key} must be {{ env = "VAR" }} or {{ file = "PATH" }}')
     if "env" in ref:
         value = os.environ.get(str(ref["env"]))
         if value is None:
@@ -64,7 +64,9 @@ def resolve_secret(backend: str, key: str, ref: Any) -> str | None:
     try:
         return Path(str(ref["file"])).read_text(encoding="utf-8").rstrip("\n")
     except OSError as exc:
-        raise ConfigError(f"backend {backend}: cannot read {key} file {ref['file']}: {exc.strerror}") from None
+        raise ConfigError(
+            f"backend {backend}: cannot read {key} file {ref['file']}: {exc.strerror}"
+        ) from None
 
 
 def redact(settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -80,13 +82,13 @@ def redact(settings: Mapping[str, Any]) -> dict[str, Any]:
 
 def _backend(name: str, raw: Any, base: Path) -> BackendConfig:
     if not isinstance(raw, Mapping) or not isinstance(raw.get("kind"), str):
-        raise ConfigError(f"backend {name}: needs a table with kind = \"...\"")
+        raise ConfigError(f'backend {name}: needs a table with kind = "..."')
     settings = {k: v for k, v in raw.items() if k not in ("kind", "catalogs")}
     for key, value in settings.items():
         if is_secret_key(key) and not isinstance(value, Mapping):
             raise ConfigError(
                 f"backend {name}: {key} must not be written in the file; "
-                f"use {key} = {{ env = \"VAR\" }} or {key} = {{ file = \"PATH\" }}"
+                f'use {key} = {{ env = "VAR" }} or {key} = {{ file = "PATH" }}'
             )
     if isinstance(settings.get("state"), str):
         settings["state"] = str(base / settings["state"])
@@ -99,7 +101,9 @@ def _backend(name: str, raw: Any, base: Path) -> BackendConfig:
 def from_mapping(raw: Mapping[str, Any], base: Path, source: str) -> Config:
     unknown = set(raw) - {"store", "backends"}
     if unknown:
-        raise ConfigError(f"{source}: unknown setting(s) {', '.join(sorted(unknown))}; known: store, backends")
+        raise ConfigError(
+            f"{source}: unknown setting(s) {', '.join(sorted(unknown))}; known: store, backends"
+        )
     store = str(raw.get("store", DEFAULT_STORE))
     if store != ":memory:":
         store = str(base / store)

@@ -147,9 +147,9 @@ class Evaluator:
         """Privileges effectively ALLOWed to ``principal`` on ``obj`` (DENY and inheritance applied)."""
         roles = self.roles_of(principal)
         return frozenset(
-            p for p in Privilege
-            if obj.type in p.securable_types
-            and check_privilege(self.model, roles, obj, p).allowed
+            p
+            for p in Privilege
+            if obj.type in p.securable_types and check_privilege(self.model, roles, obj, p).allowed
         )
 
     def roles_of(self, principal: Principal | str) -> Mapping[str, str]:
@@ -221,7 +221,9 @@ class Evaluator:
                 ctx.note(True, f"{ctx.user} owns {owned[-1]}")
             else:
                 held = [f"{ctx.model.owners[n]} owns {n}" for n in nodes if n in ctx.model.owners]
-                ctx.note(False, f"owner of {wanted}: not {ctx.user}" + (f" ({'; '.join(held)})" if held else ""))
+                ctx.note(
+                    False, f"owner of {wanted}: not {ctx.user}" + (f" ({'; '.join(held)})" if held else "")
+                )
         return bool(owned)
 
     def _can(self, ctx: _Context, term: Can, target: Target) -> bool:
@@ -321,7 +323,9 @@ def _show(target: Target) -> str:
     return target if isinstance(target, str) else str(target)
 
 
-def authorize(model: Model, user: str, operation: str, target: Target, other: Target | None = None) -> Decision:
+def authorize(
+    model: Model, user: str, operation: str, target: Target, other: Target | None = None
+) -> Decision:
     return Evaluator(model).authorize(user, operation, target, other)
 
 

@@ -218,10 +218,23 @@ class ObjectDropped(Event):
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.name: cls
     for cls in (
-        UserAdded, UserRemoved, GroupAdded, GroupRemoved, GroupMemberAdded,
-        GroupMemberRemoved, RoleCreated, RoleDeleted, PrivilegesGranted,
-        PrivilegesRevoked, RoleGranted, RoleRevoked, OwnerSet, ServiceAdminsSet,
-        ObjectCreated, ObjectRenamed, ObjectDropped,
+        UserAdded,
+        UserRemoved,
+        GroupAdded,
+        GroupRemoved,
+        GroupMemberAdded,
+        GroupMemberRemoved,
+        RoleCreated,
+        RoleDeleted,
+        PrivilegesGranted,
+        PrivilegesRevoked,
+        RoleGranted,
+        RoleRevoked,
+        OwnerSet,
+        ServiceAdminsSet,
+        ObjectCreated,
+        ObjectRenamed,
+        ObjectDropped,
     )
 }
 

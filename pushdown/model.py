@@ -42,9 +42,7 @@ class Model:
     objects: dict[ObjectRef, dict[str, str]] = field(default_factory=dict)
     service_admins: set[str] = field(default_factory=set)
     #: object -> privilege -> condition -> roles holding that grant (the evaluator's index)
-    by_object: dict[ObjectRef, dict[Privilege, dict[Condition, set[str]]]] = field(
-        default_factory=dict
-    )
+    by_object: dict[ObjectRef, dict[Privilege, dict[Condition, set[str]]]] = field(default_factory=dict)
     #: user -> groups the user belongs to
     user_groups: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
 
@@ -77,12 +75,7 @@ class Model:
         return [o for o in self.objects if o.is_within(root)]
 
     def grants_within(self, root: ObjectRef) -> list[tuple[str, Grant]]:
-        return [
-            (role, g)
-            for role, grants in self.roles.items()
-            for g in grants
-            if g.object.is_within(root)
-        ]
+        return [(role, g) for role, grants in self.roles.items() for g in grants if g.object.is_within(root)]
 
     def principal_exists(self, principal: Principal) -> bool:
         if principal.kind is PrincipalKind.USER:
@@ -202,7 +195,9 @@ class Model:
         for role, grant in moved:
             self._on_privileges_granted(
                 ev.PrivilegesGranted(
-                    role, grant.object.renamed(old, new), frozenset({grant.privilege}),
+                    role,
+                    grant.object.renamed(old, new),
+                    frozenset({grant.privilege}),
                     grant.condition,
                 )
             )

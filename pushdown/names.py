@@ -22,12 +22,7 @@ class BadName(ModelError):
 
 
 def _needs_quotes(segment: str) -> bool:
-    return (
-        not segment
-        or "." in segment
-        or "`" in segment
-        or segment != segment.strip()
-    )
+    return not segment or "." in segment or "`" in segment or segment != segment.strip()
 
 
 def quote_segment(segment: str) -> str:

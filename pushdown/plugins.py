@@ -18,7 +18,9 @@ ENTRY_POINT_GROUP = "pushdown"
 log = logging.getLogger(__name__)
 
 
-def get_plugin_manager(*, load_entry_points: bool = True, extra: Iterable[object] = ()) -> pluggy.PluginManager:
+def get_plugin_manager(
+    *, load_entry_points: bool = True, extra: Iterable[object] = ()
+) -> pluggy.PluginManager:
     pm = pluggy.PluginManager("pushdown")
     pm.add_hookspecs(hookspecs)
     if load_entry_points:
@@ -67,4 +69,3 @@ class Hooks:
             hooks = sorted(h.name for h in self.pm.get_hookcallers(plugin) or ())
             rows.append((name, hooks))
         return sorted(rows)
-

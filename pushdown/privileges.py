@@ -10,7 +10,14 @@ from pushdown.securables import SecurableType as T
 _M, _C, _S = T.METALAKE, T.CATALOG, T.SCHEMA
 
 
-class Privilege(enum.Enum):
+class _Ordered(enum.Enum):
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, type(self)):
+            return NotImplemented
+        return bool(self.value < other.value)
+
+
+class Privilege(_Ordered):
     MANAGE_USERS = "MANAGE_USERS"
     MANAGE_GROUPS = "MANAGE_GROUPS"
     CREATE_ROLE = "CREATE_ROLE"
@@ -61,12 +68,11 @@ class Privilege(enum.Enum):
         if type_ not in SUPPORTED_ON[self]:
             accepted = ", ".join(t.value for t in T if t in SUPPORTED_ON[self])
             raise ModelError(
-                f"privilege {self.value} cannot be granted on a {type_.label}; "
-                f"it is accepted on: {accepted}"
+                f"privilege {self.value} cannot be granted on a {type_.label}; it is accepted on: {accepted}"
             )
 
 
-class Condition(enum.Enum):
+class Condition(_Ordered):
     ALLOW = "ALLOW"
     DENY = "DENY"
 

@@ -109,7 +109,6 @@ class RecordingBackend(Backend):
         self._save()
 
 
-
 @hookimpl
 def pushdown_register_backends(registry: BackendRegistry) -> None:
     registry.add("recording", RecordingBackend)

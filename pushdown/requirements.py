@@ -82,7 +82,9 @@ class HoldsRole:
     """The target is a role granted to the user (directly or through a group)."""
 
 
-Term = Owner | Has | Can | Loadable | AllOf | AnyOf | ServiceAdmin | InMetalake | Himself | MemberOf | HoldsRole
+Term = (
+    Owner | Has | Can | Loadable | AllOf | AnyOf | ServiceAdmin | InMetalake | Himself | MemberOf | HoldsRole
+)
 
 
 @dataclass(frozen=True)
@@ -142,23 +144,26 @@ def _rows() -> list[Operation]:
         Operation("list_catalogs", M, InMetalake(), "list catalog", lists="load_catalog"),
         Operation("load_catalog", C, _owner_or((M, C), P.USE_CATALOG), "load catalog"),
         Operation(
-            "create_schema", S,
+            "create_schema",
+            S,
             AnyOf((AllOf((Has((P.CREATE_SCHEMA,)), Has((P.USE_CATALOG,)))), Owner((M, C)))),
             "create schema",
         ),
         Operation("alter_schema", S, AllOf((GATES[0], Owner((S, C, M)))), "alter schema"),
         Operation("drop_schema", S, AllOf((GATES[0], Owner((S, C, M)))), "drop schema"),
         Operation("list_schemas", C, GATES[0], "list schema", lists="load_schema"),
-        Operation(
-            "load_schema", S, AllOf((GATES[0], _owner_or((M, C, S), P.USE_SCHEMA))), "load schema"
-        ),
+        Operation("load_schema", S, AllOf((GATES[0], _owner_or((M, C, S), P.USE_SCHEMA))), "load schema"),
     ]
     T_ = T.TABLE
     table = _leaf_rows(T_, P.CREATE_TABLE, P.MODIFY_TABLE, (P.SELECT_TABLE, P.MODIFY_TABLE))
     rows += table
     by_name = {r.name: r for r in rows}
-    for stat in ("update_table_statistics", "drop_table_statistics",
-                 "update_table_partition_statistics", "drop_table_partition_statistics"):
+    for stat in (
+        "update_table_statistics",
+        "drop_table_statistics",
+        "update_table_partition_statistics",
+        "drop_table_partition_statistics",
+    ):
         rows.append(_same_as(stat, stat.replace("_", " "), by_name["alter_table"]))
     for stat in ("list_table_statistics", "list_table_partition_statistics"):
         rows.append(_same_as(stat, stat.replace("_", " "), by_name["load_table"]))
@@ -206,19 +211,21 @@ def _principal_rows() -> list[Operation]:
         Operation("list_groups", M, InMetalake(), "list groups", lists="get_group"),
         Operation("create_role", role, _owner_or((M,), P.CREATE_ROLE), "create role"),
         Operation("delete_role", role, Owner((M, role)), "delete role"),
-        Operation(
-            "get_role", role, AnyOf((*grants.terms, Owner((role,)), HoldsRole())), "get role"
-        ),
+        Operation("get_role", role, AnyOf((*grants.terms, Owner((role,)), HoldsRole())), "get role"),
         Operation("list_roles", M, InMetalake(), "list roles", lists="get_role"),
         # The reference asks MANAGE_GRANTS on the metalake only, not ownership.
         Operation("grant_role", role, Has((P.MANAGE_GRANTS,)), "grant role"),
         Operation("revoke_role", role, Has((P.MANAGE_GRANTS,)), "revoke role"),
         Operation(
-            "grant_privilege", "securable", AnyOf((Has((P.MANAGE_GRANTS,)), Owner(()))),
+            "grant_privilege",
+            "securable",
+            AnyOf((Has((P.MANAGE_GRANTS,)), Owner(()))),
             "grant privilege",
         ),
         Operation(
-            "revoke_privilege", "securable", AnyOf((Has((P.MANAGE_GRANTS,)), Owner(()))),
+            "revoke_privilege",
+            "securable",
+            AnyOf((Has((P.MANAGE_GRANTS,)), Owner(()))),
             "revoke privilege",
         ),
         Operation("set_owner", "securable", Owner(()), "set owner"),
@@ -229,10 +236,20 @@ def _metalake_object_rows() -> list[Operation]:
     rows: list[Operation] = []
     for kind, create, use, get, extra in (
         (T.TAG, P.CREATE_TAG, P.APPLY_TAG, "get_tag", ("alter_tag", "delete_tag")),
-        (T.POLICY, P.CREATE_POLICY, P.APPLY_POLICY, "get_policy",
-         ("alter_policy", "set_policy", "delete_policy")),
-        (T.JOB_TEMPLATE, P.REGISTER_JOB_TEMPLATE, P.USE_JOB_TEMPLATE, "get_job_template",
-         ("delete_job_template", "alter_job_template")),
+        (
+            T.POLICY,
+            P.CREATE_POLICY,
+            P.APPLY_POLICY,
+            "get_policy",
+            ("alter_policy", "set_policy", "delete_policy"),
+        ),
+        (
+            T.JOB_TEMPLATE,
+            P.REGISTER_JOB_TEMPLATE,
+            P.USE_JOB_TEMPLATE,
+            "get_job_template",
+            ("delete_job_template", "alter_job_template"),
+        ),
     ):
         word = kind.value
         create_name = "register_job_template" if kind is T.JOB_TEMPLATE else f"create_{word}"
@@ -245,22 +262,35 @@ def _metalake_object_rows() -> list[Operation]:
     for word, get, use in (("tag", "get_tag", P.APPLY_TAG), ("policy", "get_policy", P.APPLY_POLICY)):
         kind = T(word)
         rows += [
-            Operation(f"list_objects_for_{word}", kind, Can(get, kind), f"list objects for {word}",
-                      lists="load"),
-            Operation(f"list_{word}s_for_object", "object", Loadable(), f"list {word}s for object",
-                      lists=get),
-            Operation(f"get_{word}_for_object", "object",
-                      AllOf((Loadable(), Loadable("other"))), f"get {word} for object", other=kind),
-            Operation(f"associate_object_{word}s", "object",
-                      AllOf((Has((use,), on="other"), Loadable())), f"associate object {word}s",
-                      other=kind),
+            Operation(
+                f"list_objects_for_{word}", kind, Can(get, kind), f"list objects for {word}", lists="load"
+            ),
+            Operation(
+                f"list_{word}s_for_object", "object", Loadable(), f"list {word}s for object", lists=get
+            ),
+            Operation(
+                f"get_{word}_for_object",
+                "object",
+                AllOf((Loadable(), Loadable("other"))),
+                f"get {word} for object",
+                other=kind,
+            ),
+            Operation(
+                f"associate_object_{word}s",
+                "object",
+                AllOf((Has((use,), on="other"), Loadable())),
+                f"associate object {word}s",
+                other=kind,
+            ),
         ]
     job = T.JOB
     rows += [
         Operation("list_jobs", M, InMetalake(), "list jobs", lists="get_job"),
         Operation(
-            "run_job", T.JOB_TEMPLATE,
-            AnyOf((OWN_M, AllOf((Has((P.RUN_JOB,)), Has((P.USE_JOB_TEMPLATE,)))))), "run a job",
+            "run_job",
+            T.JOB_TEMPLATE,
+            AnyOf((OWN_M, AllOf((Has((P.RUN_JOB,)), Has((P.USE_JOB_TEMPLATE,)))))),
+            "run a job",
         ),
         Operation("get_job", job, Owner((M, job)), "get a job"),
         Operation("cancel_job", job, Owner((M, job)), "cancel a job"),

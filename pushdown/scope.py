@@ -18,6 +18,11 @@ class PrincipalKind(enum.Enum):
     GROUP = "group"
     ROLE = "role"
 
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, PrincipalKind):
+            return NotImplemented
+        return self.value < other.value
+
 
 @dataclass(frozen=True, order=True)
 class Principal:
@@ -67,9 +72,7 @@ class Scope:
         return cls()
 
     @classmethod
-    def of(
-        cls, objects: Iterable[ObjectRef] = (), principals: Iterable[Principal] = ()
-    ) -> Scope:
+    def of(cls, objects: Iterable[ObjectRef] = (), principals: Iterable[Principal] = ()) -> Scope:
         return cls(False, frozenset(objects), frozenset(principals))
 
     def __or__(self, other: Scope) -> Scope:

@@ -31,6 +31,11 @@ class SecurableType(enum.Enum):
     JOB_TEMPLATE = "job_template"
     JOB = "job"
 
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, SecurableType):
+            return NotImplemented
+        return _ORDER[self] < _ORDER[other]
+
     @classmethod
     def parse(cls, text: str) -> SecurableType:
         key = text.strip().lower().replace("-", "_").replace(" ", "_")
@@ -65,6 +70,8 @@ _DEPTH = {
     SecurableType.JOB: 1,
 }
 
+_ORDER = {t: i for i, t in enumerate(SecurableType)}
+
 #: Types that sit in the catalog > schema > leaf containment tree.
 DATA_TYPES = frozenset(
     {
@@ -76,9 +83,7 @@ DATA_TYPES = frozenset(
         SecurableType.MODEL,
     }
 )
-LEAF_TYPES = frozenset(
-    {SecurableType.TABLE, SecurableType.TOPIC, SecurableType.FILESET, SecurableType.MODEL}
-)
+LEAF_TYPES = frozenset({SecurableType.TABLE, SecurableType.TOPIC, SecurableType.FILESET, SecurableType.MODEL})
 
 
 @dataclass(frozen=True, order=True)

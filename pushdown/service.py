@@ -25,6 +25,7 @@ from pushdown import changes as ch
 from pushdown.backend import Backend, BackendContext
 from pushdown.config import Config, load_config
 from pushdown.converge import converge
+from pushdown.errors import ModelError
 from pushdown.evaluator import Decision, Evaluator, Target
 from pushdown.events import Event, GroupMemberAdded, UserAdded
 from pushdown.model import Model
@@ -70,7 +71,9 @@ class AccessControl:
         self.dispatcher = Dispatcher(self.store, self.backends)
 
     @classmethod
-    def open(cls, config: Config | str | None = None, *, push: bool = True, hooks: Hooks | None = None) -> AccessControl:
+    def open(
+        cls, config: Config | str | None = None, *, push: bool = True, hooks: Hooks | None = None
+    ) -> AccessControl:
         cfg = config if isinstance(config, Config) else load_config(config)
         hooks = hooks or Hooks.load()
         backends = {}
@@ -103,7 +106,7 @@ class AccessControl:
         if last != self._seq:
             self._model, self._seq = self.store.load(), last
 
-    def change(self, build: Callable[[Model], list[Event]]) -> ChangeResult:
+    def change(self, build: Callable[[Model], list[Event]], *, metalake: str | None = None) -> ChangeResult:
         """Validate and commit one change (all of its events, or nothing), then push."""
         with self.store.write_lock():
             self._refresh()
@@ -112,6 +115,9 @@ class AccessControl:
                 for event in events:
                     self._model.apply(event)
                 seqs = self.store.append(events)
+                if metalake is not None and metalake != self._model.metalake:
+                    self.store.set_meta("metalake", metalake)
+                    self._model.metalake = metalake
             except BaseException:
                 self._model = self.store.load()
                 raise
@@ -150,14 +156,20 @@ class AccessControl:
         return self._one(ch.delete_role, role)
 
     def grant_privileges(
-        self, role: str, obj: ObjectLike, privileges: Iterable[Privilege | str],
+        self,
+        role: str,
+        obj: ObjectLike,
+        privileges: Iterable[Privilege | str],
         condition: Condition | str = Condition.ALLOW,
     ) -> ChangeResult:
         cond = condition if isinstance(condition, Condition) else Condition.parse(condition)
         return self._one(ch.grant_privileges, role, _obj(obj), list(privileges), cond)
 
     def revoke_privileges(
-        self, role: str, obj: ObjectLike, privileges: Iterable[Privilege | str],
+        self,
+        role: str,
+        obj: ObjectLike,
+        privileges: Iterable[Privilege | str],
         condition: Condition | str = Condition.ALLOW,
     ) -> ChangeResult:
         cond = condition if isinstance(condition, Condition) else Condition.parse(condition)
@@ -169,7 +181,9 @@ class AccessControl:
     def revoke_role(self, role: str, to: Principal | str) -> ChangeResult:
         return self._one(ch.revoke_role, role, _principal(to))
 
-    def set_owner(self, obj: ObjectLike, owner: str, kind: PrincipalKind | str = PrincipalKind.USER) -> ChangeResult:
+    def set_owner(
+        self, obj: ObjectLike, owner: str, kind: PrincipalKind | str = PrincipalKind.USER
+    ) -> ChangeResult:
         k = kind if isinstance(kind, PrincipalKind) else PrincipalKind(kind.lower())
         return self._one(ch.set_owner, _obj(obj), owner, k)
 
@@ -189,11 +203,7 @@ class AccessControl:
 
     def load_model(self, target: Model) -> ChangeResult:
         """Make the stored model equal ``target`` (a loaded spec), as one change."""
-        if target.metalake != self.model.metalake:
-            with self.store.write_lock():
-                self.store.set_meta("metalake", target.metalake)
-            self._model.metalake = target.metalake
-        return self.change(lambda model: _converge_events(model, target))
+        return self.change(lambda model: _converge_events(model, target), metalake=target.metalake)
 
     # -- decisions -------------------------------------------------------------------
 
@@ -221,9 +231,17 @@ class AccessControl:
                 view.apply(GroupMemberAdded(group, user))
         return view
 
-    def sync(self, names: list[str] | None = None, *, full: bool = False, dry_run: bool = False,
-             progress: Callable[[str], Callable[[int], None]] | None = None) -> list[SyncResult]:
-        return self.dispatcher.run(self.sync_model(), names=names, full=full, dry_run=dry_run, progress=progress)
+    def sync(
+        self,
+        names: list[str] | None = None,
+        *,
+        full: bool = False,
+        dry_run: bool = False,
+        progress: Callable[[str], Callable[[int], None]] | None = None,
+    ) -> list[SyncResult]:
+        return self.dispatcher.run(
+            self.sync_model(), names=names, full=full, dry_run=dry_run, progress=progress
+        )
 
 
 def _converge_events(model: Model, target: Model) -> list[Event]:
@@ -236,5 +254,5 @@ def _principal(value: Principal | str) -> Principal:
         return value
     kind, _, name = value.partition(" ")
     if kind not in ("user", "group") or not name:
-        raise ch.ModelError(f"{value!r}: write 'user NAME' or 'group NAME'")
+        raise ModelError(f"{value!r}: write 'user NAME' or 'group NAME'")
     return Principal.parse(value)

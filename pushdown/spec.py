@@ -77,7 +77,9 @@ class _Loader:
         out: dict[str, Node] = {}
         for key, value in pairs:
             if key.value not in allowed:
-                self.problem(key, f"unknown key {key.value!r} in {what}; allowed: {', '.join(sorted(allowed))}")
+                self.problem(
+                    key, f"unknown key {key.value!r} in {what}; allowed: {', '.join(sorted(allowed))}"
+                )
             elif key.value in out:
                 self.problem(key, f"duplicate key {key.value!r} in {what}")
             else:
@@ -95,7 +97,10 @@ class _Loader:
             if name is not None:
                 self.do(node, ch.add_user, name)
         self.groups(top.get("groups", _EMPTY))
-        admins = [(n, self.text(n, "a service admin")) for n in self.sequence(top.get("service_admins", _EMPTY), "service_admins")]
+        admins = [
+            (n, self.text(n, "a service admin"))
+            for n in self.sequence(top.get("service_admins", _EMPTY), "service_admins")
+        ]
         names = [name for _, name in admins if name is not None]
         if names:
             self.do(admins[0][0], ch.set_service_admins, names)
@@ -112,7 +117,11 @@ class _Loader:
             self.do(key, ch.add_group, key.value, [m for m in members if m is not None])
 
     def catalog(self, key: Node, value: Node) -> None:
-        spec = self.keys(self.mapping(value, f"catalog {key.value}"), {"backend", "owner", "schemas"}, f"catalog {key.value}")
+        spec = self.keys(
+            self.mapping(value, f"catalog {key.value}"),
+            {"backend", "owner", "schemas"},
+            f"catalog {key.value}",
+        )
         obj = ObjectRef(SecurableType.CATALOG, (str(key.value),))
         props = {}
         if "backend" in spec:

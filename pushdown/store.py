@@ -46,7 +46,9 @@ class Store:
     def __init__(self, path: str | Path = ":memory:") -> None:
         self.path = str(path)
         self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL" if self.path != ":memory:" else "PRAGMA journal_mode=MEMORY")
+        self.db.execute(
+            "PRAGMA journal_mode=WAL" if self.path != ":memory:" else "PRAGMA journal_mode=MEMORY"
+        )
         self.db.execute("PRAGMA busy_timeout=10000")
         self.db.executescript(SCHEMA)
 
@@ -122,7 +124,9 @@ class Store:
             model.apply(ev.RoleCreated(name))
         for role, obj, priv, cond in q("SELECT role, obj, privilege, condition FROM grants"):
             model.apply(
-                ev.PrivilegesGranted(role, ObjectRef.parse(obj), frozenset({Privilege(priv)}), Condition(cond))
+                ev.PrivilegesGranted(
+                    role, ObjectRef.parse(obj), frozenset({Privilege(priv)}), Condition(cond)
+                )
             )
         for kind, principal, role in q("SELECT kind, principal, role FROM assignments"):
             model.apply(ev.RoleGranted(role, Principal(PrincipalKind(kind), principal)))
@@ -173,26 +177,36 @@ class Store:
         for p in sorted(e.privileges, key=lambda p: p.value):
             self._x(
                 "INSERT OR IGNORE INTO grants VALUES (?, ?, ?, ?)",
-                e.role, str(e.object), p.value, e.condition.value,
+                e.role,
+                str(e.object),
+                p.value,
+                e.condition.value,
             )
 
     def _on_privileges_revoked(self, e: ev.PrivilegesRevoked) -> None:
         for p in e.privileges:
             self._x(
                 "DELETE FROM grants WHERE role = ? AND obj = ? AND privilege = ? AND condition = ?",
-                e.role, str(e.object), p.value, e.condition.value,
+                e.role,
+                str(e.object),
+                p.value,
+                e.condition.value,
             )
 
     def _on_role_granted(self, e: ev.RoleGranted) -> None:
         self._x(
             "INSERT OR IGNORE INTO assignments VALUES (?, ?, ?)",
-            e.principal.kind.value, e.principal.name, e.role,
+            e.principal.kind.value,
+            e.principal.name,
+            e.role,
         )
 
     def _on_role_revoked(self, e: ev.RoleRevoked) -> None:
         self._x(
             "DELETE FROM assignments WHERE kind = ? AND principal = ? AND role = ?",
-            e.principal.kind.value, e.principal.name, e.role,
+            e.principal.kind.value,
+            e.principal.name,
+            e.role,
         )
 
     def _on_owner_set(self, e: ev.OwnerSet) -> None:
@@ -215,11 +229,16 @@ class Store:
         self._x("DELETE FROM objects WHERE obj = ?", str(e.object))
         self._x("DELETE FROM owners WHERE obj = ?", str(e.object))
 
+    _RENAMES = (
+        ("SELECT obj FROM objects", "UPDATE objects SET obj = ? WHERE obj = ?"),
+        ("SELECT obj FROM owners", "UPDATE owners SET obj = ? WHERE obj = ?"),
+        ("SELECT DISTINCT obj FROM grants", "UPDATE grants SET obj = ? WHERE obj = ?"),
+    )
+
     def _on_object_renamed(self, e: ev.ObjectRenamed) -> None:
-        for table, key in (("objects", "obj"), ("owners", "obj"), ("grants", "obj")):
-            rows = self.db.execute(f"SELECT DISTINCT {key} FROM {table}").fetchall()
-            for (text,) in rows:
+        for select, update in self._RENAMES:
+            for (text,) in self.db.execute(select).fetchall():
                 old = ObjectRef.parse(text)
                 new = old.renamed(e.object, e.new_object)
                 if new != old:
-                    self._x(f"UPDATE {table} SET {key} = ? WHERE {key} = ?", str(new), text)
+                    self._x(update, str(new), text)

@@ -1,0 +1,126 @@
+"""The facts the MySQL backend plans with: privileges and role memberships of accounts.
+
+Facts are in server terms (account, database, table, privilege), so what is read back
+from the grant tables compares equal to what the model compiles to. A database-level
+grant carries the *pattern* MySQL stores in ``mysql.db`` (``_`` and ``%`` are
+wildcards there; an exact database name is stored escaped), so a hand-made wildcard
+grant never compares equal to an exact one.
+
+``in_scope`` judges a fact against a *server scope*: the model scope translated by
+:func:`pushdown_mysql.scoping.server_scope` (catalogs to the whole server, groups and
+roles widened to member users, users to account names, schemas and tables to
+``ObjectRef`` s under the :data:`SERVER` pseudo-catalog).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pushdown.scope import Principal, Scope
+from pushdown.securables import ObjectRef, SecurableType
+
+from pushdown_mysql.quoting import quote_ident, quote_string
+
+#: The pseudo-catalog that server-side scopes use for databases and tables.
+SERVER = "\x00server"
+
+#: Privileges in the order MySQL prints them; the only names facts carry.
+PRIVILEGE_ORDER = (
+    "SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "RELOAD", "SHUTDOWN", "PROCESS",
+    "FILE", "GRANT OPTION", "REFERENCES", "INDEX", "ALTER", "SHOW DATABASES", "SUPER",
+    "CREATE TEMPORARY TABLES", "LOCK TABLES", "EXECUTE", "REPLICATION SLAVE", "BINLOG MONITOR",
+    "CREATE VIEW", "SHOW VIEW", "CREATE ROUTINE", "ALTER ROUTINE", "CREATE USER", "EVENT",
+    "TRIGGER", "CREATE TABLESPACE", "DELETE HISTORY",
+)
+RANK = {p: i for i, p in enumerate(PRIVILEGE_ORDER)}
+
+
+def escape_db_pattern(name: str) -> str:
+    """The ``mysql.db`` pattern that matches exactly the database ``name``."""
+    return name.replace("\\", "\\\\").replace("_", "\\_").replace("%", "\\%")
+
+
+def exact_db_name(pattern: str) -> str | None:
+    """The one database a ``mysql.db`` pattern matches, or ``None`` for a wildcard."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            out.append(pattern[i + 1])
+            i += 2
+            continue
+        if ch in "_%":
+            return None
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+@dataclass(frozen=True, order=True)
+class Account:
+    user: str
+    host: str
+
+    def sql(self) -> str:
+        return f"{quote_string(self.user)}@{quote_string(self.host)}"
+
+    def __str__(self) -> str:
+        return self.sql()
+
+
+@dataclass(frozen=True, order=True)
+class Grant:
+    """``privilege`` held by ``account`` globally (``db is None``), on every table of a
+    database pattern (``table is None``), or on one table."""
+
+    account: Account
+    db: str | None
+    table: str | None
+    privilege: str
+
+    @property
+    def level(self) -> str:
+        return "global" if self.db is None else "database" if self.table is None else "table"
+
+    def on(self) -> str:
+        if self.db is None:
+            return "*.*"
+        if self.table is None:
+            return f"{quote_ident(self.db)}.*"
+        return f"{quote_ident(self.db)}.{quote_ident(self.table)}"
+
+    def object(self) -> ObjectRef | None:
+        if self.db is None:
+            return None
+        if self.table is None:
+            name = exact_db_name(self.db)
+            return None if name is None else ObjectRef(SecurableType.SCHEMA, (SERVER, name))
+        return ObjectRef(SecurableType.TABLE, (SERVER, self.db, self.table))
+
+    def in_scope(self, scope: Scope) -> bool:
+        return scope.covers(self.object(), Principal.user(self.account.user))
+
+    def __str__(self) -> str:
+        return f"{self.privilege} ON {self.on()} TO {self.account}"
+
+
+@dataclass(frozen=True, order=True)
+class RoleGrant:
+    """``account`` holds ``role`` (pushdown never grants one; it revokes them from the
+    accounts it manages, since a role would widen what the model decides)."""
+
+    account: Account
+    role: str
+    role_host: str = ""
+
+    def in_scope(self, scope: Scope) -> bool:
+        return scope.covers(None, Principal.user(self.account.user))
+
+    def role_sql(self) -> str:
+        if self.role_host:  # MySQL 8: roles are accounts
+            return f"{quote_string(self.role)}@{quote_string(self.role_host)}"
+        return quote_ident(self.role)
+
+    def __str__(self) -> str:
+        return f"ROLE {self.role_sql()} TO {self.account}"

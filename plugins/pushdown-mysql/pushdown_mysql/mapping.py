@@ -1,0 +1,43 @@
+"""The privilege mapping, by operation: which MySQL privileges an authorized operation
+turns into. Pure data; :mod:`pushdown_mysql.compile` applies it with the evaluator.
+
+A user receives a MySQL privilege on an object only when the evaluator authorizes
+every operation that privilege enables (gates, DENY and ownership included):
+
+============================  =====================================================
+evaluator decision            MySQL privileges
+============================  =====================================================
+``load_table`` c.d.t          ``SELECT`` on ```d`.`t```
+``alter_table`` c.d.t         ``INSERT, UPDATE, DELETE, ALTER, INDEX`` on ```d`.`t```
+``drop_table`` c.d.t          ``DROP`` on ```d`.`t```
+``create_table`` in c.d       ``CREATE`` on ```d`.*`` (pattern escaped)
+``drop_schema`` c.d           ``SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX,
+                              ALTER`` on ```d`.*`` instead of the table grants
+``create_schema`` in c        nothing: needs ``CREATE ON *.*``; a note says so
+============================  =====================================================
+
+``drop_schema`` implies every table operation on every table of the schema, present
+and future, whatever DENY says (it needs ownership of the schema, catalog or
+metalake, and ownership is not subject to DENY), so the database-level grant is exact.
+"""
+
+from __future__ import annotations
+
+#: Table-level privileges, per operation on the table.
+TABLE_OPERATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("load_table", ("SELECT",)),
+    ("alter_table", ("INSERT", "UPDATE", "DELETE", "ALTER", "INDEX")),
+    ("drop_table", ("DROP",)),
+)
+
+#: Database-level privileges of a user who may drop the schema (an owner).
+OWNER_DATABASE_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "INDEX", "ALTER")
+
+#: The database-level privilege that lets a user create tables in the database.
+CREATE_TABLE_PRIVILEGE = "CREATE"
+
+#: Databases pushdown never governs.
+SYSTEM_DATABASES = frozenset({"mysql", "information_schema", "performance_schema", "sys"})
+
+#: Every privilege pushdown may grant; its own account needs each WITH GRANT OPTION.
+GRANTABLE = OWNER_DATABASE_PRIVILEGES

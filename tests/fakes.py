@@ -1,0 +1,61 @@
+"""Fakes for the core's unit tests: backends that record, fail or refuse to converge."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from pushdown.backend import BackendContext
+from pushdown.config import from_mapping
+from pushdown.errors import PermanentBackendError, TemporaryBackendError
+from pushdown.plan import Fact, Op
+from pushdown.recording import RecordingBackend
+from pushdown.scope import Scope
+from pushdown.service import AccessControl
+from pushdown.store import Store
+
+
+class FlakyBackend(RecordingBackend):
+    """A recording backend that can be switched off (unreachable) or made to refuse."""
+
+    kind = "flaky"
+
+    def __init__(self, context: BackendContext) -> None:
+        super().__init__(context)
+        self.down = False
+        self.refuse: str | None = None
+        self.fail_times = 0
+        self.ignore_apply = False
+
+    def actual(self, scope: Scope) -> Iterable[Fact]:
+        if self.down:
+            raise TemporaryBackendError(self.name, "connection refused (test)")
+        return super().actual(scope)
+
+    def apply(self, ops: tuple[Op, ...], progress) -> None:  # type: ignore[no-untyped-def]
+        if self.fail_times > 0:
+            self.fail_times -= 1
+            raise TemporaryBackendError(self.name, "lost connection during apply (test)")
+        if self.refuse:
+            raise PermanentBackendError(self.name, self.refuse)
+        if self.ignore_apply:
+            self.calls.append(("apply", ops))
+            return
+        super().apply(ops, progress)
+
+
+def access_control(tmp_path: Path | None = None, **backends: type[RecordingBackend]) -> AccessControl:
+    """An AccessControl on a fresh store with the given backend classes, named by keyword."""
+    store = Store(":memory:" if tmp_path is None else tmp_path / "pushdown.db")
+    made = {
+        name: cls(BackendContext(name=name, settings={})) for name, cls in backends.items()
+    }
+    return AccessControl(store, dict(made))
+
+
+def demo_config(tmp_path: Path) -> object:
+    return from_mapping(
+        {"store": "pushdown.db", "backends": {"demo": {"kind": "recording", "state": "state.json"}}},
+        tmp_path,
+        "test",
+    )
