@@ -58,10 +58,13 @@ class Hooks:
         return found
 
     def event_committed(self, event: Event, seq: int) -> None:
-        try:
-            self.pm.hook.pushdown_event_committed(event=event, seq=seq)
-        except Exception:  # an observer must never undo or block a committed change
-            log.exception("a pushdown_event_committed hook failed for event %s", seq)
+        """Call each observer on its own: one failing observer must not silence the rest."""
+        args = {"event": event, "seq": seq}
+        for impl in self.pm.hook.pushdown_event_committed.get_hookimpls():
+            try:
+                impl.function(*(args[name] for name in impl.argnames))
+            except Exception:  # an observer must never undo or block a committed change
+                log.exception("pushdown_event_committed in %s failed for event %s", impl.plugin_name, seq)
 
     def plugins(self) -> list[tuple[str, list[str]]]:
         rows = []

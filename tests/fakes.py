@@ -47,9 +47,7 @@ class FlakyBackend(RecordingBackend):
 def access_control(tmp_path: Path | None = None, **backends: type[RecordingBackend]) -> AccessControl:
     """An AccessControl on a fresh store with the given backend classes, named by keyword."""
     store = Store(":memory:" if tmp_path is None else tmp_path / "pushdown.db")
-    made = {
-        name: cls(BackendContext(name=name, settings={})) for name, cls in backends.items()
-    }
+    made = {name: cls(BackendContext(name=name, settings={})) for name, cls in backends.items()}
     return AccessControl(store, dict(made))
 
 

@@ -59,7 +59,7 @@ def test_a_bad_spec_exits_1_and_writes_nothing(cwd: Path) -> None:
     run("apply", "--spec", "demo.yaml")
     db_before = (cwd / "pushdown.db").read_bytes()
     (cwd / "bad.yaml").write_text("users: [a]\nroles:\n  r:\n    to: [user b]\n")
-    code, out, err = run("plan", "--spec", "bad.yaml")
+    code, _, err = run("plan", "--spec", "bad.yaml")
     assert code == 1
     assert "error: bad.yaml:4:10: unknown user 'b'; add it first" in err
     assert "nothing was written" in err
@@ -72,7 +72,9 @@ def test_explain_allowed_denied_and_unknown(cwd: Path) -> None:
     code, out, _ = run("explain", "dave", "alter_table", "sales.crm.orders")
     assert code == 0
     assert out.startswith("dave alter_table table sales.crm.orders: ALLOWED")
-    assert "MODIFY_TABLE allowed: ALLOW on table sales.crm.orders by role orders_writer (held directly)" in out
+    assert (
+        "MODIFY_TABLE allowed: ALLOW on table sales.crm.orders by role orders_writer (held directly)" in out
+    )
     code, out, _ = run("explain", "alice", "load_table", "sales.crm.salaries")
     assert code == 3
     assert "SELECT_TABLE denied: DENY on table sales.crm.salaries by role no_salaries" in out

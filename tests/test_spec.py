@@ -53,7 +53,10 @@ def test_every_problem_is_reported_with_file_line_column_and_value() -> None:
     assert found[0].startswith("s.yaml:14:1: unknown key 'colour'")
     joined = "\n".join(found)
     assert "s.yaml:8:17: unknown privilege 'SELECT_TABEL'" in joined
-    assert "s.yaml:10:17: privilege USE_CATALOG cannot be granted on a table; it is accepted on: metalake, catalog" in joined
+    assert (
+        "s.yaml:10:17: privilege USE_CATALOG cannot be granted on a table; "
+        "it is accepted on: metalake, catalog" in joined
+    )
     assert "s.yaml:11:10: unknown user 'mallory'" in joined
     assert "s.yaml:11:24: unknown group 'nobody'" in joined
     assert "s.yaml:13:18: owner of catalog sales must be a non-empty string, got a mapping" in joined
