@@ -158,12 +158,19 @@ def _revoke_all(role: str, grants: Iterable[Grant]) -> list[ev.Event]:
 
 
 def _privileges(obj: ObjectRef, privileges: Iterable[Privilege | str]) -> frozenset[Privilege]:
-    parsed = frozenset(p if isinstance(p, Privilege) else Privilege.parse(p) for p in privileges)
+    parsed: set[Privilege] = set()
+    for given in privileges:
+        privilege = given if isinstance(given, Privilege) else Privilege.parse(given)
+        try:
+            privilege.check_grantable_on(obj.type)
+        except ModelError as exc:
+            if isinstance(given, str) and given.strip().upper() != privilege.value:
+                raise ModelError(f"{exc} ({given} is the deprecated name of {privilege.value})") from None
+            raise
+        parsed.add(privilege)
     if not parsed:
         raise ModelError(f"no privileges given for {obj}")
-    for privilege in sorted(parsed, key=lambda p: p.value):
-        privilege.check_grantable_on(obj.type)
-    return parsed
+    return frozenset(parsed)
 
 
 def grant_privileges(

@@ -120,6 +120,17 @@ class Evaluator:
 
     def __init__(self, model: Model) -> None:
         self.model = model
+        self._roles: dict[str, Mapping[str, str]] = {}
+        self._version = model.version
+
+    def _user_roles(self, user: str) -> Mapping[str, str]:
+        if self._version != self.model.version:
+            self._roles.clear()
+            self._version = self.model.version
+        roles = self._roles.get(user)
+        if roles is None:
+            roles = self._roles[user] = self.model.roles_of(user)
+        return roles
 
     # -- public ------------------------------------------------------------------------
 
@@ -135,7 +146,7 @@ class Evaluator:
         op = operation_named(operation)
         target_ref = resolve_target(op, target)
         other_ref = None if other is None else resolve_other(op, other)
-        ctx = _Context(self.model, user, self.model.roles_of(user), explain)
+        ctx = _Context(self.model, user, self._user_roles(user), explain)
         if user not in self.model.users:
             ctx.note(False, f"user {user!r} is not in metalake {self.model.metalake!r}")
             allowed = False
@@ -156,7 +167,7 @@ class Evaluator:
         if isinstance(principal, str):
             principal = Principal.user(principal)
         if principal.kind is PrincipalKind.USER:
-            return self.model.roles_of(principal.name)
+            return self._user_roles(principal.name)
         if principal.kind is PrincipalKind.GROUP:
             return {r: "directly" for r in self.model.group_roles.get(principal.name, ())}
         return {principal.name: "itself"}

@@ -45,6 +45,8 @@ class Model:
     by_object: dict[ObjectRef, dict[Privilege, dict[Condition, set[str]]]] = field(default_factory=dict)
     #: user -> groups the user belongs to
     user_groups: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    #: bumped by every applied event; caches derived from the model key on it
+    version: int = 0
 
     # -- queries ---------------------------------------------------------------------
 
@@ -93,6 +95,7 @@ class Model:
     def apply(self, event: ev.Event) -> None:
         handler = getattr(self, f"_on_{event.name}")
         handler(event)
+        self.version += 1
 
     def _on_user_added(self, e: ev.UserAdded) -> None:
         self.users.add(e.user)

@@ -232,6 +232,9 @@ def _principal_rows() -> list[Operation]:
     ]
 
 
+_PLURAL = {"policy": "policies"}
+
+
 def _metalake_object_rows() -> list[Operation]:
     rows: list[Operation] = []
     for kind, create, use, get, extra in (
@@ -252,21 +255,23 @@ def _metalake_object_rows() -> list[Operation]:
         ),
     ):
         word = kind.value
+        words = _PLURAL.get(word, word + "s")
         create_name = "register_job_template" if kind is T.JOB_TEMPLATE else f"create_{word}"
         rows += [
-            Operation(f"list_{word}s", M, InMetalake(), f"list {word}s", lists=get),
+            Operation(f"list_{words}", M, InMetalake(), f"list {words}", lists=get),
             Operation(create_name, kind, _owner_or((M,), create), create_name.replace("_", " ")),
             Operation(get, kind, _owner_or((M, kind), use), get.replace("_", " ")),
         ]
         rows += [Operation(n, kind, Owner((M, kind)), n.replace("_", " ")) for n in extra]
     for word, get, use in (("tag", "get_tag", P.APPLY_TAG), ("policy", "get_policy", P.APPLY_POLICY)):
         kind = T(word)
+        words = _PLURAL.get(word, word + "s")
         rows += [
             Operation(
                 f"list_objects_for_{word}", kind, Can(get, kind), f"list objects for {word}", lists="load"
             ),
             Operation(
-                f"list_{word}s_for_object", "object", Loadable(), f"list {word}s for object", lists=get
+                f"list_{words}_for_object", "object", Loadable(), f"list {words} for object", lists=get
             ),
             Operation(
                 f"get_{word}_for_object",
@@ -276,10 +281,10 @@ def _metalake_object_rows() -> list[Operation]:
                 other=kind,
             ),
             Operation(
-                f"associate_object_{word}s",
+                f"associate_object_{words}",
                 "object",
                 AllOf((Has((use,), on="other"), Loadable())),
-                f"associate object {word}s",
+                f"associate object {words}",
                 other=kind,
             ),
         ]

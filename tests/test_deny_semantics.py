@@ -14,12 +14,13 @@ from pushdown.evaluator import Evaluator, effective_privileges
 from pushdown.model import Model
 from pushdown.privileges import Condition, Privilege
 from pushdown.scope import Principal, PrincipalKind
-from pushdown.securables import METALAKE, ObjectRef, SecurableType
+from pushdown.securables import METALAKE, ObjectRef
 
 ALLOW, DENY = Condition.ALLOW, Condition.DENY
 P = Privilege
 C, S, T = ObjectRef.of("catalog", "c"), ObjectRef.of("schema", "c.s"), ObjectRef.of("table", "c.s.t")
-TOPIC, FILESET, MODEL = ObjectRef.of("topic", "c.s.tp"), ObjectRef.of("fileset", "c.s.f"), ObjectRef.of("model", "c.s.m")
+TOPIC, FILESET = ObjectRef.of("topic", "c.s.tp"), ObjectRef.of("fileset", "c.s.f")
+MODEL = ObjectRef.of("model", "c.s.m")
 OBJECTS = {
     "metalake": METALAKE, "catalog": C, "schema": S, "table": T, "topic": TOPIC, "fileset": FILESET,
     "model": MODEL, "tag": ObjectRef.of("tag", "tg"), "policy": ObjectRef.of("policy", "pol"),
@@ -107,9 +108,10 @@ PAIRS = [
     (TOPIC, P.PRODUCE_TOPIC, P.CONSUME_TOPIC, "load_topic", "alter_topic"),
     (FILESET, P.WRITE_FILESET, P.READ_FILESET, "load_fileset", "alter_fileset"),
 ]
+PAIR_NAMES = ("obj", "write", "read", "load_op", "write_op")
 
 
-@pytest.mark.parametrize(("obj", "write", "read", "load_op", "write_op"), PAIRS, ids=["table", "topic", "fileset"])
+@pytest.mark.parametrize(PAIR_NAMES, PAIRS, ids=["table", "topic", "fileset"])
 @pytest.mark.parametrize("deny_at", ["object", "catalog"])
 def test_deny_write_leaves_allow_read(obj: ObjectRef, write: Privilege, read: Privilege, load_op: str,
                                       write_op: str, deny_at: str) -> None:
@@ -121,7 +123,7 @@ def test_deny_write_leaves_allow_read(obj: ObjectRef, write: Privilege, read: Pr
     assert Evaluator(m).effective_privileges("u", obj) == {read}
 
 
-@pytest.mark.parametrize(("obj", "write", "read", "load_op", "write_op"), PAIRS, ids=["table", "topic", "fileset"])
+@pytest.mark.parametrize(PAIR_NAMES, PAIRS, ids=["table", "topic", "fileset"])
 @pytest.mark.parametrize("deny_at", ["object", "catalog"])
 def test_deny_read_leaves_allow_write(obj: ObjectRef, write: Privilege, read: Privilege, load_op: str,
                                       write_op: str, deny_at: str) -> None:
@@ -214,7 +216,8 @@ def test_deprecated_model_privileges_are_aliases() -> None:
     assert Privilege.parse("CREATE_MODEL_VERSION") is P.LINK_MODEL_VERSION
     m = world()
     gates(m)
-    role(m, "old", (S, "CREATE_MODEL", ALLOW), (MODEL, "USE_MODEL", ALLOW), (MODEL, "CREATE_MODEL_VERSION", ALLOW))
+    role(m, "old", (S, "CREATE_MODEL", ALLOW), (MODEL, "USE_MODEL", ALLOW),
+         (MODEL, "CREATE_MODEL_VERSION", ALLOW))
     assert can(m, "register_model", ObjectRef.of("model", "c.s.new"))
     assert can(m, "link_model_version", MODEL)
     ev = Evaluator(m)
@@ -343,7 +346,7 @@ def test_trace_names_the_deny_that_decided() -> None:
     text = d.explain()
     assert "DENIED" in text.splitlines()[0]
     line = _line(text, "DENY", "SELECT_TABLE", "blocker", str(C))
-    assert "g" in line.split("blocker", 1)[1], line  # held through group g
+    assert "group g" in line.split("blocker", 1)[1], line  # held through group g
 
 
 def test_trace_names_the_ownership_that_decided() -> None:

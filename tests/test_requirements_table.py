@@ -132,7 +132,7 @@ def leaf(kind: str, create: str, write: str | None, reads: tuple[str, ...]) -> l
     owners = [f"UC US own@{o}", "UC own@schema:c.s", "own@catalog:c", "own@metalake"]
     no_gate = [f"own@{o}", f"UC own@{o}", f"US own@{o}"]
     create_op = "register_model" if kind == "model" else f"create_{kind}"
-    alter_allow = [f"UC US {write}@{o}", f"UC US {write}@schema:c.s", f"UC US {write}@metalake"] if write else []
+    alter_allow = [f"UC US {write}@{where}" for where in (o, "schema:c.s", "metalake")] if write else []
     not_enough = [f"UC US {p}@{o}" for p in (*reads, write) if p] + [f"UC US {create}@schema:c.s"]
     return [
         case(create_op, f"{kind}:c.s.new",
@@ -172,7 +172,7 @@ def meta_objects(kind: str, create_op: str, create: str, use: str, owner_ops: li
     owner_only = case("", o, ["own@metalake", f"own@{o}"], [f"{use}@{o}", f"{use}@metalake {create}@metalake",
                                                             f"own@{o2}"])
     return [
-        case(f"list_{'policys' if kind == 'policy' else kind + 's'}", "metalake", *LIST_IN_METALAKE),
+        case(f"list_{'policies' if kind == 'policy' else kind + 's'}", "metalake", *LIST_IN_METALAKE),
         case(create_op, f"{kind}:new", [f"{create}@metalake", "own@metalake"],
              [f"{use}@metalake", f"own@{o}", f"!{create}@metalake {create}@metalake"]),
         get,
@@ -195,8 +195,8 @@ def object_links(word: str, plural: str, use: str, create: str) -> list[Case]:
              [load, f"{use}@{o}", f"SELECT_TABLE@{T} {use}@{o}", f"{load} {use}@{o2}"], other=o),
         case(f"associate_object_{plural}", T,
              [f"{load} {use}@{o}", f"{load} {use}@metalake", f"UC US MODIFY_TABLE@{T} {use}@{o}"],
-             [load, f"{use}@{o}", f"SELECT_TABLE@{T} {use}@{o}", f"{load} {use}@{o2}", f"{load} {create}@metalake",
-              f"{load} own@{o}", f"{load} {use}@{o} !{use}@metalake"], other=o),
+             [load, f"{use}@{o}", f"SELECT_TABLE@{T} {use}@{o}", f"{load} {use}@{o2}",
+              f"{load} {create}@metalake", f"{load} own@{o}", f"{load} {use}@{o} !{use}@metalake"], other=o),
     ]
 
 
@@ -240,10 +240,13 @@ CASES: list[Case] = [
     *MODEL,
     case("register_model", "model:c.s.new", ["UC US CREATE_MODEL@schema:c.s"], ["CREATE_MODEL@schema:c.s"]),
     case("link_model_version", M_,
-         [f"UC US USE_MODEL@{M_} LINK_MODEL_VERSION@{M_}", "UC US USE_MODEL@schema:c.s LINK_MODEL_VERSION@catalog:c",
-          f"UC US USE_MODEL@{M_} CREATE_MODEL_VERSION@{M_}", f"UC US own@{M_}", "own@catalog:c", "own@metalake"],
-         [f"UC US LINK_MODEL_VERSION@{M_}", f"UC US USE_MODEL@{M_}", f"USE_MODEL@{M_} LINK_MODEL_VERSION@{M_}",
-          f"own@{M_}", f"UC US USE_MODEL@{M_} REGISTER_MODEL@schema:c.s",
+         [f"UC US USE_MODEL@{M_} LINK_MODEL_VERSION@{M_}",
+          "UC US USE_MODEL@schema:c.s LINK_MODEL_VERSION@catalog:c",
+          f"UC US USE_MODEL@{M_} CREATE_MODEL_VERSION@{M_}", f"UC US own@{M_}", "own@catalog:c",
+          "own@metalake"],
+         [f"UC US LINK_MODEL_VERSION@{M_}", f"UC US USE_MODEL@{M_}",
+          f"USE_MODEL@{M_} LINK_MODEL_VERSION@{M_}", f"own@{M_}",
+          f"UC US USE_MODEL@{M_} REGISTER_MODEL@schema:c.s",
           f"UC US USE_MODEL@{M_} LINK_MODEL_VERSION@model:c.s.m2"]),
     *same(["list_model_versions", "load_model_version", "load_model_version_by_alias"], MODEL[4]),
     *same(["delete_model_version", "alter_model_version", "delete_model_version_alias"], MODEL[2]),
@@ -257,7 +260,8 @@ CASES: list[Case] = [
     case("list_users", "metalake", *LIST_IN_METALAKE),
     *same(["add_group", "remove_group"], case(
         "", "g3", ["MANAGE_GROUPS@metalake", "own@metalake"],
-        ["MANAGE_USERS@metalake", "CREATE_ROLE@metalake", "member", "!MANAGE_GROUPS@metalake MANAGE_GROUPS@metalake"])),
+        ["MANAGE_USERS@metalake", "CREATE_ROLE@metalake", "member",
+         "!MANAGE_GROUPS@metalake MANAGE_GROUPS@metalake"])),
     case("get_group", "g", ["MANAGE_GROUPS@metalake", "own@metalake", "member"], ["MANAGE_USERS@metalake"]),
     case("get_group", "g2", ["MANAGE_GROUPS@metalake"], ["member", "gholds"]),
     case("list_groups", "metalake", *LIST_IN_METALAKE),
@@ -277,7 +281,8 @@ CASES: list[Case] = [
         ["own@schema:c.s", "own@metalake", f"UC US MODIFY_TABLE@{T} SELECT_TABLE@{T}", "own@table:c.s.t2",
          "!MANAGE_GRANTS@metalake MANAGE_GRANTS@metalake"])),
     *same(["grant_privilege", "revoke_privilege"], case(
-        "", "metalake", ["MANAGE_GRANTS@metalake", "own@metalake"], ["own@catalog:c", "CREATE_ROLE@metalake"])),
+        "", "metalake", ["MANAGE_GRANTS@metalake", "own@metalake"],
+        ["own@catalog:c", "CREATE_ROLE@metalake"])),
     case("set_owner", T, [f"own@{T}"], ["MANAGE_GRANTS@metalake", "own@schema:c.s", "own@metalake",
                                         f"UC US MODIFY_TABLE@{T}"]),
     case("set_owner", "catalog:c", ["own@catalog:c"], ["own@catalog:c2", "MANAGE_GRANTS@metalake", "UC"]),
@@ -289,7 +294,7 @@ CASES: list[Case] = [
     *meta_objects("job_template", "register_job_template", "REGISTER_JOB_TEMPLATE", "USE_JOB_TEMPLATE",
                   ["delete_job_template", "alter_job_template"]),
     *object_links("tag", "tags", "APPLY_TAG", "CREATE_TAG"),
-    *object_links("policy", "policys", "APPLY_POLICY", "CREATE_POLICY"),
+    *object_links("policy", "policies", "APPLY_POLICY", "CREATE_POLICY"),
     case("list_jobs", "metalake", *LIST_IN_METALAKE),
     case("run_job", "job_template:jt",
          ["own@metalake", "RUN_JOB@metalake USE_JOB_TEMPLATE@job_template:jt",
@@ -304,7 +309,8 @@ CASES: list[Case] = [
          "own@job_template:jt"])),
     case("get_credential", T, [f"UC US SELECT_TABLE@{T}", f"UC US own@{T}", "own@catalog:c"],
          [f"SELECT_TABLE@{T}", "UC US", f"own@{T}"]),
-    case("get_credential", "fileset:c.s.f", ["UC US READ_FILESET@fileset:c.s.f", "UC US WRITE_FILESET@schema:c.s"],
+    case("get_credential", "fileset:c.s.f",
+         ["UC US READ_FILESET@fileset:c.s.f", "UC US WRITE_FILESET@schema:c.s"],
          ["READ_FILESET@fileset:c.s.f", "UC US READ_FILESET@fileset:c.s.f2"]),
     case("get_credential", "catalog:c", ["UC"], ["USE_SCHEMA@catalog:c", "own@schema:c.s"]),
 ]
@@ -335,8 +341,9 @@ def test_required_conditions(op: str, target: str, other: str | None, facts: str
 
 def test_every_operation_has_a_case() -> None:
     covered = {c.op for c in CASES}
-    assert not set(OPERATIONS) - covered, f"operations without a test case: {sorted(set(OPERATIONS) - covered)}"
-    assert not covered - set(OPERATIONS), f"cases for unknown operations: {sorted(covered - set(OPERATIONS))}"
+    missing, unknown = sorted(set(OPERATIONS) - covered), sorted(covered - set(OPERATIONS))
+    assert not missing, f"operations without a test case: {missing}"
+    assert not unknown, f"cases for unknown operations: {unknown}"
 
 
 def test_every_case_has_an_allowed_and_a_denied_user() -> None:
@@ -367,8 +374,9 @@ LISTINGS = [
     ("list_roles", "metalake", "get_role", "MANAGE_GRANTS@metalake", {"mine", "r", "r2"}),
     ("list_tags", "metalake", "get_tag", "APPLY_TAG@tag:tg", {"tag:tg"}),
     ("list_tags", "metalake", "get_tag", "own@metalake", {"tag:tg", "tag:tg2"}),
-    ("list_policys", "metalake", "get_policy", "own@policy:pol2", {"policy:pol2"}),
-    ("list_job_templates", "metalake", "get_job_template", "USE_JOB_TEMPLATE@job_template:jt", {"job_template:jt"}),
+    ("list_policies", "metalake", "get_policy", "own@policy:pol2", {"policy:pol2"}),
+    ("list_job_templates", "metalake", "get_job_template", "USE_JOB_TEMPLATE@job_template:jt",
+     {"job_template:jt"}),
     ("list_jobs", "metalake", "get_job", "own@job:j", {"job:j"}),
     ("list_jobs", "metalake", "get_job", "own@metalake", {"job:j", "job:j2"}),
 ]
