@@ -47,7 +47,7 @@ def require_role(model: Model, role: str) -> None:
 
 
 def require_object(model: Model, obj: ObjectRef) -> None:
-    if obj is METALAKE or obj.type is SecurableType.ROLE:
+    if obj == METALAKE or obj.type is SecurableType.ROLE:
         if obj.type is SecurableType.ROLE:
             require_role(model, obj.names[0])
         return
@@ -288,6 +288,9 @@ def rename_object(model: Model, obj: ObjectRef, new_last: str) -> list[ev.Event]
         raise ModelError(f"a {obj.type.label} cannot be renamed here")
     check_principal_name("object", new_last)
     new = ObjectRef(obj.type, (*obj.names[:-1], new_last))
-    if new in model.objects:
-        raise ModelError(f"cannot rename {obj} to {new}: it already exists")
-    return [] if new == obj else [ev.ObjectRenamed(obj, new)]
+    if new == obj:
+        return []
+    taken = model.within(new) or model.grants_within(new) or [o for o in model.owners if o.is_within(new)]
+    if taken:
+        raise ModelError(f"cannot rename {obj} to {new}: objects, grants or owners already exist there")
+    return [ev.ObjectRenamed(obj, new)]

@@ -52,6 +52,12 @@ def converge(model: Model, target: Model) -> list[Event]:
     for obj in sorted(set(model.objects) - set(target.objects), key=lambda o: -len(o.names)):
         if obj in model.objects:
             run(ch.drop_object, obj)
+    for obj in sorted(set(target.objects) & set(model.objects), key=lambda o: (len(o.names), o)):
+        if obj in model.objects and model.objects[obj] != target.objects[obj]:
+            run(ch.drop_object, obj)  # properties (the enforcing backend) changed: re-register
+    for obj in sorted(o for o in model.owners if o not in target.owners):
+        run(ch.clear_owner, obj)
+    run(ch.set_service_admins, model.service_admins & target.service_admins)
     for role in sorted(set(model.roles) - set(target.roles)):
         run(ch.delete_role, role)
     for group in sorted(set(model.groups) - set(target.groups)):
@@ -66,9 +72,6 @@ def converge(model: Model, target: Model) -> list[Event]:
     for group, user in sorted(_members(target) - _members(model)):
         run(ch.add_member, group, user)
     run(ch.set_service_admins, target.service_admins)
-    for obj in sorted(set(target.objects) & set(model.objects), key=lambda o: (len(o.names), o)):
-        if obj in model.objects and model.objects[obj] != target.objects[obj]:
-            run(ch.drop_object, obj)  # properties (the enforcing backend) changed: re-register
     for obj in sorted(set(target.objects) - set(model.objects), key=lambda o: (len(o.names), o)):
         run(ch.create_object, obj, None, target.objects[obj])
     for role in sorted(set(target.roles) - set(model.roles)):
@@ -77,18 +80,8 @@ def converge(model: Model, target: Model) -> list[Event]:
         run(ch.grant_privileges, role, g.object, [g.privilege], g.condition)
     for role, p in sorted(_assignments(target) - _assignments(model)):
         run(ch.grant_role, role, p)
-    _owners(model, target, run)
+    for obj, owner in sorted(target.owners.items(), key=lambda item: (len(item[0].names), item[0])):
+        if model.owners.get(obj) != owner:
+            run(ch.set_owner, obj, owner)
     model.metalake = target.metalake
     return events
-
-
-def _owners(model: Model, target: Model, run: Callable[..., None]) -> None:
-    for obj in sorted(set(model.owners) | set(target.owners), key=lambda o: (len(o.names), o)):
-        want: str | None = target.owners.get(obj)
-        have = model.owners.get(obj)
-        if want == have:
-            continue
-        if want is None:
-            run(ch.clear_owner, obj)
-        else:
-            run(ch.set_owner, obj, want)

@@ -101,26 +101,29 @@ class AccessControl:
         return self._model
 
     def _refresh(self) -> None:
-        """Another process may have written: reload when the journal moved."""
+        """Another process may have written: reload when the journal or the name moved."""
         last = self.store.last_seq()
-        if last != self._seq:
+        if last != self._seq or self.store.get_meta("metalake") not in (None, self._model.metalake):
             self._model, self._seq = self.store.load(), last
 
     def change(self, build: Callable[[Model], list[Event]], *, metalake: str | None = None) -> ChangeResult:
         """Validate and commit one change (all of its events, or nothing), then push."""
-        with self.store.write_lock():
-            self._refresh()
-            events = build(self._model)
-            try:
+        touched = False
+        try:
+            with self.store.write_lock():
+                self._refresh()
+                events = build(self._model)
+                touched = True
                 for event in events:
                     self._model.apply(event)
                 seqs = self.store.append(events)
                 if metalake is not None and metalake != self._model.metalake:
                     self.store.set_meta("metalake", metalake)
                     self._model.metalake = metalake
-            except BaseException:
-                self._model = self.store.load()
-                raise
+        except BaseException:
+            if touched:  # the transaction rolled back: so must the model in memory
+                self._model, self._seq = self.store.load(), self.store.last_seq()
+            raise
         self._seq = seqs[-1] if seqs else self._seq
         if self.hooks is not None:
             for seq, event in zip(seqs, events, strict=True):

@@ -16,7 +16,6 @@ from pushdown.model import Model
 from pushdown.plan import Fact
 from pushdown.scope import Principal
 from pushdown.securables import ObjectRef, SecurableType
-
 from pushdown_mysql.facts import Account, Grant, escape_db_pattern
 from pushdown_mysql.mapping import CREATE_TABLE_PRIVILEGE, OWNER_DATABASE_PRIVILEGES, TABLE_OPERATIONS
 

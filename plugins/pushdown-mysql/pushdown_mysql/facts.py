@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 from pushdown.scope import Principal, Scope
 from pushdown.securables import ObjectRef, SecurableType
-
 from pushdown_mysql.quoting import quote_ident, quote_string
 
 #: The pseudo-catalog that server-side scopes use for databases and tables.

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pushdown.backend import BackendRegistry
 from pushdown.hookspecs import hookimpl
-
 from pushdown_mysql.backend import MySQLBackend
 
 

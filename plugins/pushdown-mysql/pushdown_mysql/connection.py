@@ -1,0 +1,129 @@
+"""The one connection the backend talks through: counts queries, translates errors.
+
+Lost or refused connections become :class:`TemporaryBackendError` (the next attempt
+reconnects); refusals become :class:`PermanentBackendError` carrying the server's own
+words, and access-denied refusals also name the privilege pushdown's account lacks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pymysql
+
+from pushdown.errors import PermanentBackendError, TemporaryBackendError
+
+#: Client-side codes for a connection that is gone or never came (CR_*).
+LOST = frozenset({2002, 2003, 2006, 2013, 2014, 2055})
+#: Server codes for "you may not" (ER_DBACCESS_DENIED, ER_ACCESS_DENIED, ER_TABLEACCESS_DENIED…).
+DENIED = frozenset({1044, 1045, 1142, 1143, 1227, 1410})
+
+
+@dataclass(frozen=True)
+class ConnectionSettings:
+    host: str = "127.0.0.1"
+    port: int = 3306
+    user: str = ""
+    password: str = ""
+    unix_socket: str | None = None
+    connect_timeout: float = 5.0
+
+    def where(self) -> str:
+        return self.unix_socket or f"{self.host}:{self.port}"
+
+
+class Connection:
+    """Lazily connected; ``queries`` counts reads, ``writes`` counts GRANT/REVOKE."""
+
+    def __init__(self, backend: str, settings: ConnectionSettings) -> None:
+        self.backend = backend
+        self.settings = settings
+        self._conn: Any = None
+        self.queries = 0
+        self.writes = 0
+
+    def _connect(self) -> Any:
+        s = self.settings
+        try:
+            return pymysql.connect(
+                host=s.host, port=s.port, user=s.user, password=s.password, unix_socket=s.unix_socket,
+                connect_timeout=s.connect_timeout, autocommit=True, charset="utf8mb4",
+            )
+        except pymysql.err.MySQLError as exc:
+            raise self.translate(exc, f"connecting as {s.user!r} to {s.where()}") from exc
+
+    @property
+    def raw(self) -> Any:
+        if self._conn is None or not self._conn.open:
+            self._conn = self._connect()
+        return self._conn
+
+    def query(self, sql: str, args: Sequence[Any] | None = None, *, why: str = "") -> list[tuple]:
+        self.queries += 1
+        with self._guard(why or sql):
+            with self.raw.cursor() as cur:
+                cur.execute(sql, args)
+                return list(cur.fetchall())
+
+    def execute(self, sql: str, args: Sequence[Any] | None = None) -> None:
+        self.writes += 1
+        with self.raw.cursor() as cur:
+            cur.execute(sql, args)
+
+    def _guard(self, what: str) -> _Guard:
+        return _Guard(self, what)
+
+    def drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:  # noqa: S110 - closing a dead connection; nothing to report
+                pass
+
+    def translate(
+        self, exc: BaseException, doing: str, diagnose: Callable[[int, str], str] | None = None
+    ) -> PermanentBackendError | TemporaryBackendError:
+        code, words = error_parts(exc)
+        if code in LOST or isinstance(exc, pymysql.err.InterfaceError):
+            self.drop()
+            where = self.settings.where()
+            return TemporaryBackendError(
+                self.backend, f"lost the connection to {where} while {doing}: ({code}) {words}"
+            )
+        hint = diagnose(code, words) if diagnose and code in DENIED else ""
+        return PermanentBackendError(self.backend, f"{hint}server refused {doing}: ({code}) {words}")
+
+    def close(self) -> None:
+        self.drop()
+
+
+class _Guard:
+    def __init__(self, conn: Connection, what: str) -> None:
+        self.conn, self.what = conn, what
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> bool:
+        if isinstance(exc, pymysql.err.MySQLError):
+            raise self.conn.translate(exc, self.what, read_hint) from exc
+        return False
+
+
+def error_parts(exc: BaseException) -> tuple[int, str]:
+    args = getattr(exc, "args", ())
+    if len(args) >= 2 and isinstance(args[0], int):
+        return args[0], str(args[1])
+    return 0, str(exc) or type(exc).__name__
+
+
+def read_hint(code: int, words: str) -> str:
+    """For a refused read: which privilege pushdown's account needs."""
+    if code == 1142 and " for table " in words:
+        verb = words.split(" command denied", 1)[0]
+        table = words.rsplit(" for table ", 1)[1]
+        return f"pushdown's account lacks the {verb} privilege on {table} (needed to read grants back); "
+    return "pushdown's account lacks a privilege it needs to read the server; "

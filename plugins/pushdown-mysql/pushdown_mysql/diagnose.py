@@ -1,0 +1,53 @@
+"""Name the privilege pushdown's own account lacks when the server refuses a statement.
+
+To grant or revoke a privilege on an object, MySQL wants the granter to hold that
+privilege on the object (globally, through a database pattern, or on the table)
+together with GRANT OPTION at the same level. The snapshot read before apply holds
+pushdown's own grant rows, so the missing ones can be named.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pushdown_mysql.facts import Grant
+from pushdown_mysql.readback import Snapshot
+from pushdown_mysql.statements import Statement
+
+
+def pattern_matches(pattern: str, db: str) -> bool:
+    """MySQL's database-pattern match: ``_`` one character, ``%`` any run, ``\\`` escapes."""
+    regex = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            regex.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        regex.append("." if ch == "_" else ".*" if ch == "%" else re.escape(ch))
+        i += 1
+    return re.fullmatch("".join(regex), db, flags=re.DOTALL) is not None
+
+
+def _levels(own: set[Grant], db: str | None, table: str | None) -> list[set[str]]:
+    """The privilege sets pushdown holds at each level that covers ``db.table``."""
+    levels = [{g.privilege for g in own if g.db is None}]
+    if db is not None:
+        patterns = {g.db for g in own if g.db is not None and g.table is None}
+        levels += [{g.privilege for g in own if g.db == p and g.table is None}
+                   for p in patterns if pattern_matches(str(p), db)]
+        if table is not None:
+            levels.append({g.privilege for g in own if g.db == db and g.table == table})
+    return levels
+
+
+def missing_for(snap: Snapshot, statement: Statement) -> tuple[str, ...]:
+    """What pushdown lacks to run ``statement``: its privileges, and ``GRANT OPTION``."""
+    own = {g for g in snap.held_by(snap.me) if isinstance(g, Grant)}
+    levels = _levels(own, statement.db, statement.table)
+    held = set().union(*levels)
+    missing = [p for p in statement.privileges if p not in held and p != "ROLE"]
+    if not any("GRANT OPTION" in lv for lv in levels):
+        missing.append("GRANT OPTION")
+    return tuple(missing)
