@@ -103,7 +103,7 @@ def build(*steps: tuple[object, ...]) -> Model:
 @PAIRS
 @given(st.data())
 def test_converge_reaches_the_target_and_is_then_idempotent(data: st.DataObject) -> None:
-    _, history = random_model(data, "model")
+    start, history = random_model(data, "model")
     target, _ = random_model(data, "target")
     model = clone(history)
     events = converge(model, target)
