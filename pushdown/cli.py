@@ -254,5 +254,7 @@ def plugins(ctx: click.Context) -> None:
         click.echo(f"  {name}: kind={bc.kind} {redact(bc.settings)}")
 
 
+Hooks.load().register_commands(main)
+
 if __name__ == "__main__":  # pragma: no cover
     main()

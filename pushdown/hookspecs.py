@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import click
 import pluggy
 
 from pushdown.backend import BackendRegistry
@@ -40,3 +41,9 @@ def pushdown_event_committed(event: Event, seq: int) -> None:
     """Fires after each event is committed to the journal, with its sequence number.
     For observers (audit, metrics). Returns nothing; an exception is logged, never
     undoes the change."""
+
+
+@hookspec
+def pushdown_register_commands(cli: click.Group) -> None:
+    """Fires once, when the ``pushdown`` command starts. Add subcommands with
+    ``cli.add_command(...)`` or ``@cli.command()``. Returns nothing."""

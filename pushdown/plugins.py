@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
+import click
 import pluggy
 
 from pushdown import hookspecs
@@ -65,6 +66,9 @@ class Hooks:
                 impl.function(*(args[name] for name in impl.argnames))
             except Exception:  # an observer must never undo or block a committed change
                 log.exception("pushdown_event_committed in %s failed for event %s", impl.plugin_name, seq)
+
+    def register_commands(self, cli: click.Group) -> None:
+        self.pm.hook.pushdown_register_commands(cli=cli)
 
     def plugins(self) -> list[tuple[str, list[str]]]:
         rows = []

@@ -103,8 +103,10 @@ def main() -> None:
     print(f"floor (bare pymysql loop):  {best_floor:.3f} s  rounds: {', '.join(f'{x:.3f}' for x in floor)}")
     print(f"pushdown apply:             {best_ours:.3f} s  rounds: {', '.join(f'{x:.3f}' for x in ours)}")
     print(f"ratio: {best_ours / best_floor:.3f}x the floor (target <= 1.10x)")
-    print(f"no-op sync: {noop_s:.3f} s, {queries} queries, {writes} writes, plan empty: {noop.empty}, "
-          f"applied: {applied}")
+    print(
+        f"no-op sync: {noop_s:.3f} s, {queries} queries, {writes} writes, plan empty: {noop.empty}, "
+        f"applied: {applied}"
+    )
 
 
 if __name__ == "__main__":

@@ -104,8 +104,12 @@ class MySQLBackend(Backend):
         role_key = "mysql.roles_mapping" if dialect.mariadb else "mysql.role_edges"
         grants = global_grants | parse_db(dialect, rows["mysql.db"]) | parse_tables(rows["mysql.tables_priv"])
         snap = Snapshot(
-            dialect, session.me, parse_inventory(rows["inventory"]), frozenset(accounts),
-            frozenset(roles), frozenset(grants | parse_roles(rows[role_key])),
+            dialect,
+            session.me,
+            parse_inventory(rows["inventory"]),
+            frozenset(accounts),
+            frozenset(roles),
+            frozenset(grants | parse_roles(rows[role_key])),
         )
         self.last = snap
         return snap

@@ -48,8 +48,14 @@ class Connection:
         s = self.settings
         try:
             return pymysql.connect(
-                host=s.host, port=s.port, user=s.user, password=s.password, unix_socket=s.unix_socket,
-                connect_timeout=s.connect_timeout, autocommit=True, charset="utf8mb4",
+                host=s.host,
+                port=s.port,
+                user=s.user,
+                password=s.password,
+                unix_socket=s.unix_socket,
+                connect_timeout=s.connect_timeout,
+                autocommit=True,
+                charset="utf8mb4",
             )
         except pymysql.err.MySQLError as exc:
             raise self.translate(exc, f"connecting as {s.user!r} to {s.where()}") from exc
@@ -60,20 +66,19 @@ class Connection:
             self._conn = self._connect()
         return self._conn
 
-    def query(self, sql: str, args: Sequence[Any] | None = None, *, why: str = "") -> list[tuple]:
+    def query(self, sql: str, args: Sequence[Any] | None = None, *, why: str = "") -> list[tuple[Any, ...]]:
         self.queries += 1
-        with self._guard(why or sql):
+        try:
             with self.raw.cursor() as cur:
                 cur.execute(sql, args)
                 return list(cur.fetchall())
+        except pymysql.err.MySQLError as exc:
+            raise self.translate(exc, why or sql, read_hint) from exc
 
     def execute(self, sql: str, args: Sequence[Any] | None = None) -> None:
         self.writes += 1
         with self.raw.cursor() as cur:
             cur.execute(sql, args)
-
-    def _guard(self, what: str) -> _Guard:
-        return _Guard(self, what)
 
     def drop(self) -> None:
         conn, self._conn = self._conn, None
@@ -100,21 +105,8 @@ class Connection:
         self.drop()
 
 
-class _Guard:
-    def __init__(self, conn: Connection, what: str) -> None:
-        self.conn, self.what = conn, what
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> bool:
-        if isinstance(exc, pymysql.err.MySQLError):
-            raise self.conn.translate(exc, self.what, read_hint) from exc
-        return False
-
-
 def error_parts(exc: BaseException) -> tuple[int, str]:
-    args = getattr(exc, "args", ())
+    args: tuple[Any, ...] = tuple(getattr(exc, "args", ()))
     if len(args) >= 2 and isinstance(args[0], int):
         return args[0], str(args[1])
     return 0, str(exc) or type(exc).__name__

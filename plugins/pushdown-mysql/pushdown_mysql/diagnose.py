@@ -35,8 +35,11 @@ def _levels(own: set[Grant], db: str | None, table: str | None) -> list[set[str]
     levels = [{g.privilege for g in own if g.db is None}]
     if db is not None:
         patterns = {g.db for g in own if g.db is not None and g.table is None}
-        levels += [{g.privilege for g in own if g.db == p and g.table is None}
-                   for p in patterns if pattern_matches(str(p), db)]
+        levels += [
+            {g.privilege for g in own if g.db == p and g.table is None}
+            for p in patterns
+            if pattern_matches(str(p), db)
+        ]
         if table is not None:
             levels.append({g.privilege for g in own if g.db == db and g.table == table})
     return levels

@@ -1,6 +1,8 @@
-"""The entry point (group ``pushdown``): registers the ``mysql`` backend kind."""
+"""The entry point (group ``pushdown``): the ``mysql`` backend kind and ``pushdown demo``."""
 
 from __future__ import annotations
+
+import click
 
 from pushdown.backend import BackendRegistry
 from pushdown.hookspecs import hookimpl
@@ -10,3 +12,10 @@ from pushdown_mysql.backend import MySQLBackend
 @hookimpl
 def pushdown_register_backends(registry: BackendRegistry) -> None:
     registry.add("mysql", MySQLBackend, origin="pushdown_mysql.plugin")
+
+
+@hookimpl
+def pushdown_register_commands(cli: click.Group) -> None:
+    from pushdown_mysql.demo import demo
+
+    cli.add_command(demo)

@@ -10,25 +10,42 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from pushdown_mysql.compile import Inventory
 from pushdown_mysql.facts import Account, Grant, RoleGrant
 from pushdown_mysql.mapping import SYSTEM_DATABASES
 
 _COMMON = (
-    ("Select_priv", "SELECT"), ("Insert_priv", "INSERT"), ("Update_priv", "UPDATE"),
-    ("Delete_priv", "DELETE"), ("Create_priv", "CREATE"), ("Drop_priv", "DROP"),
-    ("Grant_priv", "GRANT OPTION"), ("References_priv", "REFERENCES"), ("Index_priv", "INDEX"),
-    ("Alter_priv", "ALTER"), ("Create_tmp_table_priv", "CREATE TEMPORARY TABLES"),
-    ("Lock_tables_priv", "LOCK TABLES"), ("Create_view_priv", "CREATE VIEW"),
-    ("Show_view_priv", "SHOW VIEW"), ("Create_routine_priv", "CREATE ROUTINE"),
-    ("Alter_routine_priv", "ALTER ROUTINE"), ("Execute_priv", "EXECUTE"), ("Event_priv", "EVENT"),
+    ("Select_priv", "SELECT"),
+    ("Insert_priv", "INSERT"),
+    ("Update_priv", "UPDATE"),
+    ("Delete_priv", "DELETE"),
+    ("Create_priv", "CREATE"),
+    ("Drop_priv", "DROP"),
+    ("Grant_priv", "GRANT OPTION"),
+    ("References_priv", "REFERENCES"),
+    ("Index_priv", "INDEX"),
+    ("Alter_priv", "ALTER"),
+    ("Create_tmp_table_priv", "CREATE TEMPORARY TABLES"),
+    ("Lock_tables_priv", "LOCK TABLES"),
+    ("Create_view_priv", "CREATE VIEW"),
+    ("Show_view_priv", "SHOW VIEW"),
+    ("Create_routine_priv", "CREATE ROUTINE"),
+    ("Alter_routine_priv", "ALTER ROUTINE"),
+    ("Execute_priv", "EXECUTE"),
+    ("Event_priv", "EVENT"),
     ("Trigger_priv", "TRIGGER"),
 )
 _GLOBAL_ONLY = (
-    ("Reload_priv", "RELOAD"), ("Shutdown_priv", "SHUTDOWN"), ("Process_priv", "PROCESS"),
-    ("File_priv", "FILE"), ("Show_db_priv", "SHOW DATABASES"), ("Super_priv", "SUPER"),
-    ("Repl_slave_priv", "REPLICATION SLAVE"), ("Create_user_priv", "CREATE USER"),
+    ("Reload_priv", "RELOAD"),
+    ("Shutdown_priv", "SHUTDOWN"),
+    ("Process_priv", "PROCESS"),
+    ("File_priv", "FILE"),
+    ("Show_db_priv", "SHOW DATABASES"),
+    ("Super_priv", "SUPER"),
+    ("Repl_slave_priv", "REPLICATION SLAVE"),
+    ("Create_user_priv", "CREATE USER"),
     ("Create_tablespace_priv", "CREATE TABLESPACE"),
 )
 _MARIADB_ONLY = (("Delete_history_priv", "DELETE HISTORY"),)
@@ -101,8 +118,12 @@ def parse_inventory(rows: Iterable[tuple[str, str | None]]) -> Inventory:
     return Inventory(frozenset(databases), frozenset(tables))
 
 
-def parse_users(dialect: Dialect, rows: Iterable[tuple]) -> tuple[set[Account], set[Account], set[Grant]]:
-    accounts, roles, grants = set(), set(), set()
+def parse_users(
+    dialect: Dialect, rows: Iterable[tuple[Any, ...]]
+) -> tuple[set[Account], set[Account], set[Grant]]:
+    accounts: set[Account] = set()
+    roles: set[Account] = set()
+    grants: set[Grant] = set()
     columns = dialect.user_columns()
     for user, host, is_role, *flags in rows:
         account = _account(user, host)
@@ -112,7 +133,7 @@ def parse_users(dialect: Dialect, rows: Iterable[tuple]) -> tuple[set[Account], 
     return accounts, roles, grants
 
 
-def parse_db(dialect: Dialect, rows: Iterable[tuple]) -> set[Grant]:
+def parse_db(dialect: Dialect, rows: Iterable[tuple[Any, ...]]) -> set[Grant]:
     columns = dialect.db_columns()
     return {
         Grant(_account(user, host), db, None, p)
@@ -122,8 +143,8 @@ def parse_db(dialect: Dialect, rows: Iterable[tuple]) -> set[Grant]:
     }
 
 
-def parse_tables(rows: Iterable[tuple]) -> set[Grant]:
-    out = set()
+def parse_tables(rows: Iterable[tuple[Any, ...]]) -> set[Grant]:
+    out: set[Grant] = set()
     for user, host, db, table, privs in rows:
         for name in _set_values(privs):
             key = name.upper()
@@ -137,5 +158,5 @@ def _set_values(value: object) -> set[str]:
     return {v for v in str(value or "").split(",") if v}
 
 
-def parse_roles(rows: Iterable[tuple]) -> set[RoleGrant]:
+def parse_roles(rows: Iterable[tuple[Any, ...]]) -> set[RoleGrant]:
     return {RoleGrant(_account(user, host), role, role_host.lower()) for user, host, role, role_host in rows}

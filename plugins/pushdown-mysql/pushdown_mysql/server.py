@@ -56,11 +56,11 @@ def docker_engine() -> bool:
     if not os.environ.get("DOCKER_HOST") and not Path("/var/run/docker.sock").exists():
         return False  # nothing to ask (and docker.from_env() would leak a socket failing)
     try:
-        import docker
+        import docker  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         return False
     try:
-        client = docker.from_env()
+        client = docker.from_env()  # type: ignore[attr-defined,unused-ignore]
     except Exception:
         return False
     try:
@@ -98,8 +98,11 @@ class LocalMariaDB:
 
     def install(self) -> None:
         cmd = [
-            find_binary("mariadb-install-db", "mysql_install_db"), f"--datadir={self.datadir}",
-            "--auth-root-authentication-method=normal", "--skip-test-db", *self._as_root(),
+            find_binary("mariadb-install-db", "mysql_install_db"),
+            f"--datadir={self.datadir}",
+            "--auth-root-authentication-method=normal",
+            "--skip-test-db",
+            *self._as_root(),
         ]
         done = subprocess.run(cmd, capture_output=True, text=True, check=False)  # noqa: S603
         if done.returncode != 0:
@@ -107,10 +110,17 @@ class LocalMariaDB:
 
     def start(self, timeout: float = 30.0) -> None:
         cmd = [
-            find_binary("mariadbd", "mysqld"), "--no-defaults", f"--datadir={self.datadir}",
-            f"--socket={self.socket}", f"--port={self.port}", f"--bind-address={self.host}",
-            f"--pid-file={self.base / 'mysqld.pid'}", f"--log-error={self.log}",
-            "--skip-name-resolve", "--innodb-buffer-pool-size=64M", *self._as_root(),
+            find_binary("mariadbd", "mysqld"),
+            "--no-defaults",
+            f"--datadir={self.datadir}",
+            f"--socket={self.socket}",
+            f"--port={self.port}",
+            f"--bind-address={self.host}",
+            f"--pid-file={self.base / 'mysqld.pid'}",
+            f"--log-error={self.log}",
+            "--skip-name-resolve",
+            "--innodb-buffer-pool-size=64M",
+            *self._as_root(),
         ]
         self.process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # noqa: S603
         self.wait_ready(timeout)
@@ -143,10 +153,23 @@ class LocalMariaDB:
     def connect(self, user: str = "root", password: str = "", **kw: Any) -> Any:
         """A connection over the private socket (root) or TCP (other accounts)."""
         if user == "root":
-            return pymysql.connect(unix_socket=self.socket, user=user, password=password,
-                                   autocommit=True, charset="utf8mb4", **kw)
-        return pymysql.connect(host=self.host, port=self.port, user=user, password=password,
-                               autocommit=True, charset="utf8mb4", **kw)
+            return pymysql.connect(
+                unix_socket=self.socket,
+                user=user,
+                password=password,
+                autocommit=True,
+                charset="utf8mb4",
+                **kw,
+            )
+        return pymysql.connect(
+            host=self.host,
+            port=self.port,
+            user=user,
+            password=password,
+            autocommit=True,
+            charset="utf8mb4",
+            **kw,
+        )
 
     def kill(self) -> None:
         """SIGKILL the server, as a crash would."""
@@ -189,7 +212,7 @@ def container_server(image: str = "mysql:8.4") -> Iterator[Any]:
     if not docker_engine():
         raise ServerUnavailable("no Docker engine answers here; MySQL 8 runs only in a container")
     try:
-        from testcontainers.mysql import MySqlContainer
+        from testcontainers.mysql import MySqlContainer  # type: ignore[import-not-found,unused-ignore]
     except ImportError as exc:
         raise ServerUnavailable("the testcontainers package is not installed") from exc
     with MySqlContainer(image) as container:

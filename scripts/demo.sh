@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The main job on the embedded defaults: apply examples/demo.yaml to a throwaway
+# MariaDB and show who can do what, read back from the server.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh >&2
+exec pushdown demo examples/demo.yaml

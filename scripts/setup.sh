@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what pushdown needs on a fresh machine: mariadb-server from Debian's
+# packages when it is missing (needs root), the core and the built-in backend plugins.
+# Usage: bash scripts/setup.sh [dev]   ("dev" adds the test and lint tools)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: mariadb-server is missing; install it (apt-get install mariadb-server) or run as root" >&2
+    exit 1
+  fi
+  echo "setup: installing mariadb-server from Debian's packages..." >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mariadb-server >/dev/null
+fi
+
+extra=""
+[ "${1:-}" = "dev" ] && extra="[dev]"
+pip_install() { python -m pip install -q --disable-pip-version-check "$@"; }
+pip_install -e ".${extra}"
+for plugin in plugins/*/; do
+  if [ -f "$plugin/pyproject.toml" ]; then pip_install -e "$plugin"; fi
+done
