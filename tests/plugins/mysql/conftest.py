@@ -6,9 +6,10 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from pushdown_mysql.backend import MySQLBackend
 from pushdown_mysql.server import LocalMariaDB, ServerUnavailable, throwaway_mariadb
 
-from .world import PUSHDOWN, PUSHDOWN_PASSWORD, setup_pushdown_account
+from .world import PUSHDOWN, PUSHDOWN_PASSWORD, World, backend_for, setup_pushdown_account
 
 
 @pytest.fixture(scope="session")
@@ -26,3 +27,19 @@ def mariadb() -> Iterator[LocalMariaDB]:
 @pytest.fixture(scope="session")
 def credentials() -> tuple[str, str]:
     return PUSHDOWN, PUSHDOWN_PASSWORD
+
+
+@pytest.fixture
+def world(mariadb: LocalMariaDB) -> Iterator[World]:
+    """A model beside the server; what it created on the server is dropped afterwards."""
+    w = World(mariadb)
+    yield w
+    w.cleanup()
+
+
+@pytest.fixture
+def backend(mariadb: LocalMariaDB) -> Iterator[MySQLBackend]:
+    """The backend, connected as pushdown's least-privileged account."""
+    b = backend_for(mariadb)
+    yield b
+    b.close()

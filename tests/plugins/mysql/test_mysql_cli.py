@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,15 +36,13 @@ roles:
 
 
 @pytest.fixture
-def world(mariadb) -> Iterator[World]:
-    w = World(mariadb)
+def world(world: World) -> World:
     for user in ("ann", "bob"):
-        w.user(user)
-    w.schema("crm")
-    w.table("crm", "orders")
-    w.table("crm", "secret")
-    yield w
-    w.cleanup()
+        world.user(user)
+    world.schema("crm")
+    world.table("crm", "orders")
+    world.table("crm", "secret")
+    return world
 
 
 def run(*args: str) -> tuple[int, str, str]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from pushdown_mysql.backend import MySQLBackend
 
@@ -11,23 +9,9 @@ from pushdown.errors import PermanentBackendError, TemporaryBackendError
 from pushdown.scope import Scope
 from pushdown.sync import reconcile
 
-from .world import World, admin, backend_for
+from .world import World, admin
 
 pytestmark = pytest.mark.mariadb
-
-
-@pytest.fixture
-def world(mariadb) -> Iterator[World]:
-    w = World(mariadb)
-    yield w
-    w.cleanup()
-
-
-@pytest.fixture
-def backend(mariadb) -> Iterator[MySQLBackend]:
-    b = backend_for(mariadb)
-    yield b
-    b.close()
 
 
 def many_grants(world: World) -> None:

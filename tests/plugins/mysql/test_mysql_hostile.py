@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from pushdown_mysql.backend import MySQLBackend
 
@@ -11,7 +9,7 @@ from pushdown import changes as ch
 from pushdown.scope import Principal, Scope
 from pushdown.sync import reconcile
 
-from .world import World, admin, backend_for, do
+from .world import World, admin, do
 
 pytestmark = pytest.mark.mariadb
 
@@ -20,20 +18,6 @@ DATABASES = ["we`ird", "it's", 'dq"uote', "sp ace", "semi;colon", "pct%", "under
 TABLES = ["t`1", "o'k", "x; DROP TABLE y", "100%", "a_b", "é" * 64]
 USERS = ["o'brien", "back`tick", "semi;colon", "pct%", "under_score", "ünï", 'dq"', "sl\\ash",
          "u" * (128 - 3)]
-
-
-@pytest.fixture
-def world(mariadb) -> Iterator[World]:
-    w = World(mariadb)
-    yield w
-    w.cleanup()
-
-
-@pytest.fixture
-def backend(mariadb) -> Iterator[MySQLBackend]:
-    b = backend_for(mariadb)
-    yield b
-    b.close()
 
 
 def test_hostile_names_converge_and_match_the_evaluator(world: World, backend: MySQLBackend) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from pushdown_mysql.backend import MySQLBackend
 
@@ -14,23 +12,9 @@ from pushdown.scope import Principal, Scope
 from pushdown.securables import ObjectRef
 from pushdown.sync import reconcile
 
-from .world import World, admin, backend_for, do
+from .world import World, admin, do
 
 pytestmark = pytest.mark.mariadb
-
-
-@pytest.fixture
-def world(mariadb) -> Iterator[World]:
-    w = World(mariadb)
-    yield w
-    w.cleanup()
-
-
-@pytest.fixture
-def backend(mariadb) -> Iterator[MySQLBackend]:
-    b = backend_for(mariadb)
-    yield b
-    b.close()
 
 
 def sales(world: World) -> None:
