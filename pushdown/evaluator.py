@@ -100,6 +100,13 @@ def check_privilege(
     return PrivilegeCheck(privilege, tuple(allows), tuple(denies))
 
 
+def _meets(holders: set[str], roles: Mapping[str, str]) -> bool:
+    """Whether any role in ``holders`` is one of ``roles``."""
+    if len(holders) <= len(roles):
+        return any(r in roles for r in holders)
+    return any(r in holders for r in roles)
+
+
 @dataclass
 class _Context:
     model: Model
@@ -157,11 +164,14 @@ class Evaluator:
     def effective_privileges(self, principal: Principal | str, obj: ObjectRef) -> frozenset[Privilege]:
         """Privileges effectively ALLOWed to ``principal`` on ``obj`` (DENY and inheritance applied)."""
         roles = self.roles_of(principal)
-        return frozenset(
-            p
-            for p in Privilege
-            if obj.type in p.securable_types and check_privilege(self.model, roles, obj, p).allowed
-        )
+        allowed: set[Privilege] = set()
+        denied: set[Privilege] = set()
+        for node in obj.path:  # one pass over the grants on the path, whatever they hold
+            for privilege, conds in self.model.by_object.get(node, {}).items():
+                for cond, holders in conds.items():
+                    if _meets(holders, roles):
+                        (denied if cond is Condition.DENY else allowed).add(privilege)
+        return frozenset(p for p in allowed - denied if obj.type in p.securable_types)
 
     def roles_of(self, principal: Principal | str) -> Mapping[str, str]:
         if isinstance(principal, str):
