@@ -1,0 +1,9 @@
+"""pushdown: one privilege model with Gravitino's semantics, pushed down to every backend.
+
+The library API is :class:`pushdown.service.AccessControl`; decisions come from
+:class:`pushdown.evaluator.Evaluator`. See the README for the tour.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
