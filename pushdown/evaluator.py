@@ -100,11 +100,31 @@ def check_privilege(
     return PrivilegeCheck(privilege, tuple(allows), tuple(denies))
 
 
-def _meets(holders: set[str], roles: Mapping[str, str]) -> bool:
-    """Whether any role in ``holders`` is one of ``roles``."""
-    if len(holders) <= len(roles):
-        return any(r in roles for r in holders)
-    return any(r in holders for r in roles)
+def privilege_allowed(model: Model, roles: Mapping[str, str], obj: ObjectRef, privilege: Privilege) -> bool:
+    """``check_privilege(...).allowed`` without collecting the evidence (the explain=False path)."""
+    held = roles.keys()
+    allowed = False
+    get = model.by_object.get
+    for node in obj.path:
+        by_priv = get(node)
+        if not by_priv:
+            continue
+        conds = by_priv.get(privilege)
+        if not conds:
+            continue
+        holders = conds.get(Condition.DENY)
+        if holders and not held.isdisjoint(holders):
+            return False
+        if not allowed:
+            holders = conds.get(Condition.ALLOW)
+            allowed = holders is not None and not held.isdisjoint(holders)
+    return allowed
+
+
+#: The privileges grantable on each securable type (what ``effective_privileges`` may return).
+APPLICABLE: dict[SecurableType, frozenset[Privilege]] = {
+    t: frozenset(p for p in Privilege if t in p.securable_types) for t in SecurableType
+}
 
 
 @dataclass
@@ -163,15 +183,24 @@ class Evaluator:
 
     def effective_privileges(self, principal: Principal | str, obj: ObjectRef) -> frozenset[Privilege]:
         """Privileges effectively ALLOWed to ``principal`` on ``obj`` (DENY and inheritance applied)."""
-        roles = self.roles_of(principal)
+        held = self.roles_of(principal).keys()
         allowed: set[Privilege] = set()
         denied: set[Privilege] = set()
+        get = self.model.by_object.get
         for node in obj.path:  # one pass over the grants on the path, whatever they hold
-            for privilege, conds in self.model.by_object.get(node, {}).items():
-                for cond, holders in conds.items():
-                    if _meets(holders, roles):
-                        (denied if cond is Condition.DENY else allowed).add(privilege)
-        return frozenset(p for p in allowed - denied if obj.type in p.securable_types)
+            by_priv = get(node)
+            if not by_priv:
+                continue
+            for privilege, conds in by_priv.items():
+                holders = conds.get(Condition.DENY)
+                if holders and not held.isdisjoint(holders):
+                    denied.add(privilege)
+                holders = conds.get(Condition.ALLOW)
+                if holders and not held.isdisjoint(holders):
+                    allowed.add(privilege)
+        if not allowed:
+            return _NONE
+        return _interned((allowed - denied) & APPLICABLE[obj.type])
 
     def roles_of(self, principal: Principal | str) -> Mapping[str, str]:
         if isinstance(principal, str):
@@ -205,6 +234,11 @@ class Evaluator:
 
     def _combine(self, ctx: _Context, term: AllOf | AnyOf, target: Target, other: Target | None) -> bool:
         want_all = isinstance(term, AllOf)
+        if not ctx.explain:
+            for sub in term.terms:
+                if self._term(ctx, sub, target, other) != want_all:
+                    return not want_all
+            return want_all
         ctx.note(True, "all of:" if want_all else "any of:")
         header = len(ctx.trace) - 1
         ctx.depth += 1
@@ -213,8 +247,6 @@ class Evaluator:
             ok = self._term(ctx, sub, target, other)
             if ok != want_all:
                 result = not want_all
-                if not ctx.explain:
-                    break
         ctx.depth -= 1
         if ctx.explain:
             ctx.trace[header] = Step(result, ctx.trace[header].text, ctx.trace[header].depth)
@@ -222,19 +254,23 @@ class Evaluator:
 
     def _has(self, ctx: _Context, term: Has, subject: Target | None) -> bool:
         assert isinstance(subject, ObjectRef)
+        if not ctx.explain:
+            model, roles = ctx.model, ctx.roles
+            return any(privilege_allowed(model, roles, subject, p) for p in term.privileges)
         found = False
         for privilege in term.privileges:
             check = check_privilege(ctx.model, ctx.roles, subject, privilege)
             ctx.note(check.allowed, _describe_check(check, subject, ctx.roles))
             if check.allowed:
                 found = True
-                if not ctx.explain:
-                    break
         return found
 
     def _owner(self, ctx: _Context, term: Owner, subject: Target | None) -> bool:
         assert isinstance(subject, ObjectRef)
         nodes = [subject] if not term.levels else [n for n in subject.path if n.type in term.levels]
+        if not ctx.explain:
+            owners, user = ctx.model.owners, ctx.user
+            return any(owners.get(n) == user for n in nodes)
         owned = [n for n in nodes if ctx.model.owners.get(n) == ctx.user]
         if ctx.explain:
             wanted = " or ".join(str(n) for n in reversed(nodes))
@@ -260,6 +296,11 @@ class Evaluator:
 
     def _nested(self, ctx: _Context, operation: str, node: ObjectRef) -> bool:
         key = (operation, node)
+        if not ctx.explain:  # no trace: skip building the f-strings ctx.note would drop
+            ok = ctx.memo.get(key)
+            if ok is None:
+                ok = ctx.memo[key] = self._op(ctx, OPERATIONS[operation], node, None)
+            return ok
         if key in ctx.memo:
             ok = ctx.memo[key]
             ctx.note(ok, f"{operation} on {_show(node)}: {'allowed' if ok else 'denied'}, as above")
@@ -295,6 +336,16 @@ class Evaluator:
         else:  # pragma: no cover - the table holds no other terms
             raise TypeError(f"unknown requirement term {term!r}")
         return ok
+
+
+_NONE: frozenset[Privilege] = frozenset()
+_SETS: dict[frozenset[Privilege], frozenset[Privilege]] = {}
+
+
+def _interned(privileges: set[Privilege]) -> frozenset[Privilege]:
+    """One shared frozenset per distinct result: callers keep millions, only dozens differ."""
+    key = frozenset(privileges)
+    return _SETS.setdefault(key, key)
 
 
 def _describe_check(check: PrivilegeCheck, obj: ObjectRef, roles: Mapping[str, str]) -> str:

@@ -54,6 +54,10 @@ def _read_quoted(text: str, start: int) -> tuple[str, int]:
 
 def parse_name(text: str) -> tuple[str, ...]:
     """Split a dotted name into its segments, honouring backtick quoting."""
+    if "`" not in text:  # fast path: nothing quoted; anything odd falls through to the checks below
+        plain = text.split(".")
+        if all(seg and seg == seg.strip() for seg in plain):
+            return tuple(plain)
     if not text:
         raise BadName("empty name")
     segments: list[str] = []

@@ -11,6 +11,8 @@ _M, _C, _S = T.METALAKE, T.CATALOG, T.SCHEMA
 
 
 class _Ordered(enum.Enum):
+    __hash__ = object.__hash__
+
     def __lt__(self, other: object) -> bool:
         if not isinstance(other, type(self)):
             return NotImplemented

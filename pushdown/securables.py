@@ -31,6 +31,10 @@ class SecurableType(enum.Enum):
     JOB_TEMPLATE = "job_template"
     JOB = "job"
 
+    # Members are singletons compared by identity; hash them by identity too (C speed)
+    # instead of Enum.__hash__, a Python-level hash(self._name_) on every dict/set lookup.
+    __hash__ = object.__hash__
+
     def __lt__(self, other: object) -> bool:
         if not isinstance(other, SecurableType):
             return NotImplemented
@@ -93,7 +97,15 @@ class ObjectRef:
     type: SecurableType
     names: tuple[str, ...]
 
+    def __hash__(self) -> int:
+        return self._hash  # type: ignore[attr-defined,no-any-return]
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        # Rebuild through __init__ so a copy or an unpickled ref recomputes its hash.
+        return (ObjectRef, (self.type, self.names))
+
     def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.type, self.names)))
         if len(self.names) != self.type.depth:
             raise ModelError(
                 f"a {self.type.label} name has {self.type.depth} dotted part(s), "
