@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from pushdown import changes
+from pushdown import changes, listing
 from pushdown.evaluator import Evaluator
 from pushdown.model import Model
 from pushdown.privileges import Condition
@@ -38,11 +38,26 @@ from pushdown.scope import Principal
 from pushdown.securables import METALAKE, ObjectRef, SecurableType
 
 BASE_OBJECTS = (
-    "catalog:c", "catalog:c2", "schema:c.s", "schema:c.s2",
-    "table:c.s.t", "table:c.s.t2", "topic:c.s.tp", "topic:c.s.tp2",
-    "fileset:c.s.f", "fileset:c.s.f2", "model:c.s.m", "model:c.s.m2",
-    "tag:tg", "tag:tg2", "policy:pol", "policy:pol2",
-    "job_template:jt", "job_template:jt2", "job:j", "job:j2",
+    "catalog:c",
+    "catalog:c2",
+    "schema:c.s",
+    "schema:c.s2",
+    "table:c.s.t",
+    "table:c.s.t2",
+    "topic:c.s.tp",
+    "topic:c.s.tp2",
+    "fileset:c.s.f",
+    "fileset:c.s.f2",
+    "model:c.s.m",
+    "model:c.s.m2",
+    "tag:tg",
+    "tag:tg2",
+    "policy:pol",
+    "policy:pol2",
+    "job_template:jt",
+    "job_template:jt2",
+    "job:j",
+    "job:j2",
 )
 MACROS = {"UC": "USE_CATALOG@catalog:c", "US": "USE_SCHEMA@schema:c.s"}
 
@@ -117,8 +132,10 @@ def same(ops: list[str], c: Case) -> list[Case]:
     return [Case(op, c.target, c.allow, c.deny, c.other) for op in ops]
 
 
-OWNERS_OF_METALAKE_ONLY = (["own@metalake"], ["admin", "CREATE_CATALOG@metalake USE_CATALOG@metalake",
-                                               "own@catalog:c"])
+OWNERS_OF_METALAKE_ONLY = (
+    ["own@metalake"],
+    ["admin", "CREATE_CATALOG@metalake USE_CATALOG@metalake", "own@catalog:c"],
+)
 LIST_IN_METALAKE = (["", "own@metalake"], ["absent"])
 
 
@@ -135,25 +152,72 @@ def leaf(kind: str, create: str, write: str | None, reads: tuple[str, ...]) -> l
     alter_allow = [f"UC US {write}@{where}" for where in (o, "schema:c.s", "metalake")] if write else []
     not_enough = [f"UC US {p}@{o}" for p in (*reads, write) if p] + [f"UC US {create}@schema:c.s"]
     return [
-        case(create_op, f"{kind}:c.s.new",
-             [f"UC US {create}@schema:c.s", f"UC US {create}@catalog:c", f"UC US {create}@metalake",
-              "UC own@schema:c.s", "own@catalog:c", "own@metalake"],
-             [f"{create}@schema:c.s", f"UC {create}@schema:c.s", f"US {create}@schema:c.s", "own@schema:c.s",
-              "UC US", f"UC US {create}@schema:c.s2", f"UC US own@{o}",
-              f"UC US {create}@schema:c.s !{create}@catalog:c"]),
-        case(f"alter_{kind}", o, alter_allow + owners,
-             [*no_gate, f"UC US {r0}@{o}", f"UC US {create}@schema:c.s",
-              *([f"{write}@{o}", f"UC {write}@{o}", f"UC US {write}@schema:c.s2"] if write else [])]),
+        case(
+            create_op,
+            f"{kind}:c.s.new",
+            [
+                f"UC US {create}@schema:c.s",
+                f"UC US {create}@catalog:c",
+                f"UC US {create}@metalake",
+                "UC own@schema:c.s",
+                "own@catalog:c",
+                "own@metalake",
+            ],
+            [
+                f"{create}@schema:c.s",
+                f"UC {create}@schema:c.s",
+                f"US {create}@schema:c.s",
+                "own@schema:c.s",
+                "UC US",
+                f"UC US {create}@schema:c.s2",
+                f"UC US own@{o}",
+                f"UC US {create}@schema:c.s !{create}@catalog:c",
+            ],
+        ),
+        case(
+            f"alter_{kind}",
+            o,
+            alter_allow + owners,
+            [
+                *no_gate,
+                f"UC US {r0}@{o}",
+                f"UC US {create}@schema:c.s",
+                *([f"{write}@{o}", f"UC {write}@{o}", f"UC US {write}@schema:c.s2"] if write else []),
+            ],
+        ),
         case(f"drop_{kind}", o, owners, [*no_gate, *not_enough, f"UC US {(write or r0)}@metalake"]),
-        case(f"list_{kind}s", "schema:c.s",
-             ["UC US", "UC USE_SCHEMA@catalog:c", "USE_CATALOG@metalake USE_SCHEMA@metalake",
-              "UC own@schema:c.s", "own@catalog:c"],
-             ["UC", "US", "own@schema:c.s", f"{r0}@schema:c.s", "UC USE_SCHEMA@schema:c.s2"]),
-        case(f"load_{kind}", o,
-             [*(f"UC US {p}@{o}" for p in reads), f"UC US {r0}@catalog:c", f"UC US {reads[-1]}@metalake",
-              *owners],
-             [*no_gate, f"{r0}@{o}", f"UC {r0}@{o}", f"US {r0}@{o}", "UC US", f"UC US {create}@schema:c.s",
-              f"UC US {r0}@schema:c.s2", f"UC US {r0}@{o} !{r0}@schema:c.s"]),
+        case(
+            f"list_{kind}s",
+            "schema:c.s",
+            [
+                "UC US",
+                "UC USE_SCHEMA@catalog:c",
+                "USE_CATALOG@metalake USE_SCHEMA@metalake",
+                "UC own@schema:c.s",
+                "own@catalog:c",
+            ],
+            ["UC", "US", "own@schema:c.s", f"{r0}@schema:c.s", "UC USE_SCHEMA@schema:c.s2"],
+        ),
+        case(
+            f"load_{kind}",
+            o,
+            [
+                *(f"UC US {p}@{o}" for p in reads),
+                f"UC US {r0}@catalog:c",
+                f"UC US {reads[-1]}@metalake",
+                *owners,
+            ],
+            [
+                *no_gate,
+                f"{r0}@{o}",
+                f"UC {r0}@{o}",
+                f"US {r0}@{o}",
+                "UC US",
+                f"UC US {create}@schema:c.s",
+                f"UC US {r0}@schema:c.s2",
+                f"UC US {r0}@{o} !{r0}@schema:c.s",
+            ],
+        ),
     ]
 
 
@@ -165,16 +229,28 @@ T, M_ = "table:c.s.t", "model:c.s.m"
 
 def meta_objects(kind: str, create_op: str, create: str, use: str, owner_ops: list[str]) -> list[Case]:
     """Tags, policies and job templates: list / create / get / owner-only rows."""
-    o, o2 = {"tag": ("tag:tg", "tag:tg2"), "policy": ("policy:pol", "policy:pol2"),
-             "job_template": ("job_template:jt", "job_template:jt2")}[kind]
-    get = case(f"get_{kind}", o, [f"{use}@metalake", f"{use}@{o}", "own@metalake", f"own@{o}"],
-               [f"{use}@{o2}", f"{create}@metalake", f"own@{o2}", f"!{use}@metalake {use}@{o}"])
-    owner_only = case("", o, ["own@metalake", f"own@{o}"], [f"{use}@{o}", f"{use}@metalake {create}@metalake",
-                                                            f"own@{o2}"])
+    o, o2 = {
+        "tag": ("tag:tg", "tag:tg2"),
+        "policy": ("policy:pol", "policy:pol2"),
+        "job_template": ("job_template:jt", "job_template:jt2"),
+    }[kind]
+    get = case(
+        f"get_{kind}",
+        o,
+        [f"{use}@metalake", f"{use}@{o}", "own@metalake", f"own@{o}"],
+        [f"{use}@{o2}", f"{create}@metalake", f"own@{o2}", f"!{use}@metalake {use}@{o}"],
+    )
+    owner_only = case(
+        "", o, ["own@metalake", f"own@{o}"], [f"{use}@{o}", f"{use}@metalake {create}@metalake", f"own@{o2}"]
+    )
     return [
         case(f"list_{'policies' if kind == 'policy' else kind + 's'}", "metalake", *LIST_IN_METALAKE),
-        case(create_op, f"{kind}:new", [f"{create}@metalake", "own@metalake"],
-             [f"{use}@metalake", f"own@{o}", f"!{create}@metalake {create}@metalake"]),
+        case(
+            create_op,
+            f"{kind}:new",
+            [f"{create}@metalake", "own@metalake"],
+            [f"{use}@metalake", f"own@{o}", f"!{create}@metalake {create}@metalake"],
+        ),
         get,
         *same(owner_ops, owner_only),
     ]
@@ -185,18 +261,41 @@ def object_links(word: str, plural: str, use: str, create: str) -> list[Case]:
     o, o2 = {"tag": ("tag:tg", "tag:tg2"), "policy": ("policy:pol", "policy:pol2")}[word]
     load = f"UC US SELECT_TABLE@{T}"
     return [
-        case(f"list_objects_for_{word}", o, [f"{use}@{o}", f"{use}@metalake", f"own@{o}", "own@metalake"],
-             [f"{use}@{o2}", load, f"{create}@metalake"]),
-        case(f"list_{plural}_for_object", T, [load, f"UC US own@{T}", "own@catalog:c"],
-             [f"SELECT_TABLE@{T}", f"{use}@metalake", f"own@{T}", "UC US", f"own@{o}"]),
+        case(
+            f"list_objects_for_{word}",
+            o,
+            [f"{use}@{o}", f"{use}@metalake", f"own@{o}", "own@metalake"],
+            [f"{use}@{o2}", load, f"{create}@metalake"],
+        ),
+        case(
+            f"list_{plural}_for_object",
+            T,
+            [load, f"UC US own@{T}", "own@catalog:c"],
+            [f"SELECT_TABLE@{T}", f"{use}@metalake", f"own@{T}", "UC US", f"own@{o}"],
+        ),
         case(f"list_{plural}_for_object", "catalog:c", ["UC"], ["USE_SCHEMA@catalog:c", f"{use}@{o}"]),
-        case(f"get_{word}_for_object", T,
-             [f"{load} {use}@{o}", f"{load} {use}@metalake", f"{load} own@{o}", "own@metalake"],
-             [load, f"{use}@{o}", f"SELECT_TABLE@{T} {use}@{o}", f"{load} {use}@{o2}"], other=o),
-        case(f"associate_object_{plural}", T,
-             [f"{load} {use}@{o}", f"{load} {use}@metalake", f"UC US MODIFY_TABLE@{T} {use}@{o}"],
-             [load, f"{use}@{o}", f"SELECT_TABLE@{T} {use}@{o}", f"{load} {use}@{o2}",
-              f"{load} {create}@metalake", f"{load} own@{o}", f"{load} {use}@{o} !{use}@metalake"], other=o),
+        case(
+            f"get_{word}_for_object",
+            T,
+            [f"{load} {use}@{o}", f"{load} {use}@metalake", f"{load} own@{o}", "own@metalake"],
+            [load, f"{use}@{o}", f"SELECT_TABLE@{T} {use}@{o}", f"{load} {use}@{o2}"],
+            other=o,
+        ),
+        case(
+            f"associate_object_{plural}",
+            T,
+            [f"{load} {use}@{o}", f"{load} {use}@metalake", f"UC US MODIFY_TABLE@{T} {use}@{o}"],
+            [
+                load,
+                f"{use}@{o}",
+                f"SELECT_TABLE@{T} {use}@{o}",
+                f"{load} {use}@{o2}",
+                f"{load} {create}@metalake",
+                f"{load} own@{o}",
+                f"{load} {use}@{o} !{use}@metalake",
+            ],
+            other=o,
+        ),
     ]
 
 
@@ -205,113 +304,286 @@ CASES: list[Case] = [
     case("create_metalake", "metalake", ["admin"], ["own@metalake", "CREATE_CATALOG@metalake"]),
     case("load_metalake", "metalake", [""], ["absent"]),
     *same(["alter_metalake", "drop_metalake"], case("", "metalake", *OWNERS_OF_METALAKE_ONLY)),
-    case("create_catalog", "catalog:new", ["CREATE_CATALOG@metalake", "own@metalake"],
-         ["own@catalog:c", "USE_CATALOG@metalake", "!CREATE_CATALOG@metalake CREATE_CATALOG@metalake"]),
-    *same(["alter_catalog", "drop_catalog"], case(
-        "", "catalog:c", ["own@catalog:c", "own@metalake"],
-        ["UC", "USE_CATALOG@metalake CREATE_CATALOG@metalake", "own@catalog:c2", "own@schema:c.s"])),
+    case(
+        "create_catalog",
+        "catalog:new",
+        ["CREATE_CATALOG@metalake", "own@metalake"],
+        ["own@catalog:c", "USE_CATALOG@metalake", "!CREATE_CATALOG@metalake CREATE_CATALOG@metalake"],
+    ),
+    *same(
+        ["alter_catalog", "drop_catalog"],
+        case(
+            "",
+            "catalog:c",
+            ["own@catalog:c", "own@metalake"],
+            ["UC", "USE_CATALOG@metalake CREATE_CATALOG@metalake", "own@catalog:c2", "own@schema:c.s"],
+        ),
+    ),
     case("list_catalogs", "metalake", *LIST_IN_METALAKE),
-    case("load_catalog", "catalog:c", ["UC", "USE_CATALOG@metalake", "own@catalog:c", "own@metalake"],
-         ["USE_CATALOG@catalog:c2", "USE_SCHEMA@catalog:c", "CREATE_SCHEMA@catalog:c", "own@schema:c.s",
-          "own@catalog:c2", "USE_CATALOG@metalake !USE_CATALOG@catalog:c"]),
+    case(
+        "load_catalog",
+        "catalog:c",
+        ["UC", "USE_CATALOG@metalake", "own@catalog:c", "own@metalake"],
+        [
+            "USE_CATALOG@catalog:c2",
+            "USE_SCHEMA@catalog:c",
+            "CREATE_SCHEMA@catalog:c",
+            "own@schema:c.s",
+            "own@catalog:c2",
+            "USE_CATALOG@metalake !USE_CATALOG@catalog:c",
+        ],
+    ),
     # -- schemas --------------------------------------------------------------------------
-    case("create_schema", "schema:c.new",
-         ["CREATE_SCHEMA@catalog:c UC", "CREATE_SCHEMA@metalake USE_CATALOG@metalake",
-          "CREATE_SCHEMA@catalog:c USE_CATALOG@metalake", "own@catalog:c", "own@metalake"],
-         ["CREATE_SCHEMA@catalog:c", "UC", "CREATE_SCHEMA@catalog:c2 USE_CATALOG@catalog:c2",
-          "CREATE_SCHEMA@catalog:c2 UC", "own@catalog:c2", "own@schema:c.s"]),
-    *same(["alter_schema", "drop_schema"], case(
-        "", "schema:c.s", ["UC own@schema:c.s", "own@catalog:c", "own@metalake"],
-        ["own@schema:c.s", "UC US", "UC US CREATE_SCHEMA@catalog:c", "UC own@schema:c.s2"])),
-    case("list_schemas", "catalog:c", ["UC", "USE_CATALOG@metalake", "own@catalog:c"],
-         ["USE_SCHEMA@catalog:c", "own@schema:c.s", "USE_CATALOG@catalog:c2"]),
-    case("load_schema", "schema:c.s",
-         ["UC US", "UC USE_SCHEMA@catalog:c", "USE_CATALOG@metalake USE_SCHEMA@metalake", "UC own@schema:c.s",
-          "own@catalog:c", "own@metalake"],
-         ["US", "UC", "own@schema:c.s", "UC USE_SCHEMA@schema:c.s2", "UC CREATE_TABLE@schema:c.s"]),
+    case(
+        "create_schema",
+        "schema:c.new",
+        [
+            "CREATE_SCHEMA@catalog:c UC",
+            "CREATE_SCHEMA@metalake USE_CATALOG@metalake",
+            "CREATE_SCHEMA@catalog:c USE_CATALOG@metalake",
+            "own@catalog:c",
+            "own@metalake",
+        ],
+        [
+            "CREATE_SCHEMA@catalog:c",
+            "UC",
+            "CREATE_SCHEMA@catalog:c2 USE_CATALOG@catalog:c2",
+            "CREATE_SCHEMA@catalog:c2 UC",
+            "own@catalog:c2",
+            "own@schema:c.s",
+        ],
+    ),
+    *same(
+        ["alter_schema", "drop_schema"],
+        case(
+            "",
+            "schema:c.s",
+            ["UC own@schema:c.s", "own@catalog:c", "own@metalake"],
+            ["own@schema:c.s", "UC US", "UC US CREATE_SCHEMA@catalog:c", "UC own@schema:c.s2"],
+        ),
+    ),
+    case(
+        "list_schemas",
+        "catalog:c",
+        ["UC", "USE_CATALOG@metalake", "own@catalog:c"],
+        ["USE_SCHEMA@catalog:c", "own@schema:c.s", "USE_CATALOG@catalog:c2"],
+    ),
+    case(
+        "load_schema",
+        "schema:c.s",
+        [
+            "UC US",
+            "UC USE_SCHEMA@catalog:c",
+            "USE_CATALOG@metalake USE_SCHEMA@metalake",
+            "UC own@schema:c.s",
+            "own@catalog:c",
+            "own@metalake",
+        ],
+        ["US", "UC", "own@schema:c.s", "UC USE_SCHEMA@schema:c.s2", "UC CREATE_TABLE@schema:c.s"],
+    ),
     # -- tables, topics, filesets, models ---------------------------------------------------
     *TABLE,
-    *same(["update_table_statistics", "drop_table_statistics", "update_table_partition_statistics",
-           "drop_table_partition_statistics"], TABLE[1]),
+    *same(
+        [
+            "update_table_statistics",
+            "drop_table_statistics",
+            "update_table_partition_statistics",
+            "drop_table_partition_statistics",
+        ],
+        TABLE[1],
+    ),
     *same(["list_table_statistics", "list_table_partition_statistics"], TABLE[4]),
     *leaf("topic", "CREATE_TOPIC", "PRODUCE_TOPIC", ("CONSUME_TOPIC", "PRODUCE_TOPIC")),
     *FILESET,
     *same(["list_fileset_files"], FILESET[4]),
     *MODEL,
     case("register_model", "model:c.s.new", ["UC US CREATE_MODEL@schema:c.s"], ["CREATE_MODEL@schema:c.s"]),
-    case("link_model_version", M_,
-         [f"UC US USE_MODEL@{M_} LINK_MODEL_VERSION@{M_}",
-          "UC US USE_MODEL@schema:c.s LINK_MODEL_VERSION@catalog:c",
-          f"UC US USE_MODEL@{M_} CREATE_MODEL_VERSION@{M_}", f"UC US own@{M_}", "own@catalog:c",
-          "own@metalake"],
-         [f"UC US LINK_MODEL_VERSION@{M_}", f"UC US USE_MODEL@{M_}",
-          f"USE_MODEL@{M_} LINK_MODEL_VERSION@{M_}", f"own@{M_}",
-          f"UC US USE_MODEL@{M_} REGISTER_MODEL@schema:c.s",
-          f"UC US USE_MODEL@{M_} LINK_MODEL_VERSION@model:c.s.m2"]),
+    case(
+        "link_model_version",
+        M_,
+        [
+            f"UC US USE_MODEL@{M_} LINK_MODEL_VERSION@{M_}",
+            "UC US USE_MODEL@schema:c.s LINK_MODEL_VERSION@catalog:c",
+            f"UC US USE_MODEL@{M_} CREATE_MODEL_VERSION@{M_}",
+            f"UC US own@{M_}",
+            "own@catalog:c",
+            "own@metalake",
+        ],
+        [
+            f"UC US LINK_MODEL_VERSION@{M_}",
+            f"UC US USE_MODEL@{M_}",
+            f"USE_MODEL@{M_} LINK_MODEL_VERSION@{M_}",
+            f"own@{M_}",
+            f"UC US USE_MODEL@{M_} REGISTER_MODEL@schema:c.s",
+            f"UC US USE_MODEL@{M_} LINK_MODEL_VERSION@model:c.s.m2",
+        ],
+    ),
     *same(["list_model_versions", "load_model_version", "load_model_version_by_alias"], MODEL[4]),
     *same(["delete_model_version", "alter_model_version", "delete_model_version_alias"], MODEL[2]),
     # -- users, groups, roles, grants, owners -------------------------------------------------
-    *same(["add_user", "remove_user"], case(
-        "", "w", ["MANAGE_USERS@metalake", "own@metalake"],
-        ["MANAGE_GROUPS@metalake", "CREATE_ROLE@metalake MANAGE_GRANTS@metalake", "own@catalog:c",
-         "!MANAGE_USERS@metalake MANAGE_USERS@metalake"])),
+    *same(
+        ["add_user", "remove_user"],
+        case(
+            "",
+            "w",
+            ["MANAGE_USERS@metalake", "own@metalake"],
+            [
+                "MANAGE_GROUPS@metalake",
+                "CREATE_ROLE@metalake MANAGE_GRANTS@metalake",
+                "own@catalog:c",
+                "!MANAGE_USERS@metalake MANAGE_USERS@metalake",
+            ],
+        ),
+    ),
     case("get_user", "v", ["MANAGE_USERS@metalake", "own@metalake"], ["MANAGE_GROUPS@metalake", "member"]),
     case("get_user", "u", [""], ["absent"]),
     case("list_users", "metalake", *LIST_IN_METALAKE),
-    *same(["add_group", "remove_group"], case(
-        "", "g3", ["MANAGE_GROUPS@metalake", "own@metalake"],
-        ["MANAGE_USERS@metalake", "CREATE_ROLE@metalake", "member",
-         "!MANAGE_GROUPS@metalake MANAGE_GROUPS@metalake"])),
+    *same(
+        ["add_group", "remove_group"],
+        case(
+            "",
+            "g3",
+            ["MANAGE_GROUPS@metalake", "own@metalake"],
+            [
+                "MANAGE_USERS@metalake",
+                "CREATE_ROLE@metalake",
+                "member",
+                "!MANAGE_GROUPS@metalake MANAGE_GROUPS@metalake",
+            ],
+        ),
+    ),
     case("get_group", "g", ["MANAGE_GROUPS@metalake", "own@metalake", "member"], ["MANAGE_USERS@metalake"]),
     case("get_group", "g2", ["MANAGE_GROUPS@metalake"], ["member", "gholds"]),
     case("list_groups", "metalake", *LIST_IN_METALAKE),
-    case("create_role", "role:new", ["CREATE_ROLE@metalake", "own@metalake"],
-         ["MANAGE_GRANTS@metalake", "own@role:r", "!CREATE_ROLE@metalake CREATE_ROLE@metalake"]),
-    case("delete_role", "role:r", ["own@role:r", "own@metalake"],
-         ["CREATE_ROLE@metalake", "MANAGE_GRANTS@metalake", "holds", "gholds", "own@role:r2"]),
-    case("get_role", "role:r", ["MANAGE_GRANTS@metalake", "own@metalake", "own@role:r", "holds", "gholds"],
-         ["CREATE_ROLE@metalake", "member", "own@role:r2", "!MANAGE_GRANTS@metalake MANAGE_GRANTS@metalake"]),
+    case(
+        "create_role",
+        "role:new",
+        ["CREATE_ROLE@metalake", "own@metalake"],
+        ["MANAGE_GRANTS@metalake", "own@role:r", "!CREATE_ROLE@metalake CREATE_ROLE@metalake"],
+    ),
+    case(
+        "delete_role",
+        "role:r",
+        ["own@role:r", "own@metalake"],
+        ["CREATE_ROLE@metalake", "MANAGE_GRANTS@metalake", "holds", "gholds", "own@role:r2"],
+    ),
+    case(
+        "get_role",
+        "role:r",
+        ["MANAGE_GRANTS@metalake", "own@metalake", "own@role:r", "holds", "gholds"],
+        ["CREATE_ROLE@metalake", "member", "own@role:r2", "!MANAGE_GRANTS@metalake MANAGE_GRANTS@metalake"],
+    ),
     case("list_roles", "metalake", *LIST_IN_METALAKE),
-    *same(["grant_role", "revoke_role"], case(
-        "", "role:r", ["MANAGE_GRANTS@metalake"],
-        ["own@metalake", "own@role:r", "CREATE_ROLE@metalake", "holds",
-         "!MANAGE_GRANTS@metalake MANAGE_GRANTS@metalake"])),
-    *same(["grant_privilege", "revoke_privilege"], case(
-        "", T, ["MANAGE_GRANTS@metalake", f"own@{T}"],
-        ["own@schema:c.s", "own@metalake", f"UC US MODIFY_TABLE@{T} SELECT_TABLE@{T}", "own@table:c.s.t2",
-         "!MANAGE_GRANTS@metalake MANAGE_GRANTS@metalake"])),
-    *same(["grant_privilege", "revoke_privilege"], case(
-        "", "metalake", ["MANAGE_GRANTS@metalake", "own@metalake"],
-        ["own@catalog:c", "CREATE_ROLE@metalake"])),
-    case("set_owner", T, [f"own@{T}"], ["MANAGE_GRANTS@metalake", "own@schema:c.s", "own@metalake",
-                                        f"UC US MODIFY_TABLE@{T}"]),
+    *same(
+        ["grant_role", "revoke_role"],
+        case(
+            "",
+            "role:r",
+            ["MANAGE_GRANTS@metalake"],
+            [
+                "own@metalake",
+                "own@role:r",
+                "CREATE_ROLE@metalake",
+                "holds",
+                "!MANAGE_GRANTS@metalake MANAGE_GRANTS@metalake",
+            ],
+        ),
+    ),
+    *same(
+        ["grant_privilege", "revoke_privilege"],
+        case(
+            "",
+            T,
+            ["MANAGE_GRANTS@metalake", f"own@{T}"],
+            [
+                "own@schema:c.s",
+                "own@metalake",
+                f"UC US MODIFY_TABLE@{T} SELECT_TABLE@{T}",
+                "own@table:c.s.t2",
+                "!MANAGE_GRANTS@metalake MANAGE_GRANTS@metalake",
+            ],
+        ),
+    ),
+    *same(
+        ["grant_privilege", "revoke_privilege"],
+        case(
+            "",
+            "metalake",
+            ["MANAGE_GRANTS@metalake", "own@metalake"],
+            ["own@catalog:c", "CREATE_ROLE@metalake"],
+        ),
+    ),
+    case(
+        "set_owner",
+        T,
+        [f"own@{T}"],
+        ["MANAGE_GRANTS@metalake", "own@schema:c.s", "own@metalake", f"UC US MODIFY_TABLE@{T}"],
+    ),
     case("set_owner", "catalog:c", ["own@catalog:c"], ["own@catalog:c2", "MANAGE_GRANTS@metalake", "UC"]),
     case("set_owner", "role:r", ["own@role:r"], ["holds", "MANAGE_GRANTS@metalake", "own@role:r2"]),
     # -- tags, policies, job templates, jobs ------------------------------------------------
     *meta_objects("tag", "create_tag", "CREATE_TAG", "APPLY_TAG", ["alter_tag", "delete_tag"]),
-    *meta_objects("policy", "create_policy", "CREATE_POLICY", "APPLY_POLICY",
-                  ["alter_policy", "set_policy", "delete_policy"]),
-    *meta_objects("job_template", "register_job_template", "REGISTER_JOB_TEMPLATE", "USE_JOB_TEMPLATE",
-                  ["delete_job_template", "alter_job_template"]),
+    *meta_objects(
+        "policy",
+        "create_policy",
+        "CREATE_POLICY",
+        "APPLY_POLICY",
+        ["alter_policy", "set_policy", "delete_policy"],
+    ),
+    *meta_objects(
+        "job_template",
+        "register_job_template",
+        "REGISTER_JOB_TEMPLATE",
+        "USE_JOB_TEMPLATE",
+        ["delete_job_template", "alter_job_template"],
+    ),
     *object_links("tag", "tags", "APPLY_TAG", "CREATE_TAG"),
     *object_links("policy", "policies", "APPLY_POLICY", "CREATE_POLICY"),
     case("list_jobs", "metalake", *LIST_IN_METALAKE),
-    case("run_job", "job_template:jt",
-         ["own@metalake", "RUN_JOB@metalake USE_JOB_TEMPLATE@job_template:jt",
-          "RUN_JOB@metalake USE_JOB_TEMPLATE@metalake"],
-         ["RUN_JOB@metalake", "USE_JOB_TEMPLATE@job_template:jt", "USE_JOB_TEMPLATE@metalake",
-          "RUN_JOB@metalake USE_JOB_TEMPLATE@job_template:jt2", "own@job_template:jt",
-          "RUN_JOB@metalake own@job_template:jt",
-          "RUN_JOB@metalake USE_JOB_TEMPLATE@job_template:jt !RUN_JOB@metalake"]),
-    *same(["get_job", "cancel_job"], case(
-        "", "job:j", ["own@metalake", "own@job:j"],
-        ["RUN_JOB@metalake", "own@job:j2", "RUN_JOB@metalake USE_JOB_TEMPLATE@metalake",
-         "own@job_template:jt"])),
-    case("get_credential", T, [f"UC US SELECT_TABLE@{T}", f"UC US own@{T}", "own@catalog:c"],
-         [f"SELECT_TABLE@{T}", "UC US", f"own@{T}"]),
-    case("get_credential", "fileset:c.s.f",
-         ["UC US READ_FILESET@fileset:c.s.f", "UC US WRITE_FILESET@schema:c.s"],
-         ["READ_FILESET@fileset:c.s.f", "UC US READ_FILESET@fileset:c.s.f2"]),
+    case(
+        "run_job",
+        "job_template:jt",
+        [
+            "own@metalake",
+            "RUN_JOB@metalake USE_JOB_TEMPLATE@job_template:jt",
+            "RUN_JOB@metalake USE_JOB_TEMPLATE@metalake",
+        ],
+        [
+            "RUN_JOB@metalake",
+            "USE_JOB_TEMPLATE@job_template:jt",
+            "USE_JOB_TEMPLATE@metalake",
+            "RUN_JOB@metalake USE_JOB_TEMPLATE@job_template:jt2",
+            "own@job_template:jt",
+            "RUN_JOB@metalake own@job_template:jt",
+            "RUN_JOB@metalake USE_JOB_TEMPLATE@job_template:jt !RUN_JOB@metalake",
+        ],
+    ),
+    *same(
+        ["get_job", "cancel_job"],
+        case(
+            "",
+            "job:j",
+            ["own@metalake", "own@job:j"],
+            [
+                "RUN_JOB@metalake",
+                "own@job:j2",
+                "RUN_JOB@metalake USE_JOB_TEMPLATE@metalake",
+                "own@job_template:jt",
+            ],
+        ),
+    ),
+    case(
+        "get_credential",
+        T,
+        [f"UC US SELECT_TABLE@{T}", f"UC US own@{T}", "own@catalog:c"],
+        [f"SELECT_TABLE@{T}", "UC US", f"own@{T}"],
+    ),
+    case(
+        "get_credential",
+        "fileset:c.s.f",
+        ["UC US READ_FILESET@fileset:c.s.f", "UC US WRITE_FILESET@schema:c.s"],
+        ["READ_FILESET@fileset:c.s.f", "UC US READ_FILESET@fileset:c.s.f2"],
+    ),
     case("get_credential", "catalog:c", ["UC"], ["USE_SCHEMA@catalog:c", "own@schema:c.s"]),
 ]
 
@@ -375,8 +647,13 @@ LISTINGS = [
     ("list_tags", "metalake", "get_tag", "APPLY_TAG@tag:tg", {"tag:tg"}),
     ("list_tags", "metalake", "get_tag", "own@metalake", {"tag:tg", "tag:tg2"}),
     ("list_policies", "metalake", "get_policy", "own@policy:pol2", {"policy:pol2"}),
-    ("list_job_templates", "metalake", "get_job_template", "USE_JOB_TEMPLATE@job_template:jt",
-     {"job_template:jt"}),
+    (
+        "list_job_templates",
+        "metalake",
+        "get_job_template",
+        "USE_JOB_TEMPLATE@job_template:jt",
+        {"job_template:jt"},
+    ),
     ("list_jobs", "metalake", "get_job", "own@job:j", {"job:j"}),
     ("list_jobs", "metalake", "get_job", "own@metalake", {"job:j", "job:j2"}),
 ]
@@ -400,13 +677,18 @@ def _show(item: ObjectRef | str) -> str:
     return item.names[0] if item.type is SecurableType.ROLE else f"{item.type.value}:{item.name}"
 
 
-@pytest.mark.parametrize(("list_op", "container", "item_op", "facts", "visible"), LISTINGS,
-                         ids=[f"{x[0]}[{x[3] or 'nothing'}]" for x in LISTINGS])
-def test_listing_is_gated_then_filtered(list_op: str, container: str, item_op: str, facts: str,
-                                        visible: set[str]) -> None:
+@pytest.mark.parametrize(
+    ("list_op", "container", "item_op", "facts", "visible"),
+    LISTINGS,
+    ids=[f"{x[0]}[{x[3] or 'nothing'}]" for x in LISTINGS],
+)
+def test_listing_is_gated_then_filtered(
+    list_op: str, container: str, item_op: str, facts: str, visible: set[str]
+) -> None:
     assert OPERATIONS[list_op].lists == item_op
     model = build(facts)
     evaluator = Evaluator(model)
     assert evaluator.authorize("u", list_op, ref(container))
     seen = {_show(i) for i in _items(model, item_op, container) if evaluator.authorize("u", item_op, i)}
     assert seen == visible
+    assert {_show(i) for i in listing.visible(evaluator, "u", list_op, ref(container))} == visible
