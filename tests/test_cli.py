@@ -142,3 +142,14 @@ def test_readme_example_output_is_real(cwd: Path) -> None:
     code, out, _ = run("plan", "--spec", "examples/demo.yaml")
     assert code == 2
     assert out == shown
+
+
+def test_readme_library_example_runs(cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (ROOT / "README.md").read_text()
+    code = readme.split("## Library")[1].split("```python")[1].split("```")[0]
+    namespace: dict[str, object] = {}
+    exec(compile(code, "README.md", "exec"), namespace)  # our own README
+    result = namespace["result"]
+    assert result.lagging == {}  # type: ignore[attr-defined]
+    assert capsys.readouterr().out.startswith("alice load_table table sales.crm.orders: ALLOWED")
+    assert json.loads((cwd / "pushdown-demo-state.json").read_text())  # pushed to the demo backend
