@@ -215,6 +215,19 @@ class ObjectDropped(Event):
         return Scope.of(objects={self.object})
 
 
+@dataclass(frozen=True)
+class ExternalMembersChanged(Event):
+    """An outside directory (``pushdown_resolve_group_members``) now says other members."""
+
+    name: ClassVar[str] = "external_members_changed"
+    group: str
+    added: frozenset[str] = frozenset()
+    removed: frozenset[str] = frozenset()
+
+    def scope(self) -> Scope:
+        return Scope.of(principals={Principal.user(u) for u in self.added | self.removed})
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.name: cls
     for cls in (
@@ -235,6 +248,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         ObjectCreated,
         ObjectRenamed,
         ObjectDropped,
+        ExternalMembersChanged,
     )
 }
 

@@ -45,6 +45,8 @@ class Model:
     by_object: dict[ObjectRef, dict[Privilege, dict[Condition, set[str]]]] = field(default_factory=dict)
     #: user -> groups the user belongs to
     user_groups: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    #: group -> members an outside directory reported at the last sync (not used in decisions)
+    external_members: dict[str, set[str]] = field(default_factory=dict)
     #: bumped by every applied event; caches derived from the model key on it
     version: int = 0
 
@@ -177,6 +179,13 @@ class Model:
 
     def _on_service_admins_set(self, e: ev.ServiceAdminsSet) -> None:
         self.service_admins = set(e.users)
+
+    def _on_external_members_changed(self, e: ev.ExternalMembersChanged) -> None:
+        members = (self.external_members.get(e.group, set()) - e.removed) | e.added
+        if members:
+            self.external_members[e.group] = members
+        else:
+            self.external_members.pop(e.group, None)
 
     def _on_object_created(self, e: ev.ObjectCreated) -> None:
         self.objects[e.object] = dict(e.properties)

@@ -27,7 +27,7 @@ from pushdown.config import Config, load_config
 from pushdown.converge import converge
 from pushdown.errors import ModelError
 from pushdown.evaluator import Decision, Evaluator, Target
-from pushdown.events import Event, GroupMemberAdded, UserAdded
+from pushdown.events import Event, ExternalMembersChanged, GroupMemberAdded, UserAdded
 from pushdown.model import Model
 from pushdown.plugins import Hooks
 from pushdown.privileges import Condition, Privilege
@@ -106,7 +106,13 @@ class AccessControl:
         if last != self._seq or self.store.get_meta("metalake") not in (None, self._model.metalake):
             self._model, self._seq = self.store.load(), last
 
-    def change(self, build: Callable[[Model], list[Event]], *, metalake: str | None = None) -> ChangeResult:
+    def change(
+        self,
+        build: Callable[[Model], list[Event]],
+        *,
+        metalake: str | None = None,
+        push: bool | None = None,
+    ) -> ChangeResult:
         """Validate and commit one change (all of its events, or nothing), then push."""
         touched = False
         try:
@@ -128,7 +134,8 @@ class AccessControl:
         if self.hooks is not None:
             for seq, event in zip(seqs, events, strict=True):
                 self.hooks.event_committed(event, seq)
-        synced = tuple(self.sync()) if self.push and events else ()
+        push = self.push if push is None else push
+        synced = tuple(self.sync()) if push and events else ()
         return ChangeResult(tuple(events), tuple(seqs), synced)
 
     def _one(self, fn: Callable[..., list[Event]], *args: Any) -> ChangeResult:
@@ -218,20 +225,48 @@ class AccessControl:
 
     # -- backends --------------------------------------------------------------------
 
-    def sync_model(self) -> Model:
-        """The model a sync compiles from: plugins may add group members from elsewhere."""
-        model = self.model
+    def outside_members(self, model: Model) -> dict[str, set[str]]:
+        """Each group's members according to the directory plugins, beyond the model's own."""
         if self.hooks is None:
+            return {}
+        found = {g: self.hooks.group_members(g) - model.groups[g] for g in sorted(model.groups)}
+        return {g: users for g, users in found.items() if users}
+
+    def record_external_members(self) -> list[Event]:
+        """Journal how the directory's answer changed since the last sync.
+
+        The entry's scope names every user who joined or left, so a sync scoped by the
+        journal also revokes what a departed member still holds.
+        """
+
+        def changed(model: Model) -> list[Event]:
+            now = self.outside_members(model)
+            out: list[Event] = []
+            for group in sorted(set(now) | set(model.external_members)):
+                after, before = now.get(group, set()), model.external_members.get(group, set())
+                if after != before:
+                    out.append(
+                        ExternalMembersChanged(group, frozenset(after - before), frozenset(before - after))
+                    )
+            return out
+
+        if self.hooks is None:
+            return []
+        return list(self.change(changed, push=False).events)
+
+    def sync_model(self, outside: dict[str, set[str]] | None = None) -> Model:
+        """The model a sync compiles from, with the directory's members added (for that sync)."""
+        model = self.model
+        members = model.external_members if outside is None else outside
+        if not members:
             return model
-        extra = {g: self.hooks.group_members(g) - model.groups[g] for g in model.groups}
-        if not any(extra.values()):
-            return model
-        view = self.store.load()
-        for group, users in extra.items():
+        view = copy.deepcopy(model)
+        for group, users in sorted(members.items()):
             for user in sorted(users):
                 if user not in view.users:
                     view.apply(UserAdded(user))
-                view.apply(GroupMemberAdded(group, user))
+                if group in view.groups:
+                    view.apply(GroupMemberAdded(group, user))
         return view
 
     def sync(
@@ -242,9 +277,12 @@ class AccessControl:
         dry_run: bool = False,
         progress: Callable[[str], Callable[[int], None]] | None = None,
     ) -> list[SyncResult]:
-        return self.dispatcher.run(
-            self.sync_model(), names=names, full=full, dry_run=dry_run, progress=progress
-        )
+        if dry_run:  # a dry run writes nothing: ask the directory, record nothing
+            model = self.sync_model(self.outside_members(self.model))
+        else:
+            self.record_external_members()
+            model = self.sync_model()
+        return self.dispatcher.run(model, names=names, full=full, dry_run=dry_run, progress=progress)
 
 
 def _converge_events(model: Model, target: Model) -> list[Event]:

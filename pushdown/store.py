@@ -38,6 +38,7 @@ CREATE TABLE IF NOT EXISTS service_admins(name TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS journal(
     seq INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, name TEXT NOT NULL,
     payload TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS external_members(grp TEXT, usr TEXT, PRIMARY KEY (grp, usr));
 CREATE TABLE IF NOT EXISTS cursors(backend TEXT PRIMARY KEY, seq INTEGER NOT NULL);
 """
 
@@ -135,6 +136,8 @@ class Store:
         for obj, owner in q("SELECT obj, owner FROM owners"):
             model.owners[ObjectRef.parse(obj)] = owner
         model.service_admins = {name for (name,) in q("SELECT name FROM service_admins")}
+        for grp, usr in q("SELECT grp, usr FROM external_members"):
+            model.external_members.setdefault(grp, set()).add(usr)
         return model
 
     # -- each event's effect on the tables ---------------------------------------------
@@ -219,6 +222,12 @@ class Store:
         self._x("DELETE FROM service_admins")
         for user in sorted(e.users):
             self._x("INSERT INTO service_admins VALUES (?)", user)
+
+    def _on_external_members_changed(self, e: ev.ExternalMembersChanged) -> None:
+        for user in sorted(e.removed):
+            self._x("DELETE FROM external_members WHERE grp = ? AND usr = ?", e.group, user)
+        for user in sorted(e.added):
+            self._x("INSERT OR IGNORE INTO external_members VALUES (?, ?)", e.group, user)
 
     def _on_object_created(self, e: ev.ObjectCreated) -> None:
         self._x("INSERT INTO objects VALUES (?, ?)", str(e.object), json.dumps(e.properties))

@@ -128,3 +128,34 @@ def test_a_kind_registered_twice_names_both_origins() -> None:
     hooks = Hooks.load(extra=[Twice()])
     with pytest.raises(ConfigError, match="registered twice"):
         _ = hooks.backends
+
+
+class ChangingDirectory:
+    """An outside directory whose answer changes between syncs."""
+
+    def __init__(self) -> None:
+        self.members = {"analysts": ["zed"]}
+
+    @hookimpl
+    def pushdown_resolve_group_members(self, group: str) -> list[str] | None:
+        return self.members.get(group)
+
+
+def test_a_member_who_leaves_the_directory_loses_access_at_the_next_scoped_sync() -> None:
+    directory = ChangingDirectory()
+    ac = _ac(Hooks.load(extra=[directory]))
+    ac.grant_role("r", "group analysts")
+    held = ac.backends["main"].held  # type: ignore[attr-defined]
+    table = ObjectRef.parse("table c.s.t")
+    assert Permit("zed", "load_table", table) in held
+    directory.members = {"analysts": []}
+    before = ac.store.last_seq()
+    ac.sync(dry_run=True)  # a dry run asks the directory but records nothing
+    assert ac.store.last_seq() == before
+    [synced] = ac.sync()  # scoped by the journal, not a full sync
+    assert synced.plan is not None and not synced.plan.scope.full
+    assert [str(op) for op in synced.plan.ops if "zed" in str(op)] != []
+    assert not any(p.user == "zed" for p in held)
+    assert Permit("alice", "load_table", table) in held
+    [event] = [e for _, e in ac.store.events_since(before)]
+    assert event.name == "external_members_changed"

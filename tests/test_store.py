@@ -301,6 +301,7 @@ EXAMPLES: list[ev.Event] = [
     ev.ObjectCreated(ObjectRef(T.TAG, (H,))),
     ev.ObjectRenamed(ObjectRef(T.SCHEMA, ("c", "a.b")), ObjectRef(T.SCHEMA, ("c", "`"))),
     ev.ObjectDropped(ObjectRef(T.JOB_TEMPLATE, (H,))),
+    ev.ExternalMembersChanged(H, frozenset({H, "x"}), frozenset({"gone"})),
 ]
 
 
