@@ -140,11 +140,7 @@ def apply(ctx: click.Context, spec: str | None, backends: tuple[str, ...], pendi
     """Apply the plan to each backend, read back, and require that nothing is left."""
     with _errors():
         ac = _open(ctx, spec)
-        names = _selected(ac, backends)
-        totals = {
-            r.backend: len(r.plan.ops) for r in ac.sync(names, full=not pending, dry_run=True) if r.plan
-        }
-        results = ac.sync(names, full=not pending, progress=_progress_bars(totals))
+        results = ac.sync(_selected(ac, backends), full=not pending, progress=_progress_bar)
     failed = 0
     for result in results:
         if result.error is not None:
@@ -161,24 +157,21 @@ def apply(ctx: click.Context, spec: str | None, backends: tuple[str, ...], pendi
     ctx.exit(1 if failed else 0)
 
 
-def _progress_bars(totals: dict[str, int]) -> Callable[[str], Callable[[int], None]]:
-    def factory(name: str) -> Callable[[int], None]:
-        total = totals.get(name, 0)
-        if total < PROGRESS_MIN_OPS:
-            return lambda n: None
-        bar: Any = click.progressbar(length=total, label=f"applying to {name}", file=sys.stderr)
-        bar.__enter__()
-        done = [0]
+def _progress_bar(name: str, total: int) -> Callable[[int], None]:
+    """A progress bar on stderr for long applies; silent for short ones."""
+    if total < PROGRESS_MIN_OPS:
+        return lambda n: None
+    bar: Any = click.progressbar(length=total, label=f"applying to {name}", file=sys.stderr)
+    bar.__enter__()
+    done = [0]
 
-        def tick(n: int) -> None:
-            bar.update(n)
-            done[0] += n
-            if done[0] >= total:
-                bar.__exit__(None, None, None)
+    def tick(n: int) -> None:
+        bar.update(n)
+        done[0] += n
+        if done[0] >= total:
+            bar.__exit__(None, None, None)
 
-        return tick
-
-    return factory
+    return tick
 
 
 @main.command()

@@ -275,7 +275,7 @@ class AccessControl:
         *,
         full: bool = False,
         dry_run: bool = False,
-        progress: Callable[[str], Callable[[int], None]] | None = None,
+        progress: Callable[[str, int], Callable[[int], None]] | None = None,
     ) -> list[SyncResult]:
         if dry_run:  # a dry run writes nothing: ask the directory, record nothing
             model = self.sync_model(self.outside_members(self.model))

@@ -48,19 +48,23 @@ def reconcile(
     *,
     dry_run: bool = False,
     progress: Progress = _no_progress,
+    start: Callable[[Plan], Progress] | None = None,
     retries: int = 2,
     delay: float = 0.5,
     sleep: Callable[[float], None] = time.sleep,
 ) -> tuple[Plan, bool]:
     """Plan, and unless ``dry_run``, apply and verify. Returns the first plan and
-    whether anything was applied. Raises :class:`BackendError` on failure."""
+    whether anything was applied. Raises :class:`BackendError` on failure.
+
+    ``start(plan)``, when given, is called just before the plan is applied and returns
+    the progress callback (so a progress bar knows its length)."""
     attempt = 0
     while True:
         try:
             plan = backend.plan(model, scope)
             if dry_run or plan.empty:
                 return plan, False
-            backend.apply(plan.ops, progress)
+            backend.apply(plan.ops, start(plan) if start else progress)
             second = backend.plan(model, scope)
             if not second.empty:
                 raise NotConverged(
@@ -99,8 +103,10 @@ class Dispatcher:
         names: list[str] | None = None,
         full: bool = False,
         dry_run: bool = False,
-        progress: Callable[[str], Progress] | None = None,
+        progress: Callable[[str, int], Progress] | None = None,
     ) -> list[SyncResult]:
+        """``progress(backend, n)`` is called before ``n`` operations are applied to a
+        backend and returns that backend's progress callback."""
         results = []
         for name in names or sorted(self.backends):
             results.append(self._one(name, model, full, dry_run, progress))
@@ -112,7 +118,7 @@ class Dispatcher:
         model: Model,
         full: bool,
         dry_run: bool,
-        progress: Callable[[str], Progress] | None,
+        progress: Callable[[str, int], Progress] | None,
     ) -> SyncResult:
         backend = self.backends[name]
         scope, last = self.pending_scope(name)
@@ -120,9 +126,9 @@ class Dispatcher:
             scope = Scope.everything()
         elif scope.empty:
             return SyncResult(name, None, seq=last)
-        tick = progress(name) if progress else _no_progress
+        start = (lambda plan: progress(name, len(plan.ops))) if progress else None
         try:
-            plan, applied = reconcile(backend, model, scope, dry_run=dry_run, progress=tick)
+            plan, applied = reconcile(backend, model, scope, dry_run=dry_run, start=start)
         except BackendError as exc:
             return SyncResult(name, None, error=str(exc), seq=self.store.cursor(name))
         except PushdownError as exc:

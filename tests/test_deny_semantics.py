@@ -22,9 +22,17 @@ C, S, T = ObjectRef.of("catalog", "c"), ObjectRef.of("schema", "c.s"), ObjectRef
 TOPIC, FILESET = ObjectRef.of("topic", "c.s.tp"), ObjectRef.of("fileset", "c.s.f")
 MODEL = ObjectRef.of("model", "c.s.m")
 OBJECTS = {
-    "metalake": METALAKE, "catalog": C, "schema": S, "table": T, "topic": TOPIC, "fileset": FILESET,
-    "model": MODEL, "tag": ObjectRef.of("tag", "tg"), "policy": ObjectRef.of("policy", "pol"),
-    "job_template": ObjectRef.of("job_template", "jt"), "job": ObjectRef.of("job", "j"),
+    "metalake": METALAKE,
+    "catalog": C,
+    "schema": S,
+    "table": T,
+    "topic": TOPIC,
+    "fileset": FILESET,
+    "model": MODEL,
+    "tag": ObjectRef.of("tag", "tg"),
+    "policy": ObjectRef.of("policy", "pol"),
+    "job_template": ObjectRef.of("job_template", "jt"),
+    "job": ObjectRef.of("job", "j"),
     "role": ObjectRef.of("role", "r"),
 }
 
@@ -48,8 +56,13 @@ def world() -> Model:
     return m
 
 
-def role(m: Model, name: str, *grants: tuple[ObjectRef, Privilege | str, Condition],
-         users: tuple[str, ...] = ("u",), groups: tuple[str, ...] = ()) -> None:
+def role(
+    m: Model,
+    name: str,
+    *grants: tuple[ObjectRef, Privilege | str, Condition],
+    users: tuple[str, ...] = ("u",),
+    groups: tuple[str, ...] = (),
+) -> None:
     apply(m, changes.create_role(m, name, owner="admin"))
     for obj, priv, cond in grants:
         apply(m, changes.grant_privileges(m, name, obj, [priv], cond))
@@ -71,11 +84,15 @@ def can(m: Model, op: str, target: ObjectRef, user: str = "u") -> bool:
 # -- Example 1 / Example 2 of "Inheritance and Conditions" ----------------------------------
 
 
-@pytest.mark.parametrize(("metalake_cond", "catalog_cond"), [(ALLOW, DENY), (DENY, ALLOW)],
-                         ids=["parent-allow-child-deny", "parent-deny-child-allow"])
+@pytest.mark.parametrize(
+    ("metalake_cond", "catalog_cond"),
+    [(ALLOW, DENY), (DENY, ALLOW)],
+    ids=["parent-allow-child-deny", "parent-deny-child-allow"],
+)
 @pytest.mark.parametrize("split_roles", [False, True], ids=["one-role", "two-roles"])
-def test_deny_wins_across_the_hierarchy(metalake_cond: Condition, catalog_cond: Condition,
-                                        split_roles: bool) -> None:
+def test_deny_wins_across_the_hierarchy(
+    metalake_cond: Condition, catalog_cond: Condition, split_roles: bool
+) -> None:
     m = world()
     grants = [(METALAKE, P.USE_CATALOG, metalake_cond), (C, P.USE_CATALOG, catalog_cond)]
     if split_roles:
@@ -113,8 +130,9 @@ PAIR_NAMES = ("obj", "write", "read", "load_op", "write_op")
 
 @pytest.mark.parametrize(PAIR_NAMES, PAIRS, ids=["table", "topic", "fileset"])
 @pytest.mark.parametrize("deny_at", ["object", "catalog"])
-def test_deny_write_leaves_allow_read(obj: ObjectRef, write: Privilege, read: Privilege, load_op: str,
-                                      write_op: str, deny_at: str) -> None:
+def test_deny_write_leaves_allow_read(
+    obj: ObjectRef, write: Privilege, read: Privilege, load_op: str, write_op: str, deny_at: str
+) -> None:
     m = world()
     gates(m)
     role(m, "reader", (obj, read, ALLOW), (obj if deny_at == "object" else C, write, DENY))
@@ -125,8 +143,9 @@ def test_deny_write_leaves_allow_read(obj: ObjectRef, write: Privilege, read: Pr
 
 @pytest.mark.parametrize(PAIR_NAMES, PAIRS, ids=["table", "topic", "fileset"])
 @pytest.mark.parametrize("deny_at", ["object", "catalog"])
-def test_deny_read_leaves_allow_write(obj: ObjectRef, write: Privilege, read: Privilege, load_op: str,
-                                      write_op: str, deny_at: str) -> None:
+def test_deny_read_leaves_allow_write(
+    obj: ObjectRef, write: Privilege, read: Privilege, load_op: str, write_op: str, deny_at: str
+) -> None:
     m = world()
     gates(m)
     role(m, "writer", (obj, write, ALLOW), (obj if deny_at == "object" else C, read, DENY))
@@ -216,8 +235,13 @@ def test_deprecated_model_privileges_are_aliases() -> None:
     assert Privilege.parse("CREATE_MODEL_VERSION") is P.LINK_MODEL_VERSION
     m = world()
     gates(m)
-    role(m, "old", (S, "CREATE_MODEL", ALLOW), (MODEL, "USE_MODEL", ALLOW),
-         (MODEL, "CREATE_MODEL_VERSION", ALLOW))
+    role(
+        m,
+        "old",
+        (S, "CREATE_MODEL", ALLOW),
+        (MODEL, "USE_MODEL", ALLOW),
+        (MODEL, "CREATE_MODEL_VERSION", ALLOW),
+    )
     assert can(m, "register_model", ObjectRef.of("model", "c.s.new"))
     assert can(m, "link_model_version", MODEL)
     ev = Evaluator(m)
@@ -237,19 +261,35 @@ def test_deprecated_alias_denied_by_its_new_name() -> None:
 # -- where each privilege may be granted ("Supports Securable Object" columns) -------------------
 
 SUPPORTS = {
-    "MANAGE_USERS": "metalake", "MANAGE_GROUPS": "metalake", "CREATE_ROLE": "metalake",
-    "MANAGE_GRANTS": "metalake", "CREATE_CATALOG": "metalake", "USE_CATALOG": "metalake catalog",
-    "CREATE_SCHEMA": "metalake catalog", "USE_SCHEMA": "metalake catalog schema",
-    "CREATE_TABLE": "metalake catalog schema", "MODIFY_TABLE": "metalake catalog schema table",
-    "SELECT_TABLE": "metalake catalog schema table", "CREATE_TOPIC": "metalake catalog schema",
-    "PRODUCE_TOPIC": "metalake catalog schema topic", "CONSUME_TOPIC": "metalake catalog schema topic",
-    "CREATE_FILESET": "metalake catalog schema", "WRITE_FILESET": "metalake catalog schema fileset",
-    "READ_FILESET": "metalake catalog schema fileset", "REGISTER_MODEL": "metalake catalog schema",
-    "LINK_MODEL_VERSION": "metalake catalog schema model", "USE_MODEL": "metalake catalog schema model",
-    "CREATE_MODEL": "metalake catalog schema", "CREATE_MODEL_VERSION": "metalake catalog schema model",
-    "CREATE_TAG": "metalake", "APPLY_TAG": "metalake tag", "CREATE_POLICY": "metalake",
-    "APPLY_POLICY": "metalake policy", "REGISTER_JOB_TEMPLATE": "metalake",
-    "USE_JOB_TEMPLATE": "metalake job_template", "RUN_JOB": "metalake",
+    "MANAGE_USERS": "metalake",
+    "MANAGE_GROUPS": "metalake",
+    "CREATE_ROLE": "metalake",
+    "MANAGE_GRANTS": "metalake",
+    "CREATE_CATALOG": "metalake",
+    "USE_CATALOG": "metalake catalog",
+    "CREATE_SCHEMA": "metalake catalog",
+    "USE_SCHEMA": "metalake catalog schema",
+    "CREATE_TABLE": "metalake catalog schema",
+    "MODIFY_TABLE": "metalake catalog schema table",
+    "SELECT_TABLE": "metalake catalog schema table",
+    "CREATE_TOPIC": "metalake catalog schema",
+    "PRODUCE_TOPIC": "metalake catalog schema topic",
+    "CONSUME_TOPIC": "metalake catalog schema topic",
+    "CREATE_FILESET": "metalake catalog schema",
+    "WRITE_FILESET": "metalake catalog schema fileset",
+    "READ_FILESET": "metalake catalog schema fileset",
+    "REGISTER_MODEL": "metalake catalog schema",
+    "LINK_MODEL_VERSION": "metalake catalog schema model",
+    "USE_MODEL": "metalake catalog schema model",
+    "CREATE_MODEL": "metalake catalog schema",
+    "CREATE_MODEL_VERSION": "metalake catalog schema model",
+    "CREATE_TAG": "metalake",
+    "APPLY_TAG": "metalake tag",
+    "CREATE_POLICY": "metalake",
+    "APPLY_POLICY": "metalake policy",
+    "REGISTER_JOB_TEMPLATE": "metalake",
+    "USE_JOB_TEMPLATE": "metalake job_template",
+    "RUN_JOB": "metalake",
 }
 
 

@@ -45,8 +45,9 @@ FAST = settings(max_examples=150, deadline=None, database=None)
 
 #: (role, privilege, level, condition); every model has roles r0 and r1
 grants = st.sampled_from(sorted(LEVELS, key=lambda p: p.value)).flatmap(
-    lambda p: st.tuples(st.sampled_from(ROLES[:2]), st.just(p), st.sampled_from(LEVELS[p]),
-                        st.sampled_from(Condition))
+    lambda p: st.tuples(
+        st.sampled_from(ROLES[:2]), st.just(p), st.sampled_from(LEVELS[p]), st.sampled_from(Condition)
+    )
 )
 
 
@@ -68,7 +69,9 @@ def specs(draw: st.DrawFn) -> Spec:
     roles = ROLES[: draw(st.integers(2, 3))]
     chosen = draw(st.lists(grants, max_size=10))
     return Spec(
-        users, groups, roles,
+        users,
+        groups,
+        roles,
         chosen,
         draw(st.frozensets(st.tuples(st.sampled_from(users), st.sampled_from(roles)))),
         draw(st.frozensets(st.tuples(st.sampled_from(sorted(groups)), st.sampled_from(roles)))),
@@ -106,9 +109,7 @@ def build(spec: Spec) -> Model:
 def decisions(m: Model) -> dict[tuple[str, str, ObjectRef], bool]:
     ev = Evaluator(m)
     return {
-        (u, op, t): ev.authorize(u, op, t, explain=False).allowed
-        for u in sorted(m.users)
-        for op, t in CHECKS
+        (u, op, t): ev.authorize(u, op, t, explain=False).allowed for u in sorted(m.users) for op, t in CHECKS
     }
 
 

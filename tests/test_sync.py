@@ -8,10 +8,17 @@ from pushdown.errors import NotConverged, TemporaryBackendError
 from pushdown.recording import Permit
 from pushdown.scope import Scope
 from pushdown.securables import ObjectRef
+from pushdown.service import AccessControl
 from pushdown.sync import reconcile
 from tests.fakes import FlakyBackend, access_control
 
 ORDERS = ObjectRef.parse("table sales.crm.orders")
+
+
+def flaky(ac: AccessControl) -> FlakyBackend:
+    backend = ac.backends["main"]
+    assert isinstance(backend, FlakyBackend)
+    return backend
 
 
 def _setup(ac):  # type: ignore[no-untyped-def]
@@ -44,8 +51,7 @@ def test_each_change_is_pushed_right_away_over_its_scope() -> None:
 def test_a_backend_that_is_down_lags_and_catches_up_without_losing_the_change() -> None:
     ac = access_control(main=FlakyBackend)
     _setup(ac)
-    backend = ac.backends["main"]
-    assert isinstance(backend, FlakyBackend)
+    backend = flaky(ac)
     backend.down = True
     result = ac.grant_role("reader", "user alice")
     assert "main" in result.lagging and "connection refused" in result.lagging["main"]
@@ -65,8 +71,7 @@ def test_transient_failures_during_apply_are_retried() -> None:
     ac = access_control(main=FlakyBackend)
     ac.push = False
     _setup(ac)
-    backend = ac.backends["main"]
-    assert isinstance(backend, FlakyBackend)
+    backend = flaky(ac)
     backend.fail_times = 2
     plan, applied = reconcile(backend, ac.model, Scope.everything(), sleep=lambda s: None)
     assert applied and not plan.empty
@@ -77,8 +82,7 @@ def test_retries_are_bounded() -> None:
     ac = access_control(main=FlakyBackend)
     ac.push = False
     _setup(ac)
-    backend = ac.backends["main"]
-    assert isinstance(backend, FlakyBackend)
+    backend = flaky(ac)
     backend.fail_times = 5
     with pytest.raises(TemporaryBackendError):
         reconcile(backend, ac.model, Scope.everything(), retries=2, sleep=lambda s: None)
@@ -87,8 +91,7 @@ def test_retries_are_bounded() -> None:
 def test_permanent_refusal_is_reported_in_the_backends_words() -> None:
     ac = access_control(main=FlakyBackend)
     _setup(ac)
-    backend = ac.backends["main"]
-    assert isinstance(backend, FlakyBackend)
+    backend = flaky(ac)
     backend.refuse = "Access denied; you need the GRANT OPTION privilege"
     result = ac.grant_role("reader", "user alice")
     assert "GRANT OPTION" in result.lagging["main"]
@@ -98,8 +101,7 @@ def test_an_apply_that_does_not_stick_is_caught_by_reading_back() -> None:
     ac = access_control(main=FlakyBackend)
     ac.push = False
     _setup(ac)
-    backend = ac.backends["main"]
-    assert isinstance(backend, FlakyBackend)
+    backend = flaky(ac)
     backend.ignore_apply = True
     with pytest.raises(NotConverged, match="reading back still shows"):
         reconcile(backend, ac.model, Scope.everything())

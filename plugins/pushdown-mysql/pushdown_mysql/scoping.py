@@ -1,6 +1,7 @@
 """Translate a model scope into the server scope MySQL facts are judged against.
 
-Catalogs and the metalake become the whole server; schemas and tables of the enforced
+The metalake and any catalog (this backend's or one it may just have stopped
+enforcing) become the whole server; schemas and tables of the enforced
 catalog become ``ObjectRef`` s under :data:`~pushdown_mysql.facts.SERVER`; a group
 widens to its members and a role to every user holding it (directly or through a
 group), since MySQL holds grants per user; users become their account names.
@@ -29,12 +30,12 @@ def users_in(model: Model, principal: Principal) -> set[str]:
 
 def server_object(obj: ObjectRef, catalog: str | None) -> ObjectRef | Scope | None:
     """The server-side object for ``obj``; ``Scope.everything()`` for the whole server."""
-    if obj.type is SecurableType.METALAKE:
+    if obj.type in (SecurableType.METALAKE, SecurableType.CATALOG):
+        # Any catalog event may change which catalog this server enforces (a catalog
+        # dropped, renamed or pointed at another backend): look at the whole server.
         return Scope.everything()
     if obj.catalog is None or obj.catalog != catalog:
         return None
-    if obj.type is SecurableType.CATALOG:
-        return Scope.everything()
     if obj.type is SecurableType.SCHEMA:
         return ObjectRef(SecurableType.SCHEMA, (SERVER, obj.names[1]))
     if obj.type is SecurableType.TABLE:

@@ -101,3 +101,27 @@ def test_a_server_that_is_down_lags_and_catches_up_from_the_journal(world: World
     assert probe.mismatches == [] and probe.checks > 0
     ac.close()
     down.close()
+
+
+@pytest.mark.parametrize("how", ["drop", "another backend"])
+def test_a_catalog_that_leaves_the_backend_takes_its_grants_with_it(world: World, how: str) -> None:
+    settings = {"host": world.server.host, "port": world.server.port, "user": PUSHDOWN}
+    backend = MySQLBackend(BackendContext("mysql1", settings, secret=lambda key: PUSHDOWN_PASSWORD))
+    ac = AccessControl(Store(), {"mysql1": backend})
+    ac.load_model(world.model)
+    ac.create_role("reader")
+    ac.grant_privileges("reader", "metalake", ["USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE"])
+    assert ac.grant_role("reader", "user ann").lagging == {}
+    assert any("pd_ann" in str(g) for g in backend._actual(backend.read()))
+    if how == "drop":
+        result = ac.drop_object("catalog c")
+    else:
+        target = load_spec_text(SPEC.replace("backend: mysql1", "backend: elsewhere"))
+        target.roles["reader"] = set(ac.model.roles["reader"])
+        target.user_roles["ann"] = {"reader"}
+        result = ac.load_model(target)
+    assert result.lagging == {}
+    [synced] = result.synced
+    assert synced.plan is not None and not synced.plan.scope.full  # a scoped sync, not a full one
+    assert backend._actual(backend.read()) == set()  # the metalake grant no longer reaches this server
+    ac.close()

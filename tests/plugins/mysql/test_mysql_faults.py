@@ -20,8 +20,15 @@ def many_grants(world: World) -> None:
     world.schema("killed")
     for i in range(30):
         world.table("killed", f"t{i}")
-    world.role("all", [("catalog c", "USE_CATALOG", "ALLOW"), ("catalog c", "USE_SCHEMA", "ALLOW"),
-                       ("catalog c", "MODIFY_TABLE", "ALLOW")], to=["k1", "k2", "k3"])
+    world.role(
+        "all",
+        [
+            ("catalog c", "USE_CATALOG", "ALLOW"),
+            ("catalog c", "USE_SCHEMA", "ALLOW"),
+            ("catalog c", "MODIFY_TABLE", "ALLOW"),
+        ],
+        to=["k1", "k2", "k3"],
+    )
 
 
 def test_server_killed_mid_apply_gives_a_clear_error_and_the_next_sync_converges(

@@ -27,7 +27,10 @@ from .world import World, backend_for, do
 pytestmark = pytest.mark.mariadb
 
 settings.register_profile(
-    "pushdown-mysql-histories", max_examples=15, deadline=None, derandomize=False,
+    "pushdown-mysql-histories",
+    max_examples=15,
+    deadline=None,
+    derandomize=False,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 PROFILE = settings.get_profile("pushdown-mysql-histories")
@@ -36,15 +39,28 @@ USERS = ("u1", "u2", "u3")
 ROLES = ("r1", "r2")
 SCHEMAS = ("s1", "s2")
 TABLES = ("a", "b", "c")
-OBJECTS = ("catalog c", *(f"schema c.{s}" for s in SCHEMAS),
-           *(f"table c.{s}.{t}" for s in SCHEMAS for t in TABLES))
+OBJECTS = (
+    "catalog c",
+    *(f"schema c.{s}" for s in SCHEMAS),
+    *(f"table c.{s}.{t}" for s in SCHEMAS for t in TABLES),
+)
 PRIVILEGES = ("USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE", "MODIFY_TABLE", "CREATE_TABLE", "CREATE_SCHEMA")
 
 steps = st.one_of(
-    st.tuples(st.just("grant"), st.sampled_from(ROLES), st.sampled_from(OBJECTS), st.sampled_from(PRIVILEGES),
-              st.sampled_from(("ALLOW", "ALLOW", "DENY"))),
-    st.tuples(st.just("revoke"), st.sampled_from(ROLES), st.sampled_from(OBJECTS),
-              st.sampled_from(PRIVILEGES), st.sampled_from(("ALLOW", "DENY"))),
+    st.tuples(
+        st.just("grant"),
+        st.sampled_from(ROLES),
+        st.sampled_from(OBJECTS),
+        st.sampled_from(PRIVILEGES),
+        st.sampled_from(("ALLOW", "ALLOW", "DENY")),
+    ),
+    st.tuples(
+        st.just("revoke"),
+        st.sampled_from(ROLES),
+        st.sampled_from(OBJECTS),
+        st.sampled_from(PRIVILEGES),
+        st.sampled_from(("ALLOW", "DENY")),
+    ),
     st.tuples(st.just("role_user"), st.sampled_from(ROLES), st.sampled_from(USERS), st.booleans()),
     st.tuples(st.just("role_group"), st.sampled_from(ROLES), st.booleans()),
     st.tuples(st.just("member"), st.sampled_from(USERS), st.booleans()),
@@ -144,6 +160,8 @@ def test_random_histories_match_the_evaluator_after_every_sync(mariadb, capsys) 
 
     run()
     with capsys.disabled():
-        print(f"\nmysql histories: {totals['histories']} histories, {totals['syncs']} syncs, "
-              f"{totals['checks']} checks, {totals['mismatches']} mismatches")
+        print(
+            f"\nmysql histories: {totals['histories']} histories, {totals['syncs']} syncs, "
+            f"{totals['checks']} checks, {totals['mismatches']} mismatches"
+        )
     assert totals["mismatches"] == 0 and totals["checks"] > 0

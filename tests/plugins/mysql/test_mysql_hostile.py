@@ -13,11 +13,30 @@ from .world import World, admin, do
 
 pytestmark = pytest.mark.mariadb
 
-DATABASES = ["we`ird", "it's", 'dq"uote', "sp ace", "semi;colon", "pct%", "under_score", "back\\slash",
-             "ünïcødé中文", "d" * 64]
+DATABASES = [
+    "we`ird",
+    "it's",
+    'dq"uote',
+    "sp ace",
+    "semi;colon",
+    "pct%",
+    "under_score",
+    "back\\slash",
+    "ünïcødé中文",
+    "d" * 64,
+]
 TABLES = ["t`1", "o'k", "x; DROP TABLE y", "100%", "a_b", "é" * 64]
-USERS = ["o'brien", "back`tick", "semi;colon", "pct%", "under_score", "ünï", 'dq"', "sl\\ash",
-         "u" * (128 - 3)]
+USERS = [
+    "o'brien",
+    "back`tick",
+    "semi;colon",
+    "pct%",
+    "under_score",
+    "ünï",
+    'dq"',
+    "sl\\ash",
+    "u" * (128 - 3),
+]
 
 
 def test_hostile_names_converge_and_match_the_evaluator(world: World, backend: MySQLBackend) -> None:
@@ -32,11 +51,17 @@ def test_hostile_names_converge_and_match_the_evaluator(world: World, backend: M
     world.table("pctX", "t")
     world.schema("underXscore")
     world.table("underXscore", "t")
-    world.role("r;`'", [("catalog c", "USE_CATALOG", "ALLOW"), ("schema c.`pct%`", "USE_SCHEMA", "ALLOW"),
-                        ("schema c.`pct%`", "SELECT_TABLE", "ALLOW"),
-                        ("schema c.under_score", "USE_SCHEMA", "ALLOW"),
-                        ("schema c.under_score", "CREATE_TABLE", "ALLOW"),
-                        ("schema c.under_score", "MODIFY_TABLE", "ALLOW")])
+    world.role(
+        "r;`'",
+        [
+            ("catalog c", "USE_CATALOG", "ALLOW"),
+            ("schema c.`pct%`", "USE_SCHEMA", "ALLOW"),
+            ("schema c.`pct%`", "SELECT_TABLE", "ALLOW"),
+            ("schema c.under_score", "USE_SCHEMA", "ALLOW"),
+            ("schema c.under_score", "CREATE_TABLE", "ALLOW"),
+            ("schema c.under_score", "MODIFY_TABLE", "ALLOW"),
+        ],
+    )
     do(world.model, ch.add_group(world.model, "g`%_;", USERS[:4]))
     do(world.model, ch.grant_role(world.model, "r;`'", Principal.group("g`%_;")))
     reconcile(backend, world.model, Scope.everything())

@@ -27,15 +27,29 @@ def sales(world: World) -> None:
     world.table("crm", "orders")
     world.table("crm", "secret")
     world.table("hr", "pay", owner="ann")
-    world.role("reader", [("catalog c", "USE_CATALOG", "ALLOW"), ("schema c.crm", "USE_SCHEMA", "ALLOW"),
-                          ("schema c.crm", "SELECT_TABLE", "ALLOW")])
-    world.role("writer", [("table c.crm.orders", "MODIFY_TABLE", "ALLOW"),
-                          ("schema c.crm", "CREATE_TABLE", "ALLOW"),
-                          ("table c.crm.secret", "SELECT_TABLE", "DENY")])
+    world.role(
+        "reader",
+        [
+            ("catalog c", "USE_CATALOG", "ALLOW"),
+            ("schema c.crm", "USE_SCHEMA", "ALLOW"),
+            ("schema c.crm", "SELECT_TABLE", "ALLOW"),
+        ],
+    )
+    world.role(
+        "writer",
+        [
+            ("table c.crm.orders", "MODIFY_TABLE", "ALLOW"),
+            ("schema c.crm", "CREATE_TABLE", "ALLOW"),
+            ("table c.crm.secret", "SELECT_TABLE", "DENY"),
+        ],
+    )
     do(world.model, ch.grant_role(world.model, "reader", Principal.group("analysts")))
     do(world.model, ch.grant_role(world.model, "writer", Principal.user("cid")))
-    world.role("gates", [("catalog c", "USE_CATALOG", "ALLOW"), ("catalog c", "USE_SCHEMA", "ALLOW")],
-               to=["ann", "dee"])
+    world.role(
+        "gates",
+        [("catalog c", "USE_CATALOG", "ALLOW"), ("catalog c", "USE_SCHEMA", "ALLOW")],
+        to=["ann", "dee"],
+    )
 
 
 def test_plugin_registers_through_the_entry_point() -> None:
@@ -59,8 +73,10 @@ def test_no_global_privileges_and_escaped_database_patterns(world: World, backen
     world.table("axb", "t")
     reconcile(backend, world.model, Scope.everything())
     with admin(world.server) as cur:
-        cur.execute("SELECT COUNT(*) FROM mysql.user WHERE User LIKE 'pd\\_%%' AND "
-                    "(Select_priv = 'Y' OR Create_priv = 'Y' OR Drop_priv = 'Y')")
+        cur.execute(
+            "SELECT COUNT(*) FROM mysql.user WHERE User LIKE 'pd\\_%%' AND "
+            "(Select_priv = 'Y' OR Create_priv = 'Y' OR Drop_priv = 'Y')"
+        )
         assert cur.fetchone() == (0,)
         cur.execute("SELECT Db FROM mysql.db WHERE User = 'pd_dee'")
         assert ("a\\_b",) in set(cur.fetchall())

@@ -75,8 +75,12 @@ class World:
     databases: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        do(self.model, ch.create_object(self.model, ObjectRef.of("catalog", (CATALOG,)),
-                                        properties={"backend": BACKEND}))
+        do(
+            self.model,
+            ch.create_object(
+                self.model, ObjectRef.of("catalog", (CATALOG,)), properties={"backend": BACKEND}
+            ),
+        )
 
     # -- model and server side by side ----------------------------------------------
 
@@ -126,8 +130,10 @@ class World:
         with admin(self.server) as cur:
             for db in self.databases:
                 cur.execute(f"DROP DATABASE IF EXISTS {q(db)}")
-                cur.execute("DELETE FROM mysql.db WHERE Db = %s", (db.replace("\\", "\\\\").replace(
-                    "_", "\\_").replace("%", "\\%"),))
+                cur.execute(
+                    "DELETE FROM mysql.db WHERE Db = %s",
+                    (db.replace("\\", "\\\\").replace("_", "\\_").replace("%", "\\%"),),
+                )
             for user in self.model.users:
                 cur.execute("DROP USER IF EXISTS %s@%s", (PREFIX + user, "%"))
             cur.execute("FLUSH PRIVILEGES")
@@ -207,8 +213,10 @@ class Probe:
                 cur.connection.rollback()
         self.checks += 1
         if ok != expected:
-            self.mismatches.append(f"{what}: server {'allowed' if ok else 'refused'}, evaluator "
-                                   f"{'allows' if expected else 'denies'} ({sql})")
+            self.mismatches.append(
+                f"{what}: server {'allowed' if ok else 'refused'}, evaluator "
+                f"{'allows' if expected else 'denies'} ({sql})"
+            )
         if ok and after is not None:
             after()
 
