@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Benchmark the privilege model and :class:`pushdown.evaluator.Evaluator` at scale.
+"""Benchmark the privilege model and :class:`pushdown.decide.evaluator.Evaluator` at scale.
 
 Builds a synthetic metalake (default: 10 catalogs x 100 schemas x 100 tables = 100,000
 tables, 1,000 roles, 10,000 users in 300 groups, grants at every level with ~10% DENY,
 roles granted to users and to groups) and measures:
 
 1. model build time and peak memory, once from events built here and applied with
-   ``Model.apply`` (no validation), once through ``pushdown.changes`` (validated);
+   ``Model.apply`` (no validation), once through ``pushdown.model.changes`` (validated);
 2. ``Evaluator.authorize`` decisions per second: load_table without and with the
    trace (``explain``), with the target given as an ObjectRef or as a name, and a
    mix of operations;
@@ -49,14 +49,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pushdown import changes
-from pushdown import evaluator as evaluator_module
-from pushdown import events as ev
-from pushdown.evaluator import Evaluator
-from pushdown.model import Model
-from pushdown.privileges import SUPPORTED_ON, Condition, Privilege
-from pushdown.scope import Principal
-from pushdown.securables import METALAKE, ObjectRef, SecurableType
+from pushdown.decide import evaluator as evaluator_module
+from pushdown.decide.evaluator import Evaluator
+from pushdown.model import changes
+from pushdown.model import events as ev
+from pushdown.model.principals import Principal
+from pushdown.model.privileges import SUPPORTED_ON, Condition, Privilege
+from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
+from pushdown.model.state import Model
 
 P = Privilege
 T = SecurableType
@@ -276,7 +276,7 @@ def build_from_events(plan: Plan) -> Model:
 
 
 def build_validated(plan: Plan) -> Model:
-    """Build the same model through pushdown.changes (every request validated)."""
+    """Build the same model through pushdown.model.changes (every request validated)."""
     model = Model()
 
     def do(events: list[ev.Event]) -> None:
@@ -590,7 +590,9 @@ def parse_args(argv: list[str] | None) -> tuple[Config, argparse.Namespace]:
     )
     ap.add_argument("--seed", type=int, default=20240601)
     ap.add_argument(
-        "--skip-validated", action="store_true", help="do not also build the model through pushdown.changes"
+        "--skip-validated",
+        action="store_true",
+        help="do not also build the model through pushdown.model.changes",
     )
     ap.add_argument(
         "--profile",
@@ -628,7 +630,7 @@ def main(argv: list[str] | None = None) -> int:
     if hasattr(os, "sched_getaffinity"):
         row("cores usable by this process (sched_getaffinity)", len(os.sched_getaffinity(0)))
     row("load average at start (1/5/15 min)", loadavg())
-    row("pushdown.evaluator imported from", os.path.dirname(evaluator_module.__file__ or "?"))
+    row("pushdown.decide.evaluator imported from", os.path.dirname(evaluator_module.__file__ or "?"))
     row("scale", args.scale)
     row("seed", str(cfg.seed))
     row("memory measure", "RSS" if HWM_RESETTABLE else "ru_maxrss")
@@ -687,7 +689,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_validated:
         with MemoryProbe() as mem2, Clock() as clock:
             other = build_validated(plan)
-        row("build B: pushdown.changes.* (validated) + Model.apply", clock.wall, "s wall")
+        row("build B: pushdown.model.changes.* (validated) + Model.apply", clock.wall, "s wall")
         row("  cpu", clock.cpu, "s cpu")
         row("  peak memory during build (model A still held)", mem2.peak_mib, "MiB")
         row("  identical to the model of build A", "yes" if same_model(model, other) else "NO")

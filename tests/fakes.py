@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from pushdown.backend import BackendContext
-from pushdown.config import from_mapping
+from pushdown.app.config import from_mapping
+from pushdown.app.service import AccessControl
 from pushdown.errors import PermanentBackendError, TemporaryBackendError
-from pushdown.plan import Fact, Op
-from pushdown.recording import RecordingBackend
-from pushdown.scope import Scope
-from pushdown.service import AccessControl
-from pushdown.store import Store
+from pushdown.host.recording import RecordingBackend
+from pushdown.journal.store import Store
+from pushdown.reconcile.backend import BackendContext
+from pushdown.reconcile.plan import Fact, Op
+from pushdown.reconcile.scope import Scope
 
 
 class FlakyBackend(RecordingBackend):

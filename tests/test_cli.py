@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pushdown.cli import main
+from pushdown.app.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "demo.yaml"
@@ -93,7 +93,7 @@ def test_explain_from_a_spec_reads_nothing_from_the_store(cwd: Path) -> None:
 def test_plugins_lists_the_builtin_backend(cwd: Path) -> None:
     code, out, _ = run("plugins")
     assert code == 0
-    assert "recording  (from pushdown.recording)" in out
+    assert "recording  (from pushdown.host.recording)" in out
     assert "demo: kind=recording" in out
 
 

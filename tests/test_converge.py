@@ -13,17 +13,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pushdown import changes as ch
-from pushdown import events as ev
-from pushdown.converge import converge
+from pushdown.app.converge import converge
+from pushdown.app.service import AccessControl
 from pushdown.errors import ModelError
-from pushdown.events import event_from_json
-from pushdown.model import Model
-from pushdown.privileges import Condition, Privilege
-from pushdown.scope import Principal
-from pushdown.securables import METALAKE, ObjectRef, SecurableType
-from pushdown.service import AccessControl
-from pushdown.store import Store
+from pushdown.journal.store import Store
+from pushdown.model import changes as ch
+from pushdown.model import events as ev
+from pushdown.model.events import event_from_json
+from pushdown.model.principals import Principal
+from pushdown.model.privileges import Condition, Privilege
+from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
+from pushdown.model.state import Model
 from tests.test_store import commit, draw_history, index_of, snapshot
 
 PAIRS = settings(max_examples=100, deadline=None, database=None)

@@ -8,13 +8,13 @@ import re
 
 import pytest
 
-from pushdown import changes
+from pushdown.decide.evaluator import Evaluator, effective_privileges
 from pushdown.errors import ModelError
-from pushdown.evaluator import Evaluator, effective_privileges
-from pushdown.model import Model
-from pushdown.privileges import Condition, Privilege
-from pushdown.scope import Principal, PrincipalKind
-from pushdown.securables import METALAKE, ObjectRef
+from pushdown.model import changes
+from pushdown.model.principals import Principal, PrincipalKind
+from pushdown.model.privileges import Condition, Privilege
+from pushdown.model.securables import METALAKE, ObjectRef
+from pushdown.model.state import Model
 
 ALLOW, DENY = Condition.ALLOW, Condition.DENY
 P = Privilege

@@ -1,4 +1,4 @@
-"""Dotted names (``pushdown.names``) and object references (``pushdown.securables``).
+"""Dotted names (``pushdown.model.names``) and object references (``pushdown.model.securables``).
 
 Properties: ``parse_name`` inverts ``format_name`` for every non-empty tuple of strings,
 ``format_name(parse_name(s))`` is canonical, every malformed name raises ``BadName``
@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pushdown.errors import ModelError
-from pushdown.names import BadName, format_name, parse_name, quote_segment
-from pushdown.securables import DATA_TYPES, LEAF_TYPES, METALAKE, ObjectRef, SecurableType
+from pushdown.model.names import BadName, format_name, parse_name, quote_segment
+from pushdown.model.securables import DATA_TYPES, LEAF_TYPES, METALAKE, ObjectRef, SecurableType
 
 FAST = settings(max_examples=200, deadline=None, database=None)
 

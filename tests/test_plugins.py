@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from pushdown import hookspecs
-from pushdown.backend import BackendContext, BackendRegistry
+from pushdown.app.service import AccessControl
 from pushdown.errors import ConfigError
-from pushdown.events import Event
-from pushdown.hookspecs import hookimpl
-from pushdown.plugins import Hooks
-from pushdown.recording import Permit, RecordingBackend
-from pushdown.scope import Principal
-from pushdown.securables import ObjectRef
-from pushdown.service import AccessControl
-from pushdown.store import Store
+from pushdown.host import hookspecs
+from pushdown.host.hookspecs import hookimpl
+from pushdown.host.plugins import Hooks
+from pushdown.host.recording import Permit, RecordingBackend
+from pushdown.journal.store import Store
+from pushdown.model.events import Event
+from pushdown.model.principals import Principal
+from pushdown.model.securables import ObjectRef
+from pushdown.reconcile.backend import BackendContext, BackendRegistry
 
 ROOT = Path(__file__).resolve().parents[1]
 HOOKS = [

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pushdown import changes
-from pushdown.evaluator import Evaluator
-from pushdown.model import Grant, Model
-from pushdown.privileges import Condition, Privilege
-from pushdown.scope import Principal
-from pushdown.securables import METALAKE, ObjectRef
+from pushdown.decide.evaluator import Evaluator
+from pushdown.model import changes
+from pushdown.model.principals import Principal
+from pushdown.model.privileges import Condition, Privilege
+from pushdown.model.securables import METALAKE, ObjectRef
+from pushdown.model.state import Grant, Model
 
 P = Privilege
 USERS = ("u0", "u1", "u2", "u3")

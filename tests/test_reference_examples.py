@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pushdown.cli import main
+from pushdown.app.cli import main
 
 SPEC = str(Path(__file__).resolve().parents[1] / "examples" / "reference.yaml")
 

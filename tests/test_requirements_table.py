@@ -29,13 +29,14 @@ from dataclasses import dataclass
 
 import pytest
 
-from pushdown import changes, listing
-from pushdown.evaluator import Evaluator
-from pushdown.model import Model
-from pushdown.privileges import Condition
-from pushdown.requirements import OPERATIONS
-from pushdown.scope import Principal
-from pushdown.securables import METALAKE, ObjectRef, SecurableType
+from pushdown.decide import listing
+from pushdown.decide.evaluator import Evaluator
+from pushdown.decide.requirements import OPERATIONS
+from pushdown.model import changes
+from pushdown.model.principals import Principal
+from pushdown.model.privileges import Condition
+from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
+from pushdown.model.state import Model
 
 BASE_OBJECTS = (
     "catalog:c",

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from pushdown.app.spec import load_spec, load_spec_text
 from pushdown.errors import SpecError
-from pushdown.privileges import Condition, Privilege
-from pushdown.securables import ObjectRef
-from pushdown.spec import load_spec, load_spec_text
+from pushdown.model.privileges import Condition, Privilege
+from pushdown.model.securables import ObjectRef
 from tests.fakes import access_control
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "demo.yaml"

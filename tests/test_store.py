@@ -2,7 +2,7 @@
 
 The central property draws random histories of changes (users, groups, members, roles,
 ALLOW/DENY grants, role grants, owners, objects created/renamed/dropped, removals) with
-hostile names, skips the ones ``pushdown.changes`` rejects, commits the rest, and checks
+hostile names, skips the ones ``pushdown.model.changes`` rejects, commits the rest, and checks
 after every commit that ``Store.load()`` rebuilds exactly the in-memory model and that
 the journal holds the same events under strictly increasing sequence numbers.
 """
@@ -19,16 +19,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pushdown import changes as ch
-from pushdown import events as ev
+from pushdown.app.service import AccessControl
 from pushdown.errors import ModelError
-from pushdown.events import EVENT_TYPES, event_from_json
-from pushdown.model import Model
-from pushdown.privileges import SUPPORTED_ON, Condition, Privilege
-from pushdown.scope import Principal, PrincipalKind
-from pushdown.securables import DATA_TYPES, METALAKE, ObjectRef, SecurableType
-from pushdown.service import AccessControl
-from pushdown.store import Store
+from pushdown.journal.store import Store
+from pushdown.model import changes as ch
+from pushdown.model import events as ev
+from pushdown.model.events import EVENT_TYPES, event_from_json
+from pushdown.model.principals import Principal, PrincipalKind
+from pushdown.model.privileges import SUPPORTED_ON, Condition, Privilege
+from pushdown.model.securables import DATA_TYPES, METALAKE, ObjectRef, SecurableType
+from pushdown.model.state import Model
 
 T = SecurableType
 P = Privilege

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from pushdown.app.service import AccessControl
 from pushdown.errors import NotConverged, TemporaryBackendError
-from pushdown.recording import Permit
-from pushdown.scope import Scope
-from pushdown.securables import ObjectRef
-from pushdown.service import AccessControl
-from pushdown.sync import reconcile
+from pushdown.host.recording import Permit
+from pushdown.model.securables import ObjectRef
+from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.sync import reconcile
 from tests.fakes import FlakyBackend, access_control
 
 ORDERS = ObjectRef.parse("table sales.crm.orders")

@@ -17,13 +17,14 @@ from pushdown_mysql.backend import MySQLBackend
 from pushdown_mysql.server import throwaway_mariadb
 from pushdown_mysql.statements import statements
 
-from pushdown import changes as ch
-from pushdown.backend import BackendContext
-from pushdown.model import Model
-from pushdown.plan import Op
-from pushdown.scope import Principal, Scope
-from pushdown.securables import ObjectRef
-from pushdown.sync import reconcile
+from pushdown.model import changes as ch
+from pushdown.model.principals import Principal
+from pushdown.model.securables import ObjectRef
+from pushdown.model.state import Model
+from pushdown.reconcile.backend import BackendContext
+from pushdown.reconcile.plan import Op
+from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.sync import reconcile
 
 
 def build(server, users: int, tables: int) -> Model:

@@ -18,12 +18,12 @@ import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
-from pushdown.backend import Backend, BackendContext, Capabilities, Desired, Progress
 from pushdown.errors import BackendError, ConfigError
-from pushdown.model import Model
-from pushdown.plan import Fact, Op, Plan, diff
-from pushdown.scope import Scope
-from pushdown.securables import SecurableType
+from pushdown.model.securables import SecurableType
+from pushdown.model.state import Model
+from pushdown.reconcile.backend import Backend, BackendContext, Capabilities, Desired, Progress
+from pushdown.reconcile.plan import Fact, Op, Plan, diff
+from pushdown.reconcile.scope import Scope
 from pushdown_mysql.compile import Naming, compile_desired
 from pushdown_mysql.connection import Connection, ConnectionSettings
 from pushdown_mysql.diagnose import missing_for

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from pushdown.backend import Desired
-from pushdown.evaluator import Evaluator
-from pushdown.model import Model
-from pushdown.plan import Fact
-from pushdown.scope import Principal
-from pushdown.securables import ObjectRef, SecurableType
+from pushdown.decide.evaluator import Evaluator
+from pushdown.model.principals import Principal
+from pushdown.model.securables import ObjectRef, SecurableType
+from pushdown.model.state import Model
+from pushdown.reconcile.backend import Desired
+from pushdown.reconcile.plan import Fact
 from pushdown_mysql.facts import Account, Grant, escape_db_pattern
 from pushdown_mysql.mapping import CREATE_TABLE_PRIVILEGE, OWNER_DATABASE_PRIVILEGES, TABLE_OPERATIONS
 

@@ -17,13 +17,13 @@ from typing import Any
 
 import click
 
-from pushdown.backend import BackendContext
-from pushdown.config import load_config
-from pushdown.model import Model
-from pushdown.securables import SecurableType
-from pushdown.service import AccessControl
-from pushdown.spec import load_spec
-from pushdown.store import Store
+from pushdown.app.config import load_config
+from pushdown.app.service import AccessControl
+from pushdown.app.spec import load_spec
+from pushdown.journal.store import Store
+from pushdown.model.securables import SecurableType
+from pushdown.model.state import Model
+from pushdown.reconcile.backend import BackendContext
 from pushdown_mysql.account import least_privileges
 from pushdown_mysql.backend import MySQLBackend
 from pushdown_mysql.facts import Grant, exact_db_name

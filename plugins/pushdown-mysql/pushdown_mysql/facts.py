@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pushdown.scope import Principal, Scope
-from pushdown.securables import ObjectRef, SecurableType
+from pushdown.model.principals import Principal
+from pushdown.model.securables import ObjectRef, SecurableType
+from pushdown.reconcile.scope import Scope
 from pushdown_mysql.quoting import quote_ident, quote_string
 
 #: The pseudo-catalog that server-side scopes use for databases and tables.

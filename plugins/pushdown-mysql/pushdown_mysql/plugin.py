@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from pushdown.backend import BackendRegistry
-from pushdown.hookspecs import hookimpl
+from pushdown.host.hookspecs import hookimpl
+from pushdown.reconcile.backend import BackendRegistry
 from pushdown_mysql.backend import MySQLBackend
 
 

@@ -9,9 +9,10 @@ group), since MySQL holds grants per user; users become their account names.
 
 from __future__ import annotations
 
-from pushdown.model import Model
-from pushdown.scope import Principal, PrincipalKind, Scope
-from pushdown.securables import ObjectRef, SecurableType
+from pushdown.model.principals import Principal, PrincipalKind
+from pushdown.model.securables import ObjectRef, SecurableType
+from pushdown.model.state import Model
+from pushdown.reconcile.scope import Scope
 from pushdown_mysql.compile import Naming
 from pushdown_mysql.facts import SERVER
 
@@ -21,11 +22,7 @@ def users_in(model: Model, principal: Principal) -> set[str]:
         return {principal.name}
     if principal.kind is PrincipalKind.GROUP:
         return set(model.groups.get(principal.name, ()))
-    holders = {u for u, roles in model.user_roles.items() if principal.name in roles}
-    for group, roles in model.group_roles.items():
-        if principal.name in roles:
-            holders |= model.groups.get(group, set())
-    return holders
+    return model.holders_of(principal.name)
 
 
 def server_object(obj: ObjectRef, catalog: str | None) -> ObjectRef | Scope | None:

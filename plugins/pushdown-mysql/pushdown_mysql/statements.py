@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pushdown.plan import Op
+from pushdown.reconcile.plan import Op
 from pushdown_mysql.facts import RANK, Grant, RoleGrant
 from pushdown_mysql.quoting import quote_string, template_ident
 

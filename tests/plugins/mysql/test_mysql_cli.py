@@ -8,11 +8,11 @@ import pytest
 from click.testing import CliRunner
 from pushdown_mysql.backend import MySQLBackend
 
-from pushdown.backend import BackendContext
-from pushdown.cli import main
-from pushdown.service import AccessControl
-from pushdown.spec import load_spec_text
-from pushdown.store import Store
+from pushdown.app.cli import main
+from pushdown.app.service import AccessControl
+from pushdown.app.spec import load_spec_text
+from pushdown.journal.store import Store
+from pushdown.reconcile.backend import BackendContext
 
 from .world import PUSHDOWN, PUSHDOWN_PASSWORD, World, admin
 

@@ -9,9 +9,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from pushdown.cli import main
-from pushdown.hookspecs import hookimpl
-from pushdown.plugins import Hooks
+from pushdown.app.cli import main
+from pushdown.host.hookspecs import hookimpl
+from pushdown.host.plugins import Hooks
 
 ROOT = Path(__file__).resolve().parents[3]
 pytestmark = pytest.mark.mariadb

@@ -6,8 +6,8 @@ import pytest
 from pushdown_mysql.backend import MySQLBackend
 
 from pushdown.errors import PermanentBackendError, TemporaryBackendError
-from pushdown.scope import Scope
-from pushdown.sync import reconcile
+from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.sync import reconcile
 
 from .world import World, admin
 

@@ -15,12 +15,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pushdown import changes as ch
 from pushdown.errors import ModelError
-from pushdown.privileges import Condition
-from pushdown.scope import Principal, Scope
-from pushdown.securables import ObjectRef
-from pushdown.sync import reconcile
+from pushdown.model import changes as ch
+from pushdown.model.principals import Principal
+from pushdown.model.privileges import Condition
+from pushdown.model.securables import ObjectRef
+from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.scope import scope_of as event_scope
+from pushdown.reconcile.sync import reconcile
 
 from .world import World, backend_for, do
 
@@ -110,7 +112,7 @@ def server_step(world: World, step: tuple[Any, ...]) -> list[Any] | None:
 def scope_of(world: World, step: tuple[Any, ...], events: list[Any]) -> Scope:
     scope = Scope.nothing()
     for event in events:
-        scope = scope | event.scope()
+        scope = scope | event_scope(event)
     if step[0] in ("create", "drop", "rename"):
         names = [ObjectRef.of("table", ("c", step[1], t)) for t in step[2:]]
         scope = scope | Scope.of(names)

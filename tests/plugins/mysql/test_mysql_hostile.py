@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from pushdown_mysql.backend import MySQLBackend
 
-from pushdown import changes as ch
-from pushdown.scope import Principal, Scope
-from pushdown.sync import reconcile
+from pushdown.model import changes as ch
+from pushdown.model.principals import Principal
+from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.sync import reconcile
 
 from .world import World, admin, do
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 from pushdown_mysql.backend import MySQLBackend
 
-from pushdown import changes as ch
 from pushdown.errors import PermanentBackendError
-from pushdown.plugins import Hooks
-from pushdown.scope import Principal, Scope
-from pushdown.securables import ObjectRef
-from pushdown.sync import reconcile
+from pushdown.host.plugins import Hooks
+from pushdown.model import changes as ch
+from pushdown.model.principals import Principal
+from pushdown.model.securables import ObjectRef
+from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.sync import reconcile
 
 from .world import World, admin, do
 

@@ -19,13 +19,13 @@ from pushdown_mysql.account import least_privileges
 from pushdown_mysql.backend import MySQLBackend
 from pushdown_mysql.server import LocalMariaDB
 
-from pushdown import changes as ch
-from pushdown.backend import BackendContext
-from pushdown.evaluator import Evaluator
-from pushdown.model import Model
-from pushdown.privileges import Condition
-from pushdown.scope import Principal
-from pushdown.securables import ObjectRef
+from pushdown.decide.evaluator import Evaluator
+from pushdown.model import changes as ch
+from pushdown.model.principals import Principal
+from pushdown.model.privileges import Condition
+from pushdown.model.securables import ObjectRef
+from pushdown.model.state import Model
+from pushdown.reconcile.backend import BackendContext
 
 PUSHDOWN = "pushdown"
 PUSHDOWN_PASSWORD = "pushdown-secret"

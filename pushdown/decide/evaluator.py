@@ -1,7 +1,7 @@
 """Decide whether a user may perform an operation, and say why.
 
 ``authorize(model, user, operation, target)`` interprets the requirement table of
-:mod:`pushdown.requirements`. Privileges inherit downward; a DENY of a privilege
+:mod:`pushdown.decide.requirements`. Privileges inherit downward; a DENY of a privilege
 anywhere on the object's path (by any role the user holds, directly or through a
 group) beats every ALLOW of that privilege; each privilege is judged on its own, so
 DENY MODIFY_TABLE leaves an ALLOW SELECT_TABLE standing. Ownership is its own
@@ -13,10 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from pushdown.errors import ModelError
-from pushdown.model import Model
-from pushdown.privileges import Condition, Privilege
-from pushdown.requirements import (
+from pushdown.decide.requirements import (
     LOAD_OPERATION,
     OPERATIONS,
     AllOf,
@@ -33,8 +30,11 @@ from pushdown.requirements import (
     ServiceAdmin,
     Term,
 )
-from pushdown.scope import Principal, PrincipalKind
-from pushdown.securables import METALAKE, ObjectRef, SecurableType
+from pushdown.errors import ModelError
+from pushdown.model.principals import Principal, PrincipalKind
+from pushdown.model.privileges import Condition, Privilege
+from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
+from pushdown.model.state import Model
 
 Target = ObjectRef | str
 

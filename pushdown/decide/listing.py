@@ -7,10 +7,10 @@ each item is shown only if the operation named by ``Operation.lists`` allows it.
 
 from __future__ import annotations
 
+from pushdown.decide.evaluator import Evaluator, Target, operation_named, resolve_target
+from pushdown.decide.requirements import OPERATIONS
 from pushdown.errors import ModelError
-from pushdown.evaluator import Evaluator, Target, operation_named, resolve_target
-from pushdown.requirements import OPERATIONS
-from pushdown.securables import ObjectRef, SecurableType
+from pushdown.model.securables import ObjectRef, SecurableType
 
 
 def _candidates(evaluator: Evaluator, item_op: str, container: Target) -> list[Target]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 
 from pushdown.errors import ModelError
-from pushdown.securables import SecurableType as T
+from pushdown.model.securables import SecurableType as T
 
 _M, _C, _S = T.METALAKE, T.CATALOG, T.SCHEMA
 

@@ -14,13 +14,13 @@ from typing import Any
 
 import yaml
 
-from pushdown import changes as ch
 from pushdown.errors import ModelError, SpecError
-from pushdown.events import Event
-from pushdown.model import Model
-from pushdown.privileges import Condition
-from pushdown.scope import Principal
-from pushdown.securables import ObjectRef, SecurableType
+from pushdown.model import changes as ch
+from pushdown.model.events import Event
+from pushdown.model.principals import Principal
+from pushdown.model.privileges import Condition
+from pushdown.model.securables import ObjectRef, SecurableType
+from pushdown.model.state import Model
 
 Node = yaml.Node
 TOP_KEYS = {"metalake", "service_admins", "users", "groups", "catalogs", "roles", "owners"}

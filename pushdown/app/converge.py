@@ -1,6 +1,6 @@
 """Compute the changes that turn the stored model into a target model (a loaded spec).
 
-The changes go through :mod:`pushdown.changes`, one at a time against the working
+The changes go through :mod:`pushdown.model.changes`, one at a time against the working
 model, so the journal records the same facts as if someone had made each change by
 hand. Removals come first (narrow before widening), then additions.
 """
@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pushdown import changes as ch
-from pushdown.events import Event
-from pushdown.model import Model
-from pushdown.scope import Principal
+from pushdown.model import changes as ch
+from pushdown.model.events import Event
+from pushdown.model.principals import Principal
+from pushdown.model.state import Model
 
 Step = tuple[Callable[..., list[Event]], tuple[Any, ...]]
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pushdown.privileges import Privilege as P
-from pushdown.securables import SecurableType as T
+from pushdown.model.privileges import Privilege as P
+from pushdown.model.securables import SecurableType as T
 
 
 @dataclass(frozen=True)

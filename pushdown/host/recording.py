@@ -14,13 +14,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pushdown.backend import Backend, BackendContext, BackendRegistry, Capabilities, Desired, Progress
-from pushdown.evaluator import Evaluator
-from pushdown.hookspecs import hookimpl
-from pushdown.model import Model
-from pushdown.plan import Fact, Op
-from pushdown.scope import Principal, Scope
-from pushdown.securables import ObjectRef, SecurableType
+from pushdown.decide.evaluator import Evaluator
+from pushdown.host.hookspecs import hookimpl
+from pushdown.model.principals import Principal
+from pushdown.model.securables import ObjectRef, SecurableType
+from pushdown.model.state import Model
+from pushdown.reconcile.backend import (
+    Backend,
+    BackendContext,
+    BackendRegistry,
+    Capabilities,
+    Desired,
+    Progress,
+)
+from pushdown.reconcile.plan import Fact, Op
+from pushdown.reconcile.scope import Scope
 
 #: The operations recorded per object type: what a reader of the plan cares about.
 OPERATIONS_BY_TYPE: dict[SecurableType, tuple[str, ...]] = {

@@ -2,20 +2,21 @@
 
 A :class:`Model` changes only through :meth:`Model.apply`, one event at a time, so the
 in-memory model, the SQLite tables and the journal can never disagree about what a
-change did. Validation lives in :mod:`pushdown.changes`, which turns a request into
+change did. Validation lives in :mod:`pushdown.model.changes`, which turns a request into
 events without touching the model.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
-from pushdown import events as ev
-from pushdown.privileges import Condition, Privilege
-from pushdown.scope import Principal, PrincipalKind
-from pushdown.securables import ObjectRef
+from pushdown.model import events as ev
+from pushdown.model.principals import Principal, PrincipalKind
+from pushdown.model.privileges import Condition, Privilege
+from pushdown.model.securables import ObjectRef
 
 
 @dataclass(frozen=True, order=True)
@@ -47,6 +48,12 @@ class Model:
     user_groups: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     #: group -> members an outside directory reported at the last sync (not used in decisions)
     external_members: dict[str, set[str]] = field(default_factory=dict)
+    #: role -> users holding it directly; role -> groups holding it (reverse of the two above)
+    role_users: dict[str, set[str]] = field(default_factory=dict)
+    role_groups: dict[str, set[str]] = field(default_factory=dict)
+    #: user -> objects the user owns; parent -> registered children (for subtree walks)
+    owned_by: dict[str, set[ObjectRef]] = field(default_factory=dict)
+    kids: dict[ObjectRef, set[ObjectRef]] = field(default_factory=dict)
     #: bumped by every applied event; caches derived from the model key on it
     version: int = 0
 
@@ -61,22 +68,24 @@ class Model:
         return held
 
     def holders_of(self, role: str) -> set[str]:
-        """Users holding ``role``, directly or through a group."""
-        users = {u for u, roles in self.user_roles.items() if role in roles}
-        for group, roles in self.group_roles.items():
-            if role in roles:
-                users |= self.groups.get(group, set())
+        """Users holding ``role``, directly or through a group (the one place this is answered)."""
+        users = set(self.role_users.get(role, ()))
+        for group in self.role_groups.get(role, ()):
+            users |= self.groups.get(group, set())
         return users
 
     def children(self, obj: ObjectRef) -> Iterator[ObjectRef]:
-        depth = len(obj.names)
-        for other in self.objects:
-            if len(other.names) == depth + 1 and other.parent == obj:
-                yield other
+        yield from self.kids.get(obj, ())
 
     def within(self, root: ObjectRef) -> list[ObjectRef]:
         """Registered objects in the subtree of ``root`` (``root`` included if registered)."""
-        return [o for o in self.objects if o.is_within(root)]
+        out = [root] if root in self.objects else []
+        todo = [root]
+        while todo:
+            for kid in self.kids.get(todo.pop(), ()):
+                out.append(kid)
+                todo.append(kid)
+        return out
 
     def grants_within(self, root: ObjectRef) -> list[tuple[str, Grant]]:
         return [(role, g) for role, grants in self.roles.items() for g in grants if g.object.is_within(root)]
@@ -95,16 +104,49 @@ class Model:
     # -- the only way the model changes ------------------------------------------------
 
     def apply(self, event: ev.Event) -> None:
-        handler = getattr(self, f"_on_{event.name}")
-        handler(event)
+        _HANDLERS[type(event)](self, event)
         self.version += 1
+
+    def reindex(self) -> None:
+        """Rebuild the derived indexes after ``objects``/``owners`` were filled directly."""
+        self.owned_by, self.kids = {}, {}
+        for obj in self.objects:
+            self._link(obj)
+        for obj, owner in self.owners.items():
+            self.owned_by.setdefault(owner, set()).add(obj)
+
+    def _link(self, obj: ObjectRef) -> None:
+        parent = obj.parent
+        if parent is not None:
+            self.kids.setdefault(parent, set()).add(obj)
+
+    def _unlink(self, obj: ObjectRef) -> None:
+        parent = obj.parent
+        siblings = self.kids.get(parent) if parent is not None else None
+        if siblings is not None:
+            siblings.discard(obj)
+            if not siblings:
+                del self.kids[parent]  # type: ignore[arg-type]
+
+    def _own(self, obj: ObjectRef, owner: str | None) -> None:
+        old = self.owners.pop(obj, None)
+        if old is not None:
+            held = self.owned_by.get(old)
+            if held is not None:
+                held.discard(obj)
+                if not held:
+                    del self.owned_by[old]
+        if owner is not None:
+            self.owners[obj] = owner
+            self.owned_by.setdefault(owner, set()).add(obj)
 
     def _on_user_added(self, e: ev.UserAdded) -> None:
         self.users.add(e.user)
 
     def _on_user_removed(self, e: ev.UserRemoved) -> None:
         self.users.discard(e.user)
-        self.user_roles.pop(e.user, None)
+        for role in self.user_roles.pop(e.user, set()):
+            _drop(self.role_users, role, e.user)
         self.user_groups.pop(e.user, None)
         self.service_admins.discard(e.user)
 
@@ -114,7 +156,8 @@ class Model:
     def _on_group_removed(self, e: ev.GroupRemoved) -> None:
         for user in self.groups.pop(e.group, set()):
             self.user_groups[user].discard(e.group)
-        self.group_roles.pop(e.group, None)
+        for role in self.group_roles.pop(e.group, set()):
+            _drop(self.role_groups, role, e.group)
 
     def _on_group_member_added(self, e: ev.GroupMemberAdded) -> None:
         self.groups[e.group].add(e.user)
@@ -130,8 +173,10 @@ class Model:
     def _on_role_deleted(self, e: ev.RoleDeleted) -> None:
         for grant in self.roles.pop(e.role, set()):
             self._unindex(e.role, grant)
-        for held in (*self.user_roles.values(), *self.group_roles.values()):
-            held.discard(e.role)
+        for user in self.role_users.pop(e.role, set()):
+            self.user_roles[user].discard(e.role)
+        for group in self.role_groups.pop(e.role, set()):
+            self.group_roles[group].discard(e.role)
 
     def _on_privileges_granted(self, e: ev.PrivilegesGranted) -> None:
         for privilege in e.privileges:
@@ -161,21 +206,22 @@ class Model:
                 del self.by_object[grant.object]
 
     def _on_role_granted(self, e: ev.RoleGranted) -> None:
-        self._assignments(e.principal)[e.principal.name].add(e.role)
+        held, index = self._assignments(e.principal)
+        held[e.principal.name].add(e.role)
+        index.setdefault(e.role, set()).add(e.principal.name)
 
     def _on_role_revoked(self, e: ev.RoleRevoked) -> None:
-        self._assignments(e.principal)[e.principal.name].discard(e.role)
+        held, index = self._assignments(e.principal)
+        held[e.principal.name].discard(e.role)
+        _drop(index, e.role, e.principal.name)
 
-    def _assignments(self, principal: Principal) -> dict[str, set[str]]:
+    def _assignments(self, principal: Principal) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
         if principal.kind is PrincipalKind.GROUP:
-            return self.group_roles
-        return self.user_roles
+            return self.group_roles, self.role_groups
+        return self.user_roles, self.role_users
 
     def _on_owner_set(self, e: ev.OwnerSet) -> None:
-        if e.owner is None:
-            self.owners.pop(e.object, None)
-        else:
-            self.owners[e.object] = e.owner
+        self._own(e.object, e.owner)
 
     def _on_service_admins_set(self, e: ev.ServiceAdminsSet) -> None:
         self.service_admins = set(e.users)
@@ -189,17 +235,20 @@ class Model:
 
     def _on_object_created(self, e: ev.ObjectCreated) -> None:
         self.objects[e.object] = dict(e.properties)
+        self._link(e.object)
         if e.owner is not None:
-            self.owners[e.object] = e.owner
+            self._own(e.object, e.owner)
 
     def _on_object_dropped(self, e: ev.ObjectDropped) -> None:
-        self.objects.pop(e.object, None)
-        self.owners.pop(e.object, None)
+        if self.objects.pop(e.object, None) is not None:
+            self._unlink(e.object)
+        self._own(e.object, None)
 
     def _on_object_renamed(self, e: ev.ObjectRenamed) -> None:
         old, new = e.object, e.new_object
         self.objects = {o.renamed(old, new): p for o, p in self.objects.items()}
         self.owners = {o.renamed(old, new): u for o, u in self.owners.items()}
+        self.reindex()
         moved = [(role, g) for role, g in self.grants_within(old)]
         for role, grant in moved:
             self._unindex(role, grant)
@@ -213,3 +262,35 @@ class Model:
                     grant.condition,
                 )
             )
+
+
+def _drop(index: dict[str, set[str]], key: str, member: str) -> None:
+    members = index.get(key)
+    if members is not None:
+        members.discard(member)
+        if not members:
+            del index[key]
+
+
+_HANDLERS: dict[type[ev.Event], Callable[[Model, Any], None]] = {
+    ev.UserAdded: Model._on_user_added,
+    ev.UserRemoved: Model._on_user_removed,
+    ev.GroupAdded: Model._on_group_added,
+    ev.GroupRemoved: Model._on_group_removed,
+    ev.GroupMemberAdded: Model._on_group_member_added,
+    ev.GroupMemberRemoved: Model._on_group_member_removed,
+    ev.RoleCreated: Model._on_role_created,
+    ev.RoleDeleted: Model._on_role_deleted,
+    ev.PrivilegesGranted: Model._on_privileges_granted,
+    ev.PrivilegesRevoked: Model._on_privileges_revoked,
+    ev.RoleGranted: Model._on_role_granted,
+    ev.RoleRevoked: Model._on_role_revoked,
+    ev.OwnerSet: Model._on_owner_set,
+    ev.ServiceAdminsSet: Model._on_service_admins_set,
+    ev.ObjectCreated: Model._on_object_created,
+    ev.ObjectRenamed: Model._on_object_renamed,
+    ev.ObjectDropped: Model._on_object_dropped,
+    ev.ExternalMembersChanged: Model._on_external_members_changed,
+}
+if set(_HANDLERS) != set(ev.EVENT_TYPES.values()):  # pragma: no cover - caught at import by every run
+    raise TypeError("every event type needs exactly one handler in pushdown.model.state._HANDLERS")

@@ -7,9 +7,9 @@ from collections.abc import Iterable
 import click
 import pluggy
 
-from pushdown.backend import BackendRegistry
-from pushdown.events import Event
-from pushdown.scope import Principal
+from pushdown.model.events import Event
+from pushdown.model.principals import Principal
+from pushdown.reconcile.backend import BackendRegistry
 
 hookspec = pluggy.HookspecMarker("pushdown")
 hookimpl = pluggy.HookimplMarker("pushdown")

@@ -11,12 +11,12 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 
-from pushdown import events as ev
 from pushdown.errors import ModelError, UnknownPrincipal
-from pushdown.model import Grant, Model
-from pushdown.privileges import Condition, Privilege
-from pushdown.scope import Principal, PrincipalKind
-from pushdown.securables import DATA_TYPES, METALAKE, ObjectRef, SecurableType
+from pushdown.model import events as ev
+from pushdown.model.principals import Principal, PrincipalKind
+from pushdown.model.privileges import Condition, Privilege
+from pushdown.model.securables import DATA_TYPES, METALAKE, ObjectRef, SecurableType
+from pushdown.model.state import Grant, Model
 
 GROUP_OWNER_REASON = (
     "groups can be granted roles and privileges, but they cannot be owners of "

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from pushdown.errors import ModelError
-from pushdown.names import format_name, parse_name
+from pushdown.model.names import format_name, parse_name
 
 
 class SecurableType(enum.Enum):

@@ -14,12 +14,12 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from pushdown.backend import Backend, Progress
 from pushdown.errors import BackendError, NotConverged, PushdownError, TemporaryBackendError
-from pushdown.model import Model
-from pushdown.plan import Plan
-from pushdown.scope import Scope
-from pushdown.store import Store
+from pushdown.journal.store import Store
+from pushdown.model.state import Model
+from pushdown.reconcile.backend import Backend, Progress
+from pushdown.reconcile.plan import Plan
+from pushdown.reconcile.scope import Scope, scope_of
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ class Dispatcher:
         cursor = self.store.cursor(name)
         scope, last = Scope.nothing(), cursor
         for seq, event in self.store.events_since(cursor):
-            scope, last = scope | event.scope(), seq
+            scope, last = scope | scope_of(event), seq
         return scope, last
 
     def run(

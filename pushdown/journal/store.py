@@ -15,11 +15,11 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pushdown import events as ev
-from pushdown.model import Model
-from pushdown.privileges import Condition, Privilege
-from pushdown.scope import Principal, PrincipalKind
-from pushdown.securables import ObjectRef
+from pushdown.model import events as ev
+from pushdown.model.principals import Principal, PrincipalKind
+from pushdown.model.privileges import Condition, Privilege
+from pushdown.model.securables import ObjectRef
+from pushdown.model.state import Model
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -138,6 +138,7 @@ class Store:
         model.service_admins = {name for (name,) in q("SELECT name FROM service_admins")}
         for grp, usr in q("SELECT grp, usr FROM external_members"):
             model.external_members.setdefault(grp, set()).add(usr)
+        model.reindex()
         return model
 
     # -- each event's effect on the tables ---------------------------------------------

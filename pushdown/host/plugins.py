@@ -10,10 +10,10 @@ from functools import cached_property
 import click
 import pluggy
 
-from pushdown import hookspecs
-from pushdown.backend import BackendRegistry
-from pushdown.events import Event
-from pushdown.scope import Principal
+from pushdown.host import hookspecs
+from pushdown.model.events import Event
+from pushdown.model.principals import Principal
+from pushdown.reconcile.backend import BackendRegistry
 
 ENTRY_POINT_GROUP = "pushdown"
 log = logging.getLogger(__name__)

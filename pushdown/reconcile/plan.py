@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from pushdown.scope import Scope
+from pushdown.reconcile.scope import Scope
 
 
 @runtime_checkable

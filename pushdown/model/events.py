@@ -1,7 +1,7 @@
 """Privilege-change events: frozen facts with stable names, journalled with every change.
 
-An event says what happened and, through :meth:`Event.scope`, where a backend must
-look again. It never says what a backend should do: backends recompute the desired
+An event says what happened; :func:`pushdown.reconcile.scope.scope_of` says where a
+backend must look again. It never says what a backend should do: backends recompute the desired
 state of that scope from the current model (level-triggered).
 """
 
@@ -12,18 +12,15 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pushdown.privileges import Condition, Privilege
-from pushdown.scope import Principal, Scope
-from pushdown.securables import ObjectRef
+from pushdown.model.principals import Principal
+from pushdown.model.privileges import Condition, Privilege
+from pushdown.model.securables import ObjectRef
 
 
 @dataclass(frozen=True)
 class Event:
     name: ClassVar[str] = "event"
 
-    def scope(self) -> Scope:
-        """Where a backend must recompute its desired state after this event."""
-        return Scope.everything()
 
     def to_json(self) -> str:
         fields = {f.name: _encode(getattr(self, f.name)) for f in dataclasses.fields(self)}
@@ -43,17 +40,10 @@ def _encode(value: Any) -> Any:
     return value
 
 
-def _user(name: str) -> Scope:
-    return Scope.of(principals={Principal.user(name)})
-
-
 @dataclass(frozen=True)
 class UserAdded(Event):
     name: ClassVar[str] = "user_added"
     user: str
-
-    def scope(self) -> Scope:
-        return _user(self.user)
 
 
 @dataclass(frozen=True)
@@ -61,26 +51,17 @@ class UserRemoved(Event):
     name: ClassVar[str] = "user_removed"
     user: str
 
-    def scope(self) -> Scope:
-        return _user(self.user)
-
 
 @dataclass(frozen=True)
 class GroupAdded(Event):
     name: ClassVar[str] = "group_added"
     group: str
 
-    def scope(self) -> Scope:
-        return Scope.of(principals={Principal.group(self.group)})
-
 
 @dataclass(frozen=True)
 class GroupRemoved(Event):
     name: ClassVar[str] = "group_removed"
     group: str
-
-    def scope(self) -> Scope:
-        return Scope.of(principals={Principal.group(self.group)})
 
 
 @dataclass(frozen=True)
@@ -89,9 +70,6 @@ class GroupMemberAdded(Event):
     group: str
     user: str
 
-    def scope(self) -> Scope:
-        return _user(self.user)
-
 
 @dataclass(frozen=True)
 class GroupMemberRemoved(Event):
@@ -99,26 +77,17 @@ class GroupMemberRemoved(Event):
     group: str
     user: str
 
-    def scope(self) -> Scope:
-        return _user(self.user)
-
 
 @dataclass(frozen=True)
 class RoleCreated(Event):
     name: ClassVar[str] = "role_created"
     role: str
 
-    def scope(self) -> Scope:
-        return Scope.of(principals={Principal.role(self.role)})
-
 
 @dataclass(frozen=True)
 class RoleDeleted(Event):
     name: ClassVar[str] = "role_deleted"
     role: str
-
-    def scope(self) -> Scope:
-        return Scope.of(principals={Principal.role(self.role)})
 
 
 @dataclass(frozen=True)
@@ -129,9 +98,6 @@ class PrivilegesGranted(Event):
     privileges: frozenset[Privilege]
     condition: Condition
 
-    def scope(self) -> Scope:
-        return Scope.of(objects={self.object}, principals={Principal.role(self.role)})
-
 
 @dataclass(frozen=True)
 class PrivilegesRevoked(Event):
@@ -141,9 +107,6 @@ class PrivilegesRevoked(Event):
     privileges: frozenset[Privilege]
     condition: Condition
 
-    def scope(self) -> Scope:
-        return Scope.of(objects={self.object}, principals={Principal.role(self.role)})
-
 
 @dataclass(frozen=True)
 class RoleGranted(Event):
@@ -151,18 +114,12 @@ class RoleGranted(Event):
     role: str
     principal: Principal
 
-    def scope(self) -> Scope:
-        return Scope.of(principals={self.principal, Principal.role(self.role)})
-
 
 @dataclass(frozen=True)
 class RoleRevoked(Event):
     name: ClassVar[str] = "role_revoked"
     role: str
     principal: Principal
-
-    def scope(self) -> Scope:
-        return Scope.of(principals={self.principal, Principal.role(self.role)})
 
 
 @dataclass(frozen=True)
@@ -172,17 +129,11 @@ class OwnerSet(Event):
     owner: str | None
     previous: str | None = None
 
-    def scope(self) -> Scope:
-        return Scope.of(objects={self.object})
-
 
 @dataclass(frozen=True)
 class ServiceAdminsSet(Event):
     name: ClassVar[str] = "service_admins_set"
     users: frozenset[str]
-
-    def scope(self) -> Scope:
-        return Scope.nothing()
 
 
 @dataclass(frozen=True)
@@ -192,9 +143,6 @@ class ObjectCreated(Event):
     properties: tuple[tuple[str, str], ...] = ()
     owner: str | None = None
 
-    def scope(self) -> Scope:
-        return Scope.of(objects={self.object})
-
 
 @dataclass(frozen=True)
 class ObjectRenamed(Event):
@@ -202,17 +150,11 @@ class ObjectRenamed(Event):
     object: ObjectRef
     new_object: ObjectRef
 
-    def scope(self) -> Scope:
-        return Scope.of(objects={self.object, self.new_object})
-
 
 @dataclass(frozen=True)
 class ObjectDropped(Event):
     name: ClassVar[str] = "object_dropped"
     object: ObjectRef
-
-    def scope(self) -> Scope:
-        return Scope.of(objects={self.object})
 
 
 @dataclass(frozen=True)
@@ -223,9 +165,6 @@ class ExternalMembersChanged(Event):
     group: str
     added: frozenset[str] = frozenset()
     removed: frozenset[str] = frozenset()
-
-    def scope(self) -> Scope:
-        return Scope.of(principals={Principal.user(u) for u in self.added | self.removed})
 
 
 EVENT_TYPES: dict[str, type[Event]] = {

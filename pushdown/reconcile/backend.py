@@ -2,7 +2,7 @@
 
 A backend is level-triggered. Given the model and a scope it computes the facts the
 server should hold (``desired``), reads the facts it does hold (``actual``), and the
-core diffs the two into a :class:`~pushdown.plan.Plan`. ``apply`` executes a plan;
+core diffs the two into a :class:`~pushdown.reconcile.plan.Plan`. ``apply`` executes a plan;
 afterwards the core reads back again and requires an empty second plan.
 
 Backends are fenced: ``actual`` reports only facts the backend manages (its marker,
@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pushdown.errors import ConfigError
-from pushdown.model import Model
-from pushdown.plan import Fact, Op, Plan, diff, removals_first
-from pushdown.scope import Principal, Scope
-from pushdown.securables import SecurableType
+from pushdown.model.principals import Principal
+from pushdown.model.securables import SecurableType
+from pushdown.model.state import Model
+from pushdown.reconcile.plan import Fact, Op, Plan, diff, removals_first
+from pushdown.reconcile.scope import Scope
 
 Progress = Callable[[int], None]
 

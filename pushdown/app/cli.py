@@ -14,14 +14,14 @@ from typing import Any
 
 import click
 
-from pushdown.config import Config, load_config, redact
+from pushdown.app.config import Config, load_config, redact
+from pushdown.app.service import AccessControl
+from pushdown.app.spec import load_spec
+from pushdown.decide.evaluator import operation_named
+from pushdown.decide.requirements import OPERATIONS
 from pushdown.errors import PushdownError, SpecError
-from pushdown.evaluator import operation_named
-from pushdown.plugins import Hooks
-from pushdown.requirements import OPERATIONS
-from pushdown.service import AccessControl
-from pushdown.spec import load_spec
-from pushdown.sync import SyncResult
+from pushdown.host.plugins import Hooks
+from pushdown.reconcile.sync import SyncResult
 
 PROGRESS_MIN_OPS = 100
 
@@ -220,7 +220,7 @@ def explain(
     with _errors():
         if spec is not None:
             decision_model = load_spec(spec)
-            from pushdown.evaluator import Evaluator
+            from pushdown.decide.evaluator import Evaluator
 
             decision = Evaluator(decision_model).authorize(user, operation, target, other)
         else:

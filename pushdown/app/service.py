@@ -21,20 +21,20 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pushdown import changes as ch
-from pushdown.backend import Backend, BackendContext
-from pushdown.config import Config, load_config
-from pushdown.converge import converge
+from pushdown.app.config import Config, load_config
+from pushdown.app.converge import converge
+from pushdown.decide.evaluator import Decision, Evaluator, Target
 from pushdown.errors import ModelError
-from pushdown.evaluator import Decision, Evaluator, Target
-from pushdown.events import Event, ExternalMembersChanged, GroupMemberAdded, UserAdded
-from pushdown.model import Model
-from pushdown.plugins import Hooks
-from pushdown.privileges import Condition, Privilege
-from pushdown.scope import Principal, PrincipalKind
-from pushdown.securables import ObjectRef
-from pushdown.store import Store
-from pushdown.sync import Dispatcher, SyncResult
+from pushdown.host.plugins import Hooks
+from pushdown.journal.store import Store
+from pushdown.model import changes as ch
+from pushdown.model.events import Event, ExternalMembersChanged, GroupMemberAdded, UserAdded
+from pushdown.model.principals import Principal, PrincipalKind
+from pushdown.model.privileges import Condition, Privilege
+from pushdown.model.securables import ObjectRef
+from pushdown.model.state import Model
+from pushdown.reconcile.backend import Backend, BackendContext
+from pushdown.reconcile.sync import Dispatcher, SyncResult
 
 log = logging.getLogger(__name__)
 ObjectLike = ObjectRef | str
