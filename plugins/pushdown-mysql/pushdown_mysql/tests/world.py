@@ -15,9 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pymysql
-from pushdown_mysql.account import least_privileges
-from pushdown_mysql.backend import MySQLBackend
-from pushdown_mysql.server import LocalMariaDB
 
 from pushdown.decide.evaluator import Evaluator
 from pushdown.model import changes as ch
@@ -26,6 +23,9 @@ from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import BackendContext
+from pushdown_mysql.account import least_privileges
+from pushdown_mysql.backend import MySQLBackend
+from pushdown_mysql.server import LocalMariaDB
 
 PUSHDOWN = "pushdown"
 PUSHDOWN_PASSWORD = "pushdown-secret"

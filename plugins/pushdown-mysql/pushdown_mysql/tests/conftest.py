@@ -6,6 +6,7 @@ import os
 from collections.abc import Iterator
 
 import pytest
+
 from pushdown_mysql.backend import MySQLBackend
 from pushdown_mysql.server import LocalMariaDB, ServerUnavailable, throwaway_mariadb
 

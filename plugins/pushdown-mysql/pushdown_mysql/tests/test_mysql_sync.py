@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from pushdown_mysql.backend import MySQLBackend
 
 from pushdown.errors import PermanentBackendError
 from pushdown.host.plugins import Hooks
@@ -12,6 +11,7 @@ from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
+from pushdown_mysql.backend import MySQLBackend
 
 from .world import World, admin, do
 

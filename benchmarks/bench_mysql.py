@@ -1,6 +1,6 @@
 """Benchmark: apply 10,000 grants against the floor, and a no-op sync. Prints numbers.
 
-    python plugins/pushdown-mysql/bench_mysql.py [--users 100] [--tables 100] [--rounds 3]
+    python benchmarks/bench_mysql.py [--users 100] [--tables 100] [--rounds 3]
 
 The floor is the very statements the backend sends, rendered once, replayed by a bare
 pymysql loop on one connection (the same least-privileged account) in the same run.

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from pushdown_mysql.backend import MySQLBackend
 
 from pushdown.errors import PermanentBackendError, TemporaryBackendError
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
+from pushdown_mysql.backend import MySQLBackend
 
 from .world import World, admin
 

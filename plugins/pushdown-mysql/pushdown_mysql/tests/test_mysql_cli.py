@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from pushdown_mysql.backend import MySQLBackend
 
 from pushdown.app.cli import main
 from pushdown.app.service import AccessControl
 from pushdown.app.spec import load_spec_text
 from pushdown.journal.store import Store
 from pushdown.reconcile.backend import BackendContext
+from pushdown_mysql.backend import MySQLBackend
 
 from .world import PUSHDOWN, PUSHDOWN_PASSWORD, World, admin
 

@@ -13,7 +13,7 @@ from pushdown.app.cli import main
 from pushdown.host.hookspecs import hookimpl
 from pushdown.host.plugins import Hooks
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 pytestmark = pytest.mark.mariadb
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from pushdown_mysql.readback import dialect_of
 from pushdown_mysql.server import ServerUnavailable, container_server
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from pushdown_mysql.backend import MySQLBackend
 
 from pushdown.model import changes as ch
 from pushdown.model.principals import Principal
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
+from pushdown_mysql.backend import MySQLBackend
 
 from .world import World, admin, do
 
