@@ -100,6 +100,15 @@ class ObjectRef:
     def __hash__(self) -> int:
         return self._hash  # type: ignore[attr-defined,no-any-return]
 
+    def __eq__(self, other: object) -> bool:
+        # Hash lookups compare on every hit: identity first, then the cached hash.
+        if self is other:
+            return True
+        if other.__class__ is not ObjectRef:
+            return NotImplemented
+        ref: ObjectRef = other
+        return self._hash == ref._hash and self.type is ref.type and self.names == ref.names  # type: ignore[attr-defined]
+
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
         # Rebuild through __init__ so a copy or an unpickled ref recomputes its hash.
         return (ObjectRef, (self.type, self.names))
