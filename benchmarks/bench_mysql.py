@@ -1,17 +1,11 @@
 #!/usr/bin/env python3
 """Benchmark the MySQL backend: apply 10,000 grants against the floor, and a no-op sync.
 
-Starts a throwaway MariaDB, creates ``--users`` accounts and ``--tables`` tables (100 x 100
-at ``--scale 1``, growing with the square root of the scale) and a model in which one role
-reads the whole catalog. The floor is the very statements the backend sends, rendered
-once, replayed by a bare pymysql loop on one connection (the same least-privileged
-account) in the same run. Floor and backend alternate; the best round of each is
-reported.
-
-Usage::
-
-    python benchmarks/bench_mysql.py                 # 100 users x 100 tables
-    python benchmarks/bench_mysql.py --scale 0.001   # 3 x 3, in seconds
+A throwaway MariaDB holds ``--users`` accounts and ``--tables`` tables (100 x 100 at
+``--scale 1``, with the square root of the scale); one role reads the whole catalog. The
+floor is the very statements the backend sends, rendered once, replayed by a bare pymysql
+loop on one connection (the same least-privileged account). Floor and backend alternate;
+the best round of each is reported.
 """
 
 from __future__ import annotations

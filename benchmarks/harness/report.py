@@ -101,9 +101,10 @@ class Report:
         self.row("benchmark", self.name)
         for label, value in machine().items():
             self.row(label, value)
-        for key in ("scale", "seed"):
-            if hasattr(self.args, key):
-                self.row(key, getattr(self.args, key) if key == "scale" else str(self.args.seed))
+        if hasattr(self.args, "scale"):
+            self.row("scale", self.args.scale)
+        if hasattr(self.args, "seed"):
+            self.row("seed", str(self.args.seed))
         self.row("memory measure", memory.KIND)
         self.note(memory.METHOD)
         self.note("times: wall = perf_counter, cpu = process_time of this process; rates use wall")

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
 
 from pushdown.model import changes
 from pushdown.model import events as ev
@@ -60,8 +59,12 @@ def config_for(scale: float = 1.0, seed: int = DEFAULT_SEED, **sizes: int | None
         "users": max(20, round(10000 * scale)),
         "groups": max(3, round(300 * scale)),
     }
-    chosen = {key: value if sizes.get(key) is None else sizes[key] for key, value in default.items()}
-    return Config(seed=seed, **{k: int(v or 0) for k, v in chosen.items()})
+    for key, value in sizes.items():
+        if key not in default:
+            raise TypeError(f"unknown size {key!r}; known: {', '.join(default)}")
+        if value is not None:
+            default[key] = value
+    return Config(seed=seed, **default)
 
 
 @dataclass
@@ -233,18 +236,15 @@ def build_validated(plan: Plan) -> Model:
 
 def same_model(a: Model, b: Model) -> bool:
     """The facts of two models agree (users, groups, roles, grants, holders, owners, objects)."""
-    keys: tuple[Callable[[Model], Any], ...] = (
-        lambda m: m.users,
-        lambda m: m.groups,
-        lambda m: m.roles,
-        lambda m: {k: v for k, v in m.user_roles.items() if v},
-        lambda m: {k: v for k, v in m.group_roles.items() if v},
-        lambda m: m.owners,
-        lambda m: m.objects,
-        lambda m: m.by_object,
-        lambda m: {k: v for k, v in m.user_groups.items() if v},
+    facts = ("users", "groups", "roles", "owners", "objects", "by_object")
+    assignments = ("user_roles", "group_roles", "user_groups")  # defaultdicts: empty sets do not count
+    return all(getattr(a, f) == getattr(b, f) for f in facts) and all(
+        _nonempty(getattr(a, f)) == _nonempty(getattr(b, f)) for f in assignments
     )
-    return all(key(a) == key(b) for key in keys)
+
+
+def _nonempty(index: dict[str, set[str]]) -> dict[str, set[str]]:
+    return {k: v for k, v in index.items() if v}
 
 
 # -- handles on a built model -------------------------------------------------------------
