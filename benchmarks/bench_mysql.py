@@ -1,23 +1,29 @@
-"""Benchmark: apply 10,000 grants against the floor, and a no-op sync. Prints numbers.
+#!/usr/bin/env python3
+"""Benchmark the MySQL backend: apply 10,000 grants against the floor, and a no-op sync.
 
-    python benchmarks/bench_mysql.py [--users 100] [--tables 100] [--rounds 3]
-
-The floor is the very statements the backend sends, rendered once, replayed by a bare
-pymysql loop on one connection (the same least-privileged account) in the same run.
-Floor and backend alternate; the best round of each is reported.
+A throwaway MariaDB holds ``--users`` accounts and ``--tables`` tables (100 x 100 at
+``--scale 1``, with the square root of the scale); one role reads the whole catalog. The
+floor is the very statements the backend sends, rendered once, replayed by a bare pymysql
+loop on one connection (the same least-privileged account). Floor and backend alternate;
+the best round of each is reported.
 """
 
 from __future__ import annotations
 
 import argparse
-import time
+import math
+import sys
 
+from harness import cli
+from harness.clock import alternate, measure
+from harness.report import Report
 from pushdown_mysql.account import least_privileges
 from pushdown_mysql.backend import MySQLBackend
-from pushdown_mysql.server import throwaway_mariadb
+from pushdown_mysql.server import LocalMariaDB, throwaway_mariadb
 from pushdown_mysql.statements import statements
 
 from pushdown.model import changes as ch
+from pushdown.model import events as ev
 from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
@@ -26,9 +32,11 @@ from pushdown.reconcile.plan import Op
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
 
+CATALOG, DATABASE = ObjectRef.of("catalog", "c"), ObjectRef.of("schema", "c.bench")
 
-def build(server, users: int, tables: int) -> Model:
-    model = Model()
+
+def prepare_server(server: LocalMariaDB, users: int, tables: int) -> None:
+    """pushdown's own account, one database of ``tables`` tables, ``users`` managed accounts."""
     admin = server.connect()
     with admin.cursor() as cur:
         cur.execute("CREATE USER 'pushdown'@'%' IDENTIFIED BY 'pw'")
@@ -41,74 +49,89 @@ def build(server, users: int, tables: int) -> Model:
             cur.execute("CREATE USER %s@'%%'", (f"pd_u{u}",))
     admin.close()
 
-    def do(events):
+
+def build_model(users: int) -> Model:
+    """Role ``reader`` reads catalog ``c`` and is held by every user."""
+    model = Model()
+
+    def do(events: list[ev.Event]) -> None:
         for e in events:
             model.apply(e)
 
-    do(ch.create_object(model, ObjectRef.of("catalog", "c"), properties={"backend": "bench"}))
-    do(ch.create_object(model, ObjectRef.of("schema", "c.bench")))
+    do(ch.create_object(model, CATALOG, properties={"backend": "bench"}))
+    do(ch.create_object(model, DATABASE))
     do(ch.create_role(model, "reader"))
-    for priv in ("USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE"):
-        do(ch.grant_privileges(model, "reader", ObjectRef.of("catalog", "c"), [priv]))
+    do(ch.grant_privileges(model, "reader", CATALOG, ["USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE"]))
     for u in range(users):
         do(ch.add_user(model, f"u{u}"))
         do(ch.grant_role(model, "reader", Principal.user(f"u{u}")))
     return model
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--users", type=int, default=100)
-    parser.add_argument("--tables", type=int, default=100)
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
-    with throwaway_mariadb() as server:
-        model = build(server, args.users, args.tables)
-        settings = {"host": server.host, "port": server.port, "user": "pushdown", "password": "pw"}
-        backend = MySQLBackend(BackendContext("bench", settings))
-        t0 = time.perf_counter()
-        plan = backend.plan(model, Scope.everything())
-        plan_s = time.perf_counter() - t0
-        grants = plan.ops
-        undo = tuple(Op("remove", op.fact) for op in grants)
-        raw = server.connect("pushdown", "pw")
+def run(report: Report, server: LocalMariaDB, args: argparse.Namespace) -> None:
+    prepare_server(server, args.users, args.tables)
+    model = build_model(args.users)
+    settings = {"host": server.host, "port": server.port, "user": "pushdown", "password": "pw"}
+    backend = MySQLBackend(BackendContext("bench", settings))
+    planned = measure(lambda: backend.plan(model, Scope.everything()))
+    grants = planned.result.ops
+    undo = tuple(Op("remove", op.fact) for op in grants)
+    raw = server.connect("pushdown", "pw")
+    with raw.cursor() as cur:
+        texts = [cur.mogrify(s.template, s.args) for s in statements(grants)]
+        undo_texts = [cur.mogrify(s.template, s.args) for s in statements(undo)]
+
+    def replay(sql: list[str]) -> None:
         with raw.cursor() as cur:
-            texts = [cur.mogrify(s.template, s.args) for s in statements(grants)]
-            undo_texts = [cur.mogrify(s.template, s.args) for s in statements(undo)]
-        floor, ours = [], []
-        for _ in range(args.rounds):
-            with raw.cursor() as cur:
-                t0 = time.perf_counter()
-                for text in texts:
-                    cur.execute(text)
-                floor.append(time.perf_counter() - t0)
-                for text in undo_texts:
-                    cur.execute(text)
-            t0 = time.perf_counter()
-            backend.apply(grants, lambda n: None)
-            ours.append(time.perf_counter() - t0)
-            with raw.cursor() as cur:
-                for text in undo_texts:
-                    cur.execute(text)
-        raw.close()
-        reconcile(backend, model, Scope.everything())
-        q0, w0 = backend.connection.queries, backend.connection.writes
-        t0 = time.perf_counter()
-        noop, applied = reconcile(backend, model, Scope.everything())
-        noop_s = time.perf_counter() - t0
-        queries, writes = backend.connection.queries - q0, backend.connection.writes - w0
-        backend.close()
-    best_floor, best_ours = min(floor), min(ours)
-    print(f"grants: {len(grants)} in {len(texts)} statements ({args.users} users x {args.tables} tables)")
-    print(f"plan (read back + compile): {plan_s:.3f} s")
-    print(f"floor (bare pymysql loop):  {best_floor:.3f} s  rounds: {', '.join(f'{x:.3f}' for x in floor)}")
-    print(f"pushdown apply:             {best_ours:.3f} s  rounds: {', '.join(f'{x:.3f}' for x in ours)}")
-    print(f"ratio: {best_ours / best_floor:.3f}x the floor (target <= 1.10x)")
-    print(
-        f"no-op sync: {noop_s:.3f} s, {queries} queries, {writes} writes, plan empty: {noop.empty}, "
-        f"applied: {applied}"
+            for text in sql:
+                cur.execute(text)
+
+    report.section(f"1. apply {len(grants):,} grants ({args.users} users x {args.tables} tables)")
+    report.row("grants | statements", f"{len(grants):,} | {len(texts):,}")
+    report.row("plan (read back + compile)", planned.best, "s")
+    runs = alternate(
+        {"floor": lambda: replay(texts), "pushdown": lambda: backend.apply(grants, lambda n: None)},
+        args.rounds,
+        between=lambda: replay(undo_texts),
     )
+    floor, ours = runs["floor"], runs["pushdown"]
+    report.floor("floor: the same statements, bare pymysql loop (best round)", floor.best)
+    report.row("  rounds", floor.runs(), "s")
+    report.row("pushdown apply (best round)", ours.best, "s")
+    report.row("  rounds", ours.runs(), "s")
+    report.ratio("pushdown apply / floor", ours.best, floor.best, target=1.10)
+    raw.close()
+
+    report.section("2. a sync with nothing to do (scope: everything)")
+    reconcile(backend, model, Scope.everything())
+    q0, w0 = backend.connection.queries, backend.connection.writes
+    noop = measure(lambda: reconcile(backend, model, Scope.everything()))
+    plan, applied = noop.result
+    report.row("time", noop.best, "s")
+    report.row("queries | writes", f"{backend.connection.queries - q0} | {backend.connection.writes - w0}")
+    report.row("plan empty | applied", f"{plan.empty} | {applied}")
+    backend.close()
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = cli.parser(__doc__)
+    ap.add_argument("--users", type=int, help="managed accounts (default 100*sqrt(scale))")
+    ap.add_argument("--tables", type=int, help="tables (default 100*sqrt(scale))")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of floor and apply (default 3)")
+    args = ap.parse_args(argv)
+    side = max(2, round(100 * math.sqrt(args.scale)))
+    args.users = args.users or side
+    args.tables = args.tables or side
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    with Report("mysql", args) as report, throwaway_mariadb() as server:
+        report.row("server", f"throwaway MariaDB on {server.host}:{server.port}")
+        run(report, server, args)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,6 +1,6 @@
 """``converge(model, target)``: the events that turn a model into a target model.
 
-Random pairs of models come from the random histories of ``tests/test_store.py`` (hostile
+Random pairs of models come from the random histories of ``tests/histories.py`` (hostile
 names, grants on registered and unregistered objects, owners, object properties).
 """
 
@@ -15,16 +15,14 @@ from hypothesis import strategies as st
 
 from pushdown.app.converge import converge
 from pushdown.app.service import AccessControl
-from pushdown.errors import ModelError
 from pushdown.journal.store import Store
-from pushdown.model import changes as ch
 from pushdown.model import events as ev
 from pushdown.model.events import event_from_json
-from pushdown.model.principals import Principal
-from pushdown.model.privileges import Condition, Privilege
+from pushdown.model.privileges import Privilege
 from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
 from pushdown.model.state import Model
-from tests.test_store import commit, draw_history, index_of, snapshot
+from tests.builders import Builder, index_of, snapshot
+from tests.histories import commit, random_model, replay
 
 PAIRS = settings(max_examples=100, deadline=None, database=None)
 
@@ -63,40 +61,6 @@ def removals_before_additions(events: list[ev.Event], *, owners: bool = True) ->
     return not removals or not additions or max(removals) < min(additions)
 
 
-def random_model(data: st.DataObject, label: str) -> tuple[Model, list[ev.Event]]:
-    """A model built by a random history, and that history's events."""
-    model, history = Model(), []
-    steps = data.draw(st.integers(min_value=0, max_value=30), label=f"{label} steps")
-    for change in draw_history(data, model, steps):
-        if change is None:
-            continue
-        fn, args = change
-        try:
-            events = fn(model, *args)
-        except ModelError:
-            continue
-        for event in events:
-            model.apply(event)
-        history += events
-    return model, history
-
-
-def clone(history: list[ev.Event]) -> Model:
-    """A fresh copy of a random model (not copy.deepcopy: see test_converge_works_on_deep_copies)."""
-    model = Model()
-    for event in history:
-        model.apply(event)
-    return model
-
-
-def build(*steps: tuple[object, ...]) -> Model:
-    model = Model()
-    for fn, *args in steps:
-        for event in fn(model, *args):  # type: ignore[operator]
-            model.apply(event)
-    return model
-
-
 # -- random pairs -------------------------------------------------------------------------
 
 
@@ -105,7 +69,7 @@ def build(*steps: tuple[object, ...]) -> Model:
 def test_converge_reaches_the_target_and_is_then_idempotent(data: st.DataObject) -> None:
     start, history = random_model(data, "model")
     target, _ = random_model(data, "target")
-    model = clone(history)
+    model = replay(history)
     events = converge(model, target)
     assert snapshot(model) == snapshot(target)
     assert model.by_object == index_of(model)
@@ -113,7 +77,7 @@ def test_converge_reaches_the_target_and_is_then_idempotent(data: st.DataObject)
     assert snapshot(model) == snapshot(target)
 
     # the events alone, through JSON, turn the start into the target
-    replayed = clone(history)
+    replayed = replay(history)
     for event in events:
         replayed.apply(event_from_json(event.to_json()))
     assert snapshot(replayed) == snapshot(target)
@@ -134,7 +98,7 @@ def test_converge_reaches_the_target_and_is_then_idempotent(data: st.DataObject)
 def test_removals_come_before_additions(data: st.DataObject) -> None:
     _, history = random_model(data, "model")
     target, _ = random_model(data, "target")
-    events = converge(clone(history), target)
+    events = converge(replay(history), target)
     assert removals_before_additions(events), [str(e) for e in events]
 
 
@@ -169,18 +133,19 @@ TAB = ObjectRef.of("table", (*SCH.names, "t"))
 
 
 def _rich() -> Model:
-    return build(
-        (ch.add_user, "alice"),
-        (ch.add_user, "b`ob"),
-        (ch.add_group, "g", ["alice"]),
-        (ch.create_role, "r", "alice"),
-        (ch.create_object, CAT, "alice", {"backend": "ranger"}),
-        (ch.create_object, SCH, "b`ob"),
-        (ch.create_object, TAB),
-        (ch.grant_privileges, "r", SCH, [Privilege.SELECT_TABLE], Condition.ALLOW),
-        (ch.grant_privileges, "r", TAB, [Privilege.MODIFY_TABLE], Condition.DENY),
-        (ch.grant_role, "r", Principal.group("g")),
-        (ch.set_service_admins, ["b`ob"]),
+    return (
+        Builder()
+        .users("alice", "b`ob")
+        .group("g", "alice")
+        .role("r", owner="alice")
+        .create(CAT, "alice", {"backend": "ranger"})
+        .create(SCH, "b`ob")
+        .create(TAB)
+        .allow("r", SCH, Privilege.SELECT_TABLE)
+        .deny("r", TAB, Privilege.MODIFY_TABLE)
+        .grant_role("r", groups=["g"])
+        .admins("b`ob")
+        .model
     )
 
 
@@ -203,16 +168,16 @@ def test_changed_catalog_properties_re_register_it_and_restore_what_lies_below()
 
 
 def test_owner_cleared_before_additions() -> None:
-    model = build((ch.add_user, "alice"), (ch.create_object, CAT, "alice"))
-    target = build((ch.add_user, "alice"), (ch.add_user, "bob"), (ch.create_object, CAT, None))
+    model = Builder().users("alice").create(CAT, "alice").model
+    target = Builder().users("alice", "bob").create(CAT).model
     events = converge(model, target)
     assert snapshot(model) == snapshot(target)
     assert removals_before_additions(events)
 
 
 def test_re_registration_removals_come_before_additions() -> None:
-    model = build((ch.create_object, CAT, None, {"backend": "x"}))
-    target = build((ch.add_user, "bob"), (ch.create_object, CAT, None, {"backend": "y"}))
+    model = Builder().create(CAT, properties={"backend": "x"}).model
+    target = Builder().users("bob").create(CAT, properties={"backend": "y"}).model
     events = converge(model, target)
     assert snapshot(model) == snapshot(target)
     assert removals_before_additions(events)
@@ -224,7 +189,7 @@ def test_load_model_moves_the_metalake_owner() -> None:
         control.add_user("alice")
         control.add_user("bob")
         control.set_owner("metalake", "alice")
-        target = build((ch.add_user, "alice"), (ch.add_user, "bob"), (ch.set_owner, METALAKE, "bob"))
+        target = Builder().users("alice", "bob").owner(METALAKE, "bob").model
         result = control.load_model(target)
         assert result.events == (ev.OwnerSet(METALAKE, "bob", "alice"),)
         assert control.model.owners == {METALAKE: "bob"}

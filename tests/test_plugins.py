@@ -5,7 +5,9 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
+import click
 import pytest
+from click.testing import CliRunner
 
 from pushdown.app.service import AccessControl
 from pushdown.errors import ConfigError
@@ -78,6 +80,21 @@ class BrokenAudit:
     @hookimpl
     def pushdown_event_committed(self, event: Event, seq: int) -> None:
         raise RuntimeError("audit sink is down")
+
+
+class ExtraCommand:
+    @hookimpl
+    def pushdown_register_commands(self, cli: click.Group) -> None:
+        @cli.command(name="hello")
+        def hello() -> None:
+            click.echo("hello from a plugin")
+
+
+def test_plugins_add_commands_to_the_cli() -> None:
+    group = click.Group()
+    Hooks.load(extra=[ExtraCommand()]).register_commands(group)
+    assert "hello" in group.commands
+    assert CliRunner().invoke(group, ["hello"]).output == "hello from a plugin\n"
 
 
 class Twice:

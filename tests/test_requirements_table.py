@@ -32,11 +32,10 @@ import pytest
 from pushdown.decide import listing
 from pushdown.decide.evaluator import Evaluator
 from pushdown.decide.requirements import OPERATIONS
-from pushdown.model import changes
-from pushdown.model.principals import Principal
 from pushdown.model.privileges import Condition
 from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
 from pushdown.model.state import Model
+from tests.builders import Builder
 
 BASE_OBJECTS = (
     "catalog:c",
@@ -74,45 +73,33 @@ def ref(text: str) -> ObjectRef | str:
 
 
 def build(facts: str) -> Model:
-    model = Model()
-
-    def do(events: list) -> None:
-        for e in events:
-            model.apply(e)
-
     tokens = [MACROS.get(t, t) for t in facts.split()]
-    for name in ("admin", "mlo", "v", *(() if "absent" in tokens else ("u",))):
-        do(changes.add_user(model, name))
-    do(changes.set_owner(model, METALAKE, "mlo"))
+    w = Builder().users("admin", "mlo", "v", *(() if "absent" in tokens else ("u",))).owner(METALAKE, "mlo")
     for text in BASE_OBJECTS:
         obj = ref(text)
-        props = {"backend": "x"} if obj.type is SecurableType.CATALOG else {}
-        do(changes.create_object(model, obj, "admin", props))
-    do(changes.add_group(model, "g", ["v"]))
-    do(changes.add_group(model, "g2", ["v"]))
+        w.create(obj, "admin", {"backend": "x"} if obj.type is SecurableType.CATALOG else {})
+    w.group("g", "v").group("g2", "v")
     for role in ("r", "r2", "mine"):
-        do(changes.create_role(model, role, owner="admin"))
+        w.role(role, owner="admin")
     if "absent" not in tokens:
-        do(changes.grant_role(model, "mine", Principal.user("u")))
+        w.grant_role("mine", users=["u"])
     for tok in tokens:
         if tok == "absent":
             continue
         if tok == "admin":
-            do(changes.set_service_admins(model, {"u"}))
+            w.admins("u")
         elif tok == "member":
-            do(changes.add_member(model, "g", "u"))
+            w.member("g", "u")
         elif tok == "holds":
-            do(changes.grant_role(model, "r", Principal.user("u")))
+            w.grant_role("r", users=["u"])
         elif tok == "gholds":
-            do(changes.add_member(model, "g", "u"))
-            do(changes.grant_role(model, "r", Principal.group("g")))
+            w.member("g", "u").grant_role("r", groups=["g"])
         elif tok.startswith("own@"):
-            do(changes.set_owner(model, ref(tok[4:]), "u"))
+            w.owner(ref(tok[4:]), "u")
         else:
             priv, _, where = tok.lstrip("!").partition("@")
-            cond = Condition.DENY if tok.startswith("!") else Condition.ALLOW
-            do(changes.grant_privileges(model, "mine", ref(where), [priv], cond))
-    return model
+            w.grant("mine", ref(where), [priv], Condition.DENY if tok.startswith("!") else Condition.ALLOW)
+    return w.model
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,55 @@
+"""Every benchmark runs at a tiny scale, so none rots: it exits 0 and prints a floor and a ratio.
+
+Each ``benchmarks/bench_*.py`` is found here by its name and run as a subprocess, exactly
+as a person would run it, with ``--scale 0.001`` and ``--json``; the contract it meets is
+in ``benchmarks/README.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = sorted((ROOT / "benchmarks").glob("bench_*.py"))
+SMOKE_SCALE = "0.001"
+
+
+def test_the_benchmarks_are_found() -> None:
+    assert {"bench_evaluator.py", "bench_mysql.py"} <= {p.name for p in SCRIPTS}
+
+
+def run(script: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    """The script as a person runs it, with this checkout first on the path."""
+    path = [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+    return subprocess.run(
+        [sys.executable, "-W", "error", str(script), "--scale", SMOKE_SCALE, "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=out.parent,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
+def test_benchmark_runs_at_a_tiny_scale_and_prints_a_floor_and_a_ratio(script: Path, tmp_path: Path) -> None:
+    out = tmp_path / "numbers.json"
+    done = run(script, out)
+    assert done.returncode == 0, f"{script.name} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    rows = [row for section in json.loads(out.read_text())["sections"] for row in section["rows"]]
+    floors = [row for row in rows if row["kind"] == "floor"]
+    ratios = [row for row in rows if row["kind"] == "ratio"]
+    assert floors, f"{script.name} printed no floor"
+    assert ratios, f"{script.name} printed no ratio against its floor"
+    for row in floors + ratios:
+        assert row["label"] in done.stdout
+    for row in ratios:
+        assert math.isfinite(row["ratio"]) and row["ratio"] > 0, row
