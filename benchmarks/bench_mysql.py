@@ -28,7 +28,8 @@ from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import BackendContext
-from pushdown.reconcile.plan import Op
+from pushdown.reconcile.plan import remove
+from pushdown.reconcile.planner import plan_for
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
 
@@ -73,9 +74,10 @@ def run(report: Report, server: LocalMariaDB, args: argparse.Namespace) -> None:
     model = build_model(args.users)
     settings = {"host": server.host, "port": server.port, "user": "pushdown", "password": "pw"}
     backend = MySQLBackend(BackendContext("bench", settings))
-    planned = measure(lambda: backend.plan(model, Scope.everything()))
-    grants = planned.result.ops
-    undo = tuple(Op("remove", op.fact) for op in grants)
+    planned = measure(lambda: plan_for(backend, model, Scope.everything()))
+    plan, snapshot, _ = planned.result
+    grants = plan.ops
+    undo = tuple(remove(op.fact) for op in grants)
     raw = server.connect("pushdown", "pw")
     with raw.cursor() as cur:
         texts = [cur.mogrify(s.template, s.args) for s in statements(grants)]
@@ -90,7 +92,7 @@ def run(report: Report, server: LocalMariaDB, args: argparse.Namespace) -> None:
     report.row("grants | statements", f"{len(grants):,} | {len(texts):,}")
     report.row("plan (read back + compile)", planned.best, "s")
     runs = alternate(
-        {"floor": lambda: replay(texts), "pushdown": lambda: backend.apply(grants, lambda n: None)},
+        {"floor": lambda: replay(texts), "pushdown": lambda: backend.apply(plan, snapshot, lambda n: None)},
         args.rounds,
         between=lambda: replay(undo_texts),
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 
 from pushdown.app.config import from_mapping
@@ -10,9 +9,10 @@ from pushdown.app.service import AccessControl
 from pushdown.errors import PermanentBackendError, TemporaryBackendError
 from pushdown.host.recording import RecordingBackend
 from pushdown.journal.store import Store
-from pushdown.reconcile.backend import BackendContext
-from pushdown.reconcile.plan import Fact, Op
-from pushdown.reconcile.scope import Scope
+from pushdown.model.state import Model
+from pushdown.reconcile.backend import Applied, BackendContext, Progress, Snapshot
+from pushdown.reconcile.plan import Plan
+from pushdown.reconcile.scope import Resolved
 
 
 class FlakyBackend(RecordingBackend):
@@ -27,21 +27,21 @@ class FlakyBackend(RecordingBackend):
         self.fail_times = 0
         self.ignore_apply = False
 
-    def actual(self, scope: Scope) -> Iterable[Fact]:
+    def read(self, model: Model, scope: Resolved) -> Snapshot:
         if self.down:
             raise TemporaryBackendError(self.name, "connection refused (test)")
-        return super().actual(scope)
+        return super().read(model, scope)
 
-    def apply(self, ops: tuple[Op, ...], progress) -> None:  # type: ignore[no-untyped-def]
+    def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
         if self.fail_times > 0:
             self.fail_times -= 1
             raise TemporaryBackendError(self.name, "lost connection during apply (test)")
         if self.refuse:
             raise PermanentBackendError(self.name, self.refuse)
         if self.ignore_apply:
-            self.calls.append(("apply", ops))
-            return
-        super().apply(ops, progress)
+            self.calls.append(("apply", plan.ops))
+            return Applied(0)
+        return super().apply(plan, snapshot, progress)
 
 
 def access_control(tmp_path: Path | None = None, **backends: type[RecordingBackend]) -> AccessControl:

@@ -19,7 +19,8 @@ from pushdown.journal.store import Store
 from pushdown.model.events import Event
 from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef
-from pushdown.reconcile.backend import BackendContext, BackendRegistry
+from pushdown.reconcile.backend import BackendContext
+from pushdown.reconcile.registry import BackendRegistry
 
 ROOT = Path(__file__).resolve().parents[1]
 HOOKS = [

@@ -9,7 +9,7 @@ import pluggy
 
 from pushdown.model.events import Event
 from pushdown.model.principals import Principal
-from pushdown.reconcile.backend import BackendRegistry
+from pushdown.reconcile.registry import BackendRegistry
 
 hookspec = pluggy.HookspecMarker("pushdown")
 hookimpl = pluggy.HookimplMarker("pushdown")

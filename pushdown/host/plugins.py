@@ -13,7 +13,7 @@ import pluggy
 from pushdown.host import hookspecs
 from pushdown.model.events import Event
 from pushdown.model.principals import Principal
-from pushdown.reconcile.backend import BackendRegistry
+from pushdown.reconcile.registry import BackendRegistry
 
 ENTRY_POINT_GROUP = "pushdown"
 log = logging.getLogger(__name__)

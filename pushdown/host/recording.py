@@ -10,25 +10,28 @@ runs. The core's tests use it to see exactly which operations a sync produces.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from pushdown.decide.evaluator import Evaluator
+from pushdown.decide.compiler import EntitlementCompiler
+from pushdown.decide.inventory import Inventory
 from pushdown.host.hookspecs import hookimpl
-from pushdown.model.principals import Principal
-from pushdown.model.securables import ObjectRef, SecurableType
+from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import (
+    Applied,
     Backend,
     BackendContext,
-    BackendRegistry,
     Capabilities,
     Desired,
     Progress,
+    Snapshot,
 )
-from pushdown.reconcile.plan import Fact, Op
-from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.plan import Fact, Op, Plan
+from pushdown.reconcile.registry import BackendRegistry
+from pushdown.reconcile.scope import Resolved
 
 #: The operations recorded per object type: what a reader of the plan cares about.
 OPERATIONS_BY_TYPE: dict[SecurableType, tuple[str, ...]] = {
@@ -49,20 +52,19 @@ class Permit:
     operation: str
     object: ObjectRef
 
-    def in_scope(self, scope: Scope) -> bool:
-        return scope.covers(self.object, Principal.user(self.user))
+    @property
+    def key(self) -> tuple[str, str, ObjectRef]:
+        return (self.user, self.operation, self.object)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"user": self.user, "operation": self.operation, "object": str(self.object)}
 
     def __str__(self) -> str:
         return f"{self.user}: {self.operation} {self.object}"
 
 
-def _target(obj: ObjectRef, operation: str) -> ObjectRef:
-    """``create_table`` on a schema is checked on a table that does not exist yet."""
-    if operation == "create_table":
-        return ObjectRef(SecurableType.TABLE, (*obj.names, "\x00new"))
-    if operation == "create_schema":
-        return ObjectRef(SecurableType.SCHEMA, (*obj.names, "\x00new"))
-    return obj
+#: Operations asked on a container about a child that does not exist yet.
+_ON_NEW_CHILD = {"create_table": SecurableType.TABLE, "create_schema": SecurableType.SCHEMA}
 
 
 class RecordingBackend(Backend):
@@ -87,34 +89,56 @@ class RecordingBackend(Backend):
             rows = sorted((f.user, f.operation, str(f.object)) for f in self.held if isinstance(f, Permit))
             self.state_file.write_text(json.dumps(rows, indent=0, ensure_ascii=False))
 
-    def desired(self, model: Model, scope: Scope) -> Desired:
-        evaluator = Evaluator(model)
+    def read(self, model: Model, scope: Resolved) -> Snapshot:
+        self.calls.append(("read", ()))
+        within = _within(scope)
+        return Snapshot(frozenset(f for f in self.held if within(f)), within)
+
+    def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
         catalogs = self.enforces(model)
-        objects = [o for o in model.objects if o.catalog in catalogs and o.type in OPERATIONS_BY_TYPE]
+        kinds = OPERATIONS_BY_TYPE
+        held = Inventory.of(o for o in model.objects if o.catalog in catalogs and o.type in kinds)
+        ops = sorted({op for ops in OPERATIONS_BY_TYPE.values() for op in ops})
+        compiler = EntitlementCompiler(model, ops)
         facts: set[Fact] = set()
-        for user in sorted(model.users):
-            for obj in objects:
-                for op in OPERATIONS_BY_TYPE[obj.type]:
-                    permit = Permit(user, op, obj)
-                    if permit.in_scope(scope) and evaluator.authorize(
-                        user, op, _target(obj, op), explain=False
-                    ):
-                        facts.add(permit)
+        for region in scope.regions:
+            ent = compiler.compile(held, region.users, region.roots)
+            for user in ent.users:
+                view = ent.view(user)
+                for obj in held.within(METALAKE):
+                    if obj.type not in OPERATIONS_BY_TYPE or not region.covers(user, obj):
+                        continue
+                    for op in OPERATIONS_BY_TYPE[obj.type]:
+                        if view.allowed(op, _target(held, obj, op)):
+                            facts.add(Permit(user, op, obj))
         return Desired(frozenset(facts))
 
-    def actual(self, scope: Scope) -> Iterable[Fact]:
-        self.calls.append(("read", ()))
-        return [f for f in self.held if f.in_scope(scope)]
-
-    def apply(self, ops: tuple[Op, ...], progress: Progress) -> None:
-        self.calls.append(("apply", ops))
-        for op in ops:
-            if op.action == "add":
-                self.held.add(op.fact)
-            else:
-                self.held.discard(op.fact)
+    def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
+        self.calls.append(("apply", plan.ops))
+        for op in plan.ops:
+            if op.before is not None:
+                self.held.discard(op.before)
+            if op.after is not None:
+                self.held.add(op.after)
             progress(1)
         self._save()
+        return Applied(len(plan.ops))
+
+    def fact_from_json(self, data: Mapping[str, Any]) -> Fact:
+        return Permit(str(data["user"]), str(data["operation"]), ObjectRef.parse(str(data["object"])))
+
+
+def _target(held: Inventory, obj: ObjectRef, operation: str) -> ObjectRef:
+    """``create_table`` on a schema is decided on a table that does not exist yet."""
+    child = _ON_NEW_CHILD.get(operation)
+    return obj if child is None else held.generic(obj, child)
+
+
+def _within(scope: Resolved) -> Callable[[Fact], bool]:
+    def within(fact: Fact) -> bool:
+        return isinstance(fact, Permit) and scope.covers(fact.user, fact.object)
+
+    return within
 
 
 @hookimpl

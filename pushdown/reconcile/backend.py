@@ -1,11 +1,21 @@
 """The backend contract every enforcement point implements (MySQL, Hive Metastore, Ranger…).
 
-A backend is level-triggered. Given the model and a scope it computes the facts the
-server should hold (``desired``), reads the facts it does hold (``actual``), and the
-core diffs the two into a :class:`~pushdown.reconcile.plan.Plan`. ``apply`` executes a plan;
-afterwards the core reads back again and requires an empty second plan.
+A backend is level-triggered and does four things, and the core does the rest:
 
-Backends are fenced: ``actual`` reports only facts the backend manages (its marker,
+1. ``read(model, scope) -> Snapshot``: read the server once, narrowed to the scope;
+   the snapshot holds the managed facts found there (normalised), the inventory (what
+   the server holds), findings (access paths that bypass the model) and a predicate
+   saying which facts the scope covers;
+2. ``compile(model, snapshot, scope) -> Desired``: pure; what the server should hold,
+   from the core's entitlement compiler;
+3. the core diffs the two into a keyed :class:`~pushdown.reconcile.plan.Plan`;
+4. ``apply(plan, snapshot, progress) -> Applied``: execute the plan; one operation the
+   server refuses does not stop the others (narrowing goes on), it is reported.
+
+After apply the core reads back (``reread``: only the touched keys where the backend can
+narrow that far) and requires an empty second plan.
+
+Backends are fenced: a snapshot reports only facts the backend manages (its marker,
 prefix or label), so a diff never removes a grant somebody made by hand unless the
 configuration gives the backend the whole scope.
 """
@@ -13,16 +23,16 @@ configuration gives the backend the whole scope.
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pushdown.errors import ConfigError
 from pushdown.model.principals import Principal
-from pushdown.model.securables import SecurableType
+from pushdown.model.securables import LEAF_TYPES, ObjectRef, SecurableType
 from pushdown.model.state import Model
-from pushdown.reconcile.plan import Fact, Op, Plan, diff, removals_first
-from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.plan import Fact, Op, Plan, narrow_first
+from pushdown.reconcile.scope import Resolved
 
 Progress = Callable[[int], None]
 
@@ -49,6 +59,37 @@ class Desired:
 
     facts: frozenset[Fact]
     notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One read of a server, narrowed to a scope. Backends subclass it to keep more."""
+
+    facts: frozenset[Fact]
+    within: Callable[[Fact], bool] = field(default=lambda fact: True, compare=False)
+    #: access paths that bypass the model, and other drift pushdown will not change
+    findings: tuple[str, ...] = ()
+    #: a digest of what was read, to tell whether a saved plan went stale
+    fingerprint: str = ""
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Operations the server refused, its words, and what a person must do."""
+
+    ops: tuple[Op, ...]
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True)
+class Applied:
+    """What ``apply`` did: how many operations went through and which were refused."""
+
+    done: int
+    failures: tuple[Failure, ...] = ()
 
 
 @dataclass
@@ -91,53 +132,44 @@ class Backend(abc.ABC):
         }
         return frozenset(named | self.context.catalogs)
 
-    @abc.abstractmethod
-    def desired(self, model: Model, scope: Scope) -> Desired:
-        """The facts the server should hold for ``scope``, computed from the model. Pure."""
+    def widen(self, obj: ObjectRef) -> ObjectRef:
+        """The coarsest object whose facts a change to ``obj`` can alter (default: a leaf's
+        container, since container-level grants are decided over all of its children)."""
+        if obj.type in LEAF_TYPES and obj.parent is not None:
+            return obj.parent
+        return obj
 
     @abc.abstractmethod
-    def actual(self, scope: Scope) -> Iterable[Fact]:
-        """The managed facts the server holds now for ``scope``, read back and normalised."""
+    def read(self, model: Model, scope: Resolved) -> Snapshot:
+        """Read the server once, narrowed to ``scope``: managed facts, inventory, findings."""
 
     @abc.abstractmethod
-    def apply(self, ops: tuple[Op, ...], progress: Progress) -> None:
-        """Execute operations in order; call ``progress(n)`` after every ``n`` done."""
+    def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
+        """The facts the server should hold within ``scope``, from the model. Pure."""
+
+    @abc.abstractmethod
+    def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
+        """Execute the plan's operations in order; call ``progress(n)`` after every ``n``.
+        Raise :class:`~pushdown.errors.TemporaryBackendError` when the server is gone;
+        report operations it refuses in :attr:`Applied.failures` and go on."""
+
+    def reread(self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot) -> Snapshot:
+        """Read back after apply; backends narrow this to the keys the plan touched."""
+        return self.read(model, scope)
 
     def order(self, op: Op) -> tuple[object, ...]:
         """Sort key for a plan's operations; the default narrows before it widens."""
-        return removals_first(op)
+        return narrow_first(op)
 
-    def plan(self, model: Model, scope: Scope) -> Plan:
-        """Diff desired against actual. A group or role in scope brings its members in."""
-        scope = scope.with_members(model)
-        want = self.desired(model, scope)
-        return diff(self.name, want.facts, self.actual(scope), scope, order=self.order, notes=want.notes)
+    def fact_from_json(self, data: Mapping[str, Any]) -> Fact:
+        """Rebuild a fact of this backend from ``Fact.to_json`` (for saved plans)."""
+        raise ConfigError(f"backend {self.name} ({self.kind}) cannot read saved plans")
+
+    def plan(self, model: Model, scope: Any) -> Plan:
+        """The plan for ``scope`` now (a convenience around the core's planner)."""
+        from pushdown.reconcile.planner import plan_for
+
+        return plan_for(self, model, scope)[0]
 
     def close(self) -> None:  # noqa: B027 - optional: most backends hold nothing to release
         """Release connections. Called once when the core is done with the backend."""
-
-
-BackendFactory = Callable[[BackendContext], Backend]
-
-
-class BackendRegistry:
-    """Collects backend kinds; plugins call :meth:`add` from ``pushdown_register_backends``."""
-
-    def __init__(self) -> None:
-        self._factories: dict[str, BackendFactory] = {}
-        self._origins: dict[str, str] = {}
-
-    def add(self, kind: str, factory: BackendFactory, *, origin: str = "") -> None:
-        if kind in self._factories:
-            raise ConfigError(f"backend kind {kind!r} registered twice ({self._origins[kind]} and {origin})")
-        self._factories[kind] = factory
-        self._origins[kind] = origin or getattr(factory, "__module__", "?")
-
-    def create(self, kind: str, context: BackendContext) -> Backend:
-        if kind not in self._factories:
-            known = ", ".join(sorted(self._factories)) or "none"
-            raise ConfigError(f"backend {context.name}: unknown kind {kind!r}; installed kinds: {known}")
-        return self._factories[kind](context)
-
-    def kinds(self) -> dict[str, str]:
-        return dict(sorted(self._origins.items()))

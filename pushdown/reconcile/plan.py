@@ -1,38 +1,86 @@
 """Plans: the pure difference between what a backend should hold and what it holds.
 
-A backend describes its state as a set of *facts* (frozen, hashable values such as
-"user u has SELECT on db.t"). ``diff`` compares the desired facts with the facts read
-back from the server, within a scope, and yields the operations that close the gap.
-A dry run prints exactly the plan that ``apply`` executes.
+A backend describes its state as *facts*: frozen values with a ``key`` (the identity
+of the thing on the server: a MySQL grant, a Ranger policy's resource set) and a
+``phase`` (a role is created before the policy that names it). ``diff`` pairs desired
+and held facts by key and yields keyed operations: ``add``, ``change`` (same key, new
+value: one edit, not a removal and an addition) and ``remove``. A dry run prints
+exactly the plan that ``apply`` executes, and a plan serialises to JSON so a reviewed
+plan can be applied later, and refused if the model or the server moved meanwhile.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pushdown.reconcile.scope import Scope
+
+Action = Literal["add", "change", "remove"]
+_MARK = {"add": "+", "change": "~", "remove": "-"}
 
 
 @runtime_checkable
 class Fact(Protocol):
     """One unit of backend state. Frozen and hashable; ``str()`` is shown in plans."""
 
-    def in_scope(self, scope: Scope) -> bool:
-        """Whether this fact belongs to ``scope`` (so a scoped sync may touch it)."""
+    @property
+    def key(self) -> object:
+        """The identity of the thing this fact describes; two facts with one key are two
+        versions of the same thing."""
+        ...
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able form; the backend's ``fact_from_json`` reads it back."""
         ...
 
 
 @dataclass(frozen=True)
 class Op:
-    """Add a fact to the backend, or remove it."""
+    """One keyed change: add ``after``, replace ``before`` by ``after``, or remove ``before``."""
 
-    action: str  # "add" or "remove"
-    fact: Fact
+    action: Action
+    before: Fact | None = None
+    after: Fact | None = None
+    phase: int = 0
+
+    @property
+    def fact(self) -> Fact:
+        """The fact the operation leaves behind (``before`` for a removal)."""
+        fact = self.after if self.after is not None else self.before
+        assert fact is not None
+        return fact
+
+    @property
+    def key(self) -> object:
+        return self.fact.key
 
     def __str__(self) -> str:
-        return f"{'+' if self.action == 'add' else '-'} {self.fact}"
+        if self.action == "change":
+            return f"~ {self.before} => {self.after}"
+        return f"{_MARK[self.action]} {self.fact}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "phase": self.phase,
+            "before": None if self.before is None else self.before.to_json(),
+            "after": None if self.after is None else self.after.to_json(),
+        }
+
+
+def add(fact: Fact) -> Op:
+    return Op("add", None, fact, _phase(fact))
+
+
+def remove(fact: Fact) -> Op:
+    return Op("remove", fact, None, _phase(fact))
+
+
+def _phase(fact: Fact) -> int:
+    return int(getattr(fact, "phase", 0))
 
 
 @dataclass(frozen=True)
@@ -41,52 +89,81 @@ class Plan:
     scope: Scope
     ops: tuple[Op, ...] = ()
     notes: tuple[str, ...] = ()
+    #: what the plan was computed against: the journal position and the server's fingerprint
+    basis: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def empty(self) -> bool:
         return not self.ops
 
+    def count(self, action: Action) -> int:
+        return sum(op.action == action for op in self.ops)
+
     @property
     def adds(self) -> int:
-        return sum(op.action == "add" for op in self.ops)
+        return self.count("add")
 
     @property
     def removes(self) -> int:
-        return len(self.ops) - self.adds
+        return self.count("remove")
+
+    @property
+    def changes(self) -> int:
+        return self.count("change")
 
     def render(self) -> str:
         head = f"backend {self.backend} (scope: {self.scope.describe()}): "
         if self.empty:
             head += "nothing to do"
         else:
-            head += f"{self.adds} to add, {self.removes} to remove"
+            changing = f"{self.changes} to change, " if self.changes else ""
+            head += f"{self.adds} to add, {changing}{self.removes} to remove"
         lines = [head]
         lines += [f"  note: {n}" for n in self.notes]
         lines += [f"  {op}" for op in self.ops]
         return "\n".join(lines)
 
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "scope": self.scope.describe(),
+            "basis": self.basis,
+            "notes": list(self.notes),
+            "ops": [op.to_json() for op in self.ops],
+        }
 
-def fact_key(fact: Fact) -> tuple[str, str]:
-    return (type(fact).__name__, str(fact))
+    def digest(self) -> str:
+        """The operations as canonical JSON: equal for equal plans, whoever computed them."""
+        return json.dumps([op.to_json() for op in self.ops], sort_keys=True, ensure_ascii=False)
 
 
-def removals_first(op: Op) -> tuple[int, str, str]:
-    """The default order: narrow first (removals), then widen; stable by fact."""
-    return (0 if op.action == "remove" else 1, *fact_key(op.fact))
+def narrow_first(op: Op) -> tuple[object, ...]:
+    """The default order: removals (latest phase first), then changes and additions
+    (earliest phase first); stable by the fact's text."""
+    if op.action == "remove":
+        return (0, -op.phase, str(op.fact))
+    return (1, op.phase, str(op.fact))
 
 
 def diff(
     backend: str,
     desired: Iterable[Fact],
-    actual: Iterable[Fact],
+    held: Iterable[Fact],
     scope: Scope,
     *,
-    order: Callable[[Op], tuple[object, ...]] = removals_first,
+    within: Callable[[Fact], bool] = lambda f: True,
+    order: Callable[[Op], tuple[object, ...]] = narrow_first,
     notes: Iterable[str] = (),
 ) -> Plan:
-    """The operations that turn ``actual`` into ``desired`` inside ``scope``. Pure."""
-    want = {f for f in desired if f.in_scope(scope)}
-    have = {f for f in actual if f.in_scope(scope)}
-    ops = [Op("remove", f) for f in have - want] + [Op("add", f) for f in want - have]
+    """The keyed operations that turn ``held`` into ``desired``, both narrowed by ``within``. Pure."""
+    want = {f.key: f for f in desired if within(f)}
+    have = {f.key: f for f in held if within(f)}
+    ops = [remove(f) for k, f in have.items() if k not in want]
+    for k, f in want.items():
+        old = have.get(k)
+        if old is None:
+            ops.append(add(f))
+        elif old != f:
+            ops.append(Op("change", old, f, _phase(f)))
     ops.sort(key=order)
     return Plan(backend, scope, tuple(ops), tuple(notes))

@@ -8,24 +8,42 @@ from typing import TYPE_CHECKING, Any
 
 from pushdown.model import events as ev
 from pushdown.model.principals import Principal, PrincipalKind
-from pushdown.model.securables import ObjectRef
+from pushdown.model.securables import DATA_TYPES, ObjectRef, SecurableType
 
 if TYPE_CHECKING:
     from pushdown.model.state import Model
 
 
 @dataclass(frozen=True)
-class Scope:
-    """A set of object subtrees and principals, or everything.
+class Region:
+    """Users (``None``: every user) crossed with object subtrees (``None``: everything)."""
 
-    A backend fact is in scope when its object lies within one of ``objects``
-    or it concerns one of ``principals`` (a role's scope covers the role itself;
-    backends widen a group or role to its members where they expand them).
-    """
+    users: frozenset[str] | None
+    roots: frozenset[ObjectRef] | None
+
+    def covers(self, user: str | None, obj: ObjectRef | None) -> bool:
+        """Whether a fact about ``user`` on ``obj`` lies in the region. A fact on a container
+        (a database-level grant) overlaps every root below it, so it counts too."""
+        if self.users is not None and (user is None or user not in self.users):
+            return False
+        if self.roots is None:
+            return True
+        if obj is None:
+            return False
+        return any(node in self.roots for node in obj.path) or any(r.is_within(obj) for r in self.roots)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where a backend must look again: object subtrees for every user (``objects``),
+    principals on every object (``principals``), a principal on a subtree (``pairs``:
+    a role's grant on an object touches that role's holders there and nowhere else),
+    or everything. Groups and roles resolve to users against the current model."""
 
     full: bool = False
     objects: frozenset[ObjectRef] = frozenset()
     principals: frozenset[Principal] = frozenset()
+    pairs: frozenset[tuple[Principal, ObjectRef]] = frozenset()
 
     @classmethod
     def everything(cls) -> Scope:
@@ -36,48 +54,90 @@ class Scope:
         return cls()
 
     @classmethod
-    def of(cls, objects: Iterable[ObjectRef] = (), principals: Iterable[Principal] = ()) -> Scope:
-        return cls(False, frozenset(objects), frozenset(principals))
+    def of(
+        cls,
+        objects: Iterable[ObjectRef] = (),
+        principals: Iterable[Principal] = (),
+        pairs: Iterable[tuple[Principal, ObjectRef]] = (),
+    ) -> Scope:
+        return cls(False, frozenset(objects), frozenset(principals), frozenset(pairs))
 
     def __or__(self, other: Scope) -> Scope:
         if self.full or other.full:
             return Scope.everything()
-        return Scope(False, self.objects | other.objects, self.principals | other.principals)
+        return Scope(
+            False,
+            self.objects | other.objects,
+            self.principals | other.principals,
+            self.pairs | other.pairs,
+        )
 
     @property
     def empty(self) -> bool:
-        return not (self.full or self.objects or self.principals)
+        return not (self.full or self.objects or self.principals or self.pairs)
 
-    def covers_object(self, obj: ObjectRef) -> bool:
-        return self.full or any(node in self.objects for node in obj.path)
-
-    def covers_principal(self, principal: Principal) -> bool:
-        return self.full or principal in self.principals
-
-    def covers(self, obj: ObjectRef | None, principal: Principal | None) -> bool:
+    def resolve(self, model: Model) -> Resolved:
+        """The regions of this scope, principals turned into model users now."""
         if self.full:
-            return True
-        if obj is not None and self.covers_object(obj):
-            return True
-        return principal is not None and principal in self.principals
-
-    def with_members(self, model: Model) -> Scope:
-        """Add the users that a group or role in scope reaches (for per-user backends)."""
-        if self.full or not self.principals:
-            return self
-        users: set[Principal] = set()
-        for p in self.principals:
-            if p.kind is PrincipalKind.GROUP:
-                users |= {Principal.user(u) for u in model.groups.get(p.name, ())}
-            elif p.kind is PrincipalKind.ROLE:
-                users |= {Principal.user(u) for u in model.holders_of(p.name)}
-        return Scope(False, self.objects, self.principals | users)
+            return Resolved((Region(None, None),))
+        regions: list[Region] = []
+        if self.objects:
+            regions.append(Region(None, frozenset(self.objects)))
+        users = frozenset(u for p in self.principals for u in users_of(model, p))
+        if users:
+            regions.append(Region(users, None))
+        by_principal: dict[Principal, set[ObjectRef]] = {}
+        for principal, obj in self.pairs:
+            by_principal.setdefault(principal, set()).add(obj)
+        for principal, objs in sorted(by_principal.items()):
+            holders = frozenset(users_of(model, principal))
+            if holders:
+                regions.append(Region(holders, frozenset(objs)))
+        return Resolved(tuple(regions))
 
     def describe(self) -> str:
         if self.full:
             return "everything"
         parts = sorted(str(o) for o in self.objects) + sorted(str(p) for p in self.principals)
+        parts += sorted(f"{p} on {o}" for p, o in self.pairs)
+        if len(parts) > 6:
+            return ", ".join(parts[:5]) + f" and {len(parts) - 5} more"
         return ", ".join(parts) or "nothing"
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A scope as regions over model users: what a backend reads, compiles and diffs."""
+
+    regions: tuple[Region, ...]
+
+    @property
+    def full(self) -> bool:
+        return any(r.users is None and r.roots is None for r in self.regions)
+
+    @property
+    def empty(self) -> bool:
+        return not self.regions
+
+    def covers(self, user: str | None, obj: ObjectRef | None) -> bool:
+        return any(r.covers(user, obj) for r in self.regions)
+
+    def widened(self, widen: Callable[[ObjectRef], ObjectRef]) -> Resolved:
+        """Each root replaced by ``widen(root)`` (a backend's coarsest exact container)."""
+        out = []
+        for r in self.regions:
+            roots = None if r.roots is None else frozenset(widen(o) for o in r.roots)
+            out.append(Region(r.users, roots))
+        return Resolved(tuple(out))
+
+
+def users_of(model: Model, principal: Principal) -> set[str]:
+    """The users a principal stands for now: itself, a group's members, a role's holders."""
+    if principal.kind is PrincipalKind.USER:
+        return {principal.name}
+    if principal.kind is PrincipalKind.GROUP:
+        return set(model.groups.get(principal.name, ()))
+    return model.holders_of(principal.name)
 
 
 # -- where each event tells a backend to look again -------------------------------------
@@ -116,11 +176,11 @@ def _scope_RoleDeleted(e: ev.RoleDeleted) -> Scope:
 
 
 def _scope_PrivilegesGranted(e: ev.PrivilegesGranted) -> Scope:
-    return Scope.of(objects={e.object}, principals={Principal.role(e.role)})
+    return Scope.of(pairs={(Principal.role(e.role), e.object)})
 
 
 def _scope_PrivilegesRevoked(e: ev.PrivilegesRevoked) -> Scope:
-    return Scope.of(objects={e.object}, principals={Principal.role(e.role)})
+    return Scope.of(pairs={(Principal.role(e.role), e.object)})
 
 
 def _scope_RoleGranted(e: ev.RoleGranted) -> Scope:
@@ -132,7 +192,10 @@ def _scope_RoleRevoked(e: ev.RoleRevoked) -> Scope:
 
 
 def _scope_OwnerSet(e: ev.OwnerSet) -> Scope:
-    return Scope.of(objects={e.object})
+    owners = {Principal.user(u) for u in (e.owner, e.previous) if u is not None}
+    if e.object.type not in DATA_TYPES and e.object.type is not SecurableType.METALAKE:
+        return Scope.of(principals=owners)  # owning a role or a tag decides no data access
+    return Scope.of(pairs={(p, e.object) for p in owners})
 
 
 def _scope_ServiceAdminsSet(e: ev.ServiceAdminsSet) -> Scope:

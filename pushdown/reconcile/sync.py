@@ -12,16 +12,28 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
-from pushdown.errors import BackendError, NotConverged, PushdownError, TemporaryBackendError
+from pushdown.errors import (
+    BackendError,
+    ConfigError,
+    NotConverged,
+    PermanentBackendError,
+    PushdownError,
+    TemporaryBackendError,
+)
 from pushdown.journal.store import Store
 from pushdown.model.state import Model
-from pushdown.reconcile.backend import Backend, Progress
+from pushdown.reconcile.backend import Applied, Backend, Progress
 from pushdown.reconcile.plan import Plan
+from pushdown.reconcile.planner import plan_for, plan_on
 from pushdown.reconcile.scope import Scope, scope_of
 
 log = logging.getLogger(__name__)
+
+#: How an error is classed in a result: retry later, give up, or fix the configuration.
+TEMPORARY, PERMANENT, CONFIG = "temporary", "permanent", "configuration"
 
 
 @dataclass(frozen=True)
@@ -31,6 +43,10 @@ class SyncResult:
     applied: bool = False
     error: str | None = None
     seq: int = 0
+    #: TEMPORARY, PERMANENT or CONFIG when ``error`` is set
+    kind: str | None = None
+    #: seconds after which a temporary error is worth retrying
+    retry_after: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -52,27 +68,18 @@ def reconcile(
     retries: int = 2,
     delay: float = 0.5,
     sleep: Callable[[float], None] = time.sleep,
+    expect: Callable[[Plan], None] | None = None,
 ) -> tuple[Plan, bool]:
     """Plan, and unless ``dry_run``, apply and verify. Returns the first plan and
     whether anything was applied. Raises :class:`BackendError` on failure.
 
     ``start(plan)``, when given, is called just before the plan is applied and returns
-    the progress callback (so a progress bar knows its length)."""
+    the progress callback (so a progress bar knows its length). ``expect(plan)``, when
+    given, may refuse the plan (a saved plan that went stale) before anything is applied."""
     attempt = 0
     while True:
         try:
-            plan = backend.plan(model, scope)
-            if dry_run or plan.empty:
-                return plan, False
-            backend.apply(plan.ops, start(plan) if start else progress)
-            second = backend.plan(model, scope)
-            if not second.empty:
-                raise NotConverged(
-                    backend.name,
-                    f"after apply, reading back still shows {len(second.ops)} difference(s):\n"
-                    + second.render(),
-                )
-            return plan, True
+            return _once(backend, model, scope, dry_run, progress, start, expect)
         except TemporaryBackendError as exc:
             if attempt >= retries:
                 raise
@@ -81,12 +88,55 @@ def reconcile(
             sleep(delay * attempt)
 
 
+def _once(
+    backend: Backend,
+    model: Model,
+    scope: Scope,
+    dry_run: bool,
+    progress: Progress,
+    start: Callable[[Plan], Progress] | None,
+    expect: Callable[[Plan], None] | None,
+) -> tuple[Plan, bool]:
+    plan, snapshot, where = plan_for(backend, model, scope)
+    if expect is not None:
+        expect(plan)
+    if dry_run or plan.empty:
+        return plan, False
+    applied = backend.apply(plan, snapshot, start(plan) if start else progress)
+    after = backend.reread(model, where, plan, snapshot)
+    second = plan_on(backend, model, scope, where, after)
+    if applied.failures:
+        raise PermanentBackendError(backend.name, _refused(applied, plan, second))
+    if not second.empty:
+        raise NotConverged(
+            backend.name,
+            f"after apply, reading back still shows {len(second.ops)} difference(s):\n" + second.render(),
+        )
+    return plan, True
+
+
+def _refused(applied: Applied, plan: Plan, second: Plan) -> str:
+    lines = [
+        f"{len(applied.failures)} statement(s) refused; the other {applied.done} of {len(plan.ops)} "
+        "operation(s) were applied:"
+    ]
+    lines += [f"  {f}" for f in applied.failures]
+    if not second.empty:
+        lines.append(f"still to do after a person acts ({len(second.ops)}):")
+        lines += [f"  {op}" for op in second.ops[:20]]
+    return "\n".join(lines)
+
+
+Lease = Callable[[str], AbstractContextManager[object]]
+
+
 class Dispatcher:
     """Feeds journalled changes to each backend as a scope, one backend at a time."""
 
-    def __init__(self, store: Store, backends: Mapping[str, Backend]) -> None:
+    def __init__(self, store: Store, backends: Mapping[str, Backend], lease: Lease | None = None) -> None:
         self.store = store
         self.backends = backends
+        self.lease = lease
 
     def pending_scope(self, name: str) -> tuple[Scope, int]:
         """The union of the scopes of events the backend has not seen, and the last seq."""
@@ -104,12 +154,13 @@ class Dispatcher:
         full: bool = False,
         dry_run: bool = False,
         progress: Callable[[str, int], Progress] | None = None,
+        expect: Callable[[Plan], None] | None = None,
     ) -> list[SyncResult]:
         """``progress(backend, n)`` is called before ``n`` operations are applied to a
         backend and returns that backend's progress callback."""
         results = []
         for name in names or sorted(self.backends):
-            results.append(self._one(name, model, full, dry_run, progress))
+            results.append(self._one(name, model, full, dry_run, progress, expect))
         return results
 
     def _one(
@@ -119,6 +170,7 @@ class Dispatcher:
         full: bool,
         dry_run: bool,
         progress: Callable[[str, int], Progress] | None,
+        expect: Callable[[Plan], None] | None,
     ) -> SyncResult:
         backend = self.backends[name]
         scope, last = self.pending_scope(name)
@@ -127,12 +179,21 @@ class Dispatcher:
         elif scope.empty:
             return SyncResult(name, None, seq=last)
         start = (lambda plan: progress(name, len(plan.ops))) if progress else None
+        held = self.lease(name) if self.lease is not None and not dry_run else nullcontext()
         try:
-            plan, applied = reconcile(backend, model, scope, dry_run=dry_run, start=start)
-        except BackendError as exc:
-            return SyncResult(name, None, error=str(exc), seq=self.store.cursor(name))
+            with held:
+                plan, applied = reconcile(backend, model, scope, dry_run=dry_run, start=start, expect=expect)
         except PushdownError as exc:
-            return SyncResult(name, None, error=f"{name}: {exc}", seq=self.store.cursor(name))
+            return _failed(name, exc, self.store.cursor(name))
         if not dry_run:
             self.store.set_cursor(name, last)
         return SyncResult(name, plan, applied, seq=last)
+
+
+def _failed(name: str, exc: PushdownError, cursor: int) -> SyncResult:
+    if isinstance(exc, TemporaryBackendError):
+        return SyncResult(name, None, error=str(exc), seq=cursor, kind=TEMPORARY, retry_after=5.0)
+    if isinstance(exc, ConfigError):
+        return SyncResult(name, None, error=f"{name}: {exc}", seq=cursor, kind=CONFIG)
+    text = str(exc) if isinstance(exc, BackendError) else f"{name}: {exc}"
+    return SyncResult(name, None, error=text, seq=cursor, kind=PERMANENT)

@@ -106,7 +106,8 @@ def models(draw: st.DrawFn) -> Model:
     if draw(st.booleans()):
         do(ch.set_owner(model, METALAKE, draw(st.sampled_from(users))))
     do(ch.set_service_admins(model, draw(st.lists(st.sampled_from(users), max_size=1))))
-    changed = draw(st.lists(st.sampled_from(sorted(model.objects)), max_size=2, unique=True)) if model.objects else []
+    known = sorted(model.objects)
+    changed = draw(st.lists(st.sampled_from(known), max_size=2, unique=True)) if known else []
     for obj in changed:
         if obj in model.objects and draw(st.booleans()):
             if draw(st.booleans()):

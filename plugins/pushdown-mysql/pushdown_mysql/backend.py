@@ -1,9 +1,10 @@
 """The ``mysql`` backend: one MySQL/MariaDB server enforces one catalog.
 
-``plan`` reads the server once (:mod:`pushdown_mysql.readback`, six queries),
-compiles the model against that inventory (:mod:`pushdown_mysql.compile`) and diffs
-inside the server scope (:mod:`pushdown_mysql.scoping`). ``apply`` runs the fewest
-GRANT/REVOKE statements (:mod:`pushdown_mysql.statements`) on one connection.
+``read`` reads the server once, narrowed to the scope with WHERE clauses
+(:mod:`pushdown_mysql.readback`, :mod:`pushdown_mysql.scoping`); ``compile`` turns the
+core's entitlement compiler's answer into grants (:mod:`pushdown_mysql.compile`);
+``apply`` runs the fewest GRANT/REVOKE statements (:mod:`pushdown_mysql.statements`)
+on one connection, and a statement the server refuses does not stop the others.
 
 Fence: the backend manages the accounts ``<account_prefix><user>@<account_host>``
 (settings; default ``pd_`` and ``%``), never its own account, never roles, never
@@ -15,22 +16,33 @@ drops accounts.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
-from pushdown.errors import BackendError, ConfigError
+from pushdown.errors import BackendError, ConfigError, TemporaryBackendError
 from pushdown.model.securables import SecurableType
 from pushdown.model.state import Model
-from pushdown.reconcile.backend import Backend, BackendContext, Capabilities, Desired, Progress
-from pushdown.reconcile.plan import Fact, Op, Plan, diff
-from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.backend import (
+    Applied,
+    Backend,
+    BackendContext,
+    Capabilities,
+    Desired,
+    Failure,
+    Progress,
+    Snapshot,
+)
+from pushdown.reconcile.plan import Fact, Plan
+from pushdown.reconcile.scope import Resolved
 from pushdown_mysql.compile import Naming, compile_desired
-from pushdown_mysql.connection import Connection, ConnectionSettings
+from pushdown_mysql.connection import Connection, ConnectionSettings, error_parts
 from pushdown_mysql.diagnose import missing_for
-from pushdown_mysql.facts import Account, Grant, RoleGrant
+from pushdown_mysql.facts import Account, Grant, RoleGrant, exact_db_name, fact_from_json
 from pushdown_mysql.readback import (
     Dialect,
-    Snapshot,
+    ServerRead,
     dialect_of,
     parse_db,
     parse_inventory,
@@ -38,7 +50,7 @@ from pushdown_mysql.readback import (
     parse_tables,
     parse_users,
 )
-from pushdown_mysql.scoping import server_scope
+from pushdown_mysql.scoping import ServerRegion, ServerScope, server_scope
 from pushdown_mysql.statements import Statement, statements
 
 
@@ -81,7 +93,7 @@ class MySQLBackend(Backend):
             map_principal=context.map_principal,
         )
         self._session: Session | None = None
-        self.last: Snapshot | None = None
+        self.last: ServerRead | None = None
 
     # -- reading ---------------------------------------------------------------------
 
@@ -94,22 +106,40 @@ class MySQLBackend(Backend):
             self._session = Session(raw, dialect_of(str(version)), Account(user, host.lower()))
         return self._session
 
-    def read(self) -> Snapshot:
-        """One snapshot of the server: a constant number of queries."""
+    def read(self, model: Model, scope: Resolved) -> MySQLSnapshot:
+        """One snapshot of the server narrowed to ``scope``: a constant number of queries,
+        each with a WHERE on the accounts and databases the scope names."""
+        where = server_scope(scope, self.catalog(model), self.naming)
+        server = self._read(where.accounts, where.databases)
+        facts = frozenset(g for g in server.grants if self.manages(g.account, server.me))
+        within = where.within()
+        return MySQLSnapshot(
+            facts=frozenset(f for f in facts if within(f)),
+            within=within,
+            fingerprint=_fingerprint(facts),
+            server=server,
+            where=where,
+        )
+
+    def _read(self, accounts: frozenset[str] | None, databases: frozenset[str] | None) -> ServerRead:
         session = self._whoami()
         dialect = session.dialect
-        queries = dialect.queries().items()
-        rows = {key: self.connection.query(sql, why=f"reading {key}") for key, sql in queries}
-        accounts, roles, global_grants = parse_users(dialect, rows["mysql.user"])
+        if accounts is not None:
+            accounts = accounts | {session.me.user}  # our own rows name what we may grant
+        rows = {
+            key: self.connection.query(sql, args, why=f"reading {key}")
+            for key, (sql, args) in dialect.queries(accounts, databases).items()
+        }
+        accounts_found, roles, global_grants = parse_users(dialect, rows["mysql.user"])
         role_key = "mysql.roles_mapping" if dialect.mariadb else "mysql.role_edges"
         grants = global_grants | parse_db(dialect, rows["mysql.db"]) | parse_tables(rows["mysql.tables_priv"])
-        snap = Snapshot(
+        snap = ServerRead(
             dialect,
             session.me,
             parse_inventory(rows["inventory"]),
-            frozenset(accounts),
+            frozenset(accounts_found),
             frozenset(roles),
-            frozenset(grants | parse_roles(rows[role_key])),
+            frozenset(grants | parse_roles(rows.get(role_key, []))),
         )
         self.last = snap
         return snap
@@ -133,38 +163,59 @@ class MySQLBackend(Backend):
             )
         return catalogs[0] if catalogs else None
 
-    def desired(self, model: Model, scope: Scope) -> Desired:
-        return self._desired(model, self.read())
+    def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
+        assert isinstance(snapshot, MySQLSnapshot)
+        server = snapshot.server
+        managed = frozenset(a for a in server.accounts if self.manages(a, server.me))
+        return compile_desired(model, self.catalog(model), server.inventory, managed, self.naming, scope)
 
-    def _desired(self, model: Model, snap: Snapshot) -> Desired:
-        managed = frozenset(a for a in snap.accounts if self.manages(a, snap.me))
-        return compile_desired(model, self.catalog(model), snap.inventory, managed, self.naming)
-
-    def actual(self, scope: Scope) -> Iterable[Fact]:
-        """Every managed fact; :meth:`plan` narrows both sides to the server scope."""
-        return self._actual(self.read())
-
-    def _actual(self, snap: Snapshot) -> set[Fact]:
-        return {g for g in snap.grants if self.manages(g.account, snap.me)}
-
-    def plan(self, model: Model, scope: Scope) -> Plan:
-        snap = self.read()
-        want = self._desired(model, snap)
-        where = server_scope(model, scope, self.catalog(model), self.naming)
-        plan = diff(self.name, want.facts, self._actual(snap), where, order=self.order, notes=want.notes)
-        return dataclasses.replace(plan, scope=scope)
-
-    def apply(self, ops: tuple[Op, ...], progress: Progress) -> None:
-        todo = statements(ops)
-        for done, statement in enumerate(todo):
-            try:
-                self.connection.execute(statement.template, statement.args)
-            except Exception as exc:
-                raise self._failed(exc, statement, done, len(todo)) from exc
+    def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
+        todo = statements(plan.ops)
+        failures: list[Failure] = []
+        done = 0
+        for index, statement in enumerate(todo):
+            for one in [statement] if self._run(statement, index, len(todo), failures) else ():
+                done += one.ops
             progress(statement.ops)
+        return Applied(done, tuple(failures))
+
+    def _run(self, statement: Statement, index: int, total: int, failures: list[Failure]) -> bool:
+        """Run one statement; a refusal is recorded (split per account to isolate it)."""
+        try:
+            self.connection.execute(statement.template, statement.args)
+            return True
+        except Exception as exc:
+            code, _ = error_parts(exc)
+            if statement.revoking and code in ALREADY_GONE:
+                return True  # somebody revoked it meanwhile: the goal is met
+            error = self._failed(exc, statement, index, total)
+            if isinstance(error, TemporaryBackendError):
+                raise error from exc
+            if len(statement.accounts) > 1:
+                for single in statement.split():
+                    self._run(single, index, total, failures)
+                return False
+            failures.append(Failure((), str(error)))
+            return False
+
+    def reread(self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot) -> Snapshot:
+        """Read back only the accounts and databases the plan touched; keep the rest."""
+        assert isinstance(snapshot, MySQLSnapshot)
+        touched = [op.fact for op in plan.ops if isinstance(op.fact, Grant | RoleGrant)]
+        accounts = frozenset(f.account.user for f in touched)
+        databases = _touched_databases(touched)
+        server = self._read(accounts, databases)
+        region = ServerRegion(accounts, databases)
+        fresh = {g for g in server.grants if self.manages(g.account, server.me) and region.covers(g)}
+        kept = {f for f in snapshot.facts if not region.covers(f)}
+        facts = frozenset(f for f in kept | fresh if snapshot.within(f))
+        return replace(snapshot, facts=facts)
+
+    def fact_from_json(self, data: Mapping[str, Any]) -> Fact:
+        return fact_from_json(data)
 
     def _failed(self, exc: Exception, statement: Statement, done: int, total: int) -> BackendError:
-        doing = f"{statement.display()} (statement {done + 1} of {total}; the first {done} were applied)"
+        doing = f"{statement.display()} (statement {done + 1} of {total}; the first {done} were run)"
 
         def diagnose(code: int, words: str) -> str:
             me = self.last.me if self.last else Account(self.connection.settings.user, "?")
@@ -180,6 +231,35 @@ class MySQLBackend(Backend):
 
     def close(self) -> None:
         self.connection.close()
+
+
+#: REVOKE of a grant that is not there (MariaDB 1141 / 1147, MySQL 1141 / 1147 / 1403).
+ALREADY_GONE = frozenset({1141, 1147, 1403})
+
+
+@dataclass(frozen=True, kw_only=True)
+class MySQLSnapshot(Snapshot):
+    server: ServerRead
+    where: ServerScope
+
+
+def _fingerprint(facts: frozenset[Grant | RoleGrant]) -> str:
+    digest = hashlib.sha256()
+    for line in sorted(str(f) for f in facts):
+        digest.update(line.encode("utf-8", "surrogateescape") + b"\n")
+    return digest.hexdigest()[:16]
+
+
+def _touched_databases(facts: list[Grant | RoleGrant]) -> frozenset[str] | None:
+    out: set[str] = set()
+    for fact in facts:
+        if isinstance(fact, RoleGrant) or fact.db is None:
+            return None
+        name = exact_db_name(fact.db) if fact.table is None else fact.db
+        if name is None:
+            return None
+        out.add(name)
+    return frozenset(out)
 
 
 __all__ = ["Grant", "MySQLBackend", "RoleGrant"]

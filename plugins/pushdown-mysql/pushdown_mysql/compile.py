@@ -1,8 +1,18 @@
 """Compile the model into the grants a MySQL server should hold. Pure.
 
-Groups are expanded to their member users (the evaluator decides per user), DENY and
-the USE gates are compiled away by asking the evaluator per concrete table read from
-the server's inventory, and nothing is ever granted on ``*.*``.
+The core's entitlement compiler decides (set-wise, per class of users, DENY and the
+USE gates included); this module turns its compact answer into grants:
+
+- a database-level grant where it is exact: the operation is allowed on every table
+  of the database, present and future, and the privilege enables nothing more at the
+  database level than on its tables (``SELECT``, ``INSERT``, ``UPDATE``, ``DELETE``,
+  ``INDEX``; not ``ALTER`` or ``DROP``, which would also alter or drop the database);
+- table-level grants where an exception (a DENY, an ALLOW or an owner of its own on
+  some table) forces them;
+- a schema owner's database-level privileges (exact: ownership is not subject to DENY).
+
+Groups are expanded to their member users (MySQL has no groups); nothing is ever
+granted on ``*.*``.
 """
 
 from __future__ import annotations
@@ -10,17 +20,23 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from pushdown.decide.evaluator import Evaluator
+from pushdown.decide.compiler import EntitlementCompiler
+from pushdown.decide.inventory import Inventory as ModelInventory
+from pushdown.decide.views import View
 from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.plan import Fact
+from pushdown.reconcile.scope import Region, Resolved
 from pushdown_mysql.facts import Account, Grant, escape_db_pattern
-from pushdown_mysql.mapping import CREATE_TABLE_PRIVILEGE, OWNER_DATABASE_PRIVILEGES, TABLE_OPERATIONS
-
-#: The name of "a table that does not exist yet", for create_table decisions.
-NEW = "\x00new"
+from pushdown_mysql.mapping import (
+    CREATE_TABLE_PRIVILEGE,
+    DATABASE_LEVEL_EXACT,
+    OPERATIONS,
+    OWNER_DATABASE_PRIVILEGES,
+    TABLE_OPERATIONS,
+)
 
 
 @dataclass(frozen=True)
@@ -32,6 +48,14 @@ class Inventory:
 
     def tables_in(self, db: str) -> list[str]:
         return sorted(t for d, t in self.tables if d == db)
+
+    def in_model(self, catalog: str) -> ModelInventory:
+        """The same objects in model names, under ``catalog``."""
+        held = ModelInventory.of(ObjectRef(SecurableType.SCHEMA, (catalog, d)) for d in self.databases)
+        for db, table in self.tables:
+            held.add(ObjectRef(SecurableType.TABLE, (catalog, db, table)))
+        held.add(ObjectRef(SecurableType.CATALOG, (catalog,)))
+        return held
 
 
 @dataclass(frozen=True)
@@ -47,55 +71,73 @@ class Naming:
 
 
 def compile_desired(
-    model: Model, catalog: str | None, inventory: Inventory, accounts: frozenset[Account], naming: Naming
+    model: Model,
+    catalog: str | None,
+    inventory: Inventory,
+    accounts: frozenset[Account],
+    naming: Naming,
+    scope: Resolved,
 ) -> Desired:
     if catalog is None:
         return Desired(frozenset(), ("no catalog names this backend; every managed grant is revoked",))
-    evaluator = Evaluator(model)
+    held = inventory.in_model(catalog)
+    compiler = EntitlementCompiler(model, OPERATIONS)
     facts: set[Fact] = set()
     notes: list[str] = []
-    for user in sorted(model.users):
-        account = naming.account(user)
-        grants = set(user_grants(evaluator, user, account, catalog, inventory))
-        if grants and account not in accounts:
-            notes.append(
-                f"user {user}: account {account} does not exist on the server; "
-                f"{len(grants)} grant(s) withheld (create the account and sync again)"
-            )
-            continue
-        facts |= grants
-        if evaluator.authorize(user, "create_schema", ObjectRef.of("schema", (catalog, NEW)), explain=False):
-            notes.append(
-                f"user {user} may create schemas in catalog {catalog}, but MySQL allows CREATE DATABASE "
-                "only through CREATE on *.*, which pushdown never grants: not granted (narrower)"
-            )
-    return Desired(frozenset(facts), tuple(notes))
+    for region in scope.regions:
+        ent = compiler.compile(held, region.users, _roots(region, catalog))
+        for user in ent.users:
+            account = naming.account(user)
+            view = ent.view(user)
+            grants = set(user_grants(view, account, catalog, held))
+            if grants and account not in accounts:
+                notes.append(
+                    f"user {user}: account {account} does not exist on the server; "
+                    f"{len(grants)} grant(s) withheld (create the account and sync again)"
+                )
+                continue
+            facts |= grants
+            new_schema = held.generic(ObjectRef(SecurableType.CATALOG, (catalog,)), SecurableType.SCHEMA)
+            if region.roots is None and view.allowed("create_schema", new_schema):
+                notes.append(
+                    f"user {user} may create schemas in catalog {catalog}, but MySQL allows CREATE DATABASE "
+                    "only through CREATE on *.*, which pushdown never grants: not granted (narrower)"
+                )
+    return Desired(frozenset(facts), tuple(sorted(set(notes))))
 
 
-def user_grants(
-    evaluator: Evaluator, user: str, account: Account, catalog: str, inventory: Inventory
-) -> Iterator[Grant]:
-    for db in sorted(inventory.databases):
-        yield from database_grants(evaluator, user, account, (catalog, db), inventory.tables_in(db))
+def _roots(region: Region, catalog: str) -> list[ObjectRef] | None:
+    """The region's roots inside the enforced catalog; ``None`` for all of it."""
+    if region.roots is None:
+        return None
+    out = []
+    for root in region.roots:
+        if root.type in (SecurableType.METALAKE, SecurableType.CATALOG):
+            return None
+        if root.catalog == catalog:
+            out.append(root)
+    return out
 
 
-def database_grants(
-    evaluator: Evaluator, user: str, account: Account, schema: tuple[str, str], tables: list[str]
-) -> Iterator[Grant]:
-    def allowed(operation: str, target: ObjectRef) -> bool:
-        return evaluator.authorize(user, operation, target, explain=False).allowed
+def user_grants(view: View, account: Account, catalog: str, held: ModelInventory) -> Iterator[Grant]:
+    for schema in view.containers(SecurableType.SCHEMA):
+        yield from database_grants(view, account, schema, held)
 
-    pattern = escape_db_pattern(schema[1])
-    if not allowed("load_schema", ObjectRef(SecurableType.SCHEMA, schema)):
+
+def database_grants(view: View, account: Account, schema: ObjectRef, held: ModelInventory) -> Iterator[Grant]:
+    db = schema.names[1]
+    pattern = escape_db_pattern(db)
+    if not view.allowed("load_schema", schema):
         return  # every table operation and create_table need the schema gate
-    if allowed("drop_schema", ObjectRef(SecurableType.SCHEMA, schema)):
+    if view.allowed("drop_schema", schema):
         yield from (Grant(account, pattern, None, p) for p in OWNER_DATABASE_PRIVILEGES)
         return
-    if allowed("create_table", ObjectRef(SecurableType.TABLE, (*schema, NEW))):
+    if view.coverage("create_table", schema).default:
         yield Grant(account, pattern, None, CREATE_TABLE_PRIVILEGE)
-    for table in tables:
-        target = ObjectRef(SecurableType.TABLE, (*schema, table))
-        for operation, privileges in TABLE_OPERATIONS:
-            if not allowed(operation, target):
-                break  # drop_table implies alter_table implies load_table
-            yield from (Grant(account, schema[1], table, p) for p in privileges)
+    for operation, privileges in TABLE_OPERATIONS:
+        cover = view.coverage(operation, schema)
+        for privilege in privileges:
+            if cover.exact_container and privilege in DATABASE_LEVEL_EXACT:
+                yield Grant(account, pattern, None, privilege)
+            else:
+                yield from (Grant(account, db, t.names[2], privilege) for t in cover.members(held))

@@ -24,11 +24,12 @@ from pushdown.journal.store import Store
 from pushdown.model.securables import SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import BackendContext
+from pushdown.reconcile.scope import Scope
 from pushdown_mysql.account import least_privileges
 from pushdown_mysql.backend import MySQLBackend
 from pushdown_mysql.facts import Grant, exact_db_name
 from pushdown_mysql.quoting import quote_ident
-from pushdown_mysql.readback import Snapshot
+from pushdown_mysql.readback import ServerRead
 from pushdown_mysql.server import LocalMariaDB, throwaway_mariadb
 
 PUSHDOWN_ACCOUNT = "pushdown"
@@ -71,7 +72,7 @@ def provision(server: LocalMariaDB, model: Model, catalog: str, password: str) -
         conn.close()
 
 
-def who_can_do_what(snap: Snapshot, catalog: str) -> list[str]:
+def who_can_do_what(snap: ServerRead, catalog: str) -> list[str]:
     """A table of what each managed account may do, from the grant tables read back."""
     grants = [g for g in snap.grants if isinstance(g, Grant) and g.account.user.startswith("pd_")]
     rows = [f"{'user':10} {'table':28} " + " ".join(f"{c:6}" for c in COLUMNS) + " CREATE TABLE"]
@@ -143,7 +144,8 @@ def demo(ctx: click.Context, spec: str) -> None:
             backend = made[sync.backend]
             click.echo(f"backend {sync.backend}: applied; read back: in sync\n")
             click.echo(f"who can do what on {sync.backend}, read back from its grant tables:")
-            for line in who_can_do_what(backend.read(), backends[sync.backend]):
+            everything = Scope.everything().resolve(ac.model)
+            for line in who_can_do_what(backend.read(ac.model, everything).server, backends[sync.backend]):
                 click.echo("  " + line)
         store.close()
     ctx.exit(1 if failed else 0)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from pushdown_mysql.facts import Grant
-from pushdown_mysql.readback import Snapshot
+from pushdown_mysql.readback import ServerRead
 from pushdown_mysql.statements import Statement
 
 
@@ -45,7 +45,7 @@ def _levels(own: set[Grant], db: str | None, table: str | None) -> list[set[str]
     return levels
 
 
-def missing_for(snap: Snapshot, statement: Statement) -> tuple[str, ...]:
+def missing_for(snap: ServerRead, statement: Statement) -> tuple[str, ...]:
     """What pushdown lacks to run ``statement``: its privileges, and ``GRANT OPTION``."""
     own = {g for g in snap.held_by(snap.me) if isinstance(g, Grant)}
     levels = _levels(own, statement.db, statement.table)

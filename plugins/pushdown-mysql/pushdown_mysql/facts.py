@@ -6,23 +6,18 @@ grant carries the *pattern* MySQL stores in ``mysql.db`` (``_`` and ``%`` are
 wildcards there; an exact database name is stored escaped), so a hand-made wildcard
 grant never compares equal to an exact one.
 
-``in_scope`` judges a fact against a *server scope*: the model scope translated by
-:func:`pushdown_mysql.scoping.server_scope` (catalogs to the whole server, groups and
-roles widened to member users, users to account names, schemas and tables to
-``ObjectRef`` s under the :data:`SERVER` pseudo-catalog).
+A fact is its own key: a grant either exists or it does not (there is nothing to
+"change" about a MySQL grant row). :func:`pushdown_mysql.scoping.server_scope` says
+which facts a scope covers.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from pushdown.model.principals import Principal
-from pushdown.model.securables import ObjectRef, SecurableType
-from pushdown.reconcile.scope import Scope
 from pushdown_mysql.quoting import quote_ident, quote_string
-
-#: The pseudo-catalog that server-side scopes use for databases and tables.
-SERVER = "\x00server"
 
 #: Privileges in the order MySQL prints them; the only names facts carry.
 PRIVILEGE_ORDER = (
@@ -115,16 +110,13 @@ class Grant:
             return f"{quote_ident(self.db)}.*"
         return f"{quote_ident(self.db)}.{quote_ident(self.table)}"
 
-    def object(self) -> ObjectRef | None:
-        if self.db is None:
-            return None
-        if self.table is None:
-            name = exact_db_name(self.db)
-            return None if name is None else ObjectRef(SecurableType.SCHEMA, (SERVER, name))
-        return ObjectRef(SecurableType.TABLE, (SERVER, self.db, self.table))
+    @property
+    def key(self) -> Grant:
+        return self
 
-    def in_scope(self, scope: Scope) -> bool:
-        return scope.covers(self.object(), Principal.user(self.account.user))
+    def to_json(self) -> dict[str, Any]:
+        a = self.account
+        return {"grant": [a.user, a.host, self.db, self.table, self.privilege]}
 
     def __str__(self) -> str:
         return f"{self.privilege} ON {self.on()} TO {self.account}"
@@ -139,8 +131,12 @@ class RoleGrant:
     role: str
     role_host: str = ""
 
-    def in_scope(self, scope: Scope) -> bool:
-        return scope.covers(None, Principal.user(self.account.user))
+    @property
+    def key(self) -> RoleGrant:
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        return {"role": [self.account.user, self.account.host, self.role, self.role_host]}
 
     def role_sql(self) -> str:
         if self.role_host:  # MySQL 8: roles are accounts
@@ -149,3 +145,12 @@ class RoleGrant:
 
     def __str__(self) -> str:
         return f"ROLE {self.role_sql()} TO {self.account}"
+
+
+def fact_from_json(data: Mapping[str, Any]) -> Grant | RoleGrant:
+    """Rebuild a fact from ``to_json`` (a saved plan)."""
+    if "grant" in data:
+        user, host, db, table, privilege = data["grant"]
+        return Grant(Account(str(user), str(host)), db, table, str(privilege))
+    user, host, role, role_host = data["role"]
+    return RoleGrant(Account(str(user), str(host)), str(role), str(role_host))

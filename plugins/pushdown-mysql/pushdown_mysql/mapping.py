@@ -1,5 +1,6 @@
 """The privilege mapping, by operation: which MySQL privileges an authorized operation
-turns into. Pure data; :mod:`pushdown_mysql.compile` applies it with the evaluator.
+turns into. Pure data; :mod:`pushdown_mysql.compile` applies it to the entitlement
+compiler's answer.
 
 A user receives a MySQL privilege on an object only when the evaluator authorizes
 every operation that privilege enables (gates, DENY and ownership included):
@@ -7,8 +8,9 @@ every operation that privilege enables (gates, DENY and ownership included):
 ============================  =====================================================
 evaluator decision            MySQL privileges
 ============================  =====================================================
-``load_table`` c.d.t          ``SELECT`` on ```d`.`t```
+``load_table`` c.d.t          ``SELECT`` on ```d`.`t``` (on ```d`.*`` when every table has it)
 ``alter_table`` c.d.t         ``INSERT, UPDATE, DELETE, ALTER, INDEX`` on ```d`.`t```
+                              (all but ``ALTER`` on ```d`.*`` when every table has it)
 ``drop_table`` c.d.t          ``DROP`` on ```d`.`t```
 ``create_table`` in c.d       ``CREATE`` on ```d`.*`` (pattern escaped)
 ``drop_schema`` c.d           ``SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX,
@@ -29,6 +31,22 @@ TABLE_OPERATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("alter_table", ("INSERT", "UPDATE", "DELETE", "ALTER", "INDEX")),
     ("drop_table", ("DROP",)),
 )
+
+#: What the backend asks the entitlement compiler about.
+OPERATIONS = (
+    "load_table",
+    "alter_table",
+    "drop_table",
+    "create_table",
+    "load_schema",
+    "drop_schema",
+    "create_schema",
+)
+
+#: Privileges that, granted on ``db``.*, enable nothing beyond what they enable on each
+#: table of ``db`` (``ALTER`` would also allow ALTER DATABASE, ``DROP`` DROP DATABASE):
+#: a database-level grant of these is exact when every table, present and future, has it.
+DATABASE_LEVEL_EXACT = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE", "INDEX"})
 
 #: Database-level privileges of a user who may drop the schema (an owner).
 OWNER_DATABASE_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "INDEX", "ALTER")

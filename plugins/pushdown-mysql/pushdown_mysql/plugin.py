@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from pushdown.host.hookspecs import hookimpl
-from pushdown.reconcile.backend import BackendRegistry
+from pushdown.reconcile.registry import BackendRegistry
 from pushdown_mysql.backend import MySQLBackend
 
 

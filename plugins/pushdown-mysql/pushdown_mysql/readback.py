@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pushdown_mysql.compile import Inventory
-from pushdown_mysql.facts import Account, Grant, RoleGrant
+from pushdown_mysql.facts import Account, Grant, RoleGrant, escape_db_pattern
 from pushdown_mysql.mapping import SYSTEM_DATABASES
 
 _COMMON = (
@@ -69,24 +69,62 @@ class Dialect:
         repl = (("Repl_client_priv", "BINLOG MONITOR" if self.mariadb else "REPLICATION CLIENT"),)
         return self.db_columns() + _GLOBAL_ONLY + repl
 
-    def queries(self) -> dict[str, str]:
+    def queries(
+        self, accounts: frozenset[str] | None = None, databases: frozenset[str] | None = None
+    ) -> dict[str, tuple[str, tuple[Any, ...]]]:
+        """The reads of one snapshot, narrowed with WHERE to ``accounts`` and ``databases``
+        (``None``: all). Column lists are constants of this module; names are parameters."""
         user_cols = ", ".join(c for c, _ in self.user_columns())
         db_cols = ", ".join(c for c, _ in self.db_columns())
         is_role = "is_role" if self.mariadb else "'N'"
-        roles = (
-            "SELECT User, Host, Role, '' FROM mysql.roles_mapping"
-            if self.mariadb
-            else "SELECT TO_USER, TO_HOST, FROM_USER, FROM_HOST FROM mysql.role_edges"
-        )
-        return {
-            "inventory": "SELECT SCHEMA_NAME, NULL FROM information_schema.SCHEMATA UNION ALL "
-            "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE'",
-            # column lists are constants of this module, never input
-            "mysql.user": f"SELECT User, Host, {is_role}, {user_cols} FROM mysql.user",  # noqa: S608
-            "mysql.db": f"SELECT User, Host, Db, {db_cols} FROM mysql.db",  # noqa: S608
-            "mysql.tables_priv": "SELECT User, Host, Db, Table_name, Table_priv FROM mysql.tables_priv",
-            "mysql.roles_mapping" if self.mariadb else "mysql.role_edges": roles,
+        by_user = _where(("User", accounts))
+        dbs = None if databases is None else frozenset(escape_db_pattern(d) for d in databases)
+        out: dict[str, tuple[str, tuple[Any, ...]]] = {
+            "inventory": _inventory(databases),
+            "mysql.user": _q(f"SELECT User, Host, {is_role}, {user_cols} FROM mysql.user", by_user),  # noqa: S608
+            "mysql.db": _q(
+                f"SELECT User, Host, Db, {db_cols} FROM mysql.db",  # noqa: S608
+                _where(("User", accounts), ("Db", dbs)),
+            ),
+            "mysql.tables_priv": _q(
+                "SELECT User, Host, Db, Table_name, Table_priv FROM mysql.tables_priv",
+                _where(("User", accounts), ("Db", databases)),
+            ),
         }
+        if databases is None:  # role grants concern no database: read them when all are in scope
+            if self.mariadb:
+                roles = "SELECT User, Host, Role, '' FROM mysql.roles_mapping"
+                out["mysql.roles_mapping"] = _q(roles, by_user)
+            else:
+                roles = "SELECT TO_USER, TO_HOST, FROM_USER, FROM_HOST FROM mysql.role_edges"
+                out["mysql.role_edges"] = _q(roles, _where(("TO_USER", accounts)))
+        return out
+
+
+Where = tuple[str, tuple[Any, ...]]
+
+
+def _where(*conditions: tuple[str, frozenset[str] | None]) -> Where:
+    """``WHERE col IN %s AND …`` for the conditions that are not ``None`` (columns are constants)."""
+    parts = [(col, tuple(sorted(values))) for col, values in conditions if values is not None]
+    if any(not values for _, values in parts):
+        return " WHERE 1 = 0", ()  # an empty IN () is a syntax error; nothing matches
+    if not parts:
+        return "", ()
+    return " WHERE " + " AND ".join(f"{col} IN %s" for col, _ in parts), tuple(v for _, v in parts)
+
+
+def _q(select: str, where: Where) -> tuple[str, tuple[Any, ...]]:
+    return select + where[0], where[1]
+
+
+def _inventory(databases: frozenset[str] | None) -> tuple[str, tuple[Any, ...]]:
+    schemata = "SELECT SCHEMA_NAME, NULL FROM information_schema.SCHEMATA"
+    tables = "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE'"
+    if databases is None:
+        return f"{schemata} UNION ALL {tables}", ()
+    names = tuple(sorted(databases)) or ("",)  # an empty IN () is a syntax error
+    return f"{schemata} WHERE SCHEMA_NAME IN %s UNION ALL {tables} AND TABLE_SCHEMA IN %s", (names, names)
 
 
 def dialect_of(version: str) -> Dialect:
@@ -94,8 +132,8 @@ def dialect_of(version: str) -> Dialect:
 
 
 @dataclass(frozen=True)
-class Snapshot:
-    """One read of the server: who connects, what exists, and every grant row."""
+class ServerRead:
+    """One read of the server: who connects, what exists, and the grant rows read."""
 
     dialect: Dialect
     me: Account

@@ -1,57 +1,98 @@
-"""Translate a model scope into the server scope MySQL facts are judged against.
+"""Translate a resolved model scope into server terms: which accounts and databases.
 
-The metalake and any catalog (this backend's or one it may just have stopped
-enforcing) become the whole server; schemas and tables of the enforced
-catalog become ``ObjectRef`` s under :data:`~pushdown_mysql.facts.SERVER`; a group
-widens to its members and a role to every user holding it (directly or through a
-group), since MySQL holds grants per user; users become their account names.
+Each region (model users × object subtrees) becomes (accounts × databases): a user
+becomes its account name, a schema of the enforced catalog becomes its database, a
+table widens to its database (database-level grants are decided over all of its
+tables), and the metalake or any catalog (this backend's or one it may just have
+stopped enforcing) becomes every database. ``None`` means "all".
 """
 
 from __future__ import annotations
 
-from pushdown.model.principals import Principal, PrincipalKind
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from pushdown.model.securables import ObjectRef, SecurableType
-from pushdown.model.state import Model
-from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.plan import Fact
+from pushdown.reconcile.scope import Resolved
 from pushdown_mysql.compile import Naming
-from pushdown_mysql.facts import SERVER
+from pushdown_mysql.facts import Grant, RoleGrant, exact_db_name
 
 
-def users_in(model: Model, principal: Principal) -> set[str]:
-    if principal.kind is PrincipalKind.USER:
-        return {principal.name}
-    if principal.kind is PrincipalKind.GROUP:
-        return set(model.groups.get(principal.name, ()))
-    return model.holders_of(principal.name)
+@dataclass(frozen=True)
+class ServerRegion:
+    accounts: frozenset[str] | None  # account user names; None: every managed account
+    databases: frozenset[str] | None  # database names; None: every database, and global grants
+
+    def covers(self, fact: Fact) -> bool:
+        if not isinstance(fact, Grant | RoleGrant):
+            return False
+        if self.accounts is not None and fact.account.user not in self.accounts:
+            return False
+        if self.databases is None:
+            return True
+        if isinstance(fact, RoleGrant) or fact.db is None:
+            return False
+        name = exact_db_name(fact.db) if fact.table is None else fact.db
+        return name is not None and name in self.databases
 
 
-def server_object(obj: ObjectRef, catalog: str | None) -> ObjectRef | Scope | None:
-    """The server-side object for ``obj``; ``Scope.everything()`` for the whole server."""
+@dataclass(frozen=True)
+class ServerScope:
+    regions: tuple[ServerRegion, ...]
+
+    @property
+    def accounts(self) -> frozenset[str] | None:
+        """Every account any region names, or None when one covers every account."""
+        out: set[str] = set()
+        for r in self.regions:
+            if r.accounts is None:
+                return None
+            out |= r.accounts
+        return frozenset(out)
+
+    @property
+    def databases(self) -> frozenset[str] | None:
+        out: set[str] = set()
+        for r in self.regions:
+            if r.databases is None:
+                return None
+            out |= r.databases
+        return frozenset(out)
+
+    def within(self) -> Callable[[Fact], bool]:
+        regions = self.regions
+
+        def within(fact: Fact) -> bool:
+            return any(r.covers(fact) for r in regions)
+
+        return within
+
+
+def server_object(obj: ObjectRef, catalog: str | None) -> str | bool | None:
+    """The database ``obj`` lies in; ``True`` for the whole server; ``None`` for nothing here."""
     if obj.type in (SecurableType.METALAKE, SecurableType.CATALOG):
-        # Any catalog event may change which catalog this server enforces (a catalog
-        # dropped, renamed or pointed at another backend): look at the whole server.
-        return Scope.everything()
-    if obj.catalog is None or obj.catalog != catalog:
+        return True  # a catalog event may change which catalog this server enforces
+    if obj.catalog is None or obj.catalog != catalog or len(obj.names) < 2:
         return None
-    if obj.type is SecurableType.SCHEMA:
-        return ObjectRef(SecurableType.SCHEMA, (SERVER, obj.names[1]))
-    if obj.type is SecurableType.TABLE:
-        return ObjectRef(SecurableType.TABLE, (SERVER, *obj.names[1:]))
-    return None
+    return obj.names[1]
 
 
-def server_scope(model: Model, scope: Scope, catalog: str | None, naming: Naming) -> Scope:
-    if scope.full:
-        return scope
-    objects: set[ObjectRef] = set()
-    for obj in scope.objects:
-        mapped = server_object(obj, catalog)
-        if isinstance(mapped, Scope):
-            return mapped
-        if mapped is not None:
-            objects.add(mapped)
-    users: set[str] = set()
-    for principal in scope.principals:
-        users |= users_in(model, principal)
-    accounts = {Principal.user(naming.account(u).user) for u in users}
-    return Scope.of(objects, accounts)
+def server_scope(scope: Resolved, catalog: str | None, naming: Naming) -> ServerScope:
+    regions = []
+    for region in scope.regions:
+        accounts = None if region.users is None else frozenset(naming.account(u).user for u in region.users)
+        databases: set[str] | None = set()
+        for root in region.roots or ():
+            where = server_object(root, catalog)
+            if where is True:
+                databases = None
+                break
+            if isinstance(where, str) and databases is not None:
+                databases.add(where)
+        if region.roots is None:
+            databases = None
+        if databases is not None and not databases:
+            continue  # nothing of this server lies in the region
+        regions.append(ServerRegion(accounts, None if databases is None else frozenset(databases)))
+    return ServerScope(tuple(regions))

@@ -1,9 +1,10 @@
 """Turn plan operations into the fewest GRANT/REVOKE statements. Pure.
 
-Operations on the same account and object with the same action share one statement
-(``GRANT SELECT, INSERT ON `d`.`t` TO %s@%s``). Identifiers are backtick-quoted;
-account names and hosts are always parameters. The plan's order is kept: every
-removal statement runs before any addition (narrow before widening).
+Operations with the same action on the same object share one statement when they give
+the same privileges: ``GRANT SELECT, INSERT ON `d`.`t` TO %s@%s, %s@%s`` names every
+account that gets exactly that set there. Identifiers are backtick-quoted; account
+names and hosts are always parameters. Every removal statement runs before any
+addition (narrow before widening).
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pushdown.reconcile.plan import Op
-from pushdown_mysql.facts import RANK, Grant, RoleGrant
+from pushdown_mysql.facts import RANK, Account, Grant, RoleGrant
 from pushdown_mysql.quoting import quote_string, template_ident
+
+#: Accounts named in one GRANT or REVOKE at most (MySQL accepts a list of them).
+MAX_ACCOUNTS = 50
 
 
 @dataclass(frozen=True)
@@ -25,10 +29,21 @@ class Statement:
     on: str = ""
     db: str | None = None
     table: str | None = None
+    accounts: tuple[Account, ...] = ()
+    revoking: bool = False
+    facts: tuple[Grant | RoleGrant, ...] = ()
 
     def display(self) -> str:
         shown = tuple(quote_string(a) for a in self.args)
         return self.template.replace("%%", "\x00").replace("%s", "{}").replace("\x00", "%").format(*shown)
+
+    def split(self) -> list[Statement]:
+        """The same change, one statement per account (to find which one is refused)."""
+        out = []
+        for account in self.accounts:
+            mine = [f for f in self.facts if isinstance(f, Grant) and f.account == account]
+            out.append(grant_statement("remove" if self.revoking else "add", [account], mine))
+        return out
 
 
 def _on(g: Grant) -> str:
@@ -39,13 +54,18 @@ def _on(g: Grant) -> str:
     return f"{template_ident(g.db)}.{template_ident(g.table)}"
 
 
-def grant_statement(action: str, grants: list[Grant]) -> Statement:
+def grant_statement(action: str, accounts: list[Account], grants: list[Grant]) -> Statement:
+    """One GRANT (or REVOKE) of the same privileges on one object to several accounts."""
     first = grants[0]
     privileges = tuple(sorted({g.privilege for g in grants}, key=lambda p: (RANK.get(p, 99), p)))
     verb, to = ("GRANT", "TO") if action == "add" else ("REVOKE", "FROM")
-    sql = f"{verb} {', '.join(privileges)} ON {_on(first)} {to} %s@%s"
-    args = (first.account.user, first.account.host)
-    return Statement(sql, args, len(grants), privileges, first.on(), first.db, first.table)
+    names = ", ".join("%s@%s" for _ in accounts)
+    sql = f"{verb} {', '.join(privileges)} ON {_on(first)} {to} {names}"
+    args = tuple(part for a in accounts for part in (a.user, a.host))
+    return Statement(
+        sql, args, len(grants), privileges, first.on(), first.db, first.table,
+        tuple(accounts), action == "remove", tuple(grants),
+    )  # fmt: skip
 
 
 def role_statement(action: str, fact: RoleGrant) -> Statement:
@@ -56,23 +76,40 @@ def role_statement(action: str, fact: RoleGrant) -> Statement:
     else:
         sql = f"{verb} {template_ident(fact.role)} {to} %s@%s"
         args = (fact.account.user, fact.account.host)
-    return Statement(sql, args, 1, ("ROLE",), fact.role_sql())
+    revoking = action == "remove"
+    return Statement(sql, args, 1, ("ROLE",), fact.role_sql(), None, None, (fact.account,), revoking)
 
 
 def statements(ops: Iterable[Op]) -> list[Statement]:
-    batches: dict[object, tuple[str, list[Grant | RoleGrant]]] = {}
-    for i, op in enumerate(ops):
+    """The fewest statements: one per (action, object, privilege set), naming every
+    account that gets exactly that set there. Every removal precedes every addition."""
+    per_account: dict[tuple[str, Account, str | None, str | None], list[Grant]] = {}
+    roles: list[tuple[str, RoleGrant]] = []
+    for op in ops:
         fact = op.fact
         if isinstance(fact, RoleGrant):
-            key: object = ("role", i)
+            roles.append((op.action, fact))
         else:
             assert isinstance(fact, Grant)
-            key = (op.action, fact.account, fact.db, fact.table)
-        batches.setdefault(key, (op.action, []))[1].append(fact)
-    out = []
-    for action, facts in batches.values():
-        if isinstance(facts[0], RoleGrant):
-            out.append(role_statement(action, facts[0]))
-        else:
-            out.append(grant_statement(action, [f for f in facts if isinstance(f, Grant)]))
+            per_account.setdefault((op.action, fact.account, fact.db, fact.table), []).append(fact)
+    shared: dict[tuple[str, str | None, str | None, frozenset[str]], list[tuple[Account, list[Grant]]]] = {}
+    for (action, account, db, table), grants in per_account.items():
+        privileges = frozenset(g.privilege for g in grants)
+        shared.setdefault((action, db, table, privileges), []).append((account, grants))
+    out = [role_statement(action, fact) for action, fact in roles if action == "remove"]
+    for (action, _db, _table, _privs), holders in sorted(shared.items(), key=_removals_first):
+        holders.sort()
+        for i in range(0, len(holders), MAX_ACCOUNTS):
+            chunk = holders[i : i + MAX_ACCOUNTS]
+            grants = [g for _, gs in chunk for g in gs]
+            out.append(grant_statement(action, [a for a, _ in chunk], grants))
+    out += [role_statement(action, fact) for action, fact in roles if action != "remove"]
     return out
+
+
+Batch = tuple[str, str | None, str | None, frozenset[str]]
+
+
+def _removals_first(item: tuple[Batch, object]) -> tuple[object, ...]:
+    (action, db, table, privileges), _ = item
+    return (action != "remove", db or "", table or "", sorted(privileges))

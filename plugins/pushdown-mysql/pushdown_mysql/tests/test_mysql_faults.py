@@ -45,7 +45,7 @@ def test_server_killed_mid_apply_gives_a_clear_error_and_the_next_sync_converges
     with pytest.raises(TemporaryBackendError) as err:
         reconcile(backend, world.model, Scope.everything(), progress=kill_after_ten, retries=0)
     message = str(err.value)
-    assert "lost the connection" in message and "the first 10 were applied" in message
+    assert "lost the connection" in message and "the first 10 were run" in message
     world.server.start()
     with pytest.raises(TemporaryBackendError):  # still nothing to talk to while it is down
         world.server.kill()

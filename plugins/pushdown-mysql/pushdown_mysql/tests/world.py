@@ -279,3 +279,12 @@ class Probe:
                     adm.execute(f"CREATE TABLE {q(db)}.{q(t)} (id INT) ENGINE=InnoDB")
 
         self._try(cur, f"DROP DATABASE {q(db)}", allowed, f"{user} DROP DATABASE {db}", undo)
+
+
+def held(backend: MySQLBackend) -> set[object]:
+    """Every managed grant the server holds now, read back in full."""
+    from pushdown.model.state import Model
+    from pushdown.reconcile.scope import Scope
+
+    model = Model()
+    return set(backend.read(model, Scope.everything().resolve(model)).facts)
