@@ -45,3 +45,8 @@ class PermanentBackendError(BackendError):
 
 class NotConverged(BackendError):
     """After apply, reading the backend back still shows differences."""
+
+
+class Guarded(PushdownError):
+    """A plan that needs an explicit go-ahead (it removes most of what a backend holds,
+    or it was saved and the model or the server moved since); nothing was applied."""

@@ -91,10 +91,19 @@ class Plan:
     notes: tuple[str, ...] = ()
     #: what the plan was computed against: the journal position and the server's fingerprint
     basis: dict[str, Any] = field(default_factory=dict, compare=False)
+    #: access paths that bypass the model, found on the server (drift even without ops)
+    findings: tuple[str, ...] = ()
+    #: why this plan needs an explicit go-ahead (it removes most of what the backend holds)
+    guard: str | None = None
 
     @property
     def empty(self) -> bool:
         return not self.ops
+
+    @property
+    def drift(self) -> bool:
+        """Whether the server differs from the model: operations to run, or findings."""
+        return bool(self.ops or self.findings)
 
     def count(self, action: Action) -> int:
         return sum(op.action == action for op in self.ops)
@@ -119,6 +128,9 @@ class Plan:
             changing = f"{self.changes} to change, " if self.changes else ""
             head += f"{self.adds} to add, {changing}{self.removes} to remove"
         lines = [head]
+        if self.guard:
+            lines.append(f"  GUARD: {self.guard}")
+        lines += [f"  finding: {f}" for f in self.findings]
         lines += [f"  note: {n}" for n in self.notes]
         lines += [f"  {op}" for op in self.ops]
         return "\n".join(lines)
@@ -129,6 +141,8 @@ class Plan:
             "scope": self.scope.describe(),
             "basis": self.basis,
             "notes": list(self.notes),
+            "findings": list(self.findings),
+            "guard": self.guard,
             "ops": [op.to_json() for op in self.ops],
         }
 
@@ -154,6 +168,7 @@ def diff(
     within: Callable[[Fact], bool] = lambda f: True,
     order: Callable[[Op], tuple[object, ...]] = narrow_first,
     notes: Iterable[str] = (),
+    findings: Iterable[str] = (),
 ) -> Plan:
     """The keyed operations that turn ``held`` into ``desired``, both narrowed by ``within``. Pure."""
     want = {f.key: f for f in desired if within(f)}
@@ -166,4 +181,4 @@ def diff(
         elif old != f:
             ops.append(Op("change", old, f, _phase(f)))
     ops.sort(key=order)
-    return Plan(backend, scope, tuple(ops), tuple(notes))
+    return Plan(backend, scope, tuple(ops), tuple(notes), findings=tuple(findings))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Backend, Snapshot
 from pushdown.reconcile.plan import Plan, diff
@@ -25,13 +27,36 @@ def plan_for(
 def plan_on(backend: Backend, model: Model, scope: Scope, where: Resolved, snapshot: Snapshot) -> Plan:
     """The plan against a snapshot already read."""
     desired = backend.compile(model, snapshot, where)
-    notes = desired.notes + tuple(f"finding: {f}" for f in snapshot.findings)
-    return diff(
+    plan = diff(
         backend.name,
         desired.facts,
         snapshot.facts,
         scope,
         within=snapshot.within,
         order=backend.order,
-        notes=notes,
+        notes=desired.notes,
+        findings=snapshot.findings,
+    )
+    guard = removal_guard(backend, plan, len(snapshot.facts))
+    basis = {"fingerprint": snapshot.fingerprint}
+    return replace(plan, guard=guard, basis=basis)
+
+
+#: Defaults of the destructive-change guard (backend settings override them).
+MAX_REMOVAL_SHARE = 0.5
+MIN_GUARDED_REMOVALS = 10
+
+
+def removal_guard(backend: Backend, plan: Plan, held: int) -> str | None:
+    """Why ``plan`` needs an explicit go-ahead: it removes more than a share of the
+    managed facts the backend holds in scope (or all of them), and at least a few."""
+    share = float(backend.context.setting("max_removal_share", MAX_REMOVAL_SHARE))
+    least = int(backend.context.setting("min_guarded_removals", MIN_GUARDED_REMOVALS))
+    removes = plan.removes
+    if removes < least or held == 0 or removes <= share * held:
+        return None
+    what = "all" if removes >= held else f"{removes / held:.0%}"
+    return (
+        f"this plan removes {removes} of the {held} managed grant(s) in scope ({what}; the limit is "
+        f"{share:.0%}, setting max_removal_share); apply it only with --allow-mass-removal"
     )

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pushdown.errors import (
     BackendError,
     ConfigError,
+    Guarded,
     NotConverged,
     PermanentBackendError,
     PushdownError,
@@ -33,7 +34,7 @@ from pushdown.reconcile.scope import Scope, scope_of
 log = logging.getLogger(__name__)
 
 #: How an error is classed in a result: retry later, give up, or fix the configuration.
-TEMPORARY, PERMANENT, CONFIG = "temporary", "permanent", "configuration"
+TEMPORARY, PERMANENT, CONFIG, GUARDED = "temporary", "permanent", "configuration", "guarded"
 
 
 @dataclass(frozen=True)
@@ -69,17 +70,20 @@ def reconcile(
     delay: float = 0.5,
     sleep: Callable[[float], None] = time.sleep,
     expect: Callable[[Plan], None] | None = None,
+    allow_mass_removal: bool = False,
 ) -> tuple[Plan, bool]:
     """Plan, and unless ``dry_run``, apply and verify. Returns the first plan and
     whether anything was applied. Raises :class:`BackendError` on failure.
 
     ``start(plan)``, when given, is called just before the plan is applied and returns
     the progress callback (so a progress bar knows its length). ``expect(plan)``, when
-    given, may refuse the plan (a saved plan that went stale) before anything is applied."""
+    given, may refuse the plan (a saved plan that went stale) before anything is applied.
+    A plan with a guard (it removes most of what the backend holds) is applied only with
+    ``allow_mass_removal``; otherwise :class:`~pushdown.errors.Guarded` is raised."""
     attempt = 0
     while True:
         try:
-            return _once(backend, model, scope, dry_run, progress, start, expect)
+            return _once(backend, model, scope, dry_run, progress, start, expect, allow_mass_removal)
         except TemporaryBackendError as exc:
             if attempt >= retries:
                 raise
@@ -96,12 +100,15 @@ def _once(
     progress: Progress,
     start: Callable[[Plan], Progress] | None,
     expect: Callable[[Plan], None] | None,
+    allow_mass_removal: bool,
 ) -> tuple[Plan, bool]:
     plan, snapshot, where = plan_for(backend, model, scope)
     if expect is not None:
         expect(plan)
     if dry_run or plan.empty:
         return plan, False
+    if plan.guard and not allow_mass_removal:
+        raise Guarded(f"{backend.name}: not applied: {plan.guard}")
     applied = backend.apply(plan, snapshot, start(plan) if start else progress)
     after = backend.reread(model, where, plan, snapshot)
     second = plan_on(backend, model, scope, where, after)
@@ -137,6 +144,8 @@ class Dispatcher:
         self.store = store
         self.backends = backends
         self.lease = lease
+        #: apply plans that remove most of what a backend holds (see :func:`reconcile`)
+        self.allow_mass_removal = False
 
     def pending_scope(self, name: str) -> tuple[Scope, int]:
         """The union of the scopes of events the backend has not seen, and the last seq."""
@@ -182,7 +191,15 @@ class Dispatcher:
         held = self.lease(name) if self.lease is not None and not dry_run else nullcontext()
         try:
             with held:
-                plan, applied = reconcile(backend, model, scope, dry_run=dry_run, start=start, expect=expect)
+                plan, applied = reconcile(
+                    backend,
+                    model,
+                    scope,
+                    dry_run=dry_run,
+                    start=start,
+                    expect=expect,
+                    allow_mass_removal=self.allow_mass_removal,
+                )
         except PushdownError as exc:
             return _failed(name, exc, self.store.cursor(name))
         if not dry_run:
@@ -195,5 +212,7 @@ def _failed(name: str, exc: PushdownError, cursor: int) -> SyncResult:
         return SyncResult(name, None, error=str(exc), seq=cursor, kind=TEMPORARY, retry_after=5.0)
     if isinstance(exc, ConfigError):
         return SyncResult(name, None, error=f"{name}: {exc}", seq=cursor, kind=CONFIG)
+    if isinstance(exc, Guarded):
+        return SyncResult(name, None, error=str(exc), seq=cursor, kind=GUARDED)
     text = str(exc) if isinstance(exc, BackendError) else f"{name}: {exc}"
     return SyncResult(name, None, error=text, seq=cursor, kind=PERMANENT)
