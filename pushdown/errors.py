@@ -45,3 +45,12 @@ class PermanentBackendError(BackendError):
 
 class NotConverged(BackendError):
     """After apply, reading the backend back still shows differences."""
+
+
+class StoreError(PushdownError):
+    """The store cannot be opened or used: a missing file, not an SQLite database, no access."""
+
+
+class Busy(PushdownError):
+    """Someone else holds what this call needs (the store's write lock, a backend's writer
+    lease) for longer than the call may wait; nothing was written. Try again later."""

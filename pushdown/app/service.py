@@ -113,12 +113,40 @@ class AccessControl:
         metalake: str | None = None,
         push: bool | None = None,
     ) -> ChangeResult:
-        """Validate and commit one change (all of its events, or nothing), then push."""
+        """Validate and commit one change (all of its events, or nothing), then push.
+
+        The change is computed before the store's write lock is taken, so the lock is
+        held only while the events are written; if another writer committed in between,
+        the change is computed again under the lock."""
+        self._refresh()
+        base = self._version()
+        events = build(self._model)
+        seqs = self._commit(build, events, base, metalake)
+        self._seq = seqs[-1] if seqs else self._seq
+        if self.hooks is not None:
+            for seq, event in zip(seqs, events, strict=True):
+                self.hooks.event_committed(event, seq)
+        push = self.push if push is None else push
+        synced = tuple(self.sync()) if push and events else ()
+        return ChangeResult(tuple(events), tuple(seqs), synced)
+
+    def _version(self) -> tuple[int, str | None]:
+        return self.store.last_seq(), self.store.get_meta("metalake")
+
+    def _commit(
+        self,
+        build: Callable[[Model], list[Event]],
+        events: list[Event],
+        base: tuple[int, str | None],
+        metalake: str | None,
+    ) -> list[int]:
+        """Write ``events`` (rebuilt when the store moved since ``base``) and apply them in memory."""
         touched = False
         try:
             with self.store.write_lock():
-                self._refresh()
-                events = build(self._model)
+                if self._version() != base:  # another writer committed meanwhile
+                    self._refresh()
+                    events[:] = build(self._model)
                 touched = True
                 for event in events:
                     self._model.apply(event)
@@ -130,13 +158,7 @@ class AccessControl:
             if touched:  # the transaction rolled back: so must the model in memory
                 self._model, self._seq = self.store.load(), self.store.last_seq()
             raise
-        self._seq = seqs[-1] if seqs else self._seq
-        if self.hooks is not None:
-            for seq, event in zip(seqs, events, strict=True):
-                self.hooks.event_committed(event, seq)
-        push = self.push if push is None else push
-        synced = tuple(self.sync()) if push and events else ()
-        return ChangeResult(tuple(events), tuple(seqs), synced)
+        return seqs
 
     def _one(self, fn: Callable[..., list[Event]], *args: Any) -> ChangeResult:
         return self.change(lambda model: fn(model, *args))
