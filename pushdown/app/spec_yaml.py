@@ -49,6 +49,12 @@ def compose(text: str, path: str) -> Node | None:
             return loader.get_single_node()
         finally:
             loader.dispose()
+    except yaml.reader.ReaderError as exc:
+        line, column = text.count("\n", 0, exc.position) + 1, exc.position - text.rfind("\n", 0, exc.position)
+        problem = f"character U+{exc.character:04X} is not allowed in YAML" if isinstance(
+            exc.character, int
+        ) else "a character YAML does not allow"
+        raise SpecError([f"{path}:{line}:{column}: not valid YAML: {problem}"]) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
