@@ -7,16 +7,14 @@ or ``verify`` finds drift, 1 on any error. Secrets never come from the command l
 from __future__ import annotations
 
 import dataclasses
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import click
 
 from pushdown.app.config import Config, load_config, redact
-from pushdown.app.output import escaped_lines, model_warnings, plan_warnings, shown_plan
+from pushdown.app.output import escaped_lines, model_warnings, progress_bar, report, show
 from pushdown.app.service import AccessControl
 from pushdown.app.spec import load_spec
 from pushdown.app.storefile import open_store, store_exists
@@ -26,10 +24,6 @@ from pushdown.errors import PushdownError, SpecError
 from pushdown.host.plugins import Hooks
 from pushdown.journal.connection import MEMORY
 from pushdown.model.state import Model
-from pushdown.reconcile.plan import Plan
-from pushdown.reconcile.sync import SyncResult
-
-PROGRESS_MIN_OPS = 100
 
 
 class Exit(Exception):
@@ -83,27 +77,6 @@ def _selected(ac: AccessControl, names: tuple[str, ...]) -> list[str] | None:
         known = ", ".join(sorted(ac.backends)) or "none configured"
         raise PushdownError(f"unknown backend(s) {', '.join(unknown)}; configured: {known}")
     return list(names) or None
-
-
-def _report(results: list[SyncResult]) -> tuple[int, int]:
-    """Print each backend's plan or error; return (backends with drift, backends failed)."""
-    drift = failed = 0
-    for result in results:
-        if result.error is not None:
-            failed += 1
-            click.echo(f"backend {result.backend}: ERROR {escaped_lines(result.error)}", err=True)
-        elif result.plan is not None:
-            _show(result.plan)
-            drift += not result.plan.empty
-        else:
-            click.echo(f"backend {result.backend}: nothing pending")
-    return drift, failed
-
-
-def _show(plan: Plan) -> None:
-    for warning in plan_warnings(plan):
-        click.echo(warning, err=True)
-    click.echo(shown_plan(plan))
 
 
 @click.group()
@@ -166,7 +139,7 @@ def plan(
             where = _shown(ctx.obj["config"].store)
             count = f"{len(events)} model change(s)"
             click.echo(f"spec {spec}: {count}, not recorded (apply records them in {where})")
-    drift, failed = _report(results)
+    drift, failed = report(results)
     ctx.exit(1 if failed else 2 if drift else 0)
 
 
@@ -191,7 +164,7 @@ def apply(
             recorded = ac.load_model(target)
             where = _shown(ctx.obj["config"].store)
             click.echo(f"spec {spec}: {len(recorded.events)} model change(s) recorded in {where}")
-        results = ac.sync(names, full=not pending, progress=_progress_bar)
+        results = ac.sync(names, full=not pending, progress=progress_bar)
     failed = 0
     for result in results:
         if result.error is not None:
@@ -201,7 +174,7 @@ def apply(
         elif result.plan is None or result.plan.empty:
             click.echo(f"backend {result.backend}: nothing to do")
         else:
-            _show(result.plan)
+            show(result.plan)
             click.echo(
                 f"backend {result.backend}: applied {len(result.plan.ops)} operation(s); read back: in sync"
             )
@@ -220,23 +193,6 @@ def init(ctx: click.Context) -> None:
     click.echo(f"store {_shown(config.store)}: {state}")
 
 
-def _progress_bar(name: str, total: int) -> Callable[[int], None]:
-    """A progress bar on stderr for long applies; silent for short ones."""
-    if total < PROGRESS_MIN_OPS:
-        return lambda n: None
-    bar: Any = click.progressbar(length=total, label=f"applying to {name}", file=sys.stderr)
-    bar.__enter__()
-    done = [0]
-
-    def tick(n: int) -> None:
-        bar.update(n)
-        done[0] += n
-        if done[0] >= total:
-            bar.__exit__(None, None, None)
-
-    return tick
-
-
 @main.command()
 @BACKEND
 @click.pass_context
@@ -245,7 +201,7 @@ def verify(ctx: click.Context, backends: tuple[str, ...]) -> None:
     with _errors():
         ac = _open(ctx)
         results = ac.sync(_selected(ac, backends), full=True, dry_run=True)
-    drift, failed = _report(results)
+    drift, failed = report(results)
     if not (drift or failed):
         click.echo("all backends enforce exactly what the model decides")
     ctx.exit(1 if failed else 2 if drift else 0)

@@ -1,4 +1,5 @@
-"""What the command line prints about names: escaped, and with warnings for look-alikes.
+"""What the command line prints: plans, errors and traces with names escaped, warnings
+for look-alike names, a progress bar for long applies.
 
 A name read back from a server may still hold a newline or a bidirectional override;
 every plan, error and trace goes through :func:`shown_plan` or :func:`escaped_lines`,
@@ -7,13 +8,20 @@ so one operation is always one line and nothing hidden reorders what a reviewer 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from typing import Any
+
+import click
 
 from pushdown.model.state import Model
 from pushdown.model.text import escaped, invisible, lookalike
 from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.sync import SyncResult
+
+PROGRESS_MIN_OPS = 100
 
 
 @dataclass(frozen=True)
@@ -67,3 +75,41 @@ def plan_warnings(plan: Plan) -> list[str]:
         if why is not None:
             out.append(f"warning: backend {plan.backend}: {escaped(str(op))} holds {why}")
     return out
+
+
+def report(results: list[SyncResult]) -> tuple[int, int]:
+    """Print each backend's plan or error; return (backends with drift, backends failed)."""
+    drift = failed = 0
+    for result in results:
+        if result.error is not None:
+            failed += 1
+            click.echo(f"backend {result.backend}: ERROR {escaped_lines(result.error)}", err=True)
+        elif result.plan is not None:
+            show(result.plan)
+            drift += not result.plan.empty
+        else:
+            click.echo(f"backend {result.backend}: nothing pending")
+    return drift, failed
+
+
+def show(plan: Plan) -> None:
+    for warning in plan_warnings(plan):
+        click.echo(warning, err=True)
+    click.echo(shown_plan(plan))
+
+
+def progress_bar(name: str, total: int) -> Callable[[int], None]:
+    """A progress bar on stderr for long applies; silent for short ones."""
+    if total < PROGRESS_MIN_OPS:
+        return lambda n: None
+    bar: Any = click.progressbar(length=total, label=f"applying to {name}", file=sys.stderr)
+    bar.__enter__()
+    done = [0]
+
+    def tick(n: int) -> None:
+        bar.update(n)
+        done[0] += n
+        if done[0] >= total:
+            bar.__exit__(None, None, None)
+
+    return tick
