@@ -167,7 +167,7 @@ def _backend(name: str, raw: Any, base: Path, source: str) -> BackendConfig:
     if isinstance(settings.get("state"), str):
         settings["state"] = str(base / settings["state"])
     catalogs = raw.get("catalogs", [])
-    if not isinstance(catalogs, list) or not all(isinstance(c, str) for c in catalogs):
+    if not isinstance(catalogs, list) or any(_check_text(c) is not None for c in catalogs):
         raise ConfigError(f"{where}: catalogs must be a list of catalog names")
     return BackendConfig(name, str(raw["kind"]), settings, frozenset(catalogs))
 
