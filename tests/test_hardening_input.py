@@ -208,3 +208,18 @@ def test_look_alike_names_are_recognised(name: str, why: str | None) -> None:
 def test_escaped_keeps_one_line_and_shows_hidden_characters() -> None:
     assert escaped("t\n+ GRANT ALL\r\x00\u202e\u200b") == "t\\n+ GRANT ALL\\r\\x00\\u202e\\u200b"
     assert escaped("plain ünïcode") == "plain ünïcode"
+
+
+def test_the_library_creates_a_named_store_only_when_asked(tmp_path: Path) -> None:
+    from pushdown.app.service import AccessControl
+
+    config = tmp_path / "pushdown.toml"
+    config.write_text('store = "named.db"\n')
+    with pytest.raises(ConfigError, match=r"named\.db does not exist; .*pushdown init"):
+        AccessControl.open(str(config))
+    assert not (tmp_path / "named.db").exists()
+    AccessControl.open(str(config), create_store=True).close()
+    assert (tmp_path / "named.db").exists()
+    (tmp_path / "pushdown.toml").write_text("[backends]\n")  # no store =: the default store
+    AccessControl.open(str(config)).close()
+    assert (tmp_path / "pushdown.db").exists()
