@@ -195,3 +195,33 @@ def test_the_cli_exits_1_naming_the_file_and_leaves_the_store_alone(
 
 def test_errors_are_pushdown_errors() -> None:
     assert issubclass(SpecError, PushdownError) and issubclass(ConfigError, PushdownError)
+
+
+def _cli_configs() -> st.SearchStrategy[str]:
+    value = st.sampled_from(
+        ['"recording"', '"nope"', "1", "99999", "true", '"p.db"', '"sub"', '{ env = "X" }']
+    )
+    key = st.sampled_from(["store", "kind", "port", "host", "connect_timeout", "password", "catalogs"])
+    line = st.one_of(
+        st.builds(lambda k, v: f"{k} = {v}", key, value),
+        st.sampled_from(["[backends.a]", "[backends]", "[x]", "\x00", "= 1"]),
+    )
+    return st.lists(line, max_size=6).map("\n".join)
+
+
+@settings(max_examples=max(EXAMPLES // 6, 10), deadline=None, suppress_health_check=list(HealthCheck))
+@given(text=_cli_configs())
+def test_the_cli_reports_a_bad_config_naming_it(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
+    where = tmp_path_factory.mktemp("cfg")
+    (where / "sub").mkdir()
+    (where / "pushdown.toml").write_text(text)
+    (where / "ok.yaml").write_text("users: [a]\n")
+    before = sorted(p.name for p in where.iterdir())
+    result = CliRunner().invoke(
+        main, ["--config", str(where / "pushdown.toml"), "plan", "--spec", str(where / "ok.yaml")]
+    )
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code in (0, 1, 2)
+    if result.exit_code == 1:
+        assert result.stderr.startswith("error: ") and "Traceback" not in result.output
+    assert sorted(p.name for p in where.iterdir()) == before  # a plan creates nothing
