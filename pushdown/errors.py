@@ -50,3 +50,12 @@ class NotConverged(BackendError):
 class Guarded(PushdownError):
     """A plan that needs an explicit go-ahead (it removes most of what a backend holds,
     or it was saved and the model or the server moved since); nothing was applied."""
+
+
+class StoreError(PushdownError):
+    """The store cannot be opened or used: a missing file, not an SQLite database, no access."""
+
+
+class Busy(PushdownError):
+    """Someone else holds what this call needs (the store's write lock, a backend's writer
+    lease) for longer than the call may wait; nothing was written. Try again later."""

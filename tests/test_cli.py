@@ -35,7 +35,8 @@ def test_plan_apply_plan_verify(cwd: Path) -> None:
     assert "backend demo (scope: everything): 25 to add, 0 to remove" in out
     assert "  + bob: load_table table sales.crm.orders" in out
     assert "bob: load_table table sales.crm.salaries" not in out  # denied by no_salaries
-    code, out, _ = run("apply")
+    assert not (cwd / "pushdown.db").exists()  # a plan records nothing, not even a new store
+    code, out, _ = run("apply", "--spec", "demo.yaml")
     assert code == 0 and "applied 25 operation(s); read back: in sync" in out
     assert run("plan") == (0, "backend demo (scope: everything): nothing to do\n", "")
     code, out, _ = run("verify")

@@ -43,7 +43,8 @@ def test_every_hook_is_documented_typed_and_tested(hook: str) -> None:
     assert fn.__doc__ and "Fires" in fn.__doc__, "say when the hook fires"
     assert "return" in fn.__annotations__
     assert f"## {hook}(" in (ROOT / "docs" / "plugins.md").read_text()
-    tests = [p for p in (ROOT / "tests").rglob("test_*.py") if p.name != "test_plugins.py"]
+    found = [*(ROOT / "tests").rglob("test_*.py"), *(ROOT / "plugins").rglob("tests/test_*.py")]
+    tests = [p for p in found if p.name != "test_plugins.py"]
     tests.append(Path(__file__))
     uses = sum(p.read_text().count(f"def {hook}(") for p in tests)
     assert uses >= 1, f"no test implements {hook}"

@@ -6,24 +6,24 @@ or ``verify`` finds drift, 1 on any error. Secrets never come from the command l
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator
+import dataclasses
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import click
 
 from pushdown.app.config import Config, load_config, redact
+from pushdown.app.output import escaped_lines, model_warnings, progress_bar, report, show
 from pushdown.app.service import AccessControl
 from pushdown.app.spec import load_spec
+from pushdown.app.storefile import open_store, store_exists
 from pushdown.decide.evaluator import operation_named
 from pushdown.decide.requirements import OPERATIONS
 from pushdown.errors import PushdownError, SpecError
 from pushdown.host.plugins import Hooks
-from pushdown.reconcile.sync import SyncResult
-
-PROGRESS_MIN_OPS = 100
+from pushdown.journal.connection import MEMORY
+from pushdown.model.state import Model
 
 
 class Exit(Exception):
@@ -37,23 +37,30 @@ def _errors() -> Iterator[None]:
         yield
     except SpecError as exc:
         for problem in exc.problems:
-            click.echo(f"error: {problem}", err=True)
+            click.echo(f"error: {escaped_lines(problem)}", err=True)
         click.echo(f"{len(exc.problems)} problem(s) in the spec; nothing was written", err=True)
         raise SystemExit(1) from None
     except PushdownError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {escaped_lines(str(exc))}", err=True)
         raise SystemExit(1) from None
 
 
-def _open(ctx: click.Context, spec: str | None) -> AccessControl:
+def _open(ctx: click.Context, *, create: bool | None = False, scratch: bool = False) -> AccessControl:
+    """The configured store and backends. ``create``: see :func:`open_store`; ``scratch``:
+    a missing default store reads as an empty model, held in memory (nothing is created)."""
     config: Config = ctx.obj["config"]
-    ac = AccessControl.open(config, push=False)
+    if scratch and not store_exists(config) and not config.store_explicit:
+        config = dataclasses.replace(config, store=MEMORY)
+    ac = AccessControl.open(config, push=False, create_store=create)
     ctx.call_on_close(ac.close)
-    if spec is not None:
-        target = load_spec(spec)
-        result = ac.load_model(target)
-        click.echo(f"spec {spec}: {len(result.events)} model change(s) recorded in {_shown(config.store)}")
     return ac
+
+
+def _target(spec: str, allow_empty: bool) -> Model:
+    target = load_spec(spec, allow_empty=allow_empty)
+    for warning in model_warnings(target):
+        click.echo(warning, err=True)
+    return target
 
 
 def _shown(path: str) -> str:
@@ -70,21 +77,6 @@ def _selected(ac: AccessControl, names: tuple[str, ...]) -> list[str] | None:
         known = ", ".join(sorted(ac.backends)) or "none configured"
         raise PushdownError(f"unknown backend(s) {', '.join(unknown)}; configured: {known}")
     return list(names) or None
-
-
-def _report(results: list[SyncResult]) -> tuple[int, int]:
-    """Print each backend's plan or error; return (backends with drift, backends failed)."""
-    drift = failed = 0
-    for result in results:
-        if result.error is not None:
-            failed += 1
-            click.echo(f"backend {result.backend}: ERROR {result.error}", err=True)
-        elif result.plan is not None:
-            click.echo(result.plan.render())
-            drift += not result.plan.empty
-        else:
-            click.echo(f"backend {result.backend}: nothing pending")
-    return drift, failed
 
 
 @click.group()
@@ -108,12 +100,18 @@ SPEC = click.option(
     "-s",
     type=click.Path(dir_okay=False),
     default=None,
-    help="Load this spec into the store first (grants as code).",
+    help="The model as a spec file (grants as code): plan shows it, apply records it first.",
 )
 PENDING = click.option(
     "--pending",
     is_flag=True,
     help="Only the scope of journal events the backend has not seen, not everything.",
+)
+ALLOW_EMPTY = click.option(
+    "--allow-empty-spec",
+    "allow_empty",
+    is_flag=True,
+    help="Accept a spec that describes an empty model (it removes everything pushdown manages).",
 )
 
 
@@ -121,13 +119,27 @@ PENDING = click.option(
 @SPEC
 @BACKEND
 @PENDING
+@ALLOW_EMPTY
 @click.pass_context
-def plan(ctx: click.Context, spec: str | None, backends: tuple[str, ...], pending: bool) -> None:
-    """Print the operations each backend needs. Exit 0: nothing to do; 2: drift; 1: error."""
+def plan(
+    ctx: click.Context, spec: str | None, backends: tuple[str, ...], pending: bool, allow_empty: bool
+) -> None:
+    """Print the operations each backend needs; record nothing. Exit 0: nothing to do; 2: drift; 1: error.
+
+    With --spec, the plan is computed against the spec's model (always the whole scope)
+    without recording it: the store stays as it is, and only apply records a spec."""
     with _errors():
-        ac = _open(ctx, spec)
-        results = ac.sync(_selected(ac, backends), full=not pending, dry_run=True)
-    drift, failed = _report(results)
+        if spec is None:
+            ac = _open(ctx)
+            results = ac.sync(_selected(ac, backends), full=not pending, dry_run=True)
+        else:
+            target = _target(spec, allow_empty)
+            ac = _open(ctx, scratch=True)
+            events, results = ac.preview(target, _selected(ac, backends))
+            where = _shown(ctx.obj["config"].store)
+            count = f"{len(events)} model change(s)"
+            click.echo(f"spec {spec}: {count}, not recorded (apply records them in {where})")
+    drift, failed = report(results)
     ctx.exit(1 if failed else 2 if drift else 0)
 
 
@@ -135,43 +147,50 @@ def plan(ctx: click.Context, spec: str | None, backends: tuple[str, ...], pendin
 @SPEC
 @BACKEND
 @PENDING
+@ALLOW_EMPTY
 @click.pass_context
-def apply(ctx: click.Context, spec: str | None, backends: tuple[str, ...], pending: bool) -> None:
-    """Apply the plan to each backend, read back, and require that nothing is left."""
+def apply(
+    ctx: click.Context, spec: str | None, backends: tuple[str, ...], pending: bool, allow_empty: bool
+) -> None:
+    """Apply the plan to each backend, read back, and require that nothing is left.
+
+    With --spec, the spec is recorded as the model first (creating the default store if
+    there is none yet; a store named in the config must exist: see `pushdown init`)."""
     with _errors():
-        ac = _open(ctx, spec)
-        results = ac.sync(_selected(ac, backends), full=not pending, progress=_progress_bar)
+        target = None if spec is None else _target(spec, allow_empty)
+        ac = _open(ctx, create=None if spec else False)
+        names = _selected(ac, backends)
+        if target is not None:
+            recorded = ac.load_model(target)
+            where = _shown(ctx.obj["config"].store)
+            click.echo(f"spec {spec}: {len(recorded.events)} model change(s) recorded in {where}")
+        results = ac.sync(names, full=not pending, progress=progress_bar)
     failed = 0
     for result in results:
         if result.error is not None:
             failed += 1
-            click.echo(f"backend {result.backend}: ERROR {result.error}", err=True)
+            click.echo(f"backend {result.backend}: ERROR {escaped_lines(result.error)}", err=True)
             click.echo(f"backend {result.backend}: the model is kept; run apply again to catch up", err=True)
         elif result.plan is None or result.plan.empty:
             click.echo(f"backend {result.backend}: nothing to do")
         else:
-            click.echo(result.plan.render())
+            show(result.plan)
             click.echo(
                 f"backend {result.backend}: applied {len(result.plan.ops)} operation(s); read back: in sync"
             )
     ctx.exit(1 if failed else 0)
 
 
-def _progress_bar(name: str, total: int) -> Callable[[int], None]:
-    """A progress bar on stderr for long applies; silent for short ones."""
-    if total < PROGRESS_MIN_OPS:
-        return lambda n: None
-    bar: Any = click.progressbar(length=total, label=f"applying to {name}", file=sys.stderr)
-    bar.__enter__()
-    done = [0]
-
-    def tick(n: int) -> None:
-        bar.update(n)
-        done[0] += n
-        if done[0] >= total:
-            bar.__exit__(None, None, None)
-
-    return tick
+@main.command()
+@click.pass_context
+def init(ctx: click.Context) -> None:
+    """Create the configured store, empty, if it does not exist yet."""
+    config: Config = ctx.obj["config"]
+    with _errors():
+        existed = store_exists(config)
+        open_store(config, create=True).close()
+    state = "already exists; nothing to do" if existed else "created (an empty model)"
+    click.echo(f"store {_shown(config.store)}: {state}")
 
 
 @main.command()
@@ -180,9 +199,9 @@ def _progress_bar(name: str, total: int) -> Callable[[int], None]:
 def verify(ctx: click.Context, backends: tuple[str, ...]) -> None:
     """Read every backend back and compare with the model. Exit 0: in sync; 2: drift."""
     with _errors():
-        ac = _open(ctx, None)
+        ac = _open(ctx)
         results = ac.sync(_selected(ac, backends), full=True, dry_run=True)
-    drift, failed = _report(results)
+    drift, failed = report(results)
     if not (drift or failed):
         click.echo("all backends enforce exactly what the model decides")
     ctx.exit(1 if failed else 2 if drift else 0)
@@ -219,14 +238,14 @@ def explain(
         raise click.UsageError("explain needs USER OPERATION TARGET (or --list)")
     with _errors():
         if spec is not None:
-            decision_model = load_spec(spec)
+            decision_model = load_spec(spec, allow_empty=True)
             from pushdown.decide.evaluator import Evaluator
 
             decision = Evaluator(decision_model).authorize(user, operation, target, other)
         else:
             operation_named(operation)
-            decision = _open(ctx, None).authorize(user, operation, target, other)
-    click.echo(decision.explain())
+            decision = _open(ctx).authorize(user, operation, target, other)
+    click.echo(escaped_lines(decision.explain()))
     ctx.exit(0 if decision.allowed else 3)
 
 

@@ -9,14 +9,18 @@ is what every display of settings goes through.
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import tomllib
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pushdown.errors import ConfigError
+from pushdown.journal.connection import MEMORY, problem_with
 
 SECRET_WORDS = ("password", "passwd", "secret", "token", "credential", "private_key")
 DEFAULT_CONFIG = "pushdown.toml"
@@ -46,16 +50,21 @@ class BackendConfig:
 
 @dataclass(frozen=True)
 class Config:
+    """``store_explicit``: the store was named by ``store =`` in a config file, so it must
+    exist already (``pushdown init`` creates it); the default store is created by the
+    first command that records something."""
+
     store: str = DEFAULT_STORE
     backends: Mapping[str, BackendConfig] = field(default_factory=dict)
     source: str = "embedded defaults"
+    store_explicit: bool = False
 
 
 def resolve_secret(backend: str, key: str, ref: Any) -> str | None:
+    """The secret a reference points to; errors say where it comes from, never what it is."""
     if ref is None:
         return None
-    if not isinstance(ref, Mapping) or set(ref) - {"env", "file"} or len(ref) != 1:
-        raise ConfigError(f'backend {backend}: {key} must be {{ env = "VAR" }} or {{ file = "PATH" }}')
+    _check_secret_ref(f"backend {backend}", key, ref)
     if "env" in ref:
         value = os.environ.get(str(ref["env"]))
         if value is None:
@@ -67,6 +76,18 @@ def resolve_secret(backend: str, key: str, ref: Any) -> str | None:
         raise ConfigError(
             f"backend {backend}: cannot read {key} file {ref['file']}: {exc.strerror}"
         ) from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"backend {backend}: {key} file {ref['file']} is not UTF-8 text") from None
+
+
+def _check_secret_ref(where: str, key: str, ref: Any) -> None:
+    if (
+        not isinstance(ref, Mapping)
+        or len(ref) != 1
+        or set(ref) - {"env", "file"}
+        or not all(isinstance(v, str) and v for v in ref.values())
+    ):
+        raise ConfigError(f'{where}: {key} must be {{ env = "VAR" }} or {{ file = "PATH" }}')
 
 
 def redact(settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -80,51 +101,125 @@ def redact(settings: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _backend(name: str, raw: Any, base: Path) -> BackendConfig:
+def _toml(value: Any) -> str:
+    """A value as it would be written in the file (for error messages)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, int | float):
+        return repr(value)
+    return f"a {type(value).__name__}"
+
+
+def _check_port(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535:
+        return "a port is a whole number from 1 to 65535"
+    return None
+
+
+def _check_seconds(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "a timeout is a positive number of seconds"
+    if not math.isfinite(value) or value <= 0:
+        return "a timeout is a positive number of seconds"
+    return None
+
+
+def _check_text(value: Any) -> str | None:
+    if not isinstance(value, str) or not value or _has_control(value):
+        return "must be a non-empty string without control characters"
+    return None
+
+
+def _has_control(text: str) -> bool:
+    return any(unicodedata.category(ch) == "Cc" for ch in text)
+
+
+#: Settings checked when the file is loaded, before anything is written.
+CHECKS = {"port": _check_port, "host": _check_text, "user": _check_text, "unix_socket": _check_text}
+
+
+def _check_setting(where: str, key: str, value: Any) -> None:
+    check = _check_seconds if key.endswith("timeout") else CHECKS.get(key)
+    why = check(value) if check is not None else None
+    if why is not None:
+        raise ConfigError(f"{where}.{key} = {_toml(value)}: {why}")
+
+
+def _backend(name: str, raw: Any, base: Path, source: str) -> BackendConfig:
+    where = f"{source}: backends.{json.dumps(name) if _has_control(name) or not name else name}"
+    if not name or _has_control(name):
+        raise ConfigError(f"{where}: a backend name must be non-empty, without control characters")
     if not isinstance(raw, Mapping) or not isinstance(raw.get("kind"), str):
-        raise ConfigError(f'backend {name}: needs a table with kind = "..."')
+        raise ConfigError(f'{where}: needs a table with kind = "..."')
     settings = {k: v for k, v in raw.items() if k not in ("kind", "catalogs")}
     for key, value in settings.items():
         if is_secret_key(key) and not isinstance(value, Mapping):
             raise ConfigError(
-                f"backend {name}: {key} must not be written in the file; "
+                f"{where}: {key} must not be written in the file; "
                 f'use {key} = {{ env = "VAR" }} or {key} = {{ file = "PATH" }}'
             )
+        if is_secret_key(key):
+            _check_secret_ref(where, key, value)
+        else:
+            _check_setting(where, key, value)
     if isinstance(settings.get("state"), str):
         settings["state"] = str(base / settings["state"])
     catalogs = raw.get("catalogs", [])
-    if not isinstance(catalogs, list) or not all(isinstance(c, str) for c in catalogs):
-        raise ConfigError(f"backend {name}: catalogs must be a list of catalog names")
+    if not isinstance(catalogs, list) or any(_check_text(c) is not None for c in catalogs):
+        raise ConfigError(f"{where}: catalogs must be a list of catalog names")
     return BackendConfig(name, str(raw["kind"]), settings, frozenset(catalogs))
 
 
-def from_mapping(raw: Mapping[str, Any], base: Path, source: str) -> Config:
+def _store(raw: Mapping[str, Any], base: Path, source: str) -> str:
+    value = raw.get("store", DEFAULT_STORE)
+    if not isinstance(value, str) or not value or _has_control(value):
+        raise ConfigError(f"{source}: store = {_toml(value)}: must be the path of the store file")
+    path = value if value == MEMORY else str(base / value)
+    why = problem_with(path)
+    if why is not None:
+        raise ConfigError(f"{source}: store = {_toml(value)}: {path} {why}")
+    return path
+
+
+def from_mapping(
+    raw: Mapping[str, Any], base: Path, source: str, *, explicit_store: bool | None = None
+) -> Config:
+    """Check and resolve a config; ``explicit_store`` defaults to whether ``store`` is set."""
     unknown = set(raw) - {"store", "backends"}
     if unknown:
         raise ConfigError(
             f"{source}: unknown setting(s) {', '.join(sorted(unknown))}; known: store, backends"
         )
-    store = str(raw.get("store", DEFAULT_STORE))
-    if store != ":memory:":
-        store = str(base / store)
+    store = _store(raw, base, source)
     backends = raw.get("backends", {})
     if not isinstance(backends, Mapping):
         raise ConfigError(f"{source}: [backends] must be a table of backend tables")
-    return Config(store, {n: _backend(n, b, base) for n, b in backends.items()}, source)
+    made = {n: _backend(n, b, base, source) for n, b in backends.items()}
+    explicit = "store" in raw if explicit_store is None else explicit_store
+    return Config(store, made, source, explicit and store != MEMORY)
 
 
 def load_config(path: str | Path | None = None) -> Config:
-    """Read ``path``, else ``./pushdown.toml`` if present, else the embedded defaults."""
+    """Read ``path``, else ``./pushdown.toml`` if present, else the embedded defaults.
+
+    Every setting is checked here, before anything is written: an error names the
+    file, the key and the value."""
     if path is None:
         default = Path(DEFAULT_CONFIG)
         if not default.exists():
-            return from_mapping(EMBEDDED, Path.cwd(), "embedded defaults")
+            return from_mapping(EMBEDDED, Path.cwd(), "embedded defaults", explicit_store=False)
         path = default
     p = Path(path)
     try:
         raw = tomllib.loads(p.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read the config: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{p}: not UTF-8 text (byte {exc.start}): a config is a TOML file") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{p}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{p}: nested too deeply to be a pushdown config") from None
     return from_mapping(raw, p.parent.resolve(), str(p))

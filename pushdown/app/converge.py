@@ -13,6 +13,7 @@ from typing import Any
 from pushdown.model import changes as ch
 from pushdown.model.events import Event
 from pushdown.model.principals import Principal
+from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
 
 Step = tuple[Callable[..., list[Event]], tuple[Any, ...]]
@@ -29,6 +30,10 @@ def _grants(model: Model) -> set[tuple[str, Any]]:
 
 def _members(model: Model) -> set[tuple[str, str]]:
     return {(g, u) for g, users in model.groups.items() for u in users}
+
+
+def _shallow_first(obj: ObjectRef) -> tuple[int, str, tuple[str, ...]]:
+    return (len(obj.names), obj.type.value, obj.names)
 
 
 def converge(model: Model, target: Model) -> list[Event]:
@@ -49,12 +54,11 @@ def converge(model: Model, target: Model) -> list[Event]:
     for group, user in sorted(_members(model) - _members(target)):
         if group in model.groups:
             run(ch.remove_member, group, user)
-    for obj in sorted(set(model.objects) - set(target.objects), key=lambda o: -len(o.names)):
-        if obj in model.objects:
-            run(ch.drop_object, obj)
-    for obj in sorted(set(target.objects) & set(model.objects), key=lambda o: (len(o.names), o)):
-        if obj in model.objects and model.objects[obj] != target.objects[obj]:
-            run(ch.drop_object, obj)  # properties (the enforcing backend) changed: re-register
+    gone = set(model.objects) - set(target.objects)
+    # an object whose properties (the enforcing backend) changed is dropped and registered again
+    changed = {o for o in set(target.objects) & set(model.objects) if model.objects[o] != target.objects[o]}
+    if gone or changed:
+        run(ch.drop_objects, gone | changed)  # one pass, however many objects go
     for obj in sorted(o for o in model.owners if o not in target.owners):
         run(ch.clear_owner, obj)
     run(ch.set_service_admins, model.service_admins & target.service_admins)
@@ -72,7 +76,7 @@ def converge(model: Model, target: Model) -> list[Event]:
     for group, user in sorted(_members(target) - _members(model)):
         run(ch.add_member, group, user)
     run(ch.set_service_admins, target.service_admins)
-    for obj in sorted(set(target.objects) - set(model.objects), key=lambda o: (len(o.names), o)):
+    for obj in sorted(set(target.objects) - set(model.objects), key=_shallow_first):
         run(ch.create_object, obj, None, target.objects[obj])
     for role in sorted(set(target.roles) - set(model.roles)):
         run(ch.create_role, role)
@@ -80,7 +84,7 @@ def converge(model: Model, target: Model) -> list[Event]:
         run(ch.grant_privileges, role, g.object, [g.privilege], g.condition)
     for role, p in sorted(_assignments(target) - _assignments(model)):
         run(ch.grant_role, role, p)
-    for obj, owner in sorted(target.owners.items(), key=lambda item: (len(item[0].names), item[0])):
+    for obj, owner in sorted(target.owners.items(), key=lambda item: _shallow_first(item[0])):
         if model.owners.get(obj) != owner:
             run(ch.set_owner, obj, owner)
     model.metalake = target.metalake

@@ -23,6 +23,7 @@ from typing import Any
 
 from pushdown.app.config import Config, load_config
 from pushdown.app.converge import converge
+from pushdown.app.storefile import open_store
 from pushdown.decide.evaluator import Decision, Evaluator, Target
 from pushdown.errors import ModelError
 from pushdown.host.plugins import Hooks
@@ -33,6 +34,7 @@ from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.model.privileges import Condition, Privilege
 from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
+from pushdown.model.text import check_name
 from pushdown.reconcile.backend import Backend, BackendContext
 from pushdown.reconcile.sync import Dispatcher, SyncResult
 
@@ -72,21 +74,26 @@ class AccessControl:
 
     @classmethod
     def open(
-        cls, config: Config | str | None = None, *, push: bool = True, hooks: Hooks | None = None
+        cls,
+        config: Config | str | None = None,
+        *,
+        push: bool = True,
+        hooks: Hooks | None = None,
+        create_store: bool | None = None,
     ) -> AccessControl:
+        """Open the configured store and backends. A missing store is created only when
+        ``create_store`` is True, or when it is None and the store is the default one (not
+        named by ``store =`` in a config file); see :mod:`pushdown.app.storefile`."""
         cfg = config if isinstance(config, Config) else load_config(config)
         hooks = hooks or Hooks.load()
-        backends = {}
-        for name, bc in cfg.backends.items():
-            ctx = BackendContext(
-                name=name,
-                settings=bc.settings,
-                secret=bc.secret,
-                map_principal=lambda p, n=name: hooks.map_principal(n, p),  # type: ignore[misc]
-                catalogs=bc.catalogs,
-            )
-            backends[name] = hooks.backends.create(bc.kind, ctx)
-        return cls(Store(cfg.store), backends, hooks, push)
+        backends = _backends(cfg, hooks)
+        try:
+            store = open_store(cfg, create_store)
+        except BaseException:
+            for backend in backends.values():
+                backend.close()
+            raise
+        return cls(store, backends, hooks, push)
 
     def close(self) -> None:
         for backend in self.backends.values():
@@ -113,12 +120,40 @@ class AccessControl:
         metalake: str | None = None,
         push: bool | None = None,
     ) -> ChangeResult:
-        """Validate and commit one change (all of its events, or nothing), then push."""
+        """Validate and commit one change (all of its events, or nothing), then push.
+
+        The change is computed before the store's write lock is taken, so the lock is
+        held only while the events are written; if another writer committed in between,
+        the change is computed again under the lock."""
+        self._refresh()
+        base = self._version()
+        events = build(self._model)
+        seqs = self._commit(build, events, base, metalake)
+        self._seq = seqs[-1] if seqs else self._seq
+        if self.hooks is not None:
+            for seq, event in zip(seqs, events, strict=True):
+                self.hooks.event_committed(event, seq)
+        push = self.push if push is None else push
+        synced = tuple(self.sync()) if push and events else ()
+        return ChangeResult(tuple(events), tuple(seqs), synced)
+
+    def _version(self) -> tuple[int, str | None]:
+        return self.store.last_seq(), self.store.get_meta("metalake")
+
+    def _commit(
+        self,
+        build: Callable[[Model], list[Event]],
+        events: list[Event],
+        base: tuple[int, str | None],
+        metalake: str | None,
+    ) -> list[int]:
+        """Write ``events`` (rebuilt when the store moved since ``base``) and apply them in memory."""
         touched = False
         try:
             with self.store.write_lock():
-                self._refresh()
-                events = build(self._model)
+                if self._version() != base:  # another writer committed meanwhile
+                    self._refresh()
+                    events[:] = build(self._model)
                 touched = True
                 for event in events:
                     self._model.apply(event)
@@ -130,13 +165,7 @@ class AccessControl:
             if touched:  # the transaction rolled back: so must the model in memory
                 self._model, self._seq = self.store.load(), self.store.last_seq()
             raise
-        self._seq = seqs[-1] if seqs else self._seq
-        if self.hooks is not None:
-            for seq, event in zip(seqs, events, strict=True):
-                self.hooks.event_committed(event, seq)
-        push = self.push if push is None else push
-        synced = tuple(self.sync()) if push and events else ()
-        return ChangeResult(tuple(events), tuple(seqs), synced)
+        return seqs
 
     def _one(self, fn: Callable[..., list[Event]], *args: Any) -> ChangeResult:
         return self.change(lambda model: fn(model, *args))
@@ -213,6 +242,7 @@ class AccessControl:
 
     def load_model(self, target: Model) -> ChangeResult:
         """Make the stored model equal ``target`` (a loaded spec), as one change."""
+        check_name("metalake", target.metalake)
         return self.change(lambda model: _converge_events(model, target), metalake=target.metalake)
 
     # -- decisions -------------------------------------------------------------------
@@ -257,17 +287,18 @@ class AccessControl:
     def sync_model(self, outside: dict[str, set[str]] | None = None) -> Model:
         """The model a sync compiles from, with the directory's members added (for that sync)."""
         model = self.model
-        members = model.external_members if outside is None else outside
-        if not members:
-            return model
-        view = copy.deepcopy(model)
-        for group, users in sorted(members.items()):
-            for user in sorted(users):
-                if user not in view.users:
-                    view.apply(UserAdded(user))
-                if group in view.groups:
-                    view.apply(GroupMemberAdded(group, user))
-        return view
+        return _with_members(model, model.external_members if outside is None else outside)
+
+    def preview(
+        self, target: Model, names: list[str] | None = None
+    ) -> tuple[list[Event], list[SyncResult]]:
+        """What :meth:`load_model` of ``target`` and a full sync would do, writing nothing:
+        the model changes it would record and each backend's plan against ``target``."""
+        check_name("metalake", target.metalake)
+        working = copy.deepcopy(self.model)
+        events = converge(working, target)
+        model = _with_members(working, self.outside_members(working))
+        return events, self.dispatcher.run(model, names=names, full=True, dry_run=True)
 
     def sync(
         self,
@@ -285,9 +316,37 @@ class AccessControl:
         return self.dispatcher.run(model, names=names, full=full, dry_run=dry_run, progress=progress)
 
 
+def _backends(cfg: Config, hooks: Hooks) -> dict[str, Backend]:
+    backends = {}
+    for name, bc in cfg.backends.items():
+        ctx = BackendContext(
+            name=name,
+            settings=bc.settings,
+            secret=bc.secret,
+            map_principal=lambda p, n=name: hooks.map_principal(n, p),  # type: ignore[misc]
+            catalogs=bc.catalogs,
+        )
+        backends[name] = hooks.backends.create(bc.kind, ctx)
+    return backends
+
+
 def _converge_events(model: Model, target: Model) -> list[Event]:
     """The events of :func:`converge`, computed on a copy: building a change is pure."""
     return converge(copy.deepcopy(model), target)
+
+
+def _with_members(model: Model, members: dict[str, set[str]]) -> Model:
+    """``model``, or a copy with the directory's members added to their groups."""
+    if not members:
+        return model
+    view = copy.deepcopy(model)
+    for group, users in sorted(members.items()):
+        for user in sorted(users):
+            if user not in view.users:
+                view.apply(UserAdded(user))
+            if group in view.groups:
+                view.apply(GroupMemberAdded(group, user))
+    return view
 
 
 def _principal(value: Principal | str) -> Principal:

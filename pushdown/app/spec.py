@@ -3,6 +3,10 @@
 Every problem names the file, the line and column, and the offending value; a spec
 with any problem yields no model at all. The format is documented in
 ``docs/spec.md``; ``examples/demo.yaml`` is a complete example.
+
+A spec that describes an empty model is an error unless asked for (``allow_empty``):
+applying it would remove everything pushdown manages. What the YAML itself may hold
+(UTF-8, no aliases, bounded nesting) is checked by :mod:`pushdown.app.spec_yaml`.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from pushdown.app.spec_yaml import compose, decode
 from pushdown.errors import ModelError, SpecError
 from pushdown.model import changes as ch
 from pushdown.model.events import Event
@@ -21,6 +26,7 @@ from pushdown.model.principals import Principal
 from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
+from pushdown.model.text import check_name
 
 Node = yaml.Node
 TOP_KEYS = {"metalake", "service_admins", "users", "groups", "catalogs", "roles", "owners"}
@@ -57,7 +63,13 @@ class _Loader:
         if not isinstance(node, yaml.MappingNode):
             self.problem(node, f"{what} must be a mapping, got {_show(node)}")
             return []
-        return list(node.value)
+        pairs: list[tuple[Node, Node]] = []
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode) and key.value != "" and not key.tag.endswith(":null"):
+                pairs.append((key, value))
+            else:
+                self.problem(key, f"a key in {what} must be a plain name, got {_show(key)}")
+        return pairs
 
     def sequence(self, node: Node, what: str) -> list[Node]:
         if isinstance(node, yaml.ScalarNode) and node.value in ("", "~", "null"):
@@ -86,12 +98,22 @@ class _Loader:
                 out[key.value] = value
         return out
 
+    def named(self, node: Node, kind: str, name: str) -> bool:
+        try:
+            check_name(kind, name)
+        except ModelError as exc:
+            self.problem(node, str(exc))
+            return False
+        return True
+
     # -- sections --------------------------------------------------------------------
 
     def load(self, root: Node) -> None:
         top = self.keys(self.mapping(root, "the spec"), TOP_KEYS, "the spec")
         if "metalake" in top:
-            self.model.metalake = self.text(top["metalake"], "metalake") or "metalake"
+            name = self.text(top["metalake"], "metalake")
+            if name is not None and self.named(top["metalake"], "metalake", name):
+                self.model.metalake = name
         for node in self.sequence(top.get("users", _EMPTY), "users"):
             name = self.text(node, "a user name")
             if name is not None:
@@ -222,26 +244,36 @@ def _show(node: Node) -> str:
     return "a list" if isinstance(node, yaml.SequenceNode) else "a mapping"
 
 
-def load_spec_text(text: str, path: str = "<spec>") -> Model:
-    """Parse a spec; raise :class:`SpecError` listing every problem, else return the model."""
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
-        raise SpecError([f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}"]) from None
+def _empty(model: Model) -> bool:
+    return not (model.users or model.groups or model.roles or model.objects or model.owners)
+
+
+def load_spec_text(text: str, path: str = "<spec>", *, allow_empty: bool = False) -> Model:
+    """Parse a spec; raise :class:`SpecError` listing every problem, else return the model.
+
+    A spec that describes an empty model (no users, groups, roles or catalogs: an empty
+    file, only comments, ``~``, ``{}``) is refused unless ``allow_empty``."""
+    root = compose(text.removeprefix("\ufeff"), path)
     loader = _Loader(path)
     if root is not None:
         loader.load(root)
     if loader.problems:
         raise SpecError(loader.problems)
+    if _empty(loader.model) and not allow_empty:
+        raise SpecError(
+            [
+                f"{path}: the spec is empty (no users, groups, roles or catalogs): applying it "
+                "would remove everything pushdown manages; if that is what you want, say so with "
+                "--allow-empty-spec (allow_empty=True in the library)"
+            ]
+        )
     return loader.model
 
 
-def load_spec(path: str | Path) -> Model:
+def load_spec(path: str | Path, *, allow_empty: bool = False) -> Model:
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        data = p.read_bytes()
     except OSError as exc:
         raise SpecError([f"{p}: cannot read the spec: {exc.strerror}"]) from None
-    return load_spec_text(text, str(p))
+    return load_spec_text(decode(data, str(p)), str(p), allow_empty=allow_empty)

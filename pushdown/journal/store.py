@@ -9,12 +9,14 @@ into the journal; one that is down falls behind and catches up later.
 from __future__ import annotations
 
 import json
-import sqlite3
+import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pushdown.journal import lease
+from pushdown.journal.connection import connect, prepare
 from pushdown.model import events as ev
 from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.model.privileges import Condition, Privilege
@@ -40,18 +42,24 @@ CREATE TABLE IF NOT EXISTS journal(
     payload TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS external_members(grp TEXT, usr TEXT, PRIMARY KEY (grp, usr));
 CREATE TABLE IF NOT EXISTS cursors(backend TEXT PRIMARY KEY, seq INTEGER NOT NULL);
-"""
+CREATE INDEX IF NOT EXISTS members_by_user ON members(usr);
+CREATE INDEX IF NOT EXISTS assignments_by_role ON assignments(role);
+""" + lease.LEASES
 
 
 class Store:
-    def __init__(self, path: str | Path = ":memory:") -> None:
+    """The model and journal in one SQLite file (created when missing).
+
+    ``busy_timeout`` is how long a write waits for another writer before it raises
+    :class:`pushdown.errors.Busy`; a path that cannot be a store raises
+    :class:`pushdown.errors.StoreError`.
+    """
+
+    def __init__(self, path: str | Path = ":memory:", *, busy_timeout: float = 10.0) -> None:
         self.path = str(path)
-        self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self.db.execute(
-            "PRAGMA journal_mode=WAL" if self.path != ":memory:" else "PRAGMA journal_mode=MEMORY"
-        )
-        self.db.execute("PRAGMA busy_timeout=10000")
-        self.db.executescript(SCHEMA)
+        self.db = connect(self.path, busy_timeout)
+        prepare(self.db, SCHEMA)
+        self._mutex = threading.RLock()  # one transaction at a time on this connection
 
     def close(self) -> None:
         self.db.close()
@@ -60,14 +68,27 @@ class Store:
 
     @contextmanager
     def write_lock(self) -> Iterator[None]:
-        """One writer at a time across processes; rolls back on any exception."""
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
+        """One writer at a time across threads and processes; rolls back on any exception.
+
+        Waits up to the busy timeout for another writer, then raises ``Busy``."""
+        with self._mutex:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+
+    def backend_lease(
+        self, name: str, *, timeout: float = 30.0, ttl: float = 60.0
+    ) -> AbstractContextManager[None]:
+        """Hold backend ``name``'s writer lease for the ``with`` block: one writer per backend.
+
+        A second caller (thread or process) polls until ``timeout`` seconds, then raises
+        ``Busy`` naming the holder; a holder that crashed loses the lease after ``ttl``
+        seconds. Not reentrant: a holder asking again waits like anyone else."""
+        return lease.backend_lease(self, name, timeout=timeout, ttl=ttl)
 
     def append(self, events: Sequence[ev.Event]) -> list[int]:
         """Write events' effects and journal entries. Call inside :meth:`write_lock`."""

@@ -8,7 +8,6 @@ one event per fact, so the journal says exactly what happened.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable
 
 from pushdown.errors import ModelError, UnknownPrincipal
@@ -17,6 +16,7 @@ from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.model.privileges import Condition, Privilege
 from pushdown.model.securables import DATA_TYPES, METALAKE, ObjectRef, SecurableType
 from pushdown.model.state import Grant, Model
+from pushdown.model.text import check_name, has_control
 
 GROUP_OWNER_REASON = (
     "groups can be granted roles and privileges, but they cannot be owners of "
@@ -25,10 +25,13 @@ GROUP_OWNER_REASON = (
 
 
 def check_principal_name(kind: str, name: str) -> None:
-    if not isinstance(name, str) or not name:
-        raise ModelError(f"a {kind} name must be a non-empty string, got {name!r}")
-    if any(unicodedata.category(ch) == "Cc" for ch in name):
-        raise ModelError(f"{kind} name {name!r} contains a control character")
+    check_name(kind, name)
+
+
+def check_object_name(obj: ObjectRef) -> None:
+    """Control characters are refused in every part of an object's name."""
+    if any(has_control(part) for part in obj.names):
+        raise ModelError(f"{obj.type.label} name {obj.name!r} contains a control character; names may not")
 
 
 def require_user(model: Model, user: str) -> None:
@@ -47,6 +50,7 @@ def require_role(model: Model, role: str) -> None:
 
 
 def require_object(model: Model, obj: ObjectRef) -> None:
+    check_object_name(obj)
     if obj == METALAKE or obj.type is SecurableType.ROLE:
         if obj.type is SecurableType.ROLE:
             require_role(model, obj.names[0])
@@ -57,6 +61,7 @@ def require_object(model: Model, obj: ObjectRef) -> None:
 
 def require_catalog(model: Model, obj: ObjectRef) -> None:
     """A data object's catalog must be registered: it says which backend enforces it."""
+    check_object_name(obj)
     catalog = obj.ancestor(SecurableType.CATALOG)
     if catalog is not None and catalog not in model.objects:
         raise ModelError(f"{obj} lies in unknown {catalog}; register the catalog first")
@@ -79,9 +84,8 @@ def remove_user(model: Model, user: str) -> list[ev.Event]:
         out.append(ev.GroupMemberRemoved(group, user))
     for role in sorted(model.user_roles.get(user, ())):
         out.append(ev.RoleRevoked(role, Principal.user(user)))
-    for obj, owner in sorted(model.owners.items()):
-        if owner == user:
-            out.append(ev.OwnerSet(obj, None, user))
+    for obj in sorted(model.owned_by.get(user, ())):
+        out.append(ev.OwnerSet(obj, None, user))
     if user in model.service_admins:
         out.append(ev.ServiceAdminsSet(frozenset(model.service_admins - {user})))
     return [*out, ev.UserRemoved(user)]
@@ -140,12 +144,10 @@ def create_role(model: Model, role: str, owner: str | None = None) -> list[ev.Ev
 def delete_role(model: Model, role: str) -> list[ev.Event]:
     require_role(model, role)
     out: list[ev.Event] = []
-    for user, held in sorted(model.user_roles.items()):
-        if role in held:
-            out.append(ev.RoleRevoked(role, Principal.user(user)))
-    for group, held in sorted(model.group_roles.items()):
-        if role in held:
-            out.append(ev.RoleRevoked(role, Principal.group(group)))
+    for user in sorted(model.role_users.get(role, ())):
+        out.append(ev.RoleRevoked(role, Principal.user(user)))
+    for group in sorted(model.role_groups.get(role, ())):
+        out.append(ev.RoleRevoked(role, Principal.group(group)))
     out += _revoke_all(role, sorted(model.roles[role]))
     role_obj = ObjectRef.of("role", (role,))
     if role_obj in model.owners:
@@ -183,8 +185,7 @@ def grant_privileges(
     require_role(model, role)
     wanted = _privileges(obj, privileges)
     require_catalog(model, obj)
-    held = {g.privilege for g in model.roles[role] if g.object == obj and g.condition is condition}
-    new = wanted - held
+    new = wanted - _held_on(model, role, obj, condition)
     return [ev.PrivilegesGranted(role, obj, frozenset(new), condition)] if new else []
 
 
@@ -196,10 +197,15 @@ def revoke_privileges(
     condition: Condition = Condition.ALLOW,
 ) -> list[ev.Event]:
     require_role(model, role)
+    check_object_name(obj)
     wanted = _privileges(obj, privileges)
-    held = {g.privilege for g in model.roles[role] if g.object == obj and g.condition is condition}
-    gone = wanted & held
+    gone = wanted & _held_on(model, role, obj, condition)
     return [ev.PrivilegesRevoked(role, obj, frozenset(gone), condition)] if gone else []
+
+
+def _held_on(model: Model, role: str, obj: ObjectRef, condition: Condition) -> set[Privilege]:
+    """The privileges ``role`` holds on ``obj`` with ``condition`` (from the object index)."""
+    return {p for p, by_cond in model.by_object.get(obj, {}).items() if role in by_cond.get(condition, ())}
 
 
 def grant_role(model: Model, role: str, principal: Principal) -> list[ev.Event]:
@@ -256,6 +262,7 @@ def create_object(
     properties: dict[str, str] | None = None,
 ) -> list[ev.Event]:
     """Register an object; its creator (a user) becomes its owner."""
+    check_object_name(obj)
     if obj.type in (SecurableType.METALAKE, SecurableType.ROLE):
         raise ModelError(f"a {obj.type.label} is not created as an object; use its own call")
     if obj in model.objects:
@@ -269,16 +276,37 @@ def create_object(
 
 
 def drop_object(model: Model, obj: ObjectRef) -> list[ev.Event]:
-    require_object(model, obj)
+    return drop_objects(model, [obj])
+
+
+def drop_objects(model: Model, objects: Iterable[ObjectRef]) -> list[ev.Event]:
+    """Drop objects and everything below them: their grants are revoked, their owners
+    cleared. One pass over the objects that carry grants, however many are dropped."""
+    roots = set(objects)
+    for obj in roots:
+        require_object(model, obj)
+    doomed: set[ObjectRef] = set()
+    for root in sorted(roots, key=lambda o: len(o.names)):
+        if root not in doomed:
+            doomed.update(model.within(root))
     out: list[ev.Event] = []
-    for role, grant in sorted(model.grants_within(obj)):
+    for role, grant in sorted(_grants_below(model, roots)):
         out += _revoke_all(role, [grant])
-    doomed = sorted(model.within(obj), key=lambda o: (-len(o.names), o))
-    for node in doomed:
+    for node in sorted(doomed, key=lambda o: (-len(o.names), o.type.value, o.names)):
         if node in model.owners:
             out.append(ev.OwnerSet(node, None, model.owners[node]))
         out.append(ev.ObjectDropped(node))
     return out
+
+
+def _grants_below(model: Model, roots: set[ObjectRef]) -> list[tuple[str, Grant]]:
+    found = []
+    for obj, by_priv in model.by_object.items():
+        if not roots.isdisjoint(obj.path):
+            for privilege, by_cond in by_priv.items():
+                for condition, holders in by_cond.items():
+                    found += [(role, Grant(obj, privilege, condition)) for role in holders]
+    return found
 
 
 def rename_object(model: Model, obj: ObjectRef, new_last: str) -> list[ev.Event]:

@@ -8,7 +8,7 @@ words, and access-denied refusals also name the privilege pushdown's account lac
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pymysql
@@ -23,12 +23,31 @@ DENIED = frozenset({1044, 1045, 1142, 1143, 1227, 1410})
 
 @dataclass(frozen=True)
 class ConnectionSettings:
+    """Where and as whom to connect. The password never shows in ``repr()`` and is held
+    as UTF-8 bytes, so pymysql never encodes it itself (as latin-1, which fails — with
+    the offending character in the message — for anything outside latin-1)."""
+
     host: str = "127.0.0.1"
     port: int = 3306
     user: str = ""
-    password: str = ""
+    password: str | bytes = field(default=b"", repr=False)
     unix_socket: str | None = None
     connect_timeout: float = 5.0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.password, str):
+            try:  # surrogateescape gives back the very bytes of an undecodable environment value
+                raw = self.password.encode("utf-8", "surrogateescape")
+            except UnicodeEncodeError:
+                raw = self.password.encode("utf-8", "surrogatepass")
+            object.__setattr__(self, "password", raw)
+
+    def __repr__(self) -> str:
+        shown = "<set>" if self.password else "<empty>"
+        return (
+            f"ConnectionSettings(host={self.host!r}, port={self.port!r}, user={self.user!r}, "
+            f"password={shown}, unix_socket={self.unix_socket!r}, connect_timeout={self.connect_timeout!r})"
+        )
 
     def where(self) -> str:
         return self.unix_socket or f"{self.host}:{self.port}"

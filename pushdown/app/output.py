@@ -1,0 +1,115 @@
+"""What the command line prints: plans, errors and traces with names escaped, warnings
+for look-alike names, a progress bar for long applies.
+
+A name read back from a server may still hold a newline or a bidirectional override;
+every plan, error and trace goes through :func:`shown_plan` or :func:`escaped_lines`,
+so one operation is always one line and nothing hidden reorders what a reviewer reads.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+import click
+
+from pushdown.model.state import Model
+from pushdown.model.text import escaped, invisible, lookalike
+from pushdown.reconcile.plan import Fact, Op, Plan
+from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.sync import SyncResult
+
+PROGRESS_MIN_OPS = 100
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """A fact whose ``str()`` is escaped (for display only)."""
+
+    fact: Fact
+
+    def in_scope(self, scope: Scope) -> bool:
+        return self.fact.in_scope(scope)
+
+    def __str__(self) -> str:
+        return escaped(str(self.fact))
+
+
+def escaped_lines(text: str) -> str:
+    return "\n".join(escaped(line) for line in text.split("\n"))
+
+
+def shown_plan(plan: Plan) -> str:
+    """``plan.render()`` with every operation and note on one line, names escaped."""
+    ops = tuple(Op(op.action, _Shown(op.fact)) for op in plan.ops)
+    return escaped_lines(replace(plan, ops=ops, notes=tuple(escaped(n) for n in plan.notes)).render())
+
+
+def _names(model: Model) -> Iterator[tuple[str, str]]:
+    yield "metalake", model.metalake
+    yield from (("user", u) for u in sorted(model.users))
+    yield from (("group", g) for g in sorted(model.groups))
+    yield from (("role", r) for r in sorted(model.roles))
+    for obj in sorted(model.objects, key=lambda o: (len(o.names), o.type.value, o.names)):
+        if obj.names and lookalike(obj.names[-1]):  # each part is checked where it is the last
+            yield obj.type.label, obj.name
+
+
+def model_warnings(model: Model) -> list[str]:
+    """One warning per name that may be mistaken for another."""
+    out = []
+    for kind, name in _names(model):
+        why = lookalike(name)
+        if why is not None:
+            out.append(f"warning: {kind} {escaped(name)} holds {why}; it may be mistaken for another name")
+    return out
+
+
+def plan_warnings(plan: Plan) -> list[str]:
+    """One warning per operation whose text holds hidden characters (shown escaped)."""
+    out = []
+    for op in plan.ops:
+        why = invisible(str(op.fact))
+        if why is not None:
+            out.append(f"warning: backend {plan.backend}: {escaped(str(op))} holds {why}")
+    return out
+
+
+def report(results: list[SyncResult]) -> tuple[int, int]:
+    """Print each backend's plan or error; return (backends with drift, backends failed)."""
+    drift = failed = 0
+    for result in results:
+        if result.error is not None:
+            failed += 1
+            click.echo(f"backend {result.backend}: ERROR {escaped_lines(result.error)}", err=True)
+        elif result.plan is not None:
+            show(result.plan)
+            drift += not result.plan.empty
+        else:
+            click.echo(f"backend {result.backend}: nothing pending")
+    return drift, failed
+
+
+def show(plan: Plan) -> None:
+    for warning in plan_warnings(plan):
+        click.echo(warning, err=True)
+    click.echo(shown_plan(plan))
+
+
+def progress_bar(name: str, total: int) -> Callable[[int], None]:
+    """A progress bar on stderr for long applies; silent for short ones."""
+    if total < PROGRESS_MIN_OPS:
+        return lambda n: None
+    bar: Any = click.progressbar(length=total, label=f"applying to {name}", file=sys.stderr)
+    bar.__enter__()
+    done = [0]
+
+    def tick(n: int) -> None:
+        bar.update(n)
+        done[0] += n
+        if done[0] >= total:
+            bar.__exit__(None, None, None)
+
+    return tick

@@ -1,0 +1,105 @@
+"""Opening the store's SQLite file, and turning SQLite's lock timeouts into :class:`Busy`.
+
+A store path is checked before SQLite sees it, so a typo or a wrong file gives one
+clear :class:`StoreError` instead of SQLite's "unable to open database file", and a
+write that waited longer than the busy timeout raises :class:`Busy` naming the store,
+never a raw ``sqlite3.OperationalError: database is locked``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from pushdown.errors import Busy, StoreError
+
+MEMORY = ":memory:"
+SQLITE_HEADER = b"SQLite format 3\x00"
+#: SQLITE_BUSY and SQLITE_LOCKED: another connection holds the lock.
+LOCK_CODES = frozenset({5, 6})
+
+
+def problem_with(path: str) -> str | None:
+    """Why ``path`` cannot be a store (a directory, a missing directory, not SQLite), or None."""
+    if path == MEMORY:
+        return None
+    p = Path(path)
+    if p.is_dir():
+        return "is a directory, not a store file"
+    if not p.parent.is_dir():
+        return f"lies in a directory that does not exist ({p.parent})"
+    if not p.exists():
+        return None
+    try:
+        with p.open("rb") as f:
+            head = f.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror}"
+    if head and head != SQLITE_HEADER:
+        return "is not an SQLite database, so not a pushdown store"
+    return None
+
+
+def is_lock_error(exc: sqlite3.OperationalError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code in LOCK_CODES or "locked" in str(exc) or "busy" in str(exc)
+
+
+class StoreConnection(sqlite3.Connection):
+    """An SQLite connection whose lock timeouts raise :class:`Busy` naming the store."""
+
+    where = "the store"
+    busy_timeout = 10.0
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        try:
+            return super().execute(sql, parameters)
+        except sqlite3.OperationalError as exc:
+            if is_lock_error(exc):
+                raise self.busy() from None
+            raise
+
+    def executescript(self, script: str, /) -> sqlite3.Cursor:
+        try:
+            return super().executescript(script)
+        except sqlite3.OperationalError as exc:
+            if is_lock_error(exc):
+                raise self.busy() from None
+            raise
+
+    def busy(self) -> Busy:
+        return Busy(
+            f"store {self.where} is busy: another writer held its write lock for more than "
+            f"{self.busy_timeout:g} s; nothing was written; try again when it has finished"
+        )
+
+
+def connect(path: str, busy_timeout: float) -> StoreConnection:
+    """Open (creating it if missing) the store at ``path``; raise :class:`StoreError` if unusable."""
+    why = problem_with(path)
+    if why is not None:
+        raise StoreError(f"store {path} {why}")
+    try:
+        db = sqlite3.connect(
+            path, timeout=busy_timeout, isolation_level=None, check_same_thread=False, factory=StoreConnection
+        )
+    except sqlite3.Error as exc:
+        raise StoreError(f"store {path} cannot be opened: {exc}") from None
+    assert isinstance(db, StoreConnection)
+    db.where, db.busy_timeout = path, busy_timeout
+    return db
+
+
+def prepare(db: StoreConnection, schema: str) -> None:
+    """Set the journal mode and busy timeout, create the tables; close and raise if unusable."""
+    try:
+        db.execute("PRAGMA journal_mode=WAL" if db.where != MEMORY else "PRAGMA journal_mode=MEMORY")
+        db.execute(f"PRAGMA busy_timeout={int(db.busy_timeout * 1000)}")
+        db.executescript(schema)
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        raise StoreError(f"store {db.where} cannot be used: {exc}") from None
+    except Busy:
+        db.close()
+        raise

@@ -1,0 +1,93 @@
+"""Per-backend writer leases: one writer per backend at a time, across threads and processes.
+
+A lease is one row in the store (backend, holder, expiry), taken and given back in
+short write transactions. A holder that crashes cannot keep it: after ``ttl`` seconds
+anyone may take it over. A second writer polls until its ``timeout`` and then raises
+:class:`Busy` naming the backend, the holder and how long it waited.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import socket
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Protocol
+
+from pushdown.errors import Busy
+
+LEASES = """
+CREATE TABLE IF NOT EXISTS leases(
+    backend TEXT PRIMARY KEY, holder TEXT NOT NULL, expires REAL NOT NULL);
+"""
+POLL = 0.05  # seconds between attempts, doubling up to MAX_POLL
+MAX_POLL = 0.5
+
+log = logging.getLogger(__name__)
+
+
+class Transactional(Protocol):
+    @property
+    def db(self) -> sqlite3.Connection: ...
+
+    def write_lock(self) -> AbstractContextManager[None]: ...
+
+
+def holder_id() -> str:
+    """Who holds a lease: host, process and a random part (two leases in one process differ)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+def try_take(store: Transactional, backend: str, holder: str, ttl: float) -> tuple[str, float] | None:
+    """Take the lease (free, expired or already ours); else return (holder, expiry) of the other."""
+    with store.write_lock():
+        now = time.time()
+        sql = "SELECT holder, expires FROM leases WHERE backend = ?"
+        row = store.db.execute(sql, (backend,)).fetchone()
+        if row is not None and row[0] != holder and float(row[1]) > now:
+            return str(row[0]), float(row[1])
+        store.db.execute(
+            "INSERT OR REPLACE INTO leases(backend, holder, expires) VALUES (?, ?, ?)",
+            (backend, holder, now + ttl),
+        )
+        return None
+
+
+def give_back(store: Transactional, backend: str, holder: str) -> None:
+    try:
+        with store.write_lock():
+            store.db.execute("DELETE FROM leases WHERE backend = ? AND holder = ?", (backend, holder))
+    except Busy as exc:  # the lease expires by itself; do not hide what the caller raised
+        log.warning("writer lease of backend %s not given back (%s); it expires by itself", backend, exc)
+
+
+@contextmanager
+def backend_lease(
+    store: Transactional,
+    backend: str,
+    *,
+    timeout: float = 30.0,
+    ttl: float = 60.0,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Iterator[None]:
+    holder = holder_id()
+    started = time.monotonic()
+    pause = POLL
+    while (other := try_take(store, backend, holder, ttl)) is not None:
+        waited = time.monotonic() - started
+        if waited >= timeout:
+            raise Busy(
+                f"backend {backend} is busy: {other[0]} holds its writer lease "
+                f"(for {max(other[1] - time.time(), 0.0):.1f} s more unless given back); "
+                f"waited {waited:.1f} s; try again when that run has finished"
+            )
+        sleep(min(pause, max(timeout - waited, 0.001)))
+        pause = min(pause * 2, MAX_POLL)
+    try:
+        yield
+    finally:
+        give_back(store, backend, holder)
