@@ -13,11 +13,14 @@ microseconds per removed object, which stays flat when the cost is linear.
 
 from __future__ import annotations
 
-import argparse
 import copy
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+from harness import cli
+from harness.report import Report
 
 from pushdown.app.converge import converge
 from pushdown.app.service import AccessControl
@@ -66,6 +69,11 @@ def measure(tables: int, workdir: Path) -> dict[str, float]:
     started = time.perf_counter()
     events = converge(copy.deepcopy(model), one_user())
     pure = time.perf_counter() - started
+    bare = copy.deepcopy(model)
+    started = time.perf_counter()
+    for event in events:  # the floor: the same removals applied to memory, unchecked, unstored
+        bare.apply(event)
+    floor = time.perf_counter() - started
     control = AccessControl(Store(workdir / f"bench-{tables}.db"), push=False)
     control.load_model(model)
     started = time.perf_counter()
@@ -74,25 +82,32 @@ def measure(tables: int, workdir: Path) -> dict[str, float]:
     assert len(result.events) == len(events) and control.model.users == {"keeper"}
     assert not control.model.objects and control.store.load().objects == {}
     control.close()
-    return {"objects": len(model.objects), "events": len(events), "converge": pure, "load_model": whole}
+    return {
+        "objects": len(model.objects),
+        "events": len(events),
+        "converge": pure,
+        "floor": floor,
+        "load_model": whole,
+    }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scale", type=float, default=1.0, help="multiply every size (0.01 for CI)")
-    parser.add_argument("--sizes", default="1000,10000,100000", help="table counts, comma-separated")
-    args = parser.parse_args()
+def main(argv: list[str] | None = None) -> int:
+    ap = cli.parser(__doc__)
+    ap.add_argument("--sizes", default="1000,10000,100000", help="table counts, comma-separated")
+    args = ap.parse_args(argv)
     sizes = [max(10, int(int(s) * args.scale)) for s in args.sizes.split(",")]
-    print(f"{'objects removed':>16} {'events':>8} {'converge s':>11} {'load_model s':>13} {'µs/object':>10}")
-    with tempfile.TemporaryDirectory() as tmp:
+    with Report("converge", args) as report, tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
             row = measure(size, Path(tmp))
-            per = row["load_model"] / row["objects"] * 1e6
-            print(
-                f"{row['objects']:>16,.0f} {row['events']:>8,.0f} {row['converge']:>11.2f} "
-                f"{row['load_model']:>13.2f} {per:>10.1f}"
-            )
+            report.section(f"shrink a model of {row['objects']:,.0f} objects to one user")
+            report.row("events", int(row["events"]))
+            report.row("converge (pure)", row["converge"], "s")
+            report.floor("floor: the same events applied to memory, unchecked", row["floor"])
+            report.row("load_model (converge + one store transaction)", row["load_model"], "s")
+            report.row("per removed object", row["load_model"] / row["objects"] * 1e6, "µs")
+            report.ratio("load_model / floor", row["load_model"], row["floor"])
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -45,7 +45,10 @@ def test_an_empty_spec_revokes_nothing_unless_asked(cwd: Path, text: str) -> Non
         assert err.startswith("error: empty.yaml: the spec is empty") and "--allow-empty-spec" in err
         assert "Traceback" not in err
         assert files(cwd) == before
-    code, out, _ = run("apply", "--spec", "empty.yaml", "--allow-empty-spec")
+    code, out, err = run("apply", "--spec", "empty.yaml", "--allow-empty-spec")
+    assert code == 1 and "removes 25 of the 25 managed grant(s)" in err and "--allow-mass-removal" in err
+    assert (cwd / STATE).read_text().strip() != "[]"  # the guard held: nothing was revoked
+    code, out, _ = run("apply", "--allow-mass-removal")
     assert code == 0 and "0 to add, 25 to remove" in out
     assert (cwd / STATE).read_text().strip() == "[]"
 

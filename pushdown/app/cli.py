@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from pushdown.app import planfile
 from pushdown.app.config import Config, load_config, redact
 from pushdown.app.output import escaped_lines, model_warnings, progress_bar, report, show
 from pushdown.app.service import AccessControl
@@ -24,6 +25,7 @@ from pushdown.errors import PushdownError, SpecError
 from pushdown.host.plugins import Hooks
 from pushdown.journal.connection import MEMORY
 from pushdown.model.state import Model
+from pushdown.reconcile.sync import CONFIG, GUARDED, SyncResult
 
 
 class Exit(Exception):
@@ -120,9 +122,20 @@ ALLOW_EMPTY = click.option(
 @BACKEND
 @PENDING
 @ALLOW_EMPTY
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also save the plan to this file; `pushdown apply FILE` applies exactly it, or refuses if stale.",
+)
 @click.pass_context
 def plan(
-    ctx: click.Context, spec: str | None, backends: tuple[str, ...], pending: bool, allow_empty: bool
+    ctx: click.Context,
+    spec: str | None,
+    backends: tuple[str, ...],
+    pending: bool,
+    allow_empty: bool,
+    out: str | None,
 ) -> None:
     """Print the operations each backend needs; record nothing. Exit 0: nothing to do; 2: drift; 1: error.
 
@@ -139,38 +152,63 @@ def plan(
             where = _shown(ctx.obj["config"].store)
             count = f"{len(events)} model change(s)"
             click.echo(f"spec {spec}: {count}, not recorded (apply records them in {where})")
-    drift, failed = report(results)
+        drift, failed = report(results)
+        if out is not None and not failed:
+            seq = ac.store.last_seq()
+            planfile.save(out, results, seq=seq, pending=pending, spec=spec, allow_empty=allow_empty)
+            click.echo(f"plan saved to {out}; `pushdown apply {out}` applies exactly this plan")
     ctx.exit(1 if failed else 2 if drift else 0)
 
 
 @main.command()
+@click.argument("plan_file", required=False, type=click.Path(dir_okay=False))
 @SPEC
 @BACKEND
 @PENDING
 @ALLOW_EMPTY
+@click.option(
+    "--allow-mass-removal",
+    is_flag=True,
+    help="Apply plans that remove more than max_removal_share of a backend's managed grants.",
+)
 @click.pass_context
 def apply(
-    ctx: click.Context, spec: str | None, backends: tuple[str, ...], pending: bool, allow_empty: bool
+    ctx: click.Context,
+    plan_file: str | None,
+    spec: str | None,
+    backends: tuple[str, ...],
+    pending: bool,
+    allow_empty: bool,
+    allow_mass_removal: bool,
 ) -> None:
     """Apply the plan to each backend, read back, and require that nothing is left.
 
     With --spec, the spec is recorded as the model first (creating the default store if
-    there is none yet; a store named in the config must exist: see `pushdown init`)."""
+    there is none yet; a store named in the config must exist: see `pushdown init`).
+    With PLAN_FILE (from `plan --out`), exactly that plan is applied, or nothing if the
+    model, the spec or a server moved since it was made."""
     with _errors():
+        saved = None if plan_file is None else planfile.open_saved(plan_file, spec, backends, pending)
+        if saved is not None:
+            spec, pending, allow_empty = saved.spec, saved.pending, saved.allow_empty
         target = None if spec is None else _target(spec, allow_empty)
         ac = _open(ctx, create=None if spec else False)
-        names = _selected(ac, backends)
+        ac.dispatcher.allow_mass_removal = allow_mass_removal
+        names = saved.names if saved is not None else _selected(ac, backends)
+        if saved is not None:
+            planfile.check_before_recording(ac, saved, target)
         if target is not None:
             recorded = ac.load_model(target)
             where = _shown(ctx.obj["config"].store)
             click.echo(f"spec {spec}: {len(recorded.events)} model change(s) recorded in {where}")
-        results = ac.sync(names, full=not pending, progress=progress_bar)
+        expect = None if saved is None else saved.check
+        results = ac.sync(names, full=not pending, progress=progress_bar, expect=expect)
     failed = 0
     for result in results:
         if result.error is not None:
             failed += 1
             click.echo(f"backend {result.backend}: ERROR {escaped_lines(result.error)}", err=True)
-            click.echo(f"backend {result.backend}: the model is kept; run apply again to catch up", err=True)
+            click.echo(f"backend {result.backend}: {_next_step(result)}", err=True)
         elif result.plan is None or result.plan.empty:
             click.echo(f"backend {result.backend}: nothing to do")
         else:
@@ -179,6 +217,14 @@ def apply(
                 f"backend {result.backend}: applied {len(result.plan.ops)} operation(s); read back: in sync"
             )
     ctx.exit(1 if failed else 0)
+
+
+def _next_step(result: SyncResult) -> str:
+    if result.kind == GUARDED:
+        return "nothing was applied; review the plan, then apply with --allow-mass-removal or plan again"
+    if result.kind == CONFIG:
+        return "fix the configuration; the model is kept"
+    return "the model is kept; run apply again to catch up"
 
 
 @main.command()

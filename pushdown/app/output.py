@@ -18,7 +18,6 @@ import click
 from pushdown.model.state import Model
 from pushdown.model.text import escaped, invisible, lookalike
 from pushdown.reconcile.plan import Fact, Op, Plan
-from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import SyncResult
 
 PROGRESS_MIN_OPS = 100
@@ -30,8 +29,12 @@ class _Shown:
 
     fact: Fact
 
-    def in_scope(self, scope: Scope) -> bool:
-        return self.fact.in_scope(scope)
+    @property
+    def key(self) -> object:
+        return self.fact.key
+
+    def to_json(self) -> dict[str, Any]:
+        return self.fact.to_json()
 
     def __str__(self) -> str:
         return escaped(str(self.fact))
@@ -43,8 +46,14 @@ def escaped_lines(text: str) -> str:
 
 def shown_plan(plan: Plan) -> str:
     """``plan.render()`` with every operation and note on one line, names escaped."""
-    ops = tuple(Op(op.action, _Shown(op.fact)) for op in plan.ops)
-    return escaped_lines(replace(plan, ops=ops, notes=tuple(escaped(n) for n in plan.notes)).render())
+    ops = tuple(Op(op.action, _shown(op.before), _shown(op.after), op.phase) for op in plan.ops)
+    notes = tuple(escaped(n) for n in plan.notes)
+    findings = tuple(escaped(f) for f in plan.findings)
+    return escaped_lines(replace(plan, ops=ops, notes=notes, findings=findings).render())
+
+
+def _shown(fact: Fact | None) -> Fact | None:
+    return None if fact is None else _Shown(fact)
 
 
 def _names(model: Model) -> Iterator[tuple[str, str]]:
@@ -86,7 +95,7 @@ def report(results: list[SyncResult]) -> tuple[int, int]:
             click.echo(f"backend {result.backend}: ERROR {escaped_lines(result.error)}", err=True)
         elif result.plan is not None:
             show(result.plan)
-            drift += not result.plan.empty
+            drift += result.plan.drift
         else:
             click.echo(f"backend {result.backend}: nothing pending")
     return drift, failed

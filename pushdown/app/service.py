@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,7 @@ from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
 from pushdown.model.text import check_name
 from pushdown.reconcile.backend import Backend, BackendContext
+from pushdown.reconcile.plan import Plan
 from pushdown.reconcile.sync import Dispatcher, SyncResult
 
 log = logging.getLogger(__name__)
@@ -66,11 +68,17 @@ class AccessControl:
     backends: dict[str, Backend] = field(default_factory=dict)
     hooks: Hooks | None = None
     push: bool = True
+    #: seconds a sync waits for another writer of the same backend before giving up
+    lease_timeout: float = 60.0
 
     def __post_init__(self) -> None:
         self._model = self.store.load()
         self._seq = self.store.last_seq()
-        self.dispatcher = Dispatcher(self.store, self.backends)
+        self.dispatcher = Dispatcher(self.store, self.backends, lease=self._lease)
+
+    def _lease(self, backend: str) -> AbstractContextManager[None]:
+        """One writer per backend, whoever writes (CLI, library, daemon): the store's lease."""
+        return self.store.backend_lease(backend, timeout=self.lease_timeout)
 
     @classmethod
     def open(
@@ -307,13 +315,18 @@ class AccessControl:
         full: bool = False,
         dry_run: bool = False,
         progress: Callable[[str, int], Callable[[int], None]] | None = None,
+        expect: Callable[[Plan], None] | None = None,
     ) -> list[SyncResult]:
+        """Sync the backends: the journal's pending scope, or everything (``full``).
+        ``expect(plan)`` may refuse a plan before it is applied (a saved plan gone stale)."""
         if dry_run:  # a dry run writes nothing: ask the directory, record nothing
             model = self.sync_model(self.outside_members(self.model))
         else:
             self.record_external_members()
             model = self.sync_model()
-        return self.dispatcher.run(model, names=names, full=full, dry_run=dry_run, progress=progress)
+        return self.dispatcher.run(
+            model, names=names, full=full, dry_run=dry_run, progress=progress, expect=expect
+        )
 
 
 def _backends(cfg: Config, hooks: Hooks) -> dict[str, Backend]:

@@ -62,6 +62,20 @@ class Scope:
     ) -> Scope:
         return cls(False, frozenset(objects), frozenset(principals), frozenset(pairs))
 
+    @classmethod
+    def union(cls, scopes: Iterable[Scope]) -> Scope:
+        """All of ``scopes`` at once (linear; ``a | b | c …`` would copy the sets each time)."""
+        objects: set[ObjectRef] = set()
+        principals: set[Principal] = set()
+        pairs: set[tuple[Principal, ObjectRef]] = set()
+        for s in scopes:
+            if s.full:
+                return cls.everything()
+            objects |= s.objects
+            principals |= s.principals
+            pairs |= s.pairs
+        return cls(False, frozenset(objects), frozenset(principals), frozenset(pairs))
+
     def __or__(self, other: Scope) -> Scope:
         if self.full or other.full:
             return Scope.everything()
@@ -89,10 +103,12 @@ class Scope:
         by_principal: dict[Principal, set[ObjectRef]] = {}
         for principal, obj in self.pairs:
             by_principal.setdefault(principal, set()).add(obj)
+        by_roots: dict[frozenset[ObjectRef], set[str]] = {}
         for principal, objs in sorted(by_principal.items()):
-            holders = frozenset(users_of(model, principal))
+            by_roots.setdefault(frozenset(objs), set()).update(users_of(model, principal))
+        for roots, holders in sorted(by_roots.items(), key=lambda item: sorted(item[0])):
             if holders:
-                regions.append(Region(holders, frozenset(objs)))
+                regions.append(Region(frozenset(holders), roots))
         return Resolved(tuple(regions))
 
     def describe(self) -> str:

@@ -150,10 +150,11 @@ class Dispatcher:
     def pending_scope(self, name: str) -> tuple[Scope, int]:
         """The union of the scopes of events the backend has not seen, and the last seq."""
         cursor = self.store.cursor(name)
-        scope, last = Scope.nothing(), cursor
+        scopes, last = [], cursor
         for seq, event in self.store.events_since(cursor):
-            scope, last = scope | scope_of(event), seq
-        return scope, last
+            scopes.append(scope_of(event))
+            last = seq
+        return Scope.union(scopes), last
 
     def run(
         self,
@@ -182,10 +183,11 @@ class Dispatcher:
         expect: Callable[[Plan], None] | None,
     ) -> SyncResult:
         backend = self.backends[name]
-        scope, last = self.pending_scope(name)
         if full:
-            scope = Scope.everything()
-        elif scope.empty:
+            scope, last = Scope.everything(), self.store.last_seq()
+        else:
+            scope, last = self.pending_scope(name)
+        if scope.empty:
             return SyncResult(name, None, seq=last)
         start = (lambda plan: progress(name, len(plan.ops))) if progress else None
         held = self.lease(name) if self.lease is not None and not dry_run else nullcontext()

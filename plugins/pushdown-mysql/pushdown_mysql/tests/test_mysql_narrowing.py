@@ -1,0 +1,50 @@
+"""A statement the server refuses does not stop the rest of the narrowing."""
+
+from __future__ import annotations
+
+import pytest
+
+from pushdown.errors import PermanentBackendError
+from pushdown.model import changes as ch
+from pushdown.model.principals import Principal
+from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.sync import reconcile
+from pushdown_mysql.backend import MySQLBackend
+
+from .world import World, admin, do, held
+
+pytestmark = pytest.mark.mariadb
+
+
+def test_a_refused_revoke_does_not_keep_another_users_access(world: World, backend: MySQLBackend) -> None:
+    for user in ("ann", "bob"):
+        world.user(user)
+    world.schema("crm")
+    world.table("crm", "orders")
+    world.role(
+        "reader",
+        [
+            ("catalog c", "USE_CATALOG", "ALLOW"),
+            ("catalog c", "USE_SCHEMA", "ALLOW"),
+            ("table c.crm.orders", "SELECT_TABLE", "ALLOW"),
+        ],
+        to=["ann", "bob"],
+    )
+    reconcile(backend, world.model, Scope.everything())
+    with admin(world.server) as cur:  # a hand-made grant on a database pushdown does not govern
+        cur.execute("CREATE DATABASE IF NOT EXISTS `aaa_ungoverned`")
+        cur.execute("GRANT SELECT ON `aaa_ungoverned`.* TO 'pd_ann'@'%'")
+    try:
+        do(world.model, ch.revoke_role(world.model, "reader", Principal.user("bob")))
+        with pytest.raises(PermanentBackendError) as caught:
+            reconcile(backend, world.model, Scope.everything(), retries=0)
+        message = str(caught.value)
+        assert "1 statement(s) refused" in message and "aaa_ungoverned" in message
+        now = {str(f) for f in held(backend)}
+        assert not any("pd_bob" in f for f in now)  # bob's revocation went through all the same
+        assert "SELECT ON `crm`.`orders` TO 'pd_ann'@'%'" in now
+        assert world.probe().mismatches == []  # logins agree with the evaluator
+    finally:
+        with admin(world.server) as cur:
+            cur.execute("DROP DATABASE IF EXISTS `aaa_ungoverned`")
+            cur.execute("REVOKE ALL PRIVILEGES ON `aaa_ungoverned`.* FROM 'pd_ann'@'%'")
