@@ -78,7 +78,7 @@ class AccessControl:
 
     def _lease(self, backend: str) -> AbstractContextManager[None]:
         """One writer per backend, whoever writes (CLI, library, daemon): the store's lease."""
-        return self.store.backend_lease(backend, timeout=self.lease_timeout)
+        return self.store.backend_lease(backend, timeout=self.lease_timeout, ttl=300.0)
 
     @classmethod
     def open(
