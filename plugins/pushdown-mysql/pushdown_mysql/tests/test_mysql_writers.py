@@ -41,7 +41,8 @@ def test_concurrent_library_writers_never_leave_the_server_behind(world: World, 
         try:
             for user in mine:
                 lagging.append(ac.grant_role("reader", f"user {user}").lagging)
-                lagging.append(ac.grant_privileges("reader", f"table c.crm.{table}", ["SELECT_TABLE"]).lagging)
+                granted = ac.grant_privileges("reader", f"table c.crm.{table}", ["SELECT_TABLE"])
+                lagging.append(granted.lagging)
                 lagging.append(ac.revoke_role("reader", f"user {user}").lagging)
                 lagging.append(ac.grant_role("reader", f"user {user}").lagging)
         except BaseException as exc:
