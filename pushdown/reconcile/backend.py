@@ -29,7 +29,7 @@ from typing import Any
 
 from pushdown.errors import ConfigError
 from pushdown.model.principals import Principal
-from pushdown.model.securables import LEAF_TYPES, ObjectRef, SecurableType
+from pushdown.model.securables import LEAF_TYPES, METALAKE, ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.plan import Fact, Op, Plan, narrow_first
 from pushdown.reconcile.scope import Resolved
@@ -127,8 +127,8 @@ class Backend(abc.ABC):
         """Catalogs this backend enforces: those whose ``backend`` property names it."""
         named = {
             obj.names[0]
-            for obj, props in model.objects.items()
-            if obj.type is SecurableType.CATALOG and props.get("backend") == self.name
+            for obj in model.children(METALAKE)  # the catalogs, without a walk over every object
+            if obj.type is SecurableType.CATALOG and model.objects[obj].get("backend") == self.name
         }
         return frozenset(named | self.context.catalogs)
 
