@@ -1,0 +1,87 @@
+"""The MySQL plugin's pure parts, without a server: statements and read-back parsers."""
+
+from __future__ import annotations
+
+from pushdown.reconcile.plan import add, remove
+from pushdown_mysql.facts import Account, Grant, RoleGrant, escape_db_pattern, exact_db_name, fact_from_json
+from pushdown_mysql.readback import (
+    dialect_of,
+    parse_db,
+    parse_inventory,
+    parse_roles,
+    parse_tables,
+    parse_users,
+)
+from pushdown_mysql.scoping import ServerRegion
+from pushdown_mysql.statements import MAX_ACCOUNTS, statements
+
+ANN, BOB, CY = Account("pd_ann", "%"), Account("pd_bob", "%"), Account("pd_cy", "%")
+MARIADB = dialect_of("10.11.6-MariaDB-0+deb12u1")
+
+
+def test_accounts_that_get_the_same_privileges_share_one_grant() -> None:
+    ops = [add(Grant(a, "crm", "orders", p)) for a in (ANN, BOB) for p in ("SELECT", "INSERT")]
+    ops += [add(Grant(CY, "crm", "orders", "SELECT")), remove(Grant(CY, "crm", "old", "DROP"))]
+    done = statements(ops)
+    assert [s.display() for s in done] == [
+        "REVOKE DROP ON `crm`.`old` FROM 'pd_cy'@'%'",  # narrowing first
+        "GRANT SELECT, INSERT ON `crm`.`orders` TO 'pd_ann'@'%', 'pd_bob'@'%'",
+        "GRANT SELECT ON `crm`.`orders` TO 'pd_cy'@'%'",
+    ]
+    assert sum(s.ops for s in done) == len(ops)
+    assert [s.display() for s in done[1].split()] == [
+        "GRANT SELECT, INSERT ON `crm`.`orders` TO 'pd_ann'@'%'",
+        "GRANT SELECT, INSERT ON `crm`.`orders` TO 'pd_bob'@'%'",
+    ]
+
+
+def test_many_accounts_are_chunked_and_identifiers_quoted() -> None:
+    accounts = [Account(f"pd_u{i:03d}", "%") for i in range(MAX_ACCOUNTS + 1)]
+    done = statements([add(Grant(a, "we`ird", None, "SELECT")) for a in accounts])
+    assert len(done) == 2 and all("ON `we``ird`.*" in s.template for s in done)
+    assert all("pd_u" not in s.template for s in done)  # account names are parameters, never spliced
+
+
+def test_role_grants_are_statements_of_their_own() -> None:
+    done = statements([remove(RoleGrant(ANN, "hand made"))])
+    assert [s.display() for s in done] == ["REVOKE `hand made` FROM 'pd_ann'@'%'"]
+    assert done[0].revoking
+
+
+def test_read_back_rows_normalise_to_facts() -> None:
+    columns = MARIADB.user_columns()
+    flags = ["Y" if name == "SELECT" else "N" for _, name in columns]
+    rows = [("pd_ann", "%", "N", *flags), ("r", "", "Y", *["N"] * len(flags))]
+    accounts, roles, grants = parse_users(MARIADB, rows)
+    assert accounts == {ANN} and roles == {Account("r", "")} and grants == {Grant(ANN, None, None, "SELECT")}
+    db_flags = ["Y" if name in ("SELECT", "GRANT OPTION") else "N" for _, name in MARIADB.db_columns()]
+    assert parse_db(MARIADB, [("pd_ann", "%", "c\\_1", *db_flags)]) == {
+        Grant(ANN, "c\\_1", None, "SELECT"),
+        Grant(ANN, "c\\_1", None, "GRANT OPTION"),
+    }
+    assert parse_tables([("pd_bob", "%", "crm", "t", "Select,Grant,Delete versioning rows")]) == {
+        Grant(BOB, "crm", "t", "SELECT"),
+        Grant(BOB, "crm", "t", "GRANT OPTION"),
+        Grant(BOB, "crm", "t", "DELETE HISTORY"),
+    }
+    assert parse_roles([("pd_ann", "%", "r", "")]) == {RoleGrant(ANN, "r", "")}
+    inv = parse_inventory([("crm", None), ("crm", "t"), ("mysql", None), ("mysql", "user")])
+    assert inv.databases == {"crm"} and inv.tables == {("crm", "t")}
+
+
+def test_database_patterns_round_trip_and_wildcards_are_recognised() -> None:
+    for name in ("plain", "with_underscore", "100%", "back\\slash"):
+        assert exact_db_name(escape_db_pattern(name)) == name
+    assert exact_db_name("c%") is None and exact_db_name("c_1") is None
+
+
+def test_facts_survive_a_saved_plan_and_regions_cover_by_account_and_database() -> None:
+    facts = (Grant(ANN, "crm", "t", "SELECT"), Grant(ANN, "c\\_1", None, "SELECT"), RoleGrant(BOB, "r", ""))
+    for fact in facts:
+        assert fact_from_json(fact.to_json()) == fact
+    region = ServerRegion(frozenset({"pd_ann"}), frozenset({"c_1"}))
+    assert region.covers(Grant(ANN, "c\\_1", None, "SELECT"))  # the exact pattern of c_1
+    assert not region.covers(Grant(ANN, "c%", None, "SELECT"))  # a wildcard is not that database
+    assert not region.covers(Grant(BOB, "c\\_1", None, "SELECT"))
+    assert not region.covers(RoleGrant(ANN, "r", ""))  # a role concerns no database
+    assert ServerRegion(None, None).covers(RoleGrant(ANN, "r", ""))
