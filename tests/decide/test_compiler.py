@@ -27,6 +27,7 @@ from pushdown.model.principals import Principal
 from pushdown.model.privileges import SUPPORTED_ON, Condition, Privilege
 from pushdown.model.securables import LEAF_TYPES, METALAKE, ObjectRef, SecurableType
 from pushdown.model.state import Model
+from tests import builders
 
 T = SecurableType
 
@@ -70,7 +71,9 @@ def _grantable(obj: ObjectRef) -> list[Privilege]:
 
 
 @st.composite
-def models(draw: st.DrawFn) -> Model:
+def odd_models(draw: st.DrawFn) -> Model:
+    """Beyond the shared builder's models: names with dots and backticks, topics, every
+    grantable privilege at every level, an open gate so DENY and ALLOW below it matter."""
     model = Model()
 
     def do(events: list) -> None:  # type: ignore[type-arg]
@@ -167,7 +170,7 @@ def compare(
 @settings(max_examples=150)
 @given(data=st.data())
 def test_compiler_equals_the_evaluator_everywhere(data: st.DataObject) -> None:
-    model = data.draw(models())
+    model = data.draw(st.one_of(builders.models(), odd_models()))
     inventory = data.draw(inventories(model))
     ent = EntitlementCompiler(model, OPS).compile(inventory)
     COUNTS["models"] += 1
@@ -177,9 +180,10 @@ def test_compiler_equals_the_evaluator_everywhere(data: st.DataObject) -> None:
 @settings(max_examples=150)
 @given(data=st.data())
 def test_compiler_equals_the_evaluator_on_a_scope(data: st.DataObject) -> None:
-    model = data.draw(models())
+    model = data.draw(st.one_of(builders.models(), odd_models()))
     inventory = data.draw(inventories(model))
-    users = data.draw(st.lists(st.sampled_from([*USERS, "stranger"]), max_size=3, unique=True))
+    names = st.sampled_from([*USERS, *builders.USERS, "stranger"])
+    users = data.draw(st.lists(names, max_size=3, unique=True))
     held = sorted(inventory.within(METALAKE))
     roots = data.draw(st.lists(st.sampled_from(held), min_size=1, max_size=3, unique=True))
     ent = EntitlementCompiler(model, TABLE_OPS).compile(inventory, users, roots)
