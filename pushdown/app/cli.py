@@ -81,7 +81,7 @@ def _report(results: list[SyncResult]) -> tuple[int, int]:
             click.echo(f"backend {result.backend}: ERROR {result.error}", err=True)
         elif result.plan is not None:
             click.echo(result.plan.render())
-            drift += not result.plan.empty
+            drift += result.plan.drift
         else:
             click.echo(f"backend {result.backend}: nothing pending")
     return drift, failed
@@ -147,7 +147,7 @@ def apply(ctx: click.Context, spec: str | None, backends: tuple[str, ...], pendi
             failed += 1
             click.echo(f"backend {result.backend}: ERROR {result.error}", err=True)
             click.echo(f"backend {result.backend}: the model is kept; run apply again to catch up", err=True)
-        elif result.plan is None or result.plan.empty:
+        elif result.plan is None or not result.plan.drift:
             click.echo(f"backend {result.backend}: nothing to do")
         else:
             click.echo(result.plan.render())

@@ -89,12 +89,20 @@ class Plan:
     scope: Scope
     ops: tuple[Op, ...] = ()
     notes: tuple[str, ...] = ()
+    #: access paths that bypass the model (the backend's findings): drift even without operations
+    findings: tuple[str, ...] = ()
     #: what the plan was computed against: the journal position and the server's fingerprint
     basis: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def empty(self) -> bool:
+        """No operations to apply (findings may remain: see :attr:`drift`)."""
         return not self.ops
+
+    @property
+    def drift(self) -> bool:
+        """The backend differs from the model: operations to apply, or findings a person must act on."""
+        return bool(self.ops or self.findings)
 
     def count(self, action: Action) -> int:
         return sum(op.action == action for op in self.ops)
@@ -118,8 +126,11 @@ class Plan:
         else:
             changing = f"{self.changes} to change, " if self.changes else ""
             head += f"{self.adds} to add, {changing}{self.removes} to remove"
+        if self.findings:
+            head += f"; {len(self.findings)} finding(s) to act on"
         lines = [head]
         lines += [f"  note: {n}" for n in self.notes]
+        lines += [f"  finding: {f}" for f in self.findings]
         lines += [f"  {op}" for op in self.ops]
         return "\n".join(lines)
 
@@ -129,6 +140,7 @@ class Plan:
             "scope": self.scope.describe(),
             "basis": self.basis,
             "notes": list(self.notes),
+            "findings": list(self.findings),
             "ops": [op.to_json() for op in self.ops],
         }
 
@@ -154,6 +166,7 @@ def diff(
     within: Callable[[Fact], bool] = lambda f: True,
     order: Callable[[Op], tuple[object, ...]] = narrow_first,
     notes: Iterable[str] = (),
+    findings: Iterable[str] = (),
 ) -> Plan:
     """The keyed operations that turn ``held`` into ``desired``, both narrowed by ``within``. Pure."""
     want = {f.key: f for f in desired if within(f)}
@@ -166,4 +179,4 @@ def diff(
         elif old != f:
             ops.append(Op("change", old, f, _phase(f)))
     ops.sort(key=order)
-    return Plan(backend, scope, tuple(ops), tuple(notes))
+    return Plan(backend, scope, tuple(ops), tuple(notes), tuple(findings))

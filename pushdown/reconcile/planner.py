@@ -25,7 +25,6 @@ def plan_for(
 def plan_on(backend: Backend, model: Model, scope: Scope, where: Resolved, snapshot: Snapshot) -> Plan:
     """The plan against a snapshot already read."""
     desired = backend.compile(model, snapshot, where)
-    notes = desired.notes + tuple(f"finding: {f}" for f in snapshot.findings)
     return diff(
         backend.name,
         desired.facts,
@@ -33,5 +32,6 @@ def plan_on(backend: Backend, model: Model, scope: Scope, where: Resolved, snaps
         scope,
         within=snapshot.within,
         order=backend.order,
-        notes=notes,
+        notes=desired.notes,
+        findings=snapshot.findings,
     )

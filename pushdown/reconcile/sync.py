@@ -24,6 +24,7 @@ from pushdown.errors import (
     TemporaryBackendError,
 )
 from pushdown.journal.store import Store
+from pushdown.model.securables import SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Applied, Backend, Progress
 from pushdown.reconcile.plan import Plan
@@ -158,7 +159,7 @@ class Dispatcher:
     ) -> list[SyncResult]:
         """``progress(backend, n)`` is called before ``n`` operations are applied to a
         backend and returns that backend's progress callback."""
-        results = []
+        results = unenforced(model, self.backends)
         for name in names or sorted(self.backends):
             results.append(self._one(name, model, full, dry_run, progress, expect))
         return results
@@ -188,6 +189,29 @@ class Dispatcher:
         if not dry_run:
             self.store.set_cursor(name, last)
         return SyncResult(name, plan, applied, seq=last)
+
+
+def unenforced(model: Model, backends: Mapping[str, Backend]) -> list[SyncResult]:
+    """A configuration error per backend name that a catalog's ``backend`` property gives
+    but no configured backend has: such a catalog would be enforced nowhere while the
+    model (and ``explain``) says what it allows, so this is reported, never skipped."""
+    named: dict[str, list[str]] = {}
+    for obj, props in model.objects.items():
+        wanted = props.get("backend")
+        if obj.type is SecurableType.CATALOG and wanted is not None and wanted not in backends:
+            named.setdefault(str(wanted), []).append(obj.names[0])
+    known = ", ".join(sorted(backends)) or "none"
+    return [
+        SyncResult(
+            name,
+            None,
+            error=f"catalog(s) {', '.join(sorted(cats))} name backend {name!r}, which is not configured "
+            f"(configured: {known}); they are enforced nowhere until it is configured or the "
+            "catalogs' backend property is changed",
+            kind=CONFIG,
+        )
+        for name, cats in sorted(named.items())
+    ]
 
 
 def _failed(name: str, exc: PushdownError, cursor: int) -> SyncResult:
