@@ -78,6 +78,16 @@ def settings_from(context: BackendContext) -> ConnectionSettings:
     )
 
 
+def flag(context: BackendContext, key: str) -> bool:
+    """A yes/no setting: TOML ``true``/``false`` (or the strings), default no."""
+    value = context.setting(key, False)
+    if isinstance(value, bool):
+        return value
+    if str(value).lower() in ("true", "yes", "1", "false", "no", "0"):
+        return str(value).lower() in ("true", "yes", "1")
+    raise ConfigError(f"backend {context.name}: setting {key!r} must be true or false, not {value!r}")
+
+
 class MySQLBackend(Backend):
     kind = "mysql"
     capabilities = Capabilities(
@@ -92,6 +102,7 @@ class MySQLBackend(Backend):
             host=str(context.setting("account_host", "%")).lower(),
             map_principal=context.map_principal,
         )
+        self.create_on_database = flag(context, "create_on_database")
         self._session: Session | None = None
         self.last: ServerRead | None = None
 
@@ -167,7 +178,15 @@ class MySQLBackend(Backend):
         assert isinstance(snapshot, MySQLSnapshot)
         server = snapshot.server
         managed = frozenset(a for a in server.accounts if self.manages(a, server.me))
-        return compile_desired(model, self.catalog(model), server.inventory, managed, self.naming, scope)
+        return compile_desired(
+            model,
+            self.catalog(model),
+            server.inventory,
+            managed,
+            self.naming,
+            scope,
+            create_on_database=self.create_on_database,
+        )
 
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
         todo = statements(plan.ops)
