@@ -160,7 +160,8 @@ def test_a_catalog_naming_no_configured_backend_is_a_configuration_error(cwd: Pa
     (cwd / "other.yaml").write_text(
         "users: [a]\ncatalogs:\n  lost:\n    backend: mysql9\n    schemas:\n      s:\n        tables: [t]\n"
         "  kept:\n    backend: demo\n"
-        "roles:\n  r:\n    grants:\n      - {on: catalog lost, allow: [USE_CATALOG, USE_SCHEMA, SELECT_TABLE]}\n"
+        "roles:\n  r:\n    grants:\n"
+        "      - {on: catalog lost, allow: [USE_CATALOG, USE_SCHEMA, SELECT_TABLE]}\n"
         "    to: [user a]\n"
     )
     for command in (["plan", "--spec", "other.yaml"], ["apply"], ["verify"], ["apply", "--pending"]):

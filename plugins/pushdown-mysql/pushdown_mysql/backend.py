@@ -39,11 +39,22 @@ from pushdown.reconcile.scope import Resolved
 from pushdown_mysql.compile import Naming, compile_desired
 from pushdown_mysql.connection import Connection, ConnectionSettings, error_parts
 from pushdown_mysql.diagnose import missing_for
-from pushdown_mysql.facts import Account, Grant, RoleGrant, exact_db_name, fact_from_json
+from pushdown_mysql.facts import (
+    Account,
+    ColumnGrant,
+    Grant,
+    RoleGrant,
+    ServerFact,
+    exact_db_name,
+    fact_from_json,
+)
+from pushdown_mysql.findings import PUBLIC, public_findings, shadow_findings, stuck
 from pushdown_mysql.readback import (
     Dialect,
     ServerRead,
+    admin_roles,
     dialect_of,
+    parse_columns,
     parse_db,
     parse_inventory,
     parse_roles,
@@ -122,12 +133,19 @@ class MySQLBackend(Backend):
         each with a WHERE on the accounts and databases the scope names."""
         where = server_scope(scope, self.catalog(model), self.naming)
         server = self._read(where.accounts, where.databases)
-        facts = frozenset(g for g in server.grants if self.manages(g.account, server.me))
         within = where.within()
+        managed = frozenset(g for g in server.grants if self.manages(g.account, server.me) and within(g))
+        beyond, stuck_findings = stuck(server, managed)
+        found = (
+            *public_findings(server),
+            *shadow_findings(server, lambda a: self.manages(a, server.me)),
+            *stuck_findings,
+        )
         return MySQLSnapshot(
-            facts=frozenset(f for f in facts if within(f)),
+            facts=managed - beyond,
             within=within,
-            fingerprint=_fingerprint(facts),
+            findings=found,
+            fingerprint=_fingerprint(managed, found),
             server=server,
             where=where,
         )
@@ -135,8 +153,8 @@ class MySQLBackend(Backend):
     def _read(self, accounts: frozenset[str] | None, databases: frozenset[str] | None) -> ServerRead:
         session = self._whoami()
         dialect = session.dialect
-        if accounts is not None:
-            accounts = accounts | {session.me.user}  # our own rows name what we may grant
+        if accounts is not None:  # our own rows name what we may grant; PUBLIC's reach everyone
+            accounts = accounts | {session.me.user, PUBLIC}
         rows = {
             key: self.connection.query(sql, args, why=f"reading {key}")
             for key, (sql, args) in dialect.queries(accounts, databases).items()
@@ -144,13 +162,15 @@ class MySQLBackend(Backend):
         accounts_found, roles, global_grants = parse_users(dialect, rows["mysql.user"])
         role_key = "mysql.roles_mapping" if dialect.mariadb else "mysql.role_edges"
         grants = global_grants | parse_db(dialect, rows["mysql.db"]) | parse_tables(rows["mysql.tables_priv"])
+        role_rows = rows.get(role_key, [])
         snap = ServerRead(
             dialect,
             session.me,
             parse_inventory(rows["inventory"]),
             frozenset(accounts_found),
             frozenset(roles),
-            frozenset(grants | parse_roles(rows.get(role_key, []))),
+            frozenset(grants | parse_columns(rows["mysql.columns_priv"]) | parse_roles(role_rows)),
+            admin_roles(role_rows, session.me),
         )
         self.last = snap
         return snap
@@ -220,12 +240,13 @@ class MySQLBackend(Backend):
     def reread(self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot) -> Snapshot:
         """Read back only the accounts and databases the plan touched; keep the rest."""
         assert isinstance(snapshot, MySQLSnapshot)
-        touched = [op.fact for op in plan.ops if isinstance(op.fact, Grant | RoleGrant)]
+        touched = [op.fact for op in plan.ops if isinstance(op.fact, Grant | RoleGrant | ColumnGrant)]
         accounts = frozenset(f.account.user for f in touched)
         databases = _touched_databases(touched)
         server = self._read(accounts, databases)
         region = ServerRegion(accounts, databases)
         fresh = {g for g in server.grants if self.manages(g.account, server.me) and region.covers(g)}
+        fresh -= stuck(server, fresh)[0]
         kept = {f for f in snapshot.facts if not region.covers(f)}
         facts = frozenset(f for f in kept | fresh if snapshot.within(f))
         return replace(snapshot, facts=facts)
@@ -262,16 +283,19 @@ class MySQLSnapshot(Snapshot):
     where: ServerScope
 
 
-def _fingerprint(facts: frozenset[Grant | RoleGrant]) -> str:
+def _fingerprint(facts: frozenset[ServerFact], findings: tuple[str, ...]) -> str:
     digest = hashlib.sha256()
-    for line in sorted(str(f) for f in facts):
+    for line in sorted(str(f) for f in facts) + sorted(findings):
         digest.update(line.encode("utf-8", "surrogateescape") + b"\n")
     return digest.hexdigest()[:16]
 
 
-def _touched_databases(facts: list[Grant | RoleGrant]) -> frozenset[str] | None:
+def _touched_databases(facts: list[ServerFact]) -> frozenset[str] | None:
     out: set[str] = set()
     for fact in facts:
+        if isinstance(fact, ColumnGrant):
+            out.add(fact.db)
+            continue
         if isinstance(fact, RoleGrant) or fact.db is None:
             return None
         name = exact_db_name(fact.db) if fact.table is None else fact.db
