@@ -5,6 +5,11 @@
 events it has seen; the union of the scopes of the events after it is where the
 backend must look again. The cursor moves only after the backend converged, so a
 backend that is down catches up later without losing anything.
+
+What changes on a server by other hands (a table created there) is in no journal: on
+every sync the dispatcher also asks the backend to ``discover`` it, cheaply, against
+the summary the backend gave at its last converged sync (kept in the store's meta),
+and widens the pending scope to what changed.
 """
 
 from __future__ import annotations
@@ -130,6 +135,9 @@ def _refused(applied: Applied, plan: Plan, second: Plan) -> str:
 
 Lease = Callable[[str], AbstractContextManager[object]]
 
+#: store meta key prefix: a backend's summary of its server at its last converged sync
+_SEEN = "discovered:"
+
 
 class Dispatcher:
     """Feeds journalled changes to each backend as a scope, one backend at a time."""
@@ -175,9 +183,12 @@ class Dispatcher:
     ) -> SyncResult:
         backend = self.backends[name]
         scope, last = self.pending_scope(name)
-        if full:
-            scope = Scope.everything()
-        elif scope.empty:
+        try:
+            found, summary = backend.discover(model, self.store.get_meta(_SEEN + name))
+        except PushdownError as exc:
+            return _failed(name, exc, self.store.cursor(name))
+        scope = Scope.everything() if full else scope | found
+        if scope.empty:
             return SyncResult(name, None, seq=last)
         start = (lambda plan: progress(name, len(plan.ops))) if progress else None
         held = self.lease(name) if self.lease is not None and not dry_run else nullcontext()
@@ -188,6 +199,8 @@ class Dispatcher:
             return _failed(name, exc, self.store.cursor(name))
         if not dry_run:
             self.store.set_cursor(name, last)
+            if summary is not None:
+                self.store.set_meta(_SEEN + name, summary)
         return SyncResult(name, plan, applied, seq=last)
 
 

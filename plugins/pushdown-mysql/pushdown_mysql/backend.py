@@ -35,10 +35,11 @@ from pushdown.reconcile.backend import (
     Snapshot,
 )
 from pushdown.reconcile.plan import Fact, Plan
-from pushdown.reconcile.scope import Resolved
+from pushdown.reconcile.scope import Resolved, Scope
 from pushdown_mysql.compile import Naming, compile_desired
 from pushdown_mysql.connection import Connection, ConnectionSettings, error_parts
 from pushdown_mysql.diagnose import missing_for
+from pushdown_mysql.discovery import SUMMARY_SQL, changed, summary_of
 from pushdown_mysql.facts import (
     Account,
     ColumnGrant,
@@ -236,6 +237,15 @@ class MySQLBackend(Backend):
                 return False
             failures.append(Failure((), str(error)))
             return False
+
+    def discover(self, model: Model, seen: str | None) -> tuple[Scope, str | None]:
+        """Databases whose tables changed since the last sync (:mod:`pushdown_mysql.discovery`)."""
+        catalog = self.catalog(model)
+        if catalog is None:
+            return Scope.nothing(), None
+        rows = self.connection.query(SUMMARY_SQL, why="summarising the databases and tables")
+        now = summary_of(catalog, rows)
+        return changed(seen, now), now
 
     def reread(self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot) -> Snapshot:
         """Read back only the accounts and databases the plan touched; keep the rest."""

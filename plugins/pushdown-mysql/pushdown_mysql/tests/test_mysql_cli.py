@@ -196,3 +196,60 @@ def test_access_paths_that_bypass_the_model_are_drift_named_in_verify(
     world.model = load_spec_text(SPEC)
     probe = world.probe()
     assert probe.mismatches == [] and probe.checks > 0
+
+
+def test_a_table_created_by_hand_reaches_its_users_at_apply_pending(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PD_TEST_MYSQL_PASSWORD", PUSHDOWN_PASSWORD)
+    (tmp_path / "pushdown.toml").write_text(
+        f'[backends.mysql1]\nkind = "mysql"\nhost = "{world.server.host}"\nport = {world.server.port}\n'
+        f'user = "{PUSHDOWN}"\npassword = {{ env = "PD_TEST_MYSQL_PASSWORD" }}\n'
+    )
+    (tmp_path / "spec.yaml").write_text(SPEC)
+    assert run("apply", "--spec", "spec.yaml")[0] == 0  # the DENY on secret forces table-level grants
+    with admin(world.server) as cur:
+        cur.execute("CREATE TABLE `crm`.`later` (id INT)")
+    code, out, err = run("plan", "--pending")
+    assert code == 2, err
+    assert "(scope: schema c.crm): 2 to add" in out
+    code, out, err = run("apply", "--pending")
+    assert code == 0, err
+    assert "+ SELECT ON `crm`.`later` TO 'pd_ann'@'%'" in out
+    assert "+ SELECT ON `crm`.`later` TO 'pd_bob'@'%'" in out
+    assert run("apply", "--pending")[1] == "backend mysql1: nothing to do\n"  # the summary was kept
+    assert run("verify")[0] == 0
+    world.model = load_spec_text(SPEC)
+    probe = world.probe()
+    assert probe.mismatches == [] and probe.checks > 0
+
+
+def test_the_library_hook_discovers_a_new_table_with_one_small_query(world: World) -> None:
+    backend = MySQLBackend(
+        BackendContext(
+            "mysql1",
+            {"host": world.server.host, "port": world.server.port, "user": PUSHDOWN},
+            secret=lambda key: PUSHDOWN_PASSWORD,
+        )
+    )
+    ac = AccessControl(Store(), {"mysql1": backend})
+    assert ac.load_model(load_spec_text(SPEC)).lagging == {}  # applied, and the summary kept
+    q0 = backend.connection.queries
+    [idle] = ac.sync()
+    assert idle.plan is None and backend.connection.queries - q0 == 1  # the summary, nothing else
+    with admin(world.server) as cur:
+        cur.execute("CREATE TABLE `crm`.`later` (id INT)")
+    q0 = backend.connection.queries
+    [synced] = ac.sync()
+    assert synced.ok and synced.applied and synced.plan is not None
+    assert synced.plan.scope.describe() == "schema c.crm"
+    assert {str(op) for op in synced.plan.ops} == {
+        "+ SELECT ON `crm`.`later` TO 'pd_ann'@'%'",
+        "+ SELECT ON `crm`.`later` TO 'pd_bob'@'%'",
+    }
+    assert backend.connection.queries - q0 <= 1 + 7 + 7  # summary, one narrowed read, one read back
+    world.model = ac.model
+    probe = world.probe()
+    assert probe.mismatches == [] and probe.checks > 0
+    ac.close()
