@@ -38,7 +38,7 @@ from pushdown.reconcile.plan import Fact, Plan
 from pushdown.reconcile.scope import Resolved, Scope
 from pushdown_mysql.compile import Naming, compile_desired
 from pushdown_mysql.connection import Connection, ConnectionSettings, error_parts
-from pushdown_mysql.diagnose import missing_for
+from pushdown_mysql.diagnose import refusal
 from pushdown_mysql.discovery import SUMMARY_SQL, changed, summary_of
 from pushdown_mysql.facts import (
     Account,
@@ -269,13 +269,7 @@ class MySQLBackend(Backend):
 
         def diagnose(code: int, words: str) -> str:
             me = self.last.me if self.last else Account(self.connection.settings.user, "?")
-            missing = missing_for(self.last, statement) if self.last else ()
-            lacks = ", ".join(missing) or "a privilege"
-            needs = ", ".join(statement.privileges)
-            return (
-                f"pushdown's account {me} lacks {lacks} on {statement.on} (to change {needs} there it "
-                "needs each of them WITH GRANT OPTION); "
-            )
+            return refusal(self.last, me, statement, code)
 
         return self.connection.translate(exc, doing, diagnose)
 
