@@ -154,3 +154,21 @@ def test_readme_library_example_runs(cwd: Path, capsys: pytest.CaptureFixture[st
     assert result.lagging == {}  # type: ignore[attr-defined]
     assert capsys.readouterr().out.startswith("alice load_table table sales.crm.orders: ALLOWED")
     assert json.loads((cwd / "pushdown-demo-state.json").read_text())  # pushed to the demo backend
+
+
+def test_a_catalog_naming_no_configured_backend_is_a_configuration_error(cwd: Path) -> None:
+    (cwd / "pushdown.toml").write_text('[backends.demo]\nkind = "recording"\n')
+    (cwd / "other.yaml").write_text(
+        "users: [a]\ncatalogs:\n  lost:\n    backend: mysql9\n    schemas:\n      s:\n        tables: [t]\n"
+        "  kept:\n    backend: demo\n"
+        "roles:\n  r:\n    grants:\n"
+        "      - {on: catalog lost, allow: [USE_CATALOG, USE_SCHEMA, SELECT_TABLE]}\n"
+        "    to: [user a]\n"
+    )
+    for command in (["plan", "--spec", "other.yaml"], ["apply", "--spec", "other.yaml"], ["apply"], ["verify"]):
+        code, _, err = run(*command)
+        assert code == 1, command
+        assert "catalog(s) lost name backend 'mysql9', which is not configured (configured: demo)" in err
+    assert run("apply", "--pending")[0] == 1
+    code, out, _ = run("explain", "a", "load_table", "lost.s.t")  # the model still allows it…
+    assert code == 0 and "ALLOWED" in out  # …which is why enforcing it nowhere must be an error

@@ -149,3 +149,42 @@ def test_unknown_principal_change_writes_nothing() -> None:
     with pytest.raises(UnknownPrincipal, match="unknown user 'mallory'"):
         ac.grant_role("reader", "user mallory")
     assert ac.store.last_seq() == before
+
+
+class DiscoveringBackend(FlakyBackend):
+    """Reports that something changed on its server (by other hands) under ``appeared``."""
+
+    kind = "discovering"
+
+    def __init__(self, context):  # type: ignore[no-untyped-def]
+        super().__init__(context)
+        self.appeared: ObjectRef | None = None
+        self.seen: list[str | None] = []
+
+    def discover(self, model, seen):  # type: ignore[no-untyped-def]
+        self.seen.append(seen)
+        now = str(self.appeared)
+        if self.appeared is None or seen == now:
+            return Scope.nothing(), now
+        return Scope.of([self.appeared]), now
+
+
+def test_a_pending_sync_also_looks_where_the_backend_discovered_a_change() -> None:
+    ac = access_control(main=DiscoveringBackend)
+    _setup(ac)
+    ac.grant_role("reader", "user alice")
+    backend = ac.backends["main"]
+    assert isinstance(backend, DiscoveringBackend)
+    [idle] = ac.sync()
+    assert idle.plan is None  # nothing pending, nothing discovered
+    backend.appeared = ObjectRef.parse("schema sales.crm")
+    backend.held.discard(Permit("alice", "load_table", ORDERS))  # as if the table were new there
+    backend.down = True
+    [lagging] = ac.sync()
+    assert lagging.kind == "temporary"
+    assert backend.seen[-1] == "None"  # the summary is kept only after the backend converged
+    backend.down = False
+    [synced] = ac.sync()
+    assert synced.plan is not None and synced.plan.scope == Scope.of([backend.appeared])
+    assert [str(op) for op in synced.plan.ops] == ["+ alice: load_table table sales.crm.orders"]
+    assert ac.sync()[0].plan is None  # the new summary was kept

@@ -209,7 +209,7 @@ def apply(
             failed += 1
             click.echo(f"backend {result.backend}: ERROR {escaped_lines(result.error)}", err=True)
             click.echo(f"backend {result.backend}: {_next_step(result)}", err=True)
-        elif result.plan is None or result.plan.empty:
+        elif result.plan is None or not result.plan.drift:
             click.echo(f"backend {result.backend}: nothing to do")
         else:
             show(result.plan)

@@ -32,7 +32,7 @@ from pushdown.model.principals import Principal
 from pushdown.model.securables import LEAF_TYPES, METALAKE, ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.plan import Fact, Op, Plan, narrow_first
-from pushdown.reconcile.scope import Resolved
+from pushdown.reconcile.scope import Resolved, Scope
 
 Progress = Callable[[int], None]
 
@@ -152,6 +152,14 @@ class Backend(abc.ABC):
         """Execute the plan's operations in order; call ``progress(n)`` after every ``n``.
         Raise :class:`~pushdown.errors.TemporaryBackendError` when the server is gone;
         report operations it refuses in :attr:`Applied.failures` and go on."""
+
+    def discover(self, model: Model, seen: str | None) -> tuple[Scope, str | None]:
+        """What changed on the server by other hands since a sync saw ``seen`` (a summary
+        this backend made, opaque to the core), as a scope, and the summary now. The
+        dispatcher adds the scope to every pending sync and keeps the summary once the
+        backend converged. It must be cheap (one small query), since it runs on every
+        sync. Default: nothing to discover (``None``: keep no summary)."""
+        return Scope.nothing(), None
 
     def reread(self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot) -> Snapshot:
         """Read back after apply; backends narrow this to the keys the plan touched."""

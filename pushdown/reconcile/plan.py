@@ -89,15 +89,16 @@ class Plan:
     scope: Scope
     ops: tuple[Op, ...] = ()
     notes: tuple[str, ...] = ()
+    #: access paths that bypass the model (the backend's findings): drift even without operations
+    findings: tuple[str, ...] = ()
     #: what the plan was computed against: the journal position and the server's fingerprint
     basis: dict[str, Any] = field(default_factory=dict, compare=False)
-    #: access paths that bypass the model, found on the server (drift even without ops)
-    findings: tuple[str, ...] = ()
     #: why this plan needs an explicit go-ahead (it removes most of what the backend holds)
     guard: str | None = None
 
     @property
     def empty(self) -> bool:
+        """No operations to apply (findings may remain: see :attr:`drift`)."""
         return not self.ops
 
     @property
@@ -127,6 +128,8 @@ class Plan:
         else:
             changing = f"{self.changes} to change, " if self.changes else ""
             head += f"{self.adds} to add, {changing}{self.removes} to remove"
+        if self.findings:
+            head += f"; {len(self.findings)} finding(s) to act on"
         lines = [head]
         if self.guard:
             lines.append(f"  GUARD: {self.guard}")

@@ -5,6 +5,11 @@
 events it has seen; the union of the scopes of the events after it is where the
 backend must look again. The cursor moves only after the backend converged, so a
 backend that is down catches up later without losing anything.
+
+What changes on a server by other hands (a table created there) is in no journal: on
+every sync the dispatcher also asks the backend to ``discover`` it, cheaply, against
+the summary the backend gave at its last converged sync (kept in the store's meta),
+and widens the pending scope to what changed.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from pushdown.errors import (
     TemporaryBackendError,
 )
 from pushdown.journal.store import Store
+from pushdown.model.securables import METALAKE, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Applied, Backend, Progress
 from pushdown.reconcile.plan import Plan
@@ -136,6 +142,9 @@ def _refused(applied: Applied, plan: Plan, second: Plan) -> str:
 
 Lease = Callable[[str], AbstractContextManager[object]]
 
+#: store meta key prefix: a backend's summary of its server at its last converged sync
+_SEEN = "discovered:"
+
 
 class Dispatcher:
     """Feeds journalled changes to each backend as a scope, one backend at a time."""
@@ -168,7 +177,7 @@ class Dispatcher:
     ) -> list[SyncResult]:
         """``progress(backend, n)`` is called before ``n`` operations are applied to a
         backend and returns that backend's progress callback."""
-        results = []
+        results = unenforced(model, self.backends)
         for name in names or sorted(self.backends):
             results.append(self._one(name, model, full, dry_run, progress, expect))
         return results
@@ -187,6 +196,12 @@ class Dispatcher:
             scope, last = Scope.everything(), self.store.last_seq()
         else:
             scope, last = self.pending_scope(name)
+        try:
+            found, summary = backend.discover(model, self.store.get_meta(_SEEN + name))
+        except PushdownError as exc:
+            return _failed(name, exc, self.store.cursor(name))
+        if not full:
+            scope = scope | found
         if scope.empty:
             return SyncResult(name, None, seq=last)
         start = (lambda plan: progress(name, len(plan.ops))) if progress else None
@@ -206,7 +221,32 @@ class Dispatcher:
             return _failed(name, exc, self.store.cursor(name))
         if not dry_run:
             self.store.set_cursor(name, last)
+            if summary is not None:
+                self.store.set_meta(_SEEN + name, summary)
         return SyncResult(name, plan, applied, seq=last)
+
+
+def unenforced(model: Model, backends: Mapping[str, Backend]) -> list[SyncResult]:
+    """A configuration error per backend name that a catalog's ``backend`` property gives
+    but no configured backend has: such a catalog would be enforced nowhere while the
+    model (and ``explain``) says what it allows, so this is reported, never skipped."""
+    named: dict[str, list[str]] = {}
+    for obj in model.children(METALAKE):  # the catalogs, without a walk over every object
+        wanted = model.objects[obj].get("backend")
+        if obj.type is SecurableType.CATALOG and wanted is not None and wanted not in backends:
+            named.setdefault(str(wanted), []).append(obj.names[0])
+    known = ", ".join(sorted(backends)) or "none"
+    return [
+        SyncResult(
+            name,
+            None,
+            error=f"catalog(s) {', '.join(sorted(cats))} name backend {name!r}, which is not configured "
+            f"(configured: {known}); they are enforced nowhere until it is configured or the "
+            "catalogs' backend property is changed",
+            kind=CONFIG,
+        )
+        for name, cats in sorted(named.items())
+    ]
 
 
 def _failed(name: str, exc: PushdownError, cursor: int) -> SyncResult:

@@ -1,6 +1,6 @@
 """The least privileges pushdown's own account needs, as statements an administrator runs.
 
-Reading back needs ``SELECT`` on four grant tables (MariaDB; on MySQL 8,
+Reading back needs ``SELECT`` on five grant tables (MariaDB; on MySQL 8,
 ``mysql.role_edges`` instead of ``mysql.roles_mapping``). Granting and revoking a
 privilege needs that privilege WITH GRANT OPTION on the object, so for every database
 pushdown governs it needs the privileges of :data:`~pushdown_mysql.mapping.GRANTABLE`
@@ -15,8 +15,8 @@ from pushdown_mysql.facts import escape_db_pattern
 from pushdown_mysql.mapping import GRANTABLE
 from pushdown_mysql.quoting import template_ident
 
-GRANT_TABLES_MARIADB = ("user", "db", "tables_priv", "roles_mapping")
-GRANT_TABLES_MYSQL = ("user", "db", "tables_priv", "role_edges")
+GRANT_TABLES_MARIADB = ("user", "db", "tables_priv", "columns_priv", "roles_mapping")
+GRANT_TABLES_MYSQL = ("user", "db", "tables_priv", "columns_priv", "role_edges")
 
 Statement = tuple[str, tuple[str, ...]]
 

@@ -35,15 +35,27 @@ from pushdown.reconcile.backend import (
     Snapshot,
 )
 from pushdown.reconcile.plan import Fact, Plan
-from pushdown.reconcile.scope import Resolved
+from pushdown.reconcile.scope import Resolved, Scope
 from pushdown_mysql.compile import Naming, compile_desired
 from pushdown_mysql.connection import Connection, ConnectionSettings, error_parts
-from pushdown_mysql.diagnose import missing_for
-from pushdown_mysql.facts import Account, Grant, RoleGrant, exact_db_name, fact_from_json
+from pushdown_mysql.diagnose import refusal
+from pushdown_mysql.discovery import SUMMARY_SQL, changed, summary_of
+from pushdown_mysql.facts import (
+    Account,
+    ColumnGrant,
+    Grant,
+    RoleGrant,
+    ServerFact,
+    exact_db_name,
+    fact_from_json,
+)
+from pushdown_mysql.findings import PUBLIC, public_findings, shadow_findings, stuck
 from pushdown_mysql.readback import (
     Dialect,
     ServerRead,
+    admin_roles,
     dialect_of,
+    parse_columns,
     parse_db,
     parse_inventory,
     parse_roles,
@@ -78,6 +90,16 @@ def settings_from(context: BackendContext) -> ConnectionSettings:
     )
 
 
+def flag(context: BackendContext, key: str) -> bool:
+    """A yes/no setting: TOML ``true``/``false`` (or the strings), default no."""
+    value = context.setting(key, False)
+    if isinstance(value, bool):
+        return value
+    if str(value).lower() in ("true", "yes", "1", "false", "no", "0"):
+        return str(value).lower() in ("true", "yes", "1")
+    raise ConfigError(f"backend {context.name}: setting {key!r} must be true or false, not {value!r}")
+
+
 class MySQLBackend(Backend):
     kind = "mysql"
     capabilities = Capabilities(
@@ -92,6 +114,7 @@ class MySQLBackend(Backend):
             host=str(context.setting("account_host", "%")).lower(),
             map_principal=context.map_principal,
         )
+        self.create_on_database = flag(context, "create_on_database")
         self._session: Session | None = None
         self.last: ServerRead | None = None
 
@@ -111,12 +134,19 @@ class MySQLBackend(Backend):
         each with a WHERE on the accounts and databases the scope names."""
         where = server_scope(scope, self.catalog(model), self.naming)
         server = self._read(where.accounts, where.databases)
-        facts = frozenset(g for g in server.grants if self.manages(g.account, server.me))
         within = where.within()
+        managed = frozenset(g for g in server.grants if self.manages(g.account, server.me) and within(g))
+        beyond, stuck_findings = stuck(server, managed)
+        found = (
+            *public_findings(server),
+            *shadow_findings(server, lambda a: self.manages(a, server.me)),
+            *stuck_findings,
+        )
         return MySQLSnapshot(
-            facts=frozenset(f for f in facts if within(f)),
+            facts=managed - beyond,
             within=within,
-            fingerprint=_fingerprint(facts),
+            findings=found,
+            fingerprint=_fingerprint(managed, found),
             server=server,
             where=where,
         )
@@ -124,8 +154,8 @@ class MySQLBackend(Backend):
     def _read(self, accounts: frozenset[str] | None, databases: frozenset[str] | None) -> ServerRead:
         session = self._whoami()
         dialect = session.dialect
-        if accounts is not None:
-            accounts = accounts | {session.me.user}  # our own rows name what we may grant
+        if accounts is not None:  # our own rows name what we may grant; PUBLIC's reach everyone
+            accounts = accounts | {session.me.user, PUBLIC}
         rows = {
             key: self.connection.query(sql, args, why=f"reading {key}")
             for key, (sql, args) in dialect.queries(accounts, databases).items()
@@ -133,13 +163,15 @@ class MySQLBackend(Backend):
         accounts_found, roles, global_grants = parse_users(dialect, rows["mysql.user"])
         role_key = "mysql.roles_mapping" if dialect.mariadb else "mysql.role_edges"
         grants = global_grants | parse_db(dialect, rows["mysql.db"]) | parse_tables(rows["mysql.tables_priv"])
+        role_rows = rows.get(role_key, [])
         snap = ServerRead(
             dialect,
             session.me,
             parse_inventory(rows["inventory"]),
             frozenset(accounts_found),
             frozenset(roles),
-            frozenset(grants | parse_roles(rows.get(role_key, []))),
+            frozenset(grants | parse_columns(rows["mysql.columns_priv"]) | parse_roles(role_rows)),
+            admin_roles(role_rows, session.me),
         )
         self.last = snap
         return snap
@@ -167,7 +199,15 @@ class MySQLBackend(Backend):
         assert isinstance(snapshot, MySQLSnapshot)
         server = snapshot.server
         managed = frozenset(a for a in server.accounts if self.manages(a, server.me))
-        return compile_desired(model, self.catalog(model), server.inventory, managed, self.naming, scope)
+        return compile_desired(
+            model,
+            self.catalog(model),
+            server.inventory,
+            managed,
+            self.naming,
+            scope,
+            create_on_database=self.create_on_database,
+        )
 
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
         todo = statements(plan.ops)
@@ -198,15 +238,25 @@ class MySQLBackend(Backend):
             failures.append(Failure((), str(error)))
             return False
 
+    def discover(self, model: Model, seen: str | None) -> tuple[Scope, str | None]:
+        """Databases whose tables changed since the last sync (:mod:`pushdown_mysql.discovery`)."""
+        catalog = self.catalog(model)
+        if catalog is None:
+            return Scope.nothing(), None
+        rows = self.connection.query(SUMMARY_SQL, why="summarising the databases and tables")
+        now = summary_of(catalog, rows)
+        return changed(seen, now), now
+
     def reread(self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot) -> Snapshot:
         """Read back only the accounts and databases the plan touched; keep the rest."""
         assert isinstance(snapshot, MySQLSnapshot)
-        touched = [op.fact for op in plan.ops if isinstance(op.fact, Grant | RoleGrant)]
+        touched = [op.fact for op in plan.ops if isinstance(op.fact, Grant | RoleGrant | ColumnGrant)]
         accounts = frozenset(f.account.user for f in touched)
         databases = _touched_databases(touched)
         server = self._read(accounts, databases)
         region = ServerRegion(accounts, databases)
         fresh = {g for g in server.grants if self.manages(g.account, server.me) and region.covers(g)}
+        fresh -= stuck(server, fresh)[0]
         kept = {f for f in snapshot.facts if not region.covers(f)}
         facts = frozenset(f for f in kept | fresh if snapshot.within(f))
         return replace(snapshot, facts=facts)
@@ -219,13 +269,7 @@ class MySQLBackend(Backend):
 
         def diagnose(code: int, words: str) -> str:
             me = self.last.me if self.last else Account(self.connection.settings.user, "?")
-            missing = missing_for(self.last, statement) if self.last else ()
-            lacks = ", ".join(missing) or "a privilege"
-            needs = ", ".join(statement.privileges)
-            return (
-                f"pushdown's account {me} lacks {lacks} on {statement.on} (to change {needs} there it "
-                "needs each of them WITH GRANT OPTION); "
-            )
+            return refusal(self.last, me, statement, code)
 
         return self.connection.translate(exc, doing, diagnose)
 
@@ -243,16 +287,19 @@ class MySQLSnapshot(Snapshot):
     where: ServerScope
 
 
-def _fingerprint(facts: frozenset[Grant | RoleGrant]) -> str:
+def _fingerprint(facts: frozenset[ServerFact], findings: tuple[str, ...]) -> str:
     digest = hashlib.sha256()
-    for line in sorted(str(f) for f in facts):
+    for line in sorted(str(f) for f in facts) + sorted(findings):
         digest.update(line.encode("utf-8", "surrogateescape") + b"\n")
     return digest.hexdigest()[:16]
 
 
-def _touched_databases(facts: list[Grant | RoleGrant]) -> frozenset[str] | None:
+def _touched_databases(facts: list[ServerFact]) -> frozenset[str] | None:
     out: set[str] = set()
     for fact in facts:
+        if isinstance(fact, ColumnGrant):
+            out.add(fact.db)
+            continue
         if isinstance(fact, RoleGrant) or fact.db is None:
             return None
         name = exact_db_name(fact.db) if fact.table is None else fact.db

@@ -37,6 +37,7 @@ from pushdown_mysql.mapping import (
     OWNER_DATABASE_PRIVILEGES,
     TABLE_OPERATIONS,
 )
+from pushdown_mysql.quoting import quote_ident
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,8 @@ def compile_desired(
     accounts: frozenset[Account],
     naming: Naming,
     scope: Resolved,
+    *,
+    create_on_database: bool = False,
 ) -> Desired:
     if catalog is None:
         return Desired(frozenset(), ("no catalog names this backend; every managed grant is revoked",))
@@ -89,7 +92,7 @@ def compile_desired(
         for user in ent.users:
             account = naming.account(user)
             view = ent.view(user)
-            grants = set(user_grants(view, account, catalog, held))
+            grants = set(user_grants(view, account, held, create_on_database))
             if grants and account not in accounts:
                 notes.append(
                     f"user {user}: account {account} does not exist on the server; "
@@ -97,6 +100,7 @@ def compile_desired(
                 )
                 continue
             facts |= grants
+            notes += create_notes(view, user, catalog, create_on_database)
             new_schema = held.generic(ObjectRef(SecurableType.CATALOG, (catalog,)), SecurableType.SCHEMA)
             if region.roots is None and view.allowed("create_schema", new_schema):
                 notes.append(
@@ -119,21 +123,32 @@ def _roots(region: Region, catalog: str) -> list[ObjectRef] | None:
     return out
 
 
-def user_grants(view: View, account: Account, catalog: str, held: ModelInventory) -> Iterator[Grant]:
+def user_grants(
+    view: View, account: Account, held: ModelInventory, create_on_database: bool = False
+) -> Iterator[Grant]:
     for schema in view.containers(SecurableType.SCHEMA):
-        yield from database_grants(view, account, schema, held)
+        yield from database_grants(view, account, schema, held, create_on_database)
 
 
-def database_grants(view: View, account: Account, schema: ObjectRef, held: ModelInventory) -> Iterator[Grant]:
+def may_create_tables(view: View, schema: ObjectRef) -> bool:
+    """Whether the user may create tables in ``schema`` (gate included), as an owner or not."""
+    if not view.allowed("load_schema", schema):
+        return False
+    return view.allowed("drop_schema", schema) or view.coverage("create_table", schema).default
+
+
+def database_grants(
+    view: View, account: Account, schema: ObjectRef, held: ModelInventory, create_on_database: bool = False
+) -> Iterator[Grant]:
     db = schema.names[1]
     pattern = escape_db_pattern(db)
     if not view.allowed("load_schema", schema):
         return  # every table operation and create_table need the schema gate
+    if create_on_database and may_create_tables(view, schema):
+        yield Grant(account, pattern, None, CREATE_TABLE_PRIVILEGE)
     if view.allowed("drop_schema", schema):
         yield from (Grant(account, pattern, None, p) for p in OWNER_DATABASE_PRIVILEGES)
         return
-    if view.coverage("create_table", schema).default:
-        yield Grant(account, pattern, None, CREATE_TABLE_PRIVILEGE)
     for operation, privileges in TABLE_OPERATIONS:
         cover = view.coverage(operation, schema)
         for privilege in privileges:
@@ -141,3 +156,29 @@ def database_grants(view: View, account: Account, schema: ObjectRef, held: Model
                 yield Grant(account, pattern, None, privilege)
             else:
                 yield from (Grant(account, db, t.names[2], privilege) for t in cover.members(held))
+
+
+def create_notes(view: View, user: str, catalog: str, create_on_database: bool) -> Iterator[str]:
+    """Where the user may create tables: ``CREATE`` on ```d`.*`` is wider than the model
+    (it also creates the database itself once it is gone, and shows every table's
+    definition), so it is granted only when the setting accepts it; either way, say so."""
+    for schema in view.containers(SecurableType.SCHEMA):
+        if not may_create_tables(view, schema):
+            continue
+        db = schema.names[1]
+        wider = (
+            f"CREATE on {quote_ident(escape_db_pattern(db))}.* would also let them CREATE DATABASE "
+            f"{quote_ident(db)} once it is dropped (the model decides create_schema in catalog {catalog} "
+            "apart) and read the definition of every table there (SHOW CREATE TABLE)"
+        )
+        if create_on_database:
+            accepted = wider.replace("would also let", "also lets")
+            yield (
+                f"user {user} may create tables in {schema.name}: CREATE granted, accepted as wider "
+                f"(create_on_database = true): {accepted}"
+            )
+        else:
+            yield (
+                f"user {user} may create tables in {schema.name}, but {wider}; not granted (narrower); "
+                "set create_on_database = true to accept"
+            )

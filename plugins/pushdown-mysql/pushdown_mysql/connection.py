@@ -18,7 +18,7 @@ from pushdown.errors import PermanentBackendError, TemporaryBackendError
 #: Client-side codes for a connection that is gone or never came (CR_*).
 LOST = frozenset({2002, 2003, 2006, 2013, 2014, 2055})
 #: Server codes for "you may not" (ER_DBACCESS_DENIED, ER_ACCESS_DENIED, ER_TABLEACCESS_DENIED…).
-DENIED = frozenset({1044, 1045, 1142, 1143, 1227, 1410})
+DENIED = frozenset({1044, 1045, 1142, 1143, 1227, 1410, 1698})
 
 
 @dataclass(frozen=True)

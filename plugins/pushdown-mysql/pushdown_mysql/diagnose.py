@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from pushdown_mysql.facts import Grant
+from pushdown_mysql.facts import Account, Grant
 from pushdown_mysql.readback import ServerRead
 from pushdown_mysql.statements import Statement
 
@@ -54,3 +54,29 @@ def missing_for(snap: ServerRead, statement: Statement) -> tuple[str, ...]:
     if not any("GRANT OPTION" in lv for lv in levels):
         missing.append("GRANT OPTION")
     return tuple(missing)
+
+
+#: Refusals MariaDB words like a failed login although the connection is fine
+#: (1045 for a global REVOKE, 1698 for a role).
+LOOKS_LIKE_LOGIN = frozenset({1045, 1698})
+
+
+def refusal(snap: ServerRead | None, me: Account, statement: Statement, code: int) -> str:
+    """Why the server refused ``statement``, in words a person can act on."""
+    aside = (
+        " (the server words this like a failed login, but pushdown is connected: it is a refusal)"
+        if code in LOOKS_LIKE_LOGIN
+        else ""
+    )
+    if "ROLE" in statement.privileges:
+        return (
+            f"pushdown's account {me} may not change role {statement.on} (it would need the role WITH "
+            f"ADMIN OPTION); do it by hand: {statement.display()}{aside}; "
+        )
+    missing = missing_for(snap, statement) if snap is not None else ()
+    lacks = ", ".join(missing) or "a privilege"
+    needs = ", ".join(statement.privileges)
+    return (
+        f"pushdown's account {me} lacks {lacks} on {statement.on} (to change {needs} there it "
+        f"needs each of them WITH GRANT OPTION){aside}; "
+    )

@@ -147,10 +147,42 @@ class RoleGrant:
         return f"ROLE {self.role_sql()} TO {self.account}"
 
 
-def fact_from_json(data: Mapping[str, Any]) -> Grant | RoleGrant:
+@dataclass(frozen=True, order=True)
+class ColumnGrant:
+    """``privilege`` on one column of a table (``mysql.columns_priv``). The model decides
+    nothing per column, so on a managed account such a grant only widens: it is revoked."""
+
+    account: Account
+    db: str
+    table: str
+    column: str
+    privilege: str
+
+    @property
+    def key(self) -> ColumnGrant:
+        return self
+
+    def on(self) -> str:
+        return f"{quote_ident(self.db)}.{quote_ident(self.table)}"
+
+    def to_json(self) -> dict[str, Any]:
+        a = self.account
+        return {"column": [a.user, a.host, self.db, self.table, self.column, self.privilege]}
+
+    def __str__(self) -> str:
+        return f"{self.privilege} ({quote_ident(self.column)}) ON {self.on()} TO {self.account}"
+
+
+ServerFact = Grant | RoleGrant | ColumnGrant
+
+
+def fact_from_json(data: Mapping[str, Any]) -> ServerFact:
     """Rebuild a fact from ``to_json`` (a saved plan)."""
     if "grant" in data:
         user, host, db, table, privilege = data["grant"]
         return Grant(Account(str(user), str(host)), db, table, str(privilege))
+    if "column" in data:
+        user, host, db, table, column, privilege = data["column"]
+        return ColumnGrant(Account(str(user), str(host)), str(db), str(table), str(column), str(privilege))
     user, host, role, role_host = data["role"]
     return RoleGrant(Account(str(user), str(host)), str(role), str(role_host))

@@ -12,15 +12,25 @@ evaluator decision            MySQL privileges
 ``alter_table`` c.d.t         ``INSERT, UPDATE, DELETE, ALTER, INDEX`` on ```d`.`t```
                               (all but ``ALTER`` on ```d`.*`` when every table has it)
 ``drop_table`` c.d.t          ``DROP`` on ```d`.`t```
-``create_table`` in c.d       ``CREATE`` on ```d`.*`` (pattern escaped)
-``drop_schema`` c.d           ``SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX,
-                              ALTER`` on ```d`.*`` instead of the table grants
+``create_table`` in c.d       nothing by default (a note: narrower); ``CREATE`` on
+                              ```d`.*`` with ``create_on_database = true`` (a note:
+                              wider)
+``drop_schema`` c.d           ``SELECT, INSERT, UPDATE, DELETE, DROP, INDEX, ALTER``
+                              on ```d`.*`` instead of the table grants (and
+                              ``CREATE`` as for ``create_table``)
 ``create_schema`` in c        nothing: needs ``CREATE ON *.*``; a note says so
 ============================  =====================================================
 
 ``drop_schema`` implies every table operation on every table of the schema, present
 and future, whatever DENY says (it needs ownership of the schema, catalog or
 metalake, and ownership is not subject to DENY), so the database-level grant is exact.
+
+``CREATE`` on ```d`.*`` is the only way MySQL lets a user create tables in ``d``, and
+it is wider than ``create_table``: it also lets its holder ``CREATE DATABASE d`` once
+the database is gone (the model decides ``create_schema`` apart, on the catalog) and
+read every table's definition (``SHOW CREATE TABLE``). So it is not granted unless the
+backend setting ``create_on_database = true`` accepts the wider grant; the plan notes
+either choice, naming the user and the schema.
 """
 
 from __future__ import annotations
@@ -49,7 +59,7 @@ OPERATIONS = (
 DATABASE_LEVEL_EXACT = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE", "INDEX"})
 
 #: Database-level privileges of a user who may drop the schema (an owner).
-OWNER_DATABASE_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "INDEX", "ALTER")
+OWNER_DATABASE_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE", "DROP", "INDEX", "ALTER")
 
 #: The database-level privilege that lets a user create tables in the database.
 CREATE_TABLE_PRIVILEGE = "CREATE"
@@ -58,4 +68,4 @@ CREATE_TABLE_PRIVILEGE = "CREATE"
 SYSTEM_DATABASES = frozenset({"mysql", "information_schema", "performance_schema", "sys"})
 
 #: Every privilege pushdown may grant; its own account needs each WITH GRANT OPTION.
-GRANTABLE = OWNER_DATABASE_PRIVILEGES
+GRANTABLE = ("SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "INDEX", "ALTER")

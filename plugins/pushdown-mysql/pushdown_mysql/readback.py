@@ -3,7 +3,7 @@
 Every row is normalised into facts (:mod:`pushdown_mysql.facts`): privilege columns
 and SET values become upper-case privilege names (``Grant`` is ``GRANT OPTION``), a
 database-level row keeps the pattern MySQL stores, hosts are compared in lower case.
-Six queries per snapshot, whatever the number of accounts, databases and tables.
+Seven queries per snapshot, whatever the number of accounts, databases and tables.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pushdown_mysql.compile import Inventory
-from pushdown_mysql.facts import Account, Grant, RoleGrant, escape_db_pattern
+from pushdown_mysql.facts import Account, ColumnGrant, Grant, RoleGrant, ServerFact, escape_db_pattern
 from pushdown_mysql.mapping import SYSTEM_DATABASES
 
 _COMMON = (
@@ -90,13 +90,18 @@ class Dialect:
                 "SELECT User, Host, Db, Table_name, Table_priv FROM mysql.tables_priv",
                 _where(("User", accounts), ("Db", databases)),
             ),
+            "mysql.columns_priv": _q(
+                "SELECT User, Host, Db, Table_name, Column_name, Column_priv FROM mysql.columns_priv",
+                _where(("User", accounts), ("Db", databases)),
+            ),
         }
         if databases is None:  # role grants concern no database: read them when all are in scope
             if self.mariadb:
-                roles = "SELECT User, Host, Role, '' FROM mysql.roles_mapping"
+                roles = "SELECT User, Host, Role, '', Admin_option FROM mysql.roles_mapping"
                 out["mysql.roles_mapping"] = _q(roles, by_user)
             else:
-                roles = "SELECT TO_USER, TO_HOST, FROM_USER, FROM_HOST FROM mysql.role_edges"
+                roles = "SELECT TO_USER, TO_HOST, FROM_USER, FROM_HOST, WITH_ADMIN_OPTION "
+                roles += "FROM mysql.role_edges"
                 out["mysql.role_edges"] = _q(roles, _where(("TO_USER", accounts)))
         return out
 
@@ -140,9 +145,11 @@ class ServerRead:
     inventory: Inventory
     accounts: frozenset[Account]
     roles: frozenset[Account]
-    grants: frozenset[Grant | RoleGrant]
+    grants: frozenset[ServerFact]
+    #: the roles pushdown's own account holds WITH ADMIN OPTION (it may revoke those)
+    admin_roles: frozenset[tuple[str, str]] = frozenset()
 
-    def held_by(self, account: Account) -> frozenset[Grant | RoleGrant]:
+    def held_by(self, account: Account) -> frozenset[ServerFact]:
         return frozenset(g for g in self.grants if g.account == account)
 
 
@@ -197,4 +204,21 @@ def _set_values(value: object) -> set[str]:
 
 
 def parse_roles(rows: Iterable[tuple[Any, ...]]) -> set[RoleGrant]:
-    return {RoleGrant(_account(user, host), role, role_host.lower()) for user, host, role, role_host in rows}
+    return {RoleGrant(_account(u, h), role, str(role_host).lower()) for u, h, role, role_host, *_ in rows}
+
+
+def admin_roles(rows: Iterable[tuple[Any, ...]], me: Account) -> frozenset[tuple[str, str]]:
+    """The roles ``me`` holds WITH ADMIN OPTION: (role, role host)."""
+    return frozenset(
+        (str(role), str(role_host).lower())
+        for user, host, role, role_host, admin, *_ in rows
+        if _account(user, host) == me and str(admin).upper() in ("Y", "1")
+    )
+
+
+def parse_columns(rows: Iterable[tuple[Any, ...]]) -> set[ColumnGrant]:
+    out: set[ColumnGrant] = set()
+    for user, host, db, table, column, privs in rows:
+        for name in _set_values(privs):
+            out.add(ColumnGrant(_account(user, host), db, table, column, name.upper()))
+    return out

@@ -16,7 +16,7 @@ from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.scope import Resolved
 from pushdown_mysql.compile import Naming
-from pushdown_mysql.facts import Grant, RoleGrant, exact_db_name
+from pushdown_mysql.facts import ColumnGrant, Grant, RoleGrant, exact_db_name
 
 
 @dataclass(frozen=True)
@@ -25,12 +25,14 @@ class ServerRegion:
     databases: frozenset[str] | None  # database names; None: every database, and global grants
 
     def covers(self, fact: Fact) -> bool:
-        if not isinstance(fact, Grant | RoleGrant):
+        if not isinstance(fact, Grant | RoleGrant | ColumnGrant):
             return False
         if self.accounts is not None and fact.account.user not in self.accounts:
             return False
         if self.databases is None:
             return True
+        if isinstance(fact, ColumnGrant):
+            return fact.db in self.databases
         if isinstance(fact, RoleGrant) or fact.db is None:
             return False
         name = exact_db_name(fact.db) if fact.table is None else fact.db

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pushdown.reconcile.plan import Op
-from pushdown_mysql.facts import RANK, Account, Grant, RoleGrant
+from pushdown_mysql.facts import RANK, Account, ColumnGrant, Grant, RoleGrant
 from pushdown_mysql.quoting import quote_string, template_ident
 
 #: Accounts named in one GRANT or REVOKE at most (MySQL accepts a list of them).
@@ -80,15 +80,31 @@ def role_statement(action: str, fact: RoleGrant) -> Statement:
     return Statement(sql, args, 1, ("ROLE",), fact.role_sql(), None, None, (fact.account,), revoking)
 
 
+def column_statement(action: str, fact: ColumnGrant) -> Statement:
+    """``REVOKE SELECT (`c`) ON `d`.`t` FROM %s@%s`` (pushdown only ever revokes these)."""
+    verb, to = ("GRANT", "TO") if action == "add" else ("REVOKE", "FROM")
+    column = template_ident(fact.column)
+    on = f"{template_ident(fact.db)}.{template_ident(fact.table)}"
+    sql = f"{verb} {fact.privilege} ({column}) ON {on} {to} %s@%s"
+    account = fact.account
+    return Statement(
+        sql, (account.user, account.host), 1, (fact.privilege,), fact.on(), fact.db, fact.table,
+        (account,), action == "remove",
+    )  # fmt: skip
+
+
 def statements(ops: Iterable[Op]) -> list[Statement]:
     """The fewest statements: one per (action, object, privilege set), naming every
     account that gets exactly that set there. Every removal precedes every addition."""
     per_account: dict[tuple[str, Account, str | None, str | None], list[Grant]] = {}
     roles: list[tuple[str, RoleGrant]] = []
+    columns: list[Statement] = []
     for op in ops:
         fact = op.fact
         if isinstance(fact, RoleGrant):
             roles.append((op.action, fact))
+        elif isinstance(fact, ColumnGrant):
+            columns.append(column_statement(op.action, fact))
         else:
             assert isinstance(fact, Grant)
             per_account.setdefault((op.action, fact.account, fact.db, fact.table), []).append(fact)
@@ -97,6 +113,7 @@ def statements(ops: Iterable[Op]) -> list[Statement]:
         privileges = frozenset(g.privilege for g in grants)
         shared.setdefault((action, db, table, privileges), []).append((account, grants))
     out = [role_statement(action, fact) for action, fact in roles if action == "remove"]
+    out += sorted((c for c in columns if c.revoking), key=lambda c: c.display())
     for (action, _db, _table, _privs), holders in sorted(shared.items(), key=_removals_first):
         holders.sort()
         for i in range(0, len(holders), MAX_ACCOUNTS):
@@ -104,6 +121,7 @@ def statements(ops: Iterable[Op]) -> list[Statement]:
             grants = [g for _, gs in chunk for g in gs]
             out.append(grant_statement(action, [a for a, _ in chunk], grants))
     out += [role_statement(action, fact) for action, fact in roles if action != "remove"]
+    out += [c for c in columns if not c.revoking]
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pushdown.errors import PermanentBackendError, TemporaryBackendError
+from pushdown.reconcile.plan import Plan
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
 from pushdown_mysql.backend import MySQLBackend
@@ -78,3 +79,37 @@ def test_missing_grant_option_is_named(world: World, backend: MySQLBackend) -> N
         reconcile(backend, world.model, Scope.everything())
     assert "lacks GRANT OPTION on `killed`.`t" in str(err.value)
     assert "GRANT command denied" in str(err.value)  # the server's own words follow
+
+
+def test_a_role_pushdown_loses_the_right_to_revoke_is_a_plain_refusal_and_the_rest_goes_on(
+    world: World, backend: MySQLBackend
+) -> None:
+    many_grants(world)
+    reconcile(backend, world.model, Scope.everything())
+    with admin(world.server) as cur:
+        cur.execute("CREATE ROLE `r2`")
+        cur.execute("GRANT `r2` TO 'pd_k1'@'%'")
+        cur.execute("GRANT `r2` TO 'pushdown'@'%' WITH ADMIN OPTION")  # so the plan revokes it
+        cur.execute("GRANT DROP ON `killed`.`t0` TO 'pd_k2'@'%'")  # hand-made, revocable
+
+    def lose_admin_option(plan: Plan) -> None:  # between plan and apply, somebody takes it away
+        assert "- ROLE `r2` TO 'pd_k1'@'%'" in [str(op) for op in plan.ops]
+        with admin(world.server) as cur:
+            cur.execute("REVOKE `r2` FROM 'pushdown'@'%'")
+
+    try:
+        with pytest.raises(PermanentBackendError) as err:
+            reconcile(backend, world.model, Scope.everything(), expect=lose_admin_option)
+        message = str(err.value)
+        assert (
+            "pushdown's account 'pushdown'@'%' may not change role `r2` (it would need the role WITH ADMIN "
+            "OPTION); do it by hand: REVOKE `r2` FROM 'pd_k1'@'%'"
+        ) in message
+        assert "words this like a failed login" in message and "(1698)" in message
+        assert "the other 1 of 2 operation(s) were applied" in message  # the DROP went all the same
+        plan = backend.plan(world.model, Scope.everything())
+        assert plan.ops == () and any("REVOKE `r2` FROM 'pd_k1'@'%'" in f for f in plan.findings)
+    finally:
+        with admin(world.server) as cur:
+            cur.execute("DROP ROLE `r2`")
+    assert world.probe().mismatches == []

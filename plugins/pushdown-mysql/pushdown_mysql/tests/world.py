@@ -73,6 +73,9 @@ class World:
     server: LocalMariaDB
     model: Model = field(default_factory=Model)
     databases: set[str] = field(default_factory=set)
+    #: the backend's setting: without it, CREATE TABLE is refused where the model allows it
+    #: (narrower, and the plan says so in a note)
+    create_on_database: bool = False
 
     def __post_init__(self) -> None:
         do(
@@ -159,6 +162,8 @@ class Probe:
     world: World
     checks: int = 0
     mismatches: list[str] = field(default_factory=list)
+    #: refused although the evaluator allows it, where a plan note says so (narrower)
+    narrower: list[str] = field(default_factory=list)
 
     def run(self) -> Probe:
         evaluator = Evaluator(self.world.model)
@@ -239,6 +244,9 @@ class Probe:
     def _create_table(self, ev: Evaluator, cur: Any, user: str, db: str) -> None:
         ref = ObjectRef.of("table", (CATALOG, db, "\x00new"))
         allowed = ev.authorize(user, "create_table", ref, explain=False).allowed
+        if allowed and not self.world.create_on_database:
+            self.narrower.append(f"{user} CREATE TABLE in {db}")  # the plan notes it
+            allowed = False
         new = f"probe_{next(_probe_names)}"
 
         def undo() -> None:

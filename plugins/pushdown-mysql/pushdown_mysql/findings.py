@@ -1,0 +1,133 @@
+"""Access paths that bypass the model, found in the one read of a snapshot.
+
+Each finding is one sentence: what, where, why it matters and what a person must do.
+They make ``pushdown plan`` and ``verify`` report drift (exit 2) even when pushdown
+has nothing it may change:
+
+- grants ``TO PUBLIC`` (MariaDB ≥ 10.11 keeps them under the user ``PUBLIC``): every
+  account holds them, managed ones included; pushdown never changes ``PUBLIC``;
+- a second account with a managed account's user name at a more specific host
+  (``pd_x@localhost`` shadows ``pd_x@%``): a login from there is that account;
+- wildcard (```s%`.*``), global (``*.*``) and role grants on a managed account that
+  pushdown's least-privileged account cannot revoke (it would need the privilege WITH
+  GRANT OPTION at that level, or the role WITH ADMIN OPTION): they are left out of the
+  facts (so apply never tries and fails) and reported with the exact REVOKE to run.
+  Where pushdown's account does hold what is needed, they stay facts and are revoked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+
+from pushdown_mysql.diagnose import missing_for
+from pushdown_mysql.facts import Account, ColumnGrant, Grant, RoleGrant, ServerFact, exact_db_name
+from pushdown_mysql.quoting import quote_ident
+from pushdown_mysql.readback import ServerRead
+from pushdown_mysql.statements import grant_statement
+
+PUBLIC = "PUBLIC"
+
+
+def _privilege(fact: Grant | ColumnGrant) -> str:
+    if isinstance(fact, ColumnGrant):
+        return f"{fact.privilege} ({quote_ident(fact.column)})"
+    return fact.privilege
+
+
+def _grouped(facts: Iterable[Grant | ColumnGrant]) -> dict[tuple[Account, str], list[str]]:
+    out: dict[tuple[Account, str], list[str]] = {}
+    for fact in sorted(facts, key=str):
+        out.setdefault((fact.account, fact.on()), []).append(_privilege(fact))
+    return out
+
+
+def public_findings(server: ServerRead) -> Iterator[str]:
+    held = (g for g in server.grants if isinstance(g, Grant | ColumnGrant) and g.account.user == PUBLIC)
+    for (_, on), privileges in sorted(_grouped(held).items()):
+        privs = ", ".join(privileges)
+        yield (
+            f"{privs} on {on} is granted TO PUBLIC: every account on the server holds it, the ones "
+            "pushdown manages included, whatever the model decides; pushdown never changes PUBLIC's "
+            f"grants: revoke it by hand: REVOKE {privs} ON {on} FROM PUBLIC"
+        )
+
+
+def _more_specific(host: str, than: str) -> bool:
+    """Whether MySQL tries ``host`` before ``than`` when it picks the account of a login:
+    a host without wildcards first, then the longer literal prefix; ``%`` last."""
+    wild = [i for i, ch in enumerate(host) if ch in "%_"]
+    theirs = [i for i, ch in enumerate(than) if ch in "%_"]
+    if not theirs:
+        return False
+    return not wild or wild[0] > theirs[0]
+
+
+def shadow_findings(server: ServerRead, managed: Callable[[Account], bool]) -> Iterator[str]:
+    by_user = {a.user: a for a in server.accounts if managed(a)}
+    for other in sorted(server.accounts):
+        mine = by_user.get(other.user)
+        if mine is None or other == mine or not _more_specific(other.host, mine.host):
+            continue
+        yield (
+            f"{other} shadows the managed account {mine}: a login as {other.user!r} from a host that "
+            f"matches {other.host!r} is that account, with its own grants, not the ones pushdown keeps "
+            f"equal to the model; drop it by hand (DROP USER {other}) or manage that host instead "
+            "(setting account_host)"
+        )
+
+
+def revocable(server: ServerRead, fact: ServerFact) -> tuple[str, ...]:
+    """What pushdown's account lacks to revoke ``fact`` (empty: it may)."""
+    if isinstance(fact, RoleGrant):
+        return () if (fact.role, fact.role_host) in server.admin_roles else ("the role WITH ADMIN OPTION",)
+    if isinstance(fact, ColumnGrant):
+        return ()
+    return missing_for(server, grant_statement("remove", [fact.account], [fact]))
+
+
+def beyond_reach(fact: ServerFact) -> bool:
+    """A wildcard, global or role grant: outside what pushdown's documented privileges cover."""
+    if isinstance(fact, RoleGrant):
+        return True
+    if not isinstance(fact, Grant):
+        return False
+    return fact.db is None or (fact.table is None and exact_db_name(fact.db) is None)
+
+
+def stuck(server: ServerRead, facts: Iterable[ServerFact]) -> tuple[frozenset[ServerFact], tuple[str, ...]]:
+    """The managed facts pushdown may not revoke, and one finding per account and object."""
+    out: set[ServerFact] = set()
+    lacks: dict[tuple[Account, str], set[str]] = {}
+    for fact in facts:
+        if beyond_reach(fact):
+            missing = revocable(server, fact)
+            if missing:
+                out.add(fact)
+                on = fact.role_sql() if isinstance(fact, RoleGrant) else fact.on()
+                lacks.setdefault((fact.account, on), set()).update(missing)
+    return frozenset(out), tuple(_stuck_sentences(server.me, out, lacks))
+
+
+def _stuck_sentences(
+    me: Account, facts: set[ServerFact], lacks: dict[tuple[Account, str], set[str]]
+) -> Iterator[str]:
+    for role in sorted(f for f in facts if isinstance(f, RoleGrant)):
+        yield (
+            f"{role.account} holds role {role.role_sql()} (its privileges reach the account whatever the "
+            f"model decides); pushdown's account {me} may not revoke it (it would need the role WITH "
+            f"ADMIN OPTION); revoke it by hand: REVOKE {role.role_sql()} FROM {role.account}"
+        )
+    grants = [f for f in facts if isinstance(f, Grant)]
+    for (account, on), privileges in sorted(_grouped(grants).items()):
+        privs = ", ".join(privileges)
+        what = (
+            "a global grant: it reaches every database"
+            if on == "*.*"
+            else "a wildcard grant: it reaches every database whose name matches"
+        )
+        needs = ", ".join(sorted(lacks[(account, on)], key=lambda p: (p == "GRANT OPTION", p)))
+        yield (
+            f"{account} holds {privs} on {on} ({what}, whatever the model decides); pushdown's account "
+            f"{me} may not revoke it (it would need {needs} on {on}); revoke it by hand: "
+            f"REVOKE {privs} ON {on} FROM {account}"
+        )
