@@ -165,7 +165,8 @@ def test_a_catalog_naming_no_configured_backend_is_a_configuration_error(cwd: Pa
         "      - {on: catalog lost, allow: [USE_CATALOG, USE_SCHEMA, SELECT_TABLE]}\n"
         "    to: [user a]\n"
     )
-    for command in (["plan", "--spec", "other.yaml"], ["apply", "--spec", "other.yaml"], ["apply"], ["verify"]):
+    spec = ["--spec", "other.yaml"]
+    for command in (["plan", *spec], ["apply", *spec], ["apply"], ["verify"]):
         code, _, err = run(*command)
         assert code == 1, command
         assert "catalog(s) lost name backend 'mysql9', which is not configured (configured: demo)" in err

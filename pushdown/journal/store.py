@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from pushdown.journal import lease
 from pushdown.journal.connection import connect, prepare
@@ -95,7 +96,7 @@ class Store:
         now = datetime.now(UTC).isoformat(timespec="seconds")
         seqs = []
         for event in events:
-            getattr(self, f"_on_{event.name}")(event)
+            _EFFECTS[type(event)](self, event)
             cur = self.db.execute(
                 "INSERT INTO journal(at, name, payload) VALUES (?, ?, ?)",
                 (now, event.name, event.to_json()),
@@ -273,3 +274,28 @@ class Store:
                 new = old.renamed(e.object, e.new_object)
                 if new != old:
                     self._x(update, str(new), text)
+
+
+#: Each event type's effect on the model tables: one entry per type, checked at import.
+_EFFECTS: dict[type[ev.Event], Callable[[Store, Any], None]] = {
+    ev.UserAdded: Store._on_user_added,
+    ev.UserRemoved: Store._on_user_removed,
+    ev.GroupAdded: Store._on_group_added,
+    ev.GroupRemoved: Store._on_group_removed,
+    ev.GroupMemberAdded: Store._on_group_member_added,
+    ev.GroupMemberRemoved: Store._on_group_member_removed,
+    ev.RoleCreated: Store._on_role_created,
+    ev.RoleDeleted: Store._on_role_deleted,
+    ev.PrivilegesGranted: Store._on_privileges_granted,
+    ev.PrivilegesRevoked: Store._on_privileges_revoked,
+    ev.RoleGranted: Store._on_role_granted,
+    ev.RoleRevoked: Store._on_role_revoked,
+    ev.OwnerSet: Store._on_owner_set,
+    ev.ServiceAdminsSet: Store._on_service_admins_set,
+    ev.ExternalMembersChanged: Store._on_external_members_changed,
+    ev.ObjectCreated: Store._on_object_created,
+    ev.ObjectDropped: Store._on_object_dropped,
+    ev.ObjectRenamed: Store._on_object_renamed,
+}
+if set(_EFFECTS) != set(ev.EVENT_TYPES.values()):  # pragma: no cover - caught at import by every run
+    raise TypeError("every event type needs exactly one effect in pushdown.journal.store._EFFECTS")
