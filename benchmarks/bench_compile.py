@@ -139,13 +139,20 @@ def scoped_change(scale: float, seed: int, repeats: int) -> Scoped:
 
 
 def table_for(model: Model, role: str) -> ObjectRef | None:
-    """A table without a grant of its own in a schema where ``role`` has one (so the grant
-    changes something for its holders)."""
+    """A table without a grant of its own, in a schema where ``role`` has a grant, that some
+    holder may not load yet but whose schema the holder may load (so the grant shows)."""
+    authorize = Evaluator(model).authorize
+    holders = sorted(model.holders_of(role))
     schemas = sorted(g.object for g in model.roles[role] if g.object.type is T.SCHEMA)
     for schema in schemas:
         for obj in sorted(model.children(schema)):
-            if obj.type is T.TABLE and obj not in model.by_object:
-                return obj
+            if obj.type is not T.TABLE or obj in model.by_object:
+                continue
+            for user in holders:
+                if authorize(user, "load_schema", schema, explain=False).allowed:
+                    if not authorize(user, "load_table", obj, explain=False).allowed:
+                        return obj
+            break  # one table per schema is enough to tell
     return None
 
 
