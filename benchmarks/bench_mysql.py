@@ -314,7 +314,7 @@ def bare(raw: Any, sent: list[tuple[str, tuple[Any, ...]]]) -> list[str]:
 def section_1_apply(report: Report, estate: Estate, rounds: int) -> None:
     model, backend = estate.model, estate.backend
     report.section(
-        f"1. apply the estate to empty accounts: pushdown vs the fewest statements ({estate.sizes.describe()})"
+        f"1. apply the estate to empty accounts against the fewest statements ({estate.sizes.describe()})"
     )
     report.note(
         "floor: computed here from bare lookups, one GRANT per (object, privilege set) naming every",
@@ -371,7 +371,7 @@ def section_1_apply(report: Report, estate: Estate, rounds: int) -> None:
         report.note(
             f"pushdown sends {len(ours) - len(texts):,} statement(s) more than the floor; "
             f"{capped - len(texts):,} of them come from {why}:",
-            f"a group of N accounts sharing one (object, privileges) becomes ceil(N / {MAX_ACCOUNTS}) statements",
+            f"N accounts sharing one (object, privileges) take ceil(N / {MAX_ACCOUNTS}) statements",
         )
     largest = max((len(a) for a in groups.values()), default=0)
     report.row("  accounts in the largest floor statement", largest)
@@ -408,7 +408,7 @@ def section_2_hook(report: Report, estate: Estate, rounds: int) -> None:
     ac = estate.ac
     table = ObjectRef(T.TABLE, ("c", HOOK_DB, table_name(0)))
     report.section(
-        f"2. the library hook: grant SELECT_TABLE on {table.name} to role {HOOK_ROLE} ({HOOK_HOLDERS} holders)"
+        f"2. the library hook: SELECT_TABLE on {table.name} to role {HOOK_ROLE} ({HOOK_HOLDERS} holders)"
     )
     report.note(
         "AccessControl.grant_privileges with the MySQL backend: commit + journal, then a sync over",
