@@ -272,7 +272,7 @@ def floor_statements(
     groups: dict[tuple[str, str, frozenset[str]], list[str]] = {}
     for roles, accounts in by_roles.items():
         held = set(roles)
-        for schema in schemas:
+        for schema in gated(model, held, schemas):
             db = schema.names[1]
             per_table = {t.names[2]: table_privileges(model, held, t) for t in tables[schema]}
             future = table_privileges(model, held, ObjectRef(T.TABLE, (*schema.names, FUTURE)))
@@ -284,6 +284,16 @@ def floor_statements(
                     groups.setdefault((db, name, frozenset(privs - on_db)), []).extend(accounts)
     assert not set(OWNER_DATABASE_PRIVILEGES) - {"CREATE", "DROP", "ALTER"} - DATABASE_LEVEL_EXACT
     return groups
+
+
+def gated(model: Model, roles: set[str], schemas: list[ObjectRef]) -> list[ObjectRef]:
+    """The schemas where these roles may hold USE_SCHEMA (the gate of every table privilege):
+    all of them when it is granted above the schemas, else those with a grant of their own."""
+    grants = [g for role in roles for g in model.roles[role]]
+    if any(len(g.object.names) < 2 and g.privilege is P.USE_SCHEMA for g in grants):
+        return schemas
+    near = {g.object.path[2] for g in grants if len(g.object.names) >= 2}
+    return [s for s in schemas if s in near]
 
 
 def floor_texts(raw: Any, groups: dict[tuple[str, str, frozenset[str]], list[str]]) -> list[str]:
