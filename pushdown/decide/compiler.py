@@ -129,7 +129,8 @@ class EntitlementCompiler:
         region = Region(owned)
         nodes = owned | _keys_near(shared.keys, region)
         starts = {o for o in owned if o not in area.above} | {s for s in area.starts if region.has(s)}
-        decider = Decider(self.model, shared.decider.roles, owned_all, shared.decider.admin)
+        base = shared.decider
+        decider = Decider(self.model, base.roles, owned_all, base.admin, base=base)
         personal = View(decider, Keys.of(nodes), area.inventory, frozenset(starts), self.operations)
         return OwnerView(personal, shared, region)
 
