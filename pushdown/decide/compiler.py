@@ -127,11 +127,25 @@ class EntitlementCompiler:
         Its keys are the owned objects and the class's keys in the region or right below
         it, so a container in the region sees every child that carries something."""
         region = Region(owned)
-        nodes = owned | {k for k in shared.keys.nodes if region.has(k) or region.has_parent_of(k)}
+        nodes = owned | _keys_near(shared.keys, region)
         starts = {o for o in owned if o not in area.above} | {s for s in area.starts if region.has(s)}
-        decider = Decider(self.model, shared.decider.roles, owned_all, shared.decider.admin)
+        base = shared.decider
+        decider = Decider(self.model, base.roles, owned_all, base.admin, base=base)
         personal = View(decider, Keys.of(nodes), area.inventory, frozenset(starts), self.operations)
         return OwnerView(personal, shared, region)
+
+
+def _keys_near(keys: Keys, region: Region) -> set[ObjectRef]:
+    """The class's keys in ``region`` or right below it, without scanning every key: those
+    on or right below the paths down to the owned objects, and those inside an owned
+    container (the same set as ``region.has(k) or region.has_parent_of(k)`` over all keys)."""
+    out = {k for node in region.above for k in keys.kids.get(node, ())}
+    if METALAKE in keys.nodes:
+        out.add(METALAKE)  # on every path
+    containers = {o for o in region.owned if o.type not in LEAF_TYPES}
+    if containers:
+        out.update(k for k in keys.nodes if not containers.isdisjoint(k.path))
+    return out
 
 
 def _parts(starts: set[ObjectRef], inventory: Inventory) -> Iterable[tuple[str, set[ObjectRef]]]:

@@ -64,12 +64,21 @@ class Decider:
     """Decisions for users holding ``roles``, owning ``owned``, service admin or not."""
 
     def __init__(
-        self, model: Model, roles: frozenset[str], owned: Collection[ObjectRef] = (), admin: bool = False
+        self,
+        model: Model,
+        roles: frozenset[str],
+        owned: Collection[ObjectRef] = (),
+        admin: bool = False,
+        base: Decider | None = None,
     ) -> None:
         self.by_object = model.by_object
         self.roles = roles
         self.owned = owned
         self.admin = admin
+        #: the same roles and admin status without the ownerships: it decides, and keeps in
+        #: its memo, every object with nothing owned on its path (ownership cannot matter there)
+        self.base = base if base is not None and base.roles == roles and base.admin == admin else None
+        self._owned = frozenset(owned) if self.base is not None else frozenset()
         self._eff: dict[ObjectRef, Effective] = {}
         self._memo: dict[tuple[str, ObjectRef], bool] = {}
 
@@ -77,6 +86,9 @@ class Decider:
         """(privileges ALLOWed, privileges DENYed) anywhere on ``node``'s path, for these roles."""
         hit = self._eff.get(node)
         if hit is not None:
+            return hit
+        if self.base is not None:  # ownership plays no part here: share the base's memo
+            hit = self._eff[node] = self.base.effective(node)
             return hit
         parent = node.parent
         allowed, denied = self.effective(parent) if parent is not None else (_NONE, _NONE)
@@ -96,7 +108,11 @@ class Decider:
         key = (operation, node)
         hit = self._memo.get(key)
         if hit is None:
-            hit = self._memo[key] = _RULES[operation](self, node)
+            base = self.base
+            if base is not None and self._owned.isdisjoint(node.path):
+                hit = self._memo[key] = base.decide(operation, node)
+            else:
+                hit = self._memo[key] = _RULES[operation](self, node)
         return hit
 
 

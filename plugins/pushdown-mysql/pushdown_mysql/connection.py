@@ -54,13 +54,15 @@ class ConnectionSettings:
 
 
 class Connection:
-    """Lazily connected; ``queries`` counts reads, ``writes`` counts GRANT/REVOKE."""
+    """Lazily connected; ``queries`` counts reads and ``rows`` the rows they returned,
+    ``writes`` counts GRANT/REVOKE."""
 
     def __init__(self, backend: str, settings: ConnectionSettings) -> None:
         self.backend = backend
         self.settings = settings
         self._conn: Any = None
         self.queries = 0
+        self.rows = 0
         self.writes = 0
 
     def _connect(self) -> Any:
@@ -90,9 +92,11 @@ class Connection:
         try:
             with self.raw.cursor() as cur:
                 cur.execute(sql, args)
-                return list(cur.fetchall())
+                rows = list(cur.fetchall())
         except pymysql.err.MySQLError as exc:
             raise self.translate(exc, why or sql, read_hint) from exc
+        self.rows += len(rows)
+        return rows
 
     def execute(self, sql: str, args: Sequence[Any] | None = None) -> None:
         self.writes += 1
