@@ -321,12 +321,20 @@ class AccessControl:
         ``expect(plan)`` may refuse a plan before it is applied (a saved plan gone stale)."""
         if dry_run:  # a dry run writes nothing: ask the directory, record nothing
             model = self.sync_model(self.outside_members(self.model))
+            load = None
         else:
             self.record_external_members()
             model = self.sync_model()
+            load = self._current
         return self.dispatcher.run(
-            model, names=names, full=full, dry_run=dry_run, progress=progress, expect=expect
+            model, names=names, full=full, dry_run=dry_run, progress=progress, expect=expect, load=load
         )
+
+    def _current(self) -> tuple[Model, int]:
+        """The model as the store holds it now, and the journal position it reflects
+        (asked under a backend's lease: another writer may have committed meanwhile)."""
+        model = self.sync_model()
+        return model, self._seq
 
 
 def _backends(cfg: Config, hooks: Hooks) -> dict[str, Backend]:

@@ -128,7 +128,10 @@ class EntitlementCompiler:
         it, so a container in the region sees every child that carries something."""
         region = Region(owned)
         nodes = owned | _keys_near(shared.keys, region)
-        starts = {o for o in owned if o not in area.above} | {s for s in area.starts if region.has(s)}
+        # walk from what is owned inside the area, and from a start only when it lies in an
+        # owned subtree (not merely above something owned: that would walk the whole catalog)
+        starts = {o for o in owned if o not in area.above}
+        starts |= {s for s in area.starts if any(n in owned for n in s.path)}
         base = shared.decider
         decider = Decider(self.model, base.roles, owned_all, base.admin, base=base)
         personal = View(decider, Keys.of(nodes), area.inventory, frozenset(starts), self.operations)

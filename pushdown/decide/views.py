@@ -39,9 +39,9 @@ class Coverage:
         """The held children the operation is allowed on."""
         kind = OPERATIONS[self.operation].target
         if not self.default:
-            yield from sorted(self.exceptions)
+            yield from (k for k in sorted(self.exceptions, key=_by_name) if k in inventory)
             return
-        for child in sorted(inventory.children(self.container)):
+        for child in sorted(inventory.children(self.container), key=_by_name):
             if child.type is kind and child not in self.exceptions:
                 yield child
 
@@ -111,6 +111,8 @@ class View:
         assert isinstance(kind, SecurableType)
         decide = self.decider.decide
         default = decide(operation, self.inventory.generic(self.rep(container), kind))
+        if container not in self.keys.kids:  # nothing below carries anything: no exception
+            return Coverage(container, operation, default, _NO_EXCEPTIONS)
         odd = frozenset(
             k
             for k in self.keys.kids.get(container, ())
@@ -122,7 +124,7 @@ class View:
         """Held containers of ``kind`` in scope below which some operation may be allowed."""
         hit = self._containers.get(kind)
         if hit is None:
-            hit = self._containers[kind] = sorted(self._walk(kind))
+            hit = self._containers[kind] = sorted(self._walk(kind), key=_by_name)
         return hit
 
     def _walk(self, kind: SecurableType) -> Iterator[ObjectRef]:
@@ -183,7 +185,7 @@ class OwnerView(View):
     def containers(self, kind: SecurableType) -> list[ObjectRef]:
         mine = self.personal.containers(kind)
         theirs = [c for c in self.shared.containers(kind) if not self.region.has(c)]
-        return sorted({*mine, *theirs})
+        return sorted({*mine, *theirs}, key=_by_name)
 
 
 class CompositeView(View):
@@ -232,6 +234,12 @@ class NoView(View):
 
 
 _NOBODY = NoView()
+_NO_EXCEPTIONS: frozenset[ObjectRef] = frozenset()
+
+
+def _by_name(obj: ObjectRef) -> tuple[str, ...]:
+    """A sort key compared in C (``ObjectRef``'s own ordering is a Python-level ``__lt__``)."""
+    return obj.names
 
 
 def _target(operation: str) -> SecurableType:

@@ -122,7 +122,7 @@ class Store:
     def set_cursor(self, backend: str, seq: int) -> None:
         self.db.execute(
             "INSERT INTO cursors(backend, seq) VALUES (?, ?) "
-            "ON CONFLICT(backend) DO UPDATE SET seq = excluded.seq",
+            "ON CONFLICT(backend) DO UPDATE SET seq = MAX(seq, excluded.seq)",  # never backwards
             (backend, seq),
         )
 

@@ -37,7 +37,9 @@ def plan_on(backend: Backend, model: Model, scope: Scope, where: Resolved, snaps
         notes=desired.notes,
         findings=snapshot.findings,
     )
-    guard = removal_guard(backend, plan, len(snapshot.facts))
+    # Only a full plan is guarded: it sees everything the backend manages, so its share is
+    # of the whole; a scoped plan follows journalled model changes and must not stall them.
+    guard = removal_guard(backend, plan, len(snapshot.facts)) if scope.full else None
     basis = {"fingerprint": snapshot.fingerprint}
     return replace(plan, guard=guard, basis=basis)
 
@@ -48,8 +50,8 @@ MIN_GUARDED_REMOVALS = 10
 
 
 def removal_guard(backend: Backend, plan: Plan, held: int) -> str | None:
-    """Why ``plan`` needs an explicit go-ahead: it removes more than a share of the
-    managed facts the backend holds in scope (or all of them), and at least a few."""
+    """Why ``plan`` (a full one) needs an explicit go-ahead: it removes more than a share
+    of the managed facts the backend holds (or all of them), and at least a few."""
     share = float(backend.context.setting("max_removal_share", MAX_REMOVAL_SHARE))
     least = int(backend.context.setting("min_guarded_removals", MIN_GUARDED_REMOVALS))
     removes = plan.removes

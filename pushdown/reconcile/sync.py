@@ -141,6 +141,8 @@ def _refused(applied: Applied, plan: Plan, second: Plan) -> str:
 
 
 Lease = Callable[[str], AbstractContextManager[object]]
+#: Loads the model now, with the journal position it reflects (events up to it are in it).
+Loader = Callable[[], tuple[Model, int]]
 
 #: store meta key prefix: a backend's summary of its server at its last converged sync
 _SEEN = "discovered:"
@@ -156,11 +158,14 @@ class Dispatcher:
         #: apply plans that remove most of what a backend holds (see :func:`reconcile`)
         self.allow_mass_removal = False
 
-    def pending_scope(self, name: str) -> tuple[Scope, int]:
-        """The union of the scopes of events the backend has not seen, and the last seq."""
+    def pending_scope(self, name: str, upto: int | None = None) -> tuple[Scope, int]:
+        """The union of the scopes of events the backend has not seen (up to ``upto``, the
+        position the model in hand reflects), and the last seq taken."""
         cursor = self.store.cursor(name)
         scopes, last = [], cursor
         for seq, event in self.store.events_since(cursor):
+            if upto is not None and seq > upto:
+                break  # not in the model in hand: the next sync takes it
             scopes.append(scope_of(event))
             last = seq
         return Scope.union(scopes), last
@@ -174,12 +179,16 @@ class Dispatcher:
         dry_run: bool = False,
         progress: Callable[[str, int], Progress] | None = None,
         expect: Callable[[Plan], None] | None = None,
+        load: Loader | None = None,
     ) -> list[SyncResult]:
         """``progress(backend, n)`` is called before ``n`` operations are applied to a
-        backend and returns that backend's progress callback."""
+        backend and returns that backend's progress callback. ``load``, when given, is
+        asked for the current model (and the journal position it reflects) once the
+        backend's writer lease is held, so a writer that waited never applies a model
+        older than the journal it marks as seen, and never marks later events seen."""
         results = unenforced(model, self.backends)
         for name in names or sorted(self.backends):
-            results.append(self._one(name, model, full, dry_run, progress, expect))
+            results.append(self._one(name, model, full, dry_run, progress, expect, load))
         return results
 
     def _one(
@@ -190,12 +199,33 @@ class Dispatcher:
         dry_run: bool,
         progress: Callable[[str, int], Progress] | None,
         expect: Callable[[Plan], None] | None,
+        load: Loader | None,
+    ) -> SyncResult:
+        held = self.lease(name) if self.lease is not None and not dry_run else nullcontext()
+        try:
+            with held:
+                return self._held(name, model, full, dry_run, progress, expect, load)
+        except PushdownError as exc:  # the lease itself: Busy
+            return _failed(name, exc, self.store.cursor(name))
+
+    def _held(
+        self,
+        name: str,
+        model: Model,
+        full: bool,
+        dry_run: bool,
+        progress: Callable[[str, int], Progress] | None,
+        expect: Callable[[Plan], None] | None,
+        load: Loader | None,
     ) -> SyncResult:
         backend = self.backends[name]
+        upto = None
+        if load is not None:
+            model, upto = load()
         if full:
-            scope, last = Scope.everything(), self.store.last_seq()
+            scope, last = Scope.everything(), (self.store.last_seq() if upto is None else upto)
         else:
-            scope, last = self.pending_scope(name)
+            scope, last = self.pending_scope(name, upto)
         try:
             found, summary = backend.discover(model, self.store.get_meta(_SEEN + name))
         except PushdownError as exc:
@@ -205,18 +235,16 @@ class Dispatcher:
         if scope.empty:
             return SyncResult(name, None, seq=last)
         start = (lambda plan: progress(name, len(plan.ops))) if progress else None
-        held = self.lease(name) if self.lease is not None and not dry_run else nullcontext()
         try:
-            with held:
-                plan, applied = reconcile(
-                    backend,
-                    model,
-                    scope,
-                    dry_run=dry_run,
-                    start=start,
-                    expect=expect,
-                    allow_mass_removal=self.allow_mass_removal,
-                )
+            plan, applied = reconcile(
+                backend,
+                model,
+                scope,
+                dry_run=dry_run,
+                start=start,
+                expect=expect,
+                allow_mass_removal=self.allow_mass_removal,
+            )
         except PushdownError as exc:
             return _failed(name, exc, self.store.cursor(name))
         if not dry_run:

@@ -154,11 +154,13 @@ class MySQLBackend(Backend):
     def _read(self, accounts: frozenset[str] | None, databases: frozenset[str] | None) -> ServerRead:
         session = self._whoami()
         dialect = session.dialect
+        hosts = None
         if accounts is not None:  # our own rows name what we may grant; PUBLIC's reach everyone
             accounts = accounts | {session.me.user, PUBLIC}
+            hosts = frozenset({self.naming.host, session.me.host, ""})  # "": PUBLIC's host
         rows = {
             key: self.connection.query(sql, args, why=f"reading {key}")
-            for key, (sql, args) in dialect.queries(accounts, databases).items()
+            for key, (sql, args) in dialect.queries(accounts, databases, hosts).items()
         }
         accounts_found, roles, global_grants = parse_users(dialect, rows["mysql.user"])
         role_key = "mysql.roles_mapping" if dialect.mariadb else "mysql.role_edges"

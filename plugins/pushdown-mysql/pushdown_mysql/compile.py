@@ -87,9 +87,20 @@ def compile_desired(
     compiler = EntitlementCompiler(model, OPERATIONS)
     facts: set[Fact] = set()
     notes: list[str] = []
+    clashing = _clashes(model, scope, naming)
+    notes += [
+        f"users {', '.join(sorted(users))} all map to account {account}: their grants are withheld "
+        "(narrower) until pushdown_map_principal tells them apart"
+        for account, users in sorted(clashing.items())
+    ]
+    withheld = {u for users in clashing.values() for u in users}
     for region in scope.regions:
-        ent = compiler.compile(held, region.users, _roots(region, catalog))
+        roots = _roots(region, catalog)
+        known = _with_model_tables(model, held, catalog, roots)
+        ent = compiler.compile(known, region.users, roots)
         for user in ent.users:
+            if user in withheld:
+                continue
             account = naming.account(user)
             view = ent.view(user)
             grants = set(user_grants(view, account, held, create_on_database))
@@ -108,6 +119,39 @@ def compile_desired(
                     "only through CREATE on *.*, which pushdown never grants: not granted (narrower)"
                 )
     return Desired(frozenset(facts), tuple(sorted(set(notes))))
+
+
+def _clashes(model: Model, scope: Resolved, naming: Naming) -> dict[Account, set[str]]:
+    """Accounts that two or more model users map to (the users a scope names, or all):
+    each would get the union of their access, so none of them gets any."""
+    everyone = any(r.users is None for r in scope.regions)
+    users = model.users if everyone else {u for r in scope.regions for u in r.users or ()}
+    by_account: dict[Account, set[str]] = {}
+    for user in users:
+        by_account.setdefault(naming.account(user), set()).add(user)
+    return {a: us for a, us in by_account.items() if len(us) > 1}
+
+
+def _with_model_tables(
+    model: Model, held: ModelInventory, catalog: str, roots: list[ObjectRef] | None
+) -> ModelInventory:
+    """The server's objects, plus the tables the model registers in its databases but the
+    server does not hold yet: a DENY or an owner on such a table must keep a database-level
+    grant from being "exact" (it would reach the table the moment it is created). Grants
+    are still only ever listed for held tables."""
+    where = [ObjectRef(SecurableType.CATALOG, (catalog,))] if roots is None else roots
+    extra = [
+        obj
+        for root in where
+        for obj in model.within(root)
+        if obj.type is SecurableType.TABLE and obj not in held and obj.parent in held
+    ]
+    if not extra:
+        return held
+    known = ModelInventory.of(held.within(ObjectRef(SecurableType.CATALOG, (catalog,))))
+    for obj in extra:
+        known.add(obj)
+    return known
 
 
 def _roots(region: Region, catalog: str) -> list[ObjectRef] | None:

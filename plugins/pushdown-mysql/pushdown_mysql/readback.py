@@ -70,10 +70,16 @@ class Dialect:
         return self.db_columns() + _GLOBAL_ONLY + repl
 
     def queries(
-        self, accounts: frozenset[str] | None = None, databases: frozenset[str] | None = None
+        self,
+        accounts: frozenset[str] | None = None,
+        databases: frozenset[str] | None = None,
+        hosts: frozenset[str] | None = None,
     ) -> dict[str, tuple[str, tuple[Any, ...]]]:
         """The reads of one snapshot, narrowed with WHERE to ``accounts`` and ``databases``
-        (``None``: all). Column lists are constants of this module; names are parameters."""
+        (``None``: all). ``hosts`` narrows the grant tables (not ``mysql.user``, where a
+        shadowing account at another host must still be seen): ``Host`` leads their primary
+        keys, so a narrowed read is a key range, not a scan. Column lists are constants of
+        this module; names are parameters."""
         user_cols = ", ".join(c for c, _ in self.user_columns())
         db_cols = ", ".join(c for c, _ in self.db_columns())
         is_role = "is_role" if self.mariadb else "'N'"
@@ -84,15 +90,15 @@ class Dialect:
             "mysql.user": _q(f"SELECT User, Host, {is_role}, {user_cols} FROM mysql.user", by_user),  # noqa: S608
             "mysql.db": _q(
                 f"SELECT User, Host, Db, {db_cols} FROM mysql.db",  # noqa: S608
-                _where(("User", accounts), ("Db", dbs)),
+                _where(("Host", hosts), ("Db", dbs), ("User", accounts)),
             ),
             "mysql.tables_priv": _q(
                 "SELECT User, Host, Db, Table_name, Table_priv FROM mysql.tables_priv",
-                _where(("User", accounts), ("Db", databases)),
+                _where(("Host", hosts), ("Db", databases), ("User", accounts)),
             ),
             "mysql.columns_priv": _q(
                 "SELECT User, Host, Db, Table_name, Column_name, Column_priv FROM mysql.columns_priv",
-                _where(("User", accounts), ("Db", databases)),
+                _where(("Host", hosts), ("Db", databases), ("User", accounts)),
             ),
         }
         if databases is None:  # role grants concern no database: read them when all are in scope
@@ -125,7 +131,11 @@ def _q(select: str, where: Where) -> tuple[str, tuple[Any, ...]]:
 
 def _inventory(databases: frozenset[str] | None) -> tuple[str, tuple[Any, ...]]:
     schemata = "SELECT SCHEMA_NAME, NULL FROM information_schema.SCHEMATA"
-    tables = "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE'"
+    # views count as tables: a database-level grant reaches them, so a DENY on one must show
+    tables = (
+        "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "
+        "WHERE TABLE_TYPE IN ('BASE TABLE', 'VIEW')"
+    )
     if databases is None:
         return f"{schemata} UNION ALL {tables}", ()
     names = tuple(sorted(databases)) or ("",)  # an empty IN () is a syntax error

@@ -17,7 +17,7 @@ from pushdown_mysql.facts import RANK, Account, ColumnGrant, Grant, RoleGrant
 from pushdown_mysql.quoting import quote_string, template_ident
 
 #: Accounts named in one GRANT or REVOKE at most (MySQL accepts a list of them).
-MAX_ACCOUNTS = 50
+MAX_ACCOUNTS = 1000
 
 
 @dataclass(frozen=True)

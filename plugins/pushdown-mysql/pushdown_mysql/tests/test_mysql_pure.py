@@ -85,3 +85,32 @@ def test_facts_survive_a_saved_plan_and_regions_cover_by_account_and_database() 
     assert not region.covers(Grant(BOB, "c\\_1", None, "SELECT"))
     assert not region.covers(RoleGrant(ANN, "r", ""))  # a role concerns no database
     assert ServerRegion(None, None).covers(RoleGrant(ANN, "r", ""))
+
+
+def test_two_users_mapping_to_one_account_get_nothing() -> None:
+    from pushdown.model import changes as ch
+    from pushdown.model.principals import Principal
+    from pushdown.model.securables import ObjectRef
+    from pushdown.model.state import Model
+    from pushdown.reconcile.scope import Scope
+    from pushdown_mysql.compile import Inventory, Naming, compile_desired
+
+    model = Model()
+    for step in (
+        lambda: ch.add_user(model, "ann@corp"),
+        lambda: ch.add_user(model, "ann@partner"),
+        lambda: ch.create_object(model, ObjectRef.of("catalog", "c"), properties={"backend": "m"}),
+        lambda: ch.create_role(model, "r"),
+        lambda: ch.grant_privileges(model, "r", ObjectRef.of("catalog", "c"), ["USE_CATALOG", "USE_SCHEMA"]),
+        lambda: ch.grant_privileges(model, "r", ObjectRef.of("catalog", "c"), ["SELECT_TABLE"]),
+        lambda: ch.grant_role(model, "r", Principal.user("ann@corp")),
+    ):
+        for e in step():
+            model.apply(e)
+    naming = Naming(map_principal=lambda p: p.name.split("@")[0])
+    inventory = Inventory(frozenset({"hr"}), frozenset({("hr", "pay")}))
+    desired = compile_desired(
+        model, "c", inventory, frozenset({ANN}), naming, Scope.everything().resolve(model)
+    )
+    assert desired.facts == frozenset()
+    assert any("all map to account 'pd_ann'@'%'" in n for n in desired.notes)
