@@ -156,9 +156,10 @@ class Backend(abc.ABC):
     def discover(self, model: Model, seen: str | None) -> tuple[Scope, str | None]:
         """What changed on the server by other hands since a sync saw ``seen`` (a summary
         this backend made, opaque to the core), as a scope, and the summary now. The
-        dispatcher adds the scope to every pending sync and keeps the summary once the
-        backend converged. It must be cheap (one small query), since it runs on every
-        sync. Default: nothing to discover (``None``: keep no summary)."""
+        dispatcher asks it when nothing is journalled for the backend (``apply --pending``,
+        an idle sync) and uses the scope it returns, and after a full sync (to keep the
+        summary); a sync with a pending scope reads that scope's inventory anyway. It must
+        be cheap (one query). Default: nothing to discover (``None``: keep no summary)."""
         return Scope.nothing(), None
 
     def reread(self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot) -> Snapshot:

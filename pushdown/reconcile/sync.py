@@ -226,13 +226,18 @@ class Dispatcher:
             scope, last = Scope.everything(), (self.store.last_seq() if upto is None else upto)
         else:
             scope, last = self.pending_scope(name, upto)
-        try:
-            found, summary = backend.discover(model, self.store.get_meta(_SEEN + name))
-        except PushdownError as exc:
-            return _failed(name, exc, self.store.cursor(name))
-        if not full:
-            scope = scope | found
+        summary = None
+        if not full and scope.empty:
+            # Nothing journalled: ask the server what changed by other hands. A sync with
+            # a pending scope reads that scope's inventory anyway, and a full one all of it,
+            # so neither pays for the question (it reads every database's table list).
+            try:
+                scope, summary = backend.discover(model, self.store.get_meta(_SEEN + name))
+            except PushdownError as exc:
+                return _failed(name, exc, self.store.cursor(name))
         if scope.empty:
+            if summary is not None and not dry_run:
+                self.store.set_meta(_SEEN + name, summary)  # the baseline for the next question
             return SyncResult(name, None, seq=last)
         start = (lambda plan: progress(name, len(plan.ops))) if progress else None
         try:
@@ -249,9 +254,20 @@ class Dispatcher:
             return _failed(name, exc, self.store.cursor(name))
         if not dry_run:
             self.store.set_cursor(name, last)
+            if full:  # everything was read and converged: record the server's summary now
+                summary = self._summary(backend, model, name)
             if summary is not None:
                 self.store.set_meta(_SEEN + name, summary)
         return SyncResult(name, plan, applied, seq=last)
+
+
+    @staticmethod
+    def _summary(backend: Backend, model: Model, name: str) -> str | None:
+        try:
+            return backend.discover(model, None)[1]
+        except PushdownError as exc:  # the sync itself converged; the next one asks again
+            log.warning("%s: could not summarise the server after a full sync: %s", name, exc)
+            return None
 
 
 def unenforced(model: Model, backends: Mapping[str, Backend]) -> list[SyncResult]:
