@@ -62,6 +62,11 @@ def _obj(value: ObjectLike) -> ObjectRef:
     return value if isinstance(value, ObjectRef) else ObjectRef.parse(value)
 
 
+#: How long a writer lease outlives a holder on another host that vanished (a crashed
+#: holder on this host loses it at once): longer than the longest apply.
+LEASE_TTL = 3600.0
+
+
 @dataclass
 class AccessControl:
     store: Store
@@ -78,7 +83,7 @@ class AccessControl:
 
     def _lease(self, backend: str) -> AbstractContextManager[None]:
         """One writer per backend, whoever writes (CLI, library, daemon): the store's lease."""
-        return self.store.backend_lease(backend, timeout=self.lease_timeout, ttl=300.0)
+        return self.store.backend_lease(backend, timeout=self.lease_timeout, ttl=LEASE_TTL)
 
     @classmethod
     def open(

@@ -2,8 +2,10 @@
 
 A lease is one row in the store (backend, holder, expiry), taken and given back in
 short write transactions. A holder that crashes cannot keep it: after ``ttl`` seconds
-anyone may take it over. A second writer polls until its ``timeout`` and then raises
-:class:`Busy` naming the backend, the holder and how long it waited.
+anyone may take it over, and at once when the holder was a process of this host that
+no longer runs (so a long ``ttl`` costs nothing after a local crash). A second writer
+polls until its ``timeout`` and then raises :class:`Busy` naming the backend, the
+holder and how long it waited.
 """
 
 from __future__ import annotations
@@ -42,13 +44,32 @@ def holder_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
 
 
+def dead(holder: str) -> bool:
+    """Whether ``holder`` is a process of this host that no longer runs: its lease is void
+    at once (a crashed run need not wait for the expiry; one on another host must)."""
+    host, _, rest = holder.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
 def try_take(store: Transactional, backend: str, holder: str, ttl: float) -> tuple[str, float] | None:
     """Take the lease (free, expired or already ours); else return (holder, expiry) of the other."""
     with store.write_lock():
         now = time.time()
         sql = "SELECT holder, expires FROM leases WHERE backend = ?"
         row = store.db.execute(sql, (backend,)).fetchone()
-        if row is not None and row[0] != holder and float(row[1]) > now:
+        if row is not None and row[0] != holder and float(row[1]) > now and not dead(str(row[0])):
             return str(row[0]), float(row[1])
         store.db.execute(
             "INSERT OR REPLACE INTO leases(backend, holder, expires) VALUES (?, ?, ?)",
