@@ -459,9 +459,9 @@ def section_2_hook(report: Report, estate: Estate, rounds: int) -> None:
     report.row("  of the estate's rows a full read returns", estate_rows(estate))
     if examined > 10 * max(1, r) + 1000:
         report.note(
-            "the server examines far more rows than it returns: the narrowed reads name User and Db",
-            "but not Host, the first column of the primary keys of mysql.db and mysql.tables_priv",
-            "(Host, Db, User[, Table_name]), so each is a full scan of that table",
+            "the server examines more rows than it returns: mysql.user is read by User alone (a",
+            "shadowing account at another host must still be seen), and information_schema",
+            "builds its rows for the databases in scope before filtering them",
         )
     for sql, args in grant_sent:
         report.note(f"sent: {sql % tuple(repr(a) for a in args)}")
