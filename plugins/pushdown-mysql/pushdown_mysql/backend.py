@@ -151,7 +151,9 @@ class MySQLBackend(Backend):
             where=where,
         )
 
-    def _read(self, accounts: frozenset[str] | None, databases: frozenset[str] | None) -> ServerRead:
+    def _read(
+        self, accounts: frozenset[str] | None, databases: frozenset[str] | None, *, lean: bool = False
+    ) -> ServerRead:
         session = self._whoami()
         dialect = session.dialect
         hosts = None
@@ -160,7 +162,9 @@ class MySQLBackend(Backend):
             hosts = frozenset({self.naming.host, session.me.host, ""})  # "": PUBLIC's host
         rows = {
             key: self.connection.query(sql, args, why=f"reading {key}")
-            for key, (sql, args) in dialect.queries(accounts, databases, hosts).items()
+            for key, (sql, args) in dialect.queries(
+                accounts, databases, hosts, lean=frozenset({session.me.user}) if lean else None
+            ).items()
         }
         accounts_found, roles, global_grants = parse_users(dialect, rows["mysql.user"])
         role_key = "mysql.roles_mapping" if dialect.mariadb else "mysql.role_edges"
@@ -169,7 +173,7 @@ class MySQLBackend(Backend):
         snap = ServerRead(
             dialect,
             session.me,
-            parse_inventory(rows["inventory"]),
+            parse_inventory(rows.get("inventory", [])),
             frozenset(accounts_found),
             frozenset(roles),
             frozenset(grants | parse_columns(rows["mysql.columns_priv"]) | parse_roles(role_rows)),
@@ -255,7 +259,8 @@ class MySQLBackend(Backend):
         touched = [op.fact for op in plan.ops if isinstance(op.fact, Grant | RoleGrant | ColumnGrant)]
         accounts = frozenset(f.account.user for f in touched)
         databases = _touched_databases(touched)
-        server = self._read(accounts, databases)
+        # database- and table-level grants only: no inventory, no other account's global rows
+        server = self._read(accounts, databases, lean=databases is not None)
         region = ServerRegion(accounts, databases)
         fresh = {g for g in server.grants if self.manages(g.account, server.me) and region.covers(g)}
         fresh -= stuck(server, fresh)[0]

@@ -74,16 +74,20 @@ class Dialect:
         accounts: frozenset[str] | None = None,
         databases: frozenset[str] | None = None,
         hosts: frozenset[str] | None = None,
+        *,
+        lean: frozenset[str] | None = None,
     ) -> dict[str, tuple[str, tuple[Any, ...]]]:
         """The reads of one snapshot, narrowed with WHERE to ``accounts`` and ``databases``
         (``None``: all). ``hosts`` narrows the grant tables (not ``mysql.user``, where a
         shadowing account at another host must still be seen): ``Host`` leads their primary
         keys, so a narrowed read is a key range, not a scan. Column lists are constants of
-        this module; names are parameters."""
+        this module; names are parameters. ``lean`` (a read-back of database-level and
+        table-level grants only) skips the inventory and the role grants and reads
+        ``mysql.user`` for those accounts alone (pushdown's own, to know what it may grant)."""
         user_cols = ", ".join(c for c, _ in self.user_columns())
         db_cols = ", ".join(c for c, _ in self.db_columns())
         is_role = "is_role" if self.mariadb else "'N'"
-        by_user = _where(("User", accounts))
+        by_user = _where(("User", accounts if lean is None else lean))
         dbs = None if databases is None else frozenset(escape_db_pattern(d) for d in databases)
         out: dict[str, tuple[str, tuple[Any, ...]]] = {
             "inventory": _inventory(databases),
@@ -101,6 +105,9 @@ class Dialect:
                 _where(("Host", hosts), ("Db", databases), ("User", accounts)),
             ),
         }
+        if lean is not None:
+            del out["inventory"]
+            return out
         if databases is None:  # role grants concern no database: read them when all are in scope
             if self.mariadb:
                 roles = "SELECT User, Host, Role, '', Admin_option FROM mysql.roles_mapping"
