@@ -30,7 +30,7 @@ from pushdown.decide.decider import Decider, compilable
 from pushdown.decide.inventory import Inventory
 from pushdown.decide.requirements import AllOf, AnyOf, ServiceAdmin, Term
 from pushdown.decide.views import CompositeView, Keys, NoView, OwnerView, Region, View
-from pushdown.model.securables import LEAF_TYPES, METALAKE, ObjectRef, SecurableType
+from pushdown.model.securables import LEAF_TYPES, METALAKE, ObjectRef
 from pushdown.model.state import Model
 
 
@@ -187,4 +187,4 @@ def _needs_admin(term: Term) -> bool:
     return isinstance(term, ServiceAdmin)
 
 
-__all__ = ["EntitlementCompiler", "Entitlements", "SecurableType"]
+__all__ = ["EntitlementCompiler", "Entitlements"]

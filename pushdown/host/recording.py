@@ -103,10 +103,14 @@ class RecordingBackend(Backend):
         facts: set[Fact] = set()
         for region in scope.regions:
             ent = compiler.compile(held, region.users, region.roots)
+            roots = region.roots or (METALAKE,)
+            objects = {o for root in roots for o in held.within(root)}
+            objects |= {o for root in roots for o in root.path if o in held}  # containers overlap too
+            objects = {o for o in objects if o.type in OPERATIONS_BY_TYPE}
             for user in ent.users:
                 view = ent.view(user)
-                for obj in held.within(METALAKE):
-                    if obj.type not in OPERATIONS_BY_TYPE or not region.covers(user, obj):
+                for obj in objects:
+                    if not region.covers(user, obj):
                         continue
                     for op in OPERATIONS_BY_TYPE[obj.type]:
                         if view.allowed(op, _target(held, obj, op)):
