@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pushdown.model.state import Model
-from pushdown.reconcile.backend import Backend, Snapshot
+from pushdown.reconcile.backend import Backend, Desired, Snapshot
 from pushdown.reconcile.plan import Plan, diff
 from pushdown.reconcile.scope import Resolved, Scope
 
@@ -24,9 +24,18 @@ def plan_for(
     return plan_on(backend, model, scope, where, snapshot), snapshot, where
 
 
-def plan_on(backend: Backend, model: Model, scope: Scope, where: Resolved, snapshot: Snapshot) -> Plan:
-    """The plan against a snapshot already read."""
-    desired = backend.compile(model, snapshot, where)
+def plan_on(
+    backend: Backend,
+    model: Model,
+    scope: Scope,
+    where: Resolved,
+    snapshot: Snapshot,
+    desired: Desired | None = None,
+) -> Plan:
+    """The plan against a snapshot already read (and, when given, a desired state already
+    compiled: the read-back after apply diffs against the same one)."""
+    if desired is None:
+        desired = backend.compile(model, snapshot, where)
     plan = diff(
         backend.name,
         desired.facts,

@@ -34,7 +34,7 @@ from pushdown.model.securables import METALAKE, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Applied, Backend, Progress
 from pushdown.reconcile.plan import Plan
-from pushdown.reconcile.planner import plan_for, plan_on
+from pushdown.reconcile.planner import plan_on, resolve
 from pushdown.reconcile.scope import Scope, scope_of
 
 log = logging.getLogger(__name__)
@@ -108,7 +108,10 @@ def _once(
     expect: Callable[[Plan], None] | None,
     allow_mass_removal: bool,
 ) -> tuple[Plan, bool]:
-    plan, snapshot, where = plan_for(backend, model, scope)
+    where = resolve(backend, model, scope)
+    snapshot = backend.read(model, where)
+    desired = backend.compile(model, snapshot, where)
+    plan = plan_on(backend, model, scope, where, snapshot, desired)
     if expect is not None:
         expect(plan)
     if dry_run or plan.empty:
@@ -117,7 +120,7 @@ def _once(
         raise Guarded(f"{backend.name}: not applied: {plan.guard}")
     applied = backend.apply(plan, snapshot, start(plan) if start else progress)
     after = backend.reread(model, where, plan, snapshot)
-    second = plan_on(backend, model, scope, where, after)
+    second = plan_on(backend, model, scope, where, after, desired)  # the model did not move
     if applied.failures:
         raise PermanentBackendError(backend.name, _refused(applied, plan, second))
     if not second.empty:

@@ -160,12 +160,9 @@ class MySQLBackend(Backend):
         if accounts is not None:  # our own rows name what we may grant; PUBLIC's reach everyone
             accounts = accounts | {session.me.user, PUBLIC}
             hosts = frozenset({self.naming.host, session.me.host, ""})  # "": PUBLIC's host
-        rows = {
-            key: self.connection.query(sql, args, why=f"reading {key}")
-            for key, (sql, args) in dialect.queries(
-                accounts, databases, hosts, lean=frozenset({session.me.user}) if lean else None
-            ).items()
-        }
+        own = frozenset({session.me.user}) if lean else None
+        reads = dialect.queries(accounts, databases, hosts, lean=own)
+        rows = self.connection.query_many(reads, why=f"reading {', '.join(reads)}")
         accounts_found, roles, global_grants = parse_users(dialect, rows["mysql.user"])
         role_key = "mysql.roles_mapping" if dialect.mariadb else "mysql.role_edges"
         grants = global_grants | parse_db(dialect, rows["mysql.db"]) | parse_tables(rows["mysql.tables_priv"])
