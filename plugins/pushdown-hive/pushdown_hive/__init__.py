@@ -1,0 +1,1 @@
+"""pushdown's hive plugin."""

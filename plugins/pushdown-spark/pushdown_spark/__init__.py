@@ -1,0 +1,1 @@
+"""pushdown's spark plugin."""
