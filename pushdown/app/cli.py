@@ -1,4 +1,4 @@
-"""The ``pushdown`` command: plan, apply, verify, explain, plugins.
+"""The ``pushdown`` command: plan, apply, verify, explain, plugins, daemon, status.
 
 Exit codes: 0 when there is nothing to do (or the command succeeded), 2 when ``plan``
 or ``verify`` finds drift, 1 on any error. Secrets never come from the command line.
@@ -317,6 +317,80 @@ def plugins(ctx: click.Context) -> None:
     click.echo(f"configured backends ({config.source}):")
     for name, bc in config.backends.items():
         click.echo(f"  {name}: kind={bc.kind} {redact(bc.settings)}")
+
+
+@main.command()
+@click.option(
+    "--log-format", type=click.Choice(["text", "json"]), default="text", help="Log lines as text or JSON."
+)
+@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info")
+@click.option(
+    "--port", type=int, default=None, help="Serve /metrics, /livez, /readyz here (overrides [daemon] port)."
+)
+@click.pass_context
+def daemon(ctx: click.Context, log_format: str, log_level: str, port: int | None) -> None:
+    """Run until stopped: follow the journal, reconcile each backend, serve metrics.
+
+    Settings come from the config's [daemon] table (see docs/daemon.md). One daemon is
+    active per store; a second one waits. SIGTERM stops it gracefully. Exit 0 when
+    stopped, 1 on an error or when another daemon took its lease."""
+    from pushdown.app.daemon import logs
+    from pushdown.app.daemon.runner import Daemon
+
+    logs.setup(log_format, log_level)
+    config: Config = ctx.obj["config"]
+    with _errors():
+        settings = config.daemon if port is None else dataclasses.replace(config.daemon, port=port)
+        if not 0 <= settings.port <= 65535:
+            raise PushdownError(f"--port {port}: a whole number from 0 to 65535")
+        d = Daemon(config, settings=settings)
+        try:
+            d.handle_signals()
+            d.serve()
+        except BaseException:
+            d.close()
+            raise
+        code = d.run()
+    ctx.exit(code)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Each backend's cursor, lag, last success and last error, from the store.
+
+    Exit 0: every backend caught up and its last attempt succeeded; 2: some backend lags
+    or failed last; 1: an error."""
+    import json
+
+    from pushdown.app.daemon.status import daemon_holder, statuses, when
+
+    config: Config = ctx.obj["config"]
+    with _errors():
+        store = open_store(config, create=False)
+        try:
+            rows = statuses(store, config.backends)
+            holder = daemon_holder(store)
+            last = store.last_seq()
+        finally:
+            store.close()
+    if as_json:
+        out = {"journal_seq": last, "daemon": holder, "backends": [dataclasses.asdict(r) for r in rows]}
+        click.echo(json.dumps(out, indent=2))
+    else:
+        click.echo(f"store {_shown(config.store)}: journal at seq {last}")
+        click.echo(f"daemon: {'active, ' + holder if holder else 'none active'}")
+        for r in rows:
+            click.echo(f"backend {r.backend}:")
+            click.echo(f"  cursor {r.cursor}, lag {r.lag_events} event(s), {r.lag_seconds:.0f} s")
+            click.echo(f"  last success: {when(r.last_success)}")
+            if r.last_error is not None:
+                first = escaped_lines(r.last_error).splitlines()[0] if r.last_error else ""
+                click.echo(f"  last error: {when(r.last_error_at)} [{r.error_kind}] {first}")
+            if r.findings:
+                click.echo(f"  findings at the last reconcile: {r.findings} (see `pushdown verify`)")
+    ctx.exit(2 if any(r.lag_events or r.failing for r in rows) else 0)
 
 
 Hooks.load().register_commands(main)

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pushdown.app.daemon.settings import DaemonSettings
+from pushdown.app.daemon.settings import parse as parse_daemon
 from pushdown.errors import ConfigError
 from pushdown.journal.connection import MEMORY, problem_with
 
@@ -58,6 +60,8 @@ class Config:
     backends: Mapping[str, BackendConfig] = field(default_factory=dict)
     source: str = "embedded defaults"
     store_explicit: bool = False
+    #: the ``[daemon]`` table (``pushdown daemon``)
+    daemon: DaemonSettings = field(default_factory=DaemonSettings)
 
 
 def resolve_secret(backend: str, key: str, ref: Any) -> str | None:
@@ -187,18 +191,19 @@ def from_mapping(
     raw: Mapping[str, Any], base: Path, source: str, *, explicit_store: bool | None = None
 ) -> Config:
     """Check and resolve a config; ``explicit_store`` defaults to whether ``store`` is set."""
-    unknown = set(raw) - {"store", "backends"}
+    unknown = set(raw) - {"store", "backends", "daemon"}
     if unknown:
         raise ConfigError(
-            f"{source}: unknown setting(s) {', '.join(sorted(unknown))}; known: store, backends"
+            f"{source}: unknown setting(s) {', '.join(sorted(unknown))}; known: store, backends, daemon"
         )
+    daemon = parse_daemon(raw.get("daemon"), source)
     store = _store(raw, base, source)
     backends = raw.get("backends", {})
     if not isinstance(backends, Mapping):
         raise ConfigError(f"{source}: [backends] must be a table of backend tables")
     made = {n: _backend(n, b, base, source) for n, b in backends.items()}
     explicit = "store" in raw if explicit_store is None else explicit_store
-    return Config(store, made, source, explicit and store != MEMORY)
+    return Config(store, made, source, explicit and store != MEMORY, daemon)
 
 
 def load_config(path: str | Path | None = None) -> Config:

@@ -45,7 +45,11 @@ CREATE TABLE IF NOT EXISTS external_members(grp TEXT, usr TEXT, PRIMARY KEY (grp
 CREATE TABLE IF NOT EXISTS cursors(backend TEXT PRIMARY KEY, seq INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS members_by_user ON members(usr);
 CREATE INDEX IF NOT EXISTS assignments_by_role ON assignments(role);
-""" + lease.LEASES
+""" + lease.LEASES + """
+CREATE TABLE IF NOT EXISTS sync_status(
+    backend TEXT PRIMARY KEY, last_attempt REAL, last_success REAL, last_error TEXT,
+    last_error_at REAL, error_kind TEXT, findings INTEGER NOT NULL DEFAULT 0);
+"""  # sync_status: added after the first release; CREATE IF NOT EXISTS upgrades older stores
 
 
 class Store:
@@ -125,6 +129,58 @@ class Store:
             "ON CONFLICT(backend) DO UPDATE SET seq = MAX(seq, excluded.seq)",  # never backwards
             (backend, seq),
         )
+
+    def position(self, backend: str) -> tuple[int, int]:
+        """The journal's last seq and ``backend``'s cursor, in one cheap query."""
+        row = self.db.execute(
+            "SELECT (SELECT COALESCE(MAX(seq), 0) FROM journal), "
+            "(SELECT COALESCE(MAX(seq), 0) FROM cursors WHERE backend = ?)",
+            (backend,),
+        ).fetchone()
+        return int(row[0]), int(row[1])
+
+    def first_unseen_at(self, backend: str) -> datetime | None:
+        """When the oldest event ``backend`` has not seen was committed (None: none)."""
+        row = self.db.execute(
+            "SELECT at FROM journal WHERE seq > (SELECT COALESCE(MAX(seq), 0) FROM cursors "
+            "WHERE backend = ?) ORDER BY seq LIMIT 1",
+            (backend,),
+        ).fetchone()
+        return None if row is None else datetime.fromisoformat(str(row[0]))
+
+    def record_sync(
+        self, backend: str, at: float, *, error: str | None = None, kind: str | None = None, findings: int = 0
+    ) -> None:
+        """Record how a sync of ``backend`` ended (time.time() ``at``): for ``pushdown status``."""
+        if error is None:
+            self.db.execute(
+                "INSERT INTO sync_status(backend, last_attempt, last_success, findings) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(backend) DO UPDATE SET last_attempt = excluded.last_attempt, "
+                "last_success = excluded.last_success, findings = excluded.findings",
+                (backend, at, at, findings),
+            )
+        else:
+            self.db.execute(
+                "INSERT INTO sync_status(backend, last_attempt, last_error, last_error_at, error_kind) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT(backend) DO UPDATE SET "
+                "last_attempt = excluded.last_attempt, last_error = excluded.last_error, "
+                "last_error_at = excluded.last_error_at, error_kind = excluded.error_kind",
+                (backend, at, error, at, kind),
+            )
+
+    def sync_status(self) -> dict[str, dict[str, Any]]:
+        """Each recorded backend's last attempt, success, error (text, time, kind) and findings."""
+        rows = self.db.execute(
+            "SELECT backend, last_attempt, last_success, last_error, last_error_at, error_kind, findings "
+            "FROM sync_status ORDER BY backend"
+        )
+        keys = ("last_attempt", "last_success", "last_error", "last_error_at", "error_kind", "findings")
+        return {str(r[0]): dict(zip(keys, r[1:], strict=True)) for r in rows}
+
+    def leases(self) -> dict[str, tuple[str, float]]:
+        """Every lease held now or left behind: name -> (holder, expiry as time.time())."""
+        rows = self.db.execute("SELECT backend, holder, expires FROM leases ORDER BY backend")
+        return {str(b): (str(h), float(e)) for b, h, e in rows}
 
     def get_meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()

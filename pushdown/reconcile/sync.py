@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from pushdown.errors import (
     BackendError,
+    Busy,
     ConfigError,
     Guarded,
     NotConverged,
@@ -299,6 +300,8 @@ def unenforced(model: Model, backends: Mapping[str, Backend]) -> list[SyncResult
 def _failed(name: str, exc: PushdownError, cursor: int) -> SyncResult:
     if isinstance(exc, TemporaryBackendError):
         return SyncResult(name, None, error=str(exc), seq=cursor, kind=TEMPORARY, retry_after=5.0)
+    if isinstance(exc, Busy):  # another writer holds the backend's lease: it finishes, then we try again
+        return SyncResult(name, None, error=str(exc), seq=cursor, kind=TEMPORARY, retry_after=1.0)
     if isinstance(exc, ConfigError):
         return SyncResult(name, None, error=f"{name}: {exc}", seq=cursor, kind=CONFIG)
     if isinstance(exc, Guarded):

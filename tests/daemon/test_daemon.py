@@ -1,0 +1,254 @@
+"""The daemon in this process, against the recording backend: settings, journal following,
+endpoints, status, backoff, the one-active-instance lease. (The real-server proof, with the
+daemon as a separate process, is in the MySQL plugin's tests.)"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pushdown.app.cli import main
+from pushdown.app.config import load_config
+from pushdown.app.daemon.logs import JsonFormatter
+from pushdown.app.daemon.runner import INSTANCE, Daemon, backoff
+from pushdown.app.daemon.settings import DaemonSettings, duration, parse
+from pushdown.app.service import AccessControl
+from pushdown.errors import ConfigError
+from pushdown.journal.store import Store
+from pushdown.reconcile.sync import PERMANENT, TEMPORARY, SyncResult
+
+CONFIG = """
+store = "pd.db"
+[backends.demo]
+kind = "recording"
+state = "demo.json"
+[daemon]
+interval = "2s"
+poll = "50ms"
+backoff_min = "100ms"
+backoff_max = "1s"
+lease_ttl = "3s"
+port = 0
+"""
+
+
+def wait_for(check: Callable[[], bool], timeout: float = 5.0) -> float:
+    """Poll ``check`` until true; return the seconds it took (fail after ``timeout``)."""
+    start = time.monotonic()
+    while not check():
+        if time.monotonic() - start > timeout:
+            raise AssertionError(f"not true within {timeout} s")
+        time.sleep(0.01)
+    return time.monotonic() - start
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return int(r.status), r.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pushdown.toml").write_text(CONFIG)
+    assert CliRunner().invoke(main, ["init"]).exit_code == 0
+    return tmp_path
+
+
+class Running:
+    def __init__(self, d: Daemon) -> None:
+        self.daemon = d
+        self.host, self.port = d.serve()
+        self.code: list[int] = []
+        self.thread = threading.Thread(target=lambda: self.code.append(d.run()), daemon=True)
+        self.thread.start()
+
+    def url(self, path: str) -> str:
+        return f"http://{self.host}:{self.port}{path}"
+
+    def stop(self) -> int:
+        self.daemon.stop.set()
+        self.thread.join(10)
+        assert not self.thread.is_alive()
+        return self.code[0]
+
+
+@pytest.fixture
+def start(home: Path) -> Iterator[Callable[[], Running]]:
+    started: list[Running] = []
+
+    def go() -> Running:
+        r = Running(Daemon(load_config("pushdown.toml")))
+        started.append(r)
+        return r
+
+    yield go
+    for r in started:
+        if r.thread.is_alive():
+            r.stop()
+
+
+def library() -> AccessControl:
+    return AccessControl.open("pushdown.toml", push=False)
+
+
+# -- settings ------------------------------------------------------------------------
+
+
+def test_durations_and_settings_are_checked_with_the_key_and_value_named() -> None:
+    assert duration("200ms") == pytest.approx(0.2)
+    assert duration("5m") == 300 and duration(2) == 2 and duration("1h") == 3600
+    assert duration("0s") is None and duration("soon") is None and duration(True) is None
+    assert parse(None, "f") == DaemonSettings()
+    s = parse({"interval": "1m", "poll": "100ms", "port": 0, "jitter": 0.2}, "f")
+    assert (s.interval, s.poll, s.port, s.jitter) == (60, 0.1, 0, 0.2)
+    for raw, words in [
+        ({"interval": "often"}, "daemon.interval = 'often'"),
+        ({"port": 70000}, "daemon.port = 70000"),
+        ({"jitter": 2}, "daemon.jitter = 2"),
+        ({"intervall": "1m"}, "unknown setting(s) intervall"),
+        ({"backoff_min": "10m", "backoff_max": "1m"}, "backoff_max is shorter"),
+        ({"host": "a b"}, "daemon.host"),
+    ]:
+        with pytest.raises(ConfigError, match=None) as err:
+            parse(raw, "f.toml")
+        assert words in str(err.value) and str(err.value).startswith("f.toml: ")
+
+
+def test_the_daemon_table_is_read_from_the_config_file(tmp_path: Path) -> None:
+    (tmp_path / "c.toml").write_text('[daemon]\ninterval = "90s"\n')
+    assert load_config(tmp_path / "c.toml").daemon.interval == 90
+    (tmp_path / "c.toml").write_text('[daemon]\ninterval = "never"\n')
+    code = CliRunner().invoke(main, ["--config", str(tmp_path / "c.toml"), "status"])
+    assert code.exit_code == 1 and "daemon.interval = 'never'" in code.stderr
+
+
+def test_backoff_doubles_to_its_cap_with_jitter_and_honours_retry_after() -> None:
+    s = DaemonSettings(backoff_min=5, backoff_max=300)
+    rng = random.Random(1)
+    waits = [backoff(n, s, rng, None) for n in range(1, 12)]
+    assert 4 <= waits[0] <= 6 and 8 <= waits[1] <= 12 and 16 <= waits[2] <= 24
+    assert all(w <= 300 for w in waits) and waits[-1] >= 240
+    assert backoff(1, s, rng, 30.0) == 30.0
+
+
+def test_json_logs_are_one_object_per_line_with_the_extra_fields() -> None:
+    record = logging.makeLogRecord({"msg": "x %s", "args": ("y",), "levelname": "INFO", "name": "n"})
+    record.backend = "demo"
+    out = json.loads(JsonFormatter().format(record))
+    assert out["msg"] == "x y" and out["backend"] == "demo" and out["level"] == "info"
+
+
+# -- the daemon at work --------------------------------------------------------------
+
+
+def test_a_commit_by_another_writer_is_enforced_within_a_second_and_shown_everywhere(
+    start: Callable[[], Running],
+) -> None:
+    r = start()
+    ac = library()
+    wait_for(lambda: get(r.url("/readyz"))[0] == 200)  # the first full reconcile converged
+    assert get(r.url("/livez")) == (200, "ok\n")
+    ac.create_object("catalog c", properties={"backend": "demo"})
+    ac.add_user("ann")
+    ac.create_role("reader")
+    ac.grant_role("reader", "user ann")
+    seq = ac.grant_privileges("reader", "catalog c", ["USE_CATALOG"]).seqs[-1]
+    took = wait_for(lambda: ac.store.cursor("demo") >= seq)
+    assert took < 1.0
+    fresh = library()  # the recording backend reads its state file when it is created
+    assert [(r.ok, r.plan is not None and r.plan.empty) for r in fresh.sync(full=True, dry_run=True)] == [
+        (True, True)
+    ]
+    assert ["ann", "load_catalog", "catalog c"] in json.loads(Path("demo.json").read_text())
+    fresh.close()
+    code, metrics = get(r.url("/metrics"))
+    assert code == 200
+    assert 'pushdown_reconciles_total{backend="demo",kind="pending",result="ok"}' in metrics
+    assert 'pushdown_operations_applied_total{backend="demo"}' in metrics
+    assert 'pushdown_journal_lag_events{backend="demo"} 0.0' in metrics
+    assert "pushdown_daemon_active 1.0" in metrics
+    out = CliRunner().invoke(main, ["status"])
+    assert out.exit_code == 0, out.output
+    assert f"cursor {seq}, lag 0 event(s)" in out.stdout and "daemon: active, " in out.stdout
+    assert r.stop() == 0
+    as_json = json.loads(CliRunner().invoke(main, ["status", "--json"]).stdout)
+    assert as_json["daemon"] is None and as_json["backends"][0]["cursor"] == seq
+    ac.close()
+
+
+def test_status_shows_lag_and_the_last_error_and_exits_2(home: Path) -> None:
+    ac = library()
+    ac.add_user("bob")
+    ac.store.record_sync("demo", time.time(), error="demo: server gone away", kind=TEMPORARY)
+    out = CliRunner().invoke(main, ["status"])
+    assert out.exit_code == 2
+    assert "lag 1 event(s)" in out.stdout and "[temporary] demo: server gone away" in out.stdout
+    assert "last success: never" in out.stdout
+    ac.close()
+
+
+def test_temporary_errors_back_off_and_permanent_ones_wait_for_the_interval(
+    start: Callable[[], Running],
+) -> None:
+    r = start()
+    wait_for(lambda: get(r.url("/readyz"))[0] == 200)
+    worker = r.daemon.workers["demo"]
+    before = time.monotonic()
+    worker._failed("pending", SyncResult("demo", None, error="down", kind=TEMPORARY, retry_after=0.5), before)
+    first = worker.not_before - before
+    worker._failed("pending", SyncResult("demo", None, error="down", kind=TEMPORARY), before)
+    assert 0.5 <= first <= 1.0 and worker.failures == 2
+    worker._failed("full", SyncResult("demo", None, error="refused", kind=PERMANENT), before)
+    assert worker.failures == 0 and worker.not_before - before >= 2 * 0.9 - 0.1
+    status = Store("pd.db").sync_status()["demo"]
+    assert status["error_kind"] == PERMANENT and status["last_error"] == "refused"
+    _, metrics = get(r.url("/metrics"))
+    assert 'pushdown_reconciles_total{backend="demo",kind="full",result="permanent"} 1.0' in metrics
+
+
+def test_a_second_daemon_on_the_store_waits_and_takes_over_when_the_first_stops(
+    start: Callable[[], Running],
+) -> None:
+    first = start()
+    wait_for(lambda: first.daemon.active)
+    second = start()
+    wait_for(lambda: second.daemon.waiting_for is not None)
+    code, body = get(second.url("/readyz"))
+    assert code == 503 and "standby" in body
+    holder = Store("pd.db").leases()[INSTANCE][0]
+    assert holder == first.daemon.holder
+    ac = library()
+    ac.add_user("carl")
+    wait_for(lambda: ac.store.cursor("demo") == ac.store.last_seq())
+    assert not second.daemon.active and not second.daemon.workers["demo"].is_alive()  # never applied
+    assert first.stop() == 0
+    wait_for(lambda: second.daemon.active)
+    assert Store("pd.db").leases()[INSTANCE][0] == second.daemon.holder
+    assert second.stop() == 0
+    ac.close()
+
+
+def test_the_daemon_refuses_a_config_without_backends_or_store(tmp_path: Path) -> None:
+    (tmp_path / "c.toml").write_text(
+        f'store = "{tmp_path / "missing.db"}"\n[backends.demo]\nkind = "recording"\n'
+    )
+    out = CliRunner().invoke(main, ["--config", str(tmp_path / "c.toml"), "daemon", "--port", "0"])
+    assert out.exit_code == 1 and "does not exist" in out.stderr
+    (tmp_path / "e.toml").write_text(f'store = "{tmp_path / "e.db"}"\n')
+    Store(tmp_path / "e.db").close()
+    out = CliRunner().invoke(main, ["--config", str(tmp_path / "e.toml"), "daemon", "--port", "0"])
+    assert out.exit_code == 1 and "no backends configured" in out.stderr
