@@ -8,7 +8,9 @@ never a raw ``sqlite3.OperationalError: database is locked``.
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,20 @@ MEMORY = ":memory:"
 SQLITE_HEADER = b"SQLite format 3\x00"
 #: SQLITE_BUSY and SQLITE_LOCKED: another connection holds the lock.
 LOCK_CODES = frozenset({5, 6})
+
+
+#: Store files this process has open through SQLite (real path -> connections). Reading
+#: such a file's header with a plain open() would be harmful: closing that descriptor
+#: drops every POSIX lock the process holds on the file, SQLite's included, and another
+#: process may then take the file as unused and delete its WAL under live connections
+#: (SQLite's "How To Corrupt An SQLite Database File", section 2.2). A file open here was
+#: checked when it was first opened.
+_open_here: dict[str, int] = {}
+_open_lock = threading.Lock()
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(path)
 
 
 def problem_with(path: str) -> str | None:
@@ -31,6 +47,9 @@ def problem_with(path: str) -> str | None:
         return f"lies in a directory that does not exist ({p.parent})"
     if not p.exists():
         return None
+    with _open_lock:
+        if _open_here.get(_real(path)):
+            return None  # never open() a file SQLite holds locks on in this process
     try:
         with p.open("rb") as f:
             head = f.read(len(SQLITE_HEADER))
@@ -51,6 +70,16 @@ class StoreConnection(sqlite3.Connection):
 
     where = "the store"
     busy_timeout = 10.0
+    _registered: str | None = None
+
+    def close(self) -> None:
+        with _open_lock:
+            if self._registered is not None:
+                _open_here[self._registered] -= 1
+                if not _open_here[self._registered]:
+                    del _open_here[self._registered]
+                self._registered = None
+        super().close()
 
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
         try:
@@ -88,6 +117,10 @@ def connect(path: str, busy_timeout: float) -> StoreConnection:
         raise StoreError(f"store {path} cannot be opened: {exc}") from None
     assert isinstance(db, StoreConnection)
     db.where, db.busy_timeout = path, busy_timeout
+    if path != MEMORY:
+        with _open_lock:
+            db._registered = _real(path)
+            _open_here[db._registered] = _open_here.get(db._registered, 0) + 1
     return db
 
 

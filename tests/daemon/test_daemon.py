@@ -252,3 +252,24 @@ def test_the_daemon_refuses_a_config_without_backends_or_store(tmp_path: Path) -
     Store(tmp_path / "e.db").close()
     out = CliRunner().invoke(main, ["--config", str(tmp_path / "e.toml"), "daemon", "--port", "0"])
     assert out.exit_code == 1 and "no backends configured" in out.stderr
+
+
+def test_a_store_open_in_this_process_is_never_reopened_by_a_plain_file_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Closing a plain descriptor on the file would drop SQLite's POSIX locks of the whole
+    process; another process could then delete the WAL under the daemon's connections."""
+    path = tmp_path / "s.db"
+    first = Store(path)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the store file was opened outside SQLite while SQLite held it")
+
+    monkeypatch.setattr(Path, "open", refuse)
+    second = Store(path)  # the daemon opens one connection per worker like this
+    second.close()
+    first.close()
+    monkeypatch.undo()
+    (tmp_path / "t.db").write_text("not a database at all\n")
+    with pytest.raises(Exception, match="not an SQLite database"):
+        Store(tmp_path / "t.db")  # a file not open here is still checked

@@ -21,6 +21,7 @@ class JsonFormatter(logging.Formatter):
             "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname.lower(),
             "logger": record.name,
+            "pid": record.process,
             "msg": record.getMessage(),
         }
         out.update({k: v for k, v in vars(record).items() if k not in _STANDARD and not k.startswith("_")})

@@ -1,0 +1,135 @@
+"""The daemon against a real MariaDB of its own (these tests kill and restart it), run as a
+separate process exactly as a person runs it: ``pushdown --config FILE daemon``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pushdown.app.service import AccessControl
+from pushdown.journal.store import Store
+
+ROOT = Path(__file__).resolve().parents[2]
+PASSWORD_ENV = "PD_DAEMON_TEST_PASSWORD"
+
+
+def wait_for(check: Callable[[], bool], timeout: float = 10.0, what: str = "condition") -> float:
+    """Poll ``check`` until it holds; return the seconds it took (fail after ``timeout``)."""
+    start = time.monotonic()
+    while not check():
+        if time.monotonic() - start > timeout:
+            raise AssertionError(f"{what}: not true within {timeout} s")
+        time.sleep(0.02)
+    return time.monotonic() - start
+
+
+@dataclass
+class DaemonProcess:
+    """``pushdown daemon`` as a child process, its JSON log lines in a file."""
+
+    config: Path
+    log: Path
+    proc: subprocess.Popen[bytes] = field(init=False)
+
+    def __post_init__(self) -> None:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+        with self.log.open("ab") as out:
+            self.proc = subprocess.Popen(  # noqa: S603 - our own command line
+                [sys.executable, "-m", "pushdown.app.cli", "--config", str(self.config), "daemon"]
+                + ["--log-format", "json", "--port", "0"],
+                stdout=subprocess.DEVNULL,
+                stderr=out,
+                env=env,
+                cwd=self.config.parent,
+            )
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def lines(self) -> list[dict[str, Any]]:
+        """This process's log lines (a line cut short by SIGKILL is skipped)."""
+        out = []
+        for raw in self.log.read_text(errors="replace").splitlines():
+            try:
+                line = json.loads(raw)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(line, dict) and line.get("pid", self.pid) == self.pid:
+                out.append(line)
+        return out
+
+    def said(self, words: str) -> bool:
+        return any(words in str(line.get("msg", "")) for line in self.lines())
+
+    def port(self) -> int:
+        wait_for(lambda: any("port" in line for line in self.lines()), 20, "the daemon listens")
+        return int(next(line["port"] for line in self.lines() if "port" in line))
+
+    def kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def term(self, timeout: float = 20.0) -> int:
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+
+def write_config(path: Path, server: Any, **daemon: Any) -> Path:
+    settings = {
+        "interval": '"3s"',
+        "poll": '"100ms"',
+        "backoff_min": '"200ms"',
+        "backoff_max": '"2s"',
+        "lease_ttl": '"5s"',
+        **{k: json.dumps(v) for k, v in daemon.items()},
+    }
+    path.write_text(
+        f'store = "pd.db"\n[backends.mysql1]\nkind = "mysql"\nhost = "{server.host}"\nport = {server.port}\n'
+        f'user = "pushdown"\npassword = {{ env = "{PASSWORD_ENV}" }}\n'
+        "[daemon]\n" + "".join(f"{k} = {v}\n" for k, v in settings.items())
+    )
+    return path
+
+
+@pytest.fixture
+def daemons(tmp_path: Path) -> Iterator[list[DaemonProcess]]:
+    """Every daemon a test started; any still running is killed afterwards."""
+    started: list[DaemonProcess] = []
+    yield started
+    for d in started:
+        if d.alive():
+            d.kill()
+
+
+def converged(config: Path) -> bool:
+    """The store's journal is all seen by the backend and a fresh full read shows nothing to do."""
+    ac = AccessControl.open(str(config), push=False, create_store=False)
+    try:
+        if ac.store.cursor("mysql1") != ac.store.last_seq():
+            return False
+        results = ac.sync(full=True, dry_run=True)
+        return all(r.ok and r.plan is not None and not r.plan.ops for r in results)
+    finally:
+        ac.close()
+
+
+def integrity(store_path: Path) -> str:
+    store = Store(store_path)
+    try:
+        return str(store.db.execute("PRAGMA integrity_check").fetchone()[0])
+    finally:
+        store.close()
