@@ -21,6 +21,7 @@ from pushdown.journal.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD_ENV = "PD_DAEMON_TEST_PASSWORD"
+PUSHDOWN = (sys.executable, "-m", "pushdown.app.cli")
 
 
 def wait_for(check: Callable[[], bool], timeout: float = 10.0, what: str = "condition") -> float:
@@ -44,9 +45,8 @@ class DaemonProcess:
     def __post_init__(self) -> None:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
         with self.log.open("ab") as out:
-            self.proc = subprocess.Popen(  # noqa: S603 - our own command line
-                [sys.executable, "-m", "pushdown.app.cli", "--config", str(self.config), "daemon"]
-                + ["--log-format", "json", "--port", "0"],
+            self.proc = subprocess.Popen(
+                [*PUSHDOWN, "--config", str(self.config), "daemon", "--log-format", "json", "--port", "0"],
                 stdout=subprocess.DEVNULL,
                 stderr=out,
                 env=env,
@@ -88,7 +88,7 @@ class DaemonProcess:
         return self.proc.poll() is None
 
 
-def write_config(path: Path, server: Any, **daemon: Any) -> Path:
+def write_config(path: Path, server: Any, backend: str = "", **daemon: Any) -> Path:
     settings = {
         "interval": '"3s"',
         "poll": '"100ms"',
@@ -99,7 +99,7 @@ def write_config(path: Path, server: Any, **daemon: Any) -> Path:
     }
     path.write_text(
         f'store = "pd.db"\n[backends.mysql1]\nkind = "mysql"\nhost = "{server.host}"\nport = {server.port}\n'
-        f'user = "pushdown"\npassword = {{ env = "{PASSWORD_ENV}" }}\n'
+        f'user = "pushdown"\npassword = {{ env = "{PASSWORD_ENV}" }}\n{backend}'
         "[daemon]\n" + "".join(f"{k} = {v}\n" for k, v in settings.items())
     )
     return path

@@ -110,7 +110,7 @@ class Worker(threading.Thread):
                 return
             full = now >= self.next_full
             if full or last > cursor:
-                self.reconcile(full)
+                self.reconcile(full, journal=last > cursor)
                 self._lag(store, *store.position(self.backend))
         except Stopping:
             return
@@ -144,7 +144,9 @@ class Worker(threading.Thread):
 
     # -- one reconcile -----------------------------------------------------------------
 
-    def reconcile(self, full: bool) -> None:
+    def reconcile(self, full: bool, journal: bool = True) -> None:
+        """One reconcile; ``journal``: events were pending (a full one's operations are then
+        not all drift: only a full reconcile with nothing journalled counts as drift)."""
         kind = "full" if full else "pending"
         ac = self._access()
         started = time.monotonic()
@@ -168,7 +170,7 @@ class Worker(threading.Thread):
         mine = [r for r in results if r.backend == self.backend]
         result = mine[0] if mine else SyncResult(self.backend, None)
         if result.ok:
-            self._succeeded(kind, result, started)
+            self._succeeded(kind, result, started, drift=full and not journal)
         else:
             self._failed(kind, result, started)
 
@@ -181,7 +183,7 @@ class Worker(threading.Thread):
 
         return step
 
-    def _succeeded(self, kind: str, result: SyncResult, started: float) -> None:
+    def _succeeded(self, kind: str, result: SyncResult, started: float, drift: bool = False) -> None:
         m, name = self.d.metrics, self.backend
         now = time.monotonic()
         plan = result.plan
@@ -190,7 +192,7 @@ class Worker(threading.Thread):
         m.reconciles.labels(name, kind, "ok").inc()
         if result.applied:
             m.operations.labels(name).inc(ops)
-        if kind == "full" and ops:
+        if drift and ops:
             m.drift_found.labels(name).inc(ops)
             if result.applied:
                 m.drift_corrected.labels(name).inc(ops)
@@ -201,7 +203,7 @@ class Worker(threading.Thread):
             self.next_full = started + jittered(self.settings.interval, self.settings.jitter, self.rng)
         self._store().record_sync(name, time.time(), findings=len(findings))
         if ops and result.applied:
-            what = "drift corrected" if kind == "full" else "journal changes enforced"
+            what = "drift corrected" if drift else "changes enforced"
             log.info(
                 "%s: %s: applied %d operation(s), read back clean (journal seq %d)",
                 name,
