@@ -81,6 +81,12 @@ class Metrics:
             ["backend"],
             registry=r,
         )
+        self.polls = Counter(
+            "pushdown_journal_polls",
+            "Looks at the journal (one query on the store each; none on the server)",
+            ["backend"],
+            registry=r,
+        )
         self.active = Gauge(
             "pushdown_daemon_active", "1 while this daemon holds the store's daemon lease", registry=r
         )

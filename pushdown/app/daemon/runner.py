@@ -104,6 +104,7 @@ class Worker(threading.Thread):
         try:
             store = self._store()
             last, cursor = store.position(self.backend)
+            self.d.metrics.polls.labels(self.backend).inc()
             self._lag(store, last, cursor)
             now = time.monotonic()
             if now < self.not_before:
