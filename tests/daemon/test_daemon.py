@@ -42,7 +42,7 @@ port = 0
 """
 
 
-def wait_for(check: Callable[[], bool], timeout: float = 5.0) -> float:
+def wait_for(check: Callable[[], bool], timeout: float = 15.0) -> float:
     """Poll ``check`` until true; return the seconds it took (fail after ``timeout``)."""
     start = time.monotonic()
     while not check():
@@ -58,6 +58,15 @@ def get(url: str) -> tuple[int, str]:
             return int(r.status), r.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode()
+
+
+@pytest.fixture(autouse=True)
+def logging_restored() -> Iterator[None]:
+    """`pushdown daemon` sets up the root logger; later tests get it back as it was."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:], root.level = handlers, level
 
 
 @pytest.fixture
@@ -168,7 +177,7 @@ def test_a_commit_by_another_writer_is_enforced_within_a_second_and_shown_everyw
     ac.grant_role("reader", "user ann")
     seq = ac.grant_privileges("reader", "catalog c", ["USE_CATALOG"]).seqs[-1]
     took = wait_for(lambda: ac.store.cursor("demo") >= seq)
-    assert took < 2.0  # ~0.1 s here; the benchmark measures it; a shared CI machine has slack
+    assert took < 3.0  # ~0.1 s unloaded; the benchmark measures it; a loaded CI machine has slack
     fresh = library()  # the recording backend reads its state file when it is created
     assert [(r.ok, r.plan is not None and r.plan.empty) for r in fresh.sync(full=True, dry_run=True)] == [
         (True, True)
