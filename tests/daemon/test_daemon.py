@@ -16,16 +16,20 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pushdown.app.cli import main
 from pushdown.app.config import load_config
 from pushdown.app.daemon.logs import JsonFormatter
-from pushdown.app.daemon.runner import INSTANCE, Daemon, backoff
+from pushdown.app.daemon.runner import INSTANCE, Daemon, Following, backoff
 from pushdown.app.daemon.settings import DaemonSettings, duration, parse
 from pushdown.app.service import AccessControl
 from pushdown.errors import ConfigError
 from pushdown.journal.store import Store
+from pushdown.model.state import Model
 from pushdown.reconcile.sync import PERMANENT, TEMPORARY, SyncResult
+from tests.histories import commit, random_model
 
 CONFIG = """
 store = "pd.db"
@@ -285,3 +289,34 @@ def test_a_store_open_in_this_process_is_never_reopened_by_a_plain_file_read(
     (tmp_path / "t.db").write_text("not a database at all\n")
     with pytest.raises(Exception, match="not an SQLite database"):
         Store(tmp_path / "t.db")  # a file not open here is still checked
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_the_followed_model_equals_the_store_read_again(data: st.DataObject) -> None:
+    """A worker applies the journal's new events to its model instead of reading the whole
+    store again; after any history, in any number of steps, that model is the store's."""
+    store = Store()
+    follower = Following(store, {}, None, push=False)
+    _, history = random_model(data, "history", max_steps=25)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(history)), max_size=3), label="cuts"))
+    done = 0
+    for cut in [*cuts, len(history)]:
+        if cut > done:
+            commit(store, history[done:cut])
+            done = cut
+        assert same_model(follower.model, store.load())
+    store.close()
+
+
+def same_model(a: Model, b: Model) -> bool:
+    """The facts of two models agree (defaultdict indexes: empty sets do not count)."""
+    facts = ("metalake", "users", "groups", "roles", "owners", "objects", "by_object", "service_admins")
+    indexes = ("user_roles", "group_roles", "user_groups")
+
+    def nonempty(index: dict[str, set[str]]) -> dict[str, set[str]]:
+        return {k: v for k, v in index.items() if v}
+
+    return all(getattr(a, f) == getattr(b, f) for f in facts) and all(
+        nonempty(getattr(a, f)) == nonempty(getattr(b, f)) for f in indexes
+    )

@@ -251,7 +251,7 @@ def test_sigkill_at_random_points_then_restart_converges_with_nothing_lost_or_ex
             wait_for(lambda d=d: d.said("applying"), 30, "an apply starts")
             time.sleep(rng.uniform(0.0, 0.1))
         else:  # anywhere: starting up, reading, planning, applying, idle
-            time.sleep(rng.uniform(0.1, 1.5))
+            time.sleep(rng.uniform(0.05, 1.0))
         if i % 7 == 6:
             assert d.term() == 0
             terms += 1

@@ -54,6 +54,24 @@ INSTANCE = "\x1edaemon"
 ABANDONED = "abandoned"
 
 
+class Following(AccessControl):
+    """The library over one backend, its model kept current by applying the journal's new
+    events in memory (cost follows the change), not by reading the whole store again.
+
+    ``reload()`` reads the store again (each full reconcile does: the store is the truth)."""
+
+    def _refresh(self) -> None:
+        if self.store.get_meta("metalake") not in (None, self._model.metalake):
+            self.reload()
+            return
+        for seq, event in self.store.events_since(self._seq):
+            self._model.apply(event)
+            self._seq = seq
+
+    def reload(self) -> None:
+        self._model, self._seq = self.store.load(), self.store.last_seq()
+
+
 class Stopping(Exception):
     """Raised from the progress callback between statements when the daemon stops."""
 
@@ -83,7 +101,7 @@ class Worker(threading.Thread):
         self.last_success: float | None = None  # monotonic
         self.last_duration = 0.0
         self.last_error: str | None = None
-        self.ac: AccessControl | None = None
+        self.ac: Following | None = None
         self.store: Store | None = None
 
     # -- the loop ----------------------------------------------------------------------
@@ -123,13 +141,15 @@ class Worker(threading.Thread):
             self.store = open_store(self.d.config, create=False)
         return self.store
 
-    def _access(self) -> AccessControl:
+    def _access(self) -> Following:
         """The library over this worker's one backend (created again after it failed to be)."""
         if self.ac is None:
             one = dataclasses.replace(
                 self.d.config, backends={self.backend: self.d.config.backends[self.backend]}
             )
-            self.ac = AccessControl.open(one, push=False, hooks=self.d.hooks, create_store=False)
+            ac = Following.open(one, push=False, hooks=self.d.hooks, create_store=False)
+            assert isinstance(ac, Following)
+            self.ac = ac
             self.ac.lease_timeout = max(self.settings.poll, 1.0)
         return self.ac
 
@@ -150,6 +170,8 @@ class Worker(threading.Thread):
         not all drift: only a full reconcile with nothing journalled counts as drift)."""
         kind = "full" if full else "pending"
         ac = self._access()
+        if full:
+            ac.reload()
         started = time.monotonic()
         try:
             results = ac.sync([self.backend], full=full, progress=self._progress)
