@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from pushdown.app.cli import main
 from pushdown.app.config import load_config
 from pushdown.app.daemon.logs import JsonFormatter
-from pushdown.app.daemon.runner import INSTANCE, Daemon, Following, backoff
+from pushdown.app.daemon.runner import INSTANCE, Daemon, Following, Stopping, backoff
 from pushdown.app.daemon.settings import DaemonSettings, duration, parse
 from pushdown.app.service import AccessControl
 from pushdown.errors import ConfigError
@@ -320,3 +320,13 @@ def same_model(a: Model, b: Model) -> bool:
     return all(getattr(a, f) == getattr(b, f) for f in facts) and all(
         nonempty(getattr(a, f)) == nonempty(getattr(b, f)) for f in indexes
     )
+
+
+def test_a_stop_abandons_an_apply_between_statements(home: Path) -> None:
+    d = Daemon(load_config("pushdown.toml"))
+    step = d.workers["demo"]._progress("demo", 3)
+    step(1)  # running: the apply goes on
+    d.stop.set()
+    with pytest.raises(Stopping):
+        step(1)  # stopping: the rest is abandoned; the dispatcher never moves the cursor then
+    d.close()

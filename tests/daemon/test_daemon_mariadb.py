@@ -292,6 +292,7 @@ def test_mariadb_killed_and_restarted_while_the_daemon_applies(
     finally:
         server.start()
     wait_for(lambda: converged(config), 60, "convergence after the restart")
+    assert os.environ[PASSWORD_ENV] not in d.log.read_text()  # the errors logged name no secret
     assert_enforced(server, config)
     assert d.alive() and d.term() == 0
 

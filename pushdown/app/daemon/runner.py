@@ -52,6 +52,7 @@ log = logging.getLogger("pushdown.daemon")
 #: apart from every backend name (the config refuses those in backend names).
 INSTANCE = "\x1edaemon"
 ABANDONED = "abandoned"
+PROGRESS_EVERY = 10.0  # seconds between progress lines of a long apply
 
 
 class Following(AccessControl):
@@ -199,10 +200,21 @@ class Worker(threading.Thread):
 
     def _progress(self, backend: str, n: int) -> Callable[[int], None]:
         log.info("%s: applying %d operation(s)", backend, n, extra={"backend": backend, "ops": n})
+        done, said = [0], [time.monotonic()]
 
-        def step(done: int) -> None:
+        def step(k: int) -> None:
             if self.d.stop.is_set():
                 raise Stopping
+            done[0] += k
+            if time.monotonic() - said[0] >= PROGRESS_EVERY:  # a long apply says how far it got
+                said[0] = time.monotonic()
+                log.info(
+                    "%s: applied %d of %d operation(s)",
+                    backend,
+                    done[0],
+                    n,
+                    extra={"backend": backend, "done": done[0], "ops": n},
+                )
 
         return step
 
