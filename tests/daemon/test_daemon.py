@@ -330,3 +330,28 @@ def test_a_stop_abandons_an_apply_between_statements(home: Path) -> None:
     with pytest.raises(Stopping):
         step(1)  # stopping: the rest is abandoned; the dispatcher never moves the cursor then
     d.close()
+
+
+def test_an_unexpected_fault_is_reported_backed_off_and_the_next_round_starts_afresh(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    d = Daemon(load_config("pushdown.toml"))
+    worker = d.workers["demo"]
+
+    def broken(self: Following, *args: object, **kwargs: object) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(Following, "sync", broken)
+    worker.round()
+    assert worker.ac is None and worker.failures == 1 and worker.last_success is None
+    assert worker.not_before > time.monotonic()  # backed off, not spinning
+    assert "unexpected RuntimeError: a bug" in (worker.last_error or "")
+    assert Store("pd.db").sync_status()["demo"]["error_kind"] == TEMPORARY
+    monkeypatch.undo()
+    worker.not_before = 0.0
+    worker.round()
+    assert worker.ac is not None and worker.last_success is not None and worker.failures == 0
+    worker.ac.close()
+    if worker.store is not None:
+        worker.store.close()
+    d.close()

@@ -136,6 +136,17 @@ class Worker(threading.Thread):
             return
         except Exception as exc:  # a fault here must not end the worker: report, back off, retry
             self._failed("pending", _error_result(self.backend, exc), time.monotonic())
+            self._reset()
+
+    def _reset(self) -> None:
+        """Drop the library and backend after an unexpected fault: the next round opens them
+        again and reads the model from the store (nothing half-applied is kept in memory)."""
+        ac, self.ac = self.ac, None
+        if ac is not None:
+            try:
+                ac.close()
+            except Exception as exc:
+                log.warning("%s: closing after a fault: %s", self.backend, exc)
 
     def _store(self) -> Store:
         if self.store is None:
