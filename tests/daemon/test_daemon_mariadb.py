@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from pushdown.app.cli import main
 from pushdown.app.service import AccessControl
 from pushdown.decide.evaluator import Evaluator
 from pushdown.journal.store import Store
@@ -349,6 +351,9 @@ def test_drift_by_hand_is_corrected_within_an_interval_and_an_untouchable_row_is
         _, metrics = get(port, "/metrics")
         assert 'pushdown_findings{backend="mysql1"} 1.0' in metrics
         assert 'pushdown_drift_corrected_total{backend="mysql1"} 1.0' in metrics
+        shown = CliRunner().invoke(main, ["--config", str(config), "status"])
+        assert shown.exit_code == 0, shown.output
+        assert "findings at the last reconcile: 1" in shown.stdout and "lag 0 event(s)" in shown.stdout
     finally:
         with conn.cursor() as cur:
             cur.execute("REVOKE SELECT ON *.* FROM 'pd_u1'@'%'")
