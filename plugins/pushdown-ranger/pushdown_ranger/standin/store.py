@@ -1,0 +1,439 @@
+"""The stand-in's state: service definitions, services, policies and roles, as Ranger Admin keeps them.
+
+Objects are plain JSON dicts (the shapes of Ranger's REST API). Every write goes through one
+lock, is validated first (nothing is half-applied) and bumps the versions Ranger bumps: the
+policy's own ``version``, its service's ``policyVersion``; a role change bumps every service's
+``roleVersion``. Reads hand out deep copies.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+import time
+import uuid
+from typing import Any
+
+from pushdown_ranger.standin.errors import RangerError, not_found, validation_failure
+from pushdown_ranger.standin.validators import check_policy, check_role, resource_signature
+
+__all__ = ["Store"]
+
+Json = dict[str, Any]
+
+
+def _now() -> int:
+    return int(time.time() * 1000)
+
+
+class Store:
+    """In-memory Ranger Admin state (thread safe)."""
+
+    def __init__(self, service_defs: list[Json]) -> None:
+        self.lock = threading.RLock()
+        self.service_defs: dict[str, Json] = {}
+        self.services: dict[str, Json] = {}
+        self.policies: dict[int, Json] = {}
+        self.roles: dict[int, Json] = {}
+        self._by_name: dict[tuple[str, str], int] = {}
+        self._by_signature: dict[tuple[str, str], int] = {}
+        self._next_id = 1000
+        for sdef in service_defs:
+            self.create_service_def(sdef)
+
+    def _new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    def _stamp(self, obj: Json, user: str, created: Json | None = None) -> None:
+        now = _now()
+        obj["guid"] = (created or {}).get("guid") or obj.get("guid") or str(uuid.uuid4())
+        obj["createdBy"] = (created or {}).get("createdBy", user)
+        obj["createTime"] = (created or {}).get("createTime", now)
+        obj["updatedBy"] = user
+        obj["updateTime"] = now
+        obj["version"] = int((created or {}).get("version") or 0) + 1
+        obj.setdefault("isEnabled", True)
+
+    # service definitions -------------------------------------------------------------
+    def create_service_def(self, sdef: Json, user: str = "admin") -> Json:
+        with self.lock:
+            name = str(sdef.get("name") or "")
+            if not name:
+                raise validation_failure(
+                    2006, f"Service def name[{name}] was null/empty/blank", "name", "missing"
+                )
+            if name in self.service_defs:
+                raise validation_failure(2007, f"service def with the name[{name}] already exists", "name")
+            obj = copy.deepcopy(sdef)
+            if not isinstance(obj.get("id"), int) or any(
+                d["id"] == obj["id"] for d in self.service_defs.values()
+            ):
+                obj["id"] = self._new_id()
+            self._stamp(obj, user)
+            self.service_defs[name] = obj
+            return copy.deepcopy(obj)
+
+    def service_def(self, name: str) -> Json:
+        with self.lock:
+            if name not in self.service_defs:
+                raise not_found(f"service definition {name}")
+            return copy.deepcopy(self.service_defs[name])
+
+    def service_def_by_id(self, sid: int) -> Json:
+        with self.lock:
+            for sdef in self.service_defs.values():
+                if sdef["id"] == sid:
+                    return copy.deepcopy(sdef)
+            raise not_found(f"service definition id={sid}")
+
+    # services --------------------------------------------------------------------------
+    def create_service(self, service: Json, user: str = "admin") -> Json:
+        with self.lock:
+            name = str(service.get("name") or "")
+            if not name:
+                raise validation_failure(1006, "Missing service name", "name", "missing")
+            if name in self.services:
+                raise validation_failure(
+                    1008, f"Duplicate service name: name=[{name}], id=[{self.services[name]['id']}]", "name"
+                )
+            stype = str(service.get("type") or "")
+            if stype not in self.service_defs:
+                raise validation_failure(1010, f"Service def not found: service-def-name=[{stype}]", "type")
+            obj = copy.deepcopy(service)
+            obj["id"] = self._new_id()
+            obj.setdefault("configs", {})
+            obj["policyVersion"] = 1
+            obj["roleVersion"] = 1
+            obj["policyUpdateTime"] = _now()
+            self._stamp(obj, user)
+            self.services[name] = obj
+            return copy.deepcopy(obj)
+
+    def service(self, name: str) -> Json:
+        with self.lock:
+            if name not in self.services:
+                raise not_found(f"service {name}")
+            return copy.deepcopy(self.services[name])
+
+    def service_name_of_id(self, sid: int) -> str:
+        with self.lock:
+            for name, svc in self.services.items():
+                if svc["id"] == sid:
+                    return name
+            raise not_found(f"service id={sid}")
+
+    def update_service(self, name: str, service: Json, user: str = "admin") -> Json:
+        with self.lock:
+            old = self.services.get(name)
+            if old is None:
+                raise not_found(f"service {name}")
+            new_name = str(service.get("name") or name)
+            if new_name != name and new_name in self.services:
+                raise validation_failure(
+                    1008,
+                    f"Duplicate service name: name=[{new_name}], id=[{self.services[new_name]['id']}]",
+                    "name",
+                )
+            obj = copy.deepcopy(service)
+            for key in ("id", "policyVersion", "roleVersion", "policyUpdateTime"):
+                obj[key] = old[key]
+            obj["type"] = old["type"]
+            obj["name"] = new_name
+            self._stamp(obj, user, old)
+            del self.services[name]
+            self.services[new_name] = obj
+            for policy in self.policies.values():
+                if policy["service"] == name:
+                    self._unindex(policy)
+                    policy["service"] = new_name
+                    self._index(policy)
+            return copy.deepcopy(obj)
+
+    def delete_service(self, name: str) -> None:
+        with self.lock:
+            if name not in self.services:
+                raise not_found(f"service {name}")
+            del self.services[name]
+            for pid in [pid for pid, p in self.policies.items() if p["service"] == name]:
+                self._unindex(self.policies.pop(pid))
+
+    def list_services(self, filters: dict[str, str]) -> list[Json]:
+        with self.lock:
+            found = [
+                s
+                for s in self.services.values()
+                if filters.get("serviceName") in (None, s["name"])
+                and filters.get("serviceType") in (None, s["type"])
+            ]
+            return copy.deepcopy(found)
+
+    def _bump_policies(self, service: str) -> None:
+        svc = self.services[service]
+        svc["policyVersion"] += 1
+        svc["policyUpdateTime"] = _now()
+
+    # policies --------------------------------------------------------------------------
+    def _validate_policy(self, policy: Json, own_id: int | None) -> Json:
+        service = str(policy.get("service") or "")
+        if not service:
+            raise validation_failure(
+                3002, "Internal error: missing field[service name]", "service name", "missing"
+            )
+        if service not in self.services:
+            raise validation_failure(3007, f"no service found with name[{service}]", "service name")
+        sdef = self.service_defs[self.services[service]["type"]]
+        check_policy(policy, sdef)
+        other_id = self._by_name.get((service, policy["name"]))
+        if other_id is not None and other_id != own_id:
+            field = "policy name" if own_id is None else "id/name"
+            raise validation_failure(
+                3006,
+                f"Another policy already exists for this name: policy-id=[{other_id}], service=[{service}]",
+                field,
+            )
+        other_id = self._by_signature.get((service, resource_signature(policy)))
+        if other_id is not None and other_id != own_id:
+            raise validation_failure(
+                3010,
+                "Another policy already exists for matching resource: "
+                f"policy-name=[{self.policies[other_id]['name']}], service=[{service}]",
+                "resources",
+            )
+        return sdef
+
+    def _index(self, policy: Json) -> None:
+        self._by_name[(policy["service"], policy["name"])] = policy["id"]
+        self._by_signature[(policy["service"], resource_signature(policy))] = policy["id"]
+
+    def _unindex(self, policy: Json) -> None:
+        self._by_name.pop((policy["service"], policy["name"]), None)
+        self._by_signature.pop((policy["service"], resource_signature(policy)), None)
+
+    def create_policy(self, policy: Json, user: str = "admin") -> Json:
+        with self.lock:
+            obj = copy.deepcopy(policy)
+            obj.pop("id", None)
+            obj.setdefault("isEnabled", True)
+            if obj["isEnabled"] is False:
+                obj.setdefault("guid", str(uuid.uuid4()))
+            sdef = self._validate_policy(obj, None)
+            obj["id"] = self._new_id()
+            obj["serviceType"] = sdef["name"]
+            obj.setdefault("policyType", 0)
+            obj.setdefault("policyPriority", 0)
+            obj.setdefault("isAuditEnabled", True)
+            for kind in ("policyItems", "denyPolicyItems", "allowExceptions", "denyExceptions"):
+                obj.setdefault(kind, [])
+            self._stamp(obj, user)
+            self.policies[obj["id"]] = obj
+            self._index(obj)
+            self._bump_policies(obj["service"])
+            return copy.deepcopy(obj)
+
+    def policy(self, pid: int) -> Json:
+        with self.lock:
+            if pid not in self.policies:
+                raise not_found(f"policy id={pid}")
+            return copy.deepcopy(self.policies[pid])
+
+    def policy_by_name(self, service: str, name: str) -> Json:
+        with self.lock:
+            pid = self._by_name.get((service, name))
+            if pid is not None:
+                return copy.deepcopy(self.policies[pid])
+            raise not_found(f"policy {name} in service {service}")
+
+    def update_policy(self, pid: int, policy: Json, user: str = "admin") -> Json:
+        with self.lock:
+            old = self.policies.get(pid)
+            if old is None:
+                raise not_found(f"policy id={pid}")
+            obj = copy.deepcopy(policy)
+            obj["id"] = pid
+            obj.setdefault("service", old["service"])
+            obj.setdefault("name", old["name"])
+            obj.setdefault("isEnabled", True)
+            obj["guid"] = old["guid"]
+            sdef = self._validate_policy(obj, pid)
+            obj["serviceType"] = sdef["name"]
+            obj.setdefault("policyType", 0)
+            obj.setdefault("policyPriority", 0)
+            self._stamp(obj, user, old)
+            self._unindex(old)
+            self.policies[pid] = obj
+            self._index(obj)
+            self._bump_policies(old["service"])
+            if obj["service"] != old["service"]:
+                self._bump_policies(obj["service"])
+            return copy.deepcopy(obj)
+
+    def delete_policy(self, pid: int) -> None:
+        with self.lock:
+            old = self.policies.pop(pid, None)
+            if old is None:
+                raise RangerError(400, f"no policy exists with ID={pid}")
+            self._unindex(old)
+            self._bump_policies(old["service"])
+
+    def list_policies(self, filters: dict[str, str]) -> list[Json]:
+        """Policies matching Ranger's search filters, ordered by id."""
+        with self.lock:
+            found = [p for pid, p in sorted(self.policies.items()) if _policy_matches(p, filters)]
+            return copy.deepcopy(found)
+
+    # roles ------------------------------------------------------------------------------
+    def _role_in_use(self, name: str) -> str | None:
+        for policy in self.policies.values():
+            for kind in (
+                "policyItems",
+                "denyPolicyItems",
+                "allowExceptions",
+                "denyExceptions",
+                "dataMaskPolicyItems",
+                "rowFilterPolicyItems",
+            ):
+                if any(name in (item.get("roles") or []) for item in policy.get(kind) or []):
+                    return "policies"
+        for role in self.roles.values():
+            if any(m["name"] == name for m in role.get("roles") or []):
+                return "other roles"
+        return None
+
+    def role_id(self, name: str) -> int:
+        for rid, role in self.roles.items():
+            if role["name"] == name:
+                return rid
+        raise RangerError(400, f"Role with name: {name} does not exist")
+
+    def create_role(self, role: Json, user: str = "admin") -> Json:
+        with self.lock:
+            check_role(role)
+            name = role["name"]
+            if any(r["name"] == name for r in self.roles.values()):
+                raise validation_failure(
+                    4005, f"Another RangerRole already exists for this name: Role =[{name}]]", "name"
+                )
+            obj = _normal_role(role)
+            obj["id"] = self._new_id()
+            obj.setdefault("createdByUser", user)
+            self._stamp(obj, user)
+            self.roles[obj["id"]] = obj
+            self._bump_roles()
+            return copy.deepcopy(obj)
+
+    def role(self, rid: int) -> Json:
+        with self.lock:
+            if rid not in self.roles:
+                raise not_found(f"role id={rid}")
+            return copy.deepcopy(self.roles[rid])
+
+    def role_by_name(self, name: str) -> Json:
+        with self.lock:
+            return copy.deepcopy(self.roles[self.role_id(name)])
+
+    def update_role(self, rid: int, role: Json, user: str = "admin") -> Json:
+        with self.lock:
+            old = self.roles.get(rid)
+            if old is None:
+                raise validation_failure(4006, f"No RangerRole found for id[{rid}]", "id")
+            check_role(role)
+            name = role["name"]
+            if name != old["name"]:
+                if any(r["name"] == name for r in self.roles.values()):
+                    raise validation_failure(
+                        4005, f"Another RangerRole already exists for this name: Role =[{name}]]", "name"
+                    )
+                where = self._role_in_use(old["name"])
+                if where is not None:
+                    raise RangerError(
+                        400,
+                        f"Rolename for '{old['name']}' can not be updated as it is "
+                        f"referenced in one or more {where}",
+                    )
+            obj = _normal_role(role)
+            obj["id"] = rid
+            obj["createdByUser"] = old.get("createdByUser")
+            self._stamp(obj, user, old)
+            self.roles[rid] = obj
+            self._bump_roles()
+            return copy.deepcopy(obj)
+
+    def delete_role(self, rid: int) -> None:
+        with self.lock:
+            old = self.roles.get(rid)
+            if old is None:
+                raise RangerError(400, f"Role with id: {rid} does not exist")
+            where = self._role_in_use(old["name"])
+            if where is not None:
+                raise RangerError(
+                    400, f"Role '{old['name']}' can not be deleted as it is referenced in one or more {where}"
+                )
+            del self.roles[rid]
+            self._bump_roles()
+
+    def list_roles(self, filters: dict[str, str]) -> list[Json]:
+        with self.lock:
+            wanted = filters.get("roleName")
+            part = (filters.get("roleNamePartial") or "").lower()
+            found = [
+                r
+                for rid, r in sorted(self.roles.items())
+                if wanted in (None, r["name"]) and part in r["name"].lower()
+            ]
+            return copy.deepcopy(found)
+
+    def _bump_roles(self) -> None:
+        for svc in self.services.values():
+            svc["roleVersion"] += 1
+
+    def grant_revoke(self, request: Json, grant: bool, user: str = "admin") -> None:
+        """Add (or remove) users, groups and roles to (from) each of the request's target roles."""
+        with self.lock:
+            targets = list(request.get("targetRoles") or [])
+            ids = [self.role_id(name) for name in targets]
+            for rid in ids:
+                role = copy.deepcopy(self.roles[rid])
+                for kind in ("users", "groups", "roles"):
+                    names = list(request.get(kind) or [])
+                    members = [m for m in role.get(kind) or [] if m["name"] not in names]
+                    if grant:
+                        members += [{"name": n, "isAdmin": bool(request.get("grantOption"))} for n in names]
+                    role[kind] = members
+                self.update_role(rid, role, user)
+
+
+def _normal_role(role: Json) -> Json:
+    obj = copy.deepcopy(role)
+    obj.pop("id", None)
+    for kind in ("users", "groups", "roles"):
+        obj[kind] = [
+            {"name": m["name"], "isAdmin": bool(m.get("isAdmin", False))} for m in obj.get(kind) or []
+        ]
+    obj.setdefault("options", {})
+    obj.setdefault("description", "")
+    return obj
+
+
+def _policy_matches(policy: Json, filters: dict[str, str]) -> bool:
+    checks = {
+        "serviceName": policy.get("service"),
+        "policyName": policy.get("name"),
+        "serviceType": policy.get("serviceType"),
+        "policyType": str(policy.get("policyType") or 0),
+        "zoneName": policy.get("zoneName") or "",
+        "isEnabled": str(policy.get("isEnabled", True)).lower(),
+        "policyId": str(policy.get("id")),
+    }
+    for key, actual in checks.items():
+        if key in filters and filters[key] != actual:
+            return False
+    part = filters.get("policyNamePartial")
+    if part is not None and part.lower() not in str(policy.get("name")).lower():
+        return False
+    for key, value in filters.items():
+        if key.startswith("resource:"):
+            res = (policy.get("resources") or {}).get(key[len("resource:") :])
+            if res is None or value not in (res.get("values") or []):
+                return False
+    return True
