@@ -1,0 +1,277 @@
+"""The ``ranger`` backend: roles and policies in one Ranger Admin, read back in bulk.
+
+``read`` asks Ranger one cheap question first (the list of services, with their policy
+and role versions); when nothing moved since the last read, the last snapshot stands.
+Otherwise it reads the policies of pushdown's services and the roles, paged, once.
+``compile`` turns the core's entitlement compiler's answer into shapes
+(:mod:`pushdown_ranger.shapes`); ``apply`` writes at most one call per changed policy
+or role, in an order Ranger accepts: roles created or changed, then policies (removals
+first), then roles removed (Ranger refuses to delete a role a policy still names).
+
+Fence: roles whose names start with ``role_prefix`` / ``user_role_prefix``, and in any
+policy only the items naming such roles; a policy pushdown created carries the label
+``label`` and is deleted when nothing else is left in it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from pushdown.errors import BackendError, ConfigError, TemporaryBackendError
+from pushdown.model.securables import SecurableType
+from pushdown.model.state import Model
+from pushdown.reconcile.backend import (
+    Applied,
+    Backend,
+    BackendContext,
+    Capabilities,
+    Desired,
+    Failure,
+    Progress,
+    Snapshot,
+)
+from pushdown.reconcile.plan import Fact, Op, Plan
+from pushdown.reconcile.scope import Resolved, Scope
+from pushdown_ranger.client import RangerAPI
+from pushdown_ranger.facts import PolicyFact, RoleFact, fact_from_json
+from pushdown_ranger.readback import (
+    foreign_items,
+    merged,
+    new_policy,
+    policy_fact,
+    resource_key,
+    role_fact,
+    role_json,
+)
+from pushdown_ranger.shapes import Naming, compile_desired
+
+Json = dict[str, Any]
+DENY_OPTION = "enableDenyAndExceptionsInPolicies"
+
+
+@dataclass(frozen=True)
+class RangerSnapshot(Snapshot):
+    #: every policy read, by (service, resource set): pushdown's or not
+    policies: Mapping[tuple[str, Any], Json] = field(default_factory=dict, compare=False)
+    roles: Mapping[str, Json] = field(default_factory=dict, compare=False)
+    services: frozenset[str] = frozenset()
+    deny: Mapping[str, bool] = field(default_factory=dict, compare=False)
+    versions: tuple[tuple[str, Any, Any], ...] = ()
+
+
+def _deny_enabled(sdef: Json) -> bool:
+    """Ranger's default is on; only an explicit ``false`` turns deny items off."""
+    value = (sdef.get("options") or {}).get(DENY_OPTION, "true")
+    return str(value).strip().lower() != "false"
+
+
+class RangerBackend(Backend):
+    kind = "ranger"
+    capabilities = Capabilities(
+        roles=True,
+        groups=True,
+        deny=True,
+        wildcards=True,
+        securable_types=frozenset(
+            {
+                SecurableType.CATALOG,
+                SecurableType.SCHEMA,
+                SecurableType.TABLE,
+                SecurableType.TOPIC,
+                SecurableType.FILESET,
+            }
+        ),
+    )
+
+    def __init__(self, context: BackendContext) -> None:
+        super().__init__(context)
+        password = context.secret("password") or context.setting("password", "")
+        self.api = RangerAPI(
+            context.name,
+            str(context.setting("url", required=True)),
+            str(context.setting("user", "admin")),
+            str(password),
+            timeout=float(context.setting("timeout", 10.0)),
+            retries=int(context.setting("retries", 4)),
+            backoff=float(context.setting("backoff", 0.1)),
+            page_size=int(context.setting("page_size", 200)),
+        )
+        self.naming = Naming(
+            hive_service=str(context.setting("hive_service", "hive")),
+            hdfs_service=str(context.setting("hdfs_service", "hdfs")),
+            kafka_service=str(context.setting("kafka_service", "kafka")),
+            role_prefix=str(context.setting("role_prefix", "pd_")),
+            user_role_prefix=str(context.setting("user_role_prefix", "pdu_")),
+            map_principal=context.map_principal,
+        )
+        if not self.naming.role_prefix or not self.naming.user_role_prefix:
+            raise ConfigError(f"backend {context.name}: role_prefix and user_role_prefix must not be empty")
+        if _overlap(self.naming):
+            raise ConfigError(
+                f"backend {context.name}: role_prefix and user_role_prefix must not start one another"
+            )
+        self.label = str(context.setting("label", "pushdown"))
+        self.role_service = str(context.setting("role_service", self.naming.hive_service))
+        self._defs: dict[str, bool] = {}
+        self.last: RangerSnapshot | None = None
+
+    # read -------------------------------------------------------------------------------
+    def versions(self) -> tuple[tuple[str, Any, Any], ...]:
+        """The one cheap call: pushdown's services and their policy and role versions."""
+        wanted = set(self.naming.services)
+        return tuple(
+            sorted(
+                (str(s.get("name")), s.get("policyVersion"), s.get("roleVersion"))
+                for s in self.api.services()
+                if s.get("name") in wanted
+            )
+        )
+
+    def read(self, model: Model, scope: Resolved) -> RangerSnapshot:
+        versions = self.versions()
+        last = self.last
+        if last is not None and last.versions == versions and all(v[2] is not None for v in versions):
+            return last
+        snap = self._read(versions)
+        self.last = snap
+        return snap
+
+    def _read(self, versions: tuple[tuple[str, Any, Any], ...]) -> RangerSnapshot:
+        services = frozenset(name for name, _, _ in versions)
+        deny = {name: self._deny(name) for name in services}
+        ours = self.naming.ours
+        policies: dict[tuple[str, Any], Json] = {}
+        facts: set[Fact] = set()
+        for service in sorted(services):
+            for policy in self.api.policies(service):
+                if policy.get("policyType", 0) not in (0, None) or policy.get("zoneName"):
+                    continue
+                key = (service, resource_key(policy))
+                policies[key] = policy
+                fact = policy_fact(policy, ours)
+                if fact is not None:
+                    facts.add(fact)
+        roles = {str(r["name"]): r for r in self.api.roles() if ours(str(r.get("name", "")))}
+        facts |= {role_fact(r) for r in roles.values()}
+        digest = hashlib.sha256(json.dumps(versions, default=str).encode()).hexdigest()[:16]
+        return RangerSnapshot(
+            frozenset(facts),
+            fingerprint=digest,
+            policies=policies,
+            roles=roles,
+            services=services,
+            deny=deny,
+            versions=versions,
+        )
+
+    def _deny(self, service: str) -> bool:
+        hit = self._defs.get(service)
+        if hit is None:
+            sdef = self.api.service_def(self._type_of(service))
+            hit = self._defs[service] = _deny_enabled(sdef)
+        return hit
+
+    def _type_of(self, service: str) -> str:
+        n = self.naming
+        return {n.hive_service: "hive", n.hdfs_service: "hdfs", n.kafka_service: "kafka"}[service]
+
+    # compile ----------------------------------------------------------------------------
+    def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
+        assert isinstance(snapshot, RangerSnapshot)
+        desired = compile_desired(model, self.enforces(model), self.naming, snapshot.deny)
+        missing = sorted(
+            {
+                f.service
+                for f in desired.facts
+                if isinstance(f, PolicyFact) and f.service not in snapshot.services
+            }
+        )
+        if not missing:
+            return desired
+        facts = frozenset(
+            f for f in desired.facts if not (isinstance(f, PolicyFact) and f.service in missing)
+        )
+        notes = [
+            f"Ranger has no service {s!r}: its policies are not pushed (narrower); create it" for s in missing
+        ]
+        return replace(desired, facts=facts, notes=(*desired.notes, *notes))
+
+    # apply ------------------------------------------------------------------------------
+    def order(self, op: Op) -> tuple[object, ...]:
+        if isinstance(op.fact, RoleFact):
+            return (3 if op.action == "remove" else 0, str(op.fact))
+        return (1 if op.action == "remove" else 2, str(op.fact))
+
+    def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
+        assert isinstance(snapshot, RangerSnapshot)
+        self.last = None  # whatever happens, the next read reads
+        failures: list[Failure] = []
+        done = 0
+        for op in plan.ops:
+            try:
+                self._apply(op, snapshot)
+            except TemporaryBackendError as exc:
+                raise TemporaryBackendError(
+                    self.name,
+                    f"{exc.args[-1] if exc.args else exc}; {done} of {len(plan.ops)} operation(s) done",
+                ) from None
+            except BackendError as exc:
+                failures.append(Failure((op,), str(exc)))
+                continue
+            done += 1
+            progress(1)
+        return Applied(done, tuple(failures))
+
+    def _apply(self, op: Op, snap: RangerSnapshot) -> None:
+        fact = op.fact
+        if isinstance(fact, RoleFact):
+            self._apply_role(op, fact, snap)
+        else:
+            assert isinstance(fact, PolicyFact)
+            self._apply_policy(op, fact, snap)
+
+    def _apply_role(self, op: Op, fact: RoleFact, snap: RangerSnapshot) -> None:
+        raw = snap.roles.get(fact.name)
+        if op.action == "remove":
+            if raw is not None:
+                self.api.delete_role(int(raw["id"]), fact.name)
+        elif raw is None:
+            self.api.create_role(self.role_service, role_json(fact))
+        else:
+            self.api.update_role(int(raw["id"]), role_json(fact, int(raw["id"])))
+
+    def _apply_policy(self, op: Op, fact: PolicyFact, snap: RangerSnapshot) -> None:
+        raw = snap.policies.get((fact.service, fact.resources))
+        ours = self.naming.ours
+        if op.action == "remove":
+            if raw is None:
+                return
+            rest = merged(raw, None, ours)
+            if self.label in (raw.get("policyLabels") or ()) and not foreign_items(rest):
+                self.api.delete_policy(int(raw["id"]), str(raw.get("name")))
+            else:
+                self.api.update_policy(int(raw["id"]), rest)
+        elif raw is None:
+            self.api.create_policy(new_policy(fact, self.label))
+        else:
+            self.api.update_policy(int(raw["id"]), merged(raw, fact, ours))
+
+    def reread(self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot) -> Snapshot:
+        self.last = None
+        return self.read(model, scope)
+
+    def discover(self, model: Model, seen: str | None) -> tuple[Scope, str | None]:
+        now = json.dumps(self.versions(), default=str)
+        return (Scope.nothing() if now == seen else Scope.everything()), now
+
+    def fact_from_json(self, data: Mapping[str, Any]) -> Fact:
+        return fact_from_json(data)
+
+
+def _overlap(naming: Naming) -> bool:
+    a, b = naming.role_prefix, naming.user_role_prefix
+    return a.startswith(b) or b.startswith(a)
