@@ -62,6 +62,11 @@ class RangerSnapshot(Snapshot):
     deny: Mapping[str, bool] = field(default_factory=dict, compare=False)
     versions: tuple[tuple[str, Any, Any], ...] = ()
 
+    @property
+    def role_version(self) -> int:
+        known = [v[2] for v in self.versions if v[0] == "" and isinstance(v[2], int)]
+        return known[0] if known else -1
+
 
 def _deny_enabled(sdef: Json) -> bool:
     """Ranger's default is on; only an explicit ``false`` turns deny items off."""
@@ -121,27 +126,30 @@ class RangerBackend(Backend):
 
     # read -------------------------------------------------------------------------------
     def versions(self) -> tuple[tuple[str, Any, Any], ...]:
-        """The one cheap call: pushdown's services and their policy and role versions."""
+        """The cheap check: pushdown's services with their policy versions (one call), and
+        the role version (one more, answered 304 when nothing changed)."""
         wanted = set(self.naming.services)
-        return tuple(
-            sorted(
-                (str(s.get("name")), s.get("policyVersion"), s.get("roleVersion"))
-                for s in self.api.services()
-                if s.get("name") in wanted
-            )
+        found = sorted(
+            (str(s.get("name")), s.get("policyVersion"), s.get("roleVersion"))
+            for s in self.api.services()
+            if s.get("name") in wanted
         )
+        if self.role_service in {name for name, _, _ in found} and any(v[2] is None for v in found):
+            known = self.last.role_version if self.last is not None else -1
+            found.append(("", None, self.api.role_version(self.role_service, known)))
+        return tuple(found)
 
     def read(self, model: Model, scope: Resolved) -> RangerSnapshot:
         versions = self.versions()
         last = self.last
-        if last is not None and last.versions == versions and all(v[2] is not None for v in versions):
+        if last is not None and last.versions == versions and _complete(versions):
             return last
         snap = self._read(versions)
         self.last = snap
         return snap
 
     def _read(self, versions: tuple[tuple[str, Any, Any], ...]) -> RangerSnapshot:
-        services = frozenset(name for name, _, _ in versions)
+        services = frozenset(name for name, _, _ in versions if name)
         deny = {name: self._deny(name) for name in services}
         ours = self.naming.ours
         policies: dict[tuple[str, Any], Json] = {}
@@ -270,6 +278,12 @@ class RangerBackend(Backend):
 
     def fact_from_json(self, data: Mapping[str, Any]) -> Fact:
         return fact_from_json(data)
+
+
+def _complete(versions: tuple[tuple[str, Any, Any], ...]) -> bool:
+    """Whether the versions say everything: policy versions, and a role version somewhere."""
+    has_roles = any(v[2] is not None for v in versions)
+    return has_roles and all(v[1] is not None for v in versions if v[0])
 
 
 def _overlap(naming: Naming) -> bool:

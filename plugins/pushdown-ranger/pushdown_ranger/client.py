@@ -21,6 +21,7 @@ import contextlib
 import functools
 import io
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -28,6 +29,7 @@ from typing import Any, TypeVar
 import requests
 from apache_ranger.client.ranger_client import RangerClient  # type: ignore[import-untyped]
 from apache_ranger.exceptions import RangerServiceException  # type: ignore[import-untyped]
+from apache_ranger.utils import API, HttpMethod  # type: ignore[import-untyped]
 from requests.adapters import HTTPAdapter
 
 from pushdown.errors import PermanentBackendError, TemporaryBackendError
@@ -106,8 +108,17 @@ class RangerAPI:
         self.body = response.content
 
     # the retry loop -------------------------------------------------------------------
-    def call(self, what: str, fn: Callable[[], R], *, write: bool = False, expect: bool = True) -> R | None:
-        """Run one client call; ``expect``: a ``None`` result with a 2xx status is an error."""
+    def call(
+        self,
+        what: str,
+        fn: Callable[[], R],
+        *,
+        write: bool = False,
+        expect: bool = True,
+        unchanged: bool = False,
+    ) -> R | None:
+        """Run one client call; ``expect``: a ``None`` result with a 2xx status is an error;
+        ``unchanged``: a 304 (Not Modified) is an answer (``None``)."""
         delay = self.backoff
         for attempt in range(self.retries + 1):
             self.status = None
@@ -124,12 +135,18 @@ class RangerAPI:
             except TypeError:
                 # grant_role / revoke_role: the reply was JSON; the status tells the outcome
                 status = self._last()
+                if unchanged and status == 304:
+                    self._count(what, write)
+                    return None
                 if status is not None and 200 <= status < 300:
                     self._count(what, write)
                     return None
                 raise self._permanent(what, status, self.body) from None
             else:
                 status = self._last()
+                if unchanged and status == 304:
+                    self._count(what, write)
+                    return None
                 if status is not None and 200 <= status < 300:
                     if result is None and expect:
                         raise self._permanent(what, status, "an empty answer")
@@ -173,6 +190,18 @@ class RangerAPI:
     def services(self) -> list[Json]:
         """Every service with its versions: the one cheap "has anything changed" call."""
         return list(self.call("list services", lambda: self.client.find_services()) or [])
+
+    def role_version(self, service: str, known: int) -> int:
+        """Ranger's role version, asked the way plugins ask (a 304 when it is still ``known``)."""
+        path = f"service/roles/download/{urllib.parse.quote(service, safe='')}"
+        api = API(path, HttpMethod.GET, 200)
+        params = {"lastKnownRoleVersion": known}
+        answer = self.call(
+            "role version", lambda: self.client.client_http.call_api(api, params), unchanged=True
+        )
+        if answer is None:
+            return known
+        return int(dict(answer).get("roleVersion", -1))
 
     def service_def(self, name: str) -> Json:
         found = self.call(f"get service definition {name!r}", lambda: self.client.get_service_def(name))
