@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from pushdown_ranger.standin.engine import AccessRequest, AccessResult, PolicyEngine
 from pushdown_ranger.standin.faults import Faults
 from pushdown_ranger.standin.server import StandinHTTPServer
 from pushdown_ranger.standin.servicedefs import load_service_defs
@@ -33,6 +35,7 @@ class Standin:
         self._thread: threading.Thread | None = None
         self._log: list[tuple[str, str, int]] = []
         self._lifecycle = threading.RLock()
+        self._engines: dict[str, tuple[tuple[int, int], PolicyEngine]] = {}
         self._dying: threading.Thread | None = None
 
     # lifecycle -------------------------------------------------------------------------
@@ -127,3 +130,48 @@ class Standin:
     def create_service(self, name: str, service_type: str, **configs: Any) -> dict[str, Any]:
         """Create a service directly (as a test's setup; no HTTP call is counted)."""
         return self.store.create_service({"name": name, "type": service_type, "configs": configs})
+
+    # evaluation ------------------------------------------------------------------------
+    def engine(self, service: str) -> PolicyEngine:
+        """The policy engine of ``service``'s current policies and roles (rebuilt when they change)."""
+        with self.store.lock:
+            svc = self.store.service(service)
+            versions = (int(svc["policyVersion"]), int(svc["roleVersion"]))
+            cached = self._engines.get(service)
+            if cached is not None and cached[0] == versions:
+                return cached[1]
+            policies = self.store.list_policies({"serviceName": service})
+            engine = PolicyEngine(self.store.service_def(svc["type"]), policies, self.store.list_roles({}))
+            self._engines[service] = (versions, engine)
+            return engine
+
+    def evaluate(
+        self,
+        service: str,
+        resource: dict[str, str | list[str]],
+        access_type: str,
+        user: str,
+        groups: Iterable[str] = (),
+        owner: str | None = None,
+    ) -> AccessResult:
+        """Ranger's decision for ``user`` (in ``groups``) doing ``access_type`` on ``resource``.
+
+        ``resource`` maps the service definition's resource names to a value (or a list of
+        values), e.g. ``{"database": "db1", "table": "t1", "column": "c1"}``. Roles are resolved
+        from the stand-in's roles (users, groups, nested roles). ``access_type`` ``""`` or
+        ``_any`` asks for any access; ``_admin`` for delegated admin.
+        """
+        request = AccessRequest(dict(resource), access_type, user, list(groups), owner)
+        return self.engine(service).evaluate(request)
+
+    def is_access_allowed(
+        self,
+        service: str,
+        resource: dict[str, str | list[str]],
+        access_type: str,
+        user: str,
+        groups: Iterable[str] = (),
+        owner: str | None = None,
+    ) -> bool:
+        """:meth:`evaluate`'s ``allowed``: True only when a policy allows (undecided is denied)."""
+        return self.evaluate(service, resource, access_type, user, groups, owner).allowed

@@ -1,0 +1,100 @@
+"""Ranger's policy resource matcher: a policy's resource set against a requested resource.
+
+Follows RangerDefaultPolicyResourceMatcher: the service definition's resource hierarchies,
+the policy's valid hierarchy (no gaps), and the match type of a request (SELF, DESCENDANT when
+the request stops above the policy's deepest non-``*`` resource, SELF_AND_ALL_DESCENDANTS when
+only ``*`` resources remain below it, ANCESTOR when the request goes deeper than the policy).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pushdown_ranger.standin.matchers import ElementMatcher
+from pushdown_ranger.standin.validators import hierarchies
+
+__all__ = ["ANCESTOR", "DESCENDANT", "NONE", "SELF", "SELF_AND_ALL_DESCENDANTS", "PolicyResourceMatcher"]
+
+SELF, SELF_AND_ALL_DESCENDANTS, DESCENDANT, ANCESTOR, NONE = (
+    "SELF",
+    "SELF_AND_ALL_DESCENDANTS",
+    "DESCENDANT",
+    "ANCESTOR",
+    "NONE",
+)
+
+
+def _no_gaps(chain: list[str], present: dict[str, Any]) -> bool:
+    skipped = False
+    for name in chain:
+        if present.get(name) is None:
+            skipped = True
+        elif skipped:
+            return False
+    return True
+
+
+class PolicyResourceMatcher:
+    """One resource set of a policy (its ``resources`` or one of its ``additionalResources``)."""
+
+    def __init__(self, service_def: dict[str, Any], resources: dict[str, Any]) -> None:
+        defs = {r["name"]: r for r in service_def.get("resources") or []}
+        self.resources = resources
+        self.chains = hierarchies(service_def)
+        keys = set(resources)
+        candidates = [c for c in self.chains if keys <= set(c)]
+        valid = [c for c in candidates if _no_gaps(c, resources)]
+        self.valid_chain = valid[0] if len(valid) == 1 else None
+        self.usable = bool(valid) and all(name in defs for name in keys)
+        self.matchers = {
+            name: ElementMatcher(defs[name], res or {}) for name, res in resources.items() if name in defs
+        }
+
+    def _shortest(self, keys: set[str]) -> list[str] | None:
+        found = [c for c in self.chains if keys <= set(c)]
+        return min(found, key=len) if found else None
+
+    def _chain_for(self, resource: dict[str, Any]) -> list[str] | None:
+        keys = set(resource)
+        if not keys:
+            return self.valid_chain or self._shortest(set(self.resources))
+        chain: list[str] | None = None
+        if self.valid_chain is not None:
+            chain = self.valid_chain if keys <= set(self.valid_chain) else None
+        elif keys <= set(self.resources):
+            chain = self._shortest(set(self.resources))
+        elif set(self.resources) <= keys:
+            chain = self._shortest(keys)
+        return chain if chain is not None and _no_gaps(chain, resource) else None
+
+    def match_type(self, resource: dict[str, Any], scopes: dict[str, str], tokens: dict[str, str]) -> str:
+        """How the requested resource relates to this resource set."""
+        if not self.usable:
+            return NONE
+        if not self.resources and not resource:
+            return SELF
+        chain = self._chain_for(resource)
+        if not chain:
+            return NONE
+        last_specific, count = -1, 0
+        for name in chain:
+            matcher = self.matchers.get(name)
+            if matcher is None:
+                break
+            if not matcher.match_any:
+                last_specific = count
+            count += 1
+        found = SELF if not resource else NONE
+        for name in chain:
+            matcher, value = self.matchers.get(name), resource.get(name)
+            if matcher is None:
+                if value is not None:
+                    found = ANCESTOR
+                break
+            if value is not None or matcher.match_any:
+                if not matcher.is_match(value, scopes.get(name), tokens):
+                    return NONE
+                found = SELF
+        if found == SELF and len(resource) < len(self.resources):
+            found = SELF_AND_ALL_DESCENDANTS if len(resource) > last_specific else DESCENDANT
+        return found
