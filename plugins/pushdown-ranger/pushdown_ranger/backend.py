@@ -48,6 +48,7 @@ from pushdown_ranger.readback import (
     role_json,
 )
 from pushdown_ranger.shapes import Naming, compile_desired
+from pushdown_ranger.written import Written
 
 Json = dict[str, Any]
 DENY_OPTION = "enableDenyAndExceptionsInPolicies"
@@ -123,11 +124,12 @@ class RangerBackend(Backend):
         self.role_service = str(context.setting("role_service", self.naming.hive_service))
         self._defs: dict[str, bool] = {}
         self.last: RangerSnapshot | None = None
+        self._written = Written()
 
     # read -------------------------------------------------------------------------------
-    def versions(self) -> tuple[tuple[str, Any, Any], ...]:
+    def versions(self, known_roles: int | None = None) -> tuple[tuple[str, Any, Any], ...]:
         """The cheap check: pushdown's services with their policy versions (one call), and
-        the role version (one more, answered 304 when nothing changed)."""
+        the role version (one more, answered 304 when it is still ``known_roles``)."""
         wanted = set(self.naming.services)
         found = sorted(
             (str(s.get("name")), s.get("policyVersion"), s.get("roleVersion"))
@@ -135,8 +137,9 @@ class RangerBackend(Backend):
             if s.get("name") in wanted
         )
         if self.role_service in {name for name, _, _ in found} and any(v[2] is None for v in found):
-            known = self.last.role_version if self.last is not None else -1
-            found.append(("", None, self.api.role_version(self.role_service, known)))
+            if known_roles is None:
+                known_roles = self.last.role_version if self.last is not None else -1
+            found.append(("", None, self.api.role_version(self.role_service, known_roles)))
         return tuple(found)
 
     def read(self, model: Model, scope: Resolved) -> RangerSnapshot:
@@ -153,17 +156,23 @@ class RangerBackend(Backend):
         deny = {name: self._deny(name) for name in services}
         ours = self.naming.ours
         policies: dict[tuple[str, Any], Json] = {}
-        facts: set[Fact] = set()
         for service in sorted(services):
             for policy in self.api.policies(service):
                 if policy.get("policyType", 0) not in (0, None) or policy.get("zoneName"):
                     continue
-                key = (service, resource_key(policy))
-                policies[key] = policy
-                fact = policy_fact(policy, ours)
-                if fact is not None:
-                    facts.add(fact)
+                policies[(service, resource_key(policy))] = policy
         roles = {str(r["name"]): r for r in self.api.roles() if ours(str(r.get("name", "")))}
+        return self._snapshot(versions, policies, roles, deny)
+
+    def _snapshot(
+        self,
+        versions: tuple[tuple[str, Any, Any], ...],
+        policies: dict[tuple[str, Any], Json],
+        roles: dict[str, Json],
+        deny: Mapping[str, bool],
+    ) -> RangerSnapshot:
+        ours = self.naming.ours
+        facts: set[Fact] = {f for p in policies.values() if (f := policy_fact(p, ours)) is not None}
         facts |= {role_fact(r) for r in roles.values()}
         digest = hashlib.sha256(json.dumps(versions, default=str).encode()).hexdigest()[:16]
         return RangerSnapshot(
@@ -171,7 +180,7 @@ class RangerBackend(Backend):
             fingerprint=digest,
             policies=policies,
             roles=roles,
-            services=services,
+            services=frozenset(name for name, _, _ in versions if name),
             deny=deny,
             versions=versions,
         )
@@ -217,6 +226,7 @@ class RangerBackend(Backend):
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
         assert isinstance(snapshot, RangerSnapshot)
         self.last = None  # whatever happens, the next read reads
+        self._written = Written()
         failures: list[Failure] = []
         done = 0
         for op in plan.ops:
@@ -247,13 +257,16 @@ class RangerBackend(Backend):
         if op.action == "remove":
             if raw is not None:
                 self.api.delete_role(int(raw["id"]), fact.name)
+                self._written.role(fact.name, None)
         elif raw is None:
-            self.api.create_role(self.role_service, role_json(fact))
+            self._written.role(fact.name, self.api.create_role(self.role_service, role_json(fact)))
         else:
-            self.api.update_role(int(raw["id"]), role_json(fact, int(raw["id"])))
+            answer = self.api.update_role(int(raw["id"]), role_json(fact, int(raw["id"])))
+            self._written.role(fact.name, answer)
 
     def _apply_policy(self, op: Op, fact: PolicyFact, snap: RangerSnapshot) -> None:
-        raw = snap.policies.get((fact.service, fact.resources))
+        key = (fact.service, fact.resources)
+        raw = snap.policies.get(key)
         ours = self.naming.ours
         if op.action == "remove":
             if raw is None:
@@ -261,16 +274,29 @@ class RangerBackend(Backend):
             rest = merged(raw, None, ours)
             if self.label in (raw.get("policyLabels") or ()) and not foreign_items(rest):
                 self.api.delete_policy(int(raw["id"]), str(raw.get("name")))
+                self._written.policy(key, None)
             else:
-                self.api.update_policy(int(raw["id"]), rest)
+                self._written.policy(key, self.api.update_policy(int(raw["id"]), rest))
         elif raw is None:
-            self.api.create_policy(new_policy(fact, self.label))
+            self._written.policy(key, self.api.create_policy(new_policy(fact, self.label)))
         else:
-            self.api.update_policy(int(raw["id"]), merged(raw, fact, ours))
+            self._written.policy(key, self.api.update_policy(int(raw["id"]), merged(raw, fact, ours)))
 
     def reread(self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot) -> Snapshot:
-        self.last = None
-        return self.read(model, scope)
+        """The touched keys as Ranger answered the writes, when the versions show no other
+        writer (two cheap calls); otherwise everything, read again."""
+        assert isinstance(snapshot, RangerSnapshot)
+        written, self._written = self._written, Written()
+        expected = written.expected(snapshot.versions)
+        roles_expected = next((v[2] for v in expected if v[0] == ""), None)
+        fresh = self.versions(roles_expected if isinstance(roles_expected, int) else None)
+        if fresh == expected and _complete(fresh):
+            policies = written.patched_policies(dict(snapshot.policies))
+            roles = written.patched_roles(dict(snapshot.roles))
+            self.last = self._snapshot(fresh, policies, roles, snapshot.deny)
+        else:
+            self.last = self._read(fresh)
+        return self.last
 
     def discover(self, model: Model, seen: str | None) -> tuple[Scope, str | None]:
         now = json.dumps(self.versions(), default=str)

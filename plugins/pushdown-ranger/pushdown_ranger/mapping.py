@@ -17,10 +17,10 @@ evaluator decision          Ranger service, resource                   access
 ``alter_fileset`` c.s.f     hdfs ``path=<location>`` (recursive)       ``write``
 ==========================  =========================================  ==================
 
-A Hive policy on ``database=d, table=*, column=*`` also matches a request on the
-database ``d`` itself (Ranger: every deeper resource is ``*``), so an access that also
-means something at the database level (``alter``, ``drop``, ``create``) is put there
-only for users the model allows it on the database too.
+A Hive policy on ``database=d, table=*, column=*`` would also match a request on the
+database ``d`` itself (Ranger: every deeper resource is the match-any ``*``), and grant
+``alter`` or ``drop`` of the database with those of its tables; the every-table policy
+uses ``table=?*`` instead, which matches every table name and not the database.
 """
 
 from __future__ import annotations
@@ -38,8 +38,6 @@ DATABASE_ACCESS: tuple[tuple[str, str], ...] = (
     ("alter", "alter_schema"),
     ("drop", "drop_schema"),
 )
-#: Table accesses that a table-wildcard policy would also grant on the database.
-ALSO_ON_DATABASE = {access: op for access, op in DATABASE_ACCESS}
 
 KAFKA_ACCESS: tuple[tuple[str, str], ...] = (
     ("consume", "load_topic"),

@@ -14,8 +14,9 @@ the model allows form a set, and that set is written as Ranger roles:
 Shapes, per Hive database ``d``:
 
 - ``database=d``: the database-level accesses (``create`` tables, ``alter``, ``drop``);
-- ``database=d, table=*, column=*``: what a user may do on every table of ``d``,
-  present and future (the compiler's coverage default);
+- ``database=d, table=?*, column=*``: what a user may do on every table of ``d``,
+  present and future (the compiler's coverage default); ``?*`` rather than ``*``, which
+  Ranger would also match against the database itself (``alter``, ``drop`` there);
 - ``database=d, table=t, column=*``: the exceptions: allow items where ``t`` allows
   more than the wildcard, deny items where it allows less (a DENY on ``t``, a gate).
   Without deny items (the service definition does not enable them), a user whose
@@ -48,6 +49,8 @@ from pushdown_ranger.mapping import (
 )
 
 T = SecurableType
+#: the table wildcard of the every-table shape (see :func:`hive_every_table`)
+EVERY_TABLE = "?*"
 Group = tuple[frozenset[str], View]
 
 
@@ -84,6 +87,13 @@ class Naming:
 
 def hive_database(d: str) -> tuple[Resource, ...]:
     return (("database", (d,), False),)
+
+
+def hive_every_table(d: str) -> tuple[Resource, ...]:
+    """Every table of ``d``, present and future, and not ``d`` itself: ``table=?*`` matches
+    every (non-empty) name, but is not Ranger's match-any ``*``, so a request on the
+    database alone does not match it (with ``table=*`` it would: SELF_AND_ALL_DESCENDANTS)."""
+    return (("column", ("*",), False), ("database", (d,), False), ("table", (EVERY_TABLE,), False))
 
 
 def hive_table(d: str, t: str) -> tuple[Resource, ...]:
@@ -162,23 +172,40 @@ def _hive(
 ) -> list[str]:
     notes: list[str] = []
     schemas = sorted((s for s in inventory.children(root) if s.type is T.SCHEMA), key=lambda o: o.names)
-    odd = {s for s in schemas if not _exact(s.names[1])}
+    odd = _inexact([s.names[1] for s in schemas])
+    skipped = {s for s in schemas if s.names[1] in odd}
     notes += [
-        f"schema {s}: its name holds a Ranger wildcard (* or ?); nothing pushed (narrower)" for s in odd
+        f"schema {s}: Ranger cannot name it exactly ({_WHY}); nothing pushed (narrower)"
+        for s in sorted(skipped)
     ]
-    plain = {s: [t for t in inventory.children(s) if t.type is T.TABLE] for s in schemas if s not in odd}
-    awkward = {s for s, tables in plain.items() if not all(_exact(t.names[2]) for t in tables)}
-    notes += [
-        f"schema {s}: a table name holds a Ranger wildcard (* or ?); such tables get nothing and the "
-        "others per-table items (narrower)"
-        for s in sorted(awkward, key=lambda o: o.names)
-    ]
+    awkward: dict[ObjectRef, set[ObjectRef]] = {}
+    for schema in schemas:
+        tables = [t for t in inventory.children(schema) if t.type is T.TABLE]
+        bad = _inexact([t.names[2] for t in tables])
+        if bad:
+            awkward[schema] = {t for t in tables if t.names[2] in bad}
+            notes.append(
+                f"schema {schema}: Ranger cannot name tables {', '.join(sorted(bad))} exactly ({_WHY}); "
+                "they get nothing, the others per-table items, no every-table policy (narrower)"
+            )
     for users, view in groups:
         where = schemas if isinstance(view, OwnerView) else view.containers(T.SCHEMA)
         for schema in where:
-            if schema in plain:
-                _hive_schema(items, users, view, schema, inventory, service, deny, schema not in awkward)
+            if schema not in skipped:
+                _hive_schema(items, users, view, schema, inventory, service, deny, awkward.get(schema, set()))
     return notes
+
+
+_WHY = "a * or ?, or a name equal to another but for case: Hive's resources ignore case"
+
+
+def _inexact(names: list[str]) -> set[str]:
+    """Names a Ranger resource value cannot single out: wildcards, or a case-folded twin."""
+    folded: dict[str, list[str]] = {}
+    for name in names:
+        folded.setdefault(name.casefold(), []).append(name)
+    twins = {n for same in folded.values() if len(same) > 1 for n in same}
+    return twins | {n for n in names if not _exact(n)}
 
 
 def _hive_schema(
@@ -189,30 +216,29 @@ def _hive_schema(
     inventory: Inventory,
     service: str,
     deny: bool,
-    wildcard: bool,
+    odd: set[ObjectRef],
 ) -> None:
+    """``odd``: tables Ranger cannot name exactly (none: the every-table shape is exact)."""
     d = schema.names[1]
-    on_db: dict[str, bool] = {}
+    wildcard = not odd
     for access, op in DATABASE_ACCESS:
         if op == "create_table":
             ok = view.coverage(op, schema).default
         else:
             ok = isinstance(view, OwnerView) and view.allowed(op, schema)
-        on_db[access] = ok
         if ok:
             items.add(False, service, hive_database(d), access, users)
-    wild_res = (("column", ("*",), False), ("database", (d,), False), ("table", ("*",), False))
+    wild_res = hive_every_table(d)
     for access, op in TABLE_ACCESS:
         cover = view.coverage(op, schema)
-        # a table wildcard also matches the database: only where the database allows it too
-        wild = wildcard and cover.default and on_db.get(access, True)
+        wild = wildcard and cover.default
         if wild and cover.exceptions and not deny:
             wild = False  # the exceptions would need deny items
         if wild:
             items.add(False, service, wild_res, access, users)
         differing = cover.exceptions if wild == cover.default else set(cover.members(inventory))
         for table in differing:
-            if table not in inventory or not _exact(table.names[2]):
+            if table not in inventory or table in odd:
                 continue
             allowed = cover.allowed(table)
             if allowed != wild:
@@ -227,9 +253,11 @@ def _leaves(
     notes: list[str] = []
     per_object: dict[ObjectRef, dict[str, set[str]]] = {}
     resource_of: dict[ObjectRef, tuple[str, tuple[Resource, ...]]] = {}
-    for obj in inventory.within(root):
+    held = list(inventory.within(root))
+    odd_topics = _inexact([o.names[-1] for o in held if o.type is T.TOPIC])
+    for obj in held:
         if obj.type is T.TOPIC:
-            if _exact(obj.names[-1]):
+            if obj.names[-1] not in odd_topics:
                 resource_of[obj] = (naming.kafka_service, (("topic", (obj.names[-1],), False),))
             else:
                 notes.append(

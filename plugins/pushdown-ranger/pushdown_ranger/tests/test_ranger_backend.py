@@ -55,9 +55,25 @@ def test_one_model_change_is_one_write_per_changed_policy(ranger_standin: Standi
         ),
     )
     plan, _ = reconcile(backend, world.model, ALL)
-    assert plan.changes == 1 and plan.adds == 2  # the wildcard policy edited; alter per table
-    assert len(writes(ranger_standin)) == 3
+    assert plan.changes == 1 and not plan.adds  # the every-table policy, edited in place
+    assert len(writes(ranger_standin)) == 1
     assert all(m in ("PUT", "POST") for m, _, _ in writes(ranger_standin))
+    # before: the version check; after: the version check again, which shows only our
+    # write, so Ranger's answer to it is the read-back (no bulk read)
+    reads = [(m, p, s) for m, p, s in ranger_standin.request_log if m == "GET"]
+    assert [s for _, _, s in reads] == [200, 304, 200, 304]
+    assert backend.plan(world.model, ALL).empty
+
+
+def test_a_write_by_someone_else_means_the_next_sync_reads_everything_again(ranger_standin: Standin) -> None:
+    world = sales()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, world.model, ALL)
+    backend.api.create_role("hive", {"name": "someone-elses", "users": []})  # the role version moves
+    ranger_standin.reset_log()
+    reconcile(backend, world.model, ALL)
+    paths = [p for m, p, _ in ranger_standin.request_log]
+    assert "/service/public/v2/api/roles" in paths  # read again in bulk
 
 
 def test_a_hand_made_policy_on_the_same_resources_is_merged_into_and_kept(ranger_standin: Standin) -> None:
@@ -65,7 +81,7 @@ def test_a_hand_made_policy_on_the_same_resources_is_merged_into_and_kept(ranger
     hand = {
         "service": "hive",
         "name": "analysts by hand",
-        "resources": {n: {"values": [v]} for n, v in (("database", "crm"), ("table", "*"), ("column", "*"))},
+        "resources": {n: {"values": [v]} for n, v in (("database", "crm"), ("table", "?*"), ("column", "*"))},
         "policyItems": [{"accesses": [{"type": "select", "isAllowed": True}], "users": ["zed"]}],
     }
     made = backend.api.create_policy(hand)
@@ -106,7 +122,7 @@ def test_a_renamed_table_moves_its_policy(ranger_standin: Standin) -> None:
     plan, _ = reconcile(backend, world.model, ALL)
     assert (plan.adds, plan.removes) == (1, 1)
     tables = {p["resources"]["table"]["values"][0] for p in ranger_standin.store.list_policies({})}
-    assert tables == {"*", "orders2"}
+    assert tables == {"?*", "orders2"}
 
 
 def test_without_deny_in_the_service_definition_no_deny_item_is_written(ranger_standin: Standin) -> None:
@@ -126,7 +142,7 @@ def test_a_refused_operation_is_reported_and_the_others_go_on(ranger_standin: St
     backend = backend_for(ranger_standin)
     squatter = {  # a hand-made policy already uses the name pushdown gives the wildcard policy
         "service": "hive",
-        "name": "pushdown column=*,database=crm,table=*",
+        "name": "pushdown column=*,database=crm,table=?*",
         "resources": {"database": {"values": ["elsewhere"]}},
         "policyItems": [],
     }
