@@ -33,6 +33,7 @@ from pushdown_ranger.standin.resources import (
     SELF,
     SELF_AND_ALL_DESCENDANTS,
     PolicyResourceMatcher,
+    ServiceDefHelper,
 )
 
 __all__ = ["AccessRequest", "AccessResult", "PolicyEngine", "Unsupported"]
@@ -95,7 +96,13 @@ def _option_true(service_def: dict[str, Any], key: str, default: bool) -> bool:
 class PolicyEvaluator:
     """One access policy."""
 
-    def __init__(self, policy: dict[str, Any], service_def: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        policy: dict[str, Any],
+        helper: ServiceDefHelper,
+        implied: dict[str, list[str]],
+        deny_enabled: bool,
+    ) -> None:
         raw_id = policy.get("id")
         self.id = int(raw_id) if raw_id is not None else -1
         self.name = str(policy.get("name") or "")
@@ -106,17 +113,23 @@ class PolicyEvaluator:
         self.conditions = bool(policy.get("conditions"))
         self.schedules = bool(policy.get("validitySchedules"))
         sets = [policy.get("resources") or {}, *(policy.get("additionalResources") or [])]
-        self.matchers = [PolicyResourceMatcher(service_def, res) for res in sets]
-        implied = implied_grants(service_def)
+        self.matchers = [PolicyResourceMatcher(helper, res) for res in sets]
 
         def items(kind: str) -> list[Item]:
             return [Item.of(raw, implied) for raw in policy.get(kind) or []]
 
         self.allow, self.allow_exceptions = items("policyItems"), items("allowExceptions")
-        if _option_true(service_def, "enableDenyAndExceptionsInPolicies", True):
+        if deny_enabled:
             self.deny, self.deny_exceptions = items("denyPolicyItems"), items("denyExceptions")
         else:
             self.deny, self.deny_exceptions, self.allow_exceptions = [], [], []
+
+    def literals(self, name: str) -> set[str] | None:
+        """The only values of resource ``name`` this policy can match, or None (no such limit)."""
+        if len(self.matchers) != 1:
+            return None
+        matcher = self.matchers[0].matchers.get(name)
+        return None if matcher is None else matcher.literals()
 
     def sort_key(self) -> tuple[int, int, str]:
         return (-self.priority, 0 if self.has_deny else 1, self.name)
@@ -216,6 +229,39 @@ def _composite(ask: _Ask) -> AccessResult | None:
     return first_allow if every_group_decided else None
 
 
+class _Index:
+    """Which policies can match a request: per resource name, the policies limited to fixed
+    values (by value) and the others. Skipping a policy whose resources cannot match changes
+    nothing: it would neither allow nor deny, and an earlier allow stays final either way."""
+
+    def __init__(self, evaluators: list[PolicyEvaluator], helper: ServiceDefHelper) -> None:
+        self.fold = {name: opts.ignore_case for name, opts in helper.options.items()}
+        self.exact: dict[str, dict[str, set[int]]] = {name: {} for name in helper.defs}
+        self.open: dict[str, set[int]] = {name: set() for name in helper.defs}
+        for position, evaluator in enumerate(evaluators):
+            for name in helper.defs:
+                values = evaluator.literals(name)
+                if values is None:
+                    self.open[name].add(position)
+                    continue
+                for value in values:
+                    self.exact[name].setdefault(value, set()).add(position)
+
+    def candidates(self, request: AccessRequest, evaluators: list[PolicyEvaluator]) -> list[PolicyEvaluator]:
+        narrowed: set[int] | None = None
+        for name, value in request.resource.items():
+            if name not in self.exact or not isinstance(value, str) or value in ("", "*"):
+                continue
+            if request.scopes.get(name) not in (None, "SELF"):
+                continue
+            key = value.lower() if self.fold[name] else value
+            found = self.exact[name].get(key, set()) | self.open[name]
+            narrowed = found if narrowed is None else narrowed & found
+        if narrowed is None:
+            return evaluators
+        return [evaluators[position] for position in sorted(narrowed)]
+
+
 class PolicyEngine:
     """The access policies of one service, with its service definition and the roles they use."""
 
@@ -243,9 +289,13 @@ class PolicyEngine:
             for p in policies
             if p.get("isEnabled", True) is not False and int(p.get("policyType") or 0) == 0
         ]
+        helper = ServiceDefHelper(service_def)
+        implied = implied_grants(service_def)
+        deny = _option_true(service_def, "enableDenyAndExceptionsInPolicies", True)
         self.evaluators = sorted(
-            (PolicyEvaluator(p, service_def) for p in chosen), key=PolicyEvaluator.sort_key
+            (PolicyEvaluator(p, helper, implied, deny) for p in chosen), key=PolicyEvaluator.sort_key
         )
+        self.index = _Index(self.evaluators, helper)
 
     def _ask(self, request: AccessRequest) -> _Ask:
         groups = frozenset(request.groups)
@@ -278,7 +328,7 @@ class PolicyEngine:
         is_super = request.user in self.super_users or not self.super_groups.isdisjoint(ask.who[1])
         if is_super or request.access_type == SUPER_USER_ACCESS:
             result.allowed, result.determined, result.priority = is_super, True, 1 << 30
-        for evaluator in self.evaluators:
+        for evaluator in self.index.candidates(request, self.evaluators):
             if result.allowed and result.priority > evaluator.priority:
                 result.determined = True
             evaluator.evaluate(ask, result)

@@ -280,8 +280,10 @@ def _plain_kind(value: str, wildcard: bool) -> tuple[str, str]:
 class ElementMatcher:
     """One policy resource (its values, isExcludes, isRecursive) for one resource definition."""
 
-    def __init__(self, rdef: dict[str, Any], resource: dict[str, Any]) -> None:
-        self.opts = MatcherOptions.of(rdef)
+    def __init__(
+        self, rdef: dict[str, Any], resource: dict[str, Any], opts: MatcherOptions | None = None
+    ) -> None:
+        self.opts = opts if opts is not None else MatcherOptions.of(rdef)
         matcher = str(rdef.get("matcher") or "").rsplit(".", 1)[-1]
         self.style = {"RangerPathResourceMatcher": "path", "RangerURLResourceMatcher": "url"}.get(
             matcher, "default"
@@ -309,6 +311,16 @@ class ElementMatcher:
             self.values.append(made)
         if not self.values:
             self.match_any = True
+
+    def literals(self) -> set[str] | None:
+        """The exact values this resource matches (folded if case is ignored), or None if it
+        matches more than a fixed set (wildcards, recursion, tokens, excludes, quoting)."""
+        opts = self.opts
+        if self.match_any or self.excludes or self.unsupported or opts.quoted_case_sensitive:
+            return None
+        if any(v.kind != "string" or opts.has_token(v.value) or "${{" in v.value for v in self.values):
+            return None
+        return {v.value.lower() if opts.ignore_case else v.value for v in self.values}
 
     def _make(self, value: str) -> _Value:
         opts = self.opts

@@ -10,10 +10,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from pushdown_ranger.standin.matchers import ElementMatcher
+from pushdown_ranger.standin.matchers import ElementMatcher, MatcherOptions
 from pushdown_ranger.standin.validators import hierarchies
 
-__all__ = ["ANCESTOR", "DESCENDANT", "NONE", "SELF", "SELF_AND_ALL_DESCENDANTS", "PolicyResourceMatcher"]
+__all__ = [
+    "ANCESTOR",
+    "DESCENDANT",
+    "NONE",
+    "SELF",
+    "SELF_AND_ALL_DESCENDANTS",
+    "PolicyResourceMatcher",
+    "ServiceDefHelper",
+]
 
 SELF, SELF_AND_ALL_DESCENDANTS, DESCENDANT, ANCESTOR, NONE = (
     "SELF",
@@ -34,13 +42,23 @@ def _no_gaps(chain: list[str], present: dict[str, Any]) -> bool:
     return True
 
 
+class ServiceDefHelper:
+    """What every policy of a service needs from its definition, computed once."""
+
+    def __init__(self, service_def: dict[str, Any]) -> None:
+        self.service_def = service_def
+        self.defs = {r["name"]: r for r in service_def.get("resources") or []}
+        self.chains = hierarchies(service_def)
+        self.options = {name: MatcherOptions.of(rdef) for name, rdef in self.defs.items()}
+
+
 class PolicyResourceMatcher:
     """One resource set of a policy (its ``resources`` or one of its ``additionalResources``)."""
 
-    def __init__(self, service_def: dict[str, Any], resources: dict[str, Any]) -> None:
-        defs = {r["name"]: r for r in service_def.get("resources") or []}
+    def __init__(self, helper: ServiceDefHelper, resources: dict[str, Any]) -> None:
+        defs = helper.defs
         self.resources = resources
-        self.chains = hierarchies(service_def)
+        self.chains = helper.chains
         keys = set(resources)
         candidates = [c for c in self.chains if keys <= set(c)]
         valid = [c for c in candidates if _no_gaps(c, resources)]

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pushdown_ranger.standin.errors import RangerError
-from pushdown_ranger.standin.store import Json, Store
+from pushdown_ranger.standin.store import Json, Store, clone
 
 __all__ = ["DEFAULT_PAGE_SIZE", "ROUTES", "WRITE_METHODS", "Handler", "Reply"]
 
@@ -42,12 +42,24 @@ def _page(items: list[Json], query: dict[str, str]) -> tuple[list[Json], int, in
     return items[start : start + size], start, size
 
 
-def _paged(items: list[Json], query: dict[str, str], key: str) -> Json:
-    page, start, size = _page(items, query)
+def _listed(
+    store: Store, query: dict[str, str], policies: bool, filters: dict[str, str] | None = None
+) -> Json:
+    """One page of policies (or roles), copied under the store's lock; ``total`` counts them all."""
+    with store.lock:
+        wanted = query if filters is None else filters
+        items = (store.list_policies if policies else store.list_roles)(wanted, copied=False)
+        page, start, size = _page(items, query)
+        return {"page": clone(page), "start": start, "size": size, "total": len(items)}
+
+
+def _paged(store: Store, query: dict[str, str], key: str, policies: bool) -> Json:
+    listed = _listed(store, query, policies)
+    page, start, size = listed["page"], listed["start"], listed["size"]
     return {
         "startIndex": start,
         "pageSize": size,
-        "totalCount": len(items),
+        "totalCount": listed["total"],
         "resultSize": len(page),
         "sortType": "asc",
         "sortBy": "id",
@@ -151,16 +163,16 @@ def _delete_policy_by_name(store: Store, p: dict[str, str], q: dict[str, str], b
 
 
 def _find_policies(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
-    return 200, _page(store.list_policies(q), q)[0]
+    return 200, _listed(store, q, policies=True)["page"]
 
 
 def _service_policies(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
     store.service(p["service"])
-    return 200, _page(store.list_policies({**q, "serviceName": p["service"]}), q)[0]
+    return 200, _listed(store, q, policies=True, filters={**q, "serviceName": p["service"]})["page"]
 
 
 def _plugin_policies(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
-    return 200, _paged(store.list_policies(q), q, "policies")
+    return 200, _paged(store, q, "policies", policies=True)
 
 
 def _download_policies(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
@@ -219,19 +231,19 @@ def _get_role_by_name(store: Store, p: dict[str, str], q: dict[str, str], b: Any
 
 
 def _find_roles(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
-    return 200, _page(store.list_roles(q), q)[0]
+    return 200, _listed(store, q, policies=False)["page"]
 
 
 def _role_list(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
-    return 200, _paged(store.list_roles(q), q, "roles")
+    return 200, _paged(store, q, "roles", policies=False)
 
 
 def _role_names(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
-    return 200, [r["name"] for r in store.list_roles({})]
+    return 200, [r["name"] for r in store.list_roles({}, copied=False)]
 
 
 def _user_roles(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
-    roles = store.list_roles({})
+    roles = store.list_roles({}, copied=False)
     return 200, [r["name"] for r in roles if any(m["name"] == p["user"] for m in r["users"])]
 
 

@@ -8,18 +8,26 @@ policy's own ``version``, its service's ``policyVersion``; a role change bumps e
 
 from __future__ import annotations
 
-import copy
+import json
 import threading
 import time
 import uuid
-from typing import Any
+from collections import Counter
+from typing import Any, TypeVar
 
 from pushdown_ranger.standin.errors import RangerError, not_found, validation_failure
-from pushdown_ranger.standin.validators import check_policy, check_role, resource_signature
+from pushdown_ranger.standin.validators import ITEM_KINDS, check_policy, check_role, resource_signature
 
-__all__ = ["Store"]
+__all__ = ["Json", "Store", "clone"]
 
 Json = dict[str, Any]
+_T = TypeVar("_T")
+
+
+def clone(value: _T) -> _T:
+    """A deep copy of JSON data (a JSON round trip: several times faster than copy.deepcopy)."""
+    copied: _T = json.loads(json.dumps(value))
+    return copied
 
 
 def _now() -> int:
@@ -37,6 +45,7 @@ class Store:
         self.roles: dict[int, Json] = {}
         self._by_name: dict[tuple[str, str], int] = {}
         self._by_signature: dict[tuple[str, str], int] = {}
+        self._role_refs: Counter[str] = Counter()
         self._next_id = 1000
         for sdef in service_defs:
             self.create_service_def(sdef)
@@ -65,26 +74,26 @@ class Store:
                 )
             if name in self.service_defs:
                 raise validation_failure(2007, f"service def with the name[{name}] already exists", "name")
-            obj = copy.deepcopy(sdef)
+            obj = clone(sdef)
             if not isinstance(obj.get("id"), int) or any(
                 d["id"] == obj["id"] for d in self.service_defs.values()
             ):
                 obj["id"] = self._new_id()
             self._stamp(obj, user)
             self.service_defs[name] = obj
-            return copy.deepcopy(obj)
+            return clone(obj)
 
     def service_def(self, name: str) -> Json:
         with self.lock:
             if name not in self.service_defs:
                 raise not_found(f"service definition {name}")
-            return copy.deepcopy(self.service_defs[name])
+            return clone(self.service_defs[name])
 
     def service_def_by_id(self, sid: int) -> Json:
         with self.lock:
             for sdef in self.service_defs.values():
                 if sdef["id"] == sid:
-                    return copy.deepcopy(sdef)
+                    return clone(sdef)
             raise not_found(f"service definition id={sid}")
 
     # services --------------------------------------------------------------------------
@@ -100,7 +109,7 @@ class Store:
             stype = str(service.get("type") or "")
             if stype not in self.service_defs:
                 raise validation_failure(1010, f"Service def not found: service-def-name=[{stype}]", "type")
-            obj = copy.deepcopy(service)
+            obj = clone(service)
             obj["id"] = self._new_id()
             obj.setdefault("configs", {})
             obj["policyVersion"] = 1
@@ -108,13 +117,13 @@ class Store:
             obj["policyUpdateTime"] = _now()
             self._stamp(obj, user)
             self.services[name] = obj
-            return copy.deepcopy(obj)
+            return clone(obj)
 
     def service(self, name: str) -> Json:
         with self.lock:
             if name not in self.services:
                 raise not_found(f"service {name}")
-            return copy.deepcopy(self.services[name])
+            return clone(self.services[name])
 
     def service_name_of_id(self, sid: int) -> str:
         with self.lock:
@@ -135,7 +144,7 @@ class Store:
                     f"Duplicate service name: name=[{new_name}], id=[{self.services[new_name]['id']}]",
                     "name",
                 )
-            obj = copy.deepcopy(service)
+            obj = clone(service)
             for key in ("id", "policyVersion", "roleVersion", "policyUpdateTime"):
                 obj[key] = old[key]
             obj["type"] = old["type"]
@@ -148,7 +157,7 @@ class Store:
                     self._unindex(policy)
                     policy["service"] = new_name
                     self._index(policy)
-            return copy.deepcopy(obj)
+            return clone(obj)
 
     def delete_service(self, name: str) -> None:
         with self.lock:
@@ -166,7 +175,7 @@ class Store:
                 if filters.get("serviceName") in (None, s["name"])
                 and filters.get("serviceType") in (None, s["type"])
             ]
-            return copy.deepcopy(found)
+            return clone(found)
 
     def _bump_policies(self, service: str) -> None:
         svc = self.services[service]
@@ -205,14 +214,16 @@ class Store:
     def _index(self, policy: Json) -> None:
         self._by_name[(policy["service"], policy["name"])] = policy["id"]
         self._by_signature[(policy["service"], resource_signature(policy))] = policy["id"]
+        self._role_refs.update(_roles_named(policy))
 
     def _unindex(self, policy: Json) -> None:
         self._by_name.pop((policy["service"], policy["name"]), None)
         self._by_signature.pop((policy["service"], resource_signature(policy)), None)
+        self._role_refs.subtract(_roles_named(policy))
 
     def create_policy(self, policy: Json, user: str = "admin") -> Json:
         with self.lock:
-            obj = copy.deepcopy(policy)
+            obj = clone(policy)
             obj.pop("id", None)
             obj.setdefault("isEnabled", True)
             if obj["isEnabled"] is False:
@@ -229,19 +240,19 @@ class Store:
             self.policies[obj["id"]] = obj
             self._index(obj)
             self._bump_policies(obj["service"])
-            return copy.deepcopy(obj)
+            return clone(obj)
 
     def policy(self, pid: int) -> Json:
         with self.lock:
             if pid not in self.policies:
                 raise not_found(f"policy id={pid}")
-            return copy.deepcopy(self.policies[pid])
+            return clone(self.policies[pid])
 
     def policy_by_name(self, service: str, name: str) -> Json:
         with self.lock:
             pid = self._by_name.get((service, name))
             if pid is not None:
-                return copy.deepcopy(self.policies[pid])
+                return clone(self.policies[pid])
             raise not_found(f"policy {name} in service {service}")
 
     def update_policy(self, pid: int, policy: Json, user: str = "admin") -> Json:
@@ -249,7 +260,7 @@ class Store:
             old = self.policies.get(pid)
             if old is None:
                 raise not_found(f"policy id={pid}")
-            obj = copy.deepcopy(policy)
+            obj = clone(policy)
             obj["id"] = pid
             obj.setdefault("service", old["service"])
             obj.setdefault("name", old["name"])
@@ -266,7 +277,7 @@ class Store:
             self._bump_policies(old["service"])
             if obj["service"] != old["service"]:
                 self._bump_policies(obj["service"])
-            return copy.deepcopy(obj)
+            return clone(obj)
 
     def delete_policy(self, pid: int) -> None:
         with self.lock:
@@ -276,25 +287,17 @@ class Store:
             self._unindex(old)
             self._bump_policies(old["service"])
 
-    def list_policies(self, filters: dict[str, str]) -> list[Json]:
-        """Policies matching Ranger's search filters, ordered by id."""
+    def list_policies(self, filters: dict[str, str], *, copied: bool = True) -> list[Json]:
+        """Policies matching Ranger's search filters, ordered by id (``copied=False``: the
+        stored objects themselves, for a caller that holds :attr:`lock` and copies what it keeps)."""
         with self.lock:
             found = [p for pid, p in sorted(self.policies.items()) if _policy_matches(p, filters)]
-            return copy.deepcopy(found)
+            return clone(found) if copied else found
 
     # roles ------------------------------------------------------------------------------
     def _role_in_use(self, name: str) -> str | None:
-        for policy in self.policies.values():
-            for kind in (
-                "policyItems",
-                "denyPolicyItems",
-                "allowExceptions",
-                "denyExceptions",
-                "dataMaskPolicyItems",
-                "rowFilterPolicyItems",
-            ):
-                if any(name in (item.get("roles") or []) for item in policy.get(kind) or []):
-                    return "policies"
+        if self._role_refs[name] > 0:
+            return "policies"
         for role in self.roles.values():
             if any(m["name"] == name for m in role.get("roles") or []):
                 return "other roles"
@@ -320,17 +323,17 @@ class Store:
             self._stamp(obj, user)
             self.roles[obj["id"]] = obj
             self._bump_roles()
-            return copy.deepcopy(obj)
+            return clone(obj)
 
     def role(self, rid: int) -> Json:
         with self.lock:
             if rid not in self.roles:
                 raise not_found(f"role id={rid}")
-            return copy.deepcopy(self.roles[rid])
+            return clone(self.roles[rid])
 
     def role_by_name(self, name: str) -> Json:
         with self.lock:
-            return copy.deepcopy(self.roles[self.role_id(name)])
+            return clone(self.roles[self.role_id(name)])
 
     def update_role(self, rid: int, role: Json, user: str = "admin") -> Json:
         with self.lock:
@@ -357,7 +360,7 @@ class Store:
             self._stamp(obj, user, old)
             self.roles[rid] = obj
             self._bump_roles()
-            return copy.deepcopy(obj)
+            return clone(obj)
 
     def delete_role(self, rid: int) -> None:
         with self.lock:
@@ -372,7 +375,8 @@ class Store:
             del self.roles[rid]
             self._bump_roles()
 
-    def list_roles(self, filters: dict[str, str]) -> list[Json]:
+    def list_roles(self, filters: dict[str, str], *, copied: bool = True) -> list[Json]:
+        """Roles matching ``roleName`` / ``roleNamePartial``, ordered by id (``copied`` as above)."""
         with self.lock:
             wanted = filters.get("roleName")
             part = (filters.get("roleNamePartial") or "").lower()
@@ -381,7 +385,7 @@ class Store:
                 for rid, r in sorted(self.roles.items())
                 if wanted in (None, r["name"]) and part in r["name"].lower()
             ]
-            return copy.deepcopy(found)
+            return clone(found)
 
     def _bump_roles(self) -> None:
         for svc in self.services.values():
@@ -393,7 +397,7 @@ class Store:
             targets = list(request.get("targetRoles") or [])
             ids = [self.role_id(name) for name in targets]
             for rid in ids:
-                role = copy.deepcopy(self.roles[rid])
+                role = clone(self.roles[rid])
                 for kind in ("users", "groups", "roles"):
                     names = list(request.get(kind) or [])
                     members = [m for m in role.get(kind) or [] if m["name"] not in names]
@@ -403,8 +407,17 @@ class Store:
                 self.update_role(rid, role, user)
 
 
+def _roles_named(policy: Json) -> list[str]:
+    """Every role name a policy's items use (a name once per policy)."""
+    names: set[str] = set()
+    for kind in ITEM_KINDS:
+        for item in policy.get(kind) or []:
+            names.update(item.get("roles") or [])
+    return sorted(names)
+
+
 def _normal_role(role: Json) -> Json:
-    obj = copy.deepcopy(role)
+    obj = clone(role)
     obj.pop("id", None)
     for kind in ("users", "groups", "roles"):
         obj[kind] = [

@@ -13,7 +13,7 @@ from typing import Any
 
 from pushdown_ranger.standin.errors import validation_failure
 
-__all__ = ["check_policy", "check_role", "hierarchies", "resource_signature"]
+__all__ = ["ITEM_KINDS", "check_policy", "check_role", "hierarchies", "resource_signature"]
 
 ITEM_KINDS = (
     "policyItems",
