@@ -5,9 +5,9 @@ full sync of an estate and for single model changes, against the per-privilege s
 The estate (at ``--scale 1``: 1,000 roles held by 1,000 users, 100 Hive databases x 100
 tables = 10,000 tables; roles and users linearly, databases and tables with the square
 root of the scale): role ``r<i>`` has USE_CATALOG on the catalog, USE_SCHEMA and
-SELECT_TABLE on three databases, MODIFY_TABLE on one of them, and every tenth one a DENY
-of SELECT_TABLE on one table there; user ``u<i>`` holds ``r<i>``, every tenth user also
-the next role.
+SELECT_TABLE on three databases, MODIFY_TABLE on the first, and every tenth one a DENY of
+SELECT_TABLE and MODIFY_TABLE on one table of the first; user ``u<i>`` holds ``r<i>``,
+every tenth user also the next role.
 
 The floor is the per-privilege shape (Gravitino's Ranger plugin), run in the same process
 against a second stand-in: every role created with its members, then for every privilege
@@ -84,7 +84,7 @@ def estate(scale: float) -> tuple[Model, list[Grant]]:
         grants.append((role, mine[0], "MODIFY_TABLE", Condition.ALLOW))
         if i % 10 == 0:
             table = ObjectRef(T.TABLE, (*mine[0].names, f"t{i % tables}"))
-            grants.append((role, table, "SELECT_TABLE", Condition.DENY))
+            grants += [(role, table, p, Condition.DENY) for p in ("SELECT_TABLE", "MODIFY_TABLE")]
     for role, obj, privilege, condition in grants:
         apply(m, ch.grant_privileges(m, role, obj, [privilege], condition))
     for i in range(roles):

@@ -34,6 +34,7 @@ from pushdown.decide.compiler import EntitlementCompiler, Entitlements
 from pushdown.decide.inventory import Inventory
 from pushdown.decide.views import OwnerView, View
 from pushdown.model.principals import Principal
+from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
@@ -308,24 +309,31 @@ def _path(location: str) -> str:
 
 def _policies(items: Items, model: Model, naming: Naming) -> Iterable[PolicyFact]:
     holders = {r: frozenset(model.holders_of(r)) for r in model.roles}
+    allows = {r for r, grants in model.roles.items() if any(g.condition is Condition.ALLOW for g in grants)}
+    denies = {r for r, grants in model.roles.items() if any(g.condition is Condition.DENY for g in grants)}
     for key in sorted(set(items.allow) | set(items.deny), key=str):
-        allow = _pairs(items.allow.get(key, {}), model, holders, naming)
-        deny = _pairs(items.deny.get(key, {}), model, holders, naming)
+        allow = _pairs(items.allow.get(key, {}), model, holders, naming, allows)
+        deny = _pairs(items.deny.get(key, {}), model, holders, naming, denies)
         if allow or deny:
             yield PolicyFact(key[0], key[1], allow, deny)
 
 
 def _pairs(
-    by_access: dict[str, set[str]], model: Model, holders: dict[str, frozenset[str]], naming: Naming
+    by_access: dict[str, set[str]],
+    model: Model,
+    holders: dict[str, frozenset[str]],
+    naming: Naming,
+    alike: set[str],
 ) -> frozenset[Pair]:
-    """Each access's users as Ranger roles: a model role whose holders all belong, and a
+    """Each access's users as Ranger roles: a model role whose holders all belong (the
+    largest first; among equals, one with grants of the item's kind, ``alike``), and a
     per-user role for anybody left."""
     out: set[Pair] = set()
     for access, users in by_access.items():
         candidates = {r for u in users for r in model.roles_of(u)}
         fitting = sorted(
             (r for r in candidates if holders.get(r) and holders[r] <= users),
-            key=lambda r: (-len(holders[r]), r),
+            key=lambda r: (-len(holders[r]), r not in alike, r),
         )
         covered: set[str] = set()
         for role in fitting:  # the largest first; a role adding nobody new is left out
