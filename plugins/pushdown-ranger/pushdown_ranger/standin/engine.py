@@ -93,6 +93,57 @@ def _option_true(service_def: dict[str, Any], key: str, default: bool) -> bool:
     return default if value is None else str(value).strip().lower() == "true"
 
 
+_ITEM_KINDS = (
+    "policyItems",
+    "denyPolicyItems",
+    "allowExceptions",
+    "denyExceptions",
+    "dataMaskPolicyItems",
+    "rowFilterPolicyItems",
+)
+
+
+def _resource_discount(policy: dict[str, Any], helper: ServiceDefHelper) -> int:
+    discount = 0
+    resources = policy.get("resources") or {}
+    for name in sorted(
+        (n for n in resources if n in helper.defs and (resources[n] or {}).get("values")),
+        key=lambda n: int(helper.defs[n].get("level") or 0),
+    ):
+        res, values = resources[name], resources[name]["values"]
+        if any(v in ("", "*") for v in values):
+            discount += 25
+            continue
+        discount += 10 if any("*" in v for v in values) else 5 if any("?" in v for v in values) else 0
+        discount += (5 if res.get("isExcludes") else 0) + (5 if res.get("isRecursive") else 0)
+    return min(100, discount)
+
+
+def eval_order(policy: dict[str, Any], helper: ServiceDefHelper) -> int:
+    """Ranger's evaluation-order score (RangerOptimizedPolicyEvaluator): among policies of the same
+    priority and deny-ness, the more general a policy, the earlier it is evaluated."""
+    items = [item for kind in _ITEM_KINDS for item in policy.get(kind) or []]
+    users = {u for item in items for u in item.get("users") or []}
+    groups = {g for item in items for g in item.get("groups") or []}
+    perms = {a.get("type") for item in items for a in item.get("accesses") or [] if a.get("isAllowed", True)}
+    conditions = len(policy.get("conditions") or []) + sum(
+        len(item.get("conditions") or []) for item in items
+    )
+    resources = policy.get("resources") or {}
+    dynamic = any(
+        helper.options[n].has_token(str(v))
+        for n, res in resources.items()
+        if n in helper.options
+        for v in (res or {}).get("values") or []
+    )
+    order = 10000 + (20 if dynamic else 0) - _resource_discount(policy, helper)
+    public = policy.get("isDenyAllElse") or any(g.lower() == "public" for g in groups)
+    order -= 25 if public or any(u.lower() == "{user}" for u in users) else min(len(users) + len(groups), 25)
+    types = max(1, len(helper.service_def.get("accessTypes") or []))
+    order -= int(25 * len(perms) / types + 0.5)
+    return order - max(0, 25 - 5 * conditions)
+
+
 class PolicyEvaluator:
     """One access policy."""
 
@@ -114,6 +165,7 @@ class PolicyEvaluator:
         self.schedules = bool(policy.get("validitySchedules"))
         sets = [policy.get("resources") or {}, *(policy.get("additionalResources") or [])]
         self.matchers = [PolicyResourceMatcher(helper, res) for res in sets]
+        self.eval_order = eval_order(policy, helper)
 
         def items(kind: str) -> list[Item]:
             return [Item.of(raw, implied) for raw in policy.get(kind) or []]
@@ -131,8 +183,8 @@ class PolicyEvaluator:
         matcher = self.matchers[0].matchers.get(name)
         return None if matcher is None else matcher.literals()
 
-    def sort_key(self) -> tuple[int, int, str]:
-        return (-self.priority, 0 if self.has_deny else 1, self.name)
+    def sort_key(self) -> tuple[int, int, int, str]:
+        return (-self.priority, 0 if self.has_deny else 1, self.eval_order, self.name)
 
     def evaluate(self, ask: _Ask, result: AccessResult) -> None:
         request = ask.request
