@@ -39,6 +39,7 @@ from pushdown.reconcile.scope import Resolved, Scope
 from pushdown_ranger.client import RangerAPI
 from pushdown_ranger.facts import PolicyFact, RoleFact, fact_from_json
 from pushdown_ranger.readback import (
+    bypasses,
     foreign_items,
     merged,
     new_policy,
@@ -145,11 +146,17 @@ class RangerBackend(Backend):
     def read(self, model: Model, scope: Resolved) -> RangerSnapshot:
         versions = self.versions()
         last = self.last
-        if last is not None and last.versions == versions and _complete(versions):
-            return last
-        snap = self._read(versions)
-        self.last = snap
-        return snap
+        if last is None or last.versions != versions or not _complete(versions):
+            last = self.last = self._read(versions)
+        return self.with_findings(last, model)
+
+    def with_findings(self, snap: RangerSnapshot, model: Model) -> RangerSnapshot:
+        """The snapshot with the access paths that bypass the model: allow items somebody
+        else made for a model user or group (or ``public``) in pushdown's services."""
+        users = {self.naming.user(u) for u in model.users}
+        groups = {self.naming.group(g) for g in model.groups}
+        found = [text for p in snap.policies.values() for text in bypasses(p, users, groups)]
+        return replace(snap, findings=tuple(sorted(found)))
 
     def _read(self, versions: tuple[tuple[str, Any, Any], ...]) -> RangerSnapshot:
         services = frozenset(name for name, _, _ in versions if name)
@@ -296,7 +303,7 @@ class RangerBackend(Backend):
             self.last = self._snapshot(fresh, policies, roles, snapshot.deny)
         else:
             self.last = self._read(fresh)
-        return self.last
+        return self.with_findings(self.last, model)
 
     def discover(self, model: Model, seen: str | None) -> tuple[Scope, str | None]:
         now = json.dumps(self.versions(), default=str)

@@ -146,3 +146,20 @@ def role_json(fact: RoleFact, rid: int | None = None) -> Json:
     if rid is not None:
         out["id"] = rid
     return out
+
+
+def bypasses(policy: Json, users: set[str], groups: set[str]) -> list[str]:
+    """Allow items pushdown did not make that reach a user or group of the model (or
+    everybody: the group ``public``): access paths that bypass the model, reported."""
+    out = []
+    for item in policy.get("policyItems") or ():
+        accesses = ",".join(sorted(str(a.get("type")) for a in item.get("accesses") or ()))
+        reached = [f"user {u}" for u in item.get("users") or () if u in users]
+        reached += [f"group {g}" for g in item.get("groups") or () if g in groups or g == "public"]
+        if reached:
+            where = describe(resource_key(policy))
+            out.append(
+                f"policy {policy.get('name')!r} ({policy.get('service')}:{where}) allows {accesses} "
+                f"to {', '.join(reached)}, outside pushdown"
+            )
+    return out

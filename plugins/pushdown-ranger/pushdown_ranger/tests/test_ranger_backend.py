@@ -189,3 +189,23 @@ def test_role_members_follow_the_model(ranger_standin: Standin) -> None:
     assert plan.changes == 1 and not plan.adds
     role = ranger_standin.store.role_by_name("pd_reader")
     assert {m["name"] for m in role["users"]} == {"bob", "carol"}
+
+
+def test_a_hand_made_item_for_a_model_user_is_a_finding_and_left_alone(ranger_standin: Standin) -> None:
+    backend = backend_for(ranger_standin)
+    hand = {
+        "service": "hive",
+        "name": "carol by hand",
+        "resources": {"database": {"values": ["crm"]}, "table": {"values": ["orders"]}},
+        "policyItems": [{"accesses": [{"type": "select", "isAllowed": True}], "users": ["carol"]}],
+    }
+    made = backend.api.create_policy(hand)
+    world = sales()
+    reconcile(backend, world.model, ALL)
+    plan = backend.plan(world.model, ALL)
+    assert plan.empty and plan.drift
+    assert plan.findings == (
+        "policy 'carol by hand' (hive:database=crm,table=orders) allows select to user carol, "
+        "outside pushdown",
+    )
+    assert ranger_standin.store.policy(made["id"])["policyItems"][0]["users"] == ["carol"]
