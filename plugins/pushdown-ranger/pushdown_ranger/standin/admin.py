@@ -25,9 +25,14 @@ class Standin:
     """A Ranger Admin stand-in on 127.0.0.1; use as a context manager or ``start()`` / ``stop()``."""
 
     def __init__(
-        self, *, port: int = 0, users: dict[str, str] | None = None, service_defs_dir: Path | None = None
+        self,
+        *,
+        port: int = 0,
+        users: dict[str, str] | None = None,
+        service_defs_dir: Path | None = None,
+        strict_principals: bool = False,
     ) -> None:
-        self.store = Store(load_service_defs(service_defs_dir))
+        self.store = Store(load_service_defs(service_defs_dir), strict_principals=strict_principals)
         self.users = dict(users) if users is not None else {ADMIN_USER: ADMIN_PASSWORD}
         self.faults = Faults()
         self.port = port
@@ -127,6 +132,12 @@ class Standin:
         return Counter(method for method, _, _ in self.request_log)
 
     # convenience -----------------------------------------------------------------------
+    def add_principals(self, users: Iterable[str] = (), groups: Iterable[str] = ()) -> None:
+        """Users and groups Ranger knows (as usersync would bring them)."""
+        with self.store.lock:
+            self.store.principals.users.update(users)
+            self.store.principals.groups.update(groups)
+
     def create_service(self, name: str, service_type: str, **configs: Any) -> dict[str, Any]:
         """Create a service directly (as a test's setup; no HTTP call is counted)."""
         return self.store.create_service({"name": name, "type": service_type, "configs": configs})

@@ -67,6 +67,10 @@ def _paged(store: Store, query: dict[str, str], key: str, policies: bool) -> Jso
     }
 
 
+def _flag(query: dict[str, str], name: str) -> bool:
+    return query.get(name, "").strip().lower() == "true"
+
+
 def _body(body: Any) -> Json:
     if not isinstance(body, dict):
         raise RangerError(400, "Invalid input data: a JSON object was expected")
@@ -129,7 +133,7 @@ def _list_services(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u
 
 # policies ------------------------------------------------------------------------------
 def _create_policy(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
-    return 200, store.create_policy(_body(b), u)
+    return 200, store.create_policy(_body(b), u, create_missing=_flag(q, "createPrincipalsIfAbsent"))
 
 
 def _get_policy(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
@@ -141,12 +145,13 @@ def _get_policy_by_name(store: Store, p: dict[str, str], q: dict[str, str], b: A
 
 
 def _update_policy(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
-    return 200, store.update_policy(_int(p["id"], "id"), _body(b), u)
+    create = _flag(q, "createPrincipalsIfAbsent")
+    return 200, store.update_policy(_int(p["id"], "id"), _body(b), u, create_missing=create)
 
 
 def _update_policy_by_name(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
     pid = store.policy_by_name(p["service"], p["name"])["id"]
-    return 200, store.update_policy(pid, _body(b), u)
+    return 200, store.update_policy(pid, _body(b), u, create_missing=_flag(q, "createPrincipalsIfAbsent"))
 
 
 def _delete_policy(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
@@ -198,17 +203,20 @@ def _apply_policy(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u:
         {"serviceName": str(body.get("service")), "policyName": str(body.get("name"))}
     )
     if found:
-        return 200, store.update_policy(found[0]["id"], body, u)
-    return 200, store.create_policy(body, u)
+        return 200, store.update_policy(
+            found[0]["id"], body, u, create_missing=_flag(q, "createPrincipalsIfAbsent")
+        )
+    return 200, store.create_policy(body, u, create_missing=_flag(q, "createPrincipalsIfAbsent"))
 
 
 # roles ---------------------------------------------------------------------------------
 def _create_role(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
-    return 200, store.create_role(_body(b), u)
+    return 200, store.create_role(_body(b), u, create_missing=_flag(q, "createNonExistUserGroup"))
 
 
 def _update_role(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
-    return 200, store.update_role(_int(p["id"], "id"), _body(b), u)
+    create = _flag(q, "createNonExistUserGroup")
+    return 200, store.update_role(_int(p["id"], "id"), _body(b), u, create_missing=create)
 
 
 def _delete_role(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:

@@ -16,6 +16,7 @@ from collections import Counter
 from typing import Any, TypeVar
 
 from pushdown_ranger.standin.errors import RangerError, not_found, validation_failure
+from pushdown_ranger.standin.principals import Principals
 from pushdown_ranger.standin.validators import ITEM_KINDS, check_policy, check_role, resource_signature
 
 __all__ = ["Json", "Store", "clone"]
@@ -37,8 +38,9 @@ def _now() -> int:
 class Store:
     """In-memory Ranger Admin state (thread safe)."""
 
-    def __init__(self, service_defs: list[Json]) -> None:
+    def __init__(self, service_defs: list[Json], *, strict_principals: bool = False) -> None:
         self.lock = threading.RLock()
+        self.principals = Principals(strict_principals)
         self.service_defs: dict[str, Json] = {}
         self.services: dict[str, Json] = {}
         self.policies: dict[int, Json] = {}
@@ -221,7 +223,16 @@ class Store:
         self._by_signature.pop((policy["service"], resource_signature(policy)), None)
         self._role_refs.subtract(_roles_named(policy))
 
-    def create_policy(self, policy: Json, user: str = "admin") -> Json:
+    def _role_exists(self, name: str) -> bool:
+        return any(r["name"] == name for r in self.roles.values())
+
+    def _empty_role(self, name: str) -> None:
+        self.create_role({"name": name}, create_missing=True)
+
+    def _check_principals(self, policy: Json, create_missing: bool) -> None:
+        self.principals.check_policy(policy, self._role_exists, create_missing, self._empty_role)
+
+    def create_policy(self, policy: Json, user: str = "admin", *, create_missing: bool = False) -> Json:
         with self.lock:
             obj = clone(policy)
             obj.pop("id", None)
@@ -229,6 +240,7 @@ class Store:
             if obj["isEnabled"] is False:
                 obj.setdefault("guid", str(uuid.uuid4()))
             sdef = self._validate_policy(obj, None)
+            self._check_principals(obj, create_missing)
             obj["id"] = self._new_id()
             obj["serviceType"] = sdef["name"]
             obj.setdefault("policyType", 0)
@@ -255,7 +267,9 @@ class Store:
                 return clone(self.policies[pid])
             raise not_found(f"policy {name} in service {service}")
 
-    def update_policy(self, pid: int, policy: Json, user: str = "admin") -> Json:
+    def update_policy(
+        self, pid: int, policy: Json, user: str = "admin", *, create_missing: bool = False
+    ) -> Json:
         with self.lock:
             old = self.policies.get(pid)
             if old is None:
@@ -267,6 +281,7 @@ class Store:
             obj.setdefault("isEnabled", True)
             obj["guid"] = old["guid"]
             sdef = self._validate_policy(obj, pid)
+            self._check_principals(obj, create_missing)
             obj["serviceType"] = sdef["name"]
             obj.setdefault("policyType", 0)
             obj.setdefault("policyPriority", 0)
@@ -309,7 +324,7 @@ class Store:
                 return rid
         raise RangerError(400, f"Role with name: {name} does not exist")
 
-    def create_role(self, role: Json, user: str = "admin") -> Json:
+    def create_role(self, role: Json, user: str = "admin", *, create_missing: bool = False) -> Json:
         with self.lock:
             check_role(role)
             name = role["name"]
@@ -317,6 +332,7 @@ class Store:
                 raise validation_failure(
                     4005, f"Another RangerRole already exists for this name: Role =[{name}]]", "name"
                 )
+            self.principals.check_role(role, self._role_exists, create_missing, self._empty_role)
             obj = _normal_role(role)
             obj["id"] = self._new_id()
             obj.setdefault("createdByUser", user)
@@ -335,7 +351,7 @@ class Store:
         with self.lock:
             return clone(self.roles[self.role_id(name)])
 
-    def update_role(self, rid: int, role: Json, user: str = "admin") -> Json:
+    def update_role(self, rid: int, role: Json, user: str = "admin", *, create_missing: bool = False) -> Json:
         with self.lock:
             old = self.roles.get(rid)
             if old is None:
@@ -354,6 +370,7 @@ class Store:
                         f"Rolename for '{old['name']}' can not be updated as it is "
                         f"referenced in one or more {where}",
                     )
+            self.principals.check_role(role, self._role_exists, create_missing, self._empty_role)
             obj = _normal_role(role)
             obj["id"] = rid
             obj["createdByUser"] = old.get("createdByUser")

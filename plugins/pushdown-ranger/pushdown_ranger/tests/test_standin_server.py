@@ -160,3 +160,33 @@ def test_faults_503_delay_and_death(client: RangerClient, ranger_standin: Standi
     assert [p.name for p in client.find_policies()] == ["p2"]  # applied, never answered
     statuses = [status for _, _, status in ranger_standin.request_log]
     assert statuses.count(503) == 2
+
+
+def test_unknown_roles_users_and_groups_are_refused_as_ranger_does(client: RangerClient) -> None:
+    with_role = _policy("p1", "t1", policyItems=[{"accesses": [{"type": "select"}], "roles": ["ghost"]}])
+    refused = _refusal(client.create_policy, with_role)
+    assert refused.msgDesc == (
+        "Operation denied. Role name: ghost specified in policy does not exist in ranger admin."
+    )
+    created = client.create_policy(with_role, {"createPrincipalsIfAbsent": "true"})
+    assert created.id and client.get_role("ghost", "admin", "hivedev").name == "ghost"
+    refused = _refusal(client.create_role, "hivedev", {"name": "r", "roles": [{"name": "nobody"}]})
+    assert refused.msgDesc.startswith("Role with name: nobody does not exist")
+
+
+def test_strict_principals_need_known_users_and_groups() -> None:
+    with Standin(strict_principals=True) as strict:
+        strict.create_service("hivedev", "hive")
+        client = RangerClient(strict.url, strict.auth)
+        refused = _refusal(client.create_role, "hivedev", {"name": "r", "users": [{"name": "ann"}]})
+        assert refused.msgDesc.startswith("user with name: ann does not exist")
+        assert (
+            client.create_role(
+                "hivedev", {"name": "r", "users": [{"name": "ann"}]}, {"createNonExistUserGroup": "true"}
+            ).name
+            == "r"
+        )
+        for_group = _policy("p1", "t1", policyItems=[{"accesses": [{"type": "select"}], "groups": ["bi"]}])
+        assert "Group name: bi specified in policy" in _refusal(client.create_policy, for_group).msgDesc
+        strict.add_principals(groups=["bi"])
+        assert client.create_policy(for_group).id
