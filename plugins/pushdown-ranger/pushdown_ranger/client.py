@@ -37,6 +37,9 @@ from pushdown.errors import PermanentBackendError, TemporaryBackendError
 Json = dict[str, Any]
 R = TypeVar("R")
 PAGE_SIZE = 200
+#: Ranger refuses a role naming a user or group it does not know yet (usersync may be
+#: behind the model) unless asked to create them
+MEMBERS_MAY_BE_NEW = {"createNonExistUserGroup": "true"}
 
 
 class NotFound(PermanentBackendError):
@@ -249,11 +252,13 @@ class RangerAPI:
 
     def create_role(self, service: str, role: Json) -> Json:
         what = f"create role {role.get('name')!r}"
-        return dict(self.call(what, lambda: self.client.create_role(service, role), write=True) or {})
+        params = dict(MEMBERS_MAY_BE_NEW)
+        return dict(self.call(what, lambda: self.client.create_role(service, role, params), write=True) or {})
 
     def update_role(self, rid: int, role: Json) -> Json:
         what = f"update role {role.get('name')!r}"
-        return dict(self.call(what, lambda: self.client.update_role(rid, role), write=True) or {})
+        params = dict(MEMBERS_MAY_BE_NEW)
+        return dict(self.call(what, lambda: self.client.update_role(rid, role, params), write=True) or {})
 
     def delete_role(self, rid: int, name: str) -> None:
         self.call(
