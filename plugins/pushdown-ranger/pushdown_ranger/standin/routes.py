@@ -113,8 +113,17 @@ def _update_service(store: Store, p: dict[str, str], q: dict[str, str], b: Any, 
     return 200, store.update_service(p["name"], _body(b), u)
 
 
+def _same_id(body: Json, path_id: int, what: str) -> Json:
+    """Ranger refuses an update whose body names another object than its path."""
+    if body.get("id") is not None and str(body["id"]) != str(path_id):
+        raise RangerError(400, f"{what} mismatch")
+    return body
+
+
 def _update_service_id(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
-    return 200, store.update_service(store.service_name_of_id(_int(p["id"], "id")), _body(b), u)
+    sid = _int(p["id"], "id")
+    body = _same_id(_body(b), sid, "serviceID")
+    return 200, store.update_service(store.service_name_of_id(sid), body, u)
 
 
 def _delete_service(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
@@ -146,7 +155,8 @@ def _get_policy_by_name(store: Store, p: dict[str, str], q: dict[str, str], b: A
 
 def _update_policy(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
     create = _flag(q, "createPrincipalsIfAbsent")
-    return 200, store.update_policy(_int(p["id"], "id"), _body(b), u, create_missing=create)
+    pid = _int(p["id"], "id")
+    return 200, store.update_policy(pid, _same_id(_body(b), pid, "policyID"), u, create_missing=create)
 
 
 def _update_policy_by_name(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
@@ -216,7 +226,8 @@ def _create_role(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: 
 
 def _update_role(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
     create = _flag(q, "createNonExistUserGroup")
-    return 200, store.update_role(_int(p["id"], "id"), _body(b), u, create_missing=create)
+    rid = _int(p["id"], "id")
+    return 200, store.update_role(rid, _same_id(_body(b), rid, "roleId"), u, create_missing=create)
 
 
 def _delete_role(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:

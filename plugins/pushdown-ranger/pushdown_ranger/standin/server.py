@@ -121,6 +121,12 @@ class _Handler(BaseHTTPRequestHandler):
                 return handler(self.server.store, match.groupdict(), params, body, user)
             except RangerError as error:
                 return error.status, error.body()
+            except (KeyError, TypeError, ValueError, AttributeError) as error:
+                # malformed input the checks above did not foresee: a refusal, not a dropped connection
+                return 400, {
+                    "statusCode": 1,
+                    "msgDesc": f"Invalid input data: {type(error).__name__}: {error}",
+                }
         return (
             (405, {"statusCode": 1, "msgDesc": "Method Not Allowed"})
             if allowed

@@ -26,8 +26,10 @@ ITEM_KINDS = (
 
 
 def hierarchies(service_def: dict[str, Any]) -> list[list[str]]:
-    """Every root-to-leaf chain of resource names of an access policy, in level order."""
+    """Every resource hierarchy of an access policy, as Ranger's RangerServiceDefHelper lists them:
+    each root-to-leaf chain, and each of its prefixes that ends at a resource marked ``isValidLeaf``."""
     defs = service_def.get("resources") or []
+    leaf_ok = {r["name"] for r in defs if r.get("isValidLeaf") is True}
     children: dict[str, list[str]] = {}
     roots: list[str] = []
     for rdef in defs:
@@ -39,12 +41,17 @@ def hierarchies(service_def: dict[str, Any]) -> list[list[str]]:
         below = children.get(chain[-1], [])
         if not below:
             chains.append(chain)
+            chains.extend(chain[: i + 1] for i in range(len(chain) - 1) if chain[i] in leaf_ok)
         for name in below:
             walk([*chain, name])
 
     for root in roots:
         walk([root])
-    return chains
+    unique: list[list[str]] = []
+    for chain in chains:
+        if chain not in unique:
+            unique.append(chain)
+    return unique
 
 
 def resource_signature(policy: dict[str, Any]) -> str:
@@ -94,7 +101,7 @@ def _check_resources(resources: dict[str, Any], service_def: dict[str, Any], nam
             "policy resources",
         )
     mandatory = {r["name"] for r in service_def.get("resources") or [] if r.get("mandatory")}
-    if not any(_complete(chain, keys, mandatory) for chain in fitting):
+    if not any(mandatory & set(chain) <= keys for chain in fitting):
         raise validation_failure(
             3012,
             f"Invalid resources specified. {service_def['name']} policy "
@@ -107,14 +114,9 @@ def _check_resources(resources: dict[str, Any], service_def: dict[str, Any], nam
         _check_resource_values(key, res or {}, defs[key])
 
 
-def _complete(chain: list[str], keys: set[str], mandatory: set[str]) -> bool:
-    deepest = max(chain.index(key) for key in keys)
-    return all(name in keys or name not in mandatory for name in chain[: deepest + 1])
-
-
 def _check_resource_values(key: str, res: dict[str, Any], rdef: dict[str, Any]) -> None:
-    values = res.get("values") or []
-    if not values or any(not isinstance(v, str) or v == "" for v in values):
+    values = res.get("values")
+    if not isinstance(values, list) or not values or any(not isinstance(v, str) or v == "" for v in values):
         raise validation_failure(
             3018,
             f"Invalid resource specified. A value of [{values}] is not valid for resource [{key}]",

@@ -190,3 +190,18 @@ def test_strict_principals_need_known_users_and_groups() -> None:
         assert "Group name: bi specified in policy" in _refusal(client.create_policy, for_group).msgDesc
         strict.add_principals(groups=["bi"])
         assert client.create_policy(for_group).id
+
+
+def test_malformed_input_is_refused_with_a_reason(client: RangerClient, ranger_standin: Standin) -> None:
+    session, api = client.session, f"{ranger_standin.url}/service/public/v2/api"
+    bad_values = {**_policy("p1", "t1"), "resources": {"database": {"values": "db1"}}}
+    answer = session.post(f"{api}/policy", json=bad_values)
+    assert answer.status_code == 400 and "error code[3018]" in answer.json()["msgDesc"]
+    answer = session.post(f"{api}/policy", json={**_policy("p1", "t1"), "policyItems": 5})
+    assert answer.status_code == 400 and answer.json()["msgDesc"].startswith("Invalid input data")
+    answer = session.post(f"{api}/policy", data="{not json", headers={"Content-Type": "application/json"})
+    assert answer.status_code == 400
+    created = client.create_policy(_policy("p2", "t2"))
+    answer = session.put(f"{api}/policy/{created.id}", json={**created, "id": created.id + 1})
+    assert answer.status_code == 400 and answer.json()["msgDesc"] == "policyID mismatch"
+    assert session.get(f"{api}/nosuch").status_code == 404
