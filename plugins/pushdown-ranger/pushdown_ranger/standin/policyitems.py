@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from pushdown_ranger.standin.matchers import Unsupported
+from pushdown_ranger.standin.options import Unsupported
 
 __all__ = ["ADMIN_ACCESS", "ANY_ACCESS", "Item", "roles_of"]
 

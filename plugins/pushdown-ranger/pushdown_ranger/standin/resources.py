@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pushdown_ranger.standin.matchers import ElementMatcher, MatcherOptions
+from pushdown_ranger.standin.matchers import ElementMatcher
+from pushdown_ranger.standin.options import MatcherOptions
 from pushdown_ranger.standin.validators import hierarchies
 
 __all__ = [

@@ -1,70 +1,28 @@
-"""The stand-in's state: service definitions, services, policies and roles, as Ranger Admin keeps them.
+"""The stand-in's state: service definitions, services and policies (roles: :mod:`rolestore`).
 
-Objects are plain JSON dicts (the shapes of Ranger's REST API). Every write goes through one
-lock, is validated first (nothing is half-applied) and bumps the versions Ranger bumps: the
-policy's own ``version``, its service's ``policyVersion``; a role change bumps every service's
-``roleVersion``. Reads hand out deep copies.
+Policies are indexed by (service, name) and by Ranger's resource signature, so the duplicate
+checks (3006, 3010) cost one lookup; role references are counted for the role-in-use check.
 """
 
 from __future__ import annotations
 
-import json
-import threading
-import time
 import uuid
-from collections import Counter
-from typing import Any, TypeVar
 
+from pushdown_ranger.standin.base import Json, clone, now_ms
 from pushdown_ranger.standin.errors import RangerError, not_found, validation_failure
-from pushdown_ranger.standin.principals import Principals
-from pushdown_ranger.standin.validators import ITEM_KINDS, check_policy, check_role, resource_signature
+from pushdown_ranger.standin.rolestore import RoleStore, roles_named
+from pushdown_ranger.standin.validators import check_policy, resource_signature
 
 __all__ = ["Json", "Store", "clone"]
 
-Json = dict[str, Any]
-_T = TypeVar("_T")
 
-
-def clone(value: _T) -> _T:
-    """A deep copy of JSON data (a JSON round trip: several times faster than copy.deepcopy)."""
-    copied: _T = json.loads(json.dumps(value))
-    return copied
-
-
-def _now() -> int:
-    return int(time.time() * 1000)
-
-
-class Store:
+class Store(RoleStore):
     """In-memory Ranger Admin state (thread safe)."""
 
     def __init__(self, service_defs: list[Json], *, strict_principals: bool = False) -> None:
-        self.lock = threading.RLock()
-        self.principals = Principals(strict_principals)
-        self.service_defs: dict[str, Json] = {}
-        self.services: dict[str, Json] = {}
-        self.policies: dict[int, Json] = {}
-        self.roles: dict[int, Json] = {}
-        self._by_name: dict[tuple[str, str], int] = {}
-        self._by_signature: dict[tuple[str, str], int] = {}
-        self._role_refs: Counter[str] = Counter()
-        self._next_id = 1000
+        super().__init__(strict_principals=strict_principals)
         for sdef in service_defs:
             self.create_service_def(sdef)
-
-    def _new_id(self) -> int:
-        self._next_id += 1
-        return self._next_id
-
-    def _stamp(self, obj: Json, user: str, created: Json | None = None) -> None:
-        now = _now()
-        obj["guid"] = (created or {}).get("guid") or obj.get("guid") or str(uuid.uuid4())
-        obj["createdBy"] = (created or {}).get("createdBy", user)
-        obj["createTime"] = (created or {}).get("createTime", now)
-        obj["updatedBy"] = user
-        obj["updateTime"] = now
-        obj["version"] = int((created or {}).get("version") or 0) + 1
-        obj.setdefault("isEnabled", True)
 
     # service definitions -------------------------------------------------------------
     def create_service_def(self, sdef: Json, user: str = "admin") -> Json:
@@ -116,7 +74,7 @@ class Store:
             obj.setdefault("configs", {})
             obj["policyVersion"] = 1
             obj["roleVersion"] = 1
-            obj["policyUpdateTime"] = _now()
+            obj["policyUpdateTime"] = now_ms()
             self._stamp(obj, user)
             self.services[name] = obj
             return clone(obj)
@@ -182,7 +140,7 @@ class Store:
     def _bump_policies(self, service: str) -> None:
         svc = self.services[service]
         svc["policyVersion"] += 1
-        svc["policyUpdateTime"] = _now()
+        svc["policyUpdateTime"] = now_ms()
 
     # policies --------------------------------------------------------------------------
     def _validate_policy(self, policy: Json, own_id: int | None) -> Json:
@@ -216,18 +174,12 @@ class Store:
     def _index(self, policy: Json) -> None:
         self._by_name[(policy["service"], policy["name"])] = policy["id"]
         self._by_signature[(policy["service"], resource_signature(policy))] = policy["id"]
-        self._role_refs.update(_roles_named(policy))
+        self._role_refs.update(roles_named(policy))
 
     def _unindex(self, policy: Json) -> None:
         self._by_name.pop((policy["service"], policy["name"]), None)
         self._by_signature.pop((policy["service"], resource_signature(policy)), None)
-        self._role_refs.subtract(_roles_named(policy))
-
-    def _role_exists(self, name: str) -> bool:
-        return any(r["name"] == name for r in self.roles.values())
-
-    def _empty_role(self, name: str) -> None:
-        self.create_role({"name": name}, create_missing=True)
+        self._role_refs.subtract(roles_named(policy))
 
     def _check_principals(self, policy: Json, create_missing: bool) -> None:
         self.principals.check_policy(policy, self._role_exists, create_missing, self._empty_role)
@@ -308,141 +260,6 @@ class Store:
         with self.lock:
             found = [p for pid, p in sorted(self.policies.items()) if _policy_matches(p, filters)]
             return clone(found) if copied else found
-
-    # roles ------------------------------------------------------------------------------
-    def _role_in_use(self, name: str) -> str | None:
-        if self._role_refs[name] > 0:
-            return "policies"
-        for role in self.roles.values():
-            if any(m["name"] == name for m in role.get("roles") or []):
-                return "other roles"
-        return None
-
-    def role_id(self, name: str) -> int:
-        for rid, role in self.roles.items():
-            if role["name"] == name:
-                return rid
-        raise RangerError(400, f"Role with name: {name} does not exist")
-
-    def create_role(self, role: Json, user: str = "admin", *, create_missing: bool = False) -> Json:
-        with self.lock:
-            check_role(role)
-            name = role["name"]
-            if any(r["name"] == name for r in self.roles.values()):
-                raise validation_failure(
-                    4005, f"Another RangerRole already exists for this name: Role =[{name}]]", "name"
-                )
-            self.principals.check_role(role, self._role_exists, create_missing, self._empty_role)
-            obj = _normal_role(role)
-            obj["id"] = self._new_id()
-            obj.setdefault("createdByUser", user)
-            self._stamp(obj, user)
-            self.roles[obj["id"]] = obj
-            self._bump_roles()
-            return clone(obj)
-
-    def role(self, rid: int) -> Json:
-        with self.lock:
-            if rid not in self.roles:
-                raise not_found(f"role id={rid}")
-            return clone(self.roles[rid])
-
-    def role_by_name(self, name: str) -> Json:
-        with self.lock:
-            return clone(self.roles[self.role_id(name)])
-
-    def update_role(self, rid: int, role: Json, user: str = "admin", *, create_missing: bool = False) -> Json:
-        with self.lock:
-            old = self.roles.get(rid)
-            if old is None:
-                raise validation_failure(4006, f"No RangerRole found for id[{rid}]", "id")
-            check_role(role)
-            name = role["name"]
-            if name != old["name"]:
-                if any(r["name"] == name for r in self.roles.values()):
-                    raise validation_failure(
-                        4005, f"Another RangerRole already exists for this name: Role =[{name}]]", "name"
-                    )
-                where = self._role_in_use(old["name"])
-                if where is not None:
-                    raise RangerError(
-                        400,
-                        f"Rolename for '{old['name']}' can not be updated as it is "
-                        f"referenced in one or more {where}",
-                    )
-            self.principals.check_role(role, self._role_exists, create_missing, self._empty_role)
-            obj = _normal_role(role)
-            obj["id"] = rid
-            obj["createdByUser"] = old.get("createdByUser")
-            self._stamp(obj, user, old)
-            self.roles[rid] = obj
-            self._bump_roles()
-            return clone(obj)
-
-    def delete_role(self, rid: int) -> None:
-        with self.lock:
-            old = self.roles.get(rid)
-            if old is None:
-                raise RangerError(400, f"Role with id: {rid} does not exist")
-            where = self._role_in_use(old["name"])
-            if where is not None:
-                raise RangerError(
-                    400, f"Role '{old['name']}' can not be deleted as it is referenced in one or more {where}"
-                )
-            del self.roles[rid]
-            self._bump_roles()
-
-    def list_roles(self, filters: dict[str, str], *, copied: bool = True) -> list[Json]:
-        """Roles matching ``roleName`` / ``roleNamePartial``, ordered by id (``copied`` as above)."""
-        with self.lock:
-            wanted = filters.get("roleName")
-            part = (filters.get("roleNamePartial") or "").lower()
-            found = [
-                r
-                for rid, r in sorted(self.roles.items())
-                if wanted in (None, r["name"]) and part in r["name"].lower()
-            ]
-            return clone(found)
-
-    def _bump_roles(self) -> None:
-        for svc in self.services.values():
-            svc["roleVersion"] += 1
-
-    def grant_revoke(self, request: Json, grant: bool, user: str = "admin") -> None:
-        """Add (or remove) users, groups and roles to (from) each of the request's target roles."""
-        with self.lock:
-            targets = list(request.get("targetRoles") or [])
-            ids = [self.role_id(name) for name in targets]
-            for rid in ids:
-                role = clone(self.roles[rid])
-                for kind in ("users", "groups", "roles"):
-                    names = list(request.get(kind) or [])
-                    members = [m for m in role.get(kind) or [] if m["name"] not in names]
-                    if grant:
-                        members += [{"name": n, "isAdmin": bool(request.get("grantOption"))} for n in names]
-                    role[kind] = members
-                self.update_role(rid, role, user)
-
-
-def _roles_named(policy: Json) -> list[str]:
-    """Every role name a policy's items use (a name once per policy)."""
-    names: set[str] = set()
-    for kind in ITEM_KINDS:
-        for item in policy.get(kind) or []:
-            names.update(item.get("roles") or [])
-    return sorted(names)
-
-
-def _normal_role(role: Json) -> Json:
-    obj = clone(role)
-    obj.pop("id", None)
-    for kind in ("users", "groups", "roles"):
-        obj[kind] = [
-            {"name": m["name"], "isAdmin": bool(m.get("isAdmin", False))} for m in obj.get(kind) or []
-        ]
-    obj.setdefault("options", {})
-    obj.setdefault("description", "")
-    return obj
 
 
 def _policy_matches(policy: Json, filters: dict[str, str]) -> bool:
