@@ -29,7 +29,7 @@ from typing import Any
 from pushdown_ranger.standin.access import AccessRequest, AccessResult, Ask
 from pushdown_ranger.standin.evaluator import PolicyEvaluator, option_true
 from pushdown_ranger.standin.options import Unsupported
-from pushdown_ranger.standin.policyitems import implied_grants, roles_of
+from pushdown_ranger.standin.policyitems import RoleBook, implied_grants
 from pushdown_ranger.standin.resources import ServiceDefHelper
 
 __all__ = ["AccessRequest", "AccessResult", "PolicyEngine", "Unsupported"]
@@ -83,9 +83,11 @@ class PolicyEngine:
         super_groups: Iterable[str] = (),
         audit_mode: str | None = None,
         audit_excluded: tuple[Iterable[str], Iterable[str], Iterable[str]] = ((), (), ()),
+        use_index: bool = True,
     ) -> None:
         self.service_def = service_def
         self.roles = list(roles)
+        self.role_book = RoleBook(self.roles)
         self.super_users, self.super_groups = frozenset(super_users), frozenset(super_groups)
         self.excluded_users, self.excluded_groups, self.excluded_roles = (
             frozenset(x) for x in audit_excluded
@@ -104,10 +106,11 @@ class PolicyEngine:
             (PolicyEvaluator(p, helper, implied, deny) for p in chosen), key=PolicyEvaluator.sort_key
         )
         self.index = _Index(self.evaluators, helper)
+        self.use_index = use_index
 
     def _ask(self, request: AccessRequest) -> Ask:
         groups = frozenset(request.groups)
-        roles = frozenset(request.roles) | roles_of(self.roles, request.user, groups)
+        roles = frozenset(request.roles) | self.role_book.roles_of(request.user, groups)
         tokens = {"USER": request.user}
         if request.owner is not None:
             tokens["OWNER"] = request.owner
@@ -136,7 +139,8 @@ class PolicyEngine:
         is_super = request.user in self.super_users or not self.super_groups.isdisjoint(ask.who[1])
         if is_super or request.access_type == SUPER_USER_ACCESS:
             result.allowed, result.determined, result.priority = is_super, True, 1 << 30
-        for evaluator in self.index.candidates(request, self.evaluators):
+        chosen = self.index.candidates(request, self.evaluators) if self.use_index else self.evaluators
+        for evaluator in chosen:
             if result.allowed and result.priority > evaluator.priority:
                 result.determined = True
             evaluator.evaluate(ask, result)

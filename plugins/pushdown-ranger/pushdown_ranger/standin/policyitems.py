@@ -15,7 +15,7 @@ from typing import Any
 
 from pushdown_ranger.standin.options import Unsupported
 
-__all__ = ["ADMIN_ACCESS", "ANY_ACCESS", "Item", "roles_of"]
+__all__ = ["ADMIN_ACCESS", "ANY_ACCESS", "Item", "RoleBook", "roles_of"]
 
 ANY_ACCESS = "_any"
 ADMIN_ACCESS = "_admin"
@@ -131,22 +131,37 @@ def first_match(
     return found
 
 
+class RoleBook:
+    """Who holds which role, indexed once (RangerRolesUtil): directly, through a group (or
+    ``public``), or through a member role (a member role's holders hold the containing role)."""
+
+    def __init__(self, roles: Iterable[dict[str, Any]]) -> None:
+        self.by_user: dict[str, set[str]] = {}
+        self.by_group: dict[str, set[str]] = {}
+        self.containing: dict[str, set[str]] = {}
+        for role in roles:
+            name = str(role["name"])
+            for kind, index in (
+                ("users", self.by_user),
+                ("groups", self.by_group),
+                ("roles", self.containing),
+            ):
+                for member in role.get(kind) or []:
+                    index.setdefault(str(member.get("name")), set()).add(name)
+
+    def roles_of(self, user: str, groups: Iterable[str]) -> frozenset[str]:
+        held = set(self.by_user.get(user, ()))
+        for group in {*groups, GROUP_PUBLIC}:
+            held.update(self.by_group.get(group, ()))
+        frontier = list(held)
+        while frontier:
+            for outer in self.containing.get(frontier.pop(), ()):
+                if outer not in held:
+                    held.add(outer)
+                    frontier.append(outer)
+        return frozenset(held)
+
+
 def roles_of(roles: Iterable[dict[str, Any]], user: str, groups: Iterable[str]) -> frozenset[str]:
-    """The roles a user holds: directly, through a group (or ``public``), or through a member role."""
-    by_name = {str(r["name"]): r for r in roles}
-    direct: set[str] = set()
-    wanted_groups = set(groups) | {GROUP_PUBLIC}
-    for name, role in by_name.items():
-        if any(m.get("name") == user for m in role.get("users") or []):
-            direct.add(name)
-        if any(m.get("name") in wanted_groups for m in role.get("groups") or []):
-            direct.add(name)
-    held = set(direct)
-    frontier = list(direct)
-    while frontier:
-        member = frontier.pop()
-        for name, role in by_name.items():
-            if name not in held and any(m.get("name") == member for m in role.get("roles") or []):
-                held.add(name)
-                frontier.append(name)
-    return frozenset(held)
+    """The roles a user holds (see :class:`RoleBook`)."""
+    return RoleBook(roles).roles_of(user, groups)
