@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import Counter
 from collections.abc import Iterable
@@ -40,7 +41,7 @@ class Standin:
         self._thread: threading.Thread | None = None
         self._log: list[tuple[str, str, int]] = []
         self._lifecycle = threading.RLock()
-        self._engines: dict[str, tuple[tuple[int, int], PolicyEngine]] = {}
+        self._engines: dict[str, tuple[tuple[int, int, int, str], PolicyEngine]] = {}
         self._dying: threading.Thread | None = None
 
     # lifecycle -------------------------------------------------------------------------
@@ -147,7 +148,14 @@ class Standin:
         """The policy engine of ``service``'s current policies and roles (rebuilt when they change)."""
         with self.store.lock:
             svc = self.store.service(service)
-            versions = (int(svc["policyVersion"]), int(svc["roleVersion"]))
+            sdef = self.store.service_defs[svc["type"]]
+            options = json.dumps(sdef.get("options") or {}, sort_keys=True)
+            versions = (
+                int(svc["policyVersion"]),
+                int(svc["roleVersion"]),
+                int(sdef.get("version") or 0),
+                options,
+            )
             cached = self._engines.get(service)
             if cached is not None and cached[0] == versions:
                 return cached[1]

@@ -92,6 +92,15 @@ def _list_sdefs(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: s
     return 200, _page(defs, q)[0]
 
 
+def _update_sdef(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
+    return 200, store.update_service_def(p["name"], _body(b), u)
+
+
+def _update_sdef_id(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
+    name = store.service_def_by_id(_int(p["id"], "id"))["name"]
+    return 200, store.update_service_def(name, _same_id(_body(b), int(p["id"]), "serviceDef id"), u)
+
+
 def _create_sdef(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
     return 200, store.create_service_def(_body(b), u)
 
@@ -297,6 +306,8 @@ _SVC = r"(?P<service>[^/]+)"
 _TABLE: list[tuple[str, str, Handler]] = [
     ("GET", f"{API}/servicedef/name/{_NAME}", _get_sdef),
     ("GET", f"{API}/servicedef/{_ID}", _get_sdef_id),
+    ("PUT", f"{API}/servicedef/name/{_NAME}", _update_sdef),
+    ("PUT", f"{API}/servicedef/{_ID}", _update_sdef_id),
     ("GET", f"{API}/servicedef/?", _list_sdefs),
     ("POST", f"{API}/servicedef/?", _create_sdef),
     ("POST", f"{API}/service/?", _create_service),

@@ -56,6 +56,25 @@ class Store(RoleStore):
                     return clone(sdef)
             raise not_found(f"service definition id={sid}")
 
+    def update_service_def(self, name: str, sdef: Json, user: str = "admin") -> Json:
+        """Replace a service definition (its name and id stay); its ``version`` goes up."""
+        with self.lock:
+            old = self.service_defs.get(name)
+            if old is None:
+                raise not_found(f"service definition {name}")
+            if sdef.get("name") not in (None, name):
+                raise validation_failure(
+                    2008,
+                    f"id/name conflict: another service def already exists with "
+                    f"name[{sdef.get('name')}], its id is [{old['id']}]",
+                    "name",
+                )
+            obj = clone(sdef)
+            obj["name"], obj["id"] = name, old["id"]
+            self._stamp(obj, user, old)
+            self.service_defs[name] = obj
+            return clone(obj)
+
     # services --------------------------------------------------------------------------
     def create_service(self, service: Json, user: str = "admin") -> Json:
         with self.lock:

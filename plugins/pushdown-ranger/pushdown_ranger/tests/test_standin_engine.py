@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from apache_ranger.client.ranger_client import RangerClient
 
 from pushdown_ranger.standin import Standin
 from pushdown_ranger.standin.engine import AccessRequest, PolicyEngine
@@ -185,3 +186,22 @@ def test_kafka_topics(ranger_standin: Standin) -> None:
     )
     assert ranger_standin.is_access_allowed("kafkadev", {"topic": "orders"}, "consume", "svc", ["apps"])
     assert not ranger_standin.is_access_allowed("kafkadev", {"topic": "orders"}, "delete", "svc", ["apps"])
+
+
+def test_the_engine_follows_a_service_def_change(hive: Standin) -> None:
+    hive.store.create_policy(
+        {
+            "service": "hivedev",
+            "name": "p",
+            "resources": _table("db", "t"),
+            "policyItems": [_item(["select"], users=["a"])],
+            "denyPolicyItems": [_item(["select"], users=["a"])],
+        }
+    )
+    where = {"database": "db", "table": "t", "column": "c"}
+    assert not hive.is_access_allowed("hivedev", where, "select", "a")
+    client = RangerClient(hive.url, hive.auth)
+    sdef = client.get_service_def("hive")
+    sdef["options"] = {"enableDenyAndExceptionsInPolicies": "false"}
+    assert client.update_service_def("hive", sdef).version == sdef.version + 1
+    assert hive.is_access_allowed("hivedev", where, "select", "a")  # deny items no longer count
