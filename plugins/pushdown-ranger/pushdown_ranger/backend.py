@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pushdown.errors import BackendError, ConfigError, TemporaryBackendError
-from pushdown.model.securables import SecurableType
+from pushdown.model.securables import LEAF_TYPES, ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import (
     Applied,
@@ -48,11 +48,12 @@ from pushdown_ranger.readback import (
     role_fact,
     role_json,
 )
-from pushdown_ranger.shapes import Naming, compile_desired
+from pushdown_ranger.shapes import Naming, compile_desired, hive_catalog
 from pushdown_ranger.written import Written
 
 Json = dict[str, Any]
 DENY_OPTION = "enableDenyAndExceptionsInPolicies"
+DATA_LEAVES = frozenset(LEAF_TYPES)
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,7 @@ class RangerBackend(Backend):
         self._defs: dict[str, bool] = {}
         self.last: RangerSnapshot | None = None
         self._written = Written()
+        self._compiled: tuple[object, Desired] | None = None
 
     # read -------------------------------------------------------------------------------
     def versions(self, known_roles: int | None = None) -> tuple[tuple[str, Any, Any], ...]:
@@ -148,7 +150,7 @@ class RangerBackend(Backend):
         last = self.last
         if last is None or last.versions != versions or not _complete(versions):
             last = self.last = self._read(versions)
-        return self.with_findings(last, model)
+        return replace(self.with_findings(last, model), within=self.within(model, scope))
 
     def with_findings(self, snap: RangerSnapshot, model: Model) -> RangerSnapshot:
         """The snapshot with the access paths that bypass the model: allow items somebody
@@ -204,9 +206,74 @@ class RangerBackend(Backend):
         return {n.hive_service: "hive", n.hdfs_service: "hdfs", n.kafka_service: "kafka"}[service]
 
     # compile ----------------------------------------------------------------------------
+    def focus(self, model: Model, scope: Resolved) -> frozenset[ObjectRef] | None:
+        """The Hive schemas a scoped sync recompiles (``None``: everything): the scope's
+        roots, when every region has roots and each lies in the Hive catalog, at or below
+        a schema; a leaf counts as its schema."""
+        hive = hive_catalog(model, self.enforces(model))
+        out: set[ObjectRef] = set()
+        for region in scope.regions:
+            if region.roots is None:
+                return None
+            for root in region.roots:
+                schema = root.ancestor(SecurableType.SCHEMA) if len(root.names) >= 2 else None
+                if root.type not in DATA_LEAVES | {SecurableType.SCHEMA} or schema is None:
+                    return None
+                if schema.names[0] == hive:
+                    out.add(schema)
+        return frozenset(out)
+
+    def within(self, model: Model, scope: Resolved) -> Callable[[Fact], bool]:
+        """Which facts a scope covers: roles, topics and filesets always (they are always
+        compiled); Hive policies of the focus's databases."""
+        focus = self.focus(model, scope)
+        if focus is None:
+            return lambda fact: True
+        databases = {s.names[1] for s in focus}
+        hive = self.naming.hive_service
+
+        def covers(fact: Fact) -> bool:
+            if not isinstance(fact, PolicyFact) or fact.service != hive:
+                return True
+            return any(k == "database" and set(v) <= databases for k, v, _ in fact.resources)
+
+        return covers
+
     def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
         assert isinstance(snapshot, RangerSnapshot)
-        desired = compile_desired(model, self.enforces(model), self.naming, snapshot.deny)
+        focus = self.focus(model, scope)
+        covers = self.within(model, scope)
+        elsewhere = frozenset(
+            role
+            for fact in snapshot.facts
+            if isinstance(fact, PolicyFact) and not covers(fact)
+            for role, _ in fact.allow | fact.deny
+        )
+        key = (
+            id(model),
+            model.version,
+            focus,
+            elsewhere,
+            tuple(sorted(snapshot.deny.items())),
+            snapshot.services,
+        )
+        if self._compiled is not None and self._compiled[0] == key:
+            return self._compiled[1]
+        desired = self._compile(model, snapshot, focus, elsewhere)
+        self._compiled = (key, desired)
+        return desired
+
+    def _compile(
+        self,
+        model: Model,
+        snapshot: RangerSnapshot,
+        focus: frozenset[ObjectRef] | None,
+        elsewhere: frozenset[str],
+    ) -> Desired:
+        catalogs = self.enforces(model)
+        desired = compile_desired(
+            model, catalogs, self.naming, snapshot.deny, focus=focus, named_elsewhere=elsewhere
+        )
         missing = sorted(
             {
                 f.service
@@ -303,7 +370,7 @@ class RangerBackend(Backend):
             self.last = self._snapshot(fresh, policies, roles, snapshot.deny)
         else:
             self.last = self._read(fresh)
-        return self.with_findings(self.last, model)
+        return replace(self.with_findings(self.last, model), within=self.within(model, scope))
 
     def discover(self, model: Model, seen: str | None) -> tuple[Scope, str | None]:
         now = json.dumps(self.versions(), default=str)

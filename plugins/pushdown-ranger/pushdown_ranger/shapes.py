@@ -115,9 +115,30 @@ class Items:
         table.setdefault((service, res), {}).setdefault(access, set()).update(users)
 
 
+def hive_catalog(model: Model, catalogs: Iterable[str]) -> str | None:
+    """The catalog whose tables the Hive service holds: the first enforced catalog (by
+    name) with tables, or with no topics or filesets."""
+    for catalog in sorted(catalogs):
+        root = ObjectRef(T.CATALOG, (catalog,))
+        if root in model.objects:
+            kinds = {o.type for o in model.within(root)}
+            if T.TABLE in kinds or not kinds.intersection({T.TOPIC, T.FILESET}):
+                return catalog
+    return None
+
+
 def compile_desired(
-    model: Model, catalogs: Iterable[str], naming: Naming, deny_enabled: Mapping[str, bool]
+    model: Model,
+    catalogs: Iterable[str],
+    naming: Naming,
+    deny_enabled: Mapping[str, bool],
+    *,
+    focus: frozenset[ObjectRef] | None = None,
+    named_elsewhere: frozenset[str] = frozenset(),
 ) -> Desired:
+    """The roles and policies Ranger should hold. ``focus``: only the Hive databases of
+    these schemas are compiled (``None``: everything); topics and filesets always are.
+    ``named_elsewhere``: Ranger roles the policies outside the focus still name."""
     roots = [
         ObjectRef(T.CATALOG, (c,)) for c in sorted(catalogs) if ObjectRef(T.CATALOG, (c,)) in model.objects
     ]
@@ -125,25 +146,23 @@ def compile_desired(
     items = Items()
     if roots:
         inventory = Inventory.of(o for root in roots for o in model.within(root))
-        ent = EntitlementCompiler(model, OPERATIONS).compile(inventory, None, roots)
-        hive_owner: str | None = None
+        starts = roots if focus is None else sorted(focus | _leaf_schemas(inventory, roots), key=str)
+        ent = EntitlementCompiler(model, OPERATIONS).compile(inventory, None, starts)
+        hive = hive_catalog(model, catalogs)
         for root in roots:
             catalog = root.names[0]
             groups = list(_groups(ent, catalog))
-            kinds = {o.type for o in inventory.within(root)}
-            if T.TABLE in kinds or not kinds.intersection({T.TOPIC, T.FILESET}):
-                if hive_owner is None:
-                    hive_owner = catalog
-                    deny = deny_enabled.get(naming.hive_service, False)
-                    notes += _hive(items, groups, root, inventory, naming.hive_service, deny)
-                else:
-                    notes.append(
-                        f"catalog {catalog}: its tables would share Ranger service {naming.hive_service} "
-                        f"with catalog {hive_owner}; not pushed (narrower)"
-                    )
+            if catalog == hive:
+                deny = deny_enabled.get(naming.hive_service, False)
+                notes += _hive(items, groups, root, inventory, naming.hive_service, deny, focus)
+            elif any(o.type is T.TABLE for o in inventory.within(root)):
+                notes.append(
+                    f"catalog {catalog}: its tables would share Ranger service {naming.hive_service} "
+                    f"with catalog {hive}; not pushed (narrower)"
+                )
             notes += _leaves(items, groups, root, inventory, model, naming)
     facts: set[Fact] = set(_policies(items, model, naming))
-    facts |= set(_roles(model, naming, facts))
+    facts |= set(_roles(model, naming, facts, named_elsewhere))
     if not deny_enabled.get(naming.hive_service, False) and roots:
         notes.append(
             f"service {naming.hive_service}: its definition does not enable deny items "
@@ -151,6 +170,16 @@ def compile_desired(
             "with per-table allow items instead of a wildcard and deny items"
         )
     return Desired(frozenset(facts), tuple(sorted(set(notes))))
+
+
+def _leaf_schemas(inventory: Inventory, roots: list[ObjectRef]) -> set[ObjectRef]:
+    """The schemas holding topics or filesets (always compiled: one policy per object)."""
+    return {
+        o.parent
+        for root in roots
+        for o in inventory.within(root)
+        if o.type in (T.TOPIC, T.FILESET) and o.parent
+    }
 
 
 def _groups(ent: Entitlements, catalog: str) -> Iterable[Group]:
@@ -169,7 +198,13 @@ def _exact(name: str) -> bool:
 
 
 def _hive(
-    items: Items, groups: list[Group], root: ObjectRef, inventory: Inventory, service: str, deny: bool
+    items: Items,
+    groups: list[Group],
+    root: ObjectRef,
+    inventory: Inventory,
+    service: str,
+    deny: bool,
+    focus: frozenset[ObjectRef] | None,
 ) -> list[str]:
     notes: list[str] = []
     schemas = sorted((s for s in inventory.children(root) if s.type is T.SCHEMA), key=lambda o: o.names)
@@ -192,7 +227,7 @@ def _hive(
     for users, view in groups:
         where = schemas if isinstance(view, OwnerView) else view.containers(T.SCHEMA)
         for schema in where:
-            if schema not in skipped:
+            if schema not in skipped and (focus is None or schema in focus):
                 _hive_schema(items, users, view, schema, inventory, service, deny, awkward.get(schema, set()))
     return notes
 
@@ -344,12 +379,12 @@ def _pairs(
     return frozenset(out)
 
 
-def _roles(model: Model, naming: Naming, facts: set[Fact]) -> Iterable[RoleFact]:
+def _roles(model: Model, naming: Naming, facts: set[Fact], elsewhere: frozenset[str]) -> Iterable[RoleFact]:
     for role in model.roles:
         users = frozenset(naming.user(u) for u in model.role_users.get(role, ()))
         groups = frozenset(naming.group(g) for g in model.role_groups.get(role, ()))
         yield RoleFact(naming.role(role), users, groups)
-    named = {r for f in facts if isinstance(f, PolicyFact) for r, _ in f.allow | f.deny}
+    named = elsewhere | {r for f in facts if isinstance(f, PolicyFact) for r, _ in f.allow | f.deny}
     for user in model.users:
         name = naming.user_role(user)
         if name in named:

@@ -9,7 +9,7 @@ from pushdown.model import changes as ch
 from pushdown.model.principals import Principal
 from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef
-from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
 from pushdown_ranger.standin import Standin
 from tests.builders import Builder
@@ -209,3 +209,22 @@ def test_a_hand_made_item_for_a_model_user_is_a_finding_and_left_alone(ranger_st
         "outside pushdown",
     )
     assert ranger_standin.store.policy(made["id"])["policyItems"][0]["users"] == ["carol"]
+
+
+def test_a_scoped_sync_compiles_and_diffs_only_the_databases_its_events_name(ranger_standin: Standin) -> None:
+    world = sales().schema("sales.ops").table("sales.ops.runs")
+    backend = backend_for(ranger_standin)
+    reconcile(backend, world.model, ALL)
+    crm = [
+        p for p in ranger_standin.store.list_policies({}) if p["resources"]["database"]["values"] == ["crm"]
+    ]
+    backend.api.delete_policy(crm[0]["id"], crm[0]["name"])  # drift in crm, by hand
+    events = ch.grant_privileges(
+        world.model, "reader", ObjectRef.parse("table sales.ops.runs"), ["MODIFY_TABLE"], Condition.ALLOW
+    )
+    do(world, events)
+    scope = Scope.union(scope_of(e) for e in events)
+    plan, _ = reconcile(backend, world.model, scope)
+    assert [op.action for op in plan.ops] == ["add"]  # ops.runs only: crm is outside the scope
+    assert "database=ops" in str(plan.ops[0])
+    assert backend.plan(world.model, ALL).adds == 1  # the full plan sees crm's drift
