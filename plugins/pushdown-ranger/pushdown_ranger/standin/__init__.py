@@ -34,8 +34,9 @@ exist in ranger admin."; ``?createPrincipalsIfAbsent=true`` creates it), a role 
 member role that does not exist (``?createNonExistUserGroup=true``), an update whose body id
 differs from its path ("policyID mismatch"), malformed JSON. Unknown users and groups are
 refused too with ``Standin(strict_principals=True)`` (``standin.add_principals(users, groups)``
-plays usersync). Unknown ids and names answer 404 (a role by name: 400, as Ranger); a missing
-or wrong password 401.
+plays usersync). Unknown ids and names answer 404, except roles (400, "Data Not Found for
+given Id" / "Role with name: r does not exist.", as Ranger's RoleREST); a missing or wrong
+password 401.
 
 Faults (``ranger.faults``): ``fail_next(n, status=503)``, ``delay_next(n, seconds)``,
 ``die_after_writes(n)`` (the server stops after ``n`` more writes; ``ranger.restart()`` brings

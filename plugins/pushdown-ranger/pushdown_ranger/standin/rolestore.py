@@ -4,7 +4,7 @@ revoke, and the refusals (a name in use, a role still referenced by a policy or 
 from __future__ import annotations
 
 from pushdown_ranger.standin.base import Json, StoreBase, clone
-from pushdown_ranger.standin.errors import RangerError, not_found, validation_failure
+from pushdown_ranger.standin.errors import RangerError, validation_failure
 from pushdown_ranger.standin.validators import ITEM_KINDS, check_role
 
 __all__ = ["RoleStore", "roles_named"]
@@ -54,11 +54,13 @@ class RoleStore(StoreBase):
     def role(self, rid: int) -> Json:
         with self.lock:
             if rid not in self.roles:
-                raise not_found(f"role id={rid}")
+                raise RangerError(400, "Data Not Found for given Id")  # Ranger's words, and its 400
             return clone(self.roles[rid])
 
     def role_by_name(self, name: str) -> Json:
         with self.lock:
+            if not self._role_exists(name):
+                raise RangerError(400, f"Role with name: {name} does not exist.")
             return clone(self.roles[self.role_id(name)])
 
     def update_role(self, rid: int, role: Json, user: str = "admin", *, create_missing: bool = False) -> Json:
@@ -93,7 +95,7 @@ class RoleStore(StoreBase):
         with self.lock:
             old = self.roles.get(rid)
             if old is None:
-                raise RangerError(400, f"Role with id: {rid} does not exist")
+                raise RangerError(400, "Data Not Found for given Id")
             where = self._role_in_use(old["name"])
             if where is not None:
                 raise RangerError(

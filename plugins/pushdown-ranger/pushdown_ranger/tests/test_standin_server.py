@@ -107,6 +107,11 @@ def test_roles_grant_revoke_and_in_use(client: RangerClient) -> None:
     client.delete_policy("hivedev", "p1")
     client.delete_role("analysts", "admin", "hivedev")
     assert client.find_roles() == []
+    gone = _refusal(client.get_role_by_id, role.id)  # Ranger answers 400 here, not 404
+    assert gone.statusCode == 400 and gone.msgDesc == "Data Not Found for given Id"
+    assert _refusal(client.get_role, "analysts", "admin", "hivedev").msgDesc == (
+        "Role with name: analysts does not exist."
+    )
 
 
 def test_paging_and_default_page_size(client: RangerClient, ranger_standin: Standin) -> None:
