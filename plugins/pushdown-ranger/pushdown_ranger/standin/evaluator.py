@@ -19,6 +19,7 @@ from pushdown_ranger.standin.resources import (
     PolicyResourceMatcher,
     ServiceDefHelper,
 )
+from pushdown_ranger.standin.validators import ITEM_KINDS
 
 __all__ = ["PolicyEvaluator", "eval_order", "option_true"]
 
@@ -26,16 +27,6 @@ __all__ = ["PolicyEvaluator", "eval_order", "option_true"]
 def option_true(service_def: dict[str, Any], key: str, default: bool) -> bool:
     value = (service_def.get("options") or {}).get(key)
     return default if value is None else str(value).strip().lower() == "true"
-
-
-_ITEM_KINDS = (
-    "policyItems",
-    "denyPolicyItems",
-    "allowExceptions",
-    "denyExceptions",
-    "dataMaskPolicyItems",
-    "rowFilterPolicyItems",
-)
 
 
 def _resource_discount(policy: dict[str, Any], helper: ServiceDefHelper) -> int:
@@ -57,7 +48,7 @@ def _resource_discount(policy: dict[str, Any], helper: ServiceDefHelper) -> int:
 def eval_order(policy: dict[str, Any], helper: ServiceDefHelper) -> int:
     """Ranger's evaluation-order score (RangerOptimizedPolicyEvaluator): among policies of the same
     priority and deny-ness, the more general a policy, the earlier it is evaluated."""
-    items = [item for kind in _ITEM_KINDS for item in policy.get(kind) or []]
+    items = [item for kind in ITEM_KINDS for item in policy.get(kind) or []]
     users = {u for item in items for u in item.get("users") or []}
     groups = {g for item in items for g in item.get("groups") or []}
     perms = {a.get("type") for item in items for a in item.get("accesses") or [] if a.get("isAllowed", True)}

@@ -343,8 +343,10 @@ _TABLE: list[tuple[str, str, Handler]] = [
     ("PUT", f"/service/roles/roles/revoke/{_SVC}", _revoke_role),
     ("GET", "/service/roles/roles/?", _role_list),
     ("GET", f"/service/roles/download/{_SVC}", _download_roles),
+    ("GET", f"/service/roles/secure/download/{_SVC}", _download_roles),
     ("GET", "/service/plugins/policies/?", _plugin_policies),
     ("GET", f"/service/plugins/policies/download/{_SVC}", _download_policies),
+    ("GET", f"/service/plugins/secure/policies/download/{_SVC}", _download_policies),
 ]
 ROUTES: list[tuple[str, re.Pattern[str], Handler]] = [
     (method, re.compile(pattern + r"\Z"), handler) for method, pattern, handler in _TABLE
