@@ -51,6 +51,19 @@ class ServiceDefHelper:
         self.defs = {r["name"]: r for r in service_def.get("resources") or []}
         self.chains = hierarchies(service_def)
         self.options = {name: MatcherOptions.of(rdef) for name, rdef in self.defs.items()}
+        self._containing: dict[frozenset[str], list[list[str]]] = {}
+
+    def containing(self, keys: frozenset[str]) -> list[list[str]]:
+        """The hierarchies that hold every one of ``keys`` (memoised: few distinct key sets)."""
+        found = self._containing.get(keys)
+        if found is None:
+            found = [chain for chain in self.chains if keys <= set(chain)]
+            self._containing[keys] = found
+        return found
+
+    def shortest(self, keys: frozenset[str]) -> list[str] | None:
+        found = self.containing(keys)
+        return min(found, key=len) if found else None
 
 
 class PolicyResourceMatcher:
@@ -58,32 +71,29 @@ class PolicyResourceMatcher:
 
     def __init__(self, helper: ServiceDefHelper, resources: dict[str, Any]) -> None:
         defs = helper.defs
+        self.helper = helper
         self.resources = resources
-        self.chains = helper.chains
-        keys = set(resources)
-        candidates = [c for c in self.chains if keys <= set(c)]
-        valid = [c for c in candidates if _no_gaps(c, resources)]
+        self.keys = frozenset(resources)
+        valid = [c for c in helper.containing(self.keys) if _no_gaps(c, resources)]
         self.valid_chain = valid[0] if len(valid) == 1 else None
-        self.usable = bool(valid) and all(name in defs for name in keys)
+        self.usable = bool(valid) and all(name in defs for name in self.keys)
         self.matchers = {
-            name: ElementMatcher(defs[name], res or {}) for name, res in resources.items() if name in defs
+            name: ElementMatcher(defs[name], res or {}, helper.options[name])
+            for name, res in resources.items()
+            if name in defs
         }
 
-    def _shortest(self, keys: set[str]) -> list[str] | None:
-        found = [c for c in self.chains if keys <= set(c)]
-        return min(found, key=len) if found else None
-
     def _chain_for(self, resource: dict[str, Any]) -> list[str] | None:
-        keys = set(resource)
+        keys = frozenset(resource)
         if not keys:
-            return self.valid_chain or self._shortest(set(self.resources))
+            return self.valid_chain or self.helper.shortest(self.keys)
         chain: list[str] | None = None
         if self.valid_chain is not None:
             chain = self.valid_chain if keys <= set(self.valid_chain) else None
-        elif keys <= set(self.resources):
-            chain = self._shortest(set(self.resources))
-        elif set(self.resources) <= keys:
-            chain = self._shortest(keys)
+        elif keys <= self.keys:
+            chain = self.helper.shortest(self.keys)
+        elif self.keys <= keys:
+            chain = self.helper.shortest(keys)
         return chain if chain is not None and _no_gaps(chain, resource) else None
 
     def match_type(self, resource: dict[str, Any], scopes: dict[str, str], tokens: dict[str, str]) -> str:
