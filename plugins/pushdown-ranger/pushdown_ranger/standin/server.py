@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -38,6 +39,13 @@ class StandinHTTPServer(ThreadingHTTPServer):
         self.on_die: Any = None
         self.dead = False
         super().__init__(("127.0.0.1", port), _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that gave up (a timeout) or a connection cut by a fault is no server error."""
+        kind = sys.exc_info()[0]
+        if kind is not None and issubclass(kind, (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
 
     def record(self, method: str, path: str, status: int) -> None:
         with self.log_lock:

@@ -210,3 +210,14 @@ def test_malformed_input_is_refused_with_a_reason(client: RangerClient, ranger_s
     answer = session.put(f"{api}/policy/{created.id}", json={**created, "id": created.id + 1})
     assert answer.status_code == 400 and answer.json()["msgDesc"] == "policyID mismatch"
     assert session.get(f"{api}/nosuch").status_code == 404
+
+
+def test_a_write_the_client_timed_out_on_is_still_applied(
+    client: RangerClient, ranger_standin: Standin
+) -> None:
+    ranger_standin.faults.delay_next(1, 0.6)
+    api = f"{ranger_standin.url}/service/public/v2/api/policy"
+    with pytest.raises(requests.Timeout):
+        client.session.post(api, json=_policy("late", "t1"), timeout=0.2)
+    time.sleep(0.8)  # the server finishes the write after the client gave up, as Ranger would
+    assert [p.name for p in client.find_policies({"serviceName": "hivedev"})] == ["late"]
