@@ -23,6 +23,7 @@ class AccessRequest:
     roles: Iterable[str] = ()
     scopes: dict[str, str] = field(default_factory=dict)
     context: dict[str, Any] = field(default_factory=dict)
+    matching_scope: str = "SELF"  # or SELF_OR_DESCENDANTS: a policy on a descendant applies too
 
     @property
     def any_access(self) -> bool:

@@ -120,7 +120,7 @@ class PolicyEvaluator:
             kind = matcher.match_type(request.resource, request.scopes, ask.tokens)
             accepted = (
                 (SELF, SELF_AND_ALL_DESCENDANTS, DESCENDANT)
-                if request.any_access
+                if request.any_access or request.matching_scope == "SELF_OR_DESCENDANTS"
                 else (SELF, SELF_AND_ALL_DESCENDANTS)
             )
             if kind not in accepted:

@@ -74,6 +74,7 @@ def _request(raw: dict[str, Any]) -> AccessRequest:
         owner=resource.get("ownerUser"),
         roles=list(raw.get("userRoles") or []),
         scopes=dict(raw.get("resourceElementMatchingScopes") or {}),
+        matching_scope=str(raw.get("resourceMatchingScope") or "SELF"),
         context=dict(raw.get("context") or {}),
     )
 

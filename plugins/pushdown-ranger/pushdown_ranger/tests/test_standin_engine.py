@@ -205,3 +205,16 @@ def test_the_engine_follows_a_service_def_change(hive: Standin) -> None:
     sdef["options"] = {"enableDenyAndExceptionsInPolicies": "false"}
     assert client.update_service_def("hive", sdef).version == sdef.version + 1
     assert hive.is_access_allowed("hivedev", where, "select", "a")  # deny items no longer count
+
+
+def test_self_or_descendants_scope_lets_a_descendant_policy_apply() -> None:
+    policy = {
+        "id": 1,
+        "name": "p",
+        "resources": _table("db", "t"),
+        "policyItems": [_item(["select"], users=["a"])],
+    }
+    engine = PolicyEngine(HIVE, [policy])
+    on_db = {"database": "db"}
+    assert not engine.evaluate(AccessRequest(on_db, "select", "a")).allowed
+    assert engine.evaluate(AccessRequest(on_db, "select", "a", matching_scope="SELF_OR_DESCENDANTS")).allowed
