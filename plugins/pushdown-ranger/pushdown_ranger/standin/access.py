@@ -24,6 +24,7 @@ class AccessRequest:
     scopes: dict[str, str] = field(default_factory=dict)
     context: dict[str, Any] = field(default_factory=dict)
     matching_scope: str = "SELF"  # or SELF_OR_DESCENDANTS: a policy on a descendant applies too
+    ignore_descendant_deny: bool = True  # Ranger's default: a deny on a descendant does not count
 
     @property
     def any_access(self) -> bool:

@@ -123,6 +123,8 @@ class PolicyEngine:
             accesses = [request.access_type]
         any_in_context = request.any_access or request.context.get("ISANYACCESS") is True
         access_groups = [sorted(str(a) for a in g) for g in request.context.get("ALLACCESSTYPEGROUPS") or []]
+        if request.any_access and not request.ignore_descendant_deny:
+            access_groups = [[access] for access in accesses]  # every access type must be allowed
         return Ask(
             request,
             (request.user, groups, roles, request.owner),

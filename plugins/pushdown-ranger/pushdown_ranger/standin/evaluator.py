@@ -134,9 +134,9 @@ class PolicyEvaluator:
             if not result.determined:
                 self._evaluate_items(ask, kind, result)
 
-    def _decide(self, one: AccessResult, kind: str, allowed: bool) -> None:
+    def _decide(self, ask: Ask, one: AccessResult, kind: str, allowed: bool) -> None:
         if not allowed:
-            if kind != DESCENDANT:  # a descendant's deny is ignored (ignoreDescendantDeny)
+            if kind != DESCENDANT or not ask.request.ignore_descendant_deny:
                 one.allowed, one.determined = False, True
                 one.priority, one.policy_id = self.priority, self.id
         elif not one.allowed:
@@ -149,9 +149,9 @@ class PolicyEvaluator:
         if item is None:
             item = first_match(self.allow, self.allow_exceptions, ask.who, access)
         if item is not None:
-            self._decide(one, kind, allowed=not is_deny)
+            self._decide(ask, one, kind, allowed=not is_deny)
         elif self.deny_all_else:
-            self._decide(one, kind, allowed=False)
+            self._decide(ask, one, kind, allowed=False)
         return one
 
     def _merge(self, ask: Ask, access: str, one: AccessResult) -> None:
@@ -174,7 +174,9 @@ class PolicyEvaluator:
             if not one.allowed and not one.determined:
                 continue
             self._merge(ask, access, one)
-            if ask.any_in_context and one.allowed:
+            if ask.any_in_context and (
+                one.allowed if ask.request.ignore_descendant_deny else not one.allowed
+            ):
                 break
         composite = _composite(ask)
         if composite is not None:

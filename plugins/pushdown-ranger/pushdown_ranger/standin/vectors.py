@@ -75,6 +75,7 @@ def _request(raw: dict[str, Any]) -> AccessRequest:
         roles=list(raw.get("userRoles") or []),
         scopes=dict(raw.get("resourceElementMatchingScopes") or {}),
         matching_scope=str(raw.get("resourceMatchingScope") or "SELF"),
+        ignore_descendant_deny=raw.get("isDescendantDenyIgnored") is not False,
         context=dict(raw.get("context") or {}),
     )
 
@@ -92,6 +93,15 @@ def _test_skip(test: dict[str, Any]) -> str | None:
 
 
 def _file_skip(data: dict[str, Any]) -> str | None:
+    if data.get("gdsInfoFilename"):
+        return "governed data sharing (GDS)"
+    elsewhere = [
+        key
+        for key in ("policiesFilename", "tagsFilename", "rolesFilename", "userStoreFilename")
+        if key in data
+    ]
+    if elsewhere:
+        return f"inputs kept in other files ({', '.join(elsewhere)})"
     if data.get("securityZones"):
         return "security zones"
     if data.get("tagPolicyInfo"):
