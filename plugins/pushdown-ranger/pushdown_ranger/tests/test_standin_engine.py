@@ -218,3 +218,23 @@ def test_self_or_descendants_scope_lets_a_descendant_policy_apply() -> None:
     on_db = {"database": "db"}
     assert not engine.evaluate(AccessRequest(on_db, "select", "a")).allowed
     assert engine.evaluate(AccessRequest(on_db, "select", "a", matching_scope="SELF_OR_DESCENDANTS")).allowed
+
+
+def test_a_descendant_deny_counts_only_when_the_request_says_so() -> None:
+    allow = {
+        "id": 1,
+        "name": "allow",
+        "resources": _table("db", "*"),
+        "policyItems": [_item(["select"], users=["a"])],
+    }
+    deny = {
+        "id": 2,
+        "name": "deny",
+        "policyPriority": 1,
+        "resources": _table("db", "t"),
+        "denyPolicyItems": [_item(["select"], users=["a"])],
+    }
+    engine = PolicyEngine(HIVE, [allow, deny])
+    assert engine.evaluate(AccessRequest({"database": "db"}, "", "a")).allowed
+    strict = AccessRequest({"database": "db"}, "", "a", ignore_descendant_deny=False)
+    assert not engine.evaluate(strict).allowed
