@@ -14,8 +14,9 @@ Ranger Admin cannot run here, so the tests start this instead::
 REST surface (paths under ``/service/public/v2/api`` unless absolute):
 service definitions (``servicedef``, ``servicedef/name/{name}``, ``servicedef/{id}``);
 services (create, get/update/delete by id and by ``name/{name}``, list);
-policies (``policy`` create / search with ``serviceName``, ``policyName``, ``resource:<name>``,
-``startIndex`` / ``pageSize`` (default 200), delete by ``servicename`` + ``policyname``;
+policies (``policy`` create / search with ``serviceName``, ``policyName``,
+``resource:<name>`` (an exact value here; Ranger matches wildcards), ``startIndex`` /
+``pageSize`` (default 200), delete by ``servicename`` + ``policyname``;
 ``policy/{id}`` get/update/delete; ``service/{svc}/policy`` list, ``service/{svc}/policy/{name}``
 get/update; ``policy/apply``); roles (``roles`` create (``?serviceName=``) / list,
 ``roles/{id}``, ``roles/name/{name}``, ``roles/names``, ``roles/user/{user}``,
