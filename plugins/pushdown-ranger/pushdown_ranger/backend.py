@@ -128,6 +128,7 @@ class RangerBackend(Backend):
         self.last: RangerSnapshot | None = None
         self._written = Written()
         self._compiled: tuple[object, Desired] | None = None
+        self._hive: tuple[object, str | None] | None = None
 
     # read -------------------------------------------------------------------------------
     def versions(self, known_roles: int | None = None) -> tuple[tuple[str, Any, Any], ...]:
@@ -206,11 +207,18 @@ class RangerBackend(Backend):
         return {n.hive_service: "hive", n.hdfs_service: "hdfs", n.kafka_service: "kafka"}[service]
 
     # compile ----------------------------------------------------------------------------
+    def hive(self, model: Model) -> str | None:
+        """:func:`~pushdown_ranger.shapes.hive_catalog`, once per model version."""
+        key = (id(model), model.version)
+        if self._hive is None or self._hive[0] != key:
+            self._hive = (key, hive_catalog(model, self.enforces(model)))
+        return self._hive[1]
+
     def focus(self, model: Model, scope: Resolved) -> frozenset[ObjectRef] | None:
         """The Hive schemas a scoped sync recompiles (``None``: everything): the scope's
         roots, when every region has roots and each lies in the Hive catalog, at or below
         a schema; a leaf counts as its schema."""
-        hive = hive_catalog(model, self.enforces(model))
+        hive = self.hive(model)
         out: set[ObjectRef] = set()
         for region in scope.regions:
             if region.roots is None:
@@ -272,7 +280,13 @@ class RangerBackend(Backend):
     ) -> Desired:
         catalogs = self.enforces(model)
         desired = compile_desired(
-            model, catalogs, self.naming, snapshot.deny, focus=focus, named_elsewhere=elsewhere
+            model,
+            catalogs,
+            self.naming,
+            snapshot.deny,
+            focus=focus,
+            named_elsewhere=elsewhere,
+            hive=self.hive(model),
         )
         missing = sorted(
             {

@@ -135,20 +135,22 @@ def compile_desired(
     *,
     focus: frozenset[ObjectRef] | None = None,
     named_elsewhere: frozenset[str] = frozenset(),
+    hive: str | None = "\x00unknown",
 ) -> Desired:
     """The roles and policies Ranger should hold. ``focus``: only the Hive databases of
     these schemas are compiled (``None``: everything); topics and filesets always are.
-    ``named_elsewhere``: Ranger roles the policies outside the focus still name."""
+    ``named_elsewhere``: Ranger roles the policies outside the focus still name.
+    ``hive``: :func:`hive_catalog`, when the caller knows it already."""
     roots = [
         ObjectRef(T.CATALOG, (c,)) for c in sorted(catalogs) if ObjectRef(T.CATALOG, (c,)) in model.objects
     ]
     notes: list[str] = []
     items = Items()
     if roots:
-        inventory = Inventory.of(o for root in roots for o in model.within(root))
+        inventory = _inventory(model, roots, focus)
         starts = roots if focus is None else sorted(focus | _leaf_schemas(inventory, roots), key=str)
         ent = EntitlementCompiler(model, OPERATIONS).compile(inventory, None, starts)
-        hive = hive_catalog(model, catalogs)
+        hive = hive_catalog(model, catalogs) if hive == _UNKNOWN else hive
         for root in roots:
             catalog = root.names[0]
             groups = list(_groups(ent, catalog))
@@ -170,6 +172,26 @@ def compile_desired(
             "with per-table allow items instead of a wildcard and deny items"
         )
     return Desired(frozenset(facts), tuple(sorted(set(notes))))
+
+
+_UNKNOWN = "\x00unknown"
+
+
+def _inventory(model: Model, roots: list[ObjectRef], focus: frozenset[ObjectRef] | None) -> Inventory:
+    """What the compile looks at: everything, or with a focus, the catalogs and their
+    schemas, and the objects below the focus's schemas and the schemas of leaves that
+    are not tables (topics and filesets are compiled every time)."""
+    if focus is None:
+        return Inventory.of(o for root in roots for o in model.within(root))
+    held = Inventory.of(roots)
+    for root in roots:
+        for schema in model.children(root):
+            held.add(schema)
+            kids = list(model.children(schema))
+            if schema in focus or any(k.type in (T.TOPIC, T.FILESET) for k in kids):
+                for kid in kids:
+                    held.add(kid)
+    return held
 
 
 def _leaf_schemas(inventory: Inventory, roots: list[ObjectRef]) -> set[ObjectRef]:
