@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pushdown.errors import BackendError, ConfigError, TemporaryBackendError
-from pushdown.model.securables import LEAF_TYPES, ObjectRef, SecurableType
+from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import (
     Applied,
@@ -38,22 +38,14 @@ from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.scope import Resolved, Scope
 from pushdown_ranger.client import RangerAPI
 from pushdown_ranger.facts import PolicyFact, RoleFact, fact_from_json
-from pushdown_ranger.readback import (
-    bypasses,
-    foreign_items,
-    merged,
-    new_policy,
-    policy_fact,
-    resource_key,
-    role_fact,
-    role_json,
-)
+from pushdown_ranger.readback import bypasses, policy_fact, resource_key, role_fact
+from pushdown_ranger.scoping import Focus, covering, focus_of
 from pushdown_ranger.shapes import Naming, compile_desired, hive_catalog
+from pushdown_ranger.writing import Writer
 from pushdown_ranger.written import Written
 
 Json = dict[str, Any]
 DENY_OPTION = "enableDenyAndExceptionsInPolicies"
-DATA_LEAVES = frozenset(LEAF_TYPES)
 
 
 @dataclass(frozen=True)
@@ -214,38 +206,11 @@ class RangerBackend(Backend):
             self._hive = (key, hive_catalog(model, self.enforces(model)))
         return self._hive[1]
 
-    def focus(self, model: Model, scope: Resolved) -> frozenset[ObjectRef] | None:
-        """The Hive schemas a scoped sync recompiles (``None``: everything): the scope's
-        roots, when every region has roots and each lies in the Hive catalog, at or below
-        a schema; a leaf counts as its schema."""
-        hive = self.hive(model)
-        out: set[ObjectRef] = set()
-        for region in scope.regions:
-            if region.roots is None:
-                return None
-            for root in region.roots:
-                schema = root.ancestor(SecurableType.SCHEMA) if len(root.names) >= 2 else None
-                if root.type not in DATA_LEAVES | {SecurableType.SCHEMA} or schema is None:
-                    return None
-                if schema.names[0] == hive:
-                    out.add(schema)
-        return frozenset(out)
+    def focus(self, model: Model, scope: Resolved) -> Focus:
+        return focus_of(scope, self.hive(model))
 
     def within(self, model: Model, scope: Resolved) -> Callable[[Fact], bool]:
-        """Which facts a scope covers: roles, topics and filesets always (they are always
-        compiled); Hive policies of the focus's databases."""
-        focus = self.focus(model, scope)
-        if focus is None:
-            return lambda fact: True
-        databases = {s.names[1] for s in focus}
-        hive = self.naming.hive_service
-
-        def covers(fact: Fact) -> bool:
-            if not isinstance(fact, PolicyFact) or fact.service != hive:
-                return True
-            return any(k == "database" and set(v) <= databases for k, v, _ in fact.resources)
-
-        return covers
+        return covering(self.focus(model, scope), self.naming.hive_service)
 
     def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
         assert isinstance(snapshot, RangerSnapshot)
@@ -314,12 +279,15 @@ class RangerBackend(Backend):
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
         assert isinstance(snapshot, RangerSnapshot)
         self.last = None  # whatever happens, the next read reads
-        self._written = Written()
+        writer = Writer(
+            self.api, self.naming, self.label, self.role_service, snapshot.policies, snapshot.roles
+        )
+        self._written = writer.written
         failures: list[Failure] = []
         done = 0
         for op in plan.ops:
             try:
-                self._apply(op, snapshot)
+                writer.write(op)
             except TemporaryBackendError as exc:
                 raise TemporaryBackendError(
                     self.name,
@@ -331,44 +299,6 @@ class RangerBackend(Backend):
             done += 1
             progress(1)
         return Applied(done, tuple(failures))
-
-    def _apply(self, op: Op, snap: RangerSnapshot) -> None:
-        fact = op.fact
-        if isinstance(fact, RoleFact):
-            self._apply_role(op, fact, snap)
-        else:
-            assert isinstance(fact, PolicyFact)
-            self._apply_policy(op, fact, snap)
-
-    def _apply_role(self, op: Op, fact: RoleFact, snap: RangerSnapshot) -> None:
-        raw = snap.roles.get(fact.name)
-        if op.action == "remove":
-            if raw is not None:
-                self.api.delete_role(int(raw["id"]), fact.name)
-                self._written.role(fact.name, None)
-        elif raw is None:
-            self._written.role(fact.name, self.api.create_role(self.role_service, role_json(fact)))
-        else:
-            answer = self.api.update_role(int(raw["id"]), role_json(fact, int(raw["id"])))
-            self._written.role(fact.name, answer)
-
-    def _apply_policy(self, op: Op, fact: PolicyFact, snap: RangerSnapshot) -> None:
-        key = (fact.service, fact.resources)
-        raw = snap.policies.get(key)
-        ours = self.naming.ours
-        if op.action == "remove":
-            if raw is None:
-                return
-            rest = merged(raw, None, ours)
-            if self.label in (raw.get("policyLabels") or ()) and not foreign_items(rest):
-                self.api.delete_policy(int(raw["id"]), str(raw.get("name")))
-                self._written.policy(key, None)
-            else:
-                self._written.policy(key, self.api.update_policy(int(raw["id"]), rest))
-        elif raw is None:
-            self._written.policy(key, self.api.create_policy(new_policy(fact, self.label)))
-        else:
-            self._written.policy(key, self.api.update_policy(int(raw["id"]), merged(raw, fact, ours)))
 
     def reread(self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot) -> Snapshot:
         """The touched keys as Ranger answered the writes, when the versions show no other
