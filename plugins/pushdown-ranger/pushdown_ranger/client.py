@@ -195,8 +195,9 @@ class RangerAPI:
         return list(self.call("list services", lambda: self.client.find_services()) or [])
 
     def role_version(self, service: str, known: int) -> int:
-        """Ranger's role version, asked the way plugins ask (a 304 when it is still ``known``)."""
-        path = f"service/roles/download/{urllib.parse.quote(service, safe='')}"
+        """Ranger's role version, asked as plugins ask (the authenticated download; a 304 when
+        it is still ``known``)."""
+        path = f"service/roles/secure/download/{urllib.parse.quote(service, safe='')}"
         api = API(path, HttpMethod.GET, 200)
         params = {"lastKnownRoleVersion": known}
         answer = self.call(

@@ -39,7 +39,7 @@ def test_apply_then_the_plan_is_empty_and_a_no_op_sync_is_one_version_check(rang
     # the services' policy versions, and the role version (Ranger's services do not carry it)
     assert ranger_standin.request_log == [
         ("GET", "/service/public/v2/api/service", 200),
-        ("GET", "/service/roles/download/hive", 304),
+        ("GET", "/service/roles/secure/download/hive", 304),
     ]
 
 
