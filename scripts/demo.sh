@@ -4,4 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh >&2
-exec pushdown demo examples/demo.yaml
+pushdown demo examples/demo.yaml
+pushdown demo-ranger examples/demo.yaml  # the same example, pushed to a Ranger Admin stand-in

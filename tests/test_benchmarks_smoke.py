@@ -23,6 +23,7 @@ SMOKE_SCALE = "0.001"
 
 def test_the_benchmarks_are_found() -> None:
     assert {"bench_compile.py", "bench_evaluator.py", "bench_mysql.py"} <= {p.name for p in SCRIPTS}
+    assert "bench_ranger.py" in {p.name for p in SCRIPTS}
 
 
 def run(script: Path, out: Path) -> subprocess.CompletedProcess[str]:

@@ -1,0 +1,101 @@
+"""The facts the Ranger backend plans with: roles, and pushdown's share of policies.
+
+- :class:`RoleFact` — a Ranger role pushdown manages (its name carries the configured
+  prefix), with its member users and groups. Phase 0: created before the policies
+  that name it, removed after them.
+- :class:`PolicyFact` — pushdown's items on the one policy of a resource set in a
+  service: ``(role, access)`` pairs allowed and denied. Its key is the resource set
+  (Ranger allows one policy per resource set), so a change of items is one edit of
+  that policy, never a delete and a create. Items pushdown did not make (they name no
+  role with pushdown's prefixes) are not part of the fact and are left alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+#: (resource name, values, is recursive), sorted by resource name
+Resource = tuple[str, tuple[str, ...], bool]
+#: (Ranger role name, access type)
+Pair = tuple[str, str]
+
+ROLE_PHASE = 0
+POLICY_PHASE = 1
+
+
+@dataclass(frozen=True)
+class RoleFact:
+    name: str
+    users: frozenset[str] = frozenset()
+    groups: frozenset[str] = frozenset()
+    phase = ROLE_PHASE
+
+    @property
+    def key(self) -> object:
+        return ("role", self.name)
+
+    def __str__(self) -> str:
+        members = [f"user {u}" for u in sorted(self.users)] + [f"group {g}" for g in sorted(self.groups)]
+        return f"role {self.name!r} [{', '.join(members) or 'no members'}]"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": "role", "name": self.name, "users": sorted(self.users), "groups": sorted(self.groups)}
+
+
+@dataclass(frozen=True)
+class PolicyFact:
+    service: str
+    resources: tuple[Resource, ...]
+    allow: frozenset[Pair] = frozenset()
+    deny: frozenset[Pair] = frozenset()
+    phase = POLICY_PHASE
+
+    @property
+    def key(self) -> object:
+        return ("policy", self.service, self.resources)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.allow or self.deny)
+
+    def describe_resources(self) -> str:
+        return describe(self.resources)
+
+    def __str__(self) -> str:
+        parts = [f"policy {self.service}:{self.describe_resources()}"]
+        if self.allow:
+            parts.append("allow " + _pairs(self.allow))
+        if self.deny:
+            parts.append("deny " + _pairs(self.deny))
+        return " ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": "policy",
+            "service": self.service,
+            "resources": [[k, list(v), r] for k, v, r in self.resources],
+            "allow": sorted(map(list, self.allow)),
+            "deny": sorted(map(list, self.deny)),
+        }
+
+
+def describe(resources: tuple[Resource, ...]) -> str:
+    return ",".join(f"{k}={'|'.join(v)}{'/**' if r else ''}" for k, v, r in resources)
+
+
+def _pairs(pairs: frozenset[Pair]) -> str:
+    by_role: dict[str, list[str]] = {}
+    for role, access in sorted(pairs):
+        by_role.setdefault(role, []).append(access)
+    return "; ".join(f"{role!r}: {','.join(accesses)}" for role, accesses in by_role.items())
+
+
+def fact_from_json(data: Mapping[str, Any]) -> RoleFact | PolicyFact:
+    if data.get("kind") == "role":
+        return RoleFact(str(data["name"]), frozenset(data["users"]), frozenset(data["groups"]))
+    resources = tuple((str(k), tuple(v), bool(r)) for k, v, r in data["resources"])
+    allow = frozenset((str(a), str(b)) for a, b in data["allow"])
+    deny = frozenset((str(a), str(b)) for a, b in data["deny"])
+    return PolicyFact(str(data["service"]), resources, allow, deny)

@@ -1,0 +1,165 @@
+"""Ranger's JSON, normalised into facts, and facts back into Ranger's JSON. Pure.
+
+A policy is keyed by its service and resource set (values sorted; an excluded resource
+never equals one pushdown writes). pushdown's share of a policy is the ``(role, access)``
+pairs of plain allow and deny items (no conditions, no delegated admin) that name a
+role with one of pushdown's prefixes; everything else in the policy is somebody else's
+and is written back untouched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from pushdown_ranger.facts import Pair, PolicyFact, Resource, RoleFact, describe
+
+Json = dict[str, Any]
+ITEM_KINDS = (("policyItems", False), ("denyPolicyItems", True))
+
+
+def resource_key(policy: Json) -> tuple[Resource, ...]:
+    out = []
+    for name, spec in (policy.get("resources") or {}).items():
+        values = tuple(sorted(str(v) for v in spec.get("values") or ()))
+        suffix = "!" if spec.get("isExcludes") else ""
+        out.append((name + suffix, values, bool(spec.get("isRecursive"))))
+    return tuple(sorted(out))
+
+
+def _plain(item: Json) -> bool:
+    return not item.get("conditions") and not item.get("delegateAdmin")
+
+
+def our_pairs(policy: Json, ours: Callable[[str], bool]) -> tuple[frozenset[Pair], frozenset[Pair]]:
+    found: dict[bool, set[Pair]] = {False: set(), True: set()}
+    for field, deny in ITEM_KINDS:
+        for item in policy.get(field) or ():
+            if not _plain(item):
+                continue
+            accesses = [a.get("type") for a in item.get("accesses") or () if a.get("isAllowed", True)]
+            for role in item.get("roles") or ():
+                if ours(role):
+                    found[deny].update((role, str(a)) for a in accesses)
+    return frozenset(found[False]), frozenset(found[True])
+
+
+def policy_fact(policy: Json, ours: Callable[[str], bool]) -> PolicyFact | None:
+    allow, deny = our_pairs(policy, ours)
+    if not (allow or deny):
+        return None
+    return PolicyFact(str(policy.get("service")), resource_key(policy), allow, deny)
+
+
+def role_fact(role: Json) -> RoleFact:
+    users = frozenset(str(m["name"]) for m in role.get("users") or ())
+    groups = frozenset(str(m["name"]) for m in role.get("groups") or ())
+    return RoleFact(str(role["name"]), users, groups)
+
+
+def _strip(items: Iterable[Json], ours: Callable[[str], bool]) -> list[Json]:
+    """Items without pushdown's roles (an item left with no principal at all is dropped)."""
+    kept = []
+    for item in items:
+        if not _plain(item):
+            kept.append(item)
+            continue
+        roles = [r for r in item.get("roles") or () if not ours(r)]
+        if roles or item.get("users") or item.get("groups"):
+            kept.append({**item, "roles": roles})
+    return kept
+
+
+def _items(pairs: frozenset[Pair]) -> list[Json]:
+    """Pairs as items: roles with the same accesses share one item."""
+    by_role: dict[str, list[str]] = {}
+    for role, access in sorted(pairs):
+        by_role.setdefault(role, []).append(access)
+    by_accesses: dict[tuple[str, ...], list[str]] = {}
+    for role, accesses in by_role.items():
+        by_accesses.setdefault(tuple(accesses), []).append(role)
+    return [
+        {
+            "accesses": [{"type": a, "isAllowed": True} for a in accesses],
+            "users": [],
+            "groups": [],
+            "roles": roles,
+            "conditions": [],
+            "delegateAdmin": False,
+        }
+        for accesses, roles in sorted(by_accesses.items())
+    ]
+
+
+def merged(policy: Json, fact: PolicyFact | None, ours: Callable[[str], bool]) -> Json:
+    """``policy`` with pushdown's items replaced by ``fact``'s (none when ``None``)."""
+    out = dict(policy)
+    for field, deny in ITEM_KINDS:
+        kept = _strip(policy.get(field) or (), ours)
+        if fact is not None:
+            kept += _items(fact.deny if deny else fact.allow)
+        out[field] = kept
+    return out
+
+
+def foreign_items(policy: Json) -> bool:
+    return any(policy.get(f) for f in ("policyItems", "denyPolicyItems", "allowExceptions", "denyExceptions"))
+
+
+def policy_name(fact: PolicyFact) -> str:
+    text = f"pushdown {describe(fact.resources)}"
+    if len(text) <= 200:
+        return text
+    return text[:160] + " #" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def new_policy(fact: PolicyFact, label: str) -> Json:
+    resources = {
+        name: {"values": list(values), "isExcludes": False, "isRecursive": recursive}
+        for name, values, recursive in fact.resources
+    }
+    return {
+        "service": fact.service,
+        "name": policy_name(fact),
+        "description": "managed by pushdown",
+        "isEnabled": True,
+        "isAuditEnabled": True,
+        "policyType": 0,
+        "policyLabels": [label],
+        "resources": resources,
+        "policyItems": _items(fact.allow),
+        "denyPolicyItems": _items(fact.deny),
+        "allowExceptions": [],
+        "denyExceptions": [],
+    }
+
+
+def role_json(fact: RoleFact, rid: int | None = None) -> Json:
+    out: Json = {
+        "name": fact.name,
+        "description": "managed by pushdown",
+        "users": [{"name": u, "isAdmin": False} for u in sorted(fact.users)],
+        "groups": [{"name": g, "isAdmin": False} for g in sorted(fact.groups)],
+        "roles": [],
+    }
+    if rid is not None:
+        out["id"] = rid
+    return out
+
+
+def bypasses(policy: Json, users: set[str], groups: set[str]) -> list[str]:
+    """Allow items pushdown did not make that reach a user or group of the model (or
+    everybody: the group ``public``): access paths that bypass the model, reported."""
+    out = []
+    for item in policy.get("policyItems") or ():
+        accesses = ",".join(sorted(str(a.get("type")) for a in item.get("accesses") or ()))
+        reached = [f"user {u}" for u in item.get("users") or () if u in users]
+        reached += [f"group {g}" for g in item.get("groups") or () if g in groups or g == "public"]
+        if reached:
+            where = describe(resource_key(policy))
+            out.append(
+                f"policy {policy.get('name')!r} ({policy.get('service')}:{where}) allows {accesses} "
+                f"to {', '.join(reached)}, outside pushdown"
+            )
+    return out

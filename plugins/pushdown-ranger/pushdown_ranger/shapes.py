@@ -1,0 +1,203 @@
+"""Compile the model into the roles and policies Ranger should hold. Pure.
+
+The core's entitlement compiler decides, set-wise, for classes of users (the same roles
+where it matters, owners apart), with DENY and the USE_CATALOG / USE_SCHEMA gates
+included. Ranger has no "use" gate, and one user's decision can depend on the
+combination of roles they hold (a DENY of one role beats the ALLOW of another), so a
+grant is not pushed role by role. Instead, for every resource and access, the users
+the model allows form a set, and that set is written as Ranger roles:
+
+- the Ranger role of a model role when *every* holder of that role is in the set
+  (exact: the role's items say nothing about anybody outside it);
+- a per-user Ranger role (``user_role_prefix`` + user) for the rest.
+
+Shapes, per Hive database ``d``:
+
+- ``database=d``: the database-level accesses (``create`` tables, ``alter``, ``drop``);
+- ``database=d, table=?*, column=*``: what a user may do on every table of ``d``,
+  present and future (the compiler's coverage default); ``?*`` rather than ``*``, which
+  Ranger would also match against the database itself (``alter``, ``drop`` there);
+- ``database=d, table=t, column=*``: the exceptions: allow items where ``t`` allows
+  more than the wildcard, deny items where it allows less (a DENY on ``t``, a gate).
+  Without deny items (the service definition does not enable them), a user whose
+  wildcard access has an exception gets per-table items instead (exact, no wildcard).
+
+Topics and filesets get one policy per object (``topic=t``; ``path=<location>``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from pushdown.decide.compiler import EntitlementCompiler, Entitlements
+from pushdown.decide.inventory import Inventory
+from pushdown.model.privileges import Condition
+from pushdown.model.securables import ObjectRef, SecurableType
+from pushdown.model.state import Model
+from pushdown.reconcile.backend import Desired
+from pushdown.reconcile.plan import Fact
+from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
+from pushdown_ranger.hive_shapes import hive_database, hive_every_table, hive_items, hive_table
+from pushdown_ranger.leaf_shapes import leaf_items
+from pushdown_ranger.mapping import OPERATIONS
+from pushdown_ranger.naming import Group, Items, Naming
+
+T = SecurableType
+__all__ = [
+    "Items",
+    "Naming",
+    "compile_desired",
+    "hive_catalog",
+    "hive_database",
+    "hive_every_table",
+    "hive_table",
+]
+
+
+def hive_catalog(model: Model, catalogs: Iterable[str]) -> str | None:
+    """The catalog whose tables the Hive service holds: the first enforced catalog (by
+    name) with tables, or with no topics or filesets."""
+    for catalog in sorted(catalogs):
+        root = ObjectRef(T.CATALOG, (catalog,))
+        if root in model.objects:
+            kinds = {o.type for o in model.within(root)}
+            if T.TABLE in kinds or not kinds.intersection({T.TOPIC, T.FILESET}):
+                return catalog
+    return None
+
+
+def compile_desired(
+    model: Model,
+    catalogs: Iterable[str],
+    naming: Naming,
+    deny_enabled: Mapping[str, bool],
+    *,
+    focus: frozenset[ObjectRef] | None = None,
+    named_elsewhere: frozenset[str] = frozenset(),
+    hive: str | None = "\x00unknown",
+) -> Desired:
+    """The roles and policies Ranger should hold. ``focus``: only the Hive databases of
+    these schemas are compiled (``None``: everything); topics and filesets always are.
+    ``named_elsewhere``: Ranger roles the policies outside the focus still name.
+    ``hive``: :func:`hive_catalog`, when the caller knows it already."""
+    roots = [
+        ObjectRef(T.CATALOG, (c,)) for c in sorted(catalogs) if ObjectRef(T.CATALOG, (c,)) in model.objects
+    ]
+    notes: list[str] = []
+    items = Items()
+    if roots:
+        inventory = _inventory(model, roots, focus)
+        starts = roots if focus is None else sorted(focus | _leaf_schemas(inventory, roots), key=str)
+        ent = EntitlementCompiler(model, OPERATIONS).compile(inventory, None, starts)
+        hive = hive_catalog(model, catalogs) if hive == _UNKNOWN else hive
+        for root in roots:
+            catalog = root.names[0]
+            groups = list(_groups(ent, catalog))
+            if catalog == hive:
+                deny = deny_enabled.get(naming.hive_service, False)
+                notes += hive_items(items, groups, root, inventory, naming.hive_service, deny, focus)
+            elif any(o.type is T.TABLE for o in inventory.within(root)):
+                notes.append(
+                    f"catalog {catalog}: its tables would share Ranger service {naming.hive_service} "
+                    f"with catalog {hive}; not pushed (narrower)"
+                )
+            notes += leaf_items(items, groups, root, inventory, model, naming)
+    facts: set[Fact] = set(_policies(items, model, naming))
+    facts |= set(_roles(model, naming, facts, named_elsewhere))
+    if not deny_enabled.get(naming.hive_service, False) and roots:
+        notes.append(
+            f"service {naming.hive_service}: its definition does not enable deny items "
+            "(options.enableDenyAndExceptionsInPolicies); DENY and other exceptions are expressed "
+            "with per-table allow items instead of a wildcard and deny items"
+        )
+    return Desired(frozenset(facts), tuple(sorted(set(notes))))
+
+
+_UNKNOWN = "\x00unknown"
+
+
+def _inventory(model: Model, roots: list[ObjectRef], focus: frozenset[ObjectRef] | None) -> Inventory:
+    """What the compile looks at: everything, or with a focus, the catalogs and their
+    schemas, and the objects below the focus's schemas and the schemas of leaves that
+    are not tables (topics and filesets are compiled every time)."""
+    if focus is None:
+        return Inventory.of(o for root in roots for o in model.within(root))
+    held = Inventory.of(roots)
+    for root in roots:
+        for schema in model.children(root):
+            held.add(schema)
+            kids = list(model.children(schema))
+            if schema in focus or any(k.type in (T.TOPIC, T.FILESET) for k in kids):
+                for kid in kids:
+                    held.add(kid)
+    return held
+
+
+def _leaf_schemas(inventory: Inventory, roots: list[ObjectRef]) -> set[ObjectRef]:
+    """The schemas holding topics or filesets (always compiled: one policy per object)."""
+    return {
+        o.parent
+        for root in roots
+        for o in inventory.within(root)
+        if o.type in (T.TOPIC, T.FILESET) and o.parent
+    }
+
+
+def _groups(ent: Entitlements, catalog: str) -> Iterable[Group]:
+    """Users deciding alike in ``catalog``: a class without its owners, and each owner."""
+    owners = ent.owners.get(catalog, {})
+    for users, view in ent.classes.get(catalog, []):
+        plain = frozenset(u for u in users if u not in owners)
+        if plain:
+            yield plain, view
+    for user, owner_view in sorted(owners.items()):
+        yield frozenset({user}), owner_view
+
+
+def _policies(items: Items, model: Model, naming: Naming) -> Iterable[PolicyFact]:
+    holders = {r: frozenset(model.holders_of(r)) for r in model.roles}
+    allows = {r for r, grants in model.roles.items() if any(g.condition is Condition.ALLOW for g in grants)}
+    denies = {r for r, grants in model.roles.items() if any(g.condition is Condition.DENY for g in grants)}
+    for key in sorted(set(items.allow) | set(items.deny), key=str):
+        allow = _pairs(items.allow.get(key, {}), model, holders, naming, allows)
+        deny = _pairs(items.deny.get(key, {}), model, holders, naming, denies)
+        if allow or deny:
+            yield PolicyFact(key[0], key[1], allow, deny)
+
+
+def _pairs(
+    by_access: dict[str, set[str]],
+    model: Model,
+    holders: dict[str, frozenset[str]],
+    naming: Naming,
+    alike: set[str],
+) -> frozenset[Pair]:
+    """Each access's users as Ranger roles: a model role whose holders all belong (the
+    largest first; among equals, one with grants of the item's kind, ``alike``), and a
+    per-user role for anybody left."""
+    out: set[Pair] = set()
+    for access, users in by_access.items():
+        candidates = {r for u in users for r in model.roles_of(u)}
+        fitting = sorted(
+            (r for r in candidates if holders.get(r) and holders[r] <= users),
+            key=lambda r: (-len(holders[r]), r not in alike, r),
+        )
+        covered: set[str] = set()
+        for role in fitting:  # the largest first; a role adding nobody new is left out
+            if not holders[role] <= covered:
+                covered |= holders[role]
+                out.add((naming.role(role), access))
+        out.update((naming.user_role(u), access) for u in users - covered)
+    return frozenset(out)
+
+
+def _roles(model: Model, naming: Naming, facts: set[Fact], elsewhere: frozenset[str]) -> Iterable[RoleFact]:
+    for role in model.roles:
+        users = frozenset(naming.user(u) for u in model.role_users.get(role, ()))
+        groups = frozenset(naming.group(g) for g in model.role_groups.get(role, ()))
+        yield RoleFact(naming.role(role), users, groups)
+    named = elsewhere | {r for f in facts if isinstance(f, PolicyFact) for r, _ in f.allow | f.deny}
+    for user in model.users:
+        name = naming.user_role(user)
+        if name in named:
+            yield RoleFact(name, frozenset({naming.user(user)}))

@@ -1,0 +1,88 @@
+"""Every (user, access, resource) the backend's shapes must decide as the evaluator does,
+asked of the stand-in's policy engine."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from pushdown.decide.evaluator import Evaluator
+from pushdown.model.securables import ObjectRef, SecurableType
+from pushdown.model.state import Model
+from pushdown_ranger.mapping import DATABASE_ACCESS, HDFS_ACCESS, KAFKA_ACCESS, TABLE_ACCESS
+from pushdown_ranger.standin import Standin
+
+T = SecurableType
+#: a table name no history creates: decided like any table the schema does not hold yet
+UNSEEN = "unseen"
+
+Check = tuple[str, dict[str, Any], str, str, ObjectRef]
+
+
+@dataclass
+class Probe:
+    checks: int = 0
+    mismatches: list[str] = field(default_factory=list)
+
+
+def checks(model: Model, catalog: str) -> Iterator[Check]:
+    """(service, resource, access, operation, object) for everything in ``catalog``."""
+    root = ObjectRef(T.CATALOG, (catalog,))
+    for obj in model.within(root):
+        if obj.type is T.SCHEMA:
+            d = obj.names[1]
+            for access, op in DATABASE_ACCESS:
+                target = ObjectRef(T.TABLE, (*obj.names, UNSEEN)) if op == "create_table" else obj
+                yield "hive", {"database": d}, access, op, target
+            for access, op in TABLE_ACCESS:
+                yield (
+                    "hive",
+                    {"database": d, "table": UNSEEN},
+                    access,
+                    op,
+                    ObjectRef(T.TABLE, (*obj.names, UNSEEN)),
+                )
+        elif obj.type is T.TABLE:
+            for access, op in TABLE_ACCESS:
+                yield "hive", {"database": obj.names[1], "table": obj.names[2]}, access, op, obj
+        elif obj.type is T.TOPIC:
+            for access, op in KAFKA_ACCESS:
+                yield "kafka", {"topic": obj.names[2]}, access, op, obj
+        elif obj.type is T.FILESET:
+            path = model.objects[obj].get("location", "")
+            for access, op in HDFS_ACCESS:
+                yield "hdfs", {"path": path}, access, op, obj
+                yield "hdfs", {"path": path + "/part-0"}, access, op, obj
+
+
+def _asker(standin: Standin) -> Callable[[str, dict[str, Any], str, str, list[str]], bool]:
+    """The stand-in's decision (its engine over the service's current policies and roles)."""
+    if hasattr(standin, "is_access_allowed"):
+        return lambda s, r, a, u, g: bool(standin.is_access_allowed(s, r, a, user=u, groups=g))
+    from pushdown_ranger.standin.engine import AccessRequest, PolicyEngine
+
+    store = standin.store
+    roles = store.list_roles({})
+    engines = {
+        name: PolicyEngine(store.service_def(svc["type"]), store.list_policies({"serviceName": name}), roles)
+        for name, svc in store.services.items()
+    }
+    return lambda s, r, a, u, g: engines[s].is_access_allowed(AccessRequest(r, a, u, g))
+
+
+def probe(standin: Standin, model: Model, catalog: str, users: tuple[str, ...]) -> Probe:
+    out = Probe()
+    evaluator = Evaluator(model)
+    ask = _asker(standin)
+    for user in users:
+        groups = sorted(model.user_groups.get(user, ()))
+        for service, resource, access, op, obj in checks(model, catalog):
+            want = user in model.users and evaluator.authorize(user, op, obj, explain=False).allowed
+            got = ask(service, resource, access, user, groups)
+            out.checks += 1
+            if got != want:
+                out.mismatches.append(
+                    f"{user} {access} {service}:{resource} (model {op} {obj}): {got=} {want=}"
+                )
+    return out

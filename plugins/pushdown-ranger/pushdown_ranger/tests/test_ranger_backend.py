@@ -1,0 +1,230 @@
+"""The backend against the stand-in: convergence, the fence, call counts, refusals and faults."""
+
+from __future__ import annotations
+
+import pytest
+
+from pushdown.errors import BackendError, TemporaryBackendError
+from pushdown.model import changes as ch
+from pushdown.model.principals import Principal
+from pushdown.model.privileges import Condition
+from pushdown.model.securables import ObjectRef
+from pushdown.reconcile.scope import Scope, scope_of
+from pushdown.reconcile.sync import reconcile
+from pushdown_ranger.standin import Standin
+from tests.builders import Builder
+
+from .world import backend_for, sales
+
+pytestmark = pytest.mark.ranger
+ALL = Scope.everything()
+
+
+def do(builder: Builder, events: list[object]) -> None:
+    for event in events:
+        builder.model.apply(event)  # type: ignore[arg-type]
+
+
+def writes(standin: Standin) -> list[tuple[str, str, int]]:
+    return [r for r in standin.request_log if r[0] != "GET"]
+
+
+def test_apply_then_the_plan_is_empty_and_a_no_op_sync_is_one_version_check(ranger_standin: Standin) -> None:
+    world = sales().deny("reader", "table sales.crm.orders", "SELECT_TABLE")
+    backend = backend_for(ranger_standin)
+    plan, applied = reconcile(backend, world.model, ALL)
+    assert applied and plan.adds == 3
+    ranger_standin.reset_log()
+    assert backend.plan(world.model, ALL).empty
+    # the services' policy versions, and the role version (Ranger's services do not carry it)
+    assert ranger_standin.request_log == [
+        ("GET", "/service/public/v2/api/service", 200),
+        ("GET", "/service/roles/secure/download/hive", 304),
+    ]
+
+
+def test_one_model_change_is_one_write_per_changed_policy(ranger_standin: Standin) -> None:
+    world = sales()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, world.model, ALL)
+    ranger_standin.reset_log()
+    do(
+        world,
+        ch.grant_privileges(
+            world.model, "reader", ObjectRef.parse("catalog sales"), ["MODIFY_TABLE"], Condition.ALLOW
+        ),
+    )
+    plan, _ = reconcile(backend, world.model, ALL)
+    assert plan.changes == 1 and not plan.adds  # the every-table policy, edited in place
+    assert len(writes(ranger_standin)) == 1
+    assert all(m in ("PUT", "POST") for m, _, _ in writes(ranger_standin))
+    # before: the version check; after: the version check again, which shows only our
+    # write, so Ranger's answer to it is the read-back (no bulk read)
+    reads = [(m, p, s) for m, p, s in ranger_standin.request_log if m == "GET"]
+    assert [s for _, _, s in reads] == [200, 304, 200, 304]
+    assert backend.plan(world.model, ALL).empty
+
+
+def test_a_write_by_someone_else_means_the_next_sync_reads_everything_again(ranger_standin: Standin) -> None:
+    world = sales()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, world.model, ALL)
+    backend.api.create_role("hive", {"name": "someone-elses", "users": []})  # the role version moves
+    ranger_standin.reset_log()
+    reconcile(backend, world.model, ALL)
+    paths = [p for m, p, _ in ranger_standin.request_log]
+    assert "/service/public/v2/api/roles" in paths  # read again in bulk
+
+
+def test_a_hand_made_policy_on_the_same_resources_is_merged_into_and_kept(ranger_standin: Standin) -> None:
+    backend = backend_for(ranger_standin)
+    hand = {
+        "service": "hive",
+        "name": "analysts by hand",
+        "resources": {n: {"values": [v]} for n, v in (("database", "crm"), ("table", "?*"), ("column", "*"))},
+        "policyItems": [{"accesses": [{"type": "select", "isAllowed": True}], "users": ["zed"]}],
+    }
+    made = backend.api.create_policy(hand)
+    world = sales()
+    reconcile(backend, world.model, ALL)
+    policy = ranger_standin.store.policy(made["id"])
+    assert len(ranger_standin.store.list_policies({"serviceName": "hive"})) == 1
+    assert {tuple(i.get("users") or ()) for i in policy["policyItems"]} == {("zed",), ()}
+    do(
+        world,
+        ch.revoke_privileges(
+            world.model, "reader", ObjectRef.parse("catalog sales"), ["SELECT_TABLE"], Condition.ALLOW
+        ),
+    )
+    reconcile(backend, world.model, ALL)
+    policy = ranger_standin.store.policy(made["id"])  # still there, with zed's item alone
+    assert [i["users"] for i in policy["policyItems"]] == [["zed"]]
+    assert backend.plan(world.model, ALL).empty
+
+
+def test_items_and_roles_without_the_prefix_are_left_alone(ranger_standin: Standin) -> None:
+    backend = backend_for(ranger_standin)
+    backend.api.create_role("hive", {"name": "etl", "users": [{"name": "zed", "isAdmin": False}]})
+    world = sales()
+    reconcile(backend, world.model, ALL)
+    do(world, ch.delete_role(world.model, "reader"))
+    plan, _ = reconcile(backend, world.model, ALL)
+    assert plan.removes == 2  # the policy (phase 1) before the role (phase 0)
+    assert [r["name"] for r in ranger_standin.store.list_roles({})] == ["etl"]
+    assert ranger_standin.store.list_policies({}) == []
+
+
+def test_a_renamed_table_moves_its_policy(ranger_standin: Standin) -> None:
+    world = sales().deny("reader", "table sales.crm.orders", "SELECT_TABLE")
+    backend = backend_for(ranger_standin)
+    reconcile(backend, world.model, ALL)
+    world.rename("table sales.crm.orders", "orders2")
+    plan, _ = reconcile(backend, world.model, ALL)
+    assert (plan.adds, plan.removes) == (1, 1)
+    tables = {p["resources"]["table"]["values"][0] for p in ranger_standin.store.list_policies({})}
+    assert tables == {"?*", "orders2"}
+
+
+def test_without_deny_in_the_service_definition_no_deny_item_is_written(ranger_standin: Standin) -> None:
+    ranger_standin.store.service_defs["hive"].setdefault("options", {})[
+        "enableDenyAndExceptionsInPolicies"
+    ] = "false"
+    world = sales().deny("reader", "table sales.crm.orders", "SELECT_TABLE")
+    backend = backend_for(ranger_standin)
+    plan, _ = reconcile(backend, world.model, ALL)
+    assert any("enableDenyAndExceptionsInPolicies" in n for n in plan.notes)
+    assert all(not p.get("denyPolicyItems") for p in ranger_standin.store.list_policies({}))
+    tables = {p["resources"]["table"]["values"][0] for p in ranger_standin.store.list_policies({})}
+    assert tables == {"leads"}
+
+
+def test_a_refused_operation_is_reported_and_the_others_go_on(ranger_standin: Standin) -> None:
+    backend = backend_for(ranger_standin)
+    squatter = {  # a hand-made policy already uses the name pushdown gives the wildcard policy
+        "service": "hive",
+        "name": "pushdown column=*,database=crm,table=?*",
+        "resources": {"database": {"values": ["elsewhere"]}},
+        "policyItems": [],
+    }
+    backend.api.create_policy(squatter)
+    world = sales().deny("reader", "table sales.crm.orders", "SELECT_TABLE")
+    with pytest.raises(BackendError) as caught:
+        reconcile(backend, world.model, ALL)
+    assert "already exists" in str(caught.value) or "3006" in str(caught.value) or "name" in str(caught.value)
+    names = {p["name"] for p in ranger_standin.store.list_policies({})}
+    assert "pushdown column=*,database=crm,table=orders" in names  # the rest went through
+
+
+def test_503s_during_apply_are_retried(ranger_standin: Standin) -> None:
+    backend = backend_for(ranger_standin)
+    world = sales()
+    plan = backend.plan(world.model, ALL)
+    ranger_standin.faults.fail_next(2)
+    reconcile(backend, world.model, ALL)
+    assert backend.api.calls.retries >= 2
+    assert backend.plan(world.model, ALL).empty and plan.adds == 2
+
+
+def test_a_server_that_dies_mid_apply_gives_a_clear_error_and_the_next_sync_converges(
+    ranger_standin: Standin,
+) -> None:
+    world = sales().deny("reader", "table sales.crm.orders", "SELECT_TABLE").role("w", users=["carol"])
+    backend = backend_for(ranger_standin, retries=1)
+    ranger_standin.faults.die_after_writes(2)
+    with pytest.raises(TemporaryBackendError, match=r"no answer .* of \d+ operation\(s\) done") as caught:
+        reconcile(backend, world.model, ALL, retries=0)
+    assert "password" not in str(caught.value)
+    ranger_standin.restart()
+    plan, _ = reconcile(backend, world.model, ALL)
+    assert plan.adds >= 1 and not plan.removes
+    assert backend.plan(world.model, ALL).empty
+
+
+def test_role_members_follow_the_model(ranger_standin: Standin) -> None:
+    world = sales()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, world.model, ALL)
+    do(world, ch.grant_role(world.model, "reader", Principal.user("carol")))
+    plan, _ = reconcile(backend, world.model, ALL)
+    assert plan.changes == 1 and not plan.adds
+    role = ranger_standin.store.role_by_name("pd_reader")
+    assert {m["name"] for m in role["users"]} == {"bob", "carol"}
+
+
+def test_a_hand_made_item_for_a_model_user_is_a_finding_and_left_alone(ranger_standin: Standin) -> None:
+    backend = backend_for(ranger_standin)
+    hand = {
+        "service": "hive",
+        "name": "carol by hand",
+        "resources": {"database": {"values": ["crm"]}, "table": {"values": ["orders"]}},
+        "policyItems": [{"accesses": [{"type": "select", "isAllowed": True}], "users": ["carol"]}],
+    }
+    made = backend.api.create_policy(hand)
+    world = sales()
+    reconcile(backend, world.model, ALL)
+    plan = backend.plan(world.model, ALL)
+    assert plan.empty and plan.drift
+    assert plan.findings == (
+        "policy 'carol by hand' (hive:database=crm,table=orders) allows select to user carol, "
+        "outside pushdown",
+    )
+    assert ranger_standin.store.policy(made["id"])["policyItems"][0]["users"] == ["carol"]
+
+
+def test_a_scoped_sync_compiles_and_diffs_only_the_databases_its_events_name(ranger_standin: Standin) -> None:
+    world = sales().schema("sales.ops").table("sales.ops.runs")
+    backend = backend_for(ranger_standin)
+    reconcile(backend, world.model, ALL)
+    crm = [
+        p for p in ranger_standin.store.list_policies({}) if p["resources"]["database"]["values"] == ["crm"]
+    ]
+    backend.api.delete_policy(crm[0]["id"], crm[0]["name"])  # drift in crm, by hand
+    events = ch.grant_privileges(
+        world.model, "reader", ObjectRef.parse("table sales.ops.runs"), ["MODIFY_TABLE"], Condition.ALLOW
+    )
+    do(world, events)
+    scope = Scope.union(scope_of(e) for e in events)
+    plan, _ = reconcile(backend, world.model, scope)
+    assert [op.action for op in plan.ops] == ["add"]  # ops.runs only: crm is outside the scope
+    assert "database=ops" in str(plan.ops[0])
+    assert backend.plan(world.model, ALL).adds == 1  # the full plan sees crm's drift

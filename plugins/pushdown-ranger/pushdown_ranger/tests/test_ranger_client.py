@@ -1,0 +1,88 @@
+"""The client's traps, against the stand-in: each one handled, and shown to be a trap."""
+
+from __future__ import annotations
+
+import pytest
+from apache_ranger.client.ranger_client import RangerClient
+
+from pushdown.errors import PermanentBackendError, TemporaryBackendError
+from pushdown_ranger.client import NotFound, RangerAPI
+from pushdown_ranger.standin import Standin
+
+pytestmark = pytest.mark.ranger
+
+
+def api_for(standin: Standin, **kw: float) -> RangerAPI:
+    user, password = standin.auth
+    return RangerAPI("rg", standin.url, user, password, backoff=0.01, **kw)  # type: ignore[arg-type]
+
+
+def test_the_bare_client_returns_none_for_503_and_404(ranger_standin: Standin) -> None:
+    client = RangerClient(ranger_standin.url, ranger_standin.auth)
+    assert client.get_service("nope") is None  # 404: no error
+    ranger_standin.faults.fail_next(1)
+    assert client.find_services() is None  # 503: no error either
+
+
+def test_a_503_is_retried_and_then_succeeds(ranger_standin: Standin) -> None:
+    ranger_standin.create_service("hive", "hive")
+    api = api_for(ranger_standin)
+    ranger_standin.faults.fail_next(2)
+    assert [s["name"] for s in api.services()] == ["hive"]
+    assert api.calls.retries == 2
+
+
+def test_503_past_the_retries_is_a_temporary_error(ranger_standin: Standin) -> None:
+    api = api_for(ranger_standin, retries=2)
+    ranger_standin.faults.fail_next(10)
+    with pytest.raises(TemporaryBackendError, match="503 Service Unavailable after 3 attempt"):
+        api.services()
+
+
+def test_a_timeout_is_retried(ranger_standin: Standin) -> None:
+    ranger_standin.create_service("hive", "hive")
+    api = api_for(ranger_standin, timeout=0.2)
+    ranger_standin.faults.delay_next(1, 1.0)
+    assert len(api.services()) == 1
+    assert api.calls.retries == 1
+
+
+def test_a_404_is_not_found(ranger_standin: Standin) -> None:
+    api = api_for(ranger_standin)
+    with pytest.raises(NotFound, match="not found"):
+        api.service_def("no-such-type")
+
+
+def test_a_4xx_is_permanent_with_rangers_own_words(ranger_standin: Standin) -> None:
+    api = api_for(ranger_standin)
+    policy = {"service": "missing", "name": "p", "resources": {"database": {"values": ["d"]}}}
+    with pytest.raises(
+        PermanentBackendError, match="Ranger refused create policy 'p' \\(HTTP 400\\)"
+    ) as caught:
+        api.create_policy(policy)
+    assert "missing" in str(caught.value)  # Ranger's message names the unknown service
+    assert api.calls.retries == 0
+
+
+def test_grant_role_raises_type_error_in_the_bare_client_and_not_here(ranger_standin: Standin) -> None:
+    ranger_standin.create_service("hive", "hive")
+    api = api_for(ranger_standin)
+    api.create_role("hive", {"name": "pd_r", "users": [], "groups": [], "roles": []})
+    request = {"targetRoles": ["pd_r"], "users": ["alice"], "grantor": "admin"}
+    with pytest.raises(TypeError):
+        RangerClient(ranger_standin.url, ranger_standin.auth).grant_role("hive", request)
+    api.revoke_role("hive", request)
+    api.grant_role("hive", {**request, "users": ["bob"]})
+    members = {m["name"] for r in api.roles() for m in r["users"]}
+    assert members == {"bob"}
+
+
+def test_lists_are_read_in_pages(ranger_standin: Standin) -> None:
+    ranger_standin.create_service("hive", "hive")
+    api = api_for(ranger_standin)
+    api.page_size = 2
+    for i in range(5):
+        api.create_role("hive", {"name": f"pd_{i}", "users": [], "groups": [], "roles": []})
+    before = api.calls.reads
+    assert len(api.roles()) == 5
+    assert api.calls.reads - before == 3

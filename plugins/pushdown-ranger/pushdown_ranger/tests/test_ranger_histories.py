@@ -1,0 +1,197 @@
+"""Random histories of model changes; after every sync, the stand-in's policy engine must
+decide every (user, access, resource) as the evaluator does.
+
+Each history starts from a fresh model (two roles with some gates open, held by users and a
+group) and a fresh stand-in, applies up to six changes
+(ALLOW and DENY grants and revokes on the catalog, schemas, tables, a topic and a
+fileset; role grants to users and to a group; group membership; owners; tables created,
+renamed and dropped), syncs after each one (the scope its events touched), requires
+the full plan to be empty afterwards, and asks the stand-in about every user (and one
+the model does not know), every access the backend maps and every resource, including
+a table no schema holds yet.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pushdown.errors import ModelError
+from pushdown.model import changes as ch
+from pushdown.model.principals import Principal
+from pushdown.model.privileges import Condition
+from pushdown.model.securables import ObjectRef
+from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.scope import scope_of as event_scope
+from pushdown.reconcile.sync import reconcile
+from pushdown_ranger.standin import Standin
+from tests.builders import Builder
+
+from .probe import probe
+from .world import backend_for
+
+pytestmark = pytest.mark.ranger
+
+PROFILE = settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=False,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],
+)
+USERS = ("u1", "u2", "u3")
+ROLES = ("r1", "r2")
+SCHEMAS = ("s1", "s2")
+TABLES = ("a", "b", "c")
+OBJECTS = (
+    "catalog c",
+    *(f"schema c.{s}" for s in SCHEMAS),
+    *(f"table c.{s}.{t}" for s in SCHEMAS for t in TABLES),
+    "topic c.s1.events",
+    "fileset c.s2.files",
+)
+PRIVILEGES = (
+    "USE_CATALOG",
+    "USE_SCHEMA",
+    "SELECT_TABLE",
+    "MODIFY_TABLE",
+    "CREATE_TABLE",
+    "CONSUME_TOPIC",
+    "PRODUCE_TOPIC",
+    "READ_FILESET",
+    "WRITE_FILESET",
+)
+
+grants = st.tuples(
+    st.just("grant"),
+    st.sampled_from(ROLES),
+    st.sampled_from(OBJECTS),
+    st.sampled_from(PRIVILEGES),
+    st.sampled_from(("ALLOW", "ALLOW", "DENY")),
+)
+steps = st.one_of(
+    grants,
+    grants,
+    grants,  # grants weigh most: they decide the most
+    st.tuples(
+        st.just("revoke"),
+        st.sampled_from(ROLES),
+        st.sampled_from(OBJECTS),
+        st.sampled_from(PRIVILEGES),
+        st.sampled_from(("ALLOW", "DENY")),
+    ),
+    st.tuples(st.just("role_user"), st.sampled_from(ROLES), st.sampled_from(USERS), st.booleans()),
+    st.tuples(st.just("role_group"), st.sampled_from(ROLES), st.booleans()),
+    st.tuples(st.just("member"), st.sampled_from(USERS), st.booleans()),
+    st.tuples(st.just("owner"), st.sampled_from(OBJECTS), st.sampled_from(USERS)),
+    st.tuples(st.just("create"), st.sampled_from(SCHEMAS), st.sampled_from(TABLES)),
+    st.tuples(st.just("rename"), st.sampled_from(SCHEMAS), st.sampled_from(TABLES), st.sampled_from(TABLES)),
+    st.tuples(st.just("drop"), st.sampled_from(SCHEMAS), st.sampled_from(TABLES)),
+)
+
+
+def events_for(b: Builder, step: tuple[Any, ...]) -> list[Any]:
+    m = b.model
+    kind, *args = step
+    if kind in ("grant", "revoke"):
+        role, obj, privilege, condition = args
+        change = ch.grant_privileges if kind == "grant" else ch.revoke_privileges
+        return change(m, role, ObjectRef.parse(obj), [privilege], Condition(condition))
+    if kind == "role_user":
+        role, user, on = args
+        return (ch.grant_role if on else ch.revoke_role)(m, role, Principal.user(user))
+    if kind == "role_group":
+        role, on = args
+        return (ch.grant_role if on else ch.revoke_role)(m, role, Principal.group("g"))
+    if kind == "member":
+        user, on = args
+        return (ch.add_member if on else ch.remove_member)(m, "g", user)
+    if kind == "owner":
+        return ch.set_owner(m, ObjectRef.parse(args[0]), args[1])
+    schema, table = args[0], args[1]
+    ref = ObjectRef.parse(f"table c.{schema}.{table}")
+    if kind == "create":
+        return ch.create_object(m, ref, None, None)
+    if kind == "drop":
+        return ch.drop_object(m, ref)
+    return ch.rename_object(m, ref, args[2])
+
+
+def start() -> Builder:
+    b = Builder().users(*USERS).group("g", "u1").catalog("c", backend="rg")
+    for role in ROLES:
+        b.role(role)
+    for schema in SCHEMAS:
+        b.schema(f"c.{schema}")
+    b.table("c.s1.a").table("c.s2.b").create("topic c.s1.events")
+    b.create("fileset c.s2.files", properties={"location": "/data/files"})
+    # gates already open for some, so that the random grants decide something
+    b.allow("r1", "catalog c", "USE_CATALOG").allow("r1", "schema c.s1", "USE_SCHEMA", "SELECT_TABLE")
+    b.allow("r2", "catalog c", "USE_CATALOG", "USE_SCHEMA")
+    return b.grant_role("r1", users=["u2"], groups=["g"]).grant_role("r2", users=["u3"])
+
+
+def test_random_histories_match_the_evaluator_after_every_sync(capsys: pytest.CaptureFixture[str]) -> None:
+    totals = {"histories": 0, "syncs": 0, "checks": 0, "mismatches": 0}
+
+    @PROFILE
+    @given(history=st.lists(steps, min_size=2, max_size=6))
+    def run(history: list[tuple[Any, ...]]) -> None:
+        with Standin() as standin:
+            backend = backend_for(standin)
+            b = start()
+            reconcile(backend, b.model, Scope.everything())
+            totals["histories"] += 1
+            for step in history:
+                try:
+                    events = events_for(b, step)
+                except ModelError:
+                    continue
+                for event in events:
+                    b.model.apply(event)
+                scope = Scope.nothing()
+                for event in events:
+                    scope = scope | event_scope(event)
+                reconcile(backend, b.model, scope)
+                assert backend.plan(b.model, Scope.everything()).empty, step
+                result = probe(standin, b.model, "c", (*USERS, "stranger"))
+                totals["syncs"] += 1
+                totals["checks"] += result.checks
+                totals["mismatches"] += len(result.mismatches)
+                assert result.mismatches == [], (history, step, result.mismatches[:5])
+
+    run()
+    with capsys.disabled():
+        print(
+            f"\nranger histories: {totals['histories']} histories, {totals['syncs']} syncs, "
+            f"{totals['checks']} checks, {totals['mismatches']} mismatches"
+        )
+    assert totals["mismatches"] == 0 and totals["checks"] > 0
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        ("grant", "r2", "catalog c", "MODIFY_TABLE", "ALLOW"),  # alter on every table, not on the database
+        ("grant", "r1", "table c.s1.a", "SELECT_TABLE", "DENY"),  # an exception under a wildcard
+        ("owner", "schema c.s2", "u3"),  # database-level accesses for one user
+        ("grant", "r2", "schema c.s2", "CREATE_TABLE", "ALLOW"),
+        ("grant", "r1", "topic c.s1.events", "CONSUME_TOPIC", "ALLOW"),
+        ("grant", "r2", "fileset c.s2.files", "WRITE_FILESET", "ALLOW"),
+    ],
+)
+def test_known_hard_cases_match_the_evaluator(step: tuple[Any, ...]) -> None:
+    with Standin() as standin:
+        backend = backend_for(standin)
+        b = start()
+        for event in events_for(b, step):
+            b.model.apply(event)
+        reconcile(backend, b.model, Scope.everything())
+        result = probe(standin, b.model, "c", (*USERS, "stranger"))
+        assert result.checks > 0 and result.mismatches == []

@@ -1,0 +1,36 @@
+"""A backend on a stand-in, for the backend's tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pushdown.reconcile.backend import BackendContext
+from pushdown_ranger.backend import RangerBackend
+from pushdown_ranger.standin import Standin
+from tests.builders import Builder
+
+SERVICES = ("hive", "hdfs", "kafka")
+
+
+def backend_for(standin: Standin, **settings: Any) -> RangerBackend:
+    for service in SERVICES:
+        if service not in standin.store.services:
+            standin.create_service(service, service)
+    user, password = standin.auth
+    values = {"url": standin.url, "user": user, "backoff": 0.01, **settings}
+    context = BackendContext("rg", values, secret=lambda key: password if key == "password" else None)
+    return RangerBackend(context)
+
+
+def sales() -> Builder:
+    return (
+        Builder()
+        .users("alice", "bob", "carol")
+        .group("analysts", "alice")
+        .catalog("sales", backend="rg")
+        .schema("sales.crm")
+        .table("sales.crm.orders")
+        .table("sales.crm.leads")
+        .role("reader", users=["bob"], groups=["analysts"])
+        .allow("reader", "catalog sales", "USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE")
+    )

@@ -1,0 +1,73 @@
+"""One plan operation as Ranger calls: at most one write each.
+
+A role is created, updated or deleted by id. A policy is created when no policy holds
+its resource set yet; otherwise pushdown's items in the policy there are replaced (one
+update, whoever made the policy); a removal deletes the policy only when it carries
+pushdown's label and nothing else is left in it, else it updates the policy without
+pushdown's items. Every answer is kept (:class:`~pushdown_ranger.written.Written`): it
+is the read-back of the touched key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pushdown.reconcile.plan import Op
+from pushdown_ranger.client import RangerAPI
+from pushdown_ranger.facts import PolicyFact, RoleFact
+from pushdown_ranger.readback import foreign_items, merged, new_policy, role_json
+from pushdown_ranger.shapes import Naming
+from pushdown_ranger.written import Written
+
+Json = dict[str, Any]
+
+
+@dataclass
+class Writer:
+    api: RangerAPI
+    naming: Naming
+    label: str
+    role_service: str
+    policies: Mapping[tuple[str, Any], Json]
+    roles: Mapping[str, Json]
+    written: Written = field(default_factory=Written)
+
+    def write(self, op: Op) -> None:
+        fact = op.fact
+        if isinstance(fact, RoleFact):
+            self.role(op, fact)
+        else:
+            assert isinstance(fact, PolicyFact)
+            self.policy(op, fact)
+
+    def role(self, op: Op, fact: RoleFact) -> None:
+        raw = self.roles.get(fact.name)
+        if op.action == "remove":
+            if raw is not None:
+                self.api.delete_role(int(raw["id"]), fact.name)
+                self.written.role(fact.name, None)
+        elif raw is None:
+            self.written.role(fact.name, self.api.create_role(self.role_service, role_json(fact)))
+        else:
+            answer = self.api.update_role(int(raw["id"]), role_json(fact, int(raw["id"])))
+            self.written.role(fact.name, answer)
+
+    def policy(self, op: Op, fact: PolicyFact) -> None:
+        key = (fact.service, fact.resources)
+        raw = self.policies.get(key)
+        ours = self.naming.ours
+        if op.action == "remove":
+            if raw is None:
+                return
+            rest = merged(raw, None, ours)
+            if self.label in (raw.get("policyLabels") or ()) and not foreign_items(rest):
+                self.api.delete_policy(int(raw["id"]), str(raw.get("name")))
+                self.written.policy(key, None)
+            else:
+                self.written.policy(key, self.api.update_policy(int(raw["id"]), rest))
+        elif raw is None:
+            self.written.policy(key, self.api.create_policy(new_policy(fact, self.label)))
+        else:
+            self.written.policy(key, self.api.update_policy(int(raw["id"]), merged(raw, fact, ours)))
