@@ -5,6 +5,7 @@ reason otherwise (the stand-in's tests run everywhere)."""
 from __future__ import annotations
 
 import os
+import secrets
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -60,6 +61,11 @@ def ranger_admin() -> Iterator[str]:
         from testcontainers.compose import DockerCompose  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         pytest.skip("the testcontainers package is not installed (pip install 'pushdown-ranger[docker]')")
+    # compose interpolates every service's required secrets, even of services not started
+    required = ("RANGER_DB_PASSWORD", "MARIADB_ROOT_PASSWORD", "MYSQL_ROOT_PASSWORD",
+                "PUSHDOWN_MYSQL_PASSWORD")
+    for var in required:
+        os.environ.setdefault(var, secrets.token_urlsafe(16))
     with DockerCompose(str(ROOT / "docker"), compose_file_name="compose.yaml", services=list(SERVICES)):
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline:
