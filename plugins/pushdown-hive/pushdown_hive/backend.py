@@ -36,7 +36,7 @@ from pushdown.reconcile.backend import (
     Progress,
     Snapshot,
 )
-from pushdown.reconcile.plan import Fact, Plan
+from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.scope import Resolved, Scope
 from pushdown_hive.batches import BATCH, Sent, chunks, send
 from pushdown_hive.compile import compile_desired, mapped
@@ -116,7 +116,7 @@ class HiveBackend(Backend):
         return self._ms
 
     def _gone(self, exc: Exception, doing: str) -> TemporaryBackendError:
-        self.close()
+        self._drop()  # the next call connects again
         return TemporaryBackendError(
             self.name,
             f"the metastore at {self.host}:{self.port} did not answer while {doing} ({exc}); "
@@ -212,7 +212,7 @@ class HiveBackend(Backend):
                     ) from exc
                 progress(len(batch))
         self.calls += sent.calls
-        failures = tuple(Failure((op,), f"the metastore refused {op}: {words}") for op, words in sent.refused)
+        failures = tuple(Failure((op,), refusal(op, words)) for op, words in sent.refused)
         return Applied(sent.done, failures)
 
     def _grant_call(self, ms: Metastore) -> Callable[[list[HiveGrant]], None]:
@@ -271,6 +271,13 @@ class HiveBackend(Backend):
         except ValueError as exc:
             raise ConfigError(f"backend {self.name}: {exc}") from exc
 
+    def _drop(self) -> None:
+        if self._ms is not None:
+            try:
+                self._ms.close()
+            except Exception:  # noqa: S110 - closing a dead connection has nothing to report
+                pass
+
     def close(self) -> None:
         if self._ms is not None:
             try:
@@ -278,6 +285,19 @@ class HiveBackend(Backend):
             except Exception:  # noqa: S110 - closing a dead connection has nothing to report
                 pass
             self._ms = None
+
+
+def refusal(op: Op, words: str) -> str:
+    """The metastore's words, and what its opaque "internal error" usually means."""
+    doing = "grant" if op.action != "remove" else "revoke"
+    hint = ""
+    if "internal error" in words.lower():
+        what = "it already holds (whoever granted it)" if doing == "grant" else "it does not hold"
+        hint = (
+            f" (the metastore answers a {doing} of a privilege {what}, or one on an object dropped "
+            "meanwhile, with this error; check the object and sync again)"
+        )
+    return f"the metastore refused to {doing} {op.fact}: {words}{hint}"
 
 
 def _digest(tables: list[str]) -> str:
