@@ -1,8 +1,14 @@
 """Fixtures shared by the core's tests and every plugin's tests.
 
+``hive_metastore``: the test run's one Hive Metastore (2.3, from pyspark's jars, on
+127.0.0.1 and a free port, embedded Derby in a temporary directory), started on first
+use (about 5 s) and stopped when the run ends. See ``pushdown_hive.server``.
+
 ``spark``: the test run's one SparkSession. Spark starts in seconds, not milliseconds,
 so the session is created once, on first use, and stopped when the run ends; tests
-that only need pure code never start it.
+that only need pure code never start it. It has Hive support and is pointed at
+``hive_metastore`` (which therefore starts first): ``CREATE DATABASE`` and
+``saveAsTable`` land in that metastore, where the Hive backend reads them.
 """
 
 from __future__ import annotations
@@ -14,8 +20,27 @@ from typing import Any
 import pytest
 
 
+def _unavailable(what: str, exc: Exception) -> None:
+    """CI has Java and pyspark: a missing server is a failure there, a skip elsewhere."""
+    if os.environ.get("CI"):
+        pytest.fail(f"no {what} in CI: {exc}")
+    pytest.skip(f"no {what} here: {exc}")
+
+
 @pytest.fixture(scope="session")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def hive_metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from pushdown_hive.server import MetastoreUnavailable, throwaway_metastore
+
+    parent = str(tmp_path_factory.mktemp("hive-metastore"))
+    try:
+        with throwaway_metastore(parent=parent) as server:
+            yield server
+    except MetastoreUnavailable as exc:
+        _unavailable("Hive Metastore", exc)
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory, hive_metastore: Any) -> Iterator[Any]:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
@@ -29,6 +54,9 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.sql.warehouse.dir", str(warehouse))
+        .config("spark.hadoop.hive.metastore.uris", hive_metastore.uri)
+        .config("spark.sql.catalogImplementation", "hive")
+        .enableHiveSupport()
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
