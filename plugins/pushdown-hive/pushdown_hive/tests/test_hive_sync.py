@@ -128,7 +128,7 @@ def test_metastore_killed_mid_apply(hive_metastore: Any, world: World) -> None:
 
     hive.metastore.grant = grant_then_die  # type: ignore[method-assign]
     try:
-        with pytest.raises(TemporaryBackendError, match="did not answer while granting.*nothing is lost"):
+        with pytest.raises(TemporaryBackendError, match=r"did not answer while granting.*nothing is lost"):
             reconcile(hive, world.model, Scope.everything(), retries=0)
     finally:
         hive_metastore.restart()
