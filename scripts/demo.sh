@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job on the embedded defaults: apply examples/demo.yaml to a throwaway
-# MariaDB and show who can do what, read back from the server.
+# MariaDB and show who can do what, read back from the server; then the same on a
+# throwaway Hive Metastore (pushdown demo-hive).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh >&2
-exec pushdown demo examples/demo.yaml
+pushdown demo examples/demo.yaml
+pushdown demo-hive examples/demo.yaml

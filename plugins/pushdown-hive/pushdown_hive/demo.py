@@ -3,8 +3,8 @@ can do what there, read back with ``get_privilege_set``.
 
 The command starts a private metastore (pyspark's jars, Derby in a temporary
 directory, 127.0.0.1, a free port: :mod:`pushdown_hive.server`), creates what a real
-deployment already has — the spec's databases and tables — records the spec in the
-store, applies the plan through the ``hive`` backend and prints, per user and table,
+deployment already has — the spec's databases and tables — records the spec in a
+store of its own (in memory), applies the plan through the ``hive`` backend and prints, per user and table,
 the privileges the metastore now answers for that user (with its groups). The
 metastore and its data are deleted when the command ends.
 """
@@ -16,7 +16,6 @@ from contextlib import ExitStack, contextmanager
 
 import click
 
-from pushdown.app.config import load_config
 from pushdown.app.service import AccessControl
 from pushdown.app.spec import load_spec
 from pushdown.journal.store import Store
@@ -116,13 +115,15 @@ def demo_hive(ctx: click.Context, spec: str) -> None:
     backends = catalogs_by_backend(model)
     if not backends:
         raise click.ClickException(f"{spec}: no catalog names a backend; nothing to demonstrate")
-    store = Store(load_config(None).store)
+    # a store of its own: the metastore is thrown away, so is what the demo recorded (the
+    # working directory's store keeps the MySQL demo's state for backend "demo")
+    store = Store(":memory:")
     failed = False
     try:
         with _metastores(backends, model) as made:
             ac = AccessControl(store, {n: b for n, (b, _) in made.items()}, push=False)
             result = ac.load_model(model)
-            click.echo(f"spec {spec}: {len(result.events)} model change(s) recorded")
+            click.echo(f"spec {spec}: {len(result.events)} model change(s) recorded in a throwaway store")
             for sync in ac.sync(full=True):
                 if sync.error is not None:
                     failed = True
