@@ -39,8 +39,8 @@ from pushdown.reconcile.backend import (
 from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.scope import Resolved, Scope
 from pushdown_hive.batches import BATCH, Sent, chunks, send
-from pushdown_hive.compile import compile_desired, mapped
-from pushdown_hive.facts import USER, HiveGrant, fact_from_json
+from pushdown_hive.compile import RoleSetup, compile_desired, mapped
+from pushdown_hive.facts import ROLE, USER, HiveFact, HiveGrant, HiveMember, HiveRole, fact_from_json
 from pushdown_hive.metastore import Listed, Metastore, Unreachable
 from pushdown_hive.readback import (
     ServerRead,
@@ -49,14 +49,17 @@ from pushdown_hive.readback import (
     foreign_findings,
     managed_facts,
     normalised,
+    read_roles,
     read_server,
+    role_facts,
     server_scope,
 )
+from pushdown_hive.roles import Play, ServerRoles, Triple, plays
 
 
-def flag(context: BackendContext, key: str) -> bool:
-    """A yes/no setting: TOML ``true``/``false`` (or the strings), default no."""
-    value = context.setting(key, False)
+def flag(context: BackendContext, key: str, *, default: bool = False) -> bool:
+    """A yes/no setting: TOML ``true``/``false`` (or the strings)."""
+    value = context.setting(key, default)
     if isinstance(value, bool):
         return value
     if str(value).lower() in ("true", "yes", "1", "false", "no", "0"):
@@ -81,6 +84,13 @@ def positive(context: BackendContext, key: str, default: int) -> int:
 class HiveSnapshot(Snapshot):
     server: ServerRead
     where: ServerScope
+    plays: tuple[Play, ...] = ()
+
+
+def _ops(plan: Plan, action: str, kind: type) -> list[Op]:
+    return [
+        op for op in plan.ops if (op.action == "remove") == (action == "remove") and isinstance(op.fact, kind)
+    ]
 
 
 class HiveBackend(Backend):
@@ -99,6 +109,12 @@ class HiveBackend(Backend):
             raise ConfigError(f"backend {context.name}: setting 'grantor' must not be empty")
         self.batch = positive(context, "batch_size", BATCH)
         self.own_foreign = flag(context, "manage_foreign_grants")
+        self.roles = flag(context, "roles", default=True)
+        self.role_prefix = str(context.setting("role_prefix", "pd_"))
+        if self.roles and not self.role_prefix:
+            raise ConfigError(
+                f"backend {context.name}: setting 'role_prefix' must not be empty (it fences the roles)"
+            )
         self.naming = mapped(context.map_principal)
         self._ms = metastore
         #: Thrift calls made (reads and writes), for the benchmark and the tests
@@ -143,13 +159,18 @@ class HiveBackend(Backend):
         catalog = self.catalog(model)
         where = server_scope(scope, catalog)
         server = self._read(where)
+        roles = self._read_roles() if self.roles and catalog is not None else ServerRoles({})
         users = {self.naming(u): u for u in model.users}
+        if self.roles:
+            in_play = plays(scope, model, roles, self.role_prefix, self.naming)
+        else:
+            in_play = tuple(Play(r, frozenset()) for r in scope.regions)
 
-        def user_of(fact: HiveGrant) -> str | None:
-            return users.get(fact.principal, fact.principal)
+        def user_of(name: str) -> str:
+            return users.get(name, name)
 
-        within = fact_scope(scope, catalog, where, user_of)
-        facts = self._managed(server.listed)
+        prefix = self.role_prefix if self.roles else None
+        within = fact_scope(in_play, catalog, where, user_of, prefix)
         findings: list[str] = []
         if catalog is not None and not self.own_foreign:
             findings = foreign_findings(
@@ -158,7 +179,7 @@ class HiveBackend(Backend):
                 lambda g: g.principal_type == USER and g.principal in users,
                 catalog,
             )
-        facts = frozenset(f for f in facts if within(f))
+        facts = frozenset(f for f in self._managed(server.listed) | role_facts(roles) if within(f))
         return HiveSnapshot(
             facts=facts,
             within=within,
@@ -166,9 +187,19 @@ class HiveBackend(Backend):
             fingerprint=_fingerprint(facts, findings),
             server=server,
             where=where,
+            plays=in_play,
         )
 
-    def _managed(self, listed: tuple[Listed, ...]) -> frozenset[HiveGrant]:
+    def _read_roles(self) -> ServerRoles:
+        try:
+            roles, calls = read_roles(self.metastore, self.role_prefix)
+        except Unreachable as exc:
+            raise self._gone(exc, "reading its roles") from exc
+        self.calls += calls
+        self.rows += sum(len(m) for m in roles.members.values())
+        return roles
+
+    def _managed(self, listed: tuple[Listed, ...]) -> frozenset[HiveFact]:
         if self.own_foreign:
             return frozenset(x.grant for x in listed)
         return managed_facts(listed, self.grantor)
@@ -185,7 +216,14 @@ class HiveBackend(Backend):
 
     def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
         assert isinstance(snapshot, HiveSnapshot)
-        desired = compile_desired(model, self.catalog(model), snapshot.server, scope, self.naming)
+        held: dict[str, set[Triple]] = {}
+        for fact in snapshot.facts:
+            if isinstance(fact, HiveGrant) and fact.principal_type == ROLE:
+                held.setdefault(fact.principal, set()).add((fact.db, fact.table, fact.privilege))
+        roles = RoleSetup(self.roles, self.role_prefix, held)
+        desired = compile_desired(
+            model, self.catalog(model), snapshot.server, snapshot.plays, self.naming, roles
+        )
         # a privilege somebody else granted already satisfies the model: the metastore would
         # refuse a second grant of it (whoever the grantor), so it is not sent
         taken = {x.grant for x in snapshot.server.listed} - snapshot.facts
@@ -194,21 +232,40 @@ class HiveBackend(Backend):
         return replace(desired, facts=desired.facts - taken)
 
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
-        revokes = [op for op in plan.ops if op.action == "remove"]
-        grants = [op for op in plan.ops if op.action != "remove"]
-        sent = Sent()
-        ms = self.metastore
-        for doing, ops, call in (
-            ("revoking", revokes, ms.revoke),
-            ("granting", grants, self._grant_call(ms)),
-        ):
-            for batch in chunks(ops, self.batch):
+        """In the metastore's order: privileges and memberships revoked, roles dropped,
+        roles created, memberships and privileges granted (privileges many per call)."""
+        ms, sent = self.metastore, Sent()
+        steps: list[tuple[str, list[Op], int, Callable[[list[Any]], None]]] = [
+            ("revoking privileges", _ops(plan, "remove", HiveGrant), self.batch, ms.revoke),
+            (
+                "revoking roles",
+                _ops(plan, "remove", HiveMember),
+                1,
+                lambda m: ms.revoke_role(m[0].role, m[0].user),
+            ),
+            ("dropping roles", _ops(plan, "remove", HiveRole), 1, lambda r: ms.drop_role(r[0].name)),
+            (
+                "creating roles",
+                _ops(plan, "add", HiveRole),
+                1,
+                lambda r: ms.create_role(r[0].name, self.grantor),
+            ),
+            (
+                "granting roles",
+                _ops(plan, "add", HiveMember),
+                1,
+                lambda m: ms.grant_role(m[0].role, m[0].user, self.grantor),
+            ),
+            ("granting privileges", _ops(plan, "add", HiveGrant), self.batch, self._grant_call(ms)),
+        ]
+        for doing, ops, size, call in steps:
+            for batch in chunks(ops, size):
                 try:
                     send(batch, call, sent)
                 except Unreachable as exc:
                     self.calls += sent.calls
                     raise self._gone(
-                        exc, f"{doing} {len(batch)} privilege(s) ({sent.done} applied before)"
+                        exc, f"{doing} ({len(batch)} in this call, {sent.done} applied before)"
                     ) from exc
                 progress(len(batch))
         self.calls += sent.calls
@@ -219,13 +276,14 @@ class HiveBackend(Backend):
         return lambda grants: ms.grant(grants, self.grantor)
 
     def reread(self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot) -> Snapshot:
-        """Read back only the objects the plan touched; keep the rest of the snapshot."""
+        """Read back only the objects the plan touched (and the roles, when it touched
+        any); keep the rest of the snapshot."""
         assert isinstance(snapshot, HiveSnapshot)
         touched: dict[str, set[str | None]] = {}
         for op in plan.ops:
-            fact = op.fact
-            assert isinstance(fact, HiveGrant)
-            touched.setdefault(fact.db, set()).add(fact.table)
+            if isinstance(op.fact, HiveGrant):
+                touched.setdefault(op.fact.db, set()).add(op.fact.table)
+        roles = any(isinstance(op.fact, HiveRole | HiveMember) for op in plan.ops)
         listed: list[Listed] = []
         try:
             for db, tables in sorted(touched.items()):
@@ -235,13 +293,17 @@ class HiveBackend(Backend):
         except Unreachable as exc:
             raise self._gone(exc, "reading back what it applied") from exc
         self.rows += len(listed)
+        fresh: set[HiveFact] = set(self._managed(tuple(listed)))
+        if roles:
+            fresh |= role_facts(self._read_roles())
 
         def touches(fact: Fact) -> bool:
+            if isinstance(fact, HiveRole | HiveMember):
+                return roles
             return isinstance(fact, HiveGrant) and fact.table in touched.get(fact.db, ())
 
-        fresh = {f for f in self._managed(tuple(listed)) if snapshot.within(f)}
         kept = {f for f in snapshot.facts if not touches(f)}
-        return replace(snapshot, facts=frozenset(kept | fresh))
+        return replace(snapshot, facts=frozenset(kept | {f for f in fresh if snapshot.within(f)}))
 
     def discover(self, model: Model, seen: str | None) -> tuple[Scope, str | None]:
         """Databases whose table lists changed since the last sync (one call for the
@@ -304,7 +366,7 @@ def _digest(tables: list[str]) -> str:
     return hashlib.sha256("\n".join(sorted(tables)).encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
-def _fingerprint(facts: frozenset[HiveGrant], findings: list[str]) -> str:
+def _fingerprint(facts: frozenset[HiveFact], findings: list[str]) -> str:
     digest = hashlib.sha256()
     for line in sorted(str(f) for f in facts) + sorted(findings):
         digest.update(line.encode("utf-8", "surrogateescape") + b"\n")

@@ -1,5 +1,6 @@
 """Send a plan to the metastore in the fewest calls: many privileges per
-``grant_privileges`` / ``revoke_privileges`` call (a ``PrivilegeBag``).
+``grant_privileges`` / ``revoke_privileges`` call (a ``PrivilegeBag``); roles and
+memberships one per call (the API has no batch for them).
 
 The metastore runs one call in one transaction: a privilege it refuses (it is already
 granted by somebody else, its table was dropped meanwhile) rolls the whole call back.
@@ -11,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from pushdown.reconcile.plan import Op
-from pushdown_hive.facts import HiveGrant
 from pushdown_hive.metastore import Refused
 
 #: Privileges per call by default (the setting ``batch_size``).
@@ -33,11 +34,11 @@ def chunks(ops: Sequence[Op], size: int) -> list[Sequence[Op]]:
     return [ops[i : i + size] for i in range(0, len(ops), max(1, size))]
 
 
-def send(ops: Sequence[Op], call: Callable[[list[HiveGrant]], None], sent: Sent) -> None:
+def send(ops: Sequence[Op], call: Callable[[list[Any]], None], sent: Sent) -> None:
     """One call for ``ops``; on a refusal, each half again (a lone refusal is recorded)."""
     sent.calls += 1
     try:
-        call([_grant(op) for op in ops])
+        call([op.fact for op in ops])
     except Refused as exc:
         if len(ops) == 1:
             sent.refused.append((ops[0], str(exc)))
@@ -47,9 +48,3 @@ def send(ops: Sequence[Op], call: Callable[[list[HiveGrant]], None], sent: Sent)
         send(ops[half:], call, sent)
         return
     sent.done += len(ops)
-
-
-def _grant(op: Op) -> HiveGrant:
-    fact = op.fact
-    assert isinstance(fact, HiveGrant)
-    return fact

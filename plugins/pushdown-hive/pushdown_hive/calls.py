@@ -83,5 +83,24 @@ class ThriftMetastore:
     def privilege_set(self, db: str, table: str | None, user: str, groups: Sequence[str]) -> set[str]:
         return set(self._do(lambda: self.client.get_privilege_set(_object(db, table), user, groups)).all)
 
+    def role_names(self) -> list[str]:
+        return self._do(self.client.get_role_names)
+
+    def members(self, role: str) -> list[tuple[str, str]]:
+        rows = self._do(lambda: self.client.get_principals_in_role(role))
+        return [(r.principal_type.name, r.principal) for r in rows]
+
+    def create_role(self, role: str, owner: str) -> None:
+        self._do(lambda: self.client.create_role(role, owner))
+
+    def drop_role(self, role: str) -> None:
+        self._do(lambda: self.client.drop_role(role))
+
+    def grant_role(self, role: str, user: str, grantor: str) -> None:
+        self._do(lambda: self.client.grant_role(role, user, PrincipalType.USER, grantor=grantor))
+
+    def revoke_role(self, role: str, user: str) -> None:
+        self._do(lambda: self.client.revoke_role(role, user, PrincipalType.USER))
+
     def close(self) -> None:
         self.client.close()

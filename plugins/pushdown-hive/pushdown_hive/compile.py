@@ -16,6 +16,7 @@ operation (:mod:`pushdown_hive.mapping`):
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 
 from pushdown.decide.compiler import EntitlementCompiler
 from pushdown.decide.inventory import Inventory
@@ -24,10 +25,11 @@ from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
-from pushdown.reconcile.scope import Region, Resolved
-from pushdown_hive.facts import USER, HiveGrant
+from pushdown.reconcile.scope import Region
+from pushdown_hive.facts import ROLE, USER, HiveFact, HiveGrant, HiveMember, HiveRole
 from pushdown_hive.mapping import ALL, CREATE, OPERATIONS, TABLE_OPERATIONS
 from pushdown_hive.readback import ServerRead
+from pushdown_hive.roles import Play, Triple, carried, holders, leads
 
 Naming = Callable[[str], str]
 
@@ -41,34 +43,50 @@ def held_inventory(catalog: str, server: ServerRead) -> Inventory:
     return held
 
 
+@dataclass(frozen=True)
+class RoleSetup:
+    """Whether model roles become metastore roles (where exact), and their name prefix;
+    ``held``: what the metastore's managed roles carry now (by prefixed name)."""
+
+    enabled: bool = True
+    prefix: str = "pd_"
+    held: dict[str, set[Triple]] = field(default_factory=dict)
+
+
 def compile_desired(
-    model: Model, catalog: str | None, server: ServerRead, scope: Resolved, naming: Naming
+    model: Model,
+    catalog: str | None,
+    server: ServerRead,
+    plays: tuple[Play, ...],
+    naming: Naming,
+    roles: RoleSetup | None = None,
 ) -> Desired:
     if catalog is None:
         return Desired(frozenset(), ("no catalog names this backend; every managed grant is revoked",))
+    setup = roles or RoleSetup(enabled=False)
     held = held_inventory(catalog, server)
     compiler = EntitlementCompiler(model, OPERATIONS)
-    facts: set[HiveGrant] = set()
+    facts: set[HiveFact] = set()
     notes: set[str] = set()
-    clashing = _clashes(model, scope, naming)
+    clashing = _clashes(model, plays, naming)
     notes |= {
         f"users {', '.join(sorted(users))} all map to metastore user {name!r}: their grants are withheld "
         "(narrower) until pushdown_map_principal tells them apart"
         for name, users in clashing.items()
     }
     withheld = {u for users in clashing.values() for u in users}
-    for region in scope.regions:
-        roots = _roots(region, catalog)
-        ent = compiler.compile(held, region.users, roots)
+    everything = ObjectRef(SecurableType.CATALOG, (catalog,))
+    if setup.enabled:
+        facts |= {HiveRole(setup.prefix + r) for r in model.roles if holders(model, r, withheld)}
+    for play in plays:
+        region = play.region
+        ent = compiler.compile(held, region.users, _roots(region, catalog))
+        per_user: dict[str, set[Triple]] = {}
         for user in ent.users:
             if user in withheld:
                 continue
             view = ent.view(user)
-            mine = set(user_grants(view, naming(user), held))
-            facts |= mine
-            if mine:
-                notes |= principal_notes(model, user)
-            everything = ObjectRef(SecurableType.CATALOG, (catalog,))
+            per_user[user] = {(g.db, g.table, g.privilege) for g in user_grants(view, naming(user), held)}
             if region.roots is None and view.allowed(
                 "create_schema", held.generic(everything, SecurableType.SCHEMA)
             ):
@@ -76,7 +94,69 @@ def compile_desired(
                     f"user {user} may create schemas in catalog {catalog}, but the metastore has no grant "
                     "for creating databases that pushdown may use: not granted (narrower)"
                 )
+        through: dict[str, set[Triple]] = {}
+        if setup.enabled:
+            through = _role_facts(model, catalog, play, setup, per_user, withheld, naming, facts, notes)
+        for user, triples in per_user.items():
+            name = naming(user)
+            via = set().union(*(through.get(r, set()) for r in model.roles_of(user))) if through else set()
+            facts |= {HiveGrant(USER, name, db, t, p) for db, t, p in triples - via}
+            if triples and not setup.enabled:
+                notes |= principal_notes(model, user)
+            elif triples:
+                notes |= group_notes(model, user)
     return Desired(frozenset(facts), tuple(sorted(notes)))
+
+
+def _role_facts(
+    model: Model,
+    catalog: str,
+    play: Play,
+    setup: RoleSetup,
+    per_user: dict[str, set[Triple]],
+    withheld: set[str],
+    naming: Naming,
+    facts: set[HiveFact],
+    notes: set[str],
+) -> dict[str, set[Triple]]:
+    """What each role of the play's users carries (recomputed for the roles in play, as
+    held for the others), adding the roles' grants and memberships to ``facts``."""
+    through: dict[str, set[Triple]] = {}
+    users = set(per_user)
+    for role in sorted({r for u in users for r in model.roles_of(u)} | set(play.roles or ())):
+        name = setup.prefix + role
+        if play.roles is not None and role not in play.roles:
+            through[role] = setup.held.get(name, set())
+            continue
+        who = holders(model, role, withheld)
+        if who is None:
+            notes.add(
+                f"role {role}: carries nothing in the metastore (a holder's name clashes); per-user grants"
+            )
+            through[role] = set()
+            continue
+        mine = carried(model, role, catalog, who, per_user)
+        through[role] = mine
+        facts |= {HiveGrant(ROLE, name, db, t, p) for db, t, p in mine}
+        facts |= {HiveMember(name, naming(u)) for u in who}
+        lead = leads(model, role, catalog)
+        apart = sum(1 for u in who for t in per_user.get(u, set()) - mine if lead(t))
+        if apart:
+            notes.add(
+                f"role {role}: {apart} grant(s) its own ALLOWs lead to stay per-user grants to its "
+                f"holders, not on metastore role {name} (DENY, USE gates or owners make its holders "
+                "differ there; the metastore has none of these)"
+            )
+    return through
+
+
+def group_notes(model: Model, user: str) -> set[str]:
+    return {
+        f"group {group}: pushed as per-user grants to its members, not to metastore GROUP {group!r} "
+        "(the metastore resolves groups through Hadoop's group mapping, which pushdown cannot read)"
+        for group, members in sorted(model.groups.items())
+        if user in members
+    }
 
 
 def principal_notes(model: Model, user: str) -> set[str]:
@@ -116,10 +196,10 @@ def database_grants(view: View, name: str, schema: ObjectRef, held: Inventory) -
             yield from (HiveGrant(USER, name, db, table.names[2], p) for p in privileges)
 
 
-def _clashes(model: Model, scope: Resolved, naming: Naming) -> dict[str, set[str]]:
+def _clashes(model: Model, plays: tuple[Play, ...], naming: Naming) -> dict[str, set[str]]:
     """Metastore user names that two or more model users map to: none of them gets any."""
-    everyone = any(r.users is None for r in scope.regions)
-    users = model.users if everyone else {u for r in scope.regions for u in r.users or ()}
+    everyone = any(p.region.users is None for p in plays)
+    users = model.users if everyone else {u for p in plays for u in p.region.users or ()}
     by_name: dict[str, set[str]] = {}
     for user in users:
         by_name.setdefault(naming(user), set()).add(user)

@@ -52,13 +52,61 @@ class HiveGrant:
         return f"{self.privilege} ON {self.on()} TO {self.principal_type} {_quote(self.principal)}"
 
 
+@dataclass(frozen=True, order=True)
+class HiveRole:
+    """A metastore role pushdown manages (its name carries the role prefix)."""
+
+    name: str
+
+    #: created before the grants and memberships that name it, dropped after them
+    phase = 0
+
+    @property
+    def key(self) -> HiveRole:
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        return {"hive_role": self.name}
+
+    def __str__(self) -> str:
+        return f"ROLE {_quote(self.name)}"
+
+
+@dataclass(frozen=True, order=True)
+class HiveMember:
+    """Metastore role ``role`` granted to user ``user``."""
+
+    role: str
+    user: str
+
+    phase = 1
+
+    @property
+    def key(self) -> HiveMember:
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        return {"hive_member": [self.role, self.user]}
+
+    def __str__(self) -> str:
+        return f"ROLE {_quote(self.role)} TO USER {_quote(self.user)}"
+
+
+HiveFact = HiveGrant | HiveRole | HiveMember
+
+
 def _quote(name: str) -> str:
     """Backquoted for display (plans are read by people; the API takes names as values)."""
     return "`" + name.replace("`", "``") + "`"
 
 
-def fact_from_json(data: Mapping[str, Any]) -> HiveGrant:
+def fact_from_json(data: Mapping[str, Any]) -> HiveFact:
     """Rebuild a fact from ``to_json`` (a saved plan)."""
+    if isinstance(data.get("hive_role"), str):
+        return HiveRole(data["hive_role"])
+    member = data.get("hive_member")
+    if isinstance(member, list) and len(member) == 2:
+        return HiveMember(str(member[0]), str(member[1]))
     try:
         ptype, principal, db, table, privilege = data["hive"]
     except (KeyError, TypeError, ValueError) as exc:

@@ -20,9 +20,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from pushdown.model.securables import ObjectRef, SecurableType
-from pushdown.reconcile.scope import Resolved
-from pushdown_hive.facts import USER, HiveGrant
+from pushdown.reconcile.scope import Region, Resolved
+from pushdown_hive.facts import ROLE, USER, HiveFact, HiveGrant, HiveMember, HiveRole
 from pushdown_hive.metastore import Listed, Metastore
+from pushdown_hive.roles import Play, ServerRoles
 
 
 @dataclass(frozen=True)
@@ -138,19 +139,54 @@ def object_of(catalog: str, fact: HiveGrant) -> ObjectRef:
 
 
 def fact_scope(
-    scope: Resolved, catalog: str | None, where: ServerScope, user_of: Callable[[HiveGrant], str | None]
+    plays: tuple[Play, ...],
+    catalog: str | None,
+    where: ServerScope,
+    user_of: Callable[[str], str],
+    role_prefix: str | None,
 ) -> Callable[[object], bool]:
-    """Which facts a scope covers: on an object read, for a user the scope names (a grant
-    to a group or a role counts for the regions of every user)."""
+    """Which facts a scope (its regions widened to the roles in play) covers: a user's
+    grant on an object read, for a user the region names; a managed role's grant on an
+    object read, when the role is in play; a role's member, when the region names the
+    user and every object; a managed role itself, always (``role_prefix``: ``None``
+    when roles are not managed). Grants to groups and other roles count only in the
+    regions of every user."""
 
     def within(fact: object) -> bool:
-        if catalog is None or not isinstance(fact, HiveGrant):
+        if catalog is None:
             return False
-        if not where.covers_object(fact.db, fact.table):
+        if isinstance(fact, HiveRole):
+            return role_prefix is not None
+        if isinstance(fact, HiveMember):
+            user = user_of(fact.user)
+            return any(
+                p.region.roots is None and (p.region.users is None or user in p.region.users) for p in plays
+            )
+        if not isinstance(fact, HiveGrant) or not where.covers_object(fact.db, fact.table):
             return False
         obj = object_of(catalog, fact)
-        if fact.principal_type != USER:
-            return any(r.users is None and r.covers(None, obj) for r in scope.regions)
-        return scope.covers(user_of(fact), obj)
+        if fact.principal_type == USER:
+            return any(p.region.covers(user_of(fact.principal), obj) for p in plays)
+        if fact.principal_type == ROLE and role_prefix is not None and fact.principal.startswith(role_prefix):
+            role = fact.principal[len(role_prefix) :]
+            return any(
+                (p.roles is None or role in p.roles) and Region(None, p.region.roots).covers(None, obj)
+                for p in plays
+            )
+        return any(p.region.users is None and p.region.covers(None, obj) for p in plays)
 
     return within
+
+
+def read_roles(ms: Metastore, prefix: str) -> tuple[ServerRoles, int]:
+    """The managed roles (named with ``prefix``) and their USER members: one call for
+    the names, one per managed role."""
+    names = [n for n in ms.role_names() if n.startswith(prefix)]
+    members = {n: frozenset(name for kind, name in ms.members(n) if kind == USER) for n in names}
+    return ServerRoles(members), 1 + len(names)
+
+
+def role_facts(server: ServerRoles) -> set[HiveFact]:
+    out: set[HiveFact] = {HiveRole(n) for n in server.members}
+    out |= {HiveMember(n, u) for n, users in server.members.items() for u in users}
+    return out

@@ -17,6 +17,7 @@ class FakeMetastore:
     held: dict[HiveGrant, Listed] = field(default_factory=dict)
     log: list[tuple[str, int]] = field(default_factory=list)
     refuse: set[HiveGrant] = field(default_factory=set)
+    roles: dict[str, set[str]] = field(default_factory=lambda: {"admin": set(), "public": set()})
     #: answer this many more calls, then stop answering (a metastore killed mid-apply)
     alive: int | None = None
 
@@ -57,7 +58,46 @@ class FakeMetastore:
 
     def privilege_set(self, db: str, table: str | None, user: str, groups: Sequence[str]) -> set[str]:
         self._call("get_privilege_set")
-        return {g.privilege for g in self.held if (g.db, g.table, g.principal) == (db, table, user)}
+        mine = {("USER", user)} | {("ROLE", r) for r, users in self.roles.items() if user in users}
+        return {
+            g.privilege
+            for g in self.held
+            if (g.db, g.table) == (db, table) and (g.principal_type, g.principal) in mine
+        }
+
+    def role_names(self) -> list[str]:
+        self._call("get_role_names")
+        return sorted(self.roles)
+
+    def members(self, role: str) -> list[tuple[str, str]]:
+        self._call("get_principals_in_role")
+        return [("USER", u) for u in sorted(self.roles[role])]
+
+    def create_role(self, role: str, owner: str) -> None:
+        self._call("create_role")
+        if role in self.roles:
+            raise Refused(f"Internal error processing create_role ({role})")
+        self.roles[role] = set()
+
+    def drop_role(self, role: str) -> None:
+        self._call("drop_role")
+        if role not in self.roles:
+            raise Refused(f"NoSuchObjectException: role {role} does not exist")
+        del self.roles[role]
+        for g in [g for g in self.held if g.principal_type == "ROLE" and g.principal == role]:
+            del self.held[g]
+
+    def grant_role(self, role: str, user: str, grantor: str) -> None:
+        self._call("grant_role")
+        if role not in self.roles or user in self.roles[role]:
+            raise Refused(f"Internal error processing grant_role ({role}, {user})")
+        self.roles[role].add(user)
+
+    def revoke_role(self, role: str, user: str) -> None:
+        self._call("revoke_role")
+        if user not in self.roles.get(role, ()):
+            raise Refused(f"Internal error processing revoke_role ({role}, {user})")
+        self.roles[role].discard(user)
 
     def close(self) -> None:
         pass

@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 
 from pushdown.errors import ConfigError, PermanentBackendError, TemporaryBackendError
+from pushdown.model import changes as ch
+from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef
 from pushdown.reconcile.backend import BackendContext
 from pushdown.reconcile.scope import Scope
@@ -38,7 +40,9 @@ def world() -> tuple[Builder, FakeMetastore]:
 
 
 def backend(ms: FakeMetastore, **settings: Any) -> HiveBackend:
-    return HiveBackend(BackendContext("hive1", {"grantor": "pushdown", **settings}), metastore=ms)
+    """Per-user grants only unless ``roles=True`` (the roles' own tests are below)."""
+    base = {"grantor": "pushdown", "roles": False}
+    return HiveBackend(BackendContext("hive1", {**base, **settings}), metastore=ms)
 
 
 def g(user: str, db: str, table: str | None, privilege: str) -> HiveGrant:
@@ -196,3 +200,50 @@ def test_users_mapped_to_one_name_get_nothing() -> None:
     context = BackendContext("hive1", {}, map_principal=lambda p: "same")
     plan, _ = reconcile(HiveBackend(context, metastore=ms), b.model, Scope.everything())
     assert not ms.held and any("all map to metastore user 'same'" in n for n in plan.notes)
+
+
+# -- model roles as metastore roles, where exact ----------------------------------------
+
+
+def role_grant(role: str, db: str, table: str | None, privilege: str) -> HiveGrant:
+    return HiveGrant("ROLE", "pd_" + role, db, table, privilege)
+
+
+def test_a_role_whose_holders_all_agree_is_a_metastore_role() -> None:
+    b, ms = world()
+    plan, _ = reconcile(backend(ms, roles=True), b.model, Scope.everything())
+    assert set(ms.held) == {role_grant("reader", "s", t, "SELECT") for t in ("a", "b")}
+    assert ms.roles["pd_reader"] == {"alice", "bob"}
+    assert not [n for n in plan.notes if n.startswith("role reader")]
+
+
+def test_where_a_holder_differs_the_role_carries_less_and_the_rest_is_per_user() -> None:
+    b, ms = world()
+    b.role("blocker", ("table c.s.a", "SELECT_TABLE", DENY), users=["bob"])
+    hive = backend(ms, roles=True)
+    plan, _ = reconcile(hive, b.model, Scope.everything())
+    assert set(ms.held) == {role_grant("reader", "s", "b", "SELECT"), g("alice", "s", "a", "SELECT")}
+    assert any(n.startswith("role reader: 1 grant(s)") for n in plan.notes)
+    # bob loses the blocker: a scope of bob's alone also recomputes the role and alice
+    b.do(ch.revoke_role, "blocker", Principal.user("bob"))
+    reconcile(hive, b.model, Scope.of(principals=[Principal.user("bob"), Principal.role("blocker")]))
+    assert set(ms.held) == {role_grant("reader", "s", t, "SELECT") for t in ("a", "b")}
+    assert hive.plan(b.model, Scope.everything()).empty
+
+
+def test_a_role_without_holders_is_dropped_with_what_it_carried() -> None:
+    b, ms = world()
+    hive = backend(ms, roles=True)
+    reconcile(hive, b.model, Scope.everything())
+    for user in ("alice", "bob"):
+        b.do(ch.revoke_role, "reader", Principal.user(user))
+    reconcile(hive, b.model, Scope.of(principals=[Principal.user("alice"), Principal.user("bob")]))
+    assert "pd_reader" not in ms.roles and not ms.held
+    assert hive.plan(b.model, Scope.everything()).empty
+
+
+def test_roles_by_other_prefixes_are_left_alone() -> None:
+    b, ms = world()
+    ms.roles["etl_admins"] = {"alice"}
+    reconcile(backend(ms, roles=True), b.model, Scope.everything())
+    assert ms.roles["etl_admins"] == {"alice"} and "admin" in ms.roles
