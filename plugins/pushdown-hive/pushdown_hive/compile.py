@@ -9,8 +9,10 @@ operation (:mod:`pushdown_hive.mapping`):
   tables held, minus the denied ones, and a database-level grant is never used for
   table access (it would reach tables the model denies);
 - ``CREATE`` on a database where the user may create tables there;
-- one grant per user (``USER`` principals): see :func:`principal_notes` for why the
-  model's groups and roles are not pushed as metastore groups and roles.
+- model roles as metastore roles where that stays exact (:mod:`pushdown_hive.roles`),
+  each holder's remaining access as grants to the user; model groups are expanded to
+  their members (:func:`group_notes` says why). With the setting ``roles = false``
+  everything is per-user grants (:func:`principal_notes`).
 """
 
 from __future__ import annotations
@@ -152,28 +154,22 @@ def _role_facts(
 
 def group_notes(model: Model, user: str) -> set[str]:
     return {
-        f"group {group}: pushed as per-user grants to its members, not to metastore GROUP {group!r} "
-        "(the metastore resolves groups through Hadoop's group mapping, which pushdown cannot read)"
+        f"group {group}: its members get its roles and grants one by one, not through metastore "
+        f"GROUP {group!r} (the metastore resolves groups through Hadoop's group mapping, which "
+        "pushdown cannot read)"
         for group, members in sorted(model.groups.items())
         if user in members
     }
 
 
 def principal_notes(model: Model, user: str) -> set[str]:
-    """Why a user's access through roles and groups is pushed as per-user grants."""
-    out = set()
-    for role in sorted(model.roles_of(user)):
-        out.add(
-            f"role {role}: pushed as per-user grants to its holders, not as a metastore role (the metastore "
-            "has no DENY and no USE gates, so what a role allows depends on its holders' other roles)"
-        )
-    for group, members in sorted(model.groups.items()):
-        if user in members:
-            out.add(
-                f"group {group}: pushed as per-user grants to its members, not to metastore GROUP {group!r} "
-                "(the metastore resolves groups through Hadoop's group mapping, which pushdown cannot read)"
-            )
-    return out
+    """Why a user's access through roles and groups is pushed as per-user grants
+    (the setting ``roles = false``)."""
+    out = {
+        f"role {role}: pushed as per-user grants to its holders (setting roles = false)"
+        for role in sorted(model.roles_of(user))
+    }
+    return out | group_notes(model, user)
 
 
 def user_grants(view: View, name: str, held: Inventory) -> Iterator[HiveGrant]:
