@@ -53,3 +53,7 @@ def test_benchmark_runs_at_a_tiny_scale_and_prints_a_floor_and_a_ratio(script: P
         assert row["label"] in done.stdout
     for row in ratios:
         assert math.isfinite(row["ratio"]) and row["ratio"] > 0, row
+
+
+def test_the_hive_benchmark_is_found() -> None:
+    assert "bench_hive.py" in {p.name for p in SCRIPTS}
