@@ -1,13 +1,15 @@
 """Fixtures shared by the core's tests and every plugin's tests.
 
-``hive_metastore``: the test run's one Hive Metastore (2.3, from pyspark's jars, on
-127.0.0.1 and a free port, embedded Derby in a temporary directory), started on first
-use (about 5 s) and stopped when the run ends. See ``pushdown_hive.server``.
+``local_hive_metastore``: the test run's one Hive Metastore (2.3, from pyspark's jars,
+on 127.0.0.1 and a free port, embedded Derby in a temporary directory), started on
+first use (about 5 s) and stopped when the run ends. See ``pushdown_hive.server``.
+``hive_metastore`` is that one, and again a Hive 4 in a container (``hive4-docker``)
+where a Docker engine answers: tests that take it run against both.
 
 ``spark``: the test run's one SparkSession. Spark starts in seconds, not milliseconds,
 so the session is created once, on first use, and stopped when the run ends; tests
 that only need pure code never start it. It has Hive support and is pointed at
-``hive_metastore`` (which therefore starts first): ``CREATE DATABASE`` and
+``local_hive_metastore`` (which therefore starts first): ``CREATE DATABASE`` and
 ``saveAsTable`` land in that metastore, where the Hive backend reads them.
 """
 
@@ -28,7 +30,8 @@ def _unavailable(what: str, exc: Exception) -> None:
 
 
 @pytest.fixture(scope="session")
-def hive_metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def local_hive_metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The run's one local metastore (Hive 2.3); the ``spark`` session is pointed at it."""
     from pushdown_hive.server import MetastoreUnavailable, throwaway_metastore
 
     parent = str(tmp_path_factory.mktemp("hive-metastore"))
@@ -40,7 +43,29 @@ def hive_metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
-def spark(tmp_path_factory: pytest.TempPathFactory, hive_metastore: Any) -> Iterator[Any]:
+def hive4_metastore() -> Iterator[Any]:
+    """A Hive 4 metastore in a container (docker/compose.yaml's service), when a Docker
+    engine answers; otherwise every test of this variant is skipped, saying so."""
+    from pushdown_hive.server import MetastoreUnavailable, container_metastore
+
+    try:
+        with container_metastore() as server:
+            yield server
+    except MetastoreUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session", params=["hive2-local", "hive4-docker"])
+def hive_metastore(request: pytest.FixtureRequest) -> Any:
+    """The metastore the Hive suite runs against: the local Hive 2.3, and again a Hive 4
+    in a container where a Docker engine answers (skipped, with that reason, elsewhere)."""
+    if request.param == "hive2-local":
+        return request.getfixturevalue("local_hive_metastore")
+    return request.getfixturevalue("hive4_metastore")
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory, local_hive_metastore: Any) -> Iterator[Any]:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
@@ -49,12 +74,13 @@ def spark(tmp_path_factory: pytest.TempPathFactory, hive_metastore: Any) -> Iter
         SparkSession.builder.master("local[2]")
         .appName("pushdown-tests")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.default.parallelism", "4")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.sql.warehouse.dir", str(warehouse))
-        .config("spark.hadoop.hive.metastore.uris", hive_metastore.uri)
+        .config("spark.hadoop.hive.metastore.uris", local_hive_metastore.uri)
         .config("spark.sql.catalogImplementation", "hive")
         .enableHiveSupport()
         .getOrCreate()

@@ -28,6 +28,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from xml.sax.saxutils import escape
 
 LAUNCHER = "LoopbackMetastore"
@@ -264,6 +265,127 @@ def throwaway_metastore(
     server = LocalMetastore(workdir, host=host)
     try:
         server.start(timeout)
+        yield server
+    finally:
+        server.close()
+
+
+# -- Hive 4 in a container (docker/compose.yaml's hive4-metastore), where Docker runs ------
+
+HIVE4_IMAGE = "apache/hive:4.0.1"
+NO_DOCKER = "no Docker engine answers"
+
+
+def docker_engine() -> bool:
+    """Whether a Docker engine answers (instant when none does)."""
+    if not os.environ.get("DOCKER_HOST") and not Path("/var/run/docker.sock").exists():
+        return False  # nothing to ask
+    try:
+        import docker  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return False
+    try:
+        client = docker.from_env()  # type: ignore[attr-defined,unused-ignore]
+    except Exception:
+        return False
+    try:
+        return bool(client.ping())
+    except Exception:
+        return False
+    finally:
+        client.close()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class ContainerMetastore:
+    """A Hive 4 metastore in a container (testcontainers), published on 127.0.0.1 only,
+    with the same surface as :class:`LocalMetastore`: ``host``, ``port``, ``uri``,
+    ``kill``, ``restart``, ``close``. The port is fixed, so it survives a restart."""
+
+    def __init__(self, image: str = HIVE4_IMAGE) -> None:
+        self.image = image
+        self.host = "127.0.0.1"
+        self.port = _free_port()
+        self.container: Any = None
+
+    @property
+    def uri(self) -> str:
+        return f"thrift://{self.host}:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        if self.container is None:
+            return False
+        wrapped = self.container.get_wrapped_container()
+        wrapped.reload()
+        return bool(wrapped.status == "running")
+
+    def start(self, timeout: float = 300.0) -> None:
+        from testcontainers.core.container import DockerContainer  # type: ignore[import-not-found,unused-ignore]
+
+        self.container = DockerContainer(self.image).with_env("SERVICE_NAME", "metastore")
+        # published on loopback only (docker-py's (address, port) form; with_bind_ports has no address)
+        self.container.ports["9083/tcp"] = (self.host, self.port)
+        self.container.start()
+        self._wait_ready(timeout)
+
+    def _wait_ready(self, timeout: float) -> None:
+        from pushdown_hive.client import HiveUnavailable, MetastoreClient
+
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with MetastoreClient(self.host, self.port, timeout=5, connect_timeout=2) as client:
+                    client.get_all_databases()
+                return
+            except HiveUnavailable as exc:
+                if time.monotonic() > deadline:
+                    logs = self.container.get_logs() if self.container is not None else (b"", b"")
+                    tail = b"".join(logs).decode(errors="replace")[-3000:]
+                    raise MetastoreUnavailable(f"the Hive 4 container did not serve: {exc}\n{tail}") from None
+                time.sleep(0.5)  # poll interval, not a fixed wait
+
+    def kill(self) -> None:
+        if self.container is not None:
+            self.container.get_wrapped_container().kill()
+
+    def restart(self, timeout: float = 300.0) -> None:
+        wrapped = self.container.get_wrapped_container()
+        wrapped.reload()
+        if wrapped.status == "running":
+            wrapped.stop()
+        wrapped.start()  # the same container: its Derby data and its port binding stay
+        self._wait_ready(timeout)
+
+    def close(self) -> None:
+        if self.container is not None:
+            with contextlib.suppress(Exception):
+                self.container.stop()
+            self.container = None
+
+
+@contextlib.contextmanager
+def container_metastore(image: str = HIVE4_IMAGE) -> Iterator[ContainerMetastore]:
+    """A Hive 4 metastore in a throwaway container; :class:`MetastoreUnavailable` saying
+    that no Docker engine answers when none does (or testcontainers is missing)."""
+    if not docker_engine():
+        raise MetastoreUnavailable(f"{NO_DOCKER}: the Hive 4 metastore runs only in a container")
+    try:
+        import testcontainers  # type: ignore[import-not-found,unused-ignore]  # noqa: F401
+    except ImportError as exc:
+        raise MetastoreUnavailable(
+            f"{NO_DOCKER} through testcontainers: it is not installed (pip install 'pushdown-hive[docker]')"
+        ) from exc
+    server = ContainerMetastore(image)
+    try:
+        server.start()
         yield server
     finally:
         server.close()
