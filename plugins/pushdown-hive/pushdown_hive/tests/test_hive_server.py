@@ -17,14 +17,14 @@ pytestmark = pytest.mark.hive
 
 
 def outside_addresses() -> list[str]:
-    """This machine's IPv4 addresses other than loopback (from ``hostname -I``, else the
-    address the default route would use)."""
+    """This machine's addresses other than loopback, IPv4 and IPv6 (from ``hostname -I``,
+    and the address the default route would use)."""
     found: set[str] = set()
     try:
         out = subprocess.run(
             ["hostname", "-I"], capture_output=True, text=True, check=False, timeout=5
         ).stdout
-        found |= {a for a in out.split() if "." in a}
+        found |= {a for a in out.split() if not a.startswith("fe80")}  # link-local needs a scope
     except (OSError, subprocess.SubprocessError):
         pass
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
@@ -33,7 +33,7 @@ def outside_addresses() -> list[str]:
             found.add(probe.getsockname()[0])
         except OSError:
             pass
-    return sorted(a for a in found if not a.startswith("127.") and a != "0.0.0.0")
+    return sorted(a for a in found if not a.startswith("127.") and a not in ("0.0.0.0", "::1", "::"))
 
 
 def reachable(host: str, port: int) -> bool:
@@ -51,8 +51,9 @@ def test_listens_on_loopback_only(hive_metastore: Any) -> None:
     assert reachable("127.0.0.1", hive_metastore.port)
     for address in addresses:
         # control: a socket bound to every interface IS reachable on that address
-        with socket.socket() as wildcard:
-            wildcard.bind(("0.0.0.0", 0))
+        family = socket.AF_INET6 if ":" in address else socket.AF_INET
+        with socket.socket(family) as wildcard:
+            wildcard.bind(("::" if family == socket.AF_INET6 else "0.0.0.0", 0))
             wildcard.listen()
             assert reachable(address, wildcard.getsockname()[1]), f"{address} is not reachable at all"
         assert not reachable(address, hive_metastore.port), f"the metastore answers on {address}"
@@ -76,7 +77,7 @@ def test_kill_and_restart_keep_the_data(hive_metastore: Any, hms: MetastoreClien
 
 
 def test_a_server_that_dies_says_why(tmp_path: Path) -> None:
-    server = LocalMetastore(tmp_path / "hms", host="192.0.2.1")  # not an address of this machine
+    server = LocalMetastore(tmp_path / "hms", host="203.0.113.254")  # not an address of this machine
     with pytest.raises(MetastoreUnavailable, match=r"exited with .* while starting(?s:.*)Cannot assign"):
         server.start(timeout=60)
     assert not server.running
