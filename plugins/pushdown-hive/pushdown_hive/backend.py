@@ -216,8 +216,10 @@ class HiveBackend(Backend):
 
     def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
         assert isinstance(snapshot, HiveSnapshot)
+        # what each managed role carries on the objects read, in scope or not: the roles
+        # not in play keep it, and their holders' per-user grants are counted without it
         held: dict[str, set[Triple]] = {}
-        for fact in snapshot.facts:
+        for fact in self._managed(snapshot.server.listed):
             if isinstance(fact, HiveGrant) and fact.principal_type == ROLE:
                 held.setdefault(fact.principal, set()).add((fact.db, fact.table, fact.privilege))
         roles = RoleSetup(self.roles, self.role_prefix, held)

@@ -127,10 +127,11 @@ def _role_facts(
     users = set(per_user)
     for role in sorted({r for u in users for r in model.roles_of(u)} | set(play.roles or ())):
         name = setup.prefix + role
-        if play.roles is not None and role not in play.roles:
-            through[role] = setup.held.get(name, set())
-            continue
         who = holders(model, role, withheld)
+        if play.roles is not None and role not in play.roles:
+            through[role] = setup.held.get(name, set())  # its holders' decisions did not change
+            facts |= {HiveMember(name, naming(u)) for u in (who or set()) & users}
+            continue
         if who is None:
             notes.add(
                 f"role {role}: carries nothing in the metastore (a holder's name clashes); per-user grants"

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.hive
 
 settings.register_profile(
     "pushdown-hive-histories",
-    max_examples=20,
+    max_examples=15,
     deadline=None,
     derandomize=False,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
@@ -40,7 +40,7 @@ settings.register_profile(
 PROFILE = settings.get_profile("pushdown-hive-histories")
 
 USERS = ("u1", "u2", "u3")
-ROLES = ("r1", "r2")
+ROLES = ("r1", "r2", "r3")
 SCHEMAS = ("s1", "s2")
 TABLES = ("a", "b", "c")
 OBJECTS = (
@@ -139,6 +139,10 @@ def test_random_histories_match_the_evaluator_after_every_sync(hive_metastore: A
             ]
             world.role("r1", start, to=["u1", "u2"])
             world.role("r2")
+            # a second role of u2's, so a change to u1 widens to u2 with a role out of play
+            world.role(
+                "r3", [*start[:2], (f"schema c.{world.db('s2')}", "MODIFY_TABLE", "ALLOW")], to=["u2", "u3"]
+            )
             first, _ = reconcile(hive, world.model, Scope.everything())
             totals["operations"] += len(first.ops)
             totals["histories"] += 1

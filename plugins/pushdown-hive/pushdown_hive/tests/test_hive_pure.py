@@ -247,3 +247,16 @@ def test_roles_by_other_prefixes_are_left_alone() -> None:
     ms.roles["etl_admins"] = {"alice"}
     reconcile(backend(ms, roles=True), b.model, Scope.everything())
     assert ms.roles["etl_admins"] == {"alice"} and "admin" in ms.roles
+
+
+def test_a_role_out_of_play_keeps_what_it_carries_for_a_widened_holder() -> None:
+    b, ms = world()
+    b.role("extra", ("table c.s.a", "MODIFY_TABLE", ALLOW), users=["alice"])
+    hive = backend(ms, roles=True)
+    reconcile(hive, b.model, Scope.everything())
+    assert role_grant("extra", "s", "a", "INSERT") in ms.held
+    # bob alone changes; alice is widened in (she holds reader), her role extra is not in play
+    b.role("blocker", ("table c.s.b", "SELECT_TABLE", DENY), users=["bob"])
+    reconcile(hive, b.model, Scope.of(principals=[Principal.user("bob"), Principal.role("blocker")]))
+    assert hive.plan(b.model, Scope.everything()).empty
+    assert role_grant("extra", "s", "a", "INSERT") in ms.held and g("alice", "s", "b", "SELECT") in ms.held
