@@ -113,7 +113,8 @@ def run(
         if db not in created_dbs:
             spark.sql(f"CREATE DATABASE IF NOT EXISTS {quote(db)}")
             created_dbs.add(db)
-        frame = spark.createDataFrame(list(job.rows), job.schema)
+        # the rows are in memory, so they are few: one task writes them, as one file
+        frame = spark.createDataFrame(list(job.rows), job.schema).coalesce(1)
         frame.write.mode("overwrite").format("parquet").saveAsTable(f"{quote(db)}.{quote(table)}")
         written.append(f"{db}.{table}")
         if progress is not None:
