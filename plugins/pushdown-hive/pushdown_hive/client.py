@@ -1,9 +1,10 @@
 """A typed, thin client of the Hive Metastore's Thrift API (privileges, roles, inventory).
 
 Built on the generated binding that ``pymetastore`` ships (``pymetastore.hive_metastore``,
-from Hive's ``hive_metastore.thrift``; it speaks to Hive 2.3 and Hive 4 alike: fields a
-server does not know are skipped). Only this module touches the binding; the backend
-(``pushdown_hive.backend``) works with the frozen values defined here.
+from a newer ``hive_metastore.thrift`` than 2.3's: Thrift skips the fields a server does
+not know, and the tests run every call here against Hive 2.3; Hive 4 where Docker runs).
+Only this module touches the binding; the backend (``pushdown_hive.backend``, through
+``pushdown_hive.calls``) works with the frozen values defined here.
 
     with MetastoreClient.connect("thrift://127.0.0.1:9083", timeout=10) as hms:
         hms.grant_privileges([Grant(HiveObject.of_table("sales", "orders"), "alice", USER, "SELECT",
