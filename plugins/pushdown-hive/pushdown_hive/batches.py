@@ -18,7 +18,7 @@ from pushdown.reconcile.plan import Op
 from pushdown_hive.metastore import Refused
 
 #: Privileges per call by default (the setting ``batch_size``).
-BATCH = 1000
+BATCH = 5000
 
 
 @dataclass
