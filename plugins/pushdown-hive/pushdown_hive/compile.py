@@ -107,7 +107,42 @@ def compile_desired(
                 notes |= principal_notes(model, user)
             elif triples:
                 notes |= group_notes(model, user)
+    cased = mixed_case(model, catalog, plays)
+    if cased:
+        facts = {f for f in facts if not (isinstance(f, HiveGrant) and _blocked(f, cased))}
+        notes |= {
+            f"{kind} {obj} has capitals, but the metastore keeps names in lower case: its grants, "
+            f"DENYs and owner do not reach {'.'.join(names)} there, so nothing is granted on it (narrower); "
+            "rename it in lower case"
+            for names, (kind, obj) in sorted(cased.items())
+        }
     return Desired(frozenset(facts), tuple(sorted(notes)))
+
+
+def mixed_case(model: Model, catalog: str, plays: tuple[Play, ...]) -> dict[tuple[str, ...], tuple[str, str]]:
+    """Model schemas and tables in scope whose names have capitals: the metastore stores
+    ``Sales`` as ``sales``, so what the model says about ``Sales`` cannot be matched
+    there, and the lower-case object gets nothing (never the wider side)."""
+    roots: set[ObjectRef] = set()
+    for play in plays:
+        found = _roots(play.region, catalog)
+        if found is None:
+            roots = {ObjectRef(SecurableType.CATALOG, (catalog,))}
+            break
+        roots |= {r.ancestor(SecurableType.SCHEMA) or r for r in found}
+    out: dict[tuple[str, ...], tuple[str, str]] = {}
+    for root in roots:
+        for obj in model.within(root):
+            if obj.type in (SecurableType.SCHEMA, SecurableType.TABLE) and obj.names[1:] != tuple(
+                n.lower() for n in obj.names[1:]
+            ):
+                out[tuple(n.lower() for n in obj.names[1:])] = (obj.type.value, obj.name)
+    return out
+
+
+def _blocked(fact: HiveGrant, cased: dict[tuple[str, ...], tuple[str, str]]) -> bool:
+    """On a database, or a table of a database, the model spells with capitals."""
+    return (fact.db,) in cased or (fact.table is not None and (fact.db, fact.table) in cased)
 
 
 def _role_facts(

@@ -260,3 +260,12 @@ def test_a_role_out_of_play_keeps_what_it_carries_for_a_widened_holder() -> None
     reconcile(hive, b.model, Scope.of(principals=[Principal.user("bob"), Principal.role("blocker")]))
     assert hive.plan(b.model, Scope.everything()).empty
     assert role_grant("extra", "s", "a", "INSERT") in ms.held and g("alice", "s", "b", "SELECT") in ms.held
+
+
+def test_a_model_name_with_capitals_never_widens_the_lower_case_object() -> None:
+    b, ms = world()
+    b.table("c.s.Secret2").deny("reader", "table c.s.Secret2", "SELECT_TABLE")
+    ms.dbs["s"].add("secret2")  # the metastore keeps the name in lower case
+    plan, _ = reconcile(backend(ms), b.model, Scope.everything())
+    assert not [x for x in ms.held if x.table == "secret2"]
+    assert any("table c.s.Secret2 has capitals" in n for n in plan.notes)
