@@ -1,8 +1,16 @@
 """Fixtures shared by the core's tests and every plugin's tests.
 
+``local_hive_metastore``: the test run's one Hive Metastore (2.3, from pyspark's jars,
+on 127.0.0.1 and a free port, embedded Derby in a temporary directory), started on
+first use (about 5 s) and stopped when the run ends. See ``pushdown_hive.server``.
+``hive_metastore`` is that one, and again a Hive 4 in a container (``hive4-docker``)
+where a Docker engine answers: tests that take it run against both.
+
 ``spark``: the test run's one SparkSession. Spark starts in seconds, not milliseconds,
 so the session is created once, on first use, and stopped when the run ends; tests
-that only need pure code never start it.
+that only need pure code never start it. It has Hive support and is pointed at
+``local_hive_metastore`` (which therefore starts first): ``CREATE DATABASE`` and
+``saveAsTable`` land in that metastore, where the Hive backend reads them.
 """
 
 from __future__ import annotations
@@ -14,8 +22,50 @@ from typing import Any
 import pytest
 
 
+def _unavailable(what: str, exc: Exception) -> None:
+    """CI has Java and pyspark: a missing server is a failure there, a skip elsewhere."""
+    if os.environ.get("CI"):
+        pytest.fail(f"no {what} in CI: {exc}")
+    pytest.skip(f"no {what} here: {exc}")
+
+
 @pytest.fixture(scope="session")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def local_hive_metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The run's one local metastore (Hive 2.3); the ``spark`` session is pointed at it."""
+    from pushdown_hive.server import MetastoreUnavailable, throwaway_metastore
+
+    parent = str(tmp_path_factory.mktemp("hive-metastore"))
+    try:
+        with throwaway_metastore(parent=parent) as server:
+            yield server
+    except MetastoreUnavailable as exc:
+        _unavailable("Hive Metastore", exc)
+
+
+@pytest.fixture(scope="session")
+def hive4_metastore() -> Iterator[Any]:
+    """A Hive 4 metastore in a container (docker/compose.yaml's service), when a Docker
+    engine answers; otherwise every test of this variant is skipped, saying so."""
+    from pushdown_hive.server import MetastoreUnavailable, container_metastore
+
+    try:
+        with container_metastore() as server:
+            yield server
+    except MetastoreUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session", params=["hive2-local", "hive4-docker"])
+def hive_metastore(request: pytest.FixtureRequest) -> Any:
+    """The metastore the Hive suite runs against: the local Hive 2.3, and again a Hive 4
+    in a container where a Docker engine answers (skipped, with that reason, elsewhere)."""
+    if request.param == "hive2-local":
+        return request.getfixturevalue("local_hive_metastore")
+    return request.getfixturevalue("hive4_metastore")
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory, local_hive_metastore: Any) -> Iterator[Any]:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
@@ -24,11 +74,15 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         SparkSession.builder.master("local[2]")
         .appName("pushdown-tests")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.default.parallelism", "4")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.sql.warehouse.dir", str(warehouse))
+        .config("spark.hadoop.hive.metastore.uris", local_hive_metastore.uri)
+        .config("spark.sql.catalogImplementation", "hive")
+        .enableHiveSupport()
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

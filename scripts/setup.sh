@@ -15,6 +15,18 @@ if ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mariadb-server >/dev/null
 fi
 
+# The Hive plugin runs a metastore from pyspark's jars and compiles its small launcher
+# with javac: a JDK (17 works) must be there.
+if ! command -v javac >/dev/null 2>&1 && [ -z "${JAVA_HOME:-}" ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: javac is missing; install a JDK (apt-get install openjdk-17-jdk-headless) or set JAVA_HOME" >&2
+    exit 1
+  fi
+  echo "setup: installing openjdk-17-jdk-headless from Debian's packages..." >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openjdk-17-jdk-headless >/dev/null
+fi
+
 extra=""
 [ "${1:-}" = "dev" ] && extra="[dev]"
 pip_install() { python -m pip install -q --disable-pip-version-check "$@"; }

@@ -58,3 +58,7 @@ def test_benchmark_runs_at_a_tiny_scale_and_prints_a_floor_and_a_ratio(script: P
 
 def test_the_daemon_benchmark_is_found() -> None:
     assert "bench_daemon.py" in {p.name for p in SCRIPTS}
+
+
+def test_the_hive_benchmark_is_found() -> None:
+    assert "bench_hive.py" in {p.name for p in SCRIPTS}

@@ -1,0 +1,378 @@
+"""The ``hive`` backend: one Hive Metastore enforces one catalog.
+
+``read`` lists the grants on the databases and tables the scope reaches, every
+principal's in one call per object (:mod:`pushdown_hive.readback`); ``compile`` turns
+the core's entitlement compiler's answer into table grants (:mod:`pushdown_hive.compile`);
+``apply`` sends many privileges per Thrift call (:mod:`pushdown_hive.batches`), and a
+privilege the metastore refuses does not stop the others.
+
+Fence: the backend manages the grants whose grantor is its own (setting ``grantor``,
+default the setting ``user``, else ``pushdown``), granted as a USER grantor without
+grant option. Grants by other hands — the owner grants the metastore adds to tables
+Spark creates, grants made by hand — are findings when they reach a user the model
+manages, never removed, unless ``manage_foreign_grants = true`` gives the backend the
+whole catalog (then they are managed facts like its own, and revoked when the model
+does not want them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pushdown.errors import ConfigError, TemporaryBackendError
+from pushdown.model.securables import ObjectRef, SecurableType
+from pushdown.model.state import Model
+from pushdown.reconcile.backend import (
+    Applied,
+    Backend,
+    BackendContext,
+    Capabilities,
+    Desired,
+    Failure,
+    Progress,
+    Snapshot,
+)
+from pushdown.reconcile.plan import Fact, Op, Plan
+from pushdown.reconcile.scope import Resolved, Scope
+from pushdown_hive.batches import BATCH, Sent, chunks, send
+from pushdown_hive.compile import RoleSetup, compile_desired, mapped
+from pushdown_hive.facts import ROLE, USER, HiveFact, HiveGrant, HiveMember, HiveRole, fact_from_json
+from pushdown_hive.metastore import Listed, Metastore, Unreachable
+from pushdown_hive.readback import (
+    ServerRead,
+    ServerScope,
+    fact_scope,
+    foreign_findings,
+    managed_facts,
+    normalised,
+    read_roles,
+    read_server,
+    role_facts,
+    server_scope,
+)
+from pushdown_hive.roles import Play, ServerRoles, Triple, plays
+
+
+def flag(context: BackendContext, key: str, *, default: bool = False) -> bool:
+    """A yes/no setting: TOML ``true``/``false`` (or the strings)."""
+    value = context.setting(key, default)
+    if isinstance(value, bool):
+        return value
+    if str(value).lower() in ("true", "yes", "1", "false", "no", "0"):
+        return str(value).lower() in ("true", "yes", "1")
+    raise ConfigError(f"backend {context.name}: setting {key!r} must be true or false, not {value!r}")
+
+
+def positive(context: BackendContext, key: str, default: int) -> int:
+    value = context.setting(key, default)
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        number = 0
+    if number < 1:
+        raise ConfigError(
+            f"backend {context.name}: setting {key!r} must be a whole number above 0, not {value!r}"
+        )
+    return number
+
+
+@dataclass(frozen=True, kw_only=True)
+class HiveSnapshot(Snapshot):
+    server: ServerRead
+    where: ServerScope
+    plays: tuple[Play, ...] = ()
+
+
+def _ops(plan: Plan, action: str, kind: type) -> list[Op]:
+    return [
+        op for op in plan.ops if (op.action == "remove") == (action == "remove") and isinstance(op.fact, kind)
+    ]
+
+
+class HiveBackend(Backend):
+    kind = "hive"
+    capabilities = Capabilities(
+        securable_types=frozenset({SecurableType.CATALOG, SecurableType.SCHEMA, SecurableType.TABLE})
+    )
+
+    def __init__(self, context: BackendContext, metastore: Metastore | None = None) -> None:
+        super().__init__(context)
+        self.host = str(context.setting("host", "127.0.0.1"))
+        self.port = positive(context, "port", 9083)
+        self.timeout = float(context.setting("timeout", 30.0))
+        self.grantor = str(context.setting("grantor", context.setting("user", "pushdown")))
+        if not self.grantor:
+            raise ConfigError(f"backend {context.name}: setting 'grantor' must not be empty")
+        self.batch = positive(context, "batch_size", BATCH)
+        self.own_foreign = flag(context, "manage_foreign_grants")
+        self.roles = flag(context, "roles", default=True)
+        self.role_prefix = str(context.setting("role_prefix", "pd_"))
+        if self.roles and not self.role_prefix:
+            raise ConfigError(
+                f"backend {context.name}: setting 'role_prefix' must not be empty (it fences the roles)"
+            )
+        self.naming = mapped(context.map_principal)
+        self._ms = metastore
+        #: Thrift calls made (reads and writes), for the benchmark and the tests
+        self.calls = 0
+        self.rows = 0
+
+    # -- the connection --------------------------------------------------------------
+
+    @property
+    def metastore(self) -> Metastore:
+        if self._ms is None:
+            from pushdown_hive.calls import connect
+
+            self._ms = connect(self.host, self.port, self.timeout)
+        return self._ms
+
+    def _gone(self, exc: Exception, doing: str) -> TemporaryBackendError:
+        self._drop()  # the next call connects again
+        return TemporaryBackendError(
+            self.name,
+            f"the metastore at {self.host}:{self.port} did not answer while {doing} ({exc}); "
+            "nothing is lost: the next sync reads it back and finishes the work",
+        )
+
+    # -- the contract ----------------------------------------------------------------
+
+    def catalog(self, model: Model) -> str | None:
+        catalogs = sorted(self.enforces(model))
+        if len(catalogs) > 1:
+            raise ConfigError(
+                f"backend {self.name}: one metastore enforces one catalog, but {', '.join(catalogs)} "
+                "name it; give each catalog its own backend"
+            )
+        return catalogs[0] if catalogs else None
+
+    def widen(self, obj: ObjectRef) -> ObjectRef:
+        """A table stays a table: every grant but a database's ``CREATE`` is on a table,
+        and a table's change decides nothing about its database's ``CREATE``."""
+        return obj
+
+    def read(self, model: Model, scope: Resolved) -> HiveSnapshot:
+        catalog = self.catalog(model)
+        where = server_scope(scope, catalog)
+        server = self._read(where)
+        roles = self._read_roles() if self.roles and catalog is not None else ServerRoles({})
+        users = {self.naming(u): u for u in model.users}
+        if self.roles:
+            in_play = plays(scope, model, roles, self.role_prefix, self.naming)
+        else:
+            in_play = tuple(Play(r, frozenset()) for r in scope.regions)
+
+        def user_of(name: str) -> str:
+            return users.get(name, name)
+
+        prefix = self.role_prefix if self.roles else None
+        within = fact_scope(in_play, catalog, where, user_of, prefix)
+        findings: list[str] = []
+        if catalog is not None and not self.own_foreign:
+            findings = foreign_findings(
+                (x for x in server.listed if within(x.grant)),
+                self.grantor,
+                lambda g: g.principal_type == USER and g.principal in users,
+                catalog,
+            )
+        facts = frozenset(f for f in self._managed(server.listed) | role_facts(roles) if within(f))
+        return HiveSnapshot(
+            facts=facts,
+            within=within,
+            findings=tuple(findings),
+            fingerprint=_fingerprint(facts, findings),
+            server=server,
+            where=where,
+            plays=in_play,
+        )
+
+    def _read_roles(self) -> ServerRoles:
+        try:
+            roles, calls = read_roles(self.metastore, self.role_prefix)
+        except Unreachable as exc:
+            raise self._gone(exc, "reading its roles") from exc
+        self.calls += calls
+        self.rows += sum(len(m) for m in roles.members.values())
+        return roles
+
+    def _managed(self, listed: tuple[Listed, ...]) -> frozenset[HiveFact]:
+        if self.own_foreign:
+            return frozenset(x.grant for x in listed)
+        return managed_facts(listed, self.grantor)
+
+    def _read(self, where: ServerScope) -> ServerRead:
+        try:
+            server = read_server(self.metastore, where)
+        except Unreachable as exc:
+            raise self._gone(exc, "reading its grants") from exc
+        server = replace(server, listed=tuple(normalised(x) for x in server.listed))
+        self.calls += server.calls
+        self.rows += len(server.listed)
+        return server
+
+    def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
+        assert isinstance(snapshot, HiveSnapshot)
+        # what each managed role carries on the objects read, in scope or not: the roles
+        # not in play keep it, and their holders' per-user grants are counted without it
+        held: dict[str, set[Triple]] = {}
+        for fact in self._managed(snapshot.server.listed):
+            if isinstance(fact, HiveGrant) and fact.principal_type == ROLE:
+                held.setdefault(fact.principal, set()).add((fact.db, fact.table, fact.privilege))
+        roles = RoleSetup(self.roles, self.role_prefix, held)
+        desired = compile_desired(
+            model, self.catalog(model), snapshot.server, snapshot.plays, self.naming, roles
+        )
+        # a privilege somebody else granted already satisfies the model: the metastore would
+        # refuse a second grant of it (whoever the grantor), so it is not sent
+        taken = {x.grant for x in snapshot.server.listed} - snapshot.facts
+        if not taken & desired.facts:
+            return desired
+        return replace(desired, facts=desired.facts - taken)
+
+    def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
+        """In the metastore's order: privileges and memberships revoked, roles dropped,
+        roles created, memberships and privileges granted (privileges many per call)."""
+        ms, sent = self.metastore, Sent()
+        steps: list[tuple[str, list[Op], int, Callable[[list[Any]], None]]] = [
+            ("revoking privileges", _ops(plan, "remove", HiveGrant), self.batch, ms.revoke),
+            (
+                "revoking roles",
+                _ops(plan, "remove", HiveMember),
+                1,
+                lambda m: ms.revoke_role(m[0].role, m[0].user),
+            ),
+            ("dropping roles", _ops(plan, "remove", HiveRole), 1, lambda r: ms.drop_role(r[0].name)),
+            (
+                "creating roles",
+                _ops(plan, "add", HiveRole),
+                1,
+                lambda r: ms.create_role(r[0].name, self.grantor),
+            ),
+            (
+                "granting roles",
+                _ops(plan, "add", HiveMember),
+                1,
+                lambda m: ms.grant_role(m[0].role, m[0].user, self.grantor),
+            ),
+            ("granting privileges", _ops(plan, "add", HiveGrant), self.batch, self._grant_call(ms)),
+        ]
+        for doing, ops, size, call in steps:
+            for batch in chunks(ops, size):
+                try:
+                    send(batch, call, sent)
+                except Unreachable as exc:
+                    self.calls += sent.calls
+                    raise self._gone(
+                        exc, f"{doing} ({len(batch)} in this call, {sent.done} applied before)"
+                    ) from exc
+                progress(len(batch))
+        self.calls += sent.calls
+        failures = tuple(Failure((op,), refusal(op, words)) for op, words in sent.refused)
+        return Applied(sent.done, failures)
+
+    def _grant_call(self, ms: Metastore) -> Callable[[list[HiveGrant]], None]:
+        return lambda grants: ms.grant(grants, self.grantor)
+
+    def reread(self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot) -> Snapshot:
+        """Read back only the objects the plan touched (and the roles, when it touched
+        any); keep the rest of the snapshot."""
+        assert isinstance(snapshot, HiveSnapshot)
+        touched: dict[str, set[str | None]] = {}
+        for op in plan.ops:
+            if isinstance(op.fact, HiveGrant):
+                touched.setdefault(op.fact.db, set()).add(op.fact.table)
+        roles = any(isinstance(op.fact, HiveRole | HiveMember) for op in plan.ops)
+        listed: list[Listed] = []
+        try:
+            for db, tables in sorted(touched.items()):
+                for table in sorted(tables, key=lambda t: t or ""):
+                    listed += [normalised(x) for x in self.metastore.grants_on(db, table)]
+                    self.calls += 1
+        except Unreachable as exc:
+            raise self._gone(exc, "reading back what it applied") from exc
+        self.rows += len(listed)
+        fresh: set[HiveFact] = set(self._managed(tuple(listed)))
+        if roles:
+            fresh |= role_facts(self._read_roles())
+
+        def touches(fact: Fact) -> bool:
+            if isinstance(fact, HiveRole | HiveMember):
+                return roles
+            return isinstance(fact, HiveGrant) and fact.table in touched.get(fact.db, ())
+
+        kept = {f for f in snapshot.facts if not touches(f)}
+        return replace(snapshot, facts=frozenset(kept | {f for f in fresh if snapshot.within(f)}))
+
+    def discover(self, model: Model, seen: str | None) -> tuple[Scope, str | None]:
+        """Databases whose table lists changed since the last sync (one call for the
+        databases, one per database for its tables)."""
+        catalog = self.catalog(model)
+        if catalog is None:
+            return Scope.nothing(), None
+        try:
+            ms = self.metastore
+            now = {db: _digest(ms.tables(db)) for db in ms.databases()}
+        except Unreachable as exc:
+            raise self._gone(exc, "listing its databases and tables") from exc
+        self.calls += 1 + len(now)
+        summary = json.dumps({"catalog": catalog, "databases": now}, sort_keys=True)
+        if seen is None:
+            return Scope.nothing(), summary
+        before = json.loads(seen)
+        if before.get("catalog") != catalog:
+            return Scope.nothing(), summary
+        old = before.get("databases", {})
+        names = sorted(db for db in set(old) | set(now) if old.get(db) != now.get(db))
+        return Scope.of(ObjectRef(SecurableType.SCHEMA, (catalog, db)) for db in names), summary
+
+    def fact_from_json(self, data: Mapping[str, Any]) -> Fact:
+        try:
+            return fact_from_json(data)
+        except ValueError as exc:
+            raise ConfigError(f"backend {self.name}: {exc}") from exc
+
+    def _drop(self) -> None:
+        if self._ms is not None:
+            try:
+                self._ms.close()
+            except Exception:  # noqa: S110 - closing a dead connection has nothing to report
+                pass
+
+    def close(self) -> None:
+        if self._ms is not None:
+            try:
+                self._ms.close()
+            except Exception:  # noqa: S110 - closing a dead connection has nothing to report
+                pass
+            self._ms = None
+
+
+def refusal(op: Op, words: str) -> str:
+    """The metastore's words, and what its opaque "internal error" usually means."""
+    doing = "grant" if op.action != "remove" else "revoke"
+    hint = ""
+    if "internal error" in words.lower():
+        what = "it already holds (whoever granted it)" if doing == "grant" else "it does not hold"
+        hint = (
+            f" (the metastore answers a {doing} of a privilege {what}, or one on an object dropped "
+            "meanwhile, with this error; check the object and sync again)"
+        )
+    return f"the metastore refused to {doing} {op.fact}: {words}{hint}"
+
+
+def _digest(tables: list[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(tables)).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def _fingerprint(facts: frozenset[HiveFact], findings: list[str]) -> str:
+    digest = hashlib.sha256()
+    for line in sorted(str(f) for f in facts) + sorted(findings):
+        digest.update(line.encode("utf-8", "surrogateescape") + b"\n")
+    return digest.hexdigest()[:16]
+
+
+__all__ = ["HiveBackend", "HiveGrant"]

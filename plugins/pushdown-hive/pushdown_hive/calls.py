@@ -1,0 +1,106 @@
+"""The backend's :class:`~pushdown_hive.metastore.Metastore` over the Thrift client
+(:mod:`pushdown_hive.client`): facts in, facts out, one Thrift call per method."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from pushdown_hive.client import (
+    Grant,
+    HiveObject,
+    HiveRefused,
+    HiveUnavailable,
+    MetastoreClient,
+    ObjectType,
+    PrincipalType,
+)
+from pushdown_hive.facts import HiveGrant
+from pushdown_hive.metastore import Listed, Refused, Unreachable
+
+T = TypeVar("T")
+
+
+def connect(host: str, port: int, timeout: float, backend: str = "hive") -> ThriftMetastore:
+    """A metastore that connects on its first call (a failure then is :class:`Unreachable`)."""
+    return ThriftMetastore(
+        MetastoreClient(host, port, timeout=timeout, connect_timeout=min(timeout, 10.0), backend=backend)
+    )
+
+
+def _object(db: str, table: str | None) -> HiveObject:
+    return HiveObject.database(db) if table is None else HiveObject.of_table(db, table)
+
+
+def to_client(grant: HiveGrant, grantor: str = "") -> Grant:
+    return Grant(
+        _object(grant.db, grant.table),
+        grant.principal,
+        PrincipalType[grant.principal_type],
+        grant.privilege,
+        grantor=grantor,
+    )
+
+
+def listed(row: Grant) -> Listed | None:
+    """A grant on a database or a table as the backend sees it (``None`` for others)."""
+    obj = row.obj
+    if obj.type not in (ObjectType.DATABASE, ObjectType.TABLE) or obj.db is None or obj.column:
+        return None
+    table = obj.table if obj.type is ObjectType.TABLE else None
+    fact = HiveGrant(row.principal_type.name, row.principal, obj.db, table, row.privilege)
+    return Listed(fact, row.grantor, row.grantor_type.name, row.grant_option)
+
+
+class ThriftMetastore:
+    def __init__(self, client: MetastoreClient) -> None:
+        self.client = client
+
+    def _do(self, call: Callable[[], T]) -> T:
+        try:
+            return call()
+        except HiveUnavailable as exc:
+            raise Unreachable(str(exc)) from None
+        except HiveRefused as exc:
+            raise Refused(str(exc)) from None
+
+    def databases(self) -> list[str]:
+        return self._do(self.client.get_all_databases)
+
+    def tables(self, db: str) -> list[str]:
+        return self._do(lambda: self.client.get_all_tables(db))
+
+    def grants_on(self, db: str, table: str | None) -> list[Listed]:
+        rows = self._do(lambda: self.client.list_privileges(_object(db, table)))
+        return [x for x in map(listed, rows) if x is not None]
+
+    def grant(self, grants: Sequence[HiveGrant], grantor: str) -> None:
+        self._do(lambda: self.client.grant_privileges([to_client(g, grantor) for g in grants]))
+
+    def revoke(self, grants: Sequence[HiveGrant]) -> None:
+        self._do(lambda: self.client.revoke_privileges([to_client(g) for g in grants]))
+
+    def privilege_set(self, db: str, table: str | None, user: str, groups: Sequence[str]) -> set[str]:
+        return set(self._do(lambda: self.client.get_privilege_set(_object(db, table), user, groups)).all)
+
+    def role_names(self) -> list[str]:
+        return self._do(self.client.get_role_names)
+
+    def members(self, role: str) -> list[tuple[str, str]]:
+        rows = self._do(lambda: self.client.get_principals_in_role(role))
+        return [(r.principal_type.name, r.principal) for r in rows]
+
+    def create_role(self, role: str, owner: str) -> None:
+        self._do(lambda: self.client.create_role(role, owner))
+
+    def drop_role(self, role: str) -> None:
+        self._do(lambda: self.client.drop_role(role))
+
+    def grant_role(self, role: str, user: str, grantor: str) -> None:
+        self._do(lambda: self.client.grant_role(role, user, PrincipalType.USER, grantor=grantor))
+
+    def revoke_role(self, role: str, user: str) -> None:
+        self._do(lambda: self.client.revoke_role(role, user, PrincipalType.USER))
+
+    def close(self) -> None:
+        self.client.close()

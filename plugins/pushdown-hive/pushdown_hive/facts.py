@@ -1,0 +1,118 @@
+"""The facts the Hive backend plans with: privileges granted on databases and tables.
+
+A fact is in metastore terms (principal type and name, database, table, privilege), so
+what ``list_privileges`` returns compares equal to what the model compiles to. The
+grantor is not part of a fact: the backend reads only the grants whose grantor is its
+own (its fence), and the metastore refuses a second grant of the same privilege to the
+same principal on the same object whoever granted the first, so two grantors can never
+hold one fact apart.
+
+A fact is its own key: a grant exists or it does not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+#: The principal types of the metastore's Thrift API (``PrincipalType``).
+USER = "USER"
+GROUP = "GROUP"
+ROLE = "ROLE"
+PRINCIPAL_TYPES = (USER, GROUP, ROLE)
+
+
+@dataclass(frozen=True, order=True)
+class HiveGrant:
+    """``privilege`` on database ``db`` (``table`` None) or on table ``db.table``."""
+
+    principal_type: str
+    principal: str
+    db: str
+    table: str | None
+    privilege: str
+
+    #: grants are sent after anything they may depend on (a role a grant names)
+    phase = 1
+
+    @property
+    def key(self) -> HiveGrant:
+        return self
+
+    def on(self) -> str:
+        what = "DATABASE" if self.table is None else "TABLE"
+        name = self.db if self.table is None else f"{self.db}.{self.table}"
+        return f"{what} {_quote(name)}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"hive": [self.principal_type, self.principal, self.db, self.table, self.privilege]}
+
+    def __str__(self) -> str:
+        return f"{self.privilege} ON {self.on()} TO {self.principal_type} {_quote(self.principal)}"
+
+
+@dataclass(frozen=True, order=True)
+class HiveRole:
+    """A metastore role pushdown manages (its name carries the role prefix)."""
+
+    name: str
+
+    #: created before the grants and memberships that name it, dropped after them
+    phase = 0
+
+    @property
+    def key(self) -> HiveRole:
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        return {"hive_role": self.name}
+
+    def __str__(self) -> str:
+        return f"ROLE {_quote(self.name)}"
+
+
+@dataclass(frozen=True, order=True)
+class HiveMember:
+    """Metastore role ``role`` granted to user ``user``."""
+
+    role: str
+    user: str
+
+    phase = 1
+
+    @property
+    def key(self) -> HiveMember:
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        return {"hive_member": [self.role, self.user]}
+
+    def __str__(self) -> str:
+        return f"ROLE {_quote(self.role)} TO USER {_quote(self.user)}"
+
+
+HiveFact = HiveGrant | HiveRole | HiveMember
+
+
+def _quote(name: str) -> str:
+    """Backquoted for display (plans are read by people; the API takes names as values)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def fact_from_json(data: Mapping[str, Any]) -> HiveFact:
+    """Rebuild a fact from ``to_json`` (a saved plan)."""
+    if isinstance(data.get("hive_role"), str):
+        return HiveRole(data["hive_role"])
+    member = data.get("hive_member")
+    if isinstance(member, list) and len(member) == 2:
+        return HiveMember(str(member[0]), str(member[1]))
+    try:
+        ptype, principal, db, table, privilege = data["hive"]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"not a saved Hive grant: {dict(data)!r}") from exc
+    if ptype not in PRINCIPAL_TYPES:
+        raise ValueError(f"not a saved Hive grant (principal type {ptype!r}): {dict(data)!r}")
+    return HiveGrant(
+        str(ptype), str(principal), str(db), None if table is None else str(table), str(privilege)
+    )

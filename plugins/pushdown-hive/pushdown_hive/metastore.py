@@ -1,0 +1,79 @@
+"""What the backend needs from a metastore, in plain Python values.
+
+:class:`Metastore` is the narrow surface the backend calls; :mod:`pushdown_hive.calls`
+adapts the Thrift client to it, and the unit tests put a fake behind it that answers
+like the real server (a duplicate grant or a missing revoke is refused, and a refused
+batch changes nothing). Every method is one Thrift call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from pushdown_hive.facts import HiveGrant
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One privilege grant as ``list_privileges`` shows it."""
+
+    grant: HiveGrant
+    grantor: str
+    grantor_type: str
+    grant_option: bool = False
+
+
+class Refused(Exception):
+    """The metastore refused a call (its own words); the same call will fail again."""
+
+
+class Unreachable(Exception):
+    """The metastore did not answer (connection refused, reset or timed out)."""
+
+
+class Metastore(Protocol):
+    def databases(self) -> list[str]:
+        """``get_all_databases``."""
+        ...
+
+    def tables(self, db: str) -> list[str]:
+        """``get_all_tables``: the tables (and views) of one database."""
+        ...
+
+    def grants_on(self, db: str, table: str | None) -> list[Listed]:
+        """Every principal's grants on one database or table (``list_privileges`` with no
+        principal name: one call per object)."""
+        ...
+
+    def grant(self, grants: Sequence[HiveGrant], grantor: str) -> None:
+        """``grant_privileges``: many privileges in one call, all or nothing."""
+        ...
+
+    def revoke(self, grants: Sequence[HiveGrant]) -> None:
+        """``revoke_privileges``: many privileges in one call, all or nothing."""
+        ...
+
+    def privilege_set(self, db: str, table: str | None, user: str, groups: Sequence[str]) -> set[str]:
+        """``get_privilege_set``: the privilege names ``user`` holds on the object, directly,
+        through ``groups`` or through the roles it holds."""
+        ...
+
+    def role_names(self) -> list[str]:
+        """``get_role_names``: every role of the metastore."""
+        ...
+
+    def members(self, role: str) -> list[tuple[str, str]]:
+        """``get_principals_in_role``: (principal type, name) of each direct holder."""
+        ...
+
+    def create_role(self, role: str, owner: str) -> None: ...
+
+    def drop_role(self, role: str) -> None: ...
+
+    def grant_role(self, role: str, user: str, grantor: str) -> None: ...
+
+    def revoke_role(self, role: str, user: str) -> None: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,192 @@
+"""Reading the metastore back, narrowed to a scope, and normalising what it holds.
+
+The Thrift API lists every principal's grants on one object in one call
+(``list_privileges`` with no principal name), so a read costs one call for the
+database list, one per database for its tables, and one per database and per table
+in scope for the grants. A table-level change reads one table (the backend does not
+widen a table to its database: every grant but ``CREATE`` is table-level, and a
+table's change decides nothing about its database's ``CREATE``).
+
+Normalised: the privilege names are upper-cased (Hive's legacy authorization stores
+``Select``, the SQL-standard one ``SELECT``), and only the grants whose grantor is the
+backend's own are managed facts. The rest — the owner grants the metastore adds to the
+tables Spark creates, grants made by hand — are findings when they reach a principal
+the model manages, and are never removed unless the backend is told to own them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from pushdown.model.securables import ObjectRef, SecurableType
+from pushdown.reconcile.scope import Region, Resolved
+from pushdown_hive.facts import ROLE, USER, HiveFact, HiveGrant, HiveMember, HiveRole
+from pushdown_hive.metastore import Listed, Metastore
+from pushdown_hive.roles import Play, ServerRoles
+
+
+@dataclass(frozen=True)
+class ServerScope:
+    """The objects a scope reaches on the metastore: ``None`` for every database; per
+    database, ``None`` for every table or the names of some tables."""
+
+    databases: dict[str, frozenset[str] | None] | None
+
+    def covers_object(self, db: str, table: str | None) -> bool:
+        if self.databases is None:
+            return True
+        if db not in self.databases:
+            return False
+        tables = self.databases[db]
+        return tables is None or table is None or table in tables
+
+
+def server_scope(scope: Resolved, catalog: str | None) -> ServerScope:
+    """What ``scope`` reaches in ``catalog`` (nothing when no catalog names the backend)."""
+    if catalog is None:
+        return ServerScope({})
+    out: dict[str, frozenset[str] | None] = {}
+    for region in scope.regions:
+        if region.roots is None:
+            return ServerScope(None)
+        for root in region.roots:
+            if root.type in (SecurableType.METALAKE, SecurableType.CATALOG):
+                if root.type is SecurableType.METALAKE or root.names[0] == catalog:
+                    return ServerScope(None)
+                continue
+            if root.names[0] != catalog:
+                continue
+            db = root.names[1]
+            if root.type is SecurableType.SCHEMA or len(root.names) < 3:
+                out[db] = None
+            elif out.get(db, frozenset()) is not None:
+                out[db] = (out.get(db) or frozenset()) | {root.names[2]}
+    return ServerScope(out)
+
+
+@dataclass(frozen=True)
+class ServerRead:
+    """One read of the metastore: what it holds in scope, every grant there, and the cost."""
+
+    databases: frozenset[str]
+    tables: frozenset[tuple[str, str]]
+    listed: tuple[Listed, ...]
+    calls: int
+
+
+def read_server(ms: Metastore, where: ServerScope) -> ServerRead:
+    """The databases, tables and grants ``where`` reaches, one call per object listed."""
+    calls = 1
+    present = set(ms.databases())
+    wanted = present if where.databases is None else present & set(where.databases)
+    tables: set[tuple[str, str]] = set()
+    listed: list[Listed] = []
+    for db in sorted(wanted):
+        some = None if where.databases is None else where.databases[db]
+        names = ms.tables(db)
+        calls += 1
+        listed += ms.grants_on(db, None)
+        calls += 1
+        for table in sorted(names):
+            if some is not None and table not in some:
+                continue
+            tables.add((db, table))
+            listed += ms.grants_on(db, table)
+            calls += 1
+    return ServerRead(frozenset(wanted), frozenset(tables), tuple(listed), calls)
+
+
+def normalised(listed: Listed) -> Listed:
+    g = listed.grant
+    if g.privilege.isupper():
+        return listed
+    grant = HiveGrant(g.principal_type, g.principal, g.db, g.table, g.privilege.upper())
+    return Listed(grant, listed.grantor, listed.grantor_type, listed.grant_option)
+
+
+def managed_facts(listed: Iterable[Listed], grantor: str) -> frozenset[HiveGrant]:
+    """The grants the backend manages: those its grantor made (without grant option)."""
+    return frozenset(x.grant for x in listed if x.grantor == grantor and not x.grant_option)
+
+
+def foreign_findings(
+    listed: Iterable[Listed], grantor: str, manages: Callable[[HiveGrant], bool], catalog: str
+) -> list[str]:
+    """Grants by other hands that reach a principal the model manages (or everyone: the
+    ``public`` role): access paths that bypass the model, which pushdown leaves alone."""
+    out = []
+    for x in listed:
+        g = x.grant
+        if x.grantor == grantor and not x.grant_option:
+            continue
+        everyone = g.principal_type == "ROLE" and g.principal.lower() == "public"
+        if not (everyone or manages(g)):
+            continue
+        how = " WITH GRANT OPTION" if x.grant_option else ""
+        out.append(
+            f"{g}{how} (granted by {x.grantor_type} {x.grantor!r}, not by pushdown; in catalog "
+            f"{catalog}): access that bypasses the model; pushdown leaves it alone (revoke it by hand, "
+            "or set manage_foreign_grants = true)"
+        )
+    return sorted(out)
+
+
+def object_of(catalog: str, fact: HiveGrant) -> ObjectRef:
+    if fact.table is None:
+        return ObjectRef(SecurableType.SCHEMA, (catalog, fact.db))
+    return ObjectRef(SecurableType.TABLE, (catalog, fact.db, fact.table))
+
+
+def fact_scope(
+    plays: tuple[Play, ...],
+    catalog: str | None,
+    where: ServerScope,
+    user_of: Callable[[str], str],
+    role_prefix: str | None,
+) -> Callable[[object], bool]:
+    """Which facts a scope (its regions widened to the roles in play) covers: a user's
+    grant on an object read, for a user the region names; a managed role's grant on an
+    object read, when the role is in play; a role's member, when the region names the
+    user and every object; a managed role itself, always (``role_prefix``: ``None``
+    when roles are not managed). Grants to groups and other roles count only in the
+    regions of every user."""
+
+    def within(fact: object) -> bool:
+        if catalog is None:
+            return False
+        if isinstance(fact, HiveRole):
+            return role_prefix is not None
+        if isinstance(fact, HiveMember):
+            user = user_of(fact.user)
+            return any(
+                p.region.roots is None and (p.region.users is None or user in p.region.users) for p in plays
+            )
+        if not isinstance(fact, HiveGrant) or not where.covers_object(fact.db, fact.table):
+            return False
+        obj = object_of(catalog, fact)
+        if fact.principal_type == USER:
+            return any(p.region.covers(user_of(fact.principal), obj) for p in plays)
+        if fact.principal_type == ROLE and role_prefix is not None and fact.principal.startswith(role_prefix):
+            role = fact.principal[len(role_prefix) :]
+            return any(
+                (p.roles is None or role in p.roles) and Region(None, p.region.roots).covers(None, obj)
+                for p in plays
+            )
+        return any(p.region.users is None and p.region.covers(None, obj) for p in plays)
+
+    return within
+
+
+def read_roles(ms: Metastore, prefix: str) -> tuple[ServerRoles, int]:
+    """The managed roles (named with ``prefix``) and their USER members: one call for
+    the names, one per managed role."""
+    names = [n for n in ms.role_names() if n.startswith(prefix)]
+    members = {n: frozenset(name for kind, name in ms.members(n) if kind == USER) for n in names}
+    return ServerRoles(members), 1 + len(names)
+
+
+def role_facts(server: ServerRoles) -> set[HiveFact]:
+    out: set[HiveFact] = {HiveRole(n) for n in server.members}
+    out |= {HiveMember(n, u) for n, users in server.members.items() for u in users}
+    return out

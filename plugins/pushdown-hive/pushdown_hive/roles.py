@@ -1,0 +1,119 @@
+"""Model roles as metastore roles, where that stays exact.
+
+A model role ``R`` becomes metastore role ``<role_prefix>R`` (``create_role``), granted
+to each user who holds ``R`` in the model, directly or through a group (``grant_role``).
+The metastore role carries a privilege on an object only when
+
+- every holder of ``R`` is allowed it by the model (the compiler's answer: DENY, gates
+  and owners included), so the role never gives a holder more than the model does, and
+- ``R`` itself has an ALLOW on the object's path that leads to it (a role carries its
+  own grants, not whatever its holders happen to share);
+
+the rest of each holder's access stays per-user grants, and the plan says how much, per
+role. A holder's per-user grants are its decisions minus what its roles carry, so what
+``get_privilege_set`` answers (its own grants and its roles') is exactly the model's.
+
+What a role carries depends on all its holders, so a sync that looks at some users
+also recomputes every role they hold (or held, per the metastore) and every other
+holder of those roles: :func:`plays` widens each region of the scope that far. The
+other roles of those holders keep what the metastore holds for them (their holders'
+decisions did not change).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from pushdown.model.privileges import Condition, Privilege
+from pushdown.model.securables import ObjectRef, SecurableType
+from pushdown.model.state import Model
+from pushdown.reconcile.scope import Region, Resolved
+
+#: Which model privileges granted to a role lead to each metastore privilege.
+LEADS_TO: dict[str, frozenset[Privilege]] = {
+    "SELECT": frozenset({Privilege.SELECT_TABLE, Privilege.MODIFY_TABLE}),
+    "INSERT": frozenset({Privilege.MODIFY_TABLE}),
+    "UPDATE": frozenset({Privilege.MODIFY_TABLE}),
+    "DELETE": frozenset({Privilege.MODIFY_TABLE}),
+    "CREATE": frozenset({Privilege.CREATE_TABLE}),
+}
+
+#: (database, table or None, privilege): one privilege on one object, whoever holds it
+Triple = tuple[str, str | None, str]
+
+
+@dataclass(frozen=True)
+class ServerRoles:
+    """The managed roles the metastore holds (prefixed names) and their USER members."""
+
+    members: dict[str, frozenset[str]]
+
+
+@dataclass(frozen=True)
+class Play:
+    """One region of a scope, widened to the holders of the roles it touches."""
+
+    region: Region
+    #: model roles whose metastore role is recomputed here (``None``: every role)
+    roles: frozenset[str] | None
+
+
+def plays(
+    scope: Resolved, model: Model, server: ServerRoles, prefix: str, naming: Callable[[str], str]
+) -> tuple[Play, ...]:
+    """Each region of ``scope`` with its roles in play and their holders added."""
+    by_name = {naming(u): u for u in model.users}
+    out = []
+    for region in scope.regions:
+        if region.users is None:
+            out.append(Play(region, None))
+            continue
+        roles = {r for u in region.users for r in model.roles_of(u)}
+        for name, members in server.members.items():
+            if any(by_name.get(m) in region.users for m in members):
+                roles.add(name[len(prefix) :])
+        users = set(region.users)
+        for role in roles:
+            users |= model.holders_of(role) & model.users
+        out.append(Play(Region(frozenset(users), region.roots), frozenset(roles)))
+    return tuple(out)
+
+
+def holders(model: Model, role: str, withheld: set[str]) -> set[str] | None:
+    """The role's holders among the model's users; ``None`` when one of them gets
+    nothing at all (its name clashes): then the role must carry nothing either."""
+    users = model.holders_of(role) & model.users
+    return None if users & withheld else users
+
+
+def carried(
+    model: Model, role: str, catalog: str, users: Iterable[str], per_user: dict[str, set[Triple]]
+) -> set[Triple]:
+    """What the metastore role of ``role`` carries: what every holder is allowed and the
+    role's own ALLOWs lead to."""
+    sets = [per_user.get(u, set()) for u in users]
+    if not sets:
+        return set()
+    lead = leads(model, role, catalog)
+    return {t for t in set.intersection(*sets) if lead(t)}
+
+
+def leads(model: Model, role: str, catalog: str) -> Callable[[Triple], bool]:
+    """Whether one of the role's own ALLOWs leads to a privilege on an object."""
+    allows: dict[Privilege, set[ObjectRef]] = {}
+    for grant in model.roles.get(role, ()):
+        if grant.condition is Condition.ALLOW:
+            allows.setdefault(grant.privilege, set()).add(grant.object)
+
+    def lead(triple: Triple) -> bool:
+        db, table, privilege = triple
+        obj = (
+            ObjectRef(SecurableType.SCHEMA, (catalog, db))
+            if table is None
+            else ObjectRef(SecurableType.TABLE, (catalog, db, table))
+        )
+        path = set(obj.path)
+        return any(not path.isdisjoint(allows.get(p, ())) for p in LEADS_TO.get(privilege, ()))
+
+    return lead

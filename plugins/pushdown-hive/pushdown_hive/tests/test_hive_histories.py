@@ -1,0 +1,180 @@
+"""Random histories of model changes; after every sync, every user's privilege set on
+every database and table of the metastore must match the evaluator.
+
+Each history starts from a fresh model and fresh databases (a new name prefix), applies
+up to five changes (grants and revokes with DENY, group membership, role grants to
+users and groups, owner changes, tables created and dropped on the metastore as well),
+syncs after each change with only the scope its events touched, requires the full
+plan to be empty afterwards, and asks ``get_privilege_set`` for each user (with its
+groups) on each object.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pushdown.errors import ModelError
+from pushdown.model import changes as ch
+from pushdown.model.principals import Principal
+from pushdown.model.privileges import Condition
+from pushdown.model.securables import ObjectRef
+from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.scope import scope_of as event_scope
+from pushdown.reconcile.sync import reconcile
+
+from .world import World, backend_for, do
+
+pytestmark = pytest.mark.hive
+
+settings.register_profile(
+    "pushdown-hive-histories",
+    max_examples=15,
+    deadline=None,
+    derandomize=False,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+PROFILE = settings.get_profile("pushdown-hive-histories")
+
+USERS = ("u1", "u2", "u3")
+ROLES = ("r1", "r2", "r3")
+SCHEMAS = ("s1", "s2")
+TABLES = ("a", "b", "c")
+OBJECTS = (
+    "catalog c",
+    *(f"schema {s}" for s in SCHEMAS),
+    *(f"table {s}.{t}" for s in SCHEMAS for t in TABLES),
+)
+PRIVILEGES = ("USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE", "MODIFY_TABLE", "CREATE_TABLE")
+
+steps = st.one_of(
+    st.tuples(
+        st.just("grant"),
+        st.sampled_from(ROLES),
+        st.sampled_from(OBJECTS),
+        st.sampled_from(PRIVILEGES),
+        st.sampled_from(("ALLOW", "ALLOW", "DENY")),
+    ),
+    st.tuples(
+        st.just("revoke"),
+        st.sampled_from(ROLES),
+        st.sampled_from(OBJECTS),
+        st.sampled_from(PRIVILEGES),
+        st.sampled_from(("ALLOW", "DENY")),
+    ),
+    st.tuples(st.just("role_user"), st.sampled_from(ROLES), st.sampled_from(USERS), st.booleans()),
+    st.tuples(st.just("role_group"), st.sampled_from(ROLES), st.booleans()),
+    st.tuples(st.just("member"), st.sampled_from(USERS), st.booleans()),
+    st.tuples(st.just("owner"), st.sampled_from(OBJECTS), st.sampled_from(USERS)),
+    st.tuples(st.just("create"), st.sampled_from(SCHEMAS), st.sampled_from(TABLES)),
+    st.tuples(st.just("drop"), st.sampled_from(SCHEMAS), st.sampled_from(TABLES)),
+)
+
+
+def ref(world: World, text: str) -> ObjectRef:
+    """``schema s1`` / ``table s1.a`` in the world's database names."""
+    kind, _, name = text.partition(" ")
+    if kind == "catalog":
+        return ObjectRef.parse(text)
+    parts = name.split(".")
+    return ObjectRef.of(kind, ("c", world.db(parts[0]), *parts[1:]))
+
+
+def changes_for(world: World, step: tuple[Any, ...]) -> list[Any]:
+    m = world.model
+    kind, *args = step
+    if kind in ("grant", "revoke"):
+        role, obj, privilege, condition = args
+        change = ch.grant_privileges if kind == "grant" else ch.revoke_privileges
+        return change(m, role, ref(world, obj), [privilege], Condition(condition))
+    if kind == "role_user":
+        role, user, on = args
+        return (ch.grant_role if on else ch.revoke_role)(m, role, Principal.user(user))
+    if kind == "role_group":
+        role, on = args
+        return (ch.grant_role if on else ch.revoke_role)(m, role, Principal.group("g"))
+    if kind == "member":
+        user, on = args
+        return (ch.add_member if on else ch.remove_member)(m, "g", user)
+    if kind == "owner":
+        return ch.set_owner(m, ref(world, args[0]), args[1])
+    return []
+
+
+def table_step(world: World, step: tuple[Any, ...]) -> Scope:
+    """A table created or dropped on the metastore and in the model; the scope it touched."""
+    kind, schema, table = step
+    obj = ObjectRef.of("table", ("c", world.db(schema), table))
+    if kind == "create" and obj not in world.model.objects:
+        world.table(schema, table)
+    elif kind == "drop" and obj in world.model.objects:
+        world.drop_table(schema, table)
+    return Scope.of([obj])
+
+
+def test_random_histories_match_the_evaluator_after_every_sync(hive_metastore: Any, capsys: Any) -> None:
+    totals = {"histories": 0, "syncs": 0, "operations": 0, "checks": 0, "mismatches": 0}
+    hive = backend_for(hive_metastore)
+
+    @settings(PROFILE)
+    @given(history=st.lists(steps, min_size=1, max_size=5))
+    def run(history: list[tuple[Any, ...]]) -> None:
+        world = World(hive_metastore)
+        try:
+            for user in USERS:
+                world.user(user)
+            do(world.model, ch.add_group(world.model, "g", ["u1"]))
+            for schema in SCHEMAS:
+                world.schema(schema)
+            world.table("s1", "a")
+            world.table("s2", "b")
+            # grants to start from (the steps may take them away, or deny below them)
+            start = [
+                ("catalog c", "USE_CATALOG", "ALLOW"),
+                ("catalog c", "USE_SCHEMA", "ALLOW"),
+                (f"schema c.{world.db('s1')}", "SELECT_TABLE", "ALLOW"),
+            ]
+            world.role("r1", start, to=["u1", "u2"])
+            world.role("r2")
+            # a second role of u2's, so a change to u1 widens to u2 with a role out of play
+            world.role(
+                "r3", [*start[:2], (f"schema c.{world.db('s2')}", "MODIFY_TABLE", "ALLOW")], to=["u2", "u3"]
+            )
+            first, _ = reconcile(hive, world.model, Scope.everything())
+            totals["operations"] += len(first.ops)
+            totals["histories"] += 1
+            for step in history:
+                if step[0] in ("create", "drop"):
+                    scope = table_step(world, step)
+                else:
+                    try:
+                        events = changes_for(world, step)
+                    except ModelError:
+                        continue
+                    do(world.model, events)
+                    scope = Scope.union(event_scope(e) for e in events)
+                plan, _ = reconcile(hive, world.model, scope)
+                totals["operations"] += len(plan.ops)
+                assert hive.plan(world.model, Scope.everything()).empty, step
+                probe = world.probe()
+                totals["syncs"] += 1
+                totals["checks"] += probe.checks
+                totals["mismatches"] += len(probe.mismatches)
+                assert probe.mismatches == [], (history, step)
+        finally:
+            world.cleanup()
+
+    try:
+        run()
+    finally:
+        hive.close()
+    with capsys.disabled():
+        print(
+            f"\nhive histories: {totals['histories']} histories, {totals['syncs']} syncs, "
+            f"{totals['operations']} grants and revokes applied, "
+            f"{totals['checks']} checks, {totals['mismatches']} mismatches"
+        )
+    assert totals["mismatches"] == 0 and totals["checks"] > 0 and totals["operations"] > 0

@@ -1,0 +1,271 @@
+"""The Hive backend without a server: compile by operation, fence, batching, refusals,
+findings, saved facts and the scope of a read, against a fake metastore."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pushdown.errors import ConfigError, PermanentBackendError, TemporaryBackendError
+from pushdown.model import changes as ch
+from pushdown.model.principals import Principal
+from pushdown.model.securables import ObjectRef
+from pushdown.reconcile.backend import BackendContext
+from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.sync import reconcile
+from pushdown_hive.backend import HiveBackend
+from pushdown_hive.facts import USER, HiveGrant, fact_from_json
+from pushdown_hive.metastore import Listed
+from pushdown_hive.readback import server_scope
+from tests.builders import ALLOW, DENY, Builder
+
+from .fake import FakeMetastore
+
+
+def world() -> tuple[Builder, FakeMetastore]:
+    """Catalog c (backend hive1): schema s with tables a, b, secret; schema t with x."""
+    b = Builder().users("alice", "bob", "carol").catalog("c", backend="hive1")
+    b.schema("c.s").table("c.s.a").table("c.s.b").table("c.s.secret").schema("c.t").table("c.t.x")
+    b.role(
+        "reader",
+        ("catalog c", "USE_CATALOG", ALLOW),
+        ("catalog c", "USE_SCHEMA", ALLOW),
+        ("schema c.s", "SELECT_TABLE", ALLOW),
+        ("table c.s.secret", "SELECT_TABLE", DENY),
+        users=["alice", "bob"],
+    )
+    ms = FakeMetastore({"s": {"a", "b", "secret"}, "t": {"x"}})
+    return b, ms
+
+
+def backend(ms: FakeMetastore, **settings: Any) -> HiveBackend:
+    """Per-user grants only unless ``roles=True`` (the roles' own tests are below)."""
+    base = {"grantor": "pushdown", "roles": False}
+    return HiveBackend(BackendContext("hive1", {**base, **settings}), metastore=ms)
+
+
+def g(user: str, db: str, table: str | None, privilege: str) -> HiveGrant:
+    return HiveGrant(USER, user, db, table, privilege)
+
+
+def test_a_schema_allow_is_expanded_to_the_tables_held_minus_the_denied() -> None:
+    b, ms = world()
+    reconcile(backend(ms), b.model, Scope.everything())
+    assert set(ms.held) == {g(u, "s", t, "SELECT") for u in ("alice", "bob") for t in ("a", "b")}
+
+
+def test_owner_gets_all_and_create_table_gets_create_on_the_database() -> None:
+    b, ms = world()
+    b.owner("schema c.s", "carol").role("gate", ("catalog c", "USE_CATALOG", ALLOW), users=["carol"])
+    reconcile(backend(ms), b.model, Scope.everything())
+    carol = {x for x in ms.held if x.principal == "carol"}
+    assert carol == {g("carol", "s", None, "CREATE")} | {
+        g("carol", "s", t, "ALL") for t in ("a", "b", "secret")
+    }
+
+
+def test_without_the_gates_nothing_is_granted() -> None:
+    b, ms = world()
+    b.revoke("reader", "catalog c", ["USE_CATALOG"])
+    plan, _ = reconcile(backend(ms), b.model, Scope.everything())
+    assert plan.empty and not ms.held
+
+
+def test_many_privileges_go_in_one_call_and_batch_size_bounds_it() -> None:
+    b, ms = world()
+    reconcile(backend(ms), b.model, Scope.everything())
+    assert ms.calls("grant_privileges") == [4]
+    b2, ms2 = world()
+    reconcile(backend(ms2, batch_size=3), b2.model, Scope.everything())
+    assert ms2.calls("grant_privileges") == [3, 1]
+
+
+def test_a_revoke_goes_out_in_one_call_and_a_plan_after_apply_is_empty() -> None:
+    b, ms = world()
+    hive = backend(ms)
+    reconcile(hive, b.model, Scope.everything())
+    b.revoke("reader", "schema c.s", ["SELECT_TABLE"])
+    plan, applied = reconcile(hive, b.model, Scope.everything())
+    assert applied and plan.removes == 4 and ms.calls("revoke_privileges") == [4]
+    assert not ms.held and hive.plan(b.model, Scope.everything()).empty
+
+
+def test_one_refused_privilege_does_not_stop_the_others() -> None:
+    b, ms = world()
+    ms.refuse = {g("bob", "s", "b", "SELECT")}
+    with pytest.raises(
+        PermanentBackendError,
+        match=r"refused to grant SELECT ON TABLE `s.b` TO USER `bob`: Internal error.*already holds",
+    ):
+        reconcile(backend(ms), b.model, Scope.everything())
+    assert set(ms.held) == {
+        g("alice", "s", "a", "SELECT"),
+        g("alice", "s", "b", "SELECT"),
+        g("bob", "s", "a", "SELECT"),
+    }
+
+
+def test_grants_by_other_hands_are_findings_never_removed_nor_granted_again() -> None:
+    b, ms = world()
+    mine = g("alice", "s", "a", "SELECT")  # the model wants it; the table's owner granted it
+    wider = g("bob", "s", "secret", "SELECT")  # denied by the model
+    for x in (mine, wider):
+        ms.held[x] = Listed(x, "etl", "USER", True)
+    hive = backend(ms)
+    plan, _ = reconcile(hive, b.model, Scope.everything())
+    assert mine not in {op.fact for op in plan.ops} and ms.held[mine].grantor == "etl"
+    assert wider in ms.held and ms.calls("revoke_privileges") == []
+    findings = hive.plan(b.model, Scope.everything()).findings
+    assert any("SELECT ON TABLE `s.secret` TO USER `bob`" in f and "'etl'" in f for f in findings)
+
+
+def test_manage_foreign_grants_takes_them_over() -> None:
+    b, ms = world()
+    wider = g("bob", "s", "secret", "SELECT")
+    ms.held[wider] = Listed(wider, "etl", "USER", False)
+    reconcile(backend(ms, manage_foreign_grants=True), b.model, Scope.everything())
+    assert wider not in ms.held
+
+
+def test_a_grant_to_a_user_the_model_lost_is_revoked_only_when_ours() -> None:
+    b, ms = world()
+    ours, theirs = g("zed", "s", "a", "SELECT"), g("zed", "s", "b", "SELECT")
+    ms.held[ours] = Listed(ours, "pushdown", "USER")
+    ms.held[theirs] = Listed(theirs, "root", "USER")
+    reconcile(backend(ms), b.model, Scope.everything())
+    assert ours not in ms.held and theirs in ms.held
+
+
+def test_a_table_scope_reads_one_table_and_its_database() -> None:
+    b, ms = world()
+    hive = backend(ms)
+    reconcile(hive, b.model, Scope.everything())
+    ms.dbs["s"].add("new")
+    b.table("c.s.new")
+    ms.log.clear()
+    plan, _ = reconcile(hive, b.model, Scope.of([ObjectRef.parse("table c.s.new")]))
+    assert {op.fact for op in plan.ops} == {g("alice", "s", "new", "SELECT"), g("bob", "s", "new", "SELECT")}
+    names = [name for name, _ in ms.log]
+    assert names.count("list_privileges") == 3  # the table and its database, then the table read back
+    assert len(names) == 6
+    assert names.count("grant_privileges") == 1
+
+
+def test_server_scope_narrows_to_databases_and_tables() -> None:
+    b, _ = world()
+    where = Scope.of([ObjectRef.parse("table c.s.a"), ObjectRef.parse("schema c.t")]).resolve(b.model)
+    assert server_scope(where, "c").databases == {"s": frozenset({"a"}), "t": None}
+    assert server_scope(Scope.everything().resolve(b.model), "c").databases is None
+    assert server_scope(where, None).databases == {}
+
+
+def test_discovery_finds_a_table_created_by_other_hands() -> None:
+    b, ms = world()
+    hive = backend(ms)
+    _, seen = hive.discover(b.model, None)
+    ms.dbs["t"].add("y")
+    scope, _ = hive.discover(b.model, seen)
+    assert scope.objects == {ObjectRef.parse("schema c.t")}
+
+
+def test_the_metastore_gone_mid_apply_is_a_clear_temporary_error_and_the_next_sync_converges() -> None:
+    b, ms = world()
+    hive = backend(ms, batch_size=1)
+    ms.alive = 11  # the read (9 calls) and two grants answer, then it stops
+    with pytest.raises(TemporaryBackendError, match=r"did not answer while granting .* nothing is lost"):
+        reconcile(hive, b.model, Scope.everything(), retries=0)
+    assert len(ms.held) == 2
+    ms.alive = None
+    reconcile(hive, b.model, Scope.everything())
+    assert len(ms.held) == 4 and hive.plan(b.model, Scope.everything()).empty
+
+
+def test_saved_facts_round_trip_and_bad_ones_are_clear_errors() -> None:
+    fact = g("alice", "s", None, "CREATE")
+    assert fact_from_json(fact.to_json()) == fact
+    _, ms = world()
+    with pytest.raises(ConfigError, match="not a saved Hive grant"):
+        backend(ms).fact_from_json({"grant": [1]})
+
+
+@pytest.mark.parametrize("settings", [{"batch_size": 0}, {"port": "x"}, {"manage_foreign_grants": "perhaps"}])
+def test_bad_settings_are_clear_errors(settings: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError, match="setting"):
+        HiveBackend(BackendContext("hive1", settings), metastore=FakeMetastore())
+
+
+def test_users_mapped_to_one_name_get_nothing() -> None:
+    b, ms = world()
+    context = BackendContext("hive1", {}, map_principal=lambda p: "same")
+    plan, _ = reconcile(HiveBackend(context, metastore=ms), b.model, Scope.everything())
+    assert not ms.held and any("all map to metastore user 'same'" in n for n in plan.notes)
+
+
+# -- model roles as metastore roles, where exact ----------------------------------------
+
+
+def role_grant(role: str, db: str, table: str | None, privilege: str) -> HiveGrant:
+    return HiveGrant("ROLE", "pd_" + role, db, table, privilege)
+
+
+def test_a_role_whose_holders_all_agree_is_a_metastore_role() -> None:
+    b, ms = world()
+    plan, _ = reconcile(backend(ms, roles=True), b.model, Scope.everything())
+    assert set(ms.held) == {role_grant("reader", "s", t, "SELECT") for t in ("a", "b")}
+    assert ms.roles["pd_reader"] == {"alice", "bob"}
+    assert not [n for n in plan.notes if n.startswith("role reader")]
+
+
+def test_where_a_holder_differs_the_role_carries_less_and_the_rest_is_per_user() -> None:
+    b, ms = world()
+    b.role("blocker", ("table c.s.a", "SELECT_TABLE", DENY), users=["bob"])
+    hive = backend(ms, roles=True)
+    plan, _ = reconcile(hive, b.model, Scope.everything())
+    assert set(ms.held) == {role_grant("reader", "s", "b", "SELECT"), g("alice", "s", "a", "SELECT")}
+    assert any(n.startswith("role reader: 1 grant(s)") for n in plan.notes)
+    # bob loses the blocker: a scope of bob's alone also recomputes the role and alice
+    b.do(ch.revoke_role, "blocker", Principal.user("bob"))
+    reconcile(hive, b.model, Scope.of(principals=[Principal.user("bob"), Principal.role("blocker")]))
+    assert set(ms.held) == {role_grant("reader", "s", t, "SELECT") for t in ("a", "b")}
+    assert hive.plan(b.model, Scope.everything()).empty
+
+
+def test_a_role_without_holders_is_dropped_with_what_it_carried() -> None:
+    b, ms = world()
+    hive = backend(ms, roles=True)
+    reconcile(hive, b.model, Scope.everything())
+    for user in ("alice", "bob"):
+        b.do(ch.revoke_role, "reader", Principal.user(user))
+    reconcile(hive, b.model, Scope.of(principals=[Principal.user("alice"), Principal.user("bob")]))
+    assert "pd_reader" not in ms.roles and not ms.held
+    assert hive.plan(b.model, Scope.everything()).empty
+
+
+def test_roles_by_other_prefixes_are_left_alone() -> None:
+    b, ms = world()
+    ms.roles["etl_admins"] = {"alice"}
+    reconcile(backend(ms, roles=True), b.model, Scope.everything())
+    assert ms.roles["etl_admins"] == {"alice"} and "admin" in ms.roles
+
+
+def test_a_role_out_of_play_keeps_what_it_carries_for_a_widened_holder() -> None:
+    b, ms = world()
+    b.role("extra", ("table c.s.a", "MODIFY_TABLE", ALLOW), users=["alice"])
+    hive = backend(ms, roles=True)
+    reconcile(hive, b.model, Scope.everything())
+    assert role_grant("extra", "s", "a", "INSERT") in ms.held
+    # bob alone changes; alice is widened in (she holds reader), her role extra is not in play
+    b.role("blocker", ("table c.s.b", "SELECT_TABLE", DENY), users=["bob"])
+    reconcile(hive, b.model, Scope.of(principals=[Principal.user("bob"), Principal.role("blocker")]))
+    assert hive.plan(b.model, Scope.everything()).empty
+    assert role_grant("extra", "s", "a", "INSERT") in ms.held and g("alice", "s", "b", "SELECT") in ms.held
+
+
+def test_a_model_name_with_capitals_never_widens_the_lower_case_object() -> None:
+    b, ms = world()
+    b.table("c.s.Secret2").deny("reader", "table c.s.Secret2", "SELECT_TABLE")
+    ms.dbs["s"].add("secret2")  # the metastore keeps the name in lower case
+    plan, _ = reconcile(backend(ms), b.model, Scope.everything())
+    assert not [x for x in ms.held if x.table == "secret2"]
+    assert any("table c.s.Secret2 has capitals" in n for n in plan.notes)

@@ -1,0 +1,102 @@
+"""The launcher: a real metastore on loopback only, stopped cleanly, clear errors."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pushdown_hive.client import HiveUnavailable, MetastoreClient
+from pushdown_hive.server import LocalMetastore, MetastoreUnavailable, hive_site
+
+pytestmark = pytest.mark.hive
+
+
+def outside_addresses() -> list[str]:
+    """This machine's addresses other than loopback, IPv4 and IPv6 (from ``hostname -I``,
+    and the address the default route would use)."""
+    found: set[str] = set()
+    try:
+        out = subprocess.run(
+            ["hostname", "-I"], capture_output=True, text=True, check=False, timeout=5
+        ).stdout
+        found |= {a for a in out.split() if not a.startswith("fe80")}  # link-local needs a scope
+    except (OSError, subprocess.SubprocessError):
+        pass
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # no packet is sent: this only picks a route
+            found.add(probe.getsockname()[0])
+        except OSError:
+            pass
+    return sorted(a for a in found if not a.startswith("127.") and a not in ("0.0.0.0", "::1", "::"))
+
+
+def reachable(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def test_listens_on_loopback_only(hive_metastore: Any) -> None:
+    addresses = outside_addresses()
+    if not addresses:
+        pytest.skip("this machine has no address but loopback: nothing to prove")
+    assert reachable("127.0.0.1", hive_metastore.port)
+    for address in addresses:
+        # control: a socket bound to every interface IS reachable on that address
+        family = socket.AF_INET6 if ":" in address else socket.AF_INET
+        with socket.socket(family) as wildcard:
+            wildcard.bind(("::" if family == socket.AF_INET6 else "0.0.0.0", 0))
+            wildcard.listen()
+            assert reachable(address, wildcard.getsockname()[1]), f"{address} is not reachable at all"
+        assert not reachable(address, hive_metastore.port), f"the metastore answers on {address}"
+
+
+def test_kill_and_restart_keep_the_data(hive_metastore: Any, hms: MetastoreClient) -> None:
+    port = hive_metastore.port
+    hms.create_database("kept_over_restart")
+    try:
+        hive_metastore.kill()  # as a crash would
+        assert not hive_metastore.running
+        with pytest.raises(HiveUnavailable, match=r"went away|no answer|cannot connect"):
+            hms.get_all_databases()
+        hive_metastore.restart()
+        assert hive_metastore.port == port
+        assert "kept_over_restart" in hms.get_all_databases()  # reconnected; the data survived
+    finally:
+        if not hive_metastore.running:
+            hive_metastore.start()
+        hms.drop_database("kept_over_restart")
+
+
+def test_a_server_that_dies_says_why(tmp_path: Path) -> None:
+    server = LocalMetastore(tmp_path / "hms", host="203.0.113.254")  # not an address of this machine
+    with pytest.raises(MetastoreUnavailable, match=r"exited with .* while starting(?s:.*)Cannot assign"):
+        server.start(timeout=60)
+    assert not server.running
+
+
+def test_a_server_that_hangs_is_killed_and_cleaned_up(tmp_path: Path) -> None:
+    server = LocalMetastore(tmp_path / "hms")
+    with pytest.raises(MetastoreUnavailable, match="did not serve within"):
+        server.start(timeout=0.2)
+    pid = server.process.pid if server.process else None
+    assert pid is not None and not server.running
+    with pytest.raises(ProcessLookupError):
+        os.killpg(pid, 0)  # the whole process group is gone
+    server.close()
+    assert not server.workdir.exists()
+
+
+def test_hive_site_escapes_paths(tmp_path: Path) -> None:
+    text = hive_site(tmp_path / "a&b<c")
+    assert "a&amp;b&lt;c" in text
+    assert "<name>hive.async.log.enabled</name><value>false</value>" in text
+    assert "<name>datanucleus.connectionPoolingType</name><value>DBCP</value>" in text
