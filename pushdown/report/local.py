@@ -11,6 +11,7 @@ expansion (users x entries) is never held, only one user's rows at a time.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -26,6 +27,8 @@ from pushdown.report.schema import DIRECT, GROUP, Row
 #: (object, object_type, operation, reason, role, privilege, source, source_type): a row
 #: without its catalog, user, via and group, which the fan-out adds per user
 Entry = tuple[str, str, str, str, str | None, str | None, str | None, str | None]
+#: (reason, role, privilege, source, source_type): an entry's last columns
+Tail = tuple[str, str | None, str | None, str | None, str | None]
 Progress = Callable[[str], None]
 BATCH = 10_000
 
@@ -65,7 +68,7 @@ def _by_type(operations: Iterable[str]) -> dict[SecurableType, tuple[str, ...]]:
         kind = OPERATIONS[op].target
         assert isinstance(kind, SecurableType)
         out.setdefault(kind, []).append(op)
-    return {k: tuple(v) for k, v in out.items()}
+    return {k: tuple(sorted(v)) for k, v in out.items()}
 
 
 class _Fanout:
@@ -84,21 +87,14 @@ class _Fanout:
         self.catalog = catalog
         self.by_type = by_type
         self.held = held
-        self._reasoners: dict[int, tuple[View, Reasoner]] = {}
-
-    def _reasoner(self, view: View) -> Reasoner:
-        """One reasoner per view (its memo serves every object that decides alike)."""
-        hit = self._reasoners.get(id(view))
-        if hit is None or hit[0] is not view:
-            hit = self._reasoners[id(view)] = (view, Reasoner(view.decider))
-        return hit[1]
+        self._memos: dict[int, tuple[View, Callable[[str, ObjectRef], list[Tail]]]] = {}
 
     def batches(
         self, classes: list[tuple[frozenset[str], View]], owners: dict[str, OwnerView]
     ) -> Iterator[list[Row]]:
         per_user: dict[str, tuple[View, list[Entry]]] = {}
         for users, view in classes:
-            entries = sorted(self._entries(view, self._walk(view)), key=_key)
+            entries = list(self._entries(view, sorted(self._walk(view), key=_by_name)))
             for user in users:
                 per_user[user] = (view, entries)
         batch: list[Row] = []
@@ -138,7 +134,8 @@ class _Fanout:
                 inside.update(self.inventory.within(owned))
         names = {o.name for o in inside}
         kept = [e for e in shared if e[0] not in names]
-        return sorted(kept + list(self._entries(view.personal, sorted(inside, key=_names))), key=_key)
+        personal = self._entries(view.personal, sorted(inside, key=_by_name))
+        return list(heapq.merge(kept, personal, key=_key))  # both in written order already
 
     def _walk(self, view: View) -> Iterator[ObjectRef]:
         """The catalog and every held object below it where something may be allowed."""
@@ -161,7 +158,9 @@ class _Fanout:
         return any(decide(op, generic(rep, t)) for t in below for op in self.by_type.get(t, ()))
 
     def _entries(self, view: View, objects: Iterable[ObjectRef]) -> Iterator[Entry]:
-        reasoner = self._reasoner(view)
+        """The allowed (object, operation, reason) entries, in written order when ``objects``
+        come sorted by :func:`_by_name` (operations and reasons are sorted here)."""
+        tails = self._tails(view)
         for obj in objects:
             ops = self.by_type.get(obj.type)
             if not ops:
@@ -170,16 +169,42 @@ class _Fanout:
             if obj not in view.keys.nodes:
                 assert obj.parent is not None
                 target = self.inventory.generic(view.rep(obj.parent), obj.type)
+            name, kind = obj.name, obj.type.value
             for op in ops:
+                for tail in tails(op, target):
+                    yield (name, kind, op, *tail)
+
+    def _tails(self, view: View) -> Callable[[str, ObjectRef], list[Tail]]:
+        """The reasons of ``view`` for (operation, object) as the row's last columns, sorted;
+        kept per view, so every object that decides like one stand-in shares them."""
+        hit = self._memos.get(id(view))
+        if hit is not None and hit[0] is view:
+            return hit[1]
+        reasoner = Reasoner(view.decider)
+        memo: dict[tuple[str, ObjectRef], list[Tail]] = {}
+        metalake = self.metalake
+
+        def tails(op: str, target: ObjectRef) -> list[Tail]:
+            key = (op, target)
+            found = memo.get(key)
+            if found is None:
+                found = []
                 for kind, role, privilege, source in reasoner.reasons(op, target):
-                    src = None if source is None else (source.name or self.metalake)
+                    src = None if source is None else (source.name or metalake)
                     typ = None if source is None else source.type.value
-                    yield (obj.name, obj.type.value, op, kind, role, privilege, src, typ)
+                    found.append((kind, role, privilege, src, typ))
+                found.sort(key=_key)
+                memo[key] = found
+            return found
+
+        self._memos[id(view)] = (view, tails)
+        return tails
 
 
-def _key(entry: Entry) -> tuple[str, ...]:
+def _key(entry: tuple[str | None, ...]) -> tuple[str, ...]:
     return tuple("" if v is None else v for v in entry)
 
 
-def _names(obj: ObjectRef) -> tuple[str, ...]:
-    return obj.names
+def _by_name(obj: ObjectRef) -> tuple[str, str]:
+    """Objects in written order: the ``object`` column, then ``object_type``."""
+    return (obj.name, obj.type.value)

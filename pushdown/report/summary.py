@@ -28,7 +28,7 @@ def render(
         "",
         f"Made {created} by the {engine} engine: {tally.rows} row(s), one per user, object,"
         f" operation and reason; {len(tally.users)} user(s) with some access;"
-        f" {len(operations)} operation(s): {', '.join(operations)}.",
+        f" {len(operations)} operation(s) (report.json lists them).",
         "",
         "## Per catalog",
         "",
