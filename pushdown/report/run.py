@@ -22,6 +22,7 @@ from pushdown.model.state import Model
 from pushdown.report.engines import Engine, engine_named, report_operations
 from pushdown.report.files import (
     FORMATS,
+    PARQUET_DIR,
     SUMMARY,
     PartWriter,
     is_report,
@@ -70,7 +71,11 @@ def check_out(out: Path, force: bool) -> None:
     """Refuse an ``out`` that holds something, unless forced."""
     if out.exists() and not out.is_dir():
         raise PushdownError(f"{out} exists and is not a directory; choose another --out")
-    if not out.exists() or not any(out.iterdir()) or force:
+    if not out.exists() or not any(out.iterdir()):
+        return
+    if force:
+        if not is_report(out) and (out / PARQUET_DIR).exists():
+            raise PushdownError(f"{out / PARQUET_DIR} exists and is not a report's; choose another --out")
         return
     if is_report(out):
         raise PushdownError(

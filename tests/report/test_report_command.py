@@ -97,6 +97,9 @@ def test_an_output_directory_that_holds_something_is_refused_unless_forced(cwd: 
     assert (cwd / "mine" / "notes.txt").read_text() == "keep me" and (cwd / "mine" / "report.json").exists()
     code, _, err = report("--out", "mine")
     assert code == 1 and "holds a report already; pass --force" in err
+    (cwd / "theirs" / "parquet").mkdir(parents=True)
+    code, _, err = report("--out", "theirs", "--force")
+    assert code == 1 and "parquet exists and is not a report's" in err  # never deleted
     assert not list(cwd.glob(".mine.partial-*"))  # nothing half-written is left behind
 
 
