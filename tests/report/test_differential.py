@@ -25,8 +25,11 @@ from pushdown.report.schema import COLUMNS, Row, sort_key
 from tests import builders
 
 COUNTS = {"models": 0, "checks": 0, "allowed": 0, "rows": 0, "mismatches": 0}
-_ALLOW = re.compile(r"ALLOW on (\w+)(?: (\S+))? by role (\S+) \(held (directly|through group (\S+))\)")
-_OWNS = re.compile(r"^(\S+) owns (\w+) ?(\S*)$")
+_ALLOW = re.compile(
+    r"ALLOW on (\w+)(?: (?!by role )(.+?))? by role (.+?) "
+    r"\(held (directly|through group (.+?))\)(?=; ALLOW|, which|$)"
+)
+_OWNS = re.compile(r"^(\S+) owns (\w+) ?(.*)$")
 Key = tuple[str, str, str]
 
 
