@@ -103,10 +103,11 @@ class _Fanout:
             mine = owners.get(user)
             if mine is not None:
                 entries = self._personal(mine, entries)
-            batch += self._rows(user, entries)
-            if len(batch) >= BATCH:
-                yield batch
-                batch = []
+            for row in self._rows(user, entries):
+                batch.append(row)
+                if len(batch) >= BATCH:
+                    yield batch
+                    batch = []
         if batch:
             yield batch
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from pushdown.model.privileges import Condition, Privilege
 from pushdown.model.securables import METALAKE, ObjectRef
 from pushdown.model.state import Model
@@ -58,3 +60,12 @@ def test_parquet_and_csv_hold_the_same_rows_and_partitions_are_escaped(tmp_path:
     kinds = {r[3] for r in from_csv}
     assert kinds == {"catalog", "schema", "table", "topic", "fileset", "model"}
     assert any(r[1] == "c,y" and r[10] == "group" and r[11] == "g|1" for r in from_csv)
+
+
+def test_rows_stream_in_bounded_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pushdown.report import local
+    from pushdown.report.engines import report_operations
+
+    monkeypatch.setattr(local, "BATCH", 7)
+    sizes = [len(b) for part in local.local_rows(awkward(), report_operations()) for b in part.batches]
+    assert max(sizes) == 7 and sum(sizes) > 7 * 3  # a metalake-wide owner's rows are split too
