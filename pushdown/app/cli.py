@@ -336,15 +336,22 @@ def report_command(
     """Write who may do what on which object, and why: Parquet by catalog, CSV, SUMMARY.md."""
     from datetime import date
 
+    from pushdown.decide.engine import close_engine
+    from pushdown.report.engines import has_engine
     from pushdown.report.run import Request, parse_formats, write_report
 
+    config: Config = ctx.obj["config"]
     with _errors():
-        chosen = engine or str(getattr(ctx.obj["config"], "engine", "local"))
+        chosen = engine or config.engine
+        compiler = None if has_engine(chosen) else Hooks.load().engine(chosen, config.engine_settings)
+        if compiler is not None:
+            ctx.call_on_close(lambda: close_engine(compiler))
         request = Request(
             out=Path(out or f"report-{date.today().isoformat()}"),
             formats=parse_formats(formats),
             since=None if since is None else Path(since),
             engine=chosen,
+            compiler=compiler,
             operations=None if operations is None else operations.split(","),
             force=force,
             top=top,

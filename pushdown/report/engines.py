@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from pushdown.decide.decider import compilable
+from pushdown.decide.engine import Engine as CompileEngine
 from pushdown.decide.inventory import Inventory
 from pushdown.decide.requirements import OPERATIONS
 from pushdown.errors import ModelError, PushdownError
@@ -37,6 +38,22 @@ def engine_named(name: str) -> Engine:
         hint = " (install and configure the pushdown-spark plugin)" if name == "spark" else ""
         raise PushdownError(f"no report engine {name!r}{hint}; available: {known}")
     return engine
+
+
+def has_engine(name: str) -> bool:
+    return name in _ENGINES
+
+
+def compiled_by(compiler: CompileEngine) -> Engine:
+    """The local fan-out over the compact form another compile engine computes (the
+    ``spark`` plugin's: the full compile on Spark, the rows written here)."""
+
+    def rows(
+        model: Model, operations: Sequence[str], inventory: Inventory | None, progress: Progress | None
+    ) -> Iterator[Part]:
+        return local_rows(model, operations, inventory, progress, compiler=compiler)
+
+    return rows
 
 
 def _reportable(name: str) -> bool:

@@ -15,7 +15,7 @@ import heapq
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from pushdown.decide.compiler import EntitlementCompiler
+from pushdown.decide.engine import LOCAL, Engine
 from pushdown.decide.inventory import Inventory
 from pushdown.decide.requirements import OPERATIONS
 from pushdown.decide.views import OwnerView, View
@@ -46,10 +46,15 @@ def local_rows(
     operations: Sequence[str],
     inventory: Inventory | None = None,
     progress: Progress | None = None,
+    compiler: Engine = LOCAL,
 ) -> Iterator[Part]:
-    """Every catalog's rows, catalogs by name; within one, sorted by :func:`schema.sort_key`."""
+    """Every catalog's rows, catalogs by name; within one, sorted by :func:`schema.sort_key`.
+
+    ``compiler`` computes the compact form (the classes and their views): the core's
+    set-based compiler by default, or another engine's (the ``spark`` plugin's runs the
+    full compile as a DataFrame pipeline); the reasons and the fan-out are the same."""
     inventory = inventory if inventory is not None else Inventory.of(model.objects)
-    ent = EntitlementCompiler(model, operations).compile(inventory)
+    ent = compiler.compile(model, tuple(dict.fromkeys(operations)), inventory)
     held = {u: model.roles_of(u) for u in ent.users}
     by_type = _by_type(ent.operations)
     for name in sorted(p for p in ent.classes if p):

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pushdown.decide.engine import Engine as CompileEngine
 from pushdown.decide.inventory import Inventory
 from pushdown.errors import PushdownError
 from pushdown.model.state import Model
-from pushdown.report.engines import Engine, engine_named, report_operations
+from pushdown.report.engines import Engine, compiled_by, engine_named, report_operations
 from pushdown.report.files import (
     FORMATS,
     PARQUET_DIR,
@@ -43,6 +44,9 @@ class Request:
     formats: tuple[str, ...] = FORMATS
     since: Path | None = None
     engine: str = "local"
+    #: a compile engine (``pushdown.decide.engine``) for ``engine`` when no report engine
+    #: has that name: its compact form, fanned out to rows here
+    compiler: CompileEngine | None = None
     operations: Sequence[str] | None = None
     force: bool = False
     top: int = 10
@@ -96,7 +100,7 @@ def write_report(
     started = time.monotonic()
     check_out(request.out, request.force)
     previous = read_manifest(request.since) if request.since is not None else None
-    engine = engine_named(request.engine)
+    engine = engine_named(request.engine) if request.compiler is None else compiled_by(request.compiler)
     operations = report_operations(request.operations)
     created = datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
     parent = request.out.absolute().parent

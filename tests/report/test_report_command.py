@@ -109,7 +109,7 @@ def test_an_output_directory_that_holds_something_is_refused_unless_forced(cwd: 
         (("--since", "nowhere"), "nowhere is not a pushdown report (no report.json in it)"),
         (("--format", "xlsx"), "unknown report format xlsx; choose from parquet, csv"),
         (("--operations", "load_table,fly"), "not a reported operation: fly"),
-        (("--engine", "spark"), "no report engine 'spark'"),
+        (("--engine", "nosuch"), "engine = 'nosuch': no installed plugin provides it"),
     ],
 )
 def test_bad_input_gets_one_clear_error(cwd: Path, args: tuple[str, ...], message: str) -> None:
