@@ -29,9 +29,11 @@ the result exactly as they read the local compiler's.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import time
+import warnings
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -226,15 +228,30 @@ class SparkCompile:
                 if obj is METALAKE or (obj.type in _DATA and held(obj))
             ]
             part_rows += [(mid, ns(mid, p), p) for p in parts]
+        # one table, one job: each fact is a row of one kind (a local list is read through
+        # Python workers, so it is read once and kept on the executors)
+        rows: list[tuple[Any, ...]] = []
+        rows += [("user", mid, u, None, None, None, None, None, admin) for mid, u, admin in user_rows]
+        rows += [("hold", None, u, r, None, None, None, None, None) for u, r in hold_rows]
+        rows += [("grant", mid, None, r, t, n, p, c, None) for mid, t, n, p, c, r in grant_rows]
+        rows += [("owner", mid, u, None, t, n, None, None, None) for mid, u, t, n in owner_rows]
+        rows += [("part", mid, p, raw, None, None, None, None, None) for mid, p, raw in part_rows]
+        facts = self._df(
+            rows,
+            "kind string, mid int, a string, b string, ntype string, names array<string>, "
+            "priv string, cond string, admin boolean",
+        )
+        kind = F.col("kind")
         return {
-            "users": self._df(user_rows, "mid int, user string, admin boolean"),
-            "holds": self._df(hold_rows, "user string, role string"),
-            "grants": self._df(
-                grant_rows,
-                "mid int, ntype string, names array<string>, priv string, cond string, role string",
+            "users": facts.where(kind == "user").select("mid", F.col("a").alias("user"), "admin"),
+            "holds": facts.where(kind == "hold").select(F.col("a").alias("user"), F.col("b").alias("role")),
+            "grants": facts.where(kind == "grant").select(
+                "mid", "ntype", "names", "priv", "cond", F.col("b").alias("role")
             ),
-            "owners": self._df(owner_rows, "mid int, user string, ntype string, names array<string>"),
-            "parts": self._df(part_rows, "mid int, part string, raw string"),
+            "owners": facts.where(kind == "owner").select("mid", F.col("a").alias("user"), "ntype", "names"),
+            "parts": facts.where(kind == "part").select(
+                "mid", F.col("a").alias("part"), F.col("b").alias("raw")
+            ),
         }
 
     # -- the pipeline --------------------------------------------------------------------
@@ -362,7 +379,11 @@ class SparkCompile:
         # for every type an operation targets, with that question's roles
         kinds = sorted({target(op) for op in self.operations}, key=lambda t: t.depth)
         kind_rows = [(k.value, k.depth) for k in kinds]
-        kinds_df = self._df(kind_rows, "qtype string, qdepth int")
+        kinds_df = self.spark.range(1).select(
+            F.inline(
+                F.array(*[F.struct(F.lit(t).alias("qtype"), F.lit(d).alias("qdepth")) for t, d in kind_rows])
+            )
+        )
         shared_nodes = keys.select("cls", "ntype", "names").unionByName(
             classes.select(
                 "cls", F.lit("metalake").alias("ntype"), F.array().cast("array<string>").alias("names")
@@ -446,13 +467,22 @@ class SparkCompile:
         answers = answers.where(F.size("ops") > 0)
 
         # collect the compact form: members per class, keys per class, allowed ops per question
-        members = (
-            sig.groupBy("cls", "part", "roles", "admin").agg(F.collect_list("user").alias("users")).collect()
+        members = _collect(
+            sig.groupBy("cls", "part", "roles", "admin").agg(F.collect_list("user").alias("users"))
         )
-        key_rows = keys.collect()
-        personal_rows = personal.select("pcls", "part", "user", "cls", "ntype", "names").collect()
-        answer_rows = answers.collect()
-        self.counters.jobs += 4
+        nodes_found = keys.select(
+            F.lit(None).cast("string").alias("pcls"),
+            F.lit(None).cast("string").alias("part"),
+            F.lit(None).cast("string").alias("user"),
+            "cls",
+            "ntype",
+            "names",
+        ).unionByName(personal.select("pcls", "part", "user", "cls", "ntype", "names"))
+        found = _collect(nodes_found)
+        key_rows = [row for row in found if row["pcls"] is None]
+        personal_rows = [row for row in found if row["pcls"] is not None]
+        answer_rows = _collect(answers)
+        self.counters.jobs += 3
         return self._assemble(jobs, members, key_rows, personal_rows, answer_rows)
 
     # -- the driver's side: the core's views over the collected answers -------------------
@@ -534,6 +564,16 @@ class SparkCompile:
             for user in wanted:
                 result.by_user[user] = CompositeView({p: views[p][user] for p in parts if user in views[p]})
         return results
+
+
+def _collect(df: DataFrame) -> list[Any]:
+    """``df.collect()``, and the local socket pyspark reads it through closed quietly (it
+    is left to the garbage collector, which would warn about it later, anywhere)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        rows = df.collect()
+        gc.collect()
+    return rows
 
 
 def _starts(part: str) -> set[ObjectRef]:
