@@ -77,16 +77,21 @@ class SparkEngine:
     @property
     def session(self) -> Any:
         if self._session is None:
-            self._session = self._start()
-            self._owns_session = True
+            self._session, self._owns_session = self._start()
         return self._session
 
-    def _start(self) -> Any:
+    def _start(self) -> tuple[Any, bool]:
+        """The session, and whether this engine started it (and so may stop it): a session
+        already running in this process (a notebook's, a test run's) is used, not replaced."""
         for problem in (pyspark_problem(), java_problem()):
             if problem is not None:
                 raise ConfigError(f'engine = "spark": {problem}')
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         from pyspark.sql import SparkSession
+
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            return active, False
 
         builder = SparkSession.builder.master(str(self.settings.get("master", "local[*]")))
         builder = builder.appName(str(self.settings.get("app_name", "pushdown")))
@@ -95,7 +100,7 @@ class SparkEngine:
             if key.startswith("spark."):
                 builder = builder.config(key, str(value))
         try:
-            return builder.getOrCreate()
+            return builder.getOrCreate(), True
         except Exception as exc:  # the JVM did not come up: say so in one line
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ConfigError(f'engine = "spark": Spark did not start: {first}') from None
@@ -135,6 +140,7 @@ class SparkEngine:
             return
         tracker = self.session.sparkContext.statusTracker()
         stop = threading.Event()
+        said = [False]
 
         def poll() -> None:
             while not stop.wait(self.poll_seconds):
@@ -143,6 +149,7 @@ class SparkEngine:
                     info = tracker.getStageInfo(stage_id)
                     if info is not None:
                         report(stage_id, info.numCompletedTasks, info.numTasks, len(stages))
+                        said[0] = True
 
         watcher = threading.Thread(target=poll, name="pushdown-spark-progress", daemon=True)
         watcher.start()
@@ -151,6 +158,8 @@ class SparkEngine:
         finally:
             stop.set()
             watcher.join()
+            if said[0] and report is stderr_progress:
+                print(file=sys.stderr)  # end the progress line
 
     def close(self) -> None:
         """Stop the session this engine started (never one it was given)."""

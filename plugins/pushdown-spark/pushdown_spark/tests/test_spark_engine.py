@@ -137,3 +137,31 @@ def test_a_scoped_compile_stays_local(spark: Any) -> None:
     assert ent.users == local.users
     for user in ent.users:
         assert ent.allowed(user, "load_table", table) == local.allowed(user, "load_table", table)
+
+
+def test_the_cli_plans_with_the_spark_engine_as_with_the_local_one(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``engine = "spark"`` in pushdown.toml: the full plan of the example runs on Spark (the
+    process's running session is used, and left running) and equals the local plan."""
+    from click.testing import CliRunner
+
+    from pushdown.app.cli import main
+
+    root = Path(__file__).resolve().parents[4]
+    spec = str(root / "examples" / "demo.yaml")
+    outputs = []
+    for engine in ("local", "spark"):
+        here = tmp_path / engine
+        here.mkdir()
+        (here / "pushdown.toml").write_text(
+            f'engine = "{engine}"\n[spark]\nprogress = false\n'
+            '[backends.demo]\nkind = "recording"\nstate = "state.json"\n'
+        )
+        monkeypatch.chdir(here)
+        done = CliRunner().invoke(main, ["plan", "--spec", spec])
+        assert done.exit_code == 2, done.output  # 2: there is something to apply
+        outputs.append(done.output.replace(str(here), "."))
+    assert outputs[0] == outputs[1]
+    assert "25 to add" in outputs[1]
+    assert spark.sparkContext._jsc is not None  # the session is still running
