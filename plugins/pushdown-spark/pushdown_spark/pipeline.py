@@ -35,7 +35,7 @@ import sys
 import time
 import warnings
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -81,7 +81,6 @@ class Counters:
     questions_collected: int = 0
     fallbacks: int = 0
     jobs: int = 0
-    by_part: dict[str, int] = field(default_factory=dict)
 
 
 class Settled(Decider):
