@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPTS = sorted((ROOT / "benchmarks").glob("bench_*.py"))
+#: run in this process on the test run's one SparkSession (see the end of this file)
+IN_PROCESS = {"bench_spark.py"}
+SCRIPTS = sorted(p for p in (ROOT / "benchmarks").glob("bench_*.py") if p.name not in IN_PROCESS)
 SMOKE_SCALE = "0.001"
 
 
@@ -62,3 +64,17 @@ def test_the_daemon_benchmark_is_found() -> None:
 
 def test_the_hive_benchmark_is_found() -> None:
     assert "bench_hive.py" in {p.name for p in SCRIPTS}
+
+
+@pytest.mark.spark
+def test_bench_spark_runs_at_a_tiny_scale_on_the_runs_one_session(spark: object, tmp_path: Path) -> None:
+    """bench_spark would start a JVM of its own as a subprocess; here it reuses the session."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import bench_spark
+
+    out = tmp_path / "numbers.json"
+    assert bench_spark.main(["--scale", SMOKE_SCALE, "--json", str(out)], spark=spark) == 0
+    rows = [row for section in json.loads(out.read_text())["sections"] for row in section["rows"]]
+    assert [r for r in rows if r["kind"] == "floor"], "bench_spark printed no floor"
+    ratios = [r for r in rows if r["kind"] == "ratio"]
+    assert ratios and all(math.isfinite(r["ratio"]) and r["ratio"] > 0 for r in ratios)

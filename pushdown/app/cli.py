@@ -1,4 +1,4 @@
-"""The ``pushdown`` command: plan, apply, verify, explain, plugins, daemon, status.
+"""The ``pushdown`` command: plan, apply, verify, explain, report, plugins, daemon, status.
 
 Exit codes: 0 when there is nothing to do (or the command succeeded), 2 when ``plan``
 or ``verify`` finds drift, 1 on any error. Secrets never come from the command line.
@@ -300,6 +300,66 @@ def explain(
             decision = _open(ctx).authorize(user, operation, target, other)
     click.echo(escaped_lines(decision.explain()))
     ctx.exit(0 if decision.allowed else 3)
+
+
+@main.command("report")
+@click.option(
+    "--out", type=click.Path(file_okay=False), default=None, help="Directory (default: ./report-DATE)."
+)
+@click.option("--format", "formats", default="parquet,csv", show_default=True, help="parquet, csv or both.")
+@click.option(
+    "--since", type=click.Path(file_okay=False), default=None, help="A previous report to compare with."
+)
+@click.option(
+    "--engine", default=None, help="local, or an engine a plugin adds (default: the config's engine)."
+)
+@click.option("--operations", default=None, help="Comma-separated operations (default: one per requirement).")
+@click.option(
+    "--top", default=10, show_default=True, type=click.IntRange(1), help="Users in the summary's lists."
+)
+@click.option(
+    "--force", is_flag=True, help="Write into an --out that holds something (a report is replaced)."
+)
+@SPEC
+@click.pass_context
+def report_command(
+    ctx: click.Context,
+    out: str | None,
+    formats: str,
+    since: str | None,
+    engine: str | None,
+    operations: str | None,
+    top: int,
+    force: bool,
+    spec: str | None,
+) -> None:
+    """Write who may do what on which object, and why: Parquet by catalog, CSV, SUMMARY.md."""
+    from datetime import date
+
+    from pushdown.decide.engine import close_engine
+    from pushdown.report.engines import has_engine
+    from pushdown.report.run import Request, parse_formats, write_report
+
+    config: Config = ctx.obj["config"]
+    with _errors():
+        chosen = engine or config.engine
+        compiler = None if has_engine(chosen) else Hooks.load().engine(chosen, config.engine_settings)
+        if compiler is not None:
+            ctx.call_on_close(lambda: close_engine(compiler))
+        request = Request(
+            out=Path(out or f"report-{date.today().isoformat()}"),
+            formats=parse_formats(formats),
+            since=None if since is None else Path(since),
+            engine=chosen,
+            compiler=compiler,
+            operations=None if operations is None else operations.split(","),
+            force=force,
+            top=top,
+        )
+        model = load_spec(spec, allow_empty=True) if spec is not None else _open(ctx, scratch=True).model
+        result = write_report(model, request, progress=lambda text: click.echo(escaped_lines(text), err=True))
+    click.echo(escaped_lines(result.summary.rstrip("\n")))
+    click.echo(f"report written to {_shown(str(result.out))} in {result.seconds:.1f} s")
 
 
 @main.command()

@@ -62,6 +62,10 @@ class Config:
     store_explicit: bool = False
     #: the ``[daemon]`` table (``pushdown daemon``)
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
+    #: what computes entitlements: "local" (the default) or an engine a plugin provides
+    engine: str = "local"
+    #: the engine's own table (``[spark]``: ``master`` and any ``spark.*`` setting)
+    engine_settings: Mapping[str, Any] = field(default_factory=dict)
 
 
 def resolve_secret(backend: str, key: str, ref: Any) -> str | None:
@@ -191,19 +195,73 @@ def from_mapping(
     raw: Mapping[str, Any], base: Path, source: str, *, explicit_store: bool | None = None
 ) -> Config:
     """Check and resolve a config; ``explicit_store`` defaults to whether ``store`` is set."""
-    unknown = set(raw) - {"store", "backends", "daemon"}
+    unknown = set(raw) - {"store", "backends", "daemon", "engine", *ENGINES}
     if unknown:
         raise ConfigError(
-            f"{source}: unknown setting(s) {', '.join(sorted(unknown))}; known: store, backends, daemon"
+            f"{source}: unknown setting(s) {', '.join(sorted(unknown))}; "
+            f"known: store, backends, daemon, engine, {', '.join(ENGINES)}"
         )
     daemon = parse_daemon(raw.get("daemon"), source)
+    engine, engine_settings = _engine(raw, source)
     store = _store(raw, base, source)
     backends = raw.get("backends", {})
     if not isinstance(backends, Mapping):
         raise ConfigError(f"{source}: [backends] must be a table of backend tables")
     made = {n: _backend(n, b, base, source) for n, b in backends.items()}
     explicit = "store" in raw if explicit_store is None else explicit_store
-    return Config(store, made, source, explicit and store != MEMORY, daemon)
+    return Config(
+        store, made, source, explicit and store != MEMORY, daemon=daemon, engine=engine,
+        engine_settings=engine_settings,
+    )
+
+
+#: Engines and the settings their table accepts (besides any ``spark.*`` key for spark).
+ENGINES: dict[str, frozenset[str]] = {"spark": frozenset({"master", "app_name", "progress"})}
+
+
+def _engine(raw: Mapping[str, Any], source: str) -> tuple[str, dict[str, Any]]:
+    """``engine = "local" | "spark"`` and the ``[spark]`` table, checked."""
+    name = raw.get("engine", "local")
+    if name != "local" and name not in ENGINES:
+        known = ", ".join(json.dumps(n) for n in ("local", *ENGINES))
+        raise ConfigError(f"{source}: engine = {_toml(name)}: must be one of {known}")
+    table = raw.get("spark", {})
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{source}: [spark] must be a table (master = \"local[*]\", spark.* settings)")
+    settings: dict[str, Any] = {"master": "local[*]", "app_name": "pushdown", "progress": True}
+    for key, value in _flat(table).items():
+        where = f"{source}: spark.{key}" if not key.startswith("spark.") else f"{source}: [spark] {key}"
+        if key in ("master", "app_name"):
+            if _check_text(value) is not None:
+                raise ConfigError(f"{where} = {_toml(value)}: {_check_text(value)}")
+        elif key == "progress":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where} = {_toml(value)}: must be true or false")
+        elif key.startswith("spark."):
+            if is_secret_key(key):
+                raise ConfigError(f"{where}: secrets do not belong in this file; use Spark's own config")
+            if isinstance(value, bool):
+                value = "true" if value else "false"
+            if not isinstance(value, str | int | float) or (isinstance(value, str) and _has_control(value)):
+                raise ConfigError(f"{where} = {_toml(value)}: must be a string, number or boolean")
+            value = str(value)
+        else:
+            raise ConfigError(
+                f"{where}: unknown setting; known: master, app_name, progress and any spark.* key"
+            )
+        settings[key] = value
+    return str(name), settings if name == "spark" or "spark" in raw else {}
+
+
+def _flat(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``spark.executor.memory = "2g"`` (unquoted) parses as nested tables; flatten them back."""
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        if isinstance(value, Mapping):
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
 
 
 def load_config(path: str | Path | None = None) -> Config:

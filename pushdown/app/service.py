@@ -344,6 +344,7 @@ class AccessControl:
 
 def _backends(cfg: Config, hooks: Hooks) -> dict[str, Backend]:
     backends = {}
+    engine = hooks.engine(cfg.engine, cfg.engine_settings)
     for name, bc in cfg.backends.items():
         ctx = BackendContext(
             name=name,
@@ -351,6 +352,7 @@ def _backends(cfg: Config, hooks: Hooks) -> dict[str, Backend]:
             secret=bc.secret,
             map_principal=lambda p, n=name: hooks.map_principal(n, p),  # type: ignore[misc]
             catalogs=bc.catalogs,
+            engine=engine,
         )
         backends[name] = hooks.backends.create(bc.kind, ctx)
     return backends

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import click
 import pluggy
 
+from pushdown.decide.engine import Engine
 from pushdown.model.events import Event
 from pushdown.model.principals import Principal
 from pushdown.reconcile.registry import BackendRegistry
@@ -47,3 +49,11 @@ def pushdown_event_committed(event: Event, seq: int) -> None:
 def pushdown_register_commands(cli: click.Group) -> None:
     """Fires once, when the ``pushdown`` command starts. Add subcommands with
     ``cli.add_command(...)`` or ``@cli.command()``. Returns nothing."""
+
+
+@hookspec(firstresult=True)
+def pushdown_make_engine(name: str, settings: Mapping[str, Any]) -> Engine | None:
+    """Fires when the configuration names an engine other than ``local`` (``engine =
+    "spark"``), with that engine's settings table. Return the engine (it may start its
+    cluster connection lazily, on the first compile), or ``None`` when the name is not
+    this plugin's."""

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import click
 import pluggy
 
+from pushdown.decide.engine import DEFAULT_ENGINE, LOCAL, Engine
+from pushdown.errors import ConfigError
 from pushdown.host import hookspecs
 from pushdown.model.events import Event
 from pushdown.model.principals import Principal
@@ -66,6 +69,18 @@ class Hooks:
                 impl.function(*(args[name] for name in impl.argnames))
             except Exception:  # an observer must never undo or block a committed change
                 log.exception("pushdown_event_committed in %s failed for event %s", impl.plugin_name, seq)
+
+    def engine(self, name: str, settings: Mapping[str, Any]) -> Engine:
+        """The engine the configuration names; a clear error when no plugin provides it."""
+        if name == DEFAULT_ENGINE:
+            return LOCAL
+        made = self.pm.hook.pushdown_make_engine(name=name, settings=settings)
+        if made is None:
+            raise ConfigError(
+                f"engine = {name!r}: no installed plugin provides it "
+                f"(for engine = \"spark\", install the pushdown-spark package)"
+            )
+        return made  # type: ignore[no-any-return]
 
     def register_commands(self, cli: click.Group) -> None:
         self.pm.hook.pushdown_register_commands(cli=cli)

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pushdown.decide.compiler import EntitlementCompiler
 from pushdown.decide.inventory import Inventory
 from pushdown.host.hookspecs import hookimpl
 from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
@@ -99,10 +98,10 @@ class RecordingBackend(Backend):
         kinds = OPERATIONS_BY_TYPE
         held = Inventory.of(o for o in model.objects if o.catalog in catalogs and o.type in kinds)
         ops = sorted({op for ops in OPERATIONS_BY_TYPE.values() for op in ops})
-        compiler = EntitlementCompiler(model, ops)
+        engine = self.context.engine  # the local compiler unless engine = "spark" (full syncs)
         facts: set[Fact] = set()
         for region in scope.regions:
-            ent = compiler.compile(held, region.users, region.roots)
+            ent = engine.compile(model, ops, held, region.users, region.roots)
             roots = region.roots or (METALAKE,)
             objects = {o for root in roots for o in held.within(root)}
             objects |= {o for root in roots for o in root.path if o in held}  # containers overlap too

@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pushdown.decide.engine import LOCAL, Engine
 from pushdown.errors import ConfigError
 from pushdown.model.principals import Principal
 from pushdown.model.securables import LEAF_TYPES, METALAKE, ObjectRef, SecurableType
@@ -101,6 +102,9 @@ class BackendContext:
     secret: Callable[[str], str | None] = lambda key: None
     map_principal: Callable[[Principal], str] = lambda p: p.name
     catalogs: frozenset[str] = field(default_factory=frozenset)
+    #: what computes entitlements: the local compiler unless the configuration says
+    #: ``engine = "spark"`` (used for full compiles; scoped ones stay local)
+    engine: Engine = LOCAL
 
     def setting(self, key: str, default: Any = None, *, required: bool = False) -> Any:
         if key in self.settings:

@@ -210,6 +210,7 @@ class MySQLBackend(Backend):
             self.naming,
             scope,
             create_on_database=self.create_on_database,
+            engine=self.context.engine,
         )
 
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from pushdown.decide.compiler import EntitlementCompiler
+from pushdown.decide.engine import LOCAL, Engine
 from pushdown.decide.inventory import Inventory as ModelInventory
 from pushdown.decide.views import View
 from pushdown.model.principals import Principal
@@ -80,11 +80,11 @@ def compile_desired(
     scope: Resolved,
     *,
     create_on_database: bool = False,
+    engine: Engine = LOCAL,
 ) -> Desired:
     if catalog is None:
         return Desired(frozenset(), ("no catalog names this backend; every managed grant is revoked",))
     held = inventory.in_model(catalog)
-    compiler = EntitlementCompiler(model, OPERATIONS)
     facts: set[Fact] = set()
     notes: list[str] = []
     clashing = _clashes(model, scope, naming)
@@ -97,7 +97,7 @@ def compile_desired(
     for region in scope.regions:
         roots = _roots(region, catalog)
         known = _with_model_tables(model, held, catalog, roots)
-        ent = compiler.compile(known, region.users, roots)
+        ent = engine.compile(model, OPERATIONS, known, region.users, roots)
         for user in ent.users:
             if user in withheld:
                 continue

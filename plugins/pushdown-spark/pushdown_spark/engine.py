@@ -1,0 +1,168 @@
+"""The Spark engine: full compiles as a DataFrame pipeline; scoped ones stay local.
+
+``engine = "spark"`` in the configuration, with a ``[spark]`` table (``master``, default
+``local[*]``; any ``spark.*`` setting is passed to the session builder). The session
+starts on the first full compile, not before, and a missing Java or pyspark is a
+clear error, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import threading
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from pushdown.decide.compiler import Entitlements
+from pushdown.decide.engine import LOCAL
+from pushdown.decide.inventory import Inventory
+from pushdown.errors import ConfigError
+from pushdown.model.securables import ObjectRef
+from pushdown.model.state import Model
+
+if TYPE_CHECKING:
+    from pushdown_spark.pipeline import Job
+
+#: (stage id, tasks done, tasks in the stage, stages running): what a progress callback gets
+StageProgress = Callable[[int, int, int, int], None]
+
+
+def java_problem() -> str | None:
+    """Why Spark cannot start a JVM here, in words (``None``: Java is there)."""
+    home = os.environ.get("JAVA_HOME")
+    if home and os.path.exists(os.path.join(home, "bin", "java")):
+        return None
+    if shutil.which("java"):
+        return None
+    return "Java is not installed (no java on PATH and no JAVA_HOME): Spark needs Java 8, 11 or 17"
+
+
+def pyspark_problem() -> str | None:
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return "pyspark is not installed: pip install 'pyspark>=3.5,<4' (the pushdown-spark package needs it)"
+    return None
+
+
+def stderr_progress(stage: int, done: int, total: int, running: int) -> None:
+    """The default progress line (``[spark] progress = true``): Spark's stage progress."""
+    more = f" (+{running - 1} more stage(s))" if running > 1 else ""
+    print(f"\rspark: stage {stage}: {done}/{total} tasks{more}   ", end="", file=sys.stderr, flush=True)
+
+
+class SparkEngine:
+    """The engine a ``[spark]`` table configures (or one given a running session)."""
+
+    name = "spark"
+
+    def __init__(
+        self,
+        settings: Mapping[str, Any] | None = None,
+        *,
+        session: Any = None,
+        progress: StageProgress | None = None,
+        poll_seconds: float = 0.5,
+    ) -> None:
+        self.settings = dict(settings or {})
+        self._session = session
+        self._owns_session = False
+        self.progress = progress
+        self.poll_seconds = poll_seconds
+        self.last: Any = None  # the counters of the last Spark compile
+
+    @property
+    def session(self) -> Any:
+        if self._session is None:
+            self._session, self._owns_session = self._start()
+        return self._session
+
+    def _start(self) -> tuple[Any, bool]:
+        """The session, and whether this engine started it (and so may stop it): a session
+        already running in this process (a notebook's, a test run's) is used, not replaced."""
+        for problem in (pyspark_problem(), java_problem()):
+            if problem is not None:
+                raise ConfigError(f'engine = "spark": {problem}')
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        from pyspark.sql import SparkSession
+
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            return active, False
+
+        builder = SparkSession.builder.master(str(self.settings.get("master", "local[*]")))
+        builder = builder.appName(str(self.settings.get("app_name", "pushdown")))
+        builder = builder.config("spark.ui.showConsoleProgress", "false")
+        for key, value in sorted(self.settings.items()):
+            if key.startswith("spark."):
+                builder = builder.config(key, str(value))
+        try:
+            return builder.getOrCreate(), True
+        except Exception as exc:  # the JVM did not come up: say so in one line
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ConfigError(f'engine = "spark": Spark did not start: {first}') from None
+
+    def compile(
+        self,
+        model: Model,
+        operations: Sequence[str],
+        inventory: Inventory,
+        users: Collection[str] | None = None,
+        roots: Iterable[ObjectRef] | None = None,
+    ) -> Entitlements:
+        """A full compile (``roots`` None) runs on Spark; a scoped one locally."""
+        if roots is not None:
+            return LOCAL.compile(model, operations, inventory, users, roots)
+        from pushdown_spark.pipeline import Job
+
+        return self.compile_many(operations, [Job(model, inventory, users)])[0]
+
+    def compile_many(self, operations: Sequence[str], jobs: Sequence[Job]) -> list[Entitlements]:
+        """Full compiles of several (model, inventory) pairs in one Spark run (one set of
+        jobs for all of them: what a test of many small models wants)."""
+        from pushdown_spark.pipeline import SparkCompile
+
+        run = SparkCompile(self.session, operations)
+        with self._watching():
+            results = run.run_many(jobs)
+        self.last = run.counters
+        return results
+
+    @contextmanager
+    def _watching(self) -> Iterator[None]:
+        """Surface Spark's stage progress while a compile runs (its status tracker)."""
+        report = self.progress
+        if report is None:
+            yield
+            return
+        tracker = self.session.sparkContext.statusTracker()
+        stop = threading.Event()
+        said = [False]
+
+        def poll() -> None:
+            while not stop.wait(self.poll_seconds):
+                stages = tracker.getActiveStageIds()
+                for stage_id in stages[:1]:
+                    info = tracker.getStageInfo(stage_id)
+                    if info is not None:
+                        report(stage_id, info.numCompletedTasks, info.numTasks, len(stages))
+                        said[0] = True
+
+        watcher = threading.Thread(target=poll, name="pushdown-spark-progress", daemon=True)
+        watcher.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            watcher.join()
+            if said[0] and report is stderr_progress:
+                print(file=sys.stderr)  # end the progress line
+
+    def close(self) -> None:
+        """Stop the session this engine started (never one it was given)."""
+        if self._owns_session and self._session is not None:
+            self._session.stop()
+        self._session = None

@@ -1,0 +1,167 @@
+"""The Spark engine equals the local compiler and ``authorize``: differential tests.
+
+One Spark run (the test session's one SparkSession) compiles a batch: random models
+from the shared builders (and the compiler tests' odd ones: dotted names, backticks,
+topics, every privilege at every level) and the benchmark estate at a small scale. For
+every user (and a stranger), every compilable operation and every held object of its
+type plus a stand-in new child under every held container, the Spark engine's answer
+must equal ``authorize``; so must every ``Coverage`` child by child, and every container
+below which something is allowed must be listed. The local compiler is compared on the
+same questions. The counts are printed; 0 mismatches.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pushdown.decide.compiler import EntitlementCompiler
+from pushdown.decide.evaluator import Evaluator
+from pushdown.decide.inventory import Inventory
+from pushdown.model.securables import METALAKE
+from pushdown.model.state import Model
+from pushdown_spark.engine import SparkEngine
+from pushdown_spark.pipeline import Job
+from tests import builders
+from tests.decide.test_compiler import OPS, compare, inventories, odd_models, questions
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "benchmarks"))
+from harness.worlds import make_world
+
+pytestmark = pytest.mark.spark
+
+#: random models per run: they share one Spark run, so more cost little Spark time
+#: (the evaluator's side grows with them); ~20 keeps the whole file near a minute
+RANDOM_MODELS = 20
+COUNTS = {"models": 0, "decisions": 0, "allowed": 0, "mismatches": 0, "local_mismatches": 0}
+
+
+def _random_batch() -> list[Job]:
+    batch: list[Job] = []
+
+    @settings(
+        max_examples=RANDOM_MODELS, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
+    @given(data=st.data())
+    def draw(data: st.DataObject) -> None:
+        model = data.draw(st.one_of(builders.models(), odd_models()))
+        batch.append(Job(model, data.draw(inventories(model))))
+
+    draw()
+    return batch
+
+
+def _benchmark_world() -> Job:
+    world = make_world(0.001)  # 10 catalogs x 3 schemas x 3 tables, 5 roles, 20 users, owners
+    return Job(world.model, Inventory.of(world.model.objects))
+
+
+@pytest.fixture(scope="module")
+def compiled(spark: Any) -> tuple[list[Job], list[Any], SparkEngine, float]:
+    batch = [*_random_batch(), _benchmark_world()]
+    seen: list[tuple[int, int, int, int]] = []
+    engine = SparkEngine(session=spark, progress=lambda *a: seen.append(a), poll_seconds=0.05)
+    started = time.perf_counter()
+    results = engine.compile_many(OPS, batch)
+    took = time.perf_counter() - started
+    engine.seen = seen  # type: ignore[attr-defined]
+    return batch, results, engine, took
+
+
+def _local_agrees(model: Model, job: Job, spark_ent: Any) -> int:
+    local = EntitlementCompiler(model, OPS).compile(job.inventory)
+    wrong = 0
+    for user in [*sorted(model.users), "stranger"]:
+        for op, obj in questions(job.inventory):
+            wrong += local.allowed(user, op, obj) != spark_ent.allowed(user, op, obj)
+    return wrong
+
+
+def test_spark_equals_authorize_and_the_local_compiler(compiled: Any) -> None:
+    batch, results, engine, took = compiled
+    for index, (job, ent) in enumerate(zip(batch, results, strict=True)):
+        users = [*sorted(job.model.users), "stranger"]
+        try:
+            COUNTS["decisions"] += compare(job.model, ent, users, job.inventory, [METALAKE])
+        except AssertionError:
+            COUNTS["mismatches"] += 1
+            raise AssertionError(f"model {index} of the batch: {job.model!r}") from None
+        COUNTS["local_mismatches"] += _local_agrees(job.model, job, ent)
+        COUNTS["models"] += 1
+    assert COUNTS["local_mismatches"] == 0
+    assert engine.last.fallbacks == 0, "every question the views asked was answered by Spark"
+    evaluator = Evaluator(batch[-1].model)
+    world = batch[-1]
+    COUNTS["allowed"] = sum(
+        evaluator.authorize(u, op, obj, explain=False).allowed
+        for u in sorted(world.model.users)
+        for op, obj in questions(world.inventory)
+    )
+    print(
+        f"\nspark vs authorize and the local compiler: {COUNTS['models']} models (one Spark run, "
+        f"{took:.1f} s, {engine.last.jobs} jobs), {COUNTS['decisions']} decisions compared "
+        f"({COUNTS['allowed']} allowed in the benchmark estate), {COUNTS['mismatches']} mismatches, "
+        f"{COUNTS['local_mismatches']} against the local compiler"
+    )
+
+
+def test_the_driver_collects_the_compact_form_not_the_expansion(compiled: Any) -> None:
+    batch, _, engine, _ = compiled
+    expansion = sum(len(j.model.users) * len(list(questions(j.inventory))) for j in batch)
+    collected = engine.last.questions_collected + engine.last.keys
+    print(f"\ncollected {collected} rows for an expansion of {expansion} (user, operation, object) triples")
+    assert collected < expansion / 5
+
+
+def test_spark_stage_progress_is_surfaced(compiled: Any) -> None:
+    _, _, engine, _ = compiled
+    seen = engine.seen
+    assert seen, "the status tracker reported no running stage"
+    _stage, done, total, running = seen[-1]
+    assert 0 <= done <= total and running >= 1
+
+
+def test_a_scoped_compile_stays_local(spark: Any) -> None:
+    job = _benchmark_world()
+    engine = SparkEngine(session=spark)
+    table = next(o for o in job.inventory.within(METALAKE) if len(o.names) == 3)
+    ent = engine.compile(job.model, ["load_table"], job.inventory, roots=[table])
+    assert engine.last is None  # no Spark run
+    local = EntitlementCompiler(job.model, ["load_table"]).compile(job.inventory, roots=[table])
+    assert ent.users == local.users
+    for user in ent.users:
+        assert ent.allowed(user, "load_table", table) == local.allowed(user, "load_table", table)
+
+
+def test_the_cli_plans_with_the_spark_engine_as_with_the_local_one(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``engine = "spark"`` in pushdown.toml: the full plan of the example runs on Spark (the
+    process's running session is used, and left running) and equals the local plan."""
+    from click.testing import CliRunner
+
+    from pushdown.app.cli import main
+
+    root = Path(__file__).resolve().parents[4]
+    spec = str(root / "examples" / "demo.yaml")
+    outputs = []
+    for engine in ("local", "spark"):
+        here = tmp_path / engine
+        here.mkdir()
+        (here / "pushdown.toml").write_text(
+            f'engine = "{engine}"\n[spark]\nprogress = false\n'
+            '[backends.demo]\nkind = "recording"\nstate = "state.json"\n'
+        )
+        monkeypatch.chdir(here)
+        done = CliRunner().invoke(main, ["plan", "--spec", spec])
+        assert done.exit_code == 2, done.output  # 2: there is something to apply
+        outputs.append(done.output.replace(str(here), "."))
+    assert outputs[0] == outputs[1]
+    assert "25 to add" in outputs[1]
+    assert spark.sparkContext._jsc is not None  # the session is still running

@@ -1,0 +1,1 @@
+"""The entitlement report: who may do what on which object, and why (``pushdown report``)."""

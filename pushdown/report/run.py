@@ -1,0 +1,184 @@
+"""Write one entitlement report: rows from an engine, to files, with counts and a summary.
+
+The report is written into a fresh directory beside ``out`` and moved into place only
+when it is complete, so a failed run leaves no half report and the previous report
+(``since``, which may be ``out`` itself) stays readable while the new one is written.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pushdown.decide.engine import Engine as CompileEngine
+from pushdown.decide.inventory import Inventory
+from pushdown.errors import PushdownError
+from pushdown.model.state import Model
+from pushdown.report.engines import Engine, compiled_by, engine_named, report_operations
+from pushdown.report.files import (
+    FORMATS,
+    PARQUET_DIR,
+    SUMMARY,
+    PartWriter,
+    is_report,
+    read_manifest,
+    read_rows,
+    write_manifest,
+)
+from pushdown.report.summary import render
+from pushdown.report.tally import Changes, Tally, compare
+
+Progress = Callable[[str], None]
+EVERY_S = 2.0
+
+
+@dataclass(frozen=True)
+class Request:
+    out: Path
+    formats: tuple[str, ...] = FORMATS
+    since: Path | None = None
+    engine: str = "local"
+    #: a compile engine (``pushdown.decide.engine``) for ``engine`` when no report engine
+    #: has that name: its compact form, fanned out to rows here
+    compiler: CompileEngine | None = None
+    operations: Sequence[str] | None = None
+    force: bool = False
+    top: int = 10
+
+
+@dataclass
+class Result:
+    out: Path
+    tally: Tally
+    summary: str
+    seconds: float
+    changes: Changes | None = None
+    files: list[str] = field(default_factory=list)
+
+
+def parse_formats(text: str) -> tuple[str, ...]:
+    chosen = tuple(dict.fromkeys(f.strip().lower() for f in text.split(",") if f.strip()))
+    bad = [f for f in chosen if f not in FORMATS]
+    if bad or not chosen:
+        given = ", ".join(bad) or "(none)"
+        raise PushdownError(f"unknown report format {given}; choose from {', '.join(FORMATS)}")
+    return chosen
+
+
+def check_out(out: Path, force: bool) -> None:
+    """Refuse an ``out`` that holds something, unless forced."""
+    if out.exists() and not out.is_dir():
+        raise PushdownError(f"{out} exists and is not a directory; choose another --out")
+    if not out.exists() or not any(out.iterdir()):
+        return
+    if force:
+        if not is_report(out) and (out / PARQUET_DIR).exists():
+            raise PushdownError(f"{out / PARQUET_DIR} exists and is not a report's; choose another --out")
+        return
+    if is_report(out):
+        raise PushdownError(
+            f"{out} holds a report already; pass --force to replace it, or choose another --out"
+        )
+    raise PushdownError(
+        f"{out} exists and is not a pushdown report; choose another --out "
+        "(or pass --force to write the report's files into it)"
+    )
+
+
+def write_report(
+    model: Model,
+    request: Request,
+    progress: Progress | None = None,
+    inventory: Inventory | None = None,
+) -> Result:
+    started = time.monotonic()
+    check_out(request.out, request.force)
+    previous = read_manifest(request.since) if request.since is not None else None
+    engine = engine_named(request.engine) if request.compiler is None else compiled_by(request.compiler)
+    operations = report_operations(request.operations)
+    created = datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    parent = request.out.absolute().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=f".{request.out.name}.partial-", dir=parent))
+    try:
+        tally, files = _write_rows(model, request, operations, engine, partial, inventory, progress)
+        manifest = {
+            "created": created,
+            "engine": request.engine,
+            "metalake": model.metalake,
+            "operations": list(operations),
+            "files": files,
+            **tally.to_json(),
+        }
+        write_manifest(partial, manifest)
+        changes = None
+        if request.since is not None and previous is not None:
+            if progress is not None:
+                progress(f"comparing with the previous report in {request.since}")
+            since = Changes(str(request.since), str(previous.get("created", "?")))
+            changes = compare(read_rows(request.since), read_rows(partial), since)
+            write_manifest(partial, {**manifest, "since": changes.to_json()})
+        summary = render(
+            tally,
+            metalake=model.metalake,
+            engine=request.engine,
+            created=created,
+            operations=operations,
+            top=request.top,
+            changes=changes,
+        )
+        (partial / SUMMARY).write_text(summary, encoding="utf-8")
+        _into_place(partial, request.out)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    return Result(request.out, tally, summary, time.monotonic() - started, changes, files)
+
+
+def _write_rows(
+    model: Model,
+    request: Request,
+    operations: tuple[str, ...],
+    engine: Engine,
+    root: Path,
+    inventory: Inventory | None,
+    progress: Progress | None,
+) -> tuple[Tally, list[str]]:
+    tally = Tally()
+    writer = PartWriter(root, request.formats)
+    started = last = time.monotonic()
+    try:
+        for part in engine(model, operations, inventory, progress):
+            for batch in part.batches:
+                writer.write(part.catalog, batch)
+                tally.add(batch)
+                now = time.monotonic()
+                if progress is not None and now - last >= EVERY_S:
+                    rate = tally.rows / max(now - started, 1e-9)
+                    progress(f"catalog {part.catalog}: {tally.rows} row(s) written ({rate:,.0f} rows/s)")
+                    last = now
+            writer.end_catalog()
+    finally:
+        writer.close()
+    return tally, writer.files
+
+
+def _into_place(partial: Path, out: Path) -> None:
+    """Move the finished report to ``out``: replacing a report, or beside a forced dir's files."""
+    if out.exists() and (is_report(out) or not any(out.iterdir())):
+        shutil.rmtree(out) if is_report(out) else out.rmdir()
+    if not out.exists():
+        os.replace(partial, out)
+        return
+    for item in partial.iterdir():  # --force into a directory that is not a report
+        target = out / item.name
+        if target.is_dir():
+            shutil.rmtree(target)
+        os.replace(item, target)
+    partial.rmdir()
