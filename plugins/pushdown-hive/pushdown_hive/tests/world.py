@@ -26,6 +26,8 @@ from pushdown_hive.backend import HiveBackend
 from pushdown_hive.client import HiveObject, MetastoreClient
 from pushdown_hive.mapping import ALL, CREATE, IMPLIED_BY_ALL, OPERATION_OF
 
+#: the backend's default role_prefix: the metastore roles pushdown makes
+ROLE_PREFIX = "pd_"
 CATALOG = "c"
 BACKEND = "hive1"
 GRANTOR = "pushdown"
@@ -95,9 +97,14 @@ class World:
         do(self.model, ch.grant_privileges(self.model, role, ref, [privilege], Condition(condition)))
 
     def cleanup(self) -> None:
+        """Drop the world's databases and pushdown's metastore roles: roles are global in the
+        metastore, and a later test's full plan would otherwise remove what this one left."""
         for db in self.client.get_all_databases():
             if db.startswith(self.prefix):
                 self.client.drop_database(db)
+        for role in self.client.get_role_names():
+            if role.startswith(ROLE_PREFIX):
+                self.client.drop_role(role)
         self.client.close()
 
     # -- the proof -------------------------------------------------------------------
