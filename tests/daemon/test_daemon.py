@@ -25,7 +25,8 @@ from pushdown.app.daemon.logs import JsonFormatter
 from pushdown.app.daemon.runner import INSTANCE, Daemon, Following, Stopping, backoff
 from pushdown.app.daemon.settings import DaemonSettings, duration, parse
 from pushdown.app.service import AccessControl
-from pushdown.errors import ConfigError
+from pushdown.errors import Busy, ConfigError
+from pushdown.journal import lease
 from pushdown.journal.store import Store
 from pushdown.model.state import Model
 from pushdown.reconcile.sync import PERMANENT, TEMPORARY, SyncResult
@@ -256,6 +257,43 @@ def test_a_second_daemon_on_the_store_waits_and_takes_over_when_the_first_stops(
     assert Store("pd.db").leases()[INSTANCE][0] == second.daemon.holder
     assert second.stop() == 0
     ac.close()
+
+
+def test_a_store_that_cannot_be_asked_never_makes_a_daemon_active(
+    start: Callable[[], Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def busy(*args: object, **kwargs: object) -> None:
+        raise Busy("the store is busy")
+
+    monkeypatch.setattr(lease, "try_take", busy)
+    r = start()
+    time.sleep(0.5)
+    assert not r.daemon.active and not r.daemon.workers["demo"].is_alive()
+    code, body = get(r.url("/readyz"))
+    assert code == 503 and "standby" in body
+    assert r.stop() == 0
+
+
+def test_a_lease_that_cannot_be_renewed_stops_the_daemon_before_it_lapses(
+    start: Callable[[], Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    r = start()
+    wait_for(lambda: r.daemon.active)
+    real = lease.try_take
+    failed_at: list[float] = []
+
+    def busy(store: object, name: str, *args: object, **kwargs: object) -> object:
+        if name != INSTANCE:
+            return real(store, name, *args, **kwargs)  # type: ignore[arg-type]
+        failed_at.append(time.monotonic())
+        raise Busy("the store is busy")
+
+    monkeypatch.setattr(lease, "try_take", busy)
+    held_until = r.daemon.held_until
+    r.thread.join(10)
+    assert not r.thread.is_alive() and r.code == [1]  # stopped by itself, before the lease lapsed
+    assert failed_at and time.monotonic() <= held_until + 0.5
+    assert not r.daemon.workers["demo"].is_alive()
 
 
 def test_the_daemon_refuses_a_config_without_backends_or_store(tmp_path: Path) -> None:
