@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
+import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -89,23 +92,24 @@ class RangerBackend(Backend):
 
     def __init__(self, context: BackendContext) -> None:
         super().__init__(context)
-        password = context.secret("password") or context.setting("password", "")
+        c = _Checked(context)
+        password = context.secret("password")
         self.api = RangerAPI(
             context.name,
-            str(context.setting("url", required=True)),
-            str(context.setting("user", "admin")),
-            str(password),
-            timeout=float(context.setting("timeout", 10.0)),
-            retries=int(context.setting("retries", 4)),
-            backoff=float(context.setting("backoff", 0.1)),
-            page_size=int(context.setting("page_size", 200)),
+            c.url(),
+            c.text("user", "admin"),
+            password if isinstance(password, str) else "",
+            timeout=c.number("timeout", 10.0, low=0.0, strict=True),
+            retries=c.whole("retries", 4, 0, 20),
+            backoff=c.number("backoff", 0.1, low=0.0),
+            page_size=c.whole("page_size", 200, 1, 10_000),
         )
         self.naming = Naming(
-            hive_service=str(context.setting("hive_service", "hive")),
-            hdfs_service=str(context.setting("hdfs_service", "hdfs")),
-            kafka_service=str(context.setting("kafka_service", "kafka")),
-            role_prefix=str(context.setting("role_prefix", "pd_")),
-            user_role_prefix=str(context.setting("user_role_prefix", "pdu_")),
+            hive_service=c.service("hive_service", "hive"),
+            hdfs_service=c.service("hdfs_service", "hdfs"),
+            kafka_service=c.service("kafka_service", "kafka"),
+            role_prefix=c.text("role_prefix", "pd_"),
+            user_role_prefix=c.text("user_role_prefix", "pdu_"),
             map_principal=context.map_principal,
         )
         if not self.naming.role_prefix or not self.naming.user_role_prefix:
@@ -114,8 +118,8 @@ class RangerBackend(Backend):
             raise ConfigError(
                 f"backend {context.name}: role_prefix and user_role_prefix must not start one another"
             )
-        self.label = str(context.setting("label", "pushdown"))
-        self.role_service = str(context.setting("role_service", self.naming.hive_service))
+        self.label = c.text("label", "pushdown")
+        self.role_service = c.service("role_service", self.naming.hive_service)
         self._defs: dict[str, bool] = {}
         self.last: RangerSnapshot | None = None
         self._written = Written()
@@ -322,6 +326,68 @@ class RangerBackend(Backend):
 
     def fact_from_json(self, data: Mapping[str, Any]) -> Fact:
         return fact_from_json(data)
+
+
+#: Ranger service names as they may stand in a URL path (the client puts them there unquoted)
+SERVICE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,254}")
+
+
+class _Checked:
+    """The backend's settings, each checked: a :class:`ConfigError` names the key and why
+    (never a raw ``ValueError``; never a credential)."""
+
+    def __init__(self, context: BackendContext) -> None:
+        self.name = context.name
+        self.context = context
+
+    def _bad(self, key: str, why: str) -> ConfigError:
+        return ConfigError(f"backend {self.name}: {key}: {why}")
+
+    def url(self) -> str:
+        value = self.context.setting("url", required=True)
+        if not isinstance(value, str) or not value or any(not c.isprintable() or c.isspace() for c in value):
+            raise self._bad("url", 'the address of Ranger Admin, such as "http://ranger:6080"')
+        try:
+            parts = urllib.parse.urlsplit(value)
+            parts.port  # noqa: B018 - raises on a port that is not a number
+        except ValueError:
+            raise self._bad("url", 'the address of Ranger Admin, such as "http://ranger:6080"') from None
+        if parts.username is not None or parts.password is not None:
+            raise self._bad(
+                "url", "must not carry a user or password (set user, and password as a secret reference)"
+            )
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+            raise self._bad(
+                "url", f'{value!r}: the address of Ranger Admin, such as "http://ranger:6080" (http or https)'
+            )
+        return value
+
+    def text(self, key: str, default: str) -> str:
+        value = self.context.setting(key, default)
+        if not isinstance(value, str) or not value or any(not c.isprintable() for c in value):
+            raise self._bad(key, f"{value!r}: must be a non-empty string without control characters")
+        return value
+
+    def service(self, key: str, default: str) -> str:
+        value = self.context.setting(key, default)
+        if not isinstance(value, str) or not SERVICE_NAME.fullmatch(value):
+            raise self._bad(
+                key, f"{value!r}: a Ranger service name (letters, digits, _ - and ., not starting with .)"
+            )
+        return value
+
+    def number(self, key: str, default: float, *, low: float, strict: bool = False) -> float:
+        value = self.context.setting(key, default)
+        ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        if not ok or value < low or (strict and value == low):
+            raise self._bad(key, f"{value!r}: a {'positive' if strict else 'non-negative'} number of seconds")
+        return float(value)
+
+    def whole(self, key: str, default: int, low: int, high: int) -> int:
+        value = self.context.setting(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise self._bad(key, f"{value!r}: a whole number from {low} to {high}")
+        return value
 
 
 def _complete(versions: tuple[tuple[str, Any, Any], ...]) -> bool:

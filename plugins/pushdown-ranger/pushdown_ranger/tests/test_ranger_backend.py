@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from pushdown.errors import BackendError, TemporaryBackendError
+from pushdown.errors import BackendError, ConfigError, TemporaryBackendError
 from pushdown.model import changes as ch
 from pushdown.model.principals import Principal
 from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef
+from pushdown.reconcile.backend import BackendContext
 from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
+from pushdown_ranger.backend import RangerBackend
 from pushdown_ranger.standin import Standin
 from tests.builders import Builder
 
@@ -173,7 +175,7 @@ def test_a_server_that_dies_mid_apply_gives_a_clear_error_and_the_next_sync_conv
     ranger_standin.faults.die_after_writes(2)
     with pytest.raises(TemporaryBackendError, match=r"no answer .* of \d+ operation\(s\) done") as caught:
         reconcile(backend, world.model, ALL, retries=0)
-    assert "password" not in str(caught.value)
+    assert ranger_standin.auth[1] not in str(caught.value)
     ranger_standin.restart()
     plan, _ = reconcile(backend, world.model, ALL)
     assert plan.adds >= 1 and not plan.removes
@@ -228,3 +230,38 @@ def test_a_scoped_sync_compiles_and_diffs_only_the_databases_its_events_name(ran
     assert [op.action for op in plan.ops] == ["add"]  # ops.runs only: crm is outside the scope
     assert "database=ops" in str(plan.ops[0])
     assert backend.plan(world.model, ALL).adds == 1  # the full plan sees crm's drift
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("url", "ranger:6080"),
+        ("url", "ftp://ranger:6080"),
+        ("url", "http://ranger:port"),
+        ("url", "http://ranger:6080/?x=1"),
+        ("url", 6080),
+        ("user", ""),
+        ("timeout", "abc"),
+        ("timeout", 0),
+        ("retries", -1),
+        ("retries", 1.5),
+        ("backoff", float("nan")),
+        ("page_size", 0),
+        ("hive_service", "hive/../../roles"),
+        ("hdfs_service", "hdfs?x=1"),
+        ("kafka_service", ""),
+        ("role_service", "a b"),
+        ("label", ""),
+        ("role_prefix", 7),
+    ],
+)
+def test_a_bad_setting_is_a_config_error_naming_the_key(key: str, value: object) -> None:
+    settings = {"url": "http://127.0.0.1:6080", key: value}
+    with pytest.raises(ConfigError, match=rf"backend rg: {key}\b"):
+        RangerBackend(BackendContext("rg", settings))
+
+
+def test_credentials_in_the_url_are_refused_and_never_repeated() -> None:
+    with pytest.raises(ConfigError, match="must not carry a user or password") as caught:
+        RangerBackend(BackendContext("rg", {"url": "http://admin:s3cr3t-pw@ranger:6080"}))
+    assert "s3cr3t-pw" not in str(caught.value)
