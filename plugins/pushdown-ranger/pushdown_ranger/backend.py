@@ -41,7 +41,7 @@ from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.scope import Resolved, Scope
 from pushdown_ranger.client import RangerAPI
 from pushdown_ranger.facts import PolicyFact, RoleFact, fact_from_json
-from pushdown_ranger.readback import bypasses, policy_fact, resource_key, role_fact
+from pushdown_ranger.readback import bypasses, policy_fact, resource_key, role_fact, unenforced
 from pushdown_ranger.scoping import Focus, covering, focus_of
 from pushdown_ranger.shapes import Naming, compile_desired, hive_catalog
 from pushdown_ranger.writing import Writer
@@ -155,6 +155,7 @@ class RangerBackend(Backend):
         users = {self.naming.user(u) for u in model.users}
         groups = {self.naming.group(g) for g in model.groups}
         found = [text for p in snap.policies.values() for text in bypasses(p, users, groups)]
+        found += [text for p in snap.policies.values() for text in unenforced(p, self.naming.ours)]
         return replace(snap, findings=tuple(sorted(found)))
 
     def _read(self, versions: tuple[tuple[str, Any, Any], ...]) -> RangerSnapshot:

@@ -265,3 +265,23 @@ def test_credentials_in_the_url_are_refused_and_never_repeated() -> None:
     with pytest.raises(ConfigError, match="must not carry a user or password") as caught:
         RangerBackend(BackendContext("rg", {"url": "http://admin:s3cr3t-pw@ranger:6080"}))
     assert "s3cr3t-pw" not in str(caught.value)
+
+
+def test_a_policy_disabled_by_hand_or_an_exception_naming_a_pushdown_role_is_a_finding(
+    ranger_standin: Standin,
+) -> None:
+    world = sales().deny("reader", "table sales.crm.orders", "SELECT_TABLE")
+    backend = backend_for(ranger_standin)
+    reconcile(backend, world.model, ALL)
+    assert backend.plan(world.model, ALL).findings == ()
+    denying = next(p for p in ranger_standin.store.list_policies({}) if p.get("denyPolicyItems"))
+    backend.api.update_policy(denying["id"], {**denying, "isEnabled": False})  # the DENY is off
+    findings = backend.plan(world.model, ALL).findings
+    assert len(findings) == 1 and "is disabled" in findings[0] and denying["name"] in findings[0]
+    exempt = {"accesses": [{"type": "select", "isAllowed": True}], "roles": ["pd_reader"]}
+    backend.api.update_policy(denying["id"], {**denying, "denyExceptions": [exempt]})
+    findings = backend.plan(world.model, ALL).findings
+    assert findings == (
+        f"policy {denying['name']!r} (hive:column=*,database=crm,table=orders): "
+        "denyExceptions names pushdown's role(s) pd_reader, outside pushdown",
+    )
