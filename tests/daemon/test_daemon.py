@@ -136,6 +136,9 @@ def test_durations_and_settings_are_checked_with_the_key_and_value_named() -> No
         ({"intervall": "1m"}, "unknown setting(s) intervall"),
         ({"backoff_min": "10m", "backoff_max": "1m"}, "backoff_max is shorter"),
         ({"host": "a b"}, "daemon.host"),
+        ({"poll": 1e300}, "daemon.poll = 1e+300: at most 7 days"),
+        ({"interval": "200000h"}, "daemon.interval = '200000h': at most 7 days"),
+        ({"lease_ttl": "100ms"}, "daemon.lease_ttl = '100ms': at least 1 s"),
     ]:
         with pytest.raises(ConfigError, match=None) as err:
             parse(raw, "f.toml")
