@@ -373,6 +373,36 @@ def test_a_stop_abandons_an_apply_between_statements(home: Path) -> None:
     d.close()
 
 
+def test_an_apply_abandoned_on_stop_leaves_the_cursor_and_the_next_start_finishes_it(home: Path) -> None:
+    ac = library()
+    ac.create_object("catalog c", properties={"backend": "demo"})
+    ac.add_user("ann")
+    ac.create_role("reader")
+    ac.grant_role("reader", "user ann")
+    last = ac.grant_privileges("reader", "catalog c", ["USE_CATALOG"]).seqs[-1]
+    before = ac.store.cursor("demo")
+    d = Daemon(load_config("pushdown.toml"))
+    worker = d.workers["demo"]
+    d.stop.set()  # SIGTERM before the first statement ends: the apply is abandoned after it
+    worker.reconcile(full=False)
+    assert ac.store.cursor("demo") == before < last
+    assert "demo" not in Store("pd.db").sync_status()  # no success recorded
+    metrics = d.metrics.render().decode()
+    assert 'pushdown_reconciles_total{backend="demo",kind="pending",result="abandoned"} 1.0' in metrics
+    d.stop.clear()
+    worker.reconcile(full=False)
+    assert ac.store.cursor("demo") == last and worker.last_success is not None
+    assert worker.ac is not None
+    held = {(p.user, p.operation, str(p.object)) for p in worker.ac.backends["demo"].held}  # type: ignore[attr-defined]
+    assert ("ann", "load_catalog", "catalog c") in held
+    assert worker.ac.sync(["demo"], full=True, dry_run=True)[0].plan.empty  # type: ignore[union-attr]
+    worker.ac.close()
+    if worker.store is not None:
+        worker.store.close()
+    d.close()
+    ac.close()
+
+
 def test_an_unexpected_fault_is_reported_backed_off_and_the_next_round_starts_afresh(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
