@@ -76,6 +76,10 @@ def test_a_write_by_someone_else_means_the_next_sync_reads_everything_again(rang
     reconcile(backend, world.model, ALL)
     paths = [p for m, p, _ in ranger_standin.request_log]
     assert "/service/public/v2/api/roles" in paths  # read again in bulk
+    assert any(p.endswith("/policy") for p in paths)  # the policies too
+    assert not [r for r in ranger_standin.request_log if r[0] != "GET"]  # nothing to write: theirs is left
+    assert "someone-elses" in {r["name"] for r in ranger_standin.store.list_roles({})}
+    assert backend.plan(world.model, ALL).empty
 
 
 def test_a_hand_made_policy_on_the_same_resources_is_merged_into_and_kept(ranger_standin: Standin) -> None:
