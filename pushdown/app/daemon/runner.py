@@ -15,6 +15,8 @@ One worker thread per backend, each with its own store connection and backend:
 
 One daemon is active per store: it holds the store's daemon lease (renewed; it lapses
 if the holder dies, at once when it was a process of this host); a second one waits.
+A daemon that cannot ask the store never counts itself the holder, and one that cannot
+renew the lease stops before it lapses.
 Every apply also holds the backend's writer lease, as the CLI and the library do, so
 no two writers ever apply to one backend at once.
 
