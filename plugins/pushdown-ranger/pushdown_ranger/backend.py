@@ -5,8 +5,8 @@ and role versions); when nothing moved since the last read, the last snapshot st
 Otherwise it reads the policies of pushdown's services and the roles, paged, once.
 ``compile`` turns the core's entitlement compiler's answer into shapes
 (:mod:`pushdown_ranger.shapes`); ``apply`` writes at most one call per changed policy
-or role, in an order Ranger accepts: roles created or changed, then policies (removals
-first), then roles removed (Ranger refuses to delete a role a policy still names).
+(and role, but for a role that both gains and loses members: two), in an order Ranger
+accepts that is never wider on the way (:meth:`RangerBackend.order`).
 
 Fence: roles whose names start with ``role_prefix`` / ``user_role_prefix``, and in any
 policy only the items naming such roles; a policy pushdown created carries the label
@@ -277,8 +277,15 @@ class RangerBackend(Backend):
 
     # apply ------------------------------------------------------------------------------
     def order(self, op: Op) -> tuple[object, ...]:
+        """Never wider on the way: roles created and members removed first (a new role is named
+        by nothing yet; fewer members narrow), then policies (removals first), then members
+        added (the policies already name the roles as they should), then roles removed
+        (Ranger refuses to delete a role a policy still names). A change that both adds and
+        removes members is first narrowed (:meth:`apply`)."""
         if isinstance(op.fact, RoleFact):
-            return (3 if op.action == "remove" else 0, str(op.fact))
+            if op.action == "remove":
+                return (4, str(op.fact))
+            return (3 if _added(op) else 0, str(op.fact))
         return (1 if op.action == "remove" else 2, str(op.fact))
 
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
@@ -290,7 +297,28 @@ class RangerBackend(Backend):
         self._written = writer.written
         failures: list[Failure] = []
         done = 0
+        refused: set[Op] = set()
+        for op in plan.ops:  # members leave a role before any policy write: never wider meanwhile
+            narrowed = _narrowed(op)
+            if narrowed is None:
+                continue
+            try:
+                writer.write(narrowed)
+            except TemporaryBackendError as exc:
+                raise TemporaryBackendError(
+                    self.name, f"{exc.args[-1] if exc.args else exc}; 0 of {len(plan.ops)} operation(s) done"
+                ) from None
+            except BackendError as exc:  # adding the new members later would widen: not done
+                failures.append(Failure((op,), str(exc)))
+                refused.add(op)
         for op in plan.ops:
+            if op in refused:
+                continue
+            if failures and _added(op):  # a policy write was refused: new members could widen it
+                failures.append(
+                    Failure((op,), f"{self.name}: {op.fact}: not written: an earlier write was refused")
+                )
+                continue
             try:
                 writer.write(op)
             except TemporaryBackendError as exc:
@@ -389,6 +417,27 @@ class _Checked:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise self._bad(key, f"{value!r}: a whole number from {low} to {high}")
         return value
+
+
+def _added(op: Op) -> bool:
+    """Whether a role change adds members (it widens whatever names the role)."""
+    before, after = op.before, op.after
+    if not (isinstance(before, RoleFact) and isinstance(after, RoleFact)):
+        return False
+    return bool(after.users - before.users or after.groups - before.groups)
+
+
+def _narrowed(op: Op) -> Op | None:
+    """For a role change that both removes and adds members: the change to the members it
+    keeps (written first; the full change follows the policies). None otherwise."""
+    before, after = op.before, op.after
+    if op.action != "change" or not (isinstance(before, RoleFact) and isinstance(after, RoleFact)):
+        return None
+    removes = before.users - after.users or before.groups - after.groups
+    if not (removes and _added(op)):
+        return None
+    kept = RoleFact(after.name, before.users & after.users, before.groups & after.groups)
+    return Op("change", before, kept, op.phase)
 
 
 def _complete(versions: tuple[tuple[str, Any, Any], ...]) -> bool:

@@ -289,3 +289,60 @@ def test_a_policy_disabled_by_hand_or_an_exception_naming_a_pushdown_role_is_a_f
         f"policy {denying['name']!r} (hive:column=*,database=crm,table=orders): "
         "denyExceptions names pushdown's role(s) pd_reader, outside pushdown",
     )
+
+
+def test_members_join_a_role_only_after_the_policies_so_a_refused_policy_write_never_widens(
+    ranger_standin: Standin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """reader's holders all pass the USE gates (from ga, gb), so the every-table policy names
+    pd_reader; c joins reader without a gate: the policy must switch to pd_ga, pd_gb. Were
+    pd_reader's new member written first, a refused (or never reached) policy write would
+    leave c allowed."""
+    world = (
+        Builder()
+        .users("a", "b", "c")
+        .catalog("sales", backend="rg")
+        .schema("sales.crm")
+        .table("sales.crm.orders")
+        .role("reader", users=["a", "b"])
+        .role("ga", users=["a"])
+        .role("gb", users=["b"])
+        .allow("reader", "catalog sales", "SELECT_TABLE")
+        .allow("ga", "catalog sales", "USE_CATALOG", "USE_SCHEMA")
+        .allow("gb", "catalog sales", "USE_CATALOG", "USE_SCHEMA")
+    )
+    backend = backend_for(ranger_standin, retries=0)
+    reconcile(backend, world.model, ALL)
+    res = {"database": "crm", "table": "orders", "column": "id"}
+    assert not ranger_standin.is_access_allowed("hive", res, "select", "c")
+    world.grant_role("reader", users=["c"])
+    plan = backend.plan(world.model, ALL)
+    assert [op.action for op in plan.ops] == ["change", "change"]
+    assert "policy" in str(plan.ops[0].fact) and "role" in str(plan.ops[1].fact)  # the role last
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise BackendError("rg", "Ranger refused update policy (HTTP 400): refused")
+
+    monkeypatch.setattr(backend.api, "update_policy", refuse)
+    with pytest.raises(BackendError):
+        reconcile(backend, world.model, ALL, retries=0)
+    assert not ranger_standin.is_access_allowed("hive", res, "select", "c")  # never wider
+    monkeypatch.undo()
+    reconcile(backend, world.model, ALL)
+    assert not ranger_standin.is_access_allowed("hive", res, "select", "c")
+    assert ranger_standin.is_access_allowed("hive", res, "select", "a")
+    assert backend.plan(world.model, ALL).empty
+
+
+def test_a_role_change_that_adds_and_removes_members_is_narrowed_first(ranger_standin: Standin) -> None:
+    world = sales()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, world.model, ALL)
+    world.grant_role("reader", users=["carol"])
+    do(world, ch.revoke_role(world.model, "reader", Principal.user("bob")))
+    ranger_standin.reset_log()
+    reconcile(backend, world.model, ALL)
+    rid = next(r["id"] for r in ranger_standin.store.list_roles({}) if r["name"] == "pd_reader")
+    puts = [r for r in writes(ranger_standin) if r[0] == "PUT" and r[1].endswith(f"/roles/{rid}")]
+    assert len(puts) == 2  # the members kept, then the full change after the policies
+    assert backend.plan(world.model, ALL).empty
