@@ -346,3 +346,29 @@ def test_a_role_change_that_adds_and_removes_members_is_narrowed_first(ranger_st
     puts = [r for r in writes(ranger_standin) if r[0] == "PUT" and r[1].endswith(f"/roles/{rid}")]
     assert len(puts) == 2  # the members kept, then the full change after the policies
     assert backend.plan(world.model, ALL).empty
+
+
+def test_dropping_the_last_table_in_a_scoped_sync_leaves_no_stale_hive_policy(
+    ranger_standin: Standin,
+) -> None:
+    """The catalog then holds only a topic: it is no Hive catalog any more, and the policies
+    of its other databases go too, though the scope named one table only."""
+    world = (
+        Builder()
+        .users("u")
+        .catalog("c", backend="rg")
+        .schema("c.s1")
+        .schema("c.s2")
+        .table("c.s2.b")
+        .create("topic c.s1.events")
+        .role("r", users=["u"])
+        .allow("r", "catalog c", "USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE")
+    )
+    backend = backend_for(ranger_standin)
+    reconcile(backend, world.model, ALL)
+    assert any(p["service"] == "hive" for p in ranger_standin.store.list_policies({}))
+    events = ch.drop_object(world.model, ObjectRef.parse("table c.s2.b"))
+    do(world, events)
+    reconcile(backend, world.model, Scope.union(scope_of(e) for e in events))
+    assert backend.plan(world.model, ALL).empty
+    assert not any(p["service"] == "hive" for p in ranger_standin.store.list_policies({}))
