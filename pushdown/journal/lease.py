@@ -39,9 +39,22 @@ class Transactional(Protocol):
     def write_lock(self) -> AbstractContextManager[None]: ...
 
 
+def local_host() -> str:
+    """This host as a lease holder names it: the host name and, where known, the PID
+    namespace. Two containers may share a host name (``network_mode: host``, a set
+    ``hostname:``) but not their process ids: a pid is looked up only in its own namespace,
+    else a live holder in another container could be taken for dead."""
+    try:
+        ns = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return socket.gethostname()
+    digits = "".join(c for c in ns if c.isdigit())
+    return f"{socket.gethostname()}@{digits}" if digits else socket.gethostname()
+
+
 def holder_id() -> str:
     """Who holds a lease: host, process and a random part (two leases in one process differ)."""
-    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+    return f"{local_host()}:{os.getpid()}:{secrets.token_hex(4)}"
 
 
 def dead(holder: str) -> bool:
@@ -49,7 +62,7 @@ def dead(holder: str) -> bool:
     at once (a crashed run need not wait for the expiry; one on another host must)."""
     host, _, rest = holder.partition(":")
     pid_text = rest.partition(":")[0]
-    if host != socket.gethostname() or not pid_text.isdigit():
+    if host != local_host() or not pid_text.isdigit():
         return False
     pid = int(pid_text)
     if pid == os.getpid():

@@ -25,7 +25,8 @@ from pushdown.app.daemon.logs import JsonFormatter
 from pushdown.app.daemon.runner import INSTANCE, Daemon, Following, Stopping, backoff
 from pushdown.app.daemon.settings import DaemonSettings, duration, parse
 from pushdown.app.service import AccessControl
-from pushdown.errors import ConfigError
+from pushdown.errors import Busy, ConfigError
+from pushdown.journal import lease
 from pushdown.journal.store import Store
 from pushdown.model.state import Model
 from pushdown.reconcile.sync import PERMANENT, TEMPORARY, SyncResult
@@ -135,6 +136,9 @@ def test_durations_and_settings_are_checked_with_the_key_and_value_named() -> No
         ({"intervall": "1m"}, "unknown setting(s) intervall"),
         ({"backoff_min": "10m", "backoff_max": "1m"}, "backoff_max is shorter"),
         ({"host": "a b"}, "daemon.host"),
+        ({"poll": 1e300}, "daemon.poll = 1e+300: at most 7 days"),
+        ({"interval": "200000h"}, "daemon.interval = '200000h': at most 7 days"),
+        ({"lease_ttl": "100ms"}, "daemon.lease_ttl = '100ms': at least 1 s"),
     ]:
         with pytest.raises(ConfigError, match=None) as err:
             parse(raw, "f.toml")
@@ -258,6 +262,43 @@ def test_a_second_daemon_on_the_store_waits_and_takes_over_when_the_first_stops(
     ac.close()
 
 
+def test_a_store_that_cannot_be_asked_never_makes_a_daemon_active(
+    start: Callable[[], Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def busy(*args: object, **kwargs: object) -> None:
+        raise Busy("the store is busy")
+
+    monkeypatch.setattr(lease, "try_take", busy)
+    r = start()
+    time.sleep(0.5)
+    assert not r.daemon.active and not r.daemon.workers["demo"].is_alive()
+    code, body = get(r.url("/readyz"))
+    assert code == 503 and "standby" in body
+    assert r.stop() == 0
+
+
+def test_a_lease_that_cannot_be_renewed_stops_the_daemon_before_it_lapses(
+    start: Callable[[], Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    r = start()
+    wait_for(lambda: r.daemon.active)
+    real = lease.try_take
+    failed_at: list[float] = []
+
+    def busy(store: object, name: str, *args: object, **kwargs: object) -> object:
+        if name != INSTANCE:
+            return real(store, name, *args, **kwargs)  # type: ignore[arg-type]
+        failed_at.append(time.monotonic())
+        raise Busy("the store is busy")
+
+    monkeypatch.setattr(lease, "try_take", busy)
+    held_until = r.daemon.held_until
+    r.thread.join(10)
+    assert not r.thread.is_alive() and r.code == [1]  # stopped by itself, before the lease lapsed
+    assert failed_at and time.monotonic() <= held_until + 0.5
+    assert not r.daemon.workers["demo"].is_alive()
+
+
 def test_the_daemon_refuses_a_config_without_backends_or_store(tmp_path: Path) -> None:
     (tmp_path / "c.toml").write_text(
         f'store = "{tmp_path / "missing.db"}"\n[backends.demo]\nkind = "recording"\n'
@@ -330,6 +371,36 @@ def test_a_stop_abandons_an_apply_between_statements(home: Path) -> None:
     with pytest.raises(Stopping):
         step(1)  # stopping: the rest is abandoned; the dispatcher never moves the cursor then
     d.close()
+
+
+def test_an_apply_abandoned_on_stop_leaves_the_cursor_and_the_next_start_finishes_it(home: Path) -> None:
+    ac = library()
+    ac.create_object("catalog c", properties={"backend": "demo"})
+    ac.add_user("ann")
+    ac.create_role("reader")
+    ac.grant_role("reader", "user ann")
+    last = ac.grant_privileges("reader", "catalog c", ["USE_CATALOG"]).seqs[-1]
+    before = ac.store.cursor("demo")
+    d = Daemon(load_config("pushdown.toml"))
+    worker = d.workers["demo"]
+    d.stop.set()  # SIGTERM before the first statement ends: the apply is abandoned after it
+    worker.reconcile(full=False)
+    assert ac.store.cursor("demo") == before < last
+    assert "demo" not in Store("pd.db").sync_status()  # no success recorded
+    metrics = d.metrics.render().decode()
+    assert 'pushdown_reconciles_total{backend="demo",kind="pending",result="abandoned"} 1.0' in metrics
+    d.stop.clear()
+    worker.reconcile(full=False)
+    assert ac.store.cursor("demo") == last and worker.last_success is not None
+    assert worker.ac is not None
+    held = {(p.user, p.operation, str(p.object)) for p in worker.ac.backends["demo"].held}  # type: ignore[attr-defined]
+    assert ("ann", "load_catalog", "catalog c") in held
+    assert worker.ac.sync(["demo"], full=True, dry_run=True)[0].plan.empty  # type: ignore[union-attr]
+    worker.ac.close()
+    if worker.store is not None:
+        worker.store.close()
+    d.close()
+    ac.close()
 
 
 def test_an_unexpected_fault_is_reported_backed_off_and_the_next_round_starts_afresh(

@@ -5,8 +5,8 @@ and role versions); when nothing moved since the last read, the last snapshot st
 Otherwise it reads the policies of pushdown's services and the roles, paged, once.
 ``compile`` turns the core's entitlement compiler's answer into shapes
 (:mod:`pushdown_ranger.shapes`); ``apply`` writes at most one call per changed policy
-or role, in an order Ranger accepts: roles created or changed, then policies (removals
-first), then roles removed (Ranger refuses to delete a role a policy still names).
+(and role, but for a role that both gains and loses members: two), in an order Ranger
+accepts that is never wider on the way (:meth:`RangerBackend.order`).
 
 Fence: roles whose names start with ``role_prefix`` / ``user_role_prefix``, and in any
 policy only the items naming such roles; a policy pushdown created carries the label
@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
+import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -38,7 +41,7 @@ from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.scope import Resolved, Scope
 from pushdown_ranger.client import RangerAPI
 from pushdown_ranger.facts import PolicyFact, RoleFact, fact_from_json
-from pushdown_ranger.readback import bypasses, policy_fact, resource_key, role_fact
+from pushdown_ranger.readback import bypasses, policy_fact, resource_key, role_fact, unenforced
 from pushdown_ranger.scoping import Focus, covering, focus_of
 from pushdown_ranger.shapes import Naming, compile_desired, hive_catalog
 from pushdown_ranger.writing import Writer
@@ -89,23 +92,24 @@ class RangerBackend(Backend):
 
     def __init__(self, context: BackendContext) -> None:
         super().__init__(context)
-        password = context.secret("password") or context.setting("password", "")
+        c = _Checked(context)
+        password = context.secret("password")
         self.api = RangerAPI(
             context.name,
-            str(context.setting("url", required=True)),
-            str(context.setting("user", "admin")),
-            str(password),
-            timeout=float(context.setting("timeout", 10.0)),
-            retries=int(context.setting("retries", 4)),
-            backoff=float(context.setting("backoff", 0.1)),
-            page_size=int(context.setting("page_size", 200)),
+            c.url(),
+            c.text("user", "admin"),
+            password if isinstance(password, str) else "",
+            timeout=c.number("timeout", 10.0, low=0.0, strict=True),
+            retries=c.whole("retries", 4, 0, 20),
+            backoff=c.number("backoff", 0.1, low=0.0),
+            page_size=c.whole("page_size", 200, 1, 10_000),
         )
         self.naming = Naming(
-            hive_service=str(context.setting("hive_service", "hive")),
-            hdfs_service=str(context.setting("hdfs_service", "hdfs")),
-            kafka_service=str(context.setting("kafka_service", "kafka")),
-            role_prefix=str(context.setting("role_prefix", "pd_")),
-            user_role_prefix=str(context.setting("user_role_prefix", "pdu_")),
+            hive_service=c.service("hive_service", "hive"),
+            hdfs_service=c.service("hdfs_service", "hdfs"),
+            kafka_service=c.service("kafka_service", "kafka"),
+            role_prefix=c.text("role_prefix", "pd_"),
+            user_role_prefix=c.text("user_role_prefix", "pdu_"),
             map_principal=context.map_principal,
         )
         if not self.naming.role_prefix or not self.naming.user_role_prefix:
@@ -114,8 +118,8 @@ class RangerBackend(Backend):
             raise ConfigError(
                 f"backend {context.name}: role_prefix and user_role_prefix must not start one another"
             )
-        self.label = str(context.setting("label", "pushdown"))
-        self.role_service = str(context.setting("role_service", self.naming.hive_service))
+        self.label = c.text("label", "pushdown")
+        self.role_service = c.service("role_service", self.naming.hive_service)
         self._defs: dict[str, bool] = {}
         self.last: RangerSnapshot | None = None
         self._written = Written()
@@ -151,6 +155,7 @@ class RangerBackend(Backend):
         users = {self.naming.user(u) for u in model.users}
         groups = {self.naming.group(g) for g in model.groups}
         found = [text for p in snap.policies.values() for text in bypasses(p, users, groups)]
+        found += [text for p in snap.policies.values() for text in unenforced(p, self.naming.ours)]
         return replace(snap, findings=tuple(sorted(found)))
 
     def _read(self, versions: tuple[tuple[str, Any, Any], ...]) -> RangerSnapshot:
@@ -272,8 +277,15 @@ class RangerBackend(Backend):
 
     # apply ------------------------------------------------------------------------------
     def order(self, op: Op) -> tuple[object, ...]:
+        """Never wider on the way: roles created and members removed first (a new role is named
+        by nothing yet; fewer members narrow), then policies (removals first), then members
+        added (the policies already name the roles as they should), then roles removed
+        (Ranger refuses to delete a role a policy still names). A change that both adds and
+        removes members is first narrowed (:meth:`apply`)."""
         if isinstance(op.fact, RoleFact):
-            return (3 if op.action == "remove" else 0, str(op.fact))
+            if op.action == "remove":
+                return (4, str(op.fact))
+            return (3 if _added(op) else 0, str(op.fact))
         return (1 if op.action == "remove" else 2, str(op.fact))
 
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
@@ -285,7 +297,28 @@ class RangerBackend(Backend):
         self._written = writer.written
         failures: list[Failure] = []
         done = 0
+        refused: set[Op] = set()
+        for op in plan.ops:  # members leave a role before any policy write: never wider meanwhile
+            narrowed = _narrowed(op)
+            if narrowed is None:
+                continue
+            try:
+                writer.write(narrowed)
+            except TemporaryBackendError as exc:
+                raise TemporaryBackendError(
+                    self.name, f"{exc.args[-1] if exc.args else exc}; 0 of {len(plan.ops)} operation(s) done"
+                ) from None
+            except BackendError as exc:  # adding the new members later would widen: not done
+                failures.append(Failure((op,), str(exc)))
+                refused.add(op)
         for op in plan.ops:
+            if op in refused:
+                continue
+            if failures and _added(op):  # a policy write was refused: new members could widen it
+                failures.append(
+                    Failure((op,), f"{self.name}: {op.fact}: not written: an earlier write was refused")
+                )
+                continue
             try:
                 writer.write(op)
             except TemporaryBackendError as exc:
@@ -322,6 +355,89 @@ class RangerBackend(Backend):
 
     def fact_from_json(self, data: Mapping[str, Any]) -> Fact:
         return fact_from_json(data)
+
+
+#: Ranger service names as they may stand in a URL path (the client puts them there unquoted)
+SERVICE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,254}")
+
+
+class _Checked:
+    """The backend's settings, each checked: a :class:`ConfigError` names the key and why
+    (never a raw ``ValueError``; never a credential)."""
+
+    def __init__(self, context: BackendContext) -> None:
+        self.name = context.name
+        self.context = context
+
+    def _bad(self, key: str, why: str) -> ConfigError:
+        return ConfigError(f"backend {self.name}: {key}: {why}")
+
+    def url(self) -> str:
+        value = self.context.setting("url", required=True)
+        if not isinstance(value, str) or not value or any(not c.isprintable() or c.isspace() for c in value):
+            raise self._bad("url", 'the address of Ranger Admin, such as "http://ranger:6080"')
+        try:
+            parts = urllib.parse.urlsplit(value)
+            parts.port  # noqa: B018 - raises on a port that is not a number
+        except ValueError:
+            raise self._bad("url", 'the address of Ranger Admin, such as "http://ranger:6080"') from None
+        if parts.username is not None or parts.password is not None:
+            raise self._bad(
+                "url", "must not carry a user or password (set user, and password as a secret reference)"
+            )
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+            raise self._bad(
+                "url", f'{value!r}: the address of Ranger Admin, such as "http://ranger:6080" (http or https)'
+            )
+        return value
+
+    def text(self, key: str, default: str) -> str:
+        value = self.context.setting(key, default)
+        if not isinstance(value, str) or not value or any(not c.isprintable() for c in value):
+            raise self._bad(key, f"{value!r}: must be a non-empty string without control characters")
+        return value
+
+    def service(self, key: str, default: str) -> str:
+        value = self.context.setting(key, default)
+        if not isinstance(value, str) or not SERVICE_NAME.fullmatch(value):
+            raise self._bad(
+                key, f"{value!r}: a Ranger service name (letters, digits, _ - and ., not starting with .)"
+            )
+        return value
+
+    def number(self, key: str, default: float, *, low: float, strict: bool = False) -> float:
+        value = self.context.setting(key, default)
+        ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        if not ok or value < low or (strict and value == low):
+            raise self._bad(key, f"{value!r}: a {'positive' if strict else 'non-negative'} number of seconds")
+        return float(value)
+
+    def whole(self, key: str, default: int, low: int, high: int) -> int:
+        value = self.context.setting(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise self._bad(key, f"{value!r}: a whole number from {low} to {high}")
+        return value
+
+
+def _added(op: Op) -> bool:
+    """Whether a role change adds members (it widens whatever names the role)."""
+    before, after = op.before, op.after
+    if not (isinstance(before, RoleFact) and isinstance(after, RoleFact)):
+        return False
+    return bool(after.users - before.users or after.groups - before.groups)
+
+
+def _narrowed(op: Op) -> Op | None:
+    """For a role change that both removes and adds members: the change to the members it
+    keeps (written first; the full change follows the policies). None otherwise."""
+    before, after = op.before, op.after
+    if op.action != "change" or not (isinstance(before, RoleFact) and isinstance(after, RoleFact)):
+        return None
+    removes = before.users - after.users or before.groups - after.groups
+    if not (removes and _added(op)):
+        return None
+    kept = RoleFact(after.name, before.users & after.users, before.groups & after.groups)
+    return Op("change", before, kept, op.phase)
 
 
 def _complete(versions: tuple[tuple[str, Any, Any], ...]) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import json
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator
@@ -40,6 +41,15 @@ PAGE_SIZE = 200
 #: Ranger refuses a role naming a user or group it does not know yet (usersync may be
 #: behind the model) unless asked to create them
 MEMBERS_MAY_BE_NEW = {"createNonExistUserGroup": "true"}
+
+
+#: the longest reply quoted in an error (a proxy's HTML page is not a reason)
+MAX_QUOTED = 500
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_QUOTED else text[:MAX_QUOTED] + f"… ({len(text)} characters)"
 
 
 class NotFound(PermanentBackendError):
@@ -128,8 +138,16 @@ class RangerAPI:
             try:
                 with contextlib.redirect_stdout(io.StringIO()):  # the client prints failed responses
                     result = fn()
-            except (requests.Timeout, requests.ConnectionError) as exc:
-                problem = f"no answer ({type(exc).__name__})"
+            except (
+                requests.Timeout,
+                requests.ConnectionError,
+                requests.exceptions.ChunkedEncodingError,
+            ) as exc:
+                problem = f"no answer ({type(exc).__name__})"  # ChunkedEncodingError: it died mid-answer
+            except requests.RequestException as exc:  # not a passing fault: never a raw traceback
+                raise PermanentBackendError(
+                    self.backend, f"Ranger at {self.url}: {what}: {type(exc).__name__}: {_short(str(exc))}"
+                ) from None
             except RangerServiceException as exc:
                 if exc.statusCode == 503:
                     problem = "503 Service Unavailable"
@@ -185,8 +203,14 @@ class RangerAPI:
     def _permanent(self, what: str, status: int | None, words: Any) -> PermanentBackendError:
         if isinstance(words, bytes):
             words = words.decode("utf-8", "replace")
+        if isinstance(words, str):
+            with contextlib.suppress(ValueError):
+                found = json.loads(words)
+                if isinstance(found, dict) and found.get("msgDesc"):
+                    words = str(found["msgDesc"])  # Ranger's own words, not its whole reply
         return PermanentBackendError(
-            self.backend, f"Ranger refused {what} (HTTP {status}): {words or 'no reason given'}"
+            self.backend,
+            f"Ranger refused {what} (HTTP {status}): {_short(str(words or '')) or 'no reason given'}",
         )
 
     # reads ----------------------------------------------------------------------------

@@ -13,7 +13,9 @@ from typing import Any
 
 import click
 
+from pushdown.app.output import escaped_lines
 from pushdown.app.spec import load_spec
+from pushdown.errors import PushdownError, SpecError
 from pushdown.model.securables import METALAKE, SecurableType
 from pushdown.reconcile.backend import BackendContext
 from pushdown.reconcile.scope import Scope
@@ -46,6 +48,16 @@ def render_policy(policy: dict[str, Any]) -> list[str]:
 @click.argument("spec", type=click.Path(exists=True, dir_okay=False))
 def demo_ranger(spec: str) -> None:
     """Apply SPEC to a Ranger Admin stand-in and show its roles and policies, read back."""
+    try:
+        _demo(spec)
+    except SpecError as exc:  # a clear error, never a traceback
+        lines = [escaped_lines(p) for p in exc.problems]
+        raise click.ClickException("\n".join([*lines, f"{len(lines)} problem(s) in the spec"])) from None
+    except PushdownError as exc:
+        raise click.ClickException(escaped_lines(str(exc))) from None
+
+
+def _demo(spec: str) -> None:
     model = load_spec(spec)
     catalogs = frozenset(o.names[0] for o in model.children(METALAKE) if o.type is SecurableType.CATALOG)
     if not catalogs:

@@ -163,3 +163,30 @@ def bypasses(policy: Json, users: set[str], groups: set[str]) -> list[str]:
                 f"to {', '.join(reached)}, outside pushdown"
             )
     return out
+
+
+#: item lists where an item naming one of pushdown's roles is not pushdown's: it changes what
+#: the role's members may do outside the model (a deny exception, or an item with conditions
+#: or delegated admin, which pushdown neither reads as its own nor removes)
+_OTHER_LISTS = ("policyItems", "denyPolicyItems", "allowExceptions", "denyExceptions")
+
+
+def unenforced(policy: Json, ours: Callable[[str], bool]) -> list[str]:
+    """What makes pushdown's share of ``policy`` differ from what Ranger enforces, reported
+    (never silently counted as enforced): the policy disabled by hand while it holds
+    pushdown's items; items pushdown did not make that name pushdown's roles."""
+    where = f"policy {policy.get('name')!r} ({policy.get('service')}:{describe(resource_key(policy))})"
+    out = []
+    allow, deny = our_pairs(policy, ours)
+    if (allow or deny) and policy.get("isEnabled") is False:
+        out.append(
+            f"{where} is disabled: pushdown's {len(allow) + len(deny)} item(s) in it are not in effect"
+        )
+    for field in _OTHER_LISTS:
+        for item in policy.get(field) or ():
+            if field in ("policyItems", "denyPolicyItems") and _plain(item):
+                continue
+            roles = sorted(str(r) for r in item.get("roles") or () if ours(str(r)))
+            if roles:
+                out.append(f"{where}: {field} names pushdown's role(s) {', '.join(roles)}, outside pushdown")
+    return out

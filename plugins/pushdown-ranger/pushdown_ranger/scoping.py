@@ -1,10 +1,11 @@
 """Which part of Ranger a sync over a scope compiles and diffs. Pure.
 
-A scope whose regions all have roots at or below schemas of the Hive catalog is a
-*focus*: those schemas' databases are compiled and diffed, the others left as they
+A scope whose regions all have roots at or below schemas of the Hive catalog (as the
+model now says) is a *focus*: those schemas' databases are compiled and diffed, the others left as they
 are. Roles, topics and filesets are compiled every time (one policy per object, cheap),
 so their facts are always within. Anything wider (a catalog, the metalake, a principal
-on every object) is everything.
+on every object), or anything in another catalog (a change there may move which catalog
+the Hive service holds, and every Hive policy with it), is everything.
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ def focus_of(scope: Resolved, hive: str | None) -> Focus:
             schema = root.ancestor(SecurableType.SCHEMA) if len(root.names) >= 2 else None
             if root.type not in _AT_OR_BELOW_SCHEMA or schema is None:
                 return None
-            if schema.names[0] == hive:
-                out.add(schema)
+            if schema.names[0] != hive:  # another catalog's change may move the Hive catalog
+                return None  # (its last table dropped, one created elsewhere): everything
+            out.add(schema)
     return frozenset(out)
 
 

@@ -15,6 +15,8 @@ One worker thread per backend, each with its own store connection and backend:
 
 One daemon is active per store: it holds the store's daemon lease (renewed; it lapses
 if the holder dies, at once when it was a process of this host); a second one waits.
+A daemon that cannot ask the store never counts itself the holder, and one that cannot
+renew the lease stops before it lapses.
 Every apply also holds the backend's writer lease, as the CLI and the library do, so
 no two writers ever apply to one backend at once.
 
@@ -338,6 +340,7 @@ class Daemon:
         self.endpoints: Endpoints | None = None
         self.waiting_for: str | None = None
         self.active = False
+        self.held_until = 0.0  # monotonic: when the lease lapses unless renewed
 
     def ready(self) -> list[str]:
         if not self.active:
@@ -367,7 +370,8 @@ class Daemon:
 
     def run(self) -> int:
         """Wait for the daemon lease, run the workers until stopped; 0 when stopped, 1 when the
-        lease was lost to another daemon (this one then stops applying)."""
+        lease was lost to another daemon, or could not be renewed before it lapsed (this one
+        then stops applying)."""
         code = 0
         try:
             if not self._take_lease():
@@ -380,11 +384,7 @@ class Daemon:
                 if time.monotonic() < next_renew:
                     continue
                 next_renew = time.monotonic() + renew
-                other = self._try_take()
-                if other is not None:
-                    log.error(
-                        "lost the store's daemon lease to %s; stopping (nothing more is applied)", other
-                    )
+                if not self._renew(renew):
                     code = 1
                     self.stop.set()
             for worker in self.workers.values():
@@ -395,17 +395,46 @@ class Daemon:
         return code
 
     def _try_take(self) -> str | None:
+        """Take or renew the lease: None when this daemon holds it (until ``held_until``), else
+        who holds it. Raises :class:`PushdownError` when the store could not be asked: that is
+        never taken for holding it (two daemons would apply at once)."""
+        asked = time.monotonic()
+        taken = lease.try_take(self.store, INSTANCE, self.holder, self.settings.lease_ttl)
+        if taken is not None:
+            return taken[0]
+        self.held_until = asked + self.settings.lease_ttl
+        return None
+
+    def _renew(self, renew: float) -> bool:
+        """Renew the lease; False when this daemon must stop applying: another one holds it, or
+        it could not be renewed and would lapse before the next try."""
         try:
-            taken = lease.try_take(self.store, INSTANCE, self.holder, self.settings.lease_ttl)
-        except PushdownError as exc:  # the store busy for a moment: the lease outlives it
-            log.warning("could not renew the daemon lease: %s", exc)
-            return None
-        return None if taken is None else taken[0]
+            other = self._try_take()
+        except PushdownError as exc:  # the store busy for a moment: the lease may outlive it
+            left = self.held_until - time.monotonic()
+            if left > renew + 0.5:
+                log.warning("could not renew the daemon lease (%.1f s left): %s", left, exc)
+                return True
+            log.error(
+                "could not renew the store's daemon lease before it lapses: %s; stopping (nothing more "
+                "is applied)",
+                exc,
+            )
+            return False
+        if other is not None:
+            log.error("lost the store's daemon lease to %s; stopping (nothing more is applied)", other)
+            return False
+        return True
 
     def _take_lease(self) -> bool:
         said = None
         while not self.stop.is_set():
-            other = self._try_take()
+            try:
+                other = self._try_take()
+            except PushdownError as exc:  # not known to hold it: wait, never apply meanwhile
+                log.warning("could not take the daemon lease: %s; trying again", exc)
+                self.stop.wait(min(1.0, self.settings.lease_ttl / 3))
+                continue
             if other is None:
                 self.active = True
                 self.metrics.active.set(1)

@@ -10,7 +10,8 @@
     host = "127.0.0.1"     # /metrics, /livez, /readyz
     port = 9464            # 0: any free port (the log says which)
 
-Durations are seconds (a number) or a string with a unit: ``ms``, ``s``, ``m``, ``h``.
+Durations are seconds (a number) or a string with a unit: ``ms``, ``s``, ``m``, ``h``;
+at most 7 days; ``lease_ttl`` at least 1 s.
 Every value is checked when the config is loaded; an error names the key and the value.
 """
 
@@ -41,6 +42,10 @@ class DaemonSettings:
 
 
 DURATIONS = ("interval", "poll", "backoff_min", "backoff_max", "lease_ttl")
+#: the longest duration taken: longer ones overflow the waits (a worker thread would die)
+MAX_DURATION = 7 * 24 * 3600.0
+#: the shortest lease: it is renewed every lease_ttl / 3, on a loaded machine too
+MIN_LEASE_TTL = 1.0
 KNOWN = (*DURATIONS, "jitter", "host", "port")
 
 
@@ -81,6 +86,8 @@ def parse(raw: Any, source: str) -> DaemonSettings:
                     f"{source}: daemon.{key} = {_shown(raw[key])}: a duration is a positive number of "
                     'seconds or a string such as "200ms", "5s", "5m", "1h"'
                 )
+            if seconds > MAX_DURATION:
+                raise ConfigError(f"{source}: daemon.{key} = {_shown(raw[key])}: at most 7 days")
             values[key] = seconds
     if "jitter" in raw:
         j = raw["jitter"]
@@ -98,6 +105,11 @@ def parse(raw: Any, source: str) -> DaemonSettings:
             raise ConfigError(f"{source}: daemon.port = {_shown(p)}: a whole number from 0 to 65535")
         values["port"] = p
     settings = DaemonSettings(**values)
+    if settings.lease_ttl < MIN_LEASE_TTL:
+        raise ConfigError(
+            f"{source}: daemon.lease_ttl = {_shown(raw['lease_ttl'])}: at least 1 s (it is renewed every "
+            "lease_ttl / 3; a shorter one could lapse between renewals and let a second daemon apply)"
+        )
     if settings.backoff_max < settings.backoff_min:
         raise ConfigError(f"{source}: daemon.backoff_max is shorter than daemon.backoff_min")
     return settings

@@ -11,6 +11,7 @@ from pushdown.decide.evaluator import Evaluator
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown_ranger.mapping import DATABASE_ACCESS, HDFS_ACCESS, KAFKA_ACCESS, TABLE_ACCESS
+from pushdown_ranger.shapes import hive_catalog
 from pushdown_ranger.standin import Standin
 
 T = SecurableType
@@ -29,8 +30,9 @@ class Probe:
 def checks(model: Model, catalog: str) -> Iterator[Check]:
     """(service, resource, access, operation, object) for everything in ``catalog``."""
     root = ObjectRef(T.CATALOG, (catalog,))
+    hive = hive_catalog(model, [catalog]) == catalog  # else its schemas are no Hive databases
     for obj in model.within(root):
-        if obj.type is T.SCHEMA:
+        if obj.type is T.SCHEMA and hive:
             d = obj.names[1]
             for access, op in DATABASE_ACCESS:
                 target = ObjectRef(T.TABLE, (*obj.names, UNSEEN)) if op == "create_table" else obj

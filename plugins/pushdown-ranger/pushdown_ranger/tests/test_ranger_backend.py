@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from pushdown.errors import BackendError, TemporaryBackendError
+from pushdown.errors import BackendError, ConfigError, TemporaryBackendError
 from pushdown.model import changes as ch
 from pushdown.model.principals import Principal
 from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef
+from pushdown.reconcile.backend import BackendContext
 from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
+from pushdown_ranger.backend import RangerBackend
 from pushdown_ranger.standin import Standin
 from tests.builders import Builder
 
@@ -74,6 +76,10 @@ def test_a_write_by_someone_else_means_the_next_sync_reads_everything_again(rang
     reconcile(backend, world.model, ALL)
     paths = [p for m, p, _ in ranger_standin.request_log]
     assert "/service/public/v2/api/roles" in paths  # read again in bulk
+    assert any(p.endswith("/policy") for p in paths)  # the policies too
+    assert not [r for r in ranger_standin.request_log if r[0] != "GET"]  # nothing to write: theirs is left
+    assert "someone-elses" in {r["name"] for r in ranger_standin.store.list_roles({})}
+    assert backend.plan(world.model, ALL).empty
 
 
 def test_a_hand_made_policy_on_the_same_resources_is_merged_into_and_kept(ranger_standin: Standin) -> None:
@@ -173,7 +179,7 @@ def test_a_server_that_dies_mid_apply_gives_a_clear_error_and_the_next_sync_conv
     ranger_standin.faults.die_after_writes(2)
     with pytest.raises(TemporaryBackendError, match=r"no answer .* of \d+ operation\(s\) done") as caught:
         reconcile(backend, world.model, ALL, retries=0)
-    assert "password" not in str(caught.value)
+    assert ranger_standin.auth[1] not in str(caught.value)
     ranger_standin.restart()
     plan, _ = reconcile(backend, world.model, ALL)
     assert plan.adds >= 1 and not plan.removes
@@ -228,3 +234,141 @@ def test_a_scoped_sync_compiles_and_diffs_only_the_databases_its_events_name(ran
     assert [op.action for op in plan.ops] == ["add"]  # ops.runs only: crm is outside the scope
     assert "database=ops" in str(plan.ops[0])
     assert backend.plan(world.model, ALL).adds == 1  # the full plan sees crm's drift
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("url", "ranger:6080"),
+        ("url", "ftp://ranger:6080"),
+        ("url", "http://ranger:port"),
+        ("url", "http://ranger:6080/?x=1"),
+        ("url", 6080),
+        ("user", ""),
+        ("timeout", "abc"),
+        ("timeout", 0),
+        ("retries", -1),
+        ("retries", 1.5),
+        ("backoff", float("nan")),
+        ("page_size", 0),
+        ("hive_service", "hive/../../roles"),
+        ("hdfs_service", "hdfs?x=1"),
+        ("kafka_service", ""),
+        ("role_service", "a b"),
+        ("label", ""),
+        ("role_prefix", 7),
+    ],
+)
+def test_a_bad_setting_is_a_config_error_naming_the_key(key: str, value: object) -> None:
+    settings = {"url": "http://127.0.0.1:6080", key: value}
+    with pytest.raises(ConfigError, match=rf"backend rg: {key}\b"):
+        RangerBackend(BackendContext("rg", settings))
+
+
+def test_credentials_in_the_url_are_refused_and_never_repeated() -> None:
+    with pytest.raises(ConfigError, match="must not carry a user or password") as caught:
+        RangerBackend(BackendContext("rg", {"url": "http://admin:s3cr3t-pw@ranger:6080"}))
+    assert "s3cr3t-pw" not in str(caught.value)
+
+
+def test_a_policy_disabled_by_hand_or_an_exception_naming_a_pushdown_role_is_a_finding(
+    ranger_standin: Standin,
+) -> None:
+    world = sales().deny("reader", "table sales.crm.orders", "SELECT_TABLE")
+    backend = backend_for(ranger_standin)
+    reconcile(backend, world.model, ALL)
+    assert backend.plan(world.model, ALL).findings == ()
+    denying = next(p for p in ranger_standin.store.list_policies({}) if p.get("denyPolicyItems"))
+    backend.api.update_policy(denying["id"], {**denying, "isEnabled": False})  # the DENY is off
+    findings = backend.plan(world.model, ALL).findings
+    assert len(findings) == 1 and "is disabled" in findings[0] and denying["name"] in findings[0]
+    exempt = {"accesses": [{"type": "select", "isAllowed": True}], "roles": ["pd_reader"]}
+    backend.api.update_policy(denying["id"], {**denying, "denyExceptions": [exempt]})
+    findings = backend.plan(world.model, ALL).findings
+    assert findings == (
+        f"policy {denying['name']!r} (hive:column=*,database=crm,table=orders): "
+        "denyExceptions names pushdown's role(s) pd_reader, outside pushdown",
+    )
+
+
+def test_members_join_a_role_only_after_the_policies_so_a_refused_policy_write_never_widens(
+    ranger_standin: Standin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """reader's holders all pass the USE gates (from ga, gb), so the every-table policy names
+    pd_reader; c joins reader without a gate: the policy must switch to pd_ga, pd_gb. Were
+    pd_reader's new member written first, a refused (or never reached) policy write would
+    leave c allowed."""
+    world = (
+        Builder()
+        .users("a", "b", "c")
+        .catalog("sales", backend="rg")
+        .schema("sales.crm")
+        .table("sales.crm.orders")
+        .role("reader", users=["a", "b"])
+        .role("ga", users=["a"])
+        .role("gb", users=["b"])
+        .allow("reader", "catalog sales", "SELECT_TABLE")
+        .allow("ga", "catalog sales", "USE_CATALOG", "USE_SCHEMA")
+        .allow("gb", "catalog sales", "USE_CATALOG", "USE_SCHEMA")
+    )
+    backend = backend_for(ranger_standin, retries=0)
+    reconcile(backend, world.model, ALL)
+    res = {"database": "crm", "table": "orders", "column": "id"}
+    assert not ranger_standin.is_access_allowed("hive", res, "select", "c")
+    world.grant_role("reader", users=["c"])
+    plan = backend.plan(world.model, ALL)
+    assert [op.action for op in plan.ops] == ["change", "change"]
+    assert "policy" in str(plan.ops[0].fact) and "role" in str(plan.ops[1].fact)  # the role last
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise BackendError("rg", "Ranger refused update policy (HTTP 400): refused")
+
+    monkeypatch.setattr(backend.api, "update_policy", refuse)
+    with pytest.raises(BackendError):
+        reconcile(backend, world.model, ALL, retries=0)
+    assert not ranger_standin.is_access_allowed("hive", res, "select", "c")  # never wider
+    monkeypatch.undo()
+    reconcile(backend, world.model, ALL)
+    assert not ranger_standin.is_access_allowed("hive", res, "select", "c")
+    assert ranger_standin.is_access_allowed("hive", res, "select", "a")
+    assert backend.plan(world.model, ALL).empty
+
+
+def test_a_role_change_that_adds_and_removes_members_is_narrowed_first(ranger_standin: Standin) -> None:
+    world = sales()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, world.model, ALL)
+    world.grant_role("reader", users=["carol"])
+    do(world, ch.revoke_role(world.model, "reader", Principal.user("bob")))
+    ranger_standin.reset_log()
+    reconcile(backend, world.model, ALL)
+    rid = next(r["id"] for r in ranger_standin.store.list_roles({}) if r["name"] == "pd_reader")
+    puts = [r for r in writes(ranger_standin) if r[0] == "PUT" and r[1].endswith(f"/roles/{rid}")]
+    assert len(puts) == 2  # the members kept, then the full change after the policies
+    assert backend.plan(world.model, ALL).empty
+
+
+def test_dropping_the_last_table_in_a_scoped_sync_leaves_no_stale_hive_policy(
+    ranger_standin: Standin,
+) -> None:
+    """The catalog then holds only a topic: it is no Hive catalog any more, and the policies
+    of its other databases go too, though the scope named one table only."""
+    world = (
+        Builder()
+        .users("u")
+        .catalog("c", backend="rg")
+        .schema("c.s1")
+        .schema("c.s2")
+        .table("c.s2.b")
+        .create("topic c.s1.events")
+        .role("r", users=["u"])
+        .allow("r", "catalog c", "USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE")
+    )
+    backend = backend_for(ranger_standin)
+    reconcile(backend, world.model, ALL)
+    assert any(p["service"] == "hive" for p in ranger_standin.store.list_policies({}))
+    events = ch.drop_object(world.model, ObjectRef.parse("table c.s2.b"))
+    do(world, events)
+    reconcile(backend, world.model, Scope.union(scope_of(e) for e in events))
+    assert backend.plan(world.model, ALL).empty
+    assert not any(p["service"] == "hive" for p in ranger_standin.store.list_policies({}))

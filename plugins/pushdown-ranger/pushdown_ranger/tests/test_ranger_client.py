@@ -86,3 +86,42 @@ def test_lists_are_read_in_pages(ranger_standin: Standin) -> None:
     before = api.calls.reads
     assert len(api.roles()) == 5
     assert api.calls.reads - before == 3
+
+
+def test_a_reply_cut_off_is_retried_and_any_other_request_fault_is_a_clear_error(
+    ranger_standin: Standin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import requests
+
+    api = api_for(ranger_standin, retries=1)
+
+    def cut(*args: object, **kwargs: object) -> None:
+        raise requests.exceptions.ChunkedEncodingError("connection broken mid-answer")
+
+    monkeypatch.setattr(api.client, "find_services", cut)
+    with pytest.raises(TemporaryBackendError, match=r"no answer \(ChunkedEncodingError\) after 2 attempt"):
+        api.services()
+
+    def bad(*args: object, **kwargs: object) -> None:
+        raise requests.exceptions.ContentDecodingError("bad gzip")
+
+    monkeypatch.setattr(api.client, "find_services", bad)
+    with pytest.raises(PermanentBackendError, match="list services: ContentDecodingError: bad gzip"):
+        api.services()
+
+
+def test_a_refusal_quotes_rangers_words_not_a_whole_page(ranger_standin: Standin) -> None:
+    api = api_for(ranger_standin)
+
+    def page() -> None:
+        api.status, api.body = 400, b"<html>" + b"x" * 100_000 + b"</html>"
+
+    with pytest.raises(PermanentBackendError) as caught:
+        api.call("list services", page)
+    assert "HTTP 400" in str(caught.value) and len(str(caught.value)) < 700
+
+    def words() -> None:
+        api.status, api.body = 400, b'{"statusCode": 1, "msgDesc": "no such service: x", "messageList": []}'
+
+    with pytest.raises(PermanentBackendError, match=r"\(HTTP 400\): no such service: x$"):
+        api.call("list services", words)
