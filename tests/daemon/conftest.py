@@ -115,11 +115,11 @@ def daemons(tmp_path: Path) -> Iterator[list[DaemonProcess]]:
             d.kill()
 
 
-def converged(config: Path) -> bool:
+def converged(config: Path, backend: str = "mysql1") -> bool:
     """The store's journal is all seen by the backend and a fresh full read shows nothing to do."""
     ac = AccessControl.open(str(config), push=False, create_store=False)
     try:
-        if ac.store.cursor("mysql1") != ac.store.last_seq():
+        if ac.store.cursor(backend) != ac.store.last_seq():
             return False
         results = ac.sync(full=True, dry_run=True)
         return all(r.ok and r.plan is not None and not r.plan.ops for r in results)
