@@ -100,12 +100,20 @@ def write_report(
     started = time.monotonic()
     check_out(request.out, request.force)
     previous = read_manifest(request.since) if request.since is not None else None
+    if previous is not None and previous.get("metalake") != model.metalake:
+        raise PushdownError(
+            f"{request.since} is a report of metalake {previous.get('metalake')!r}, not of "
+            f"{model.metalake!r}; --since compares reports of one metalake"
+        )
     engine = engine_named(request.engine) if request.compiler is None else compiled_by(request.compiler)
     operations = report_operations(request.operations)
     created = datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
     parent = request.out.absolute().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    partial = Path(tempfile.mkdtemp(prefix=f".{request.out.name}.partial-", dir=parent))
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        partial = Path(tempfile.mkdtemp(prefix=f".{request.out.name}.partial-", dir=parent))
+    except OSError as exc:
+        raise PushdownError(f"cannot write the report to {request.out}: {exc.strerror or exc}") from None
     try:
         tally, files = _write_rows(model, request, operations, engine, partial, inventory, progress)
         manifest = {
@@ -135,6 +143,9 @@ def write_report(
         )
         (partial / SUMMARY).write_text(summary, encoding="utf-8")
         _into_place(partial, request.out)
+    except OSError as exc:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise PushdownError(f"cannot write the report to {request.out}: {exc.strerror or exc}") from None
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise

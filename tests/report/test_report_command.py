@@ -132,3 +132,19 @@ def test_operations_narrow_the_report(cwd: Path) -> None:
     assert report("--out", "q", "--operations", "load_table", "--format", "csv")[0] == 0
     rows = csv_rows(cwd / "q")
     assert {r["operation"] for r in rows} == {"load_table"} and not (cwd / "q" / "parquet").exists()
+
+
+def test_an_unwritable_out_is_one_clear_error(cwd: Path) -> None:
+    (cwd / "afile").write_text("x")
+    code, _, err = report("--out", "afile/q")
+    assert code == 1 and err.startswith("error: cannot write the report to afile/q")
+    assert "Traceback" not in err
+
+
+def test_since_a_report_of_another_metalake_is_refused(cwd: Path) -> None:
+    assert report("--out", "q1")[0] == 0
+    other = (cwd / "demo.yaml").read_text().replace("metalake: demo", "metalake: prod")
+    (cwd / "other.yaml").write_text(other)
+    code, _, err = report("--out", "q2", "--since", "q1", spec="other.yaml")
+    assert code == 1 and "q1 is a report of metalake 'demo', not of 'prod'" in err
+    assert not (cwd / "q2").exists()
