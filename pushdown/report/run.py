@@ -130,7 +130,16 @@ def write_report(
             if progress is not None:
                 progress(f"comparing with the previous report in {request.since}")
             since = Changes(str(request.since), str(previous.get("created", "?")))
-            changes = compare(read_rows(request.since), read_rows(partial), since)
+            before, after = read_rows(request.since), read_rows(partial)
+            theirs = previous.get("operations")
+            if isinstance(theirs, list) and set(theirs) != set(operations):
+                # reports of other operations: compare the rows of the ones both cover,
+                # not an operation's every row as added or removed
+                both = frozenset(theirs) & frozenset(operations)
+                since.only = tuple(op for op in operations if op in both)
+                before = (r for r in before if r[4] in both)
+                after = (r for r in after if r[4] in both)
+            changes = compare(before, after, since)
             write_manifest(partial, {**manifest, "since": changes.to_json()})
         summary = render(
             tally,

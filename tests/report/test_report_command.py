@@ -148,3 +148,13 @@ def test_since_a_report_of_another_metalake_is_refused(cwd: Path) -> None:
     code, _, err = report("--out", "q2", "--since", "q1", spec="other.yaml")
     assert code == 1 and "q1 is a report of metalake 'demo', not of 'prod'" in err
     assert not (cwd / "q2").exists()
+
+
+def test_since_a_report_of_other_operations_compares_the_ones_both_cover(cwd: Path) -> None:
+    assert report("--out", "q1", "--operations", "load_table,load_schema")[0] == 0
+    code, out, err = report("--out", "q2", "--since", "q1", "--operations", "load_table,alter_table")
+    assert code == 0, err
+    assert "0 row(s) added, 0 removed; 0 user(s) changed." in out
+    assert "compared on the 1 both cover" in out
+    since = json.loads((cwd / "q2" / "report.json").read_text())["since"]
+    assert since["operations_compared"] == ["load_table"]
