@@ -8,8 +8,8 @@ when it is complete, so a failed run leaves no half report and the previous repo
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -111,7 +111,7 @@ def write_report(
     parent = request.out.absolute().parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        partial = Path(tempfile.mkdtemp(prefix=f".{request.out.name}.partial-", dir=parent))
+        partial = _fresh_dir(parent, f".{request.out.name}.partial-")
     except OSError as exc:
         raise PushdownError(f"cannot write the report to {request.out}: {exc.strerror or exc}") from None
     try:
@@ -187,6 +187,18 @@ def _write_rows(
     finally:
         writer.close()
     return tally, writer.files
+
+
+def _fresh_dir(parent: Path, prefix: str) -> Path:
+    """A new directory in ``parent``, with the mode a plain ``mkdir`` gives (the umask's:
+    the reviewers who read reports can open it), unlike ``mkdtemp``'s owner-only one."""
+    while True:
+        path = parent / f"{prefix}{secrets.token_hex(6)}"
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path
 
 
 def _into_place(partial: Path, out: Path) -> None:

@@ -158,3 +158,15 @@ def test_since_a_report_of_other_operations_compares_the_ones_both_cover(cwd: Pa
     assert "compared on the 1 both cover" in out
     since = json.loads((cwd / "q2" / "report.json").read_text())["since"]
     assert since["operations_compared"] == ["load_table"]
+
+
+def test_the_report_directory_has_the_mode_of_a_plain_mkdir(cwd: Path) -> None:
+    """Readable by whoever the umask lets read (the files are), not owner-only like a temp dir."""
+    import os
+
+    old = os.umask(0o022)
+    try:
+        assert report("--out", "q1")[0] == 0
+    finally:
+        os.umask(old)
+    assert (cwd / "q1").stat().st_mode & 0o777 == 0o755
