@@ -32,7 +32,7 @@ from pushdown.report.files import (
     write_manifest,
 )
 from pushdown.report.summary import render
-from pushdown.report.tally import Changes, Tally, compare
+from pushdown.report.tally import CatalogCount, Changes, Tally, compare
 
 Progress = Callable[[str], None]
 EVERY_S = 2.0
@@ -183,6 +183,7 @@ def _write_rows(
                     rate = tally.rows / max(now - started, 1e-9)
                     progress(f"catalog {part.catalog}: {tally.rows} row(s) written ({rate:,.0f} rows/s)")
                     last = now
+            tally.catalogs.setdefault(part.catalog, CatalogCount())  # counted when no one has access
             writer.end_catalog()
     finally:
         writer.close()

@@ -170,3 +170,16 @@ def test_the_report_directory_has_the_mode_of_a_plain_mkdir(cwd: Path) -> None:
     finally:
         os.umask(old)
     assert (cwd / "q1").stat().st_mode & 0o777 == 0o755
+
+
+def test_a_catalog_no_one_may_use_is_counted_as_zero(cwd: Path) -> None:
+    (cwd / "closed.yaml").write_text(
+        "metalake: demo\nusers: [ann]\ncatalogs:\n  vault:\n    backend: demo\n"
+        "    schemas:\n      s:\n        tables: [t]\n"
+    )
+    code, out, err = report("--out", "q", spec="closed.yaml")
+    assert code == 0, err
+    assert "| vault | 0 | 0 | 0 |" in out and "0 row(s)" in out
+    assert json.loads((cwd / "q" / "report.json").read_text())["catalogs"] == {
+        "vault": {"rows": 0, "users": 0, "objects": 0}
+    }
