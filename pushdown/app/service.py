@@ -25,7 +25,6 @@ from typing import Any
 from pushdown.app.config import Config, load_config
 from pushdown.app.converge import converge
 from pushdown.app.storefile import open_store
-from pushdown.decide.engine import LOCAL, Engine, close_engine
 from pushdown.decide.evaluator import Decision, Evaluator, Target
 from pushdown.errors import ModelError
 from pushdown.host.plugins import Hooks
@@ -76,9 +75,6 @@ class AccessControl:
     push: bool = True
     #: seconds a sync waits for another writer of the same backend before giving up
     lease_timeout: float = 60.0
-    #: the engine the backends compile with, released on :meth:`close` (a Spark session
-    #: the engine started is stopped)
-    engine: Engine = LOCAL
 
     def __post_init__(self) -> None:
         self._model = self.store.load()
@@ -103,24 +99,19 @@ class AccessControl:
         named by ``store =`` in a config file); see :mod:`pushdown.app.storefile`."""
         cfg = config if isinstance(config, Config) else load_config(config)
         hooks = hooks or Hooks.load()
-        engine = hooks.engine(cfg.engine, cfg.engine_settings)
-        backends = _backends(cfg, hooks, engine)
+        backends = _backends(cfg, hooks)
         try:
             store = open_store(cfg, create_store)
         except BaseException:
             for backend in backends.values():
                 backend.close()
-            close_engine(engine)
             raise
-        return cls(store, backends, hooks, push, engine=engine)
+        return cls(store, backends, hooks, push)
 
     def close(self) -> None:
-        try:
-            for backend in self.backends.values():
-                backend.close()
-            self.store.close()
-        finally:
-            close_engine(self.engine)
+        for backend in self.backends.values():
+            backend.close()
+        self.store.close()
 
     # -- the model -------------------------------------------------------------------
 
@@ -351,8 +342,9 @@ class AccessControl:
         return model, self._seq
 
 
-def _backends(cfg: Config, hooks: Hooks, engine: Engine) -> dict[str, Backend]:
+def _backends(cfg: Config, hooks: Hooks) -> dict[str, Backend]:
     backends = {}
+    engine = hooks.engine(cfg.engine, cfg.engine_settings)
     for name, bc in cfg.backends.items():
         ctx = BackendContext(
             name=name,

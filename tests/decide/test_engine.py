@@ -111,30 +111,3 @@ def test_an_engine_no_plugin_provides_is_a_clear_error() -> None:
         ConfigError, match=r"no installed plugin provides it .*pushdown-spark"
     ):
         hooks.engine("spark", {})
-
-
-class ClosingEngine(LocalEngine):
-    closed = 0
-
-    def close(self) -> None:
-        ClosingEngine.closed += 1
-
-
-class ClosingSparkPlugin:
-    """Provides ``engine = "spark"`` with an engine that counts its closes."""
-
-    @hookimpl
-    def pushdown_make_engine(self, name: str, settings: Mapping[str, Any]) -> Engine | None:
-        return ClosingEngine() if name == "spark" else None
-
-
-def test_closing_the_service_releases_its_engine() -> None:
-    """A Spark session the engine started is stopped when the command closes the service."""
-    from pushdown.app.service import AccessControl
-
-    cfg = _config('engine = "spark"\nstore = ":memory:"\n')
-    hooks = Hooks.load(load_entry_points=False, extra=[ClosingSparkPlugin()])
-    ac = AccessControl.open(cfg, hooks=hooks, push=False)
-    assert isinstance(ac.engine, ClosingEngine) and ClosingEngine.closed == 0
-    ac.close()
-    assert ClosingEngine.closed == 1
