@@ -234,6 +234,11 @@ def _engine(raw: Mapping[str, Any], source: str) -> tuple[str, dict[str, Any]]:
         if key in ("master", "app_name"):
             if _check_text(value) is not None:
                 raise ConfigError(f"{where} = {_toml(value)}: {_check_text(value)}")
+            if key == "master" and not _spark_master(value):
+                raise ConfigError(
+                    f"{where} = {_toml(value)}: Spark takes \"yarn\" or a master beginning with "
+                    "local, spark, mesos or k8s (local[*], spark://host:7077, k8s://https://host:443)"
+                )
         elif key == "progress":
             if not isinstance(value, bool):
                 raise ConfigError(f"{where} = {_toml(value)}: must be true or false")
@@ -251,6 +256,12 @@ def _engine(raw: Mapping[str, Any], source: str) -> tuple[str, dict[str, Any]]:
             )
         settings[key] = value
     return str(name), settings if name == "spark" or "spark" in raw else {}
+
+
+def _spark_master(value: str) -> bool:
+    """Whether Spark would take ``value`` as a master URL (its own first check, made here so
+    a typo is one line at load time, not a JVM's stack trace at the first full compile)."""
+    return value == "yarn" or value.startswith(("local", "spark", "mesos", "k8s"))
 
 
 def _flat(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

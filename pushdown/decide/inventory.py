@@ -60,7 +60,9 @@ class Inventory:
         if obj is METALAKE:
             return True
         parent = getattr(obj, "parent", None)
-        return parent is not None and obj in self.kids.get(parent, ())
+        if parent is None:  # the metalake of a copied model is an equal ref, not the same one
+            return bool(obj == METALAKE)
+        return obj in self.kids.get(parent, ())
 
     def children(self, obj: ObjectRef) -> set[ObjectRef]:
         return self.kids.get(obj, _EMPTY)

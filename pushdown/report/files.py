@@ -4,7 +4,10 @@ Layout of a report directory::
 
     report.json            the manifest: what was reported, counts, the files
     SUMMARY.md             the human summary
-    entitlements.csv       every row, header first (null as an empty field)
+    entitlements.csv       every row, header first (null as an empty field; a value
+                           that a spreadsheet would run as a formula, one beginning
+                           with = + - @ tab or carriage return, and one beginning with
+                           ', is written with a ' before it, read back without)
     parquet/catalog=<name>/part-00000.parquet
                            the rows of one catalog: a Hive-style partition (the name
                            URI-escaped; the ``catalog`` column lives in the directory
@@ -35,6 +38,21 @@ PARTITION = "catalog="
 FORMATS = ("parquet", "csv")
 KIND = "pushdown entitlement report"
 VERSION = 1
+#: The first characters that make a spreadsheet read a CSV field as a formula (and ``'``,
+#: the escape itself, so that reading back is exact).
+FORMULA = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
+def csv_field(value: str | None) -> str:
+    """``value`` as a CSV field a spreadsheet shows as text, never runs as a formula."""
+    if value is None:
+        return ""
+    return "'" + value if value.startswith(FORMULA) else value
+
+
+def csv_value(field: str) -> str:
+    """The value :func:`csv_field` wrote."""
+    return field[1:] if field.startswith("'") else field
 
 
 def _arrow() -> tuple[Any, Any]:
@@ -71,7 +89,7 @@ class PartWriter:
 
     def write(self, catalog: str, batch: list[Row]) -> None:
         if self._csv is not None:
-            self._csv.writerows(["" if v is None else v for v in row] for row in batch)
+            self._csv.writerows([csv_field(v) for v in row] for row in batch)
         if "parquet" in self.formats:
             self._write_parquet(catalog, batch)
 
@@ -150,7 +168,7 @@ def _csv_rows(path: Path) -> Iterator[tuple[str, ...]]:
         for row in reader:
             if len(row) != len(COLUMNS):
                 raise ValueError(f"{path.name} line {reader.line_num}: {len(row)} fields, not {len(COLUMNS)}")
-            yield tuple(row)
+            yield tuple(csv_value(v) for v in row)
 
 
 def _parquet_rows(root: Path, files: list[str]) -> Iterator[tuple[str, ...]]:

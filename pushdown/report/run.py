@@ -8,8 +8,8 @@ when it is complete, so a failed run leaves no half report and the previous repo
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +32,7 @@ from pushdown.report.files import (
     write_manifest,
 )
 from pushdown.report.summary import render
-from pushdown.report.tally import Changes, Tally, compare
+from pushdown.report.tally import CatalogCount, Changes, Tally, compare
 
 Progress = Callable[[str], None]
 EVERY_S = 2.0
@@ -100,12 +100,20 @@ def write_report(
     started = time.monotonic()
     check_out(request.out, request.force)
     previous = read_manifest(request.since) if request.since is not None else None
+    if previous is not None and previous.get("metalake") != model.metalake:
+        raise PushdownError(
+            f"{request.since} is a report of metalake {previous.get('metalake')!r}, not of "
+            f"{model.metalake!r}; --since compares reports of one metalake"
+        )
     engine = engine_named(request.engine) if request.compiler is None else compiled_by(request.compiler)
     operations = report_operations(request.operations)
     created = datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
     parent = request.out.absolute().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    partial = Path(tempfile.mkdtemp(prefix=f".{request.out.name}.partial-", dir=parent))
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        partial = _fresh_dir(parent, f".{request.out.name}.partial-")
+    except OSError as exc:
+        raise PushdownError(f"cannot write the report to {request.out}: {exc.strerror or exc}") from None
     try:
         tally, files = _write_rows(model, request, operations, engine, partial, inventory, progress)
         manifest = {
@@ -122,7 +130,16 @@ def write_report(
             if progress is not None:
                 progress(f"comparing with the previous report in {request.since}")
             since = Changes(str(request.since), str(previous.get("created", "?")))
-            changes = compare(read_rows(request.since), read_rows(partial), since)
+            before, after = read_rows(request.since), read_rows(partial)
+            theirs = previous.get("operations")
+            if isinstance(theirs, list) and set(theirs) != set(operations):
+                # reports of other operations: compare the rows of the ones both cover,
+                # not an operation's every row as added or removed
+                both = frozenset(theirs) & frozenset(operations)
+                since.only = tuple(op for op in operations if op in both)
+                before = (r for r in before if r[4] in both)
+                after = (r for r in after if r[4] in both)
+            changes = compare(before, after, since)
             write_manifest(partial, {**manifest, "since": changes.to_json()})
         summary = render(
             tally,
@@ -135,6 +152,9 @@ def write_report(
         )
         (partial / SUMMARY).write_text(summary, encoding="utf-8")
         _into_place(partial, request.out)
+    except OSError as exc:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise PushdownError(f"cannot write the report to {request.out}: {exc.strerror or exc}") from None
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
@@ -163,10 +183,23 @@ def _write_rows(
                     rate = tally.rows / max(now - started, 1e-9)
                     progress(f"catalog {part.catalog}: {tally.rows} row(s) written ({rate:,.0f} rows/s)")
                     last = now
+            tally.catalogs.setdefault(part.catalog, CatalogCount())  # counted when no one has access
             writer.end_catalog()
     finally:
         writer.close()
     return tally, writer.files
+
+
+def _fresh_dir(parent: Path, prefix: str) -> Path:
+    """A new directory in ``parent``, with the mode a plain ``mkdir`` gives (the umask's:
+    the reviewers who read reports can open it), unlike ``mkdtemp``'s owner-only one."""
+    while True:
+        path = parent / f"{prefix}{secrets.token_hex(6)}"
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path
 
 
 def _into_place(partial: Path, out: Path) -> None:

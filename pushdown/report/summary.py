@@ -58,6 +58,12 @@ def _changes(changes: Changes, top: int) -> list[str]:
         "",
         f"{changes.added} row(s) added, {changes.removed} removed; {len(changes.by_user)} user(s) changed.",
     ]
+    if changes.only is not None:
+        lines += [
+            "",
+            f"The two reports cover different operations: compared on the {len(changes.only)}"
+            " both cover (report.json lists them).",
+        ]
     if not changes.by_user:
         return lines
     lines += ["", "| user | rows added | rows removed |", "| --- | ---: | ---: |"]

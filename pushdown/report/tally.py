@@ -81,6 +81,8 @@ class Changes:
     added: int = 0
     removed: int = 0
     by_user: dict[str, list[int]] = field(default_factory=dict)  # user -> [added, removed]
+    #: when the two reports cover different operations: the ones compared (both cover them)
+    only: tuple[str, ...] | None = None
 
     def note(self, user: str, index: int) -> None:
         counts = self.by_user.get(user)
@@ -99,6 +101,7 @@ class Changes:
             "added": self.added,
             "removed": self.removed,
             "users": {u: {"added": a, "removed": r} for u, (a, r) in sorted(self.by_user.items())},
+            **({} if self.only is None else {"operations_compared": list(self.only)}),
         }
 
 

@@ -211,3 +211,12 @@ def test_operations_that_cannot_be_compiled_are_refused() -> None:
         EntitlementCompiler(Model(), ["get_tag"])
     with pytest.raises(ModelError, match="unknown operation"):
         EntitlementCompiler(Model(), ["frobnicate"])
+
+
+def test_an_inventory_holds_the_metalake_of_a_copied_model() -> None:
+    """``copy.deepcopy`` (a sync with a directory's members) rebuilds every ref: the copied
+    metalake is equal to ``METALAKE``, not the same object, and still held."""
+    import copy
+
+    copied = copy.deepcopy(METALAKE)
+    assert copied is not METALAKE and copied in Inventory()

@@ -73,6 +73,7 @@ def test_spark_settings_are_passed_through_and_checked() -> None:
         ("engine = 3", "engine = 3: must be one of"),
         ("spark = 3", "[spark] must be a table"),
         ('engine = "spark"\n[spark]\nmaster = ""', "spark.master"),
+        ('engine = "spark"\n[spark]\nmaster = "locl[2]"', "spark.master = \"locl[2]\": Spark takes"),
         ('engine = "spark"\n[spark]\nexecutors = 3', "spark.executors: unknown setting"),
         ('engine = "spark"\n[spark]\nprogress = "yes"', "must be true or false"),
         ('engine = "spark"\n[spark]\nspark.ssl.keyPassword = "x"', "secrets do not belong"),

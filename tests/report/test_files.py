@@ -69,3 +69,21 @@ def test_rows_stream_in_bounded_batches(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr(local, "BATCH", 7)
     sizes = [len(b) for part in local.local_rows(awkward(), report_operations()) for b in part.batches]
     assert max(sizes) == 7 and sum(sizes) > 7 * 3  # a metalake-wide owner's rows are split too
+
+
+def test_csv_never_holds_a_formula_and_reads_back_exactly(tmp_path: Path) -> None:
+    b = Builder().users("=HYPERLINK(\"http://x\")", "+bob", "'q").group("@g", "+bob", "'q")
+    b.catalog("-c", owner="=HYPERLINK(\"http://x\")")
+    b.create(ObjectRef.of("schema", ("-c", "=s")))
+    b.create(ObjectRef.of("table", ("-c", "=s", "@t")))
+    b.role("=r", (ObjectRef.of("catalog", ("-c",)), P.USE_CATALOG, ALLOW), groups=["@g"])
+    model = b.model
+    write_report(model, Request(out=tmp_path / "both"))
+    write_report(model, Request(out=tmp_path / "pq", formats=("parquet",)))
+    import csv
+
+    with (tmp_path / "both" / "entitlements.csv").open(newline="") as handle:
+        fields = [f for row in list(csv.reader(handle))[1:] for f in row]
+    assert fields and not [f for f in fields if f[:1] in ("=", "+", "-", "@")]
+    assert "'=HYPERLINK(\"http://x\")" in fields and "''q" in fields
+    assert list(read_rows(tmp_path / "both")) == list(read_rows(tmp_path / "pq"))

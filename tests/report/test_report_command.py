@@ -132,3 +132,54 @@ def test_operations_narrow_the_report(cwd: Path) -> None:
     assert report("--out", "q", "--operations", "load_table", "--format", "csv")[0] == 0
     rows = csv_rows(cwd / "q")
     assert {r["operation"] for r in rows} == {"load_table"} and not (cwd / "q" / "parquet").exists()
+
+
+def test_an_unwritable_out_is_one_clear_error(cwd: Path) -> None:
+    (cwd / "afile").write_text("x")
+    code, _, err = report("--out", "afile/q")
+    assert code == 1 and err.startswith("error: cannot write the report to afile/q")
+    assert "Traceback" not in err
+
+
+def test_since_a_report_of_another_metalake_is_refused(cwd: Path) -> None:
+    assert report("--out", "q1")[0] == 0
+    other = (cwd / "demo.yaml").read_text().replace("metalake: demo", "metalake: prod")
+    (cwd / "other.yaml").write_text(other)
+    code, _, err = report("--out", "q2", "--since", "q1", spec="other.yaml")
+    assert code == 1 and "q1 is a report of metalake 'demo', not of 'prod'" in err
+    assert not (cwd / "q2").exists()
+
+
+def test_since_a_report_of_other_operations_compares_the_ones_both_cover(cwd: Path) -> None:
+    assert report("--out", "q1", "--operations", "load_table,load_schema")[0] == 0
+    code, out, err = report("--out", "q2", "--since", "q1", "--operations", "load_table,alter_table")
+    assert code == 0, err
+    assert "0 row(s) added, 0 removed; 0 user(s) changed." in out
+    assert "compared on the 1 both cover" in out
+    since = json.loads((cwd / "q2" / "report.json").read_text())["since"]
+    assert since["operations_compared"] == ["load_table"]
+
+
+def test_the_report_directory_has_the_mode_of_a_plain_mkdir(cwd: Path) -> None:
+    """Readable by whoever the umask lets read (the files are), not owner-only like a temp dir."""
+    import os
+
+    old = os.umask(0o022)
+    try:
+        assert report("--out", "q1")[0] == 0
+    finally:
+        os.umask(old)
+    assert (cwd / "q1").stat().st_mode & 0o777 == 0o755
+
+
+def test_a_catalog_no_one_may_use_is_counted_as_zero(cwd: Path) -> None:
+    (cwd / "closed.yaml").write_text(
+        "metalake: demo\nusers: [ann]\ncatalogs:\n  vault:\n    backend: demo\n"
+        "    schemas:\n      s:\n        tables: [t]\n"
+    )
+    code, out, err = report("--out", "q", spec="closed.yaml")
+    assert code == 0, err
+    assert "| vault | 0 | 0 | 0 |" in out and "0 row(s)" in out
+    assert json.loads((cwd / "q" / "report.json").read_text())["catalogs"] == {
+        "vault": {"rows": 0, "users": 0, "objects": 0}
+    }

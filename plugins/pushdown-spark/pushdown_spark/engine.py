@@ -33,8 +33,10 @@ StageProgress = Callable[[int, int, int, int], None]
 def java_problem() -> str | None:
     """Why Spark cannot start a JVM here, in words (``None``: Java is there)."""
     home = os.environ.get("JAVA_HOME")
-    if home and os.path.exists(os.path.join(home, "bin", "java")):
-        return None
+    if home:  # Spark's launcher runs $JAVA_HOME/bin/java when JAVA_HOME is set, never PATH's
+        if os.path.exists(os.path.join(home, "bin", "java")):
+            return None
+        return f"JAVA_HOME={home} holds no bin/java (Spark runs that one): unset it or point it at a JDK"
     if shutil.which("java"):
         return None
     return "Java is not installed (no java on PATH and no JAVA_HOME): Spark needs Java 8, 11 or 17"

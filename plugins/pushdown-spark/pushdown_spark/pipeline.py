@@ -224,7 +224,7 @@ class SparkCompile:
                 for u, objs in model.owned_by.items()
                 if u in wanted
                 for obj in objs
-                if obj is METALAKE or (obj.type in _DATA and held(obj))
+                if obj == METALAKE or (obj.type in _DATA and held(obj))
             ]
             part_rows += [(mid, ns(mid, p), p) for p in parts]
         # one table, one job: each fact is a row of one kind (a local list is read through

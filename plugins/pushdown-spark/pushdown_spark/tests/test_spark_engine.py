@@ -12,6 +12,7 @@ same questions. The counts are printed; 0 mismatches.
 
 from __future__ import annotations
 
+import copy
 import sys
 import time
 from pathlib import Path
@@ -51,10 +52,21 @@ def _random_batch() -> list[Job]:
     @given(data=st.data())
     def draw(data: st.DataObject) -> None:
         model = data.draw(st.one_of(builders.models(), odd_models()))
+        if len(batch) % 2:  # a copy, as a sync with a directory's members compiles: its
+            model = copy.deepcopy(model)  # refs are equal to the originals, never the same
         batch.append(Job(model, data.draw(inventories(model))))
 
     draw()
     return batch
+
+
+def _copied_metalake_owner() -> Job:
+    """A metalake owner in a copied model (``copy.deepcopy``, as ``sync_model`` makes one
+    when a directory adds members): the owned metalake is equal to ``METALAKE``, not it."""
+    b = builders.Builder().users("owner", "other").catalog("c").schema("c.s").table("c.s.t")
+    model = copy.deepcopy(b.owner(METALAKE, "owner").model)
+    assert next(iter(model.owned_by["owner"])) is not METALAKE
+    return Job(model, Inventory.of(model.objects))
 
 
 def _benchmark_world() -> Job:
@@ -64,7 +76,7 @@ def _benchmark_world() -> Job:
 
 @pytest.fixture(scope="module")
 def compiled(spark: Any) -> tuple[list[Job], list[Any], SparkEngine, float]:
-    batch = [*_random_batch(), _benchmark_world()]
+    batch = [*_random_batch(), _copied_metalake_owner(), _benchmark_world()]
     seen: list[tuple[int, int, int, int]] = []
     engine = SparkEngine(session=spark, progress=lambda *a: seen.append(a), poll_seconds=0.05)
     started = time.perf_counter()

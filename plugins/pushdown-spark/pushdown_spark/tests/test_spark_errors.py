@@ -33,3 +33,12 @@ def test_missing_pyspark_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(spark_engine, "pyspark_problem", lambda: "pyspark is not installed: pip install")
     with pytest.raises(ConfigError, match=r'engine = "spark": pyspark is not installed'):
         SparkEngine({}).compile(Model(), ["load_table"], Inventory())
+
+
+def test_a_java_home_without_java_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spark's launcher runs $JAVA_HOME/bin/java when JAVA_HOME is set, even with java on PATH."""
+    monkeypatch.setenv("JAVA_HOME", "/nonexistent/jdk")
+    problem = java_problem()
+    assert problem is not None and problem.startswith("JAVA_HOME=/nonexistent/jdk holds no bin/java")
+    with pytest.raises(ConfigError, match=r'engine = "spark": JAVA_HOME=/nonexistent/jdk holds no bin/java'):
+        SparkEngine({"master": "local[1]"}).compile(Model(), ["load_table"], Inventory())
