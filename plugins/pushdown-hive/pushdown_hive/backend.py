@@ -260,7 +260,11 @@ class HiveBackend(Backend):
             ),
             ("granting privileges", _ops(plan, "add", HiveGrant), self.batch, self._grant_call(ms)),
         ]
+        held_back: list[Failure] = []
         for doing, ops, size, call in steps:
+            if doing.startswith("granting"):
+                ops, kept = _not_widening(ops, sent.refused)
+                held_back += kept
             for batch in chunks(ops, size):
                 try:
                     send(batch, call, sent)
@@ -272,7 +276,7 @@ class HiveBackend(Backend):
                 progress(len(batch))
         self.calls += sent.calls
         failures = tuple(Failure((op,), refusal(op, words)) for op, words in sent.refused)
-        return Applied(sent.done, failures)
+        return Applied(sent.done, failures + tuple(held_back))
 
     def _grant_call(self, ms: Metastore) -> Callable[[list[HiveGrant]], None]:
         return lambda grants: ms.grant(grants, self.grantor)
@@ -349,6 +353,41 @@ class HiveBackend(Backend):
             except Exception:  # noqa: S110 - closing a dead connection has nothing to report
                 pass
             self._ms = None
+
+
+def _role_of(fact: Fact) -> str | None:
+    """The metastore role an operation changes (what it carries or who holds it)."""
+    if isinstance(fact, HiveMember):
+        return fact.role
+    if isinstance(fact, HiveGrant) and fact.principal_type == ROLE:
+        return fact.principal
+    return None
+
+
+def _not_widening(ops: list[Op], refused: list[tuple[Op, str]]) -> tuple[list[Op], list[Failure]]:
+    """Hold back the grants to, and of, a role whose revoke the metastore refused.
+
+    The plan revokes from a role what one of its (new) holders may not have, or revokes
+    the role from a holder who may not have what it is about to carry: when that revoke
+    is refused, granting the role or its privileges would give a holder more than the
+    model does. They are not sent (narrower); the next sync tries again."""
+    stuck = {role for op, _ in refused if op.action == "remove" and (role := _role_of(op.fact)) is not None}
+    if not stuck:
+        return ops, []
+    send, held = [], []
+    for op in ops:
+        role = _role_of(op.fact)
+        if role in stuck:
+            held.append(
+                Failure(
+                    (op,),
+                    f"not sent: {op.fact} (a revoke on role {role} was refused; granting "
+                    "this could give a holder more than the model does)",
+                )
+            )
+        else:
+            send.append(op)
+    return send, held
 
 
 def refusal(op: Op, words: str) -> str:

@@ -269,3 +269,40 @@ def test_a_model_name_with_capitals_never_widens_the_lower_case_object() -> None
     plan, _ = reconcile(backend(ms), b.model, Scope.everything())
     assert not [x for x in ms.held if x.table == "secret2"]
     assert any("table c.s.Secret2 has capitals" in n for n in plan.notes)
+
+
+def test_a_refused_revoke_from_a_role_holds_back_its_new_holder() -> None:
+    b, ms = world()
+    hive = backend(ms, roles=True)
+    reconcile(hive, b.model, Scope.everything())
+    # carol joins reader, but may not read s.b: the role must stop carrying it first
+    b.role("blocker", ("table c.s.b", "SELECT_TABLE", DENY), users=["carol"])
+    b.do(ch.grant_role, "reader", Principal.user("carol"))
+    ms.refuse = {role_grant("reader", "s", "b", "SELECT")}
+    with pytest.raises(PermanentBackendError, match="not sent: ROLE `pd_reader` TO USER `carol`"):
+        reconcile(hive, b.model, Scope.everything())
+    assert "carol" not in ms.roles["pd_reader"]
+    assert "SELECT" not in ms.privilege_set("s", "b", "carol", [])
+
+
+def test_a_refused_role_revoke_holds_back_what_the_role_would_carry() -> None:
+    b, ms = world()
+    b.role("blocker", ("table c.s.b", "SELECT_TABLE", DENY), users=["bob"])
+    hive = backend(ms, roles=True)
+    reconcile(hive, b.model, Scope.everything())
+    # bob leaves reader: the role could carry s.b again, but the metastore keeps bob in it
+    b.do(ch.revoke_role, "reader", Principal.user("bob"))
+    real = ms.revoke_role
+
+    def refuse(role: str, user: str) -> None:
+        from pushdown_hive.metastore import Refused
+
+        raise Refused(f"Internal error processing revoke_role ({role}, {user})")
+
+    ms.revoke_role = refuse  # type: ignore[method-assign]
+    with pytest.raises(PermanentBackendError, match=r"not sent: SELECT ON TABLE `s\.b` TO ROLE `pd_reader`"):
+        reconcile(hive, b.model, Scope.everything())
+    assert "SELECT" not in ms.privilege_set("s", "b", "bob", [])
+    ms.revoke_role = real  # type: ignore[method-assign]
+    reconcile(hive, b.model, Scope.everything())
+    assert hive.plan(b.model, Scope.everything()).empty
