@@ -41,6 +41,7 @@ from pushdown.reconcile.scope import Resolved, Scope
 from pushdown_hive.batches import BATCH, Sent, chunks, send
 from pushdown_hive.compile import RoleSetup, compile_desired, mapped
 from pushdown_hive.facts import ROLE, USER, HiveFact, HiveGrant, HiveMember, HiveRole, fact_from_json
+from pushdown_hive.mapping import BUILTIN_ROLES
 from pushdown_hive.metastore import Listed, Metastore, Unreachable
 from pushdown_hive.readback import (
     ServerRead,
@@ -80,6 +81,17 @@ def positive(context: BackendContext, key: str, default: int) -> int:
     return number
 
 
+def seconds(context: BackendContext, key: str, default: float) -> float:
+    value = context.setting(key, default)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = 0.0
+    if not 0 < number < 10**6:  # also refuses nan and inf
+        raise ConfigError(f"backend {context.name}: setting {key!r} must be seconds above 0, not {value!r}")
+    return number
+
+
 @dataclass(frozen=True, kw_only=True)
 class HiveSnapshot(Snapshot):
     server: ServerRead
@@ -103,7 +115,11 @@ class HiveBackend(Backend):
         super().__init__(context)
         self.host = str(context.setting("host", "127.0.0.1"))
         self.port = positive(context, "port", 9083)
-        self.timeout = float(context.setting("timeout", 30.0))
+        if self.port > 65535:
+            raise ConfigError(
+                f"backend {context.name}: setting 'port' must be at most 65535, not {self.port}"
+            )
+        self.timeout = seconds(context, "timeout", 30.0)
         self.grantor = str(context.setting("grantor", context.setting("user", "pushdown")))
         if not self.grantor:
             raise ConfigError(f"backend {context.name}: setting 'grantor' must not be empty")
@@ -114,6 +130,11 @@ class HiveBackend(Backend):
         if self.roles and not self.role_prefix:
             raise ConfigError(
                 f"backend {context.name}: setting 'role_prefix' must not be empty (it fences the roles)"
+            )
+        if self.roles and any(r.startswith(self.role_prefix.lower()) for r in BUILTIN_ROLES):
+            raise ConfigError(
+                f"backend {context.name}: setting 'role_prefix' {self.role_prefix!r} would fence in the "
+                f"metastore's own roles ({', '.join(sorted(BUILTIN_ROLES))}), which pushdown must never drop"
             )
         self.naming = mapped(context.map_principal)
         self._ms = metastore

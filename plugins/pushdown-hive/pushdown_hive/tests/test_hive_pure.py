@@ -189,7 +189,19 @@ def test_saved_facts_round_trip_and_bad_ones_are_clear_errors() -> None:
         backend(ms).fact_from_json({"grant": [1]})
 
 
-@pytest.mark.parametrize("settings", [{"batch_size": 0}, {"port": "x"}, {"manage_foreign_grants": "perhaps"}])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"batch_size": 0},
+        {"port": "x"},
+        {"port": 70000},  # the socket would wrap it to port 4464
+        {"manage_foreign_grants": "perhaps"},
+        {"timeout": "soon"},
+        {"timeout": -1},
+        {"role_prefix": "a"},  # would take in (and drop) the metastore's admin role
+        {"role_prefix": "P"},
+    ],
+)
 def test_bad_settings_are_clear_errors(settings: dict[str, Any]) -> None:
     with pytest.raises(ConfigError, match="setting"):
         HiveBackend(BackendContext("hive1", settings), metastore=FakeMetastore())
