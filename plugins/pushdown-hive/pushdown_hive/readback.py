@@ -105,9 +105,15 @@ def normalised(listed: Listed) -> Listed:
     return Listed(grant, listed.grantor, listed.grantor_type, listed.grant_option)
 
 
+def ours(x: Listed, grantor: str) -> bool:
+    """Granted by the backend: by its grantor, a USER (as it grants), without grant option
+    (a role of the same name, or a grant with option, is somebody else's)."""
+    return x.grantor == grantor and x.grantor_type == USER and not x.grant_option
+
+
 def managed_facts(listed: Iterable[Listed], grantor: str) -> frozenset[HiveGrant]:
     """The grants the backend manages: those its grantor made (without grant option)."""
-    return frozenset(x.grant for x in listed if x.grantor == grantor and not x.grant_option)
+    return frozenset(x.grant for x in listed if ours(x, grantor))
 
 
 def foreign_findings(
@@ -118,7 +124,7 @@ def foreign_findings(
     out = []
     for x in listed:
         g = x.grant
-        if x.grantor == grantor and not x.grant_option:
+        if ours(x, grantor):
             continue
         everyone = g.principal_type == "ROLE" and g.principal.lower() == "public"
         if not (everyone or manages(g)):
