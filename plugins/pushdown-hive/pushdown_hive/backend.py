@@ -42,7 +42,7 @@ from pushdown_hive.batches import BATCH, Sent, chunks, send
 from pushdown_hive.compile import RoleSetup, compile_desired, mapped
 from pushdown_hive.facts import ROLE, USER, HiveFact, HiveGrant, HiveMember, HiveRole, fact_from_json
 from pushdown_hive.mapping import BUILTIN_ROLES
-from pushdown_hive.metastore import Listed, Metastore, Unreachable
+from pushdown_hive.metastore import Listed, Metastore, Refused, Unreachable
 from pushdown_hive.readback import (
     ServerRead,
     ServerScope,
@@ -160,6 +160,15 @@ class HiveBackend(Backend):
             "nothing is lost: the next sync reads it back and finishes the work",
         )
 
+    def _refused(self, exc: Exception, doing: str) -> TemporaryBackendError:
+        """A read the metastore refused: most often an object or role dropped between two
+        calls of the read; said clearly, and the next sync reads again."""
+        return TemporaryBackendError(
+            self.name,
+            f"the metastore at {self.host}:{self.port} refused a read while {doing} ({exc}); "
+            "nothing was changed: the next sync reads it again",
+        )
+
     # -- the contract ----------------------------------------------------------------
 
     def catalog(self, model: Model) -> str | None:
@@ -216,6 +225,8 @@ class HiveBackend(Backend):
             roles, calls = read_roles(self.metastore, self.role_prefix)
         except Unreachable as exc:
             raise self._gone(exc, "reading its roles") from exc
+        except Refused as exc:
+            raise self._refused(exc, "reading its roles") from exc
         self.calls += calls
         self.rows += sum(len(m) for m in roles.members.values())
         return roles
@@ -230,6 +241,8 @@ class HiveBackend(Backend):
             server = read_server(self.metastore, where)
         except Unreachable as exc:
             raise self._gone(exc, "reading its grants") from exc
+        except Refused as exc:
+            raise self._refused(exc, "reading its grants") from exc
         server = replace(server, listed=tuple(normalised(x) for x in server.listed))
         self.calls += server.calls
         self.rows += len(server.listed)
@@ -319,6 +332,8 @@ class HiveBackend(Backend):
                     self.calls += 1
         except Unreachable as exc:
             raise self._gone(exc, "reading back what it applied") from exc
+        except Refused as exc:
+            raise self._refused(exc, "reading back what it applied") from exc
         self.rows += len(listed)
         fresh: set[HiveFact] = set(self._managed(tuple(listed)))
         if roles:
@@ -343,6 +358,8 @@ class HiveBackend(Backend):
             now = {db: _digest(ms.tables(db)) for db in ms.databases()}
         except Unreachable as exc:
             raise self._gone(exc, "listing its databases and tables") from exc
+        except Refused as exc:
+            raise self._refused(exc, "listing its databases and tables") from exc
         self.calls += 1 + len(now)
         summary = json.dumps({"catalog": catalog, "databases": now}, sort_keys=True)
         if seen is None:

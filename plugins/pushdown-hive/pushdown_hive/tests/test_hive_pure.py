@@ -120,6 +120,16 @@ def test_grants_by_other_hands_are_findings_never_removed_nor_granted_again() ->
     assert any("SELECT ON TABLE `s.secret` TO USER `bob`" in f and "'etl'" in f for f in findings)
 
 
+def test_a_grant_by_a_role_named_like_the_grantor_is_not_ours() -> None:
+    b, ms = world()
+    wider = g("bob", "s", "secret", "SELECT")
+    ms.held[wider] = Listed(wider, "pushdown", "ROLE", False)
+    hive = backend(ms)
+    reconcile(hive, b.model, Scope.everything())
+    assert wider in ms.held and ms.calls("revoke_privileges") == []
+    assert any("granted by ROLE 'pushdown'" in f for f in hive.plan(b.model, Scope.everything()).findings)
+
+
 def test_manage_foreign_grants_takes_them_over() -> None:
     b, ms = world()
     wider = g("bob", "s", "secret", "SELECT")
@@ -318,3 +328,17 @@ def test_a_refused_role_revoke_holds_back_what_the_role_would_carry() -> None:
     ms.revoke_role = real  # type: ignore[method-assign]
     reconcile(hive, b.model, Scope.everything())
     assert hive.plan(b.model, Scope.everything()).empty
+
+
+def test_a_read_the_metastore_refuses_is_a_clear_error() -> None:
+    b, ms = world()
+
+    def gone(role: str) -> list[tuple[str, str]]:
+        from pushdown_hive.metastore import Refused
+
+        raise Refused(f"NoSuchObjectException: role {role} does not exist")  # dropped meanwhile
+
+    ms.roles["pd_old"] = set()
+    ms.members = gone  # type: ignore[method-assign]
+    with pytest.raises(TemporaryBackendError, match="refused a read while reading its roles"):
+        reconcile(backend(ms, roles=True), b.model, Scope.everything(), retries=0)
