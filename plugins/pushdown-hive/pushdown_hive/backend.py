@@ -187,9 +187,11 @@ class HiveBackend(Backend):
 
     def read(self, model: Model, scope: Resolved) -> HiveSnapshot:
         catalog = self.catalog(model)
-        where = server_scope(scope, catalog)
+        # no catalog names the backend: nothing is wanted, so everything it manages is
+        # read (whatever the scope) and revoked, as the plan's note says
+        where = server_scope(scope, catalog) if catalog is not None else ServerScope(None)
         server = self._read(where)
-        roles = self._read_roles() if self.roles and catalog is not None else ServerRoles({})
+        roles = self._read_roles() if self.roles else ServerRoles({})
         users = {self.naming(u): u for u in model.users}
         if self.roles:
             in_play = plays(scope, model, roles, self.role_prefix, self.naming)

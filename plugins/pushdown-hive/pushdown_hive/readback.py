@@ -156,11 +156,11 @@ def fact_scope(
     object read, when the role is in play; a role's member, when the region names the
     user and every object; a managed role itself, always (``role_prefix``: ``None``
     when roles are not managed). Grants to groups and other roles count only in the
-    regions of every user."""
+    regions of every user. Without a catalog, every fact read is covered."""
 
     def within(fact: object) -> bool:
         if catalog is None:
-            return False
+            return True  # no catalog names the backend: every fact it manages is unwanted
         if isinstance(fact, HiveRole):
             return role_prefix is not None
         if isinstance(fact, HiveMember):

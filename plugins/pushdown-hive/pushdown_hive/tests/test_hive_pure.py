@@ -342,3 +342,17 @@ def test_a_read_the_metastore_refuses_is_a_clear_error() -> None:
     ms.members = gone  # type: ignore[method-assign]
     with pytest.raises(TemporaryBackendError, match="refused a read while reading its roles"):
         reconcile(backend(ms, roles=True), b.model, Scope.everything(), retries=0)
+
+
+def test_when_no_catalog_names_the_backend_what_it_granted_is_revoked() -> None:
+    b, ms = world()
+    ours = Listed(g("zed", "t", "x", "SELECT"), "etl", "USER")  # by other hands: stays
+    ms.held[ours.grant] = ours
+    hive = backend(ms, roles=True)
+    reconcile(hive, b.model, Scope.everything())
+    assert len(ms.held) == 3 and "pd_reader" in ms.roles
+    b.do(ch.drop_object, ObjectRef.parse("catalog c"))
+    plan, _ = reconcile(hive, b.model, Scope.everything(), allow_mass_removal=True)
+    assert "every managed grant is revoked" in plan.notes[0]
+    assert set(ms.held) == {ours.grant} and "pd_reader" not in ms.roles
+    assert hive.plan(b.model, Scope.everything()).empty
