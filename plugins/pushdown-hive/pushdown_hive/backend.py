@@ -208,7 +208,10 @@ class HiveBackend(Backend):
             findings = foreign_findings(
                 (x for x in server.listed if within(x.grant)),
                 self.grantor,
-                lambda g: g.principal_type == USER and g.principal in users,
+                lambda g: (
+                    (g.principal_type == USER and g.principal in users)
+                    or (self.roles and g.principal_type == ROLE and g.principal.startswith(self.role_prefix))
+                ),
                 catalog,
             )
         facts = frozenset(f for f in self._managed(server.listed) | role_facts(roles) if within(f))

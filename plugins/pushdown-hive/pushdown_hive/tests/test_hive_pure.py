@@ -356,3 +356,13 @@ def test_when_no_catalog_names_the_backend_what_it_granted_is_revoked() -> None:
     assert "every managed grant is revoked" in plan.notes[0]
     assert set(ms.held) == {ours.grant} and "pd_reader" not in ms.roles
     assert hive.plan(b.model, Scope.everything()).empty
+
+
+def test_a_grant_by_other_hands_to_a_managed_role_is_a_finding() -> None:
+    b, ms = world()
+    hive = backend(ms, roles=True)
+    reconcile(hive, b.model, Scope.everything())
+    wider = role_grant("reader", "s", "secret", "SELECT")  # every holder of the role gets it
+    ms.held[wider] = Listed(wider, "admin", "USER")
+    findings = hive.plan(b.model, Scope.everything()).findings
+    assert any("TO ROLE `pd_reader`" in f and "'admin'" in f for f in findings), findings
