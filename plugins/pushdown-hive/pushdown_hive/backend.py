@@ -214,6 +214,13 @@ class HiveBackend(Backend):
                 ),
                 catalog,
             )
+        if catalog is not None:
+            findings += [
+                f"ROLE {role!r} is held by {kind} {name!r} (not granted by pushdown, which grants its "
+                f"roles to users only): access that bypasses the model; revoke it by hand"
+                for role, held in sorted(roles.others.items())
+                for kind, name in sorted(held)
+            ]
         facts = frozenset(f for f in self._managed(server.listed) | role_facts(roles) if within(f))
         return HiveSnapshot(
             facts=facts,

@@ -188,8 +188,10 @@ def read_roles(ms: Metastore, prefix: str) -> tuple[ServerRoles, int]:
     """The managed roles (named with ``prefix``) and their USER members: one call for
     the names, one per managed role."""
     names = [n for n in ms.role_names() if n.startswith(prefix)]
-    members = {n: frozenset(name for kind, name in ms.members(n) if kind == USER) for n in names}
-    return ServerRoles(members), 1 + len(names)
+    held = {n: ms.members(n) for n in names}
+    members = {n: frozenset(name for kind, name in rows if kind == USER) for n, rows in held.items()}
+    others = {n: frozenset((kind, name) for kind, name in rows if kind != USER) for n, rows in held.items()}
+    return ServerRoles(members, {n: o for n, o in others.items() if o}), 1 + len(names)
 
 
 def role_facts(server: ServerRoles) -> set[HiveFact]:

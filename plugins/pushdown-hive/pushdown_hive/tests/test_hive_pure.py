@@ -366,3 +366,17 @@ def test_a_grant_by_other_hands_to_a_managed_role_is_a_finding() -> None:
     ms.held[wider] = Listed(wider, "admin", "USER")
     findings = hive.plan(b.model, Scope.everything()).findings
     assert any("TO ROLE `pd_reader`" in f and "'admin'" in f for f in findings), findings
+
+
+def test_a_managed_role_held_by_a_group_is_a_finding() -> None:
+    b, ms = world()
+    hive = backend(ms, roles=True)
+    reconcile(hive, b.model, Scope.everything())
+    real = ms.members
+
+    def members(role: str) -> list[tuple[str, str]]:
+        return real(role) + ([("GROUP", "contractors")] if role == "pd_reader" else [])
+
+    ms.members = members  # type: ignore[method-assign]
+    findings = hive.plan(b.model, Scope.everything()).findings
+    assert any("ROLE 'pd_reader' is held by GROUP 'contractors'" in f for f in findings), findings
