@@ -17,7 +17,8 @@ fi
 
 # The Hive plugin runs a metastore from pyspark's jars and compiles its small launcher
 # with javac: a JDK (17 works) must be there.
-if ! command -v javac >/dev/null 2>&1 && [ -z "${JAVA_HOME:-}" ]; then
+# (a JAVA_HOME counts only when it holds javac: a JRE there cannot compile the launcher)
+if ! command -v javac >/dev/null 2>&1 && [ ! -x "${JAVA_HOME:-/nonexistent}/bin/javac" ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: javac is missing; install a JDK (apt-get install openjdk-17-jdk-headless) or set JAVA_HOME" >&2
     exit 1

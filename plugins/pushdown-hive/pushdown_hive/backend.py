@@ -41,7 +41,8 @@ from pushdown.reconcile.scope import Resolved, Scope
 from pushdown_hive.batches import BATCH, Sent, chunks, send
 from pushdown_hive.compile import RoleSetup, compile_desired, mapped
 from pushdown_hive.facts import ROLE, USER, HiveFact, HiveGrant, HiveMember, HiveRole, fact_from_json
-from pushdown_hive.metastore import Listed, Metastore, Unreachable
+from pushdown_hive.mapping import BUILTIN_ROLES
+from pushdown_hive.metastore import Listed, Metastore, Refused, Unreachable
 from pushdown_hive.readback import (
     ServerRead,
     ServerScope,
@@ -80,6 +81,17 @@ def positive(context: BackendContext, key: str, default: int) -> int:
     return number
 
 
+def seconds(context: BackendContext, key: str, default: float) -> float:
+    value = context.setting(key, default)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = 0.0
+    if not 0 < number < 10**6:  # also refuses nan and inf
+        raise ConfigError(f"backend {context.name}: setting {key!r} must be seconds above 0, not {value!r}")
+    return number
+
+
 @dataclass(frozen=True, kw_only=True)
 class HiveSnapshot(Snapshot):
     server: ServerRead
@@ -103,7 +115,11 @@ class HiveBackend(Backend):
         super().__init__(context)
         self.host = str(context.setting("host", "127.0.0.1"))
         self.port = positive(context, "port", 9083)
-        self.timeout = float(context.setting("timeout", 30.0))
+        if self.port > 65535:
+            raise ConfigError(
+                f"backend {context.name}: setting 'port' must be at most 65535, not {self.port}"
+            )
+        self.timeout = seconds(context, "timeout", 30.0)
         self.grantor = str(context.setting("grantor", context.setting("user", "pushdown")))
         if not self.grantor:
             raise ConfigError(f"backend {context.name}: setting 'grantor' must not be empty")
@@ -114,6 +130,11 @@ class HiveBackend(Backend):
         if self.roles and not self.role_prefix:
             raise ConfigError(
                 f"backend {context.name}: setting 'role_prefix' must not be empty (it fences the roles)"
+            )
+        if self.roles and any(r.startswith(self.role_prefix.lower()) for r in BUILTIN_ROLES):
+            raise ConfigError(
+                f"backend {context.name}: setting 'role_prefix' {self.role_prefix!r} would fence in the "
+                f"metastore's own roles ({', '.join(sorted(BUILTIN_ROLES))}), which pushdown must never drop"
             )
         self.naming = mapped(context.map_principal)
         self._ms = metastore
@@ -139,6 +160,15 @@ class HiveBackend(Backend):
             "nothing is lost: the next sync reads it back and finishes the work",
         )
 
+    def _refused(self, exc: Exception, doing: str) -> TemporaryBackendError:
+        """A read the metastore refused: most often an object or role dropped between two
+        calls of the read; said clearly, and the next sync reads again."""
+        return TemporaryBackendError(
+            self.name,
+            f"the metastore at {self.host}:{self.port} refused a read while {doing} ({exc}); "
+            "nothing was changed: the next sync reads it again",
+        )
+
     # -- the contract ----------------------------------------------------------------
 
     def catalog(self, model: Model) -> str | None:
@@ -157,9 +187,11 @@ class HiveBackend(Backend):
 
     def read(self, model: Model, scope: Resolved) -> HiveSnapshot:
         catalog = self.catalog(model)
-        where = server_scope(scope, catalog)
+        # no catalog names the backend: nothing is wanted, so everything it manages is
+        # read (whatever the scope) and revoked, as the plan's note says
+        where = server_scope(scope, catalog) if catalog is not None else ServerScope(None)
         server = self._read(where)
-        roles = self._read_roles() if self.roles and catalog is not None else ServerRoles({})
+        roles = self._read_roles() if self.roles else ServerRoles({})
         users = {self.naming(u): u for u in model.users}
         if self.roles:
             in_play = plays(scope, model, roles, self.role_prefix, self.naming)
@@ -176,9 +208,19 @@ class HiveBackend(Backend):
             findings = foreign_findings(
                 (x for x in server.listed if within(x.grant)),
                 self.grantor,
-                lambda g: g.principal_type == USER and g.principal in users,
+                lambda g: (
+                    (g.principal_type == USER and g.principal in users)
+                    or (self.roles and g.principal_type == ROLE and g.principal.startswith(self.role_prefix))
+                ),
                 catalog,
             )
+        if catalog is not None:
+            findings += [
+                f"ROLE {role!r} is held by {kind} {name!r} (not granted by pushdown, which grants its "
+                f"roles to users only): access that bypasses the model; revoke it by hand"
+                for role, held in sorted(roles.others.items())
+                for kind, name in sorted(held)
+            ]
         facts = frozenset(f for f in self._managed(server.listed) | role_facts(roles) if within(f))
         return HiveSnapshot(
             facts=facts,
@@ -195,6 +237,8 @@ class HiveBackend(Backend):
             roles, calls = read_roles(self.metastore, self.role_prefix)
         except Unreachable as exc:
             raise self._gone(exc, "reading its roles") from exc
+        except Refused as exc:
+            raise self._refused(exc, "reading its roles") from exc
         self.calls += calls
         self.rows += sum(len(m) for m in roles.members.values())
         return roles
@@ -209,6 +253,8 @@ class HiveBackend(Backend):
             server = read_server(self.metastore, where)
         except Unreachable as exc:
             raise self._gone(exc, "reading its grants") from exc
+        except Refused as exc:
+            raise self._refused(exc, "reading its grants") from exc
         server = replace(server, listed=tuple(normalised(x) for x in server.listed))
         self.calls += server.calls
         self.rows += len(server.listed)
@@ -260,7 +306,11 @@ class HiveBackend(Backend):
             ),
             ("granting privileges", _ops(plan, "add", HiveGrant), self.batch, self._grant_call(ms)),
         ]
+        held_back: list[Failure] = []
         for doing, ops, size, call in steps:
+            if doing.startswith("granting"):
+                ops, kept = _not_widening(ops, sent.refused)
+                held_back += kept
             for batch in chunks(ops, size):
                 try:
                     send(batch, call, sent)
@@ -272,7 +322,7 @@ class HiveBackend(Backend):
                 progress(len(batch))
         self.calls += sent.calls
         failures = tuple(Failure((op,), refusal(op, words)) for op, words in sent.refused)
-        return Applied(sent.done, failures)
+        return Applied(sent.done, failures + tuple(held_back))
 
     def _grant_call(self, ms: Metastore) -> Callable[[list[HiveGrant]], None]:
         return lambda grants: ms.grant(grants, self.grantor)
@@ -294,6 +344,8 @@ class HiveBackend(Backend):
                     self.calls += 1
         except Unreachable as exc:
             raise self._gone(exc, "reading back what it applied") from exc
+        except Refused as exc:
+            raise self._refused(exc, "reading back what it applied") from exc
         self.rows += len(listed)
         fresh: set[HiveFact] = set(self._managed(tuple(listed)))
         if roles:
@@ -318,6 +370,8 @@ class HiveBackend(Backend):
             now = {db: _digest(ms.tables(db)) for db in ms.databases()}
         except Unreachable as exc:
             raise self._gone(exc, "listing its databases and tables") from exc
+        except Refused as exc:
+            raise self._refused(exc, "listing its databases and tables") from exc
         self.calls += 1 + len(now)
         summary = json.dumps({"catalog": catalog, "databases": now}, sort_keys=True)
         if seen is None:
@@ -349,6 +403,41 @@ class HiveBackend(Backend):
             except Exception:  # noqa: S110 - closing a dead connection has nothing to report
                 pass
             self._ms = None
+
+
+def _role_of(fact: Fact) -> str | None:
+    """The metastore role an operation changes (what it carries or who holds it)."""
+    if isinstance(fact, HiveMember):
+        return fact.role
+    if isinstance(fact, HiveGrant) and fact.principal_type == ROLE:
+        return fact.principal
+    return None
+
+
+def _not_widening(ops: list[Op], refused: list[tuple[Op, str]]) -> tuple[list[Op], list[Failure]]:
+    """Hold back the grants to, and of, a role whose revoke the metastore refused.
+
+    The plan revokes from a role what one of its (new) holders may not have, or revokes
+    the role from a holder who may not have what it is about to carry: when that revoke
+    is refused, granting the role or its privileges would give a holder more than the
+    model does. They are not sent (narrower); the next sync tries again."""
+    stuck = {role for op, _ in refused if op.action == "remove" and (role := _role_of(op.fact)) is not None}
+    if not stuck:
+        return ops, []
+    send, held = [], []
+    for op in ops:
+        role = _role_of(op.fact)
+        if role in stuck:
+            held.append(
+                Failure(
+                    (op,),
+                    f"not sent: {op.fact} (a revoke on role {role} was refused; granting "
+                    "this could give a holder more than the model does)",
+                )
+            )
+        else:
+            send.append(op)
+    return send, held
 
 
 def refusal(op: Op, words: str) -> str:

@@ -18,6 +18,7 @@ import click
 
 from pushdown.app.service import AccessControl
 from pushdown.app.spec import load_spec
+from pushdown.errors import PushdownError
 from pushdown.journal.store import Store
 from pushdown.model.securables import SecurableType
 from pushdown.model.state import Model
@@ -111,6 +112,13 @@ def _metastores(
 @click.pass_context
 def demo_hive(ctx: click.Context, spec: str) -> None:
     """Apply SPEC to throwaway Hive Metastores and show who can do what, read back."""
+    try:
+        _demo(ctx, spec)
+    except PushdownError as exc:  # a bad spec, a name the metastore refuses: said, not a traceback
+        raise click.ClickException(str(exc)) from None
+
+
+def _demo(ctx: click.Context, spec: str) -> None:
     model = load_spec(spec)
     backends = catalogs_by_backend(model)
     if not backends:

@@ -76,13 +76,26 @@ class TableHook:
         schema = ObjectRef(SecurableType.SCHEMA, (self.catalog, db))
         if schema not in self.control.model.objects:
             self.results.append(self.control.create_object(schema, self.creator))
-        result = self.control.create_object(
-            ObjectRef(SecurableType.TABLE, (self.catalog, db, table)), self.creator
-        )
+        obj = ObjectRef(SecurableType.TABLE, (self.catalog, db, table))
+        if obj in self.control.model.objects:
+            result = self._again()
+        else:
+            result = self.control.create_object(obj, self.creator)
         self.results.append(result)
         for backend, error in result.lagging.items():
             log.warning("table %s.%s: backend %s did not converge yet (%s)", db, table, backend, error)
         return result
+
+    def _again(self) -> ChangeResult:
+        """A table the model holds already, written again (a re-run): Spark drops and
+        creates it, and the metastore drops its grants with it, while the model does not
+        change and the table list neither. A full sync of the catalog's backend grants
+        them again (when the access control pushes changes at all)."""
+        props = self.control.model.objects.get(ObjectRef(SecurableType.CATALOG, (self.catalog,)), {})
+        backend = props.get("backend")
+        if not self.control.push or backend not in self.control.backends:
+            return ChangeResult((), ())
+        return ChangeResult((), (), tuple(self.control.sync([backend], full=True)))
 
     @property
     def lagging(self) -> dict[str, str]:

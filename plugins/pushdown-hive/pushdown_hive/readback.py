@@ -105,9 +105,15 @@ def normalised(listed: Listed) -> Listed:
     return Listed(grant, listed.grantor, listed.grantor_type, listed.grant_option)
 
 
+def ours(x: Listed, grantor: str) -> bool:
+    """Granted by the backend: by its grantor, a USER (as it grants), without grant option
+    (a role of the same name, or a grant with option, is somebody else's)."""
+    return x.grantor == grantor and x.grantor_type == USER and not x.grant_option
+
+
 def managed_facts(listed: Iterable[Listed], grantor: str) -> frozenset[HiveGrant]:
     """The grants the backend manages: those its grantor made (without grant option)."""
-    return frozenset(x.grant for x in listed if x.grantor == grantor and not x.grant_option)
+    return frozenset(x.grant for x in listed if ours(x, grantor))
 
 
 def foreign_findings(
@@ -118,7 +124,7 @@ def foreign_findings(
     out = []
     for x in listed:
         g = x.grant
-        if x.grantor == grantor and not x.grant_option:
+        if ours(x, grantor):
             continue
         everyone = g.principal_type == "ROLE" and g.principal.lower() == "public"
         if not (everyone or manages(g)):
@@ -150,11 +156,11 @@ def fact_scope(
     object read, when the role is in play; a role's member, when the region names the
     user and every object; a managed role itself, always (``role_prefix``: ``None``
     when roles are not managed). Grants to groups and other roles count only in the
-    regions of every user."""
+    regions of every user. Without a catalog, every fact read is covered."""
 
     def within(fact: object) -> bool:
         if catalog is None:
-            return False
+            return True  # no catalog names the backend: every fact it manages is unwanted
         if isinstance(fact, HiveRole):
             return role_prefix is not None
         if isinstance(fact, HiveMember):
@@ -182,8 +188,10 @@ def read_roles(ms: Metastore, prefix: str) -> tuple[ServerRoles, int]:
     """The managed roles (named with ``prefix``) and their USER members: one call for
     the names, one per managed role."""
     names = [n for n in ms.role_names() if n.startswith(prefix)]
-    members = {n: frozenset(name for kind, name in ms.members(n) if kind == USER) for n in names}
-    return ServerRoles(members), 1 + len(names)
+    held = {n: ms.members(n) for n in names}
+    members = {n: frozenset(name for kind, name in rows if kind == USER) for n, rows in held.items()}
+    others = {n: frozenset((kind, name) for kind, name in rows if kind != USER) for n, rows in held.items()}
+    return ServerRoles(members, {n: o for n, o in others.items() if o}), 1 + len(names)
 
 
 def role_facts(server: ServerRoles) -> set[HiveFact]:

@@ -23,7 +23,7 @@ decisions did not change).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pushdown.model.privileges import Condition, Privilege
 from pushdown.model.securables import ObjectRef, SecurableType
@@ -48,6 +48,8 @@ class ServerRoles:
     """The managed roles the metastore holds (prefixed names) and their USER members."""
 
     members: dict[str, frozenset[str]]
+    #: their holders that are not users (groups, roles): pushdown grants none of these
+    others: dict[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.resources
+import ipaddress
 import os
 import shutil
 import signal
@@ -124,6 +125,17 @@ def hive_site(workdir: Path) -> str:
     return f'<?xml version="1.0"?>\n<configuration>\n{props}</configuration>\n'
 
 
+def loopback(host: str) -> str:
+    """``host`` when it is a loopback address (127.0.0.0/8 or ::1); a throwaway metastore
+    has no authentication, so it never listens where other machines could reach it."""
+    try:
+        if ipaddress.ip_address(host).is_loopback:
+            return host
+    except ValueError:
+        pass
+    raise ValueError(f"the metastore listens on a loopback address only (127.0.0.1 or ::1), not {host!r}")
+
+
 class LocalMetastore:
     """One metastore process on its own work directory. :meth:`start` waits until it
     serves; :meth:`stop` ends its process group; :meth:`close` also deletes the directory."""
@@ -138,7 +150,7 @@ class LocalMetastore:
         jars: Path | None = None,
     ) -> None:
         self.workdir = workdir
-        self.host = host
+        self.host = loopback(host)
         self.port = port
         self.heap = heap
         self.jars = jars or spark_jars()
@@ -261,8 +273,13 @@ def throwaway_metastore(
     *, host: str = "127.0.0.1", parent: str | None = None, timeout: float = 120.0
 ) -> Iterator[LocalMetastore]:
     """A fresh metastore on ``host`` (loopback) and a free port; deleted afterwards."""
+    host = loopback(host)
     workdir = Path(tempfile.mkdtemp(prefix="pushdown-hms-", dir=parent))
-    server = LocalMetastore(workdir, host=host)
+    try:
+        server = LocalMetastore(workdir, host=host)
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)  # e.g. a pyspark without Hive jars
+        raise
     try:
         server.start(timeout)
         yield server

@@ -34,3 +34,10 @@ def test_demo_hive_applies_the_example_and_shows_who_can_do_what(
     readme = (ROOT / "README.md").read_text()
     shown = readme.split("<!-- demo-hive-output -->")[1].split("```")[1].split("\n", 1)[1]
     assert out == shown
+
+
+def test_a_bad_spec_is_a_clear_error_not_a_traceback(tmp_path: Path) -> None:
+    spec = tmp_path / "bad.yaml"
+    spec.write_text("catalogs: [1, 2\n")
+    result = CliRunner().invoke(main, ["demo-hive", str(spec)], catch_exceptions=False)
+    assert result.exit_code == 1 and "not valid YAML" in result.output

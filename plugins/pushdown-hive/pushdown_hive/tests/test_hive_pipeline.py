@@ -99,6 +99,11 @@ def test_pipeline_tables_get_exactly_the_models_grants(
         assert all(not r.error for r in results), results
         assert select(hms, "alice", ["analysts"], sales, "adhoc")
 
+        # a re-run overwrites a table the model holds already (Spark drops and creates it again)
+        run(spark, [TableJob(sales, "orders", [(3, 1.0)], "id INT, total DOUBLE")], on_created=hook)
+        assert hook.lagging == {}
+        assert select(hms, "alice", ["analysts"], sales, "orders")
+
         run(spark, [TableJob(hr, "bonus", [(1,)], "id INT"), TableJob(sales, "late", [(1,)], "id INT")])
         assert all(not r.error for r in ac.sync(full=True))  # a full sync finds them too
         assert select(hms, "alice", ["analysts"], sales, "late")

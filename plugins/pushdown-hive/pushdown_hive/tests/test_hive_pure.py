@@ -120,6 +120,16 @@ def test_grants_by_other_hands_are_findings_never_removed_nor_granted_again() ->
     assert any("SELECT ON TABLE `s.secret` TO USER `bob`" in f and "'etl'" in f for f in findings)
 
 
+def test_a_grant_by_a_role_named_like_the_grantor_is_not_ours() -> None:
+    b, ms = world()
+    wider = g("bob", "s", "secret", "SELECT")
+    ms.held[wider] = Listed(wider, "pushdown", "ROLE", False)
+    hive = backend(ms)
+    reconcile(hive, b.model, Scope.everything())
+    assert wider in ms.held and ms.calls("revoke_privileges") == []
+    assert any("granted by ROLE 'pushdown'" in f for f in hive.plan(b.model, Scope.everything()).findings)
+
+
 def test_manage_foreign_grants_takes_them_over() -> None:
     b, ms = world()
     wider = g("bob", "s", "secret", "SELECT")
@@ -189,7 +199,19 @@ def test_saved_facts_round_trip_and_bad_ones_are_clear_errors() -> None:
         backend(ms).fact_from_json({"grant": [1]})
 
 
-@pytest.mark.parametrize("settings", [{"batch_size": 0}, {"port": "x"}, {"manage_foreign_grants": "perhaps"}])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"batch_size": 0},
+        {"port": "x"},
+        {"port": 70000},  # the socket would wrap it to port 4464
+        {"manage_foreign_grants": "perhaps"},
+        {"timeout": "soon"},
+        {"timeout": -1},
+        {"role_prefix": "a"},  # would take in (and drop) the metastore's admin role
+        {"role_prefix": "P"},
+    ],
+)
 def test_bad_settings_are_clear_errors(settings: dict[str, Any]) -> None:
     with pytest.raises(ConfigError, match="setting"):
         HiveBackend(BackendContext("hive1", settings), metastore=FakeMetastore())
@@ -269,3 +291,92 @@ def test_a_model_name_with_capitals_never_widens_the_lower_case_object() -> None
     plan, _ = reconcile(backend(ms), b.model, Scope.everything())
     assert not [x for x in ms.held if x.table == "secret2"]
     assert any("table c.s.Secret2 has capitals" in n for n in plan.notes)
+
+
+def test_a_refused_revoke_from_a_role_holds_back_its_new_holder() -> None:
+    b, ms = world()
+    hive = backend(ms, roles=True)
+    reconcile(hive, b.model, Scope.everything())
+    # carol joins reader, but may not read s.b: the role must stop carrying it first
+    b.role("blocker", ("table c.s.b", "SELECT_TABLE", DENY), users=["carol"])
+    b.do(ch.grant_role, "reader", Principal.user("carol"))
+    ms.refuse = {role_grant("reader", "s", "b", "SELECT")}
+    with pytest.raises(PermanentBackendError, match="not sent: ROLE `pd_reader` TO USER `carol`"):
+        reconcile(hive, b.model, Scope.everything())
+    assert "carol" not in ms.roles["pd_reader"]
+    assert "SELECT" not in ms.privilege_set("s", "b", "carol", [])
+
+
+def test_a_refused_role_revoke_holds_back_what_the_role_would_carry() -> None:
+    b, ms = world()
+    b.role("blocker", ("table c.s.b", "SELECT_TABLE", DENY), users=["bob"])
+    hive = backend(ms, roles=True)
+    reconcile(hive, b.model, Scope.everything())
+    # bob leaves reader: the role could carry s.b again, but the metastore keeps bob in it
+    b.do(ch.revoke_role, "reader", Principal.user("bob"))
+    real = ms.revoke_role
+
+    def refuse(role: str, user: str) -> None:
+        from pushdown_hive.metastore import Refused
+
+        raise Refused(f"Internal error processing revoke_role ({role}, {user})")
+
+    ms.revoke_role = refuse  # type: ignore[method-assign]
+    with pytest.raises(PermanentBackendError, match=r"not sent: SELECT ON TABLE `s\.b` TO ROLE `pd_reader`"):
+        reconcile(hive, b.model, Scope.everything())
+    assert "SELECT" not in ms.privilege_set("s", "b", "bob", [])
+    ms.revoke_role = real  # type: ignore[method-assign]
+    reconcile(hive, b.model, Scope.everything())
+    assert hive.plan(b.model, Scope.everything()).empty
+
+
+def test_a_read_the_metastore_refuses_is_a_clear_error() -> None:
+    b, ms = world()
+
+    def gone(role: str) -> list[tuple[str, str]]:
+        from pushdown_hive.metastore import Refused
+
+        raise Refused(f"NoSuchObjectException: role {role} does not exist")  # dropped meanwhile
+
+    ms.roles["pd_old"] = set()
+    ms.members = gone  # type: ignore[method-assign]
+    with pytest.raises(TemporaryBackendError, match="refused a read while reading its roles"):
+        reconcile(backend(ms, roles=True), b.model, Scope.everything(), retries=0)
+
+
+def test_when_no_catalog_names_the_backend_what_it_granted_is_revoked() -> None:
+    b, ms = world()
+    ours = Listed(g("zed", "t", "x", "SELECT"), "etl", "USER")  # by other hands: stays
+    ms.held[ours.grant] = ours
+    hive = backend(ms, roles=True)
+    reconcile(hive, b.model, Scope.everything())
+    assert len(ms.held) == 3 and "pd_reader" in ms.roles
+    b.do(ch.drop_object, ObjectRef.parse("catalog c"))
+    plan, _ = reconcile(hive, b.model, Scope.everything(), allow_mass_removal=True)
+    assert "every managed grant is revoked" in plan.notes[0]
+    assert set(ms.held) == {ours.grant} and "pd_reader" not in ms.roles
+    assert hive.plan(b.model, Scope.everything()).empty
+
+
+def test_a_grant_by_other_hands_to_a_managed_role_is_a_finding() -> None:
+    b, ms = world()
+    hive = backend(ms, roles=True)
+    reconcile(hive, b.model, Scope.everything())
+    wider = role_grant("reader", "s", "secret", "SELECT")  # every holder of the role gets it
+    ms.held[wider] = Listed(wider, "admin", "USER")
+    findings = hive.plan(b.model, Scope.everything()).findings
+    assert any("TO ROLE `pd_reader`" in f and "'admin'" in f for f in findings), findings
+
+
+def test_a_managed_role_held_by_a_group_is_a_finding() -> None:
+    b, ms = world()
+    hive = backend(ms, roles=True)
+    reconcile(hive, b.model, Scope.everything())
+    real = ms.members
+
+    def members(role: str) -> list[tuple[str, str]]:
+        return real(role) + ([("GROUP", "contractors")] if role == "pd_reader" else [])
+
+    ms.members = members  # type: ignore[method-assign]
+    findings = hive.plan(b.model, Scope.everything()).findings
+    assert any("ROLE 'pd_reader' is held by GROUP 'contractors'" in f for f in findings), findings

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from pushdown_hive import server as server_module
 from pushdown_hive.client import HiveUnavailable, MetastoreClient
-from pushdown_hive.server import LocalMetastore, MetastoreUnavailable, hive_site
+from pushdown_hive.server import LocalMetastore, MetastoreUnavailable, hive_site, throwaway_metastore
 
 pytestmark = pytest.mark.hive
 
@@ -77,10 +78,34 @@ def test_kill_and_restart_keep_the_data(hive_metastore: Any, hms: MetastoreClien
 
 
 def test_a_server_that_dies_says_why(tmp_path: Path) -> None:
-    server = LocalMetastore(tmp_path / "hms", host="203.0.113.254")  # not an address of this machine
-    with pytest.raises(MetastoreUnavailable, match=r"exited with .* while starting(?s:.*)Cannot assign"):
-        server.start(timeout=60)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        server = LocalMetastore(tmp_path / "hms", port=taken.getsockname()[1])
+        with pytest.raises(MetastoreUnavailable, match=r"exited with .* while starting(?s:.*)in use"):
+            server.start(timeout=60)
     assert not server.running
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "203.0.113.254", "example.org"])
+def test_only_loopback_and_nothing_left_behind(tmp_path: Path, host: str) -> None:
+    with pytest.raises(ValueError, match="loopback address only"):
+        LocalMetastore(tmp_path / "hms", host=host)
+    with pytest.raises(ValueError, match="loopback address only"):
+        with throwaway_metastore(host=host, parent=str(tmp_path)):
+            pass
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_launcher_that_cannot_run_leaves_no_directory(tmp_path: Path, monkeypatch: Any) -> None:
+    def no_jars() -> Path:
+        raise MetastoreUnavailable("no hive-metastore jar")
+
+    monkeypatch.setattr(server_module, "spark_jars", no_jars)
+    with pytest.raises(MetastoreUnavailable, match="no hive-metastore jar"):
+        with throwaway_metastore(parent=str(tmp_path)):
+            pass
+    assert not list(tmp_path.iterdir())
 
 
 def test_a_server_that_hangs_is_killed_and_cleaned_up(tmp_path: Path) -> None:
