@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pushdown.decide.evaluator import Evaluator
-from pushdown.errors import ModelError, TemporaryBackendError
+from pushdown.errors import BackendError, ModelError, TemporaryBackendError
 from pushdown.model import changes as ch
 from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef
@@ -244,3 +244,40 @@ def test_a_member_joins_a_denying_role_before_the_deny_item_it_replaces_goes() -
         return old().grant_role("rd", users=["u"])
 
     assert wider_on_the_way(old, new) == []
+
+
+def test_after_a_refused_narrowing_write_nothing_widens(
+    ranger_standin: Standin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The narrowing write (the every-table policy loses update, alter) is refused: the
+    widening one (the deny on orders removed) does not follow, so reader cannot update
+    orders; the next sync converges."""
+
+    def world() -> Builder:
+        return (
+            sales()
+            .allow("reader", "catalog sales", "MODIFY_TABLE")
+            .deny("reader", "table sales.crm.orders", "MODIFY_TABLE")
+        )
+
+    old, new = world().model, world().model
+    backend = backend_for(ranger_standin, retries=0)
+    reconcile(backend, old, ALL)
+    for event in ch.revoke_privileges(
+        new, "reader", ObjectRef.parse("catalog sales"), ["MODIFY_TABLE"], Condition.ALLOW
+    ):
+        new.apply(event)
+    asked = keys(old, new)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise BackendError("rg", "Ranger refused update policy (HTTP 400): refused")
+
+    monkeypatch.setattr(backend.api, "update_policy", refuse)
+    with pytest.raises(BackendError, match="not written: an earlier write was refused"):
+        reconcile(backend, new, ALL, retries=0)
+    assert len(ranger_standin.store.list_policies({})) == 2  # the deny on orders is still there
+    assert held(ranger_standin, old, old, asked) == allowed(old, 0, asked)
+    monkeypatch.undo()
+    reconcile(backend, new, ALL)
+    assert backend.plan(new, ALL).empty
+    assert held(ranger_standin, new, new, asked) == allowed(new, 1, asked)
