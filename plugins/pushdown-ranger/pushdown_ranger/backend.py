@@ -5,8 +5,9 @@ and role versions); when nothing moved since the last read, the last snapshot st
 Otherwise it reads the policies of pushdown's services and the roles, paged, once.
 ``compile`` turns the core's entitlement compiler's answer into shapes
 (:mod:`pushdown_ranger.shapes`); ``apply`` writes at most one call per changed policy
-(and role, but for a role that both gains and loses members: two), in an order Ranger
-accepts that is never wider on the way (:meth:`RangerBackend.order`).
+and role in the common case (two for a role that both gains and loses members, and for
+each policy that both narrows and widens when two or more do), narrow-first across
+policies, in an order Ranger accepts that is never wider on the way (:func:`schedule`).
 
 Fence: roles whose names start with ``role_prefix`` / ``user_role_prefix``, and in any
 policy only the items naming such roles; a policy pushdown created carries the label
@@ -20,7 +21,7 @@ import json
 import math
 import re
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -277,18 +278,13 @@ class RangerBackend(Backend):
 
     # apply ------------------------------------------------------------------------------
     def order(self, op: Op) -> tuple[object, ...]:
-        """Never wider on the way: roles created and members removed first (a new role is named
-        by nothing yet; fewer members narrow), then policies (removals first), then members
-        added (the policies already name the roles as they should), then roles removed
-        (Ranger refuses to delete a role a policy still names). A change that both adds and
-        removes members is first narrowed (:meth:`apply`)."""
-        if isinstance(op.fact, RoleFact):
-            if op.action == "remove":
-                return (4, str(op.fact))
-            return (3 if _added(op) else 0, str(op.fact))
-        return (1 if op.action == "remove" else 2, str(op.fact))
+        """The plan's order: each operation where its first write goes (:func:`schedule`)."""
+        return (_stage(op, split=True)[0], str(op.fact))
 
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
+        """The writes of :func:`schedule`, in order. Once a write is refused, no write that
+        widens follows (it could widen past a narrowing that did not happen); the operations
+        left are reported as failures."""
         assert isinstance(snapshot, RangerSnapshot)
         self.last = None  # whatever happens, the next read reads
         writer = Writer(
@@ -298,39 +294,30 @@ class RangerBackend(Backend):
         failures: list[Failure] = []
         done = 0
         refused: set[Op] = set()
-        for op in plan.ops:  # members leave a role before any policy write: never wider meanwhile
-            narrowed = _narrowed(op)
-            if narrowed is None:
-                continue
-            try:
-                writer.write(narrowed)
-            except TemporaryBackendError as exc:
-                raise TemporaryBackendError(
-                    self.name, f"{exc.args[-1] if exc.args else exc}; 0 of {len(plan.ops)} operation(s) done"
-                ) from None
-            except BackendError as exc:  # adding the new members later would widen: not done
-                failures.append(Failure((op,), str(exc)))
-                refused.add(op)
-        for op in plan.ops:
+        for write in schedule(plan.ops, snapshot.facts):
+            op = write.op
             if op in refused:
                 continue
-            if failures and _added(op):  # a policy write was refused: new members could widen it
+            if failures and write.widens:
+                refused.add(op)
                 failures.append(
                     Failure((op,), f"{self.name}: {op.fact}: not written: an earlier write was refused")
                 )
                 continue
             try:
-                writer.write(op)
+                writer.write(write.step)
             except TemporaryBackendError as exc:
                 raise TemporaryBackendError(
                     self.name,
                     f"{exc.args[-1] if exc.args else exc}; {done} of {len(plan.ops)} operation(s) done",
                 ) from None
             except BackendError as exc:
+                refused.add(op)
                 failures.append(Failure((op,), str(exc)))
                 continue
-            done += 1
-            progress(1)
+            if write.last:
+                done += 1
+                progress(1)
         return Applied(done, tuple(failures))
 
     def reread(self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot) -> Snapshot:
@@ -419,25 +406,120 @@ class _Checked:
         return value
 
 
+@dataclass(frozen=True)
+class Write:
+    """One write of :func:`schedule`: ``step`` (an operation, or the narrowing half of one)
+    for ``op``; ``widens``: it may grant more; ``last``: ``op`` is done once it is."""
+
+    stage: int
+    step: Op
+    op: Op
+    widens: bool
+    last: bool
+    sub: int = 0
+
+
+#: the stages of :func:`schedule`
+CREATE_ROLES, NARROW, MEMBERS_OUT, BOTH, WIDEN, MEMBERS_IN, DROP_ROLES = range(7)
+
+
+def schedule(ops: tuple[Op, ...] | list[Op], held: Iterable[Fact] = ()) -> list[Write]:
+    """The writes of an apply, narrow-first across policies:
+
+    0. roles created (nothing names a new role yet);
+    1. every policy write that only narrows (allow items removed, deny items added, a
+       deny-only policy created), and the narrowing half of a change that does both:
+       the policy with the allow items it keeps and the deny items of before and after;
+    2. members join the roles no allow item names (that only narrows); then members leave
+       roles, those of roles no deny item names first (a role change that also adds
+       members: to the members it keeps);
+    3. the one policy change that both narrows and widens, whole, when it is the only one
+       (every other policy then holds its narrowed form, which its new form only widens);
+    4. every policy write that widens (deny items removed, allow items added), and the
+       rest of each change that does both when there are two or more (then each is split);
+    5. members join roles (the policies name the roles as they should by now): those a deny
+       item names first;
+    6. roles removed (Ranger refuses to delete a role a policy still names).
+
+    After any prefix of stage 1 each policy holds what it held or its narrowed form
+    (allow items of before and after, deny items of either), so nothing is allowed that
+    was not; from stage 3 on, its narrowed form or its new one, so nothing is allowed
+    that the new model does not allow (the members of a role aside: see docs/ranger.md).
+    A policy is written twice only when two or more changes both narrow and widen.
+    ``held``: the facts Ranger holds (which roles its policies name in allow and deny items)."""
+    policies = [f for f in held if isinstance(f, PolicyFact)]
+    policies += [f for op in ops for f in (op.before, op.after) if isinstance(f, PolicyFact)]
+    allowing = {role for f in policies for role, _ in f.allow}
+    denying = {role for f in policies for role, _ in f.deny}
+    mixed = sum(1 for op in ops if isinstance(op.fact, PolicyFact) and _stage(op)[1] is not None)
+    out: list[Write] = []
+    for op in ops:
+        first, half = _stage(op, split=mixed > 1)
+        if first == MEMBERS_IN and isinstance(op.fact, RoleFact) and op.fact.name not in allowing:
+            first = MEMBERS_OUT  # joining a role only deny items name: narrower
+        sub = _within(op, first, half is not None, denying)
+        if half is None:
+            out.append(Write(first, op, op, BOTH <= first < DROP_ROLES, True, sub))
+        else:
+            out.append(Write(first, half, op, False, False, sub))
+            later = WIDEN if isinstance(op.fact, PolicyFact) else MEMBERS_IN
+            out.append(Write(later, op, op, True, True, _within(op, later, False, denying)))
+    out.sort(key=lambda w: (w.stage, w.sub, str(w.op.fact), w.last))
+    return out
+
+
+def _within(op: Op, stage: int, split: bool, denying: set[str]) -> int:
+    """The order of role writes within their stage: in stage 2, members joining first,
+    then leaving roles no deny item names; in stage 5, joining roles a deny item names first."""
+    if not isinstance(op.fact, RoleFact):
+        return 0
+    named = op.fact.name in denying
+    if stage == MEMBERS_OUT:
+        return 0 if _added(op) and not split else (2 if named else 1)
+    if stage == MEMBERS_IN:
+        return 0 if named else 1
+    return 0
+
+
+def _stage(op: Op, *, split: bool = True) -> tuple[int, Op | None]:
+    """Where ``op``'s first write goes, and the narrowing half written there when ``op``
+    is written twice (``split``: a policy change that both narrows and widens is)."""
+    before, after = op.before, op.after
+    if isinstance(op.fact, RoleFact):
+        if op.action == "remove":
+            return DROP_ROLES, None
+        if op.action == "add" or not (isinstance(before, RoleFact) and isinstance(after, RoleFact)):
+            return CREATE_ROLES, None
+        if not _added(op):
+            return MEMBERS_OUT, None
+        if before.users - after.users or before.groups - after.groups:
+            kept = RoleFact(after.name, before.users & after.users, before.groups & after.groups)
+            return MEMBERS_OUT, Op("change", before, kept, op.phase)
+        return MEMBERS_IN, None
+    old = before if isinstance(before, PolicyFact) else None
+    new = after if isinstance(after, PolicyFact) else None
+    allow0, deny0 = (old.allow, old.deny) if old else (frozenset(), frozenset())
+    allow1, deny1 = (new.allow, new.deny) if new else (frozenset(), frozenset())
+    narrows = bool(allow0 - allow1 or deny1 - deny0)
+    widens = bool(allow1 - allow0 or deny0 - deny1)
+    if not widens:
+        return NARROW, None
+    if not narrows:
+        return WIDEN, None
+    if not split:
+        return BOTH, None
+    fact = op.fact
+    assert isinstance(fact, PolicyFact)
+    mid = PolicyFact(fact.service, fact.resources, allow0 & allow1, deny0 | deny1)
+    return NARROW, Op("change" if old else "add", old, mid, op.phase)
+
+
 def _added(op: Op) -> bool:
     """Whether a role change adds members (it widens whatever names the role)."""
     before, after = op.before, op.after
     if not (isinstance(before, RoleFact) and isinstance(after, RoleFact)):
         return False
     return bool(after.users - before.users or after.groups - before.groups)
-
-
-def _narrowed(op: Op) -> Op | None:
-    """For a role change that both removes and adds members: the change to the members it
-    keeps (written first; the full change follows the policies). None otherwise."""
-    before, after = op.before, op.after
-    if op.action != "change" or not (isinstance(before, RoleFact) and isinstance(after, RoleFact)):
-        return None
-    removes = before.users - after.users or before.groups - after.groups
-    if not (removes and _added(op)):
-        return None
-    kept = RoleFact(after.name, before.users & after.users, before.groups & after.groups)
-    return Op("change", before, kept, op.phase)
 
 
 def _complete(versions: tuple[tuple[str, Any, Any], ...]) -> bool:

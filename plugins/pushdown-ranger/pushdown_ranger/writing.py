@@ -43,7 +43,7 @@ class Writer:
             self.policy(op, fact)
 
     def role(self, op: Op, fact: RoleFact) -> None:
-        raw = self.roles.get(fact.name)
+        raw = self.written.roles[fact.name] if fact.name in self.written.roles else self.roles.get(fact.name)
         if op.action == "remove":
             if raw is not None:
                 self.api.delete_role(int(raw["id"]), fact.name)
@@ -56,7 +56,8 @@ class Writer:
 
     def policy(self, op: Op, fact: PolicyFact) -> None:
         key = (fact.service, fact.resources)
-        raw = self.policies.get(key)
+        # as this apply last wrote it (a change written in two steps), else as read
+        raw = self.written.policies[key] if key in self.written.policies else self.policies.get(key)
         ours = self.naming.ours
         if op.action == "remove":
             if raw is None:

@@ -1,0 +1,283 @@
+"""The apply order never widens on the way: after ANY prefix of an apply's writes (the
+stand-in dies after the k-th), the stand-in allows no (user, access, resource) that
+neither the old nor the new model allows, and while only narrowing writes have run,
+nothing the old model does not allow."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pushdown.decide.evaluator import Evaluator
+from pushdown.errors import BackendError, ModelError, TemporaryBackendError
+from pushdown.model import changes as ch
+from pushdown.model.privileges import Condition
+from pushdown.model.securables import ObjectRef
+from pushdown.model.state import Model
+from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.sync import reconcile
+from pushdown_ranger.backend import NARROW, schedule
+from pushdown_ranger.standin import Standin
+from tests.builders import Builder
+
+from .probe import checks
+from .test_ranger_histories import events_for, start, steps
+from .world import backend_for, sales
+
+pytestmark = pytest.mark.ranger
+ALL = Scope.everything()
+Key = tuple[str, str, str, str]
+
+
+def keys(*models: Model) -> dict[Key, dict[int, tuple[str, ObjectRef]]]:
+    """Every (user, service, resource, access) either model decides, with what it asks of each."""
+    out: dict[Key, dict[int, tuple[str, ObjectRef]]] = {}
+    users = sorted({u for m in models for u in m.users} | {"stranger"})
+    for i, model in enumerate(models):
+        for service, resource, access, op, obj in checks(model, "c" if "c" in _catalogs(model) else "sales"):
+            for user in users:
+                key = (user, service, json.dumps(resource, sort_keys=True), access)
+                out.setdefault(key, {})[i] = (op, obj)
+    return out
+
+
+def _catalogs(model: Model) -> set[str]:
+    return {o.names[0] for o in model.objects}
+
+
+def allowed(model: Model, index: int, asked: dict[Key, dict[int, tuple[str, ObjectRef]]]) -> set[Key]:
+    evaluator = Evaluator(model)
+    out = set()
+    for key, by_model in asked.items():
+        user = key[0]
+        op_obj = by_model.get(index) or next(iter(by_model.values()))
+        if user not in model.users:
+            continue
+        try:
+            if evaluator.authorize(user, op_obj[0], op_obj[1], explain=False).allowed:
+                out.add(key)
+        except ModelError:
+            continue
+    return out
+
+
+def held(standin: Standin, old: Model, new: Model, asked: dict[Key, Any]) -> set[Key]:
+    out = set()
+    for user, service, resource, access in asked:
+        groups = sorted(set(old.user_groups.get(user, ())) | set(new.user_groups.get(user, ())))
+        if standin.is_access_allowed(service, json.loads(resource), access, user=user, groups=groups):
+            out.add((user, service, resource, access))
+    return out
+
+
+def wider_on_the_way(make_old: Callable[[], Builder], make_new: Callable[[], Builder]) -> list[str]:
+    """Apply old -> new, dying after k writes for every k; what any prefix allowed beyond the
+    models (empty: never wider). Group membership is the old model's where they differ
+    (pushdown does not write groups)."""
+    old, new = make_old().model, make_new().model
+    asked = keys(old, new)
+    allow_old, allow_new = allowed(old, 0, asked), allowed(new, 1, asked)
+    with Standin() as standin:
+        backend = backend_for(standin)
+        reconcile(backend, old, ALL)
+        writes = schedule(backend.plan(new, ALL).ops)
+    narrowing = sum(1 for w in writes if w.stage <= NARROW)
+    found: list[str] = []
+    for k in range(1, len(writes)):
+        with Standin() as standin:
+            backend = backend_for(standin, retries=0)
+            reconcile(backend, old, ALL)
+            standin.faults.die_after_writes(k)
+            with pytest.raises(TemporaryBackendError):
+                reconcile(backend, new, ALL, retries=0)
+            now = held(standin, old, old, asked)
+        bound = allow_old if k <= narrowing else allow_old | allow_new
+        found += [f"after {k} of {len(writes)} writes: {key}" for key in sorted(now - bound)]
+    return found
+
+
+def test_a_table_deny_goes_only_after_the_every_table_policy_is_narrowed() -> None:
+    """reader may select every table and modify every table but orders; MODIFY is revoked:
+    the deny on orders is not needed any more. Removed first (the order before), reader
+    could update orders between the two writes: neither model allows that."""
+
+    def old() -> Builder:
+        return (
+            sales()
+            .allow("reader", "catalog sales", "MODIFY_TABLE")
+            .deny("reader", "table sales.crm.orders", "MODIFY_TABLE")
+        )
+
+    def new() -> Builder:
+        b = old()
+        ref = ObjectRef.parse("catalog sales")
+        for event in ch.revoke_privileges(b.model, "reader", ref, ["MODIFY_TABLE"], Condition.ALLOW):
+            b.model.apply(event)
+        return b
+
+    assert wider_on_the_way(old, new) == []
+
+
+def test_two_changes_that_narrow_and_widen_are_split_narrowing_first(ranger_standin: Standin) -> None:
+    """Two policies each lose one role's item and gain another's: each is written twice,
+    both narrowed before either widens; the plan still shows one operation per policy."""
+
+    def old() -> Builder:
+        return (
+            sales()
+            .role("other", users=["carol"])
+            .allow("other", "catalog sales", "USE_CATALOG", "USE_SCHEMA", "MODIFY_TABLE")
+            .deny("reader", "table sales.crm.orders", "SELECT_TABLE")
+            .deny("other", "table sales.crm.leads", "MODIFY_TABLE")
+        )
+
+    def new() -> Builder:
+        b = old()
+        for role, obj, priv in (
+            ("reader", "table sales.crm.orders", "SELECT_TABLE"),
+            ("other", "table sales.crm.leads", "MODIFY_TABLE"),
+        ):
+            for event in ch.revoke_privileges(b.model, role, ObjectRef.parse(obj), [priv], Condition.DENY):
+                b.model.apply(event)
+        for role, obj, priv in (
+            ("other", "table sales.crm.orders", "MODIFY_TABLE"),
+            ("reader", "table sales.crm.leads", "SELECT_TABLE"),
+        ):
+            for event in ch.grant_privileges(b.model, role, ObjectRef.parse(obj), [priv], Condition.DENY):
+                b.model.apply(event)
+        return b
+
+    backend = backend_for(ranger_standin)
+    reconcile(backend, old().model, ALL)
+    plan = backend.plan(new().model, ALL)
+    writes = schedule(plan.ops)
+    assert len(writes) == len(plan.ops) + 2 == 4
+    assert [w.widens for w in writes] == [False, False, True, True]
+    assert wider_on_the_way(old, new) == []
+
+
+PROFILE = settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+#: grants on the catalog with DENY exceptions on tables: the every-table and table-level
+#: policies that a batch narrows and widens at once
+RICH = (
+    ("grant", "r1", "catalog c", "SELECT_TABLE", "ALLOW"),
+    ("grant", "r1", "catalog c", "MODIFY_TABLE", "ALLOW"),
+    ("grant", "r2", "catalog c", "SELECT_TABLE", "ALLOW"),
+    ("grant", "r1", "table c.s1.a", "MODIFY_TABLE", "DENY"),
+    ("grant", "r2", "table c.s2.b", "SELECT_TABLE", "DENY"),
+    ("grant", "r2", "schema c.s1", "SELECT_TABLE", "DENY"),
+)
+#: a batch step: any history step but a change of group membership (the directory's, not
+#: pushdown's to order: the stand-in is asked with the old groups), or undoing one of :data:`RICH`
+batch_steps = st.one_of(
+    steps.filter(lambda s: s[0] != "member"),
+    st.sampled_from(RICH).map(lambda s: ("revoke", *s[1:])),
+    st.sampled_from(RICH).map(lambda s: (s[0], s[1], s[2], s[3], "DENY" if s[4] == "ALLOW" else "ALLOW")),
+)
+
+
+def _built(history: list[tuple[Any, ...]]) -> Builder:
+    b = start()
+    history = [*RICH, *history]
+    for step in history:
+        try:
+            events = events_for(b, step)
+        except ModelError:
+            continue
+        for event in events:
+            b.model.apply(event)
+    return b
+
+
+def test_random_batches_of_changes_are_never_wider_on_the_way(capsys: pytest.CaptureFixture[str]) -> None:
+    """A random model, then a random batch of changes synced at once."""
+    totals = {"batches": 0, "wider": 0}
+
+    @PROFILE
+    @given(before=st.lists(steps, max_size=3), batch=st.lists(batch_steps, min_size=2, max_size=5))
+    def run(before: list[tuple[Any, ...]], batch: list[tuple[Any, ...]]) -> None:
+        found = wider_on_the_way(lambda: _built(before), lambda: _built(before + batch))
+        totals["batches"] += 1
+        totals["wider"] += len(found)
+        assert found == [], (before, batch, found[:5])
+
+    run()
+    with capsys.disabled():
+        print(f"\nranger apply order: {totals['batches']} batches, {totals['wider']} wider on the way")
+    assert totals["batches"] > 0
+
+
+def test_a_member_joins_a_denying_role_before_the_deny_item_it_replaces_goes() -> None:
+    """u and v may select every table; r3 (u) and rd (v) deny select on orders, so the orders
+    policy names both. rd is granted to u: it now covers everybody denied, and r3's item
+    goes. Were u to join pd_rd only after that item is removed (members last), u could
+    select orders in between: both models deny it."""
+
+    def old() -> Builder:
+        return (
+            Builder()
+            .users("u", "v")
+            .catalog("sales", backend="rg")
+            .schema("sales.crm")
+            .table("sales.crm.orders")
+            .table("sales.crm.leads")
+            .role("reader", users=["u", "v"])
+            .role("r3", users=["u"])
+            .role("rd", users=["v"])
+            .allow("reader", "catalog sales", "USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE")
+            .deny("r3", "table sales.crm.orders", "SELECT_TABLE")
+            .deny("rd", "table sales.crm.orders", "SELECT_TABLE")
+        )
+
+    def new() -> Builder:
+        return old().grant_role("rd", users=["u"])
+
+    assert wider_on_the_way(old, new) == []
+
+
+def test_after_a_refused_narrowing_write_nothing_widens(
+    ranger_standin: Standin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The narrowing write (the every-table policy loses update, alter) is refused: the
+    widening one (the deny on orders removed) does not follow, so reader cannot update
+    orders; the next sync converges."""
+
+    def world() -> Builder:
+        return (
+            sales()
+            .allow("reader", "catalog sales", "MODIFY_TABLE")
+            .deny("reader", "table sales.crm.orders", "MODIFY_TABLE")
+        )
+
+    old, new = world().model, world().model
+    backend = backend_for(ranger_standin, retries=0)
+    reconcile(backend, old, ALL)
+    for event in ch.revoke_privileges(
+        new, "reader", ObjectRef.parse("catalog sales"), ["MODIFY_TABLE"], Condition.ALLOW
+    ):
+        new.apply(event)
+    asked = keys(old, new)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise BackendError("rg", "Ranger refused update policy (HTTP 400): refused")
+
+    monkeypatch.setattr(backend.api, "update_policy", refuse)
+    with pytest.raises(BackendError, match="not written: an earlier write was refused"):
+        reconcile(backend, new, ALL, retries=0)
+    assert len(ranger_standin.store.list_policies({})) == 2  # the deny on orders is still there
+    assert held(ranger_standin, old, old, asked) == allowed(old, 0, asked)
+    monkeypatch.undo()
+    reconcile(backend, new, ALL)
+    assert backend.plan(new, ALL).empty
+    assert held(ranger_standin, new, new, asked) == allowed(new, 1, asked)
