@@ -124,8 +124,8 @@ class RangerBackend(Backend):
         self._defs: dict[str, bool] = {}
         self.last: RangerSnapshot | None = None
         self._written = Written()
-        self._compiled: tuple[object, Desired] | None = None
-        self._hive: tuple[object, str | None] | None = None
+        self._compiled: tuple[object, Desired, Model] | None = None
+        self._hive: tuple[object, str | None, Model] | None = None
 
     # read -------------------------------------------------------------------------------
     def versions(self, known_roles: int | None = None) -> tuple[tuple[str, Any, Any], ...]:
@@ -209,7 +209,8 @@ class RangerBackend(Backend):
         """:func:`~pushdown_ranger.shapes.hive_catalog`, once per model version."""
         key = (id(model), model.version)
         if self._hive is None or self._hive[0] != key:
-            self._hive = (key, hive_catalog(model, self.enforces(model)))
+            # the model is kept alive with its answer, so no other model can reuse its id
+            self._hive = (key, hive_catalog(model, self.enforces(model)), model)
         return self._hive[1]
 
     def focus(self, model: Model, scope: Resolved) -> Focus:
@@ -239,7 +240,8 @@ class RangerBackend(Backend):
         if self._compiled is not None and self._compiled[0] == key:
             return self._compiled[1]
         desired = self._compile(model, snapshot, focus, elsewhere)
-        self._compiled = (key, desired)
+        # the model is kept alive with its answer, so no other model can reuse its id
+        self._compiled = (key, desired, model)
         return desired
 
     def _compile(
