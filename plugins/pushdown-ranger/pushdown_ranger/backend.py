@@ -113,6 +113,9 @@ class RangerBackend(Backend):
             user_role_prefix=c.text("user_role_prefix", "pdu_"),
             map_principal=context.map_principal,
         )
+        #: "auto": deny items where the service definition enables them (Ranger's default);
+        #: "off": never rely on deny items, for plugins configured to ignore them
+        self.deny_items = c.choice("deny_items", "auto", ("auto", "off"))
         if not self.naming.role_prefix or not self.naming.user_role_prefix:
             raise ConfigError(f"backend {context.name}: role_prefix and user_role_prefix must not be empty")
         if _overlap(self.naming):
@@ -197,7 +200,7 @@ class RangerBackend(Backend):
         hit = self._defs.get(service)
         if hit is None:
             sdef = self.api.service_def(self._type_of(service))
-            hit = self._defs[service] = _deny_enabled(sdef)
+            hit = self._defs[service] = self.deny_items != "off" and _deny_enabled(sdef)
         return hit
 
     def _type_of(self, service: str) -> str:
@@ -400,6 +403,12 @@ class _Checked:
         if not ok or value < low or (strict and value == low):
             raise self._bad(key, f"{value!r}: a {'positive' if strict else 'non-negative'} number of seconds")
         return float(value)
+
+    def choice(self, key: str, default: str, allowed: tuple[str, ...]) -> str:
+        value = self.context.setting(key, default)
+        if value not in allowed:
+            raise self._bad(key, f"{value!r}: one of {', '.join(repr(a) for a in allowed)}")
+        return str(value)
 
     def whole(self, key: str, default: int, low: int, high: int) -> int:
         value = self.context.setting(key, default)

@@ -144,6 +144,22 @@ def test_without_deny_in_the_service_definition_no_deny_item_is_written(ranger_s
     assert tables == {"leads"}
 
 
+def test_deny_items_off_writes_none_even_where_the_service_definition_enables_them(
+    ranger_standin: Standin,
+) -> None:
+    world = sales().deny("reader", "table sales.crm.orders", "SELECT_TABLE")
+    backend = backend_for(ranger_standin, deny_items="off")
+    plan, _ = reconcile(backend, world.model, ALL)
+    assert any("enableDenyAndExceptionsInPolicies" in n for n in plan.notes)
+    assert all(not p.get("denyPolicyItems") for p in ranger_standin.store.list_policies({}))
+    assert backend.plan(world.model, ALL).empty
+
+
+def test_deny_items_must_be_auto_or_off(ranger_standin: Standin) -> None:
+    with pytest.raises(ConfigError, match="deny_items"):
+        backend_for(ranger_standin, deny_items="on")
+
+
 def test_a_refused_operation_is_reported_and_the_others_go_on(ranger_standin: Standin) -> None:
     backend = backend_for(ranger_standin)
     squatter = {  # a hand-made policy already uses the name pushdown gives the wildcard policy
