@@ -17,20 +17,12 @@ from pushdown.report.files import read_rows
 from pushdown.report.run import Request, write_report
 from tests.report.test_files import awkward
 
-# slow: Spark's jobs take minutes on a shared 2-core machine (run with -m slow)
 pytestmark = [
     pytest.mark.spark,
-    pytest.mark.slow,
     pytest.mark.filterwarnings("ignore::ResourceWarning"),  # py4j's sockets, closed by the JVM
     pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
 ]
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(autouse=True)
-def _only_when_asked(request: pytest.FixtureRequest) -> None:
-    if "slow" not in (request.config.getoption("markexpr") or ""):
-        pytest.skip("Spark's jobs take minutes on this machine: run with -m slow")
 
 
 def test_spark_compiled_report_equals_the_local_one(request: pytest.FixtureRequest, tmp_path: Path) -> None:
