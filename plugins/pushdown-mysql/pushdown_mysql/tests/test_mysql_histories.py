@@ -17,12 +17,12 @@ from hypothesis import strategies as st
 
 from pushdown.errors import ModelError
 from pushdown.model import changes as ch
-from pushdown.model.principals import Principal
-from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.scope import scope_of as event_scope
 from pushdown.reconcile.sync import reconcile
+from tests.backend_histories import model_changes
+from tests.backend_histories import steps as history_steps
 
 from .world import World, backend_for, do
 
@@ -48,50 +48,13 @@ OBJECTS = (
 )
 PRIVILEGES = ("USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE", "MODIFY_TABLE", "CREATE_TABLE", "CREATE_SCHEMA")
 
-steps = st.one_of(
-    st.tuples(
-        st.just("grant"),
-        st.sampled_from(ROLES),
-        st.sampled_from(OBJECTS),
-        st.sampled_from(PRIVILEGES),
-        st.sampled_from(("ALLOW", "ALLOW", "DENY")),
-    ),
-    st.tuples(
-        st.just("revoke"),
-        st.sampled_from(ROLES),
-        st.sampled_from(OBJECTS),
-        st.sampled_from(PRIVILEGES),
-        st.sampled_from(("ALLOW", "DENY")),
-    ),
-    st.tuples(st.just("role_user"), st.sampled_from(ROLES), st.sampled_from(USERS), st.booleans()),
-    st.tuples(st.just("role_group"), st.sampled_from(ROLES), st.booleans()),
-    st.tuples(st.just("member"), st.sampled_from(USERS), st.booleans()),
-    st.tuples(st.just("owner"), st.sampled_from(OBJECTS), st.sampled_from(USERS)),
-    st.tuples(st.just("create"), st.sampled_from(SCHEMAS), st.sampled_from(TABLES)),
-    st.tuples(st.just("rename"), st.sampled_from(SCHEMAS), st.sampled_from(TABLES), st.sampled_from(TABLES)),
-    st.tuples(st.just("drop"), st.sampled_from(SCHEMAS), st.sampled_from(TABLES)),
+steps = history_steps(
+    roles=ROLES, users=USERS, objects=OBJECTS, privileges=PRIVILEGES, schemas=SCHEMAS, tables=TABLES
 )
 
 
 def changes_for(world: World, step: tuple[Any, ...]) -> list[Any]:
-    m = world.model
-    kind, *args = step
-    if kind in ("grant", "revoke"):
-        role, obj, privilege, condition = args
-        change = ch.grant_privileges if kind == "grant" else ch.revoke_privileges
-        return change(m, role, ObjectRef.parse(obj), [privilege], Condition(condition))
-    if kind == "role_user":
-        role, user, on = args
-        return (ch.grant_role if on else ch.revoke_role)(m, role, Principal.user(user))
-    if kind == "role_group":
-        role, on = args
-        return (ch.grant_role if on else ch.revoke_role)(m, role, Principal.group("g"))
-    if kind == "member":
-        user, on = args
-        return (ch.add_member if on else ch.remove_member)(m, "g", user)
-    if kind == "owner":
-        return ch.set_owner(m, ObjectRef.parse(args[0]), args[1])
-    return []
+    return model_changes(world.model, step)
 
 
 def server_step(world: World, step: tuple[Any, ...]) -> list[Any] | None:

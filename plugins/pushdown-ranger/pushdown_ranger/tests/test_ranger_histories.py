@@ -21,13 +21,13 @@ from hypothesis import strategies as st
 
 from pushdown.errors import ModelError
 from pushdown.model import changes as ch
-from pushdown.model.principals import Principal
-from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.scope import scope_of as event_scope
 from pushdown.reconcile.sync import reconcile
 from pushdown_ranger.standin import Standin
+from tests.backend_histories import TABLE_STEPS, model_changes
+from tests.backend_histories import steps as history_steps
 from tests.builders import Builder
 
 from .probe import probe
@@ -68,52 +68,22 @@ PRIVILEGES = (
     "WRITE_FILESET",
 )
 
-grants = st.tuples(
-    st.just("grant"),
-    st.sampled_from(ROLES),
-    st.sampled_from(OBJECTS),
-    st.sampled_from(PRIVILEGES),
-    st.sampled_from(("ALLOW", "ALLOW", "DENY")),
-)
-steps = st.one_of(
-    grants,
-    grants,
-    grants,  # grants weigh most: they decide the most
-    st.tuples(
-        st.just("revoke"),
-        st.sampled_from(ROLES),
-        st.sampled_from(OBJECTS),
-        st.sampled_from(PRIVILEGES),
-        st.sampled_from(("ALLOW", "DENY")),
-    ),
-    st.tuples(st.just("role_user"), st.sampled_from(ROLES), st.sampled_from(USERS), st.booleans()),
-    st.tuples(st.just("role_group"), st.sampled_from(ROLES), st.booleans()),
-    st.tuples(st.just("member"), st.sampled_from(USERS), st.booleans()),
-    st.tuples(st.just("owner"), st.sampled_from(OBJECTS), st.sampled_from(USERS)),
-    st.tuples(st.just("create"), st.sampled_from(SCHEMAS), st.sampled_from(TABLES)),
-    st.tuples(st.just("rename"), st.sampled_from(SCHEMAS), st.sampled_from(TABLES), st.sampled_from(TABLES)),
-    st.tuples(st.just("drop"), st.sampled_from(SCHEMAS), st.sampled_from(TABLES)),
+steps = history_steps(  # grants weigh most: they decide the most
+    roles=ROLES,
+    users=USERS,
+    objects=OBJECTS,
+    privileges=PRIVILEGES,
+    schemas=SCHEMAS,
+    tables=TABLES,
+    grant_weight=3,
 )
 
 
 def events_for(b: Builder, step: tuple[Any, ...]) -> list[Any]:
     m = b.model
     kind, *args = step
-    if kind in ("grant", "revoke"):
-        role, obj, privilege, condition = args
-        change = ch.grant_privileges if kind == "grant" else ch.revoke_privileges
-        return change(m, role, ObjectRef.parse(obj), [privilege], Condition(condition))
-    if kind == "role_user":
-        role, user, on = args
-        return (ch.grant_role if on else ch.revoke_role)(m, role, Principal.user(user))
-    if kind == "role_group":
-        role, on = args
-        return (ch.grant_role if on else ch.revoke_role)(m, role, Principal.group("g"))
-    if kind == "member":
-        user, on = args
-        return (ch.add_member if on else ch.remove_member)(m, "g", user)
-    if kind == "owner":
-        return ch.set_owner(m, ObjectRef.parse(args[0]), args[1])
+    if kind not in TABLE_STEPS:
+        return model_changes(m, step)
     schema, table = args[0], args[1]
     ref = ObjectRef.parse(f"table c.{schema}.{table}")
     if kind == "create":
