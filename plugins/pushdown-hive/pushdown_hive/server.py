@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
+from pushdown.host.containers import docker_engine
+
 LAUNCHER = "LoopbackMetastore"
 READY = "pushdown-metastore: listening on "
 
@@ -291,26 +293,6 @@ def throwaway_metastore(
 
 HIVE4_IMAGE = "apache/hive:4.0.1"
 NO_DOCKER = "no Docker engine answers"
-
-
-def docker_engine() -> bool:
-    """Whether a Docker engine answers (instant when none does)."""
-    if not os.environ.get("DOCKER_HOST") and not Path("/var/run/docker.sock").exists():
-        return False  # nothing to ask
-    try:
-        import docker  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        return False
-    try:
-        client = docker.from_env()  # type: ignore[attr-defined,unused-ignore]
-    except Exception:
-        return False
-    try:
-        return bool(client.ping())
-    except Exception:
-        return False
-    finally:
-        client.close()
 
 
 def _free_port() -> int:

@@ -28,6 +28,8 @@ from typing import Any
 
 import pymysql
 
+from pushdown.host.containers import docker_engine
+
 SEARCH = ("/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin")
 
 
@@ -49,26 +51,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def docker_engine() -> bool:
-    """Whether a Docker engine answers (instant when none does)."""
-    if not os.environ.get("DOCKER_HOST") and not Path("/var/run/docker.sock").exists():
-        return False  # nothing to ask (and docker.from_env() would leak a socket failing)
-    try:
-        import docker  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        return False
-    try:
-        client = docker.from_env()  # type: ignore[attr-defined,unused-ignore]
-    except Exception:
-        return False
-    try:
-        return bool(client.ping())
-    except Exception:
-        return False
-    finally:
-        client.close()
 
 
 @dataclass
