@@ -5,9 +5,8 @@ on the metastore without the hook is granted by the next full reconcile (discove
 
 The oracle is the metastore's own ``get_privilege_set`` for each user (with its model
 groups) on each database and table, against the evaluator (``World.probe`` of the Hive
-plugin's tests). Metastore roles are global: the test drops its databases and every
-``pd_`` role afterwards (and any left before it starts, which its first full plan would
-otherwise remove)."""
+plugin's tests). The daemon's backend is fenced to the test's world (its grantor and
+its role prefix), and the test drops the world's databases and roles afterwards."""
 
 from __future__ import annotations
 
@@ -38,29 +37,30 @@ INTERVAL = 3.0  # the daemon's full-reconcile interval here (jitter 0.1)
 @pytest.fixture
 def world(hive_metastore: Any, daemons: list[DaemonProcess]) -> Iterator[Any]:
     """The Hive tests' world over this test's databases; afterwards every daemon is
-    stopped first (one still running would make roles again), then the databases and
-    pushdown's metastore roles are dropped."""
-    from pushdown_hive.tests.world import ROLE_PREFIX, World, client_for
+    stopped first, with SIGTERM (one still running would make roles again, and one killed
+    may leave a request the metastore carries out after the cleanup), then the world's
+    databases and metastore roles are dropped."""
+    from pushdown_hive.tests.world import World, client_for
 
-    w = World(hive_metastore, prefix=PREFIX)
-    w.cleanup()  # what a test before left: roles are global, a full plan would remove them
     w = World(hive_metastore, prefix=PREFIX)
     try:
         yield w
     finally:
         for d in daemons:
             if d.alive():
-                d.kill()
+                d.stop()
         w.cleanup()
         with client_for(hive_metastore) as hms:  # nothing of this test is left behind
             assert not [db for db in hms.get_all_databases() if db.startswith(PREFIX)]
-            assert not [r for r in hms.get_role_names() if r.startswith(ROLE_PREFIX)]
+            assert not [r for r in hms.get_role_names() if r.startswith(w.role_prefix)]
 
 
-def write_config(path: Path, hms: Any) -> Path:
+def write_config(path: Path, world: Any) -> Path:
+    hms = world.hms
     path.write_text(
         'store = "pd.db"\n[backends.hive1]\nkind = "hive"\n'
-        f'host = "{hms.host}"\nport = {hms.port}\ngrantor = "pushdown"\n'
+        f'host = "{hms.host}"\nport = {hms.port}\ngrantor = "{world.grantor}"\n'
+        f'role_prefix = "{world.role_prefix}"\n'
         f'[daemon]\ninterval = "{INTERVAL}s"\njitter = 0.1\npoll = "100ms"\n'
         'backoff_min = "200ms"\nbackoff_max = "2s"\nlease_ttl = "5s"\n'
     )
@@ -75,7 +75,7 @@ def estate(world: Any, tmp_path: Path) -> Path:
         world.client.create_database(db)
         for table in tables:
             world.client.create_table(db, table, owner="etl")
-    config = write_config(tmp_path / "pushdown.toml", world.hms)
+    config = write_config(tmp_path / "pushdown.toml", world)
     ac = AccessControl.open(str(config), push=False, create_store=True)
     ac.create_object("catalog c", properties={"backend": "hive1"})
     for db, tables in ((SALES, ("orders", "customers", "secret")), (HR, ("pay",))):
@@ -182,7 +182,7 @@ def test_daemon_keeps_the_metastore_exact_drift_and_discovery(
 
     # by hand, at once: drift (a grant by pushdown's own grantor the model does not make)
     # and a table created without the hook (under the readers' schema-level ALLOW)
-    drift = Grant(HiveObject.of_table(SALES, "secret"), "alice", USER, "SELECT", grantor="pushdown")
+    drift = Grant(HiveObject.of_table(SALES, "secret"), "alice", USER, "SELECT", grantor=world.grantor)
     world.client.grant_privileges([drift])
     world.client.create_table(SALES, "fresh", owner="etl")
     made = time.monotonic()

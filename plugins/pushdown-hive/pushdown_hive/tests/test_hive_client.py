@@ -84,7 +84,7 @@ def test_roles_and_privilege_set(hms: MetastoreClient, hive_db: Callable[[str], 
     db = hive_db("roles")
     hms.create_table(db, "t")
     table = HiveObject.of_table(db, "t")
-    role, nested = "pd_client_readers", "pd_client_outer"
+    role, nested = "client_readers", "client_outer"
     hms.create_role(role)
     hms.create_role(nested)
     try:

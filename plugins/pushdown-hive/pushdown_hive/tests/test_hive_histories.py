@@ -26,7 +26,7 @@ from pushdown.reconcile.sync import reconcile
 from tests.backend_histories import model_changes
 from tests.backend_histories import steps as history_steps
 
-from .world import World, backend_for, do
+from .world import World, do
 
 pytestmark = pytest.mark.hive
 
@@ -87,12 +87,12 @@ def table_step(world: World, step: tuple[Any, ...]) -> Scope:
 
 def test_random_histories_match_the_evaluator_after_every_sync(hive_metastore: Any, capsys: Any) -> None:
     totals = {"histories": 0, "syncs": 0, "operations": 0, "checks": 0, "mismatches": 0}
-    hive = backend_for(hive_metastore)
 
     @settings(PROFILE)
     @given(history=st.lists(steps, min_size=1, max_size=5))
     def run(history: list[tuple[Any, ...]]) -> None:
         world = World(hive_metastore)
+        hive = world.backend()
         try:
             for user in USERS:
                 world.user(user)
@@ -135,12 +135,10 @@ def test_random_histories_match_the_evaluator_after_every_sync(hive_metastore: A
                 totals["mismatches"] += len(probe.mismatches)
                 assert probe.mismatches == [], (history, step)
         finally:
+            hive.close()
             world.cleanup()
 
-    try:
-        run()
-    finally:
-        hive.close()
+    run()
     with capsys.disabled():
         print(
             f"\nhive histories: {totals['histories']} histories, {totals['syncs']} syncs, "

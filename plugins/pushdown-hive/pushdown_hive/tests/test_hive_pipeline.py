@@ -21,7 +21,8 @@ from pushdown_hive.pipeline import TableHook, TableJob, check_name, quote, run
 pytestmark = [pytest.mark.hive, pytest.mark.spark]
 
 CATALOG = "lake"
-GRANTOR = "pipeline-test"  # its own grantor: other tests' grants on this metastore are not its own
+# its own fence: other tests' grants and roles on this metastore are not its own
+GRANTOR, ROLE_PREFIX = "pipeline-test", "plt_"
 _runs = itertools.count()
 
 
@@ -30,7 +31,12 @@ def control(local_hive_metastore: Any, tmp_path: Path) -> Iterator[AccessControl
     backend = BackendConfig(
         "hive",
         "hive",
-        {"host": local_hive_metastore.host, "port": local_hive_metastore.port, "grantor": GRANTOR},
+        {
+            "host": local_hive_metastore.host,
+            "port": local_hive_metastore.port,
+            "grantor": GRANTOR,
+            "role_prefix": ROLE_PREFIX,
+        },
     )
     ac = AccessControl.open(
         Config(store=str(tmp_path / "model.db"), backends={"hive": backend}), create_store=True
@@ -111,11 +117,11 @@ def test_pipeline_tables_get_exactly_the_models_grants(
     finally:
         for db in (sales, hr):
             spark.sql(f"DROP DATABASE IF EXISTS {quote(db)} CASCADE")
-        # metastore roles are global: a later test's full plan would remove what this left
+        # metastore roles are global: nothing of this test is left behind
         for role in hms.get_role_names():
-            if role.startswith("pd_"):
+            if role.startswith(ROLE_PREFIX):
                 hms.drop_role(role)
-        assert not [r for r in hms.get_role_names() if r.startswith("pd_")]
+        assert not [r for r in hms.get_role_names() if r.startswith(ROLE_PREFIX)]
 
 
 def test_names_are_checked_before_anything_runs() -> None:

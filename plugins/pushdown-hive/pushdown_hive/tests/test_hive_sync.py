@@ -19,7 +19,7 @@ from pushdown.reconcile.sync import reconcile
 from pushdown_hive.backend import HiveBackend
 from pushdown_hive.client import USER, Grant, HiveObject
 
-from .world import World, backend_for, do
+from .world import World, do
 
 pytestmark = pytest.mark.hive
 
@@ -32,8 +32,8 @@ def world(hive_metastore: Any) -> Iterator[World]:
 
 
 @pytest.fixture
-def hive(hive_metastore: Any) -> Iterator[HiveBackend]:
-    b = backend_for(hive_metastore)
+def hive(world: World) -> Iterator[HiveBackend]:
+    b = world.backend()
     yield b
     b.close()
 
@@ -75,14 +75,17 @@ def company(w: World) -> tuple[str, str]:
 def test_apply_matches_the_evaluator_and_a_second_plan_is_empty(world: World, hive: HiveBackend) -> None:
     company(world)
     plan, applied = reconcile(hive, world.model, Scope.everything())
-    assert applied and plan.adds > 0 and plan.removes == 0
+    assert applied and plan.adds > 0 and plan.removes == 0, [
+        str(op) for op in plan.ops if op.action == "remove"
+    ]
     probe = world.probe()
     assert probe.mismatches == [] and probe.checks >= 4 * 6
     assert hive.plan(world.model, Scope.everything()).empty
     # a model change narrows: bob leaves the analysts, and loses what they gave him
     do(world.model, ch.remove_member(world.model, "analysts", "bob"))
     plan, _ = reconcile(hive, world.model, Scope.of(principals=[Principal.user("bob")]))
-    assert [str(op) for op in plan.ops] == ["- ROLE `pd_reader` TO USER `bob`"]  # the analysts' role
+    reader = world.role_name("reader")
+    assert [str(op) for op in plan.ops] == [f"- ROLE `{reader}` TO USER `bob`"]  # the analysts' role
     assert world.probe().mismatches == []
 
 
@@ -108,7 +111,8 @@ def test_a_new_table_under_a_schema_allow_gets_it_from_a_one_table_sync(
     calls = hive.calls
     plan, _ = reconcile(hive, world.model, Scope.of([ObjectRef.parse(f"table c.{sales}.fresh")]))
     # the analysts' role carries it (both holders agree there), so one grant to the role
-    assert [str(op.fact) for op in plan.ops] == [f"SELECT ON TABLE `{sales}.fresh` TO ROLE `pd_reader`"]
+    reader = world.role_name("reader")
+    assert [str(op.fact) for op in plan.ops] == [f"SELECT ON TABLE `{sales}.fresh` TO ROLE `{reader}`"]
     # databases, tables, two listings, the roles (names and members of each), the grant, the read-back
     assert hive.calls - calls <= 6 + 1 + 3
     assert world.probe().mismatches == []
@@ -116,7 +120,7 @@ def test_a_new_table_under_a_schema_allow_gets_it_from_a_one_table_sync(
 
 def test_metastore_killed_mid_apply(hive_metastore: Any, world: World) -> None:
     company(world)
-    hive = backend_for(hive_metastore, batch_size=2)
+    hive = world.backend(batch_size=2)
     real_grant = hive.metastore.grant
     sent: list[int] = []
 

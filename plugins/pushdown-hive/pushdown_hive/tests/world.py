@@ -1,8 +1,11 @@
 """Test helpers: a model and a metastore kept side by side, and the privilege-set probe.
 
 ``World`` holds the model (catalog ``c`` enforced by backend ``hive1``) and creates the
-matching databases and tables on the metastore as an administrator (each world uses
-its own database-name prefix, so worlds of one run never meet). ``probe`` asks the
+matching databases and tables on the metastore as an administrator. Worlds of one run
+share the metastore but never meet: each has its own database-name prefix, its own
+grantor and its own role prefix, so a world's full plan manages only what the world
+made (roles are global in the metastore, and whatever another test left behind is
+outside every world's fence, not a removal in its plan). ``probe`` asks the
 metastore's ``get_privilege_set`` for each user (with its model groups) on each
 database and table, and compares each privilege with the evaluator's decision on the
 operation the privilege stands for (:data:`pushdown_hive.mapping.OPERATION_OF`).
@@ -26,7 +29,7 @@ from pushdown_hive.backend import HiveBackend
 from pushdown_hive.client import HiveObject, MetastoreClient
 from pushdown_hive.mapping import ALL, CREATE, IMPLIED_BY_ALL, OPERATION_OF
 
-#: the backend's default role_prefix: the metastore roles pushdown makes
+#: the backend's default role_prefix: every world's role prefix starts with it
 ROLE_PREFIX = "pd_"
 CATALOG = "c"
 BACKEND = "hive1"
@@ -35,8 +38,10 @@ _worlds = itertools.count()
 
 
 def backend_for(hms: Any, **settings: Any) -> HiveBackend:
-    host, port = hms.host, hms.port
-    return HiveBackend(BackendContext(BACKEND, {"host": host, "port": port, "grantor": GRANTOR, **settings}))
+    """A Hive backend on the metastore ``hms`` (grantor ``pushdown`` unless given)."""
+    return HiveBackend(
+        BackendContext(BACKEND, {"host": hms.host, "port": hms.port, "grantor": GRANTOR, **settings})
+    )
 
 
 def client_for(hms: Any) -> MetastoreClient:
@@ -50,20 +55,33 @@ def do(model: Model, events: Iterable[Any]) -> None:
 
 @dataclass
 class World:
-    """Model schema ``s`` is metastore database ``<prefix>s``: ``names`` maps them."""
+    """Model schema ``s`` is metastore database ``<prefix>s``; model role ``r`` is metastore
+    role ``<role_prefix>r`` (``pd_<prefix>r`` unless given), granted by ``grantor``."""
 
     hms: Any
     model: Model = field(default_factory=Model)
     prefix: str = field(default_factory=lambda: f"w{next(_worlds)}_")
+    role_prefix: str = ""
+    grantor: str = ""
     client: MetastoreClient = field(init=False)
 
     def __post_init__(self) -> None:
+        self.role_prefix = self.role_prefix or ROLE_PREFIX + self.prefix
+        self.grantor = self.grantor or f"{GRANTOR}_{self.prefix.rstrip('_')}"
         self.client = client_for(self.hms)
         catalog = ObjectRef.of("catalog", (CATALOG,))
         do(self.model, ch.create_object(self.model, catalog, properties={"backend": BACKEND}))
 
     def db(self, schema: str) -> str:
         return self.prefix + schema
+
+    def role_name(self, role: str) -> str:
+        """The metastore role of model role ``role``."""
+        return self.role_prefix + role
+
+    def backend(self, **settings: Any) -> HiveBackend:
+        """A Hive backend fenced to this world: its grantor and its role prefix."""
+        return backend_for(self.hms, grantor=self.grantor, role_prefix=self.role_prefix, **settings)
 
     def user(self, name: str) -> None:
         do(self.model, ch.add_user(self.model, name))
@@ -97,13 +115,13 @@ class World:
         do(self.model, ch.grant_privileges(self.model, role, ref, [privilege], Condition(condition)))
 
     def cleanup(self) -> None:
-        """Drop the world's databases and pushdown's metastore roles: roles are global in the
-        metastore, and a later test's full plan would otherwise remove what this one left."""
+        """Drop the world's databases and its metastore roles (roles are global in the
+        metastore: nothing of the world is left for a later test to meet)."""
         for db in self.client.get_all_databases():
             if db.startswith(self.prefix):
                 self.client.drop_database(db)
         for role in self.client.get_role_names():
-            if role.startswith(ROLE_PREFIX):
+            if role.startswith(self.role_prefix):
                 self.client.drop_role(role)
         self.client.close()
 
