@@ -165,11 +165,11 @@ def test_daemon_keeps_the_metastore_exact_drift_and_discovery(
     # changes through the library, from another process: on the metastore within seconds
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     subprocess.run([sys.executable, "-c", WRITER, str(config)], env=env, check=True, timeout=60)
-    written = time.monotonic()
+    # the writer's last change (bob leaves the analysts) on the metastore within seconds
+    took = wait_for(lambda: not holds(world, select, "bob", "SELECT"), 10, "the daemon applies it")
+    assert took < 5, f"changes from another process took {took:.1f} s"
     wait_for(lambda: converged(config, "hive1"), 10, "the daemon catches up")
     assert exact(world, config) == []
-    assert time.monotonic() - written < 5, "changes from another process took too long"
-    assert not holds(world, select, "bob", "SELECT")  # bob left the analysts
     pay = HiveObject.of_table(HR, "pay")
     assert world.client.get_privilege_set(pay, "carol", []).all >= {"ALL"}  # the owner, despite the DENY
     _, metrics = get(port, "/metrics")
@@ -188,11 +188,13 @@ def test_daemon_keeps_the_metastore_exact_drift_and_discovery(
     made = time.monotonic()
     # (the metastore refuses a duplicate grant: the drift was not there before; it is not
     # looked at now, the daemon may already be revoking it)
-    took = wait_for(lambda: not holds(world, drift.obj, "alice", "SELECT"), INTERVAL * 1.1 + 5, "drift")
-    assert took <= INTERVAL * 1.1 + 3  # within one interval (jittered) and the reconcile itself
+    # within one interval (jittered) and the full reconcile itself, with slack for a
+    # loaded machine: no event names them, so only the interval's full reconcile finds them
+    within = INTERVAL * 1.1 + 6
+    wait_for(lambda: not holds(world, drift.obj, "alice", "SELECT"), within, "drift")
     fresh = HiveObject.of_table(SALES, "fresh")
-    wait_for(lambda: holds(world, fresh, "alice", "SELECT"), INTERVAL * 1.1 + 5, "the new table granted")
-    assert time.monotonic() - made <= INTERVAL * 1.1 + 3
+    wait_for(lambda: holds(world, fresh, "alice", "SELECT"), within, "the new table granted")
+    assert time.monotonic() - made <= within
     wait_for(lambda: converged(config, "hive1"), 10, "the daemon is done")
     assert exact(world, config) == []  # bob, no longer an analyst, did not get it; nor carol
     _, metrics = get(port, "/metrics")

@@ -130,16 +130,25 @@ class World:
         do(self.model, ch.grant_privileges(self.model, role, ref, [privilege], Condition(condition)))
 
     def cleanup(self) -> None:
+        """Drop the world's accounts, then its databases: each statement on its own, so one
+        that fails leaves nothing else behind for later tests (the first error is raised)."""
+        statements: list[tuple[str, tuple[str, ...]]] = [
+            ("DROP USER IF EXISTS %s@%s", (PREFIX + user, "%")) for user in self.model.users
+        ]
+        for db in self.databases:
+            statements.append((f"DROP DATABASE IF EXISTS {q(db)}", ()))
+            like = db.replace("\\", "\\\\").replace("_", "\\_").replace("%", "\\%")
+            statements.append(("DELETE FROM mysql.db WHERE Db = %s", (like,)))
+        statements.append(("FLUSH PRIVILEGES", ()))
+        failed: list[pymysql.Error] = []
         with admin(self.server) as cur:
-            for db in self.databases:
-                cur.execute(f"DROP DATABASE IF EXISTS {q(db)}")
-                cur.execute(
-                    "DELETE FROM mysql.db WHERE Db = %s",
-                    (db.replace("\\", "\\\\").replace("_", "\\_").replace("%", "\\%"),),
-                )
-            for user in self.model.users:
-                cur.execute("DROP USER IF EXISTS %s@%s", (PREFIX + user, "%"))
-            cur.execute("FLUSH PRIVILEGES")
+            for sql, args in statements:
+                try:
+                    cur.execute(sql, args or None)
+                except pymysql.Error as exc:
+                    failed.append(exc)
+        if failed:
+            raise failed[0]
 
     # -- the proof -------------------------------------------------------------------
 

@@ -41,10 +41,10 @@ def test_503_past_the_retries_is_a_temporary_error(ranger_standin: Standin) -> N
 
 def test_a_timeout_is_retried(ranger_standin: Standin) -> None:
     ranger_standin.create_service("hive", "hive")
-    api = api_for(ranger_standin, timeout=0.2)
-    ranger_standin.faults.delay_next(1, 1.0)
+    api = api_for(ranger_standin, timeout=1.0)
+    ranger_standin.faults.delay_next(1, 3.0)
     assert len(api.services()) == 1
-    assert api.calls.retries == 1
+    assert api.calls.retries >= 1
 
 
 def test_a_404_is_not_found(ranger_standin: Standin) -> None:

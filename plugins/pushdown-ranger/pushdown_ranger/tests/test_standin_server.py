@@ -219,5 +219,9 @@ def test_a_write_the_client_timed_out_on_is_still_applied(
     api = f"{ranger_standin.url}/service/public/v2/api/policy"
     with pytest.raises(requests.Timeout):
         client.session.post(api, json=_policy("late", "t1"), timeout=0.2)
-    time.sleep(0.8)  # the server finishes the write after the client gave up, as Ranger would
-    assert [p.name for p in client.find_policies({"serviceName": "hivedev"})] == ["late"]
+    # the server finishes the write after the client gave up, as Ranger would
+    deadline = time.monotonic() + 10
+    while not (names := [p.name for p in client.find_policies({"serviceName": "hivedev"})]):
+        assert time.monotonic() < deadline, "the write was never applied"
+        time.sleep(0.1)
+    assert names == ["late"]
