@@ -176,7 +176,16 @@ def throwaway_mariadb(parent: str | None = None) -> Iterator[LocalMariaDB]:
     server = LocalMariaDB(base)
     try:
         server.install()
-        server.start()
+        for attempt in range(3):
+            # picked just before the server binds it: another process may have taken the
+            # one picked before the install; if so, another port
+            server.port = free_port()
+            try:
+                server.start()
+                break
+            except ServerUnavailable:
+                if attempt == 2 or "Address already in use" not in server.tail():
+                    raise
         yield server
     finally:
         server.stop()

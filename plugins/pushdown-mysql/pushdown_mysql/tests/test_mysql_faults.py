@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from pushdown.errors import PermanentBackendError, TemporaryBackendError
@@ -113,3 +115,28 @@ def test_a_role_pushdown_loses_the_right_to_revoke_is_a_plain_refusal_and_the_re
         with admin(world.server) as cur:
             cur.execute("DROP ROLE IF EXISTS `r2`")
     assert world.probe().mismatches == []
+
+
+def test_a_port_taken_before_the_server_binds_it_is_exchanged_for_another(
+    mariadb: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The throwaway server's port is picked just before it binds; if another process took
+    it all the same, the server starts on another one (a fixed port would fail the run)."""
+    from pushdown_mysql import server as srv
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = int(taken.getsockname()[1])
+        picks: list[int] = []
+        real = srv.free_port
+
+        def first_the_taken_one() -> int:
+            picks.append(port if not picks else real())
+            return picks[-1]
+
+        monkeypatch.setattr(srv, "free_port", first_the_taken_one)
+        with srv.throwaway_mariadb() as server:
+            assert picks[0] == port and server.port == picks[-1] != port
+            assert "Address already in use" in server.log.read_text()  # it met the taken port first
+            server.connect(connect_timeout=5).close()
