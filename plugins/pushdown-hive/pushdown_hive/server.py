@@ -5,7 +5,9 @@ the server is started through a small launcher of ours (``java/LoopbackMetastore
 compiled once with ``javac`` against pyspark's jars and cached) that builds the same
 Thrift server from the metastore's classes but binds the address it is given,
 127.0.0.1 by default. Everything else is the stock metastore: embedded Derby in a
-temporary directory, the schema created on first start, a port the OS picks.
+temporary directory, the schema created on first start, a port the OS picks. The
+metastore ends with the process that started it, however that ends (even by SIGKILL):
+it watches a pipe from it and exits at end of file.
 
     with throwaway_metastore() as hms:      # ready when entered (about 5 s)
         hms.uri                              # thrift://127.0.0.1:PORT
@@ -179,6 +181,7 @@ class LocalMetastore:
             "-XX:+UseSerialGC",
             "-XX:TieredStopAtLevel=1",
             f"-Dderby.system.home={self.workdir}",
+            "-Dpushdown.exitOnStdinEof=true",  # it ends with this process (see start)
             "-cp",
             os.pathsep.join([str(self.workdir / "conf"), str(classes), f"{self.jars}/*"]),
             LAUNCHER,
@@ -206,7 +209,9 @@ class LocalMetastore:
                 cwd=self.workdir,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
+                # a pipe nothing is written to: when this process ends, however it ends, the
+                # metastore reads end of file and exits (no orphan JVM holding the port)
+                stdin=subprocess.PIPE,
                 start_new_session=True,  # its own process group: stop() ends all of it
                 env=env,
             )
@@ -225,6 +230,7 @@ class LocalMetastore:
                 return
             if self.process.poll() is not None:
                 code = self.process.returncode
+                self._close_pipe()
                 self.process = None
                 raise MetastoreUnavailable(f"the metastore exited with {code} while starting:\n{self.tail()}")
             if time.monotonic() > deadline:
@@ -243,11 +249,17 @@ class LocalMetastore:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, sig)
 
+    def _close_pipe(self) -> None:
+        if self.process is not None and self.process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.process.stdin.close()
+
     def kill(self) -> None:
         """SIGKILL the process group, as a crash would; the data stays for :meth:`restart`."""
         self._signal(signal.SIGKILL)
         if self.process is not None:
             self.process.wait()
+            self._close_pipe()
 
     def stop(self, timeout: float = 15.0) -> None:
         """SIGTERM the process group; SIGKILL it when it has not ended after ``timeout``."""
@@ -258,6 +270,7 @@ class LocalMetastore:
             self.process.wait(timeout)
         except subprocess.TimeoutExpired:
             self.kill()
+        self._close_pipe()
         self.process = None
 
     def restart(self, timeout: float = 120.0) -> None:

@@ -11,6 +11,10 @@
 //   once the handler is initialised (the Derby schema exists), one line "pushdown-metastore: listening on HOST:PORT" is
 //   printed on stdout; the launcher in Python waits for it.
 //
+// With -Dpushdown.exitOnStdinEof=true it also ends when its standard input reaches end of
+// file: the launcher in Python holds the other end of that pipe, so a parent that dies
+// (even by SIGKILL) takes the metastore with it instead of leaving an orphan JVM.
+//
 // Compiled at run time by pushdown_hive.server against pyspark's jars (no build step).
 
 import java.net.InetAddress;
@@ -59,9 +63,28 @@ public final class LoopbackMetastore {
         TServer server = new TThreadPoolServer(serverArgs);
 
         Runtime.getRuntime().addShutdownHook(new Thread(server::stop));
+        if (Boolean.getBoolean("pushdown.exitOnStdinEof")) {
+            Thread watch = new Thread(LoopbackMetastore::exitOnStdinEof, "pushdown-parent-watch");
+            watch.setDaemon(true);
+            watch.start();
+        }
         System.out.println("pushdown-metastore: listening on "
             + socket.getInetAddress().getHostAddress() + ":" + socket.getLocalPort());
         System.out.flush();
         server.serve();
+    }
+
+    /** Read standard input until it ends (the parent closed it, or died), then exit. */
+    private static void exitOnStdinEof() {
+        byte[] buffer = new byte[256];
+        try {
+            while (System.in.read(buffer) != -1) {
+                // nothing is sent on this pipe; it only tells that the parent is alive
+            }
+        } catch (java.io.IOException ignored) {
+            // a broken pipe means the same as end of file
+        }
+        System.err.println("pushdown-metastore: the launching process is gone; exiting");
+        System.exit(0);
     }
 }

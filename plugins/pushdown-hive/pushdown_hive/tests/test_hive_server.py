@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
 import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -125,3 +129,51 @@ def test_hive_site_escapes_paths(tmp_path: Path) -> None:
     assert "a&amp;b&lt;c" in text
     assert "<name>hive.async.log.enabled</name><value>false</value>" in text
     assert "<name>datanucleus.connectionPoolingType</name><value>DBCP</value>" in text
+
+
+PARENT = """
+import sys, time
+from pathlib import Path
+from pushdown_hive.server import LocalMetastore
+hms = LocalMetastore(Path(sys.argv[1]))
+hms.start()
+print(hms.process.pid, hms.port, flush=True)
+time.sleep(600)
+"""
+
+
+def test_the_metastore_ends_with_the_process_that_started_it_even_by_sigkill(tmp_path: Path) -> None:
+    """No orphan JVM holding a port and a Derby directory when a test run is killed."""
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, str(tmp_path / "hms")], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert parent.stdout is not None
+        pid, port = (int(x) for x in parent.stdout.readline().split())
+        assert reachable("127.0.0.1", port)
+        parent.kill()  # SIGKILL: nothing in the parent runs any more
+        parent.wait(10)
+        deadline = time.monotonic() + 30
+        while _alive(pid):
+            assert time.monotonic() < deadline, "the metastore outlived its parent"
+            time.sleep(0.1)
+        assert not reachable("127.0.0.1", port)
+        assert "the launching process is gone" in (tmp_path / "hms" / "metastore.log").read_text()
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+        parent.communicate()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie until its parent (init) reaps it: gone all the same
+    with contextlib.suppress(OSError):
+        if Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z"):
+            return False
+    return True
