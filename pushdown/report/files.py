@@ -13,6 +13,9 @@ Layout of a report directory::
                            URI-escaped; the ``catalog`` column lives in the directory
                            name, as readers of partitions expect), so ``parquet/`` reads
                            as one dataset (``spark.read.parquet``, ``pyarrow.dataset``)
+    parquet/part-00000.parquet
+                           only in a report without rows: no rows, every column (the
+                           ``catalog`` one too), so ``parquet/`` still reads as a dataset
 
 Rows are written as they come (one batch at a time) and read back the same way.
 """
@@ -113,8 +116,19 @@ class PartWriter:
 
     def close(self) -> None:
         self.end_catalog()
+        if "parquet" in self.formats and not any(f.startswith(f"{PARQUET_DIR}/") for f in self.files):
+            self._write_empty_parquet()
         if self._csv_file is not None:
             self._csv_file.close()
+
+    def _write_empty_parquet(self) -> None:
+        """No rows at all: one file with no rows and every column, so that readers of
+        ``parquet/`` find a dataset (an empty one) with the report's columns."""
+        pa, pq = _arrow()
+        schema = pa.schema([pa.field(c, pa.string(), nullable=c not in REQUIRED) for c in COLUMNS])
+        (self.root / PARQUET_DIR).mkdir(parents=True, exist_ok=True)
+        pq.write_table(schema.empty_table(), self.root / PARQUET_DIR / PARQUET_FILE)
+        self.files.append(f"{PARQUET_DIR}/{PARQUET_FILE}")
 
 
 def write_manifest(root: Path, manifest: dict[str, Any]) -> None:

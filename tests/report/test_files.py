@@ -87,3 +87,22 @@ def test_csv_never_holds_a_formula_and_reads_back_exactly(tmp_path: Path) -> Non
     assert fields and not [f for f in fields if f[:1] in ("=", "+", "-", "@")]
     assert "'=HYPERLINK(\"http://x\")" in fields and "''q" in fields
     assert list(read_rows(tmp_path / "both")) == list(read_rows(tmp_path / "pq"))
+
+
+def test_a_report_without_rows_still_has_a_parquet_dataset_with_every_column(tmp_path: Path) -> None:
+    import pyarrow.dataset as ds
+
+    from pushdown.report.schema import COLUMNS
+
+    model = Builder().users("ann").catalog("c").model  # nobody may do anything
+    report = write_report(model, Request(out=tmp_path / "r"))
+    assert report.tally.rows == 0
+    table = ds.dataset(tmp_path / "r" / "parquet", format="parquet", partitioning="hive").to_table()
+    assert table.num_rows == 0 and table.column_names == list(COLUMNS)
+    assert list(read_rows(tmp_path / "r")) == []
+    assert list(read_rows(tmp_path / "r")) == list(_parquet_only(tmp_path, model))
+
+
+def _parquet_only(tmp_path: Path, model: Model) -> list[tuple[str, ...]]:
+    write_report(model, Request(out=tmp_path / "pq", formats=("parquet",)))
+    return list(read_rows(tmp_path / "pq"))
