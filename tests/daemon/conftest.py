@@ -3,8 +3,10 @@ separate process exactly as a person runs it: ``pushdown --config FILE daemon``.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -122,6 +124,71 @@ def daemons(tmp_path: Path) -> Iterator[list[DaemonProcess]]:
     for d in started:
         if d.alive():
             d.stop()
+
+
+def caught_up(config: Path, backend: str) -> bool:
+    """The store's journal is all seen by ``backend`` (its cursor at the last event)."""
+    store = Store(config.parent / "pd.db")
+    try:
+        return store.cursor(backend) >= store.last_seq()
+    finally:
+        store.close()
+
+
+def kill_at_random_points(
+    config: Path,
+    backend: str,
+    change: Callable[[Path, int], None],
+    daemons: list[DaemonProcess],
+    *,
+    rounds: int,
+    term_every: int,
+    seed: int,
+    apply_pause: float,
+    idle_pause: float,
+) -> tuple[int, int]:
+    """``rounds`` times: make a change (``change(config, i)``), start a daemon, and stop it
+    at a random point. Every ``term_every``-th round with SIGTERM once it runs (it must
+    exit 0 and, having abandoned an apply, leave its cursor where it was); in the other
+    rounds SIGKILL, half of them during an apply (after it says it applies, within
+    ``apply_pause`` s) and half anywhere (after 0.05 to ``idle_pause`` s: starting,
+    reading, planning, applying or idle). Returns (rounds killed in the middle of an
+    apply, SIGTERMs)."""
+    rng = random.Random(seed)
+    log = config.parent / "d.log"
+    mid_apply = terms = 0
+    for i in range(rounds):
+        change(config, i)
+        store = Store(config.parent / "pd.db")
+        before = store.cursor(backend)
+        store.close()
+        d = DaemonProcess(config, log)
+        daemons.append(d)
+        if i % term_every == term_every - 1:
+            wait_for(functools.partial(d.said, "active: holding"), 30, "the daemon runs")
+            time.sleep(rng.uniform(0.0, 0.3))
+            assert d.term() == 0
+            terms += 1
+            if d.said("apply abandoned"):  # the cursor never moves past what was read back clean
+                store = Store(config.parent / "pd.db")
+                assert store.cursor(backend) == before
+                store.close()
+        else:
+            if i % 2 == 0:  # during an apply (unless the server holds this state already:
+                # the daemons before were killed before they read, one earlier had applied it)
+                def applying(d: DaemonProcess = d) -> bool:
+                    return d.said("applying") or caught_up(config, backend)
+
+                wait_for(applying, 30, "an apply")
+                time.sleep(rng.uniform(0.0, apply_pause))
+            else:
+                time.sleep(rng.uniform(0.05, idle_pause))
+            d.kill()
+        lines = d.lines()
+        started = any("applying" in str(line.get("msg")) for line in lines)
+        finished = any("read back clean" in str(line.get("msg")) for line in lines)
+        mid_apply += started and not finished
+    return mid_apply, terms
 
 
 def converged(config: Path, backend: str = "mysql1") -> bool:

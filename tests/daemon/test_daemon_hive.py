@@ -14,7 +14,6 @@ its role prefix), and the test drops the world's databases and roles afterwards.
 from __future__ import annotations
 
 import os
-import random
 import subprocess
 import sys
 import time
@@ -27,7 +26,7 @@ import pytest
 from pushdown.app.service import AccessControl
 from pushdown.journal.store import Store
 
-from .conftest import ROOT, DaemonProcess, converged, integrity, wait_for
+from .conftest import ROOT, DaemonProcess, converged, integrity, kill_at_random_points, wait_for
 from .test_daemon_mariadb import get
 
 pytestmark = pytest.mark.hive
@@ -266,14 +265,6 @@ def kill_swap(config: Path, k: int) -> None:
         ac.close()
 
 
-def caught_up(config: Path) -> bool:
-    store = Store(config.parent / "pd.db")
-    try:
-        return store.cursor("hive1") >= store.last_seq()
-    finally:
-        store.close()
-
-
 def applies(d: DaemonProcess) -> int:
     return sum("applying" in str(x.get("msg")) for x in d.lines())
 
@@ -282,37 +273,21 @@ def test_sigkill_at_random_points_and_a_metastore_restart_converge_with_nothing_
     world: Any, tmp_path: Path, daemons: list[DaemonProcess]
 ) -> None:
     config = kill_estate(world, tmp_path)
-    rng = random.Random(20261123)
     first = DaemonProcess(config, tmp_path / "d.log")
     daemons.append(first)
     wait_for(lambda: converged(config, "hive1"), 60, "the first convergence")
     first.kill()
-    mid_apply = terms = 0
-    for i in range(12):
-        kill_swap(config, i)
-        before = Store(config.parent / "pd.db").cursor("hive1")
-        d = DaemonProcess(config, tmp_path / "d.log")
-        daemons.append(d)
-        if i % 6 == 5:  # now and then SIGTERM instead, once it runs: it stops cleanly
-            wait_for(lambda d=d: d.said("active: holding"), 30, "the daemon runs")
-            time.sleep(rng.uniform(0.0, 0.3))
-            assert d.term() == 0
-            terms += 1
-            if d.said("apply abandoned"):  # the cursor never moves past what was read back clean
-                assert Store(config.parent / "pd.db").cursor("hive1") == before
-        else:
-            if i % 2 == 0:  # during an apply: after it said it starts applying (unless the
-                # metastore holds this state already: the last two daemons were killed before
-                # they read, and the one before had applied it)
-                wait_for(lambda d=d: d.said("applying") or caught_up(config), 30, "an apply starts")
-                time.sleep(rng.uniform(0.0, 0.2))
-            else:  # anywhere: starting up, reading, planning, applying, idle
-                time.sleep(rng.uniform(0.05, 1.5))
-            d.kill()
-        lines = d.lines()
-        started = any("applying" in str(line.get("msg")) for line in lines)
-        finished = any("read back clean" in str(line.get("msg")) for line in lines)
-        mid_apply += started and not finished
+    mid_apply, terms = kill_at_random_points(
+        config,
+        "hive1",
+        kill_swap,
+        daemons,
+        rounds=12,
+        term_every=6,
+        seed=20261123,
+        apply_pause=0.2,
+        idle_pause=1.5,
+    )
     assert mid_apply >= 3 and terms == 2, (mid_apply, terms)
 
     # the metastore killed while a daemon applies a swap, a change made while it is away

@@ -8,7 +8,6 @@ each (user, table), against the SELECT rights MariaDB's grant tables hold."""
 from __future__ import annotations
 
 import os
-import random
 import subprocess
 import sys
 import time
@@ -33,6 +32,7 @@ from .conftest import (
     DaemonProcess,
     converged,
     integrity,
+    kill_at_random_points,
     wait_for,
     write_config,
 )
@@ -236,36 +236,21 @@ def test_sigkill_at_random_points_then_restart_converges_with_nothing_lost_or_ex
     # a swap moves half of one user's grants; after a kill mid-apply, a full reconcile may
     # remove most of what the server holds: the removal guard (not under test) is lifted
     config = estate(server, tmp_path, tables=120, backend="max_removal_share = 1.0\n")
-    rng = random.Random(20261122)
-    mid_apply = terms = 0
     first = DaemonProcess(config, tmp_path / "d.log")  # the estate first (a swap then moves a quarter)
     daemons.append(first)
     wait_for(lambda: converged(config), 60, "the first convergence")
     first.kill()
-    for i in range(21):
-        swap(config, i)
-        before = Store(config.parent / "pd.db").cursor("mysql1")
-        d = DaemonProcess(config, tmp_path / "d.log")
-        daemons.append(d)
-        if i % 7 == 6:  # now and then SIGTERM instead, once it runs: it stops cleanly
-            wait_for(lambda d=d: d.said("active: holding"), 30, "the daemon runs")
-            time.sleep(rng.uniform(0.0, 0.3))
-        elif i % 2 == 0:  # during the apply: after it said it starts applying
-            wait_for(lambda d=d: d.said("applying"), 30, "an apply starts")
-            time.sleep(rng.uniform(0.0, 0.1))
-        else:  # anywhere: starting up, reading, planning, applying, idle
-            time.sleep(rng.uniform(0.05, 1.0))
-        if i % 7 == 6:
-            assert d.term() == 0
-            terms += 1
-            if d.said("apply abandoned"):  # the cursor never moves past what was read back clean
-                assert Store(config.parent / "pd.db").cursor("mysql1") == before
-        else:
-            d.kill()
-        lines = d.lines()
-        started = any("applying" in str(line.get("msg")) for line in lines)
-        finished = any("read back clean" in str(line.get("msg")) for line in lines)
-        mid_apply += started and not finished
+    mid_apply, terms = kill_at_random_points(
+        config,
+        "mysql1",
+        swap,
+        daemons,
+        rounds=21,
+        term_every=7,
+        seed=20261122,
+        apply_pause=0.1,
+        idle_pause=1.0,
+    )
     assert mid_apply >= 5 and terms == 3, (mid_apply, terms)
     d = DaemonProcess(config, tmp_path / "d.log")
     daemons.append(d)
