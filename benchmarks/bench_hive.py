@@ -251,10 +251,10 @@ def section_2_noop(report: Report, ac: AccessControl, backend: HiveBackend, size
     backend.read(ac.model, Scope.everything().resolve(ac.model))
     read_calls = backend.calls - calls
     report.note(
-        "metastore roles on (the default); the read: get_all_databases, one get_table_meta (every",
-        "database's tables), one list_privileges per database and per table (every principal's",
-        "grants there), get_role_names and one get_principals_in_role per managed role; the rest",
-        "is discovery (get_all_databases and get_table_meta, asked after a full sync for its summary)",
+        "metastore roles on (the default); the read: get_all_databases, one get_all_tables and one",
+        "list_privileges per database, one list_privileges per table (every principal's grants",
+        "there), get_role_names and one get_principals_in_role per managed role; the rest is",
+        "discovery (the databases and their table lists, asked after a full sync for its summary)",
     )
     report.row("Thrift calls | grants and members read", f"{sync_calls:,} | {sync_rows:,}")
     report.row("  of which the read", read_calls)
