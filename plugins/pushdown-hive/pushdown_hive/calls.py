@@ -70,12 +70,6 @@ class ThriftMetastore:
     def tables(self, db: str) -> list[str]:
         return self._do(lambda: self.client.get_all_tables(db))
 
-    def all_tables(self) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
-        for db, table in self._do(self.client.get_table_meta):
-            out.setdefault(db, []).append(table)
-        return out
-
     def grants_on(self, db: str, table: str | None) -> list[Listed]:
         rows = self._do(lambda: self.client.list_privileges(_object(db, table)))
         return [x for x in map(listed, rows) if x is not None]

@@ -344,13 +344,6 @@ class MetastoreClient:
         self.rows += len(names)
         return names
 
-    def get_table_meta(self, db_pattern: str = "*", table_pattern: str = "*") -> list[tuple[str, str]]:
-        """(database, table) of every table (and view) whose names match the metastore
-        patterns (``*`` and ``|``): all of them by default, in one call."""
-        metas = self._call("get_table_meta", db_pattern, table_pattern, None) or []
-        self.rows += len(metas)
-        return [(m.dbName, m.tableName) for m in metas]
-
     def get_tables(self, db: str, pattern: str) -> list[str]:
         """Table names of ``db`` matching a metastore pattern (``*`` and ``|``)."""
         names: list[str] = self._call("get_tables", db, pattern)

@@ -42,11 +42,6 @@ class Metastore(Protocol):
         """``get_all_tables``: the tables (and views) of one database."""
         ...
 
-    def all_tables(self) -> dict[str, list[str]]:
-        """``get_table_meta`` on every name: the tables (and views) of every database that
-        has any, in one call (a database without tables is missing from it)."""
-        ...
-
     def grants_on(self, db: str, table: str | None) -> list[Listed]:
         """Every principal's grants on one database or table (``list_privileges`` with no
         principal name: one call per object)."""

@@ -76,25 +76,16 @@ class ServerRead:
 
 
 def read_server(ms: Metastore, where: ServerScope) -> ServerRead:
-    """The databases, tables and grants ``where`` reaches, one call per object listed:
-    the databases in one call, their tables in one more for the whole metastore (one per
-    database for a scope of some), then each object's grants."""
+    """The databases, tables and grants ``where`` reaches, one call per object listed."""
     calls = 1
     present = set(ms.databases())
     wanted = present if where.databases is None else present & set(where.databases)
-    every: dict[str, list[str]] | None = None
-    if where.databases is None:
-        every = ms.all_tables()
-        calls += 1
     tables: set[tuple[str, str]] = set()
     listed: list[Listed] = []
     for db in sorted(wanted):
         some = None if where.databases is None else where.databases[db]
-        if every is not None:
-            names = every.get(db, [])
-        else:
-            names = ms.tables(db)
-            calls += 1
+        names = ms.tables(db)
+        calls += 1
         listed += ms.grants_on(db, None)
         calls += 1
         for table in sorted(names):

@@ -36,10 +36,6 @@ class FakeMetastore:
         self._call("get_all_tables")
         return sorted(self.dbs.get(db, ()))
 
-    def all_tables(self) -> dict[str, list[str]]:
-        self._call("get_table_meta")
-        return {db: sorted(tables) for db, tables in sorted(self.dbs.items()) if tables}
-
     def grants_on(self, db: str, table: str | None) -> list[Listed]:
         self._call("list_privileges")
         return [x for g, x in self.held.items() if g.db == db and g.table == table]

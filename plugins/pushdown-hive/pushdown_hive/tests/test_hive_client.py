@@ -24,20 +24,6 @@ from pushdown_hive.client import (
 pytestmark = pytest.mark.hive
 
 
-def test_table_meta_lists_every_databases_tables_in_one_call(
-    hms: MetastoreClient, hive_db: Callable[[str], str]
-) -> None:
-    a, b, empty = hive_db("meta"), hive_db("meta"), hive_db("meta")
-    for db, table in ((a, "t1"), (a, "t2"), (b, "t1")):
-        hms.create_table(db, table)
-    before = hms.calls["get_table_meta"]
-    every = hms.get_table_meta()
-    assert hms.calls["get_table_meta"] == before + 1
-    for db in (a, b, empty):
-        assert sorted(t for d, t in every if d == db) == sorted(hms.get_all_tables(db))
-    assert sorted(t for d, t in hms.get_table_meta(a, "t1|t2")) == ["t1", "t2"]
-
-
 def test_inventory(hms: MetastoreClient, hive_db: Callable[[str], str]) -> None:
     db = hive_db("inv")
     hms.create_table(db, "orders", [("id", "int"), ("total", "double")])
