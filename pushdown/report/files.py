@@ -187,7 +187,9 @@ def _csv_rows(path: Path) -> Iterator[tuple[str, ...]]:
 
 def _parquet_rows(root: Path, files: list[str]) -> Iterator[tuple[str, ...]]:
     _, pq = _arrow()
-    by_catalog = sorted((unquote(f.split("/")[1].removeprefix(PARTITION)), f) for f in files)
+    # a catalog's partition only: the file of a report without rows sits beside them
+    parts = [f for f in files if f.split("/")[1].startswith(PARTITION)]
+    by_catalog = sorted((unquote(f.split("/")[1].removeprefix(PARTITION)), f) for f in parts)
     for catalog, name in by_catalog:
         for batch in pq.ParquetFile(root / name).iter_batches(columns=list(COLUMNS[1:])):
             columns = [batch.column(i).to_pylist() for i in range(batch.num_columns)]

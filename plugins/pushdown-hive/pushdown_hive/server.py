@@ -7,7 +7,8 @@ Thrift server from the metastore's classes but binds the address it is given,
 127.0.0.1 by default. Everything else is the stock metastore: embedded Derby in a
 temporary directory, the schema created on first start, a port the OS picks. The
 metastore ends with the process that started it, however that ends (even by SIGKILL):
-it watches a pipe from it and exits at end of file.
+it watches a pipe from it and exits at end of file (a child that process forked without
+exec holds the pipe too, and keeps the metastore while it lives).
 
     with throwaway_metastore() as hms:      # ready when entered (about 5 s)
         hms.uri                              # thrift://127.0.0.1:PORT
@@ -193,6 +194,7 @@ class LocalMetastore:
         """Start (or start again, on the same data and port) and wait until it serves."""
         if self.process is not None and self.process.poll() is None:
             return
+        self._close_pipe()  # of a process that ended by itself
         conf = self.workdir / "conf"
         conf.mkdir(parents=True, exist_ok=True)
         (conf / "hive-site.xml").write_text(hive_site(self.workdir))

@@ -129,6 +129,15 @@ class LocalMariaDB:
             probe.settimeout(1)
             probe.connect(self.socket)
 
+    def bind_failed(self, since: int = 0) -> bool:
+        """Whether the error log, from byte ``since`` on, says the port was taken."""
+        if not self.log.exists():
+            return False
+        with self.log.open("rb") as log:
+            log.seek(since)
+            text = log.read().decode(errors="replace")
+        return "Bind on TCP/IP port" in text and "Address already in use" in text
+
     def tail(self) -> str:
         return self.log.read_text(errors="replace")[-2000:] if self.log.exists() else "(no error log)"
 
@@ -180,11 +189,13 @@ def throwaway_mariadb(parent: str | None = None) -> Iterator[LocalMariaDB]:
             # picked just before the server binds it: another process may have taken the
             # one picked before the install; if so, another port
             server.port = free_port()
+            said = server.log.stat().st_size if server.log.exists() else 0
             try:
                 server.start()
                 break
             except ServerUnavailable:
-                if attempt == 2 or "Address already in use" not in server.tail():
+                server.stop()  # whatever is left of this attempt, before another one
+                if attempt == 2 or not server.bind_failed(since=said):
                     raise
         yield server
     finally:

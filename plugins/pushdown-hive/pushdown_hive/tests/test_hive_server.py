@@ -147,6 +147,7 @@ def test_the_metastore_ends_with_the_process_that_started_it_even_by_sigkill(tmp
     parent = subprocess.Popen(
         [sys.executable, "-c", PARENT, str(tmp_path / "hms")], stdout=subprocess.PIPE, text=True
     )
+    pid: int | None = None
     try:
         assert parent.stdout is not None
         pid, port = (int(x) for x in parent.stdout.readline().split())
@@ -163,8 +164,9 @@ def test_the_metastore_ends_with_the_process_that_started_it_even_by_sigkill(tmp
         if parent.poll() is None:
             parent.kill()
         parent.communicate()
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pid, signal.SIGKILL)
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
 
 
 def _alive(pid: int) -> bool:

@@ -140,6 +140,8 @@ BYPASSES = [
     "CREATE ROLE `hand made`",
     "GRANT `hand made` TO 'pd_ann'@'%'",
 ]
+
+
 def undo(world: World) -> None:
     """Every statement of ``UNDO``, each on its own: one that fails (the test stopped before
     its bypass was made) must not leave the rest behind for later tests."""
