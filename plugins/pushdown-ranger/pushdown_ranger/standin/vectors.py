@@ -4,10 +4,14 @@ A vector file holds a service definition, policies, optional roles (``userRoles`
 ``groupRoles``, ``roleRoles``), super users / groups, an audit mode, and tests: a request and the
 expected result. As Ranger's own TestPolicyEngine does, a case compares ``isAllowed`` and
 ``isAudited``; the expected ``policyId`` is reported (Ranger's test does not check it).
+Policy deltas are applied as a plugin applies them (a policy created, replaced or
+deleted by id) before the tests that follow them: ``updatedPolicies`` before
+``updatedTests``, and the chained ``testsInfo`` / ``updatedTestsInfo`` form stage by stage.
 
 A case the engine cannot decide is skipped with a reason naming the feature: security zones,
 tag-based policies, tags in the request, data masking, row filtering, resource access info,
-policy deltas, and whatever the engine raises :class:`Unsupported` for (conditions, ...).
+deltas that are not policy changes, and whatever the engine raises :class:`Unsupported` for
+(conditions, ...).
 """
 
 from __future__ import annotations
@@ -116,14 +120,49 @@ def _listed(data: dict[str, Any], key: str, config_key: str) -> list[str]:
 
 
 def load_cases(path: Path) -> list[VectorCase]:
-    """Every test (and updated test) of one vector file (one skipped case if it is not one)."""
+    """Every test of one vector file, the tests after its policy deltas too (one skipped
+    case if it is not a vector file)."""
     data = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(data, dict) or "serviceDef" not in data or "tests" not in data:
+    if not isinstance(data, dict) or "serviceDef" not in data or not ({"tests", "testsInfo"} & set(data)):
         return [VectorCase(path.name, "(file)", None, None, {}, "not a policy-engine test vector file")]
     file_skip = _file_skip(data)
-    engine = PolicyEngine(
+    policies: list[dict[str, Any]] = list(data.get("policies") or [])
+    cases: list[VectorCase] = []
+    delta_skip: str | None = None
+    for stage, (tests, deltas) in enumerate(_stages(data)):
+        # after a stage's policy deltas (as a plugin applies a download that carries
+        # deltas), the same engine on the policies they leave; then that stage's tests
+        if deltas is not None and delta_skip is None:
+            policies, delta_skip = _after_deltas(policies, deltas)
+        engine = _engine(data, policies) if delta_skip is None else None
+        prefix = "" if stage == 0 else "updated: " if stage == 1 else f"updated {stage}: "
+        for test in tests:
+            cases.append(_case(path, f"{prefix}{test.get('name')}", engine, test, file_skip or delta_skip))
+    return cases
+
+
+def _stages(data: dict[str, Any]) -> list[tuple[list[dict[str, Any]], dict[str, Any] | None]]:
+    """The tests of each stage and the policy deltas applied before it: ``tests`` (then
+    ``updatedPolicies`` and ``updatedTests``), or the chained ``testsInfo`` form (each
+    with its ``updatedPolicies`` before its ``updatedTestsInfo``)."""
+    if "testsInfo" not in data:
+        stages: list[tuple[list[dict[str, Any]], dict[str, Any] | None]] = [(data.get("tests") or [], None)]
+        if data.get("updatedTests"):
+            stages.append((data["updatedTests"], data.get("updatedPolicies") or {}))
+        return stages
+    stages = []
+    info, deltas = data.get("testsInfo") or {}, None
+    while info:
+        stages.append((info.get("tests") or [], deltas))
+        deltas = info.get("updatedPolicies") or {}
+        info = info.get("updatedTestsInfo") or {}
+    return stages
+
+
+def _engine(data: dict[str, Any], policies: list[dict[str, Any]]) -> PolicyEngine:
+    return PolicyEngine(
         data["serviceDef"],
-        data.get("policies") or [],
+        policies,
         _roles(data),
         super_users=_listed(data, "superUsers", "super.users"),
         super_groups=_listed(data, "superGroups", "super.groups"),
@@ -134,26 +173,35 @@ def load_cases(path: Path) -> list[VectorCase]:
             _listed(data, "auditExcludedRoles", "audit.exclude.roles"),
         ),
     )
-    cases = []
-    for test in data.get("tests") or []:
-        skip = file_skip or _test_skip(test)
-        cases.append(
-            VectorCase(
-                path.name,
-                str(test.get("name")),
-                engine,
-                _request(test.get("request") or {}),
-                test.get("result") or {},
-                skip,
-            )
-        )
-    for test in data.get("updatedTests") or []:
-        cases.append(
-            VectorCase(
-                path.name, f"updated: {test.get('name')}", None, None, {}, "policy deltas (updatedPolicies)"
-            )
-        )
-    return cases
+
+
+def _case(
+    path: Path, name: str, engine: PolicyEngine | None, test: dict[str, Any], skip: str | None
+) -> VectorCase:
+    request = _request(test.get("request") or {})
+    return VectorCase(path.name, name, engine, request, test.get("result") or {}, skip or _test_skip(test))
+
+
+#: Ranger's policy delta change types: a policy created, updated (replaced whole) or deleted
+_CREATE, _UPDATE, _DELETE = 0, 1, 2
+
+
+def _after_deltas(
+    policies: list[dict[str, Any]], update: dict[str, Any]
+) -> tuple[list[dict[str, Any]], str | None]:
+    """``policies`` after the deltas of ``update``, or why they cannot be applied."""
+    if update.get("securityZones"):
+        return [], "security zones (in the policy deltas)"
+    by_id: dict[Any, dict[str, Any]] = {p.get("id"): p for p in policies}
+    for delta in update.get("policyDeltas") or []:
+        kind, policy = delta.get("changeType"), delta.get("policy") or {}
+        if kind in (_CREATE, _UPDATE):
+            by_id[policy.get("id")] = policy
+        elif kind == _DELETE:
+            by_id.pop(policy.get("id"), None)
+        else:
+            return [], f"policy deltas of change type {kind!r} (not a policy change)"
+    return list(by_id.values()), None
 
 
 def run_case(case: VectorCase) -> Outcome:

@@ -8,9 +8,11 @@ pass / skip counts are printed at the end of the run.
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -54,3 +56,62 @@ def test_the_shipped_vectors_are_all_found() -> None:
         "test_policyengine_hive_default_policies.json",
     } <= names
     assert len(CASES) >= 92
+
+
+def _delta_file(chained: bool) -> dict[str, Any]:
+    """A vector file of our own in Ranger's format: alice reads /a; a delta deletes that
+    policy and creates one for bob on /b; in the chained form a second delta updates bob's
+    policy to /c. Each stage's tests must see the policies the deltas left."""
+    hdfs = json.loads((HERE / "test_policyengine_hdfs.json").read_text(encoding="utf-8"))["serviceDef"]
+
+    def policy(pid: int, user: str, path: str) -> dict[str, Any]:
+        return {
+            "id": pid,
+            "name": f"{user} {path}",
+            "isEnabled": True,
+            "isAuditEnabled": True,
+            "resources": {"path": {"values": [path], "isRecursive": True}},
+            "policyItems": [{"accesses": [{"type": "read", "isAllowed": True}], "users": [user]}],
+        }
+
+    def test(user: str, path: str, allowed: bool) -> dict[str, Any]:
+        # audited where a policy matched: here, exactly where it is allowed
+        request = {"resource": {"elements": {"path": path}}, "accessType": "read", "user": user}
+        return {
+            "name": f"{user} {path}",
+            "request": request,
+            "result": {"isAllowed": allowed, "isAudited": allowed},
+        }
+
+    first = [test("alice", "/a/x", True), test("bob", "/b/x", False)]
+    delta = {
+        "policyDeltas": [
+            {"changeType": 2, "policy": {"id": 1}},
+            {"changeType": 0, "policy": policy(2, "bob", "/b")},
+        ]
+    }
+    second = [test("alice", "/a/x", False), test("bob", "/b/x", True)]
+    base = {"serviceName": "hdfsdev", "serviceDef": hdfs, "policies": [policy(1, "alice", "/a")]}
+    if not chained:
+        return {**base, "tests": first, "updatedPolicies": delta, "updatedTests": second}
+    third = [test("bob", "/b/x", False), test("bob", "/c/x", True)]
+    update = {"policyDeltas": [{"changeType": 1, "policy": policy(2, "bob", "/c")}]}
+    later = {"tests": second, "updatedPolicies": update, "updatedTestsInfo": {"tests": third}}
+    return {**base, "testsInfo": {"tests": first, "updatedPolicies": delta, "updatedTestsInfo": later}}
+
+
+@pytest.mark.parametrize("chained", [False, True])
+def test_policy_deltas_are_applied_before_the_updated_tests(tmp_path: Path, chained: bool) -> None:
+    path = tmp_path / "deltas.json"
+    path.write_text(json.dumps(_delta_file(chained)), encoding="utf-8")
+    cases = load_cases(path)
+    assert len(cases) == (6 if chained else 4)
+    assert [run_case(c).status for c in cases] == ["pass"] * len(cases), [run_case(c).detail for c in cases]
+    # a delta of another kind is a named skip, never a silent pass on stale policies
+    data = _delta_file(False)
+    data["updatedPolicies"]["policyDeltas"].append({"changeType": 7, "policy": {}})
+    path.write_text(json.dumps(data), encoding="utf-8")
+    later = [run_case(c) for c in load_cases(path)][2:]
+    assert {(o.status, o.detail) for o in later} == {
+        ("skip", "policy deltas of change type 7 (not a policy change)")
+    }
