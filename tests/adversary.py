@@ -25,6 +25,7 @@ user or the object (:class:`Tally` counts both).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +42,10 @@ from tests.backend_histories import GROUP
 #: (user, operation or privilege, object): one decision, the same shape for every backend
 Triple = tuple[str, str, str]
 Mapping_ = Callable[[Principal], str]
+
+#: environment variable that sets how many histories each backend's adversary plays
+#: (the slow run: ``PUSHDOWN_ADVERSARY_HISTORIES=10000``); CI plays each test's default
+HISTORIES_VARIABLE = "PUSHDOWN_ADVERSARY_HISTORIES"
 
 #: steps played on the server only (the model never sees them)
 SERVER_STEPS = ("outside", "hand", "external")
@@ -75,6 +80,12 @@ MAPPINGS: dict[str, Mapping_] = {
     "collide": _collide,
 }
 mapping_names = st.sampled_from(tuple(MAPPINGS))
+
+
+def histories(default: int) -> int:
+    """How many histories to play: ``default``, unless the slow run asks for more."""
+    text = os.environ.get(HISTORIES_VARIABLE, "").strip()
+    return int(text) if text.isdigit() and int(text) > 0 else default
 
 
 def hostile_steps(

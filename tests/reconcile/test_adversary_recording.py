@@ -29,7 +29,15 @@ from pushdown.model.state import Model
 from pushdown.reconcile.backend import BackendContext
 from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
-from tests.adversary import MAPPINGS, Tally, compare, hostile_steps, mapping_names, model_changes
+from tests.adversary import (
+    MAPPINGS,
+    Tally,
+    compare,
+    histories,
+    hostile_steps,
+    mapping_names,
+    model_changes,
+)
 from tests.builders import Builder
 
 USERS = ("u1", "u2", "U3")
@@ -108,7 +116,7 @@ def events_for(model: Model, step: tuple[Any, ...]) -> list[Any]:
 def test_the_recording_backend_is_never_wider_than_the_evaluator(capsys: pytest.CaptureFixture[str]) -> None:
     tally = Tally()
 
-    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=histories(300), deadline=None, suppress_health_check=list(HealthCheck))
     @given(mapping=mapping_names, history=st.lists(steps, min_size=1, max_size=6))
     def run(mapping: str, history: list[tuple[Any, ...]]) -> None:
         b = start()
@@ -139,4 +147,4 @@ def test_the_recording_backend_is_never_wider_than_the_evaluator(capsys: pytest.
     run()
     with capsys.disabled():
         print("\n" + tally.line("recording"))
-    assert tally.wider == 0 and tally.checks > 0 and tally.histories >= 300
+    assert tally.wider == 0 and tally.checks > 0 and tally.histories >= histories(300)
