@@ -41,12 +41,14 @@ from pushdown.reconcile.scope import Resolved, Scope
 from pushdown_hive.batches import BATCH, Sent, chunks, send
 from pushdown_hive.compile import RoleSetup, compile_desired, mapped
 from pushdown_hive.facts import ROLE, USER, HiveFact, HiveGrant, HiveMember, HiveRole, fact_from_json
+from pushdown_hive.identity import Identity
 from pushdown_hive.mapping import BUILTIN_ROLES
 from pushdown_hive.metastore import Listed, Metastore, Refused, Unreachable
 from pushdown_hive.readback import (
     ServerRead,
     ServerScope,
     fact_scope,
+    folded,
     foreign_findings,
     managed_facts,
     normalised,
@@ -97,6 +99,7 @@ class HiveSnapshot(Snapshot):
     server: ServerRead
     where: ServerScope
     plays: tuple[Play, ...] = ()
+    identity: Identity | None = None
 
 
 def _ops(plan: Plan, action: str, kind: type) -> list[Op]:
@@ -187,29 +190,26 @@ class HiveBackend(Backend):
 
     def read(self, model: Model, scope: Resolved) -> HiveSnapshot:
         catalog = self.catalog(model)
+        scope = folded(scope, catalog)  # the metastore's names: c.s.Secret is its table s.secret
         # no catalog names the backend: nothing is wanted, so everything it manages is
         # read (whatever the scope) and revoked, as the plan's note says
         where = server_scope(scope, catalog) if catalog is not None else ServerScope(None)
         server = self._read(where)
         roles = self._read_roles() if self.roles else ServerRoles({})
-        users = {self.naming(u): u for u in model.users}
+        identity = Identity.of(model, self.naming)  # the whole model, never only the scope
         if self.roles:
-            in_play = plays(scope, model, roles, self.role_prefix, self.naming)
+            in_play = plays(scope, model, roles, self.role_prefix, identity.names_of)
         else:
             in_play = tuple(Play(r, frozenset()) for r in scope.regions)
-
-        def user_of(name: str) -> str:
-            return users.get(name, name)
-
         prefix = self.role_prefix if self.roles else None
-        within = fact_scope(in_play, catalog, where, user_of, prefix)
+        within = fact_scope(in_play, catalog, where, identity, prefix)
         findings: list[str] = []
         if catalog is not None and not self.own_foreign:
             findings = foreign_findings(
                 (x for x in server.listed if within(x.grant)),
                 self.grantor,
                 lambda g: (
-                    (g.principal_type == USER and g.principal in users)
+                    (g.principal_type == USER and not identity.orphan(g.principal))
                     or (self.roles and g.principal_type == ROLE and g.principal.startswith(self.role_prefix))
                 ),
                 catalog,
@@ -230,6 +230,7 @@ class HiveBackend(Backend):
             server=server,
             where=where,
             plays=in_play,
+            identity=identity,
         )
 
     def _read_roles(self) -> ServerRoles:
@@ -270,7 +271,7 @@ class HiveBackend(Backend):
                 held.setdefault(fact.principal, set()).add((fact.db, fact.table, fact.privilege))
         roles = RoleSetup(self.roles, self.role_prefix, held)
         desired = compile_desired(
-            model, self.catalog(model), snapshot.server, snapshot.plays, self.naming, roles
+            model, self.catalog(model), snapshot.server, snapshot.plays, self.naming, roles, snapshot.identity
         )
         # a privilege somebody else granted already satisfies the model: the metastore would
         # refuse a second grant of it (whoever the grantor), so it is not sent

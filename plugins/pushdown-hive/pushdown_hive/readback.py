@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.reconcile.scope import Region, Resolved
 from pushdown_hive.facts import ROLE, USER, HiveFact, HiveGrant, HiveMember, HiveRole
+from pushdown_hive.identity import Identity
 from pushdown_hive.metastore import Listed, Metastore
 from pushdown_hive.roles import Play, ServerRoles
 
@@ -42,8 +43,22 @@ class ServerScope:
         return tables is None or table is None or table in tables
 
 
+def fold(obj: ObjectRef, catalog: str | None) -> ObjectRef:
+    """``obj`` as the metastore names it: databases and tables of ``catalog`` in lower
+    case (``c.s.Secret`` is the metastore's table ``s.secret``)."""
+    if catalog is None or obj.catalog != catalog or len(obj.names) < 2:
+        return obj
+    return ObjectRef(obj.type, (obj.names[0], *(n.lower() for n in obj.names[1:])))
+
+
+def folded(scope: Resolved, catalog: str | None) -> Resolved:
+    """``scope`` with every root in the metastore's names (:func:`fold`)."""
+    return scope.widened(lambda obj: fold(obj, catalog))
+
+
 def server_scope(scope: Resolved, catalog: str | None) -> ServerScope:
-    """What ``scope`` reaches in ``catalog`` (nothing when no catalog names the backend)."""
+    """What ``scope`` reaches in ``catalog`` (nothing when no catalog names the backend),
+    in the metastore's (lower-case) names."""
     if catalog is None:
         return ServerScope({})
     out: dict[str, frozenset[str] | None] = {}
@@ -57,11 +72,11 @@ def server_scope(scope: Resolved, catalog: str | None) -> ServerScope:
                 continue
             if root.names[0] != catalog:
                 continue
-            db = root.names[1]
+            db = root.names[1].lower()
             if root.type is SecurableType.SCHEMA or len(root.names) < 3:
                 out[db] = None
             elif out.get(db, frozenset()) is not None:
-                out[db] = (out.get(db) or frozenset()) | {root.names[2]}
+                out[db] = (out.get(db) or frozenset()) | {root.names[2].lower()}
     return ServerScope(out)
 
 
@@ -148,7 +163,7 @@ def fact_scope(
     plays: tuple[Play, ...],
     catalog: str | None,
     where: ServerScope,
-    user_of: Callable[[str], str],
+    identity: Identity,
     role_prefix: str | None,
 ) -> Callable[[object], bool]:
     """Which facts a scope (its regions widened to the roles in play) covers: a user's
@@ -156,7 +171,17 @@ def fact_scope(
     object read, when the role is in play; a role's member, when the region names the
     user and every object; a managed role itself, always (``role_prefix``: ``None``
     when roles are not managed). Grants to groups and other roles count only in the
-    regions of every user. Without a catalog, every fact read is covered."""
+    regions of every user. Without a catalog, every fact read is covered.
+
+    A user is named on the metastore as ``identity`` maps it, over the whole model: a
+    region names the metastore users its users map to (removed users too), and a name
+    no model user maps to any more (an orphan) is in every region, on the objects the
+    region covers (the backend's own grants there are unwanted, whoever they were for)."""
+    names = [None if p.region.users is None else identity.names_of(p.region.users) for p in plays]
+
+    def names_user(i: int, name: str) -> bool:
+        mine = names[i]
+        return mine is None or name in mine or identity.orphan(name)
 
     def within(fact: object) -> bool:
         if catalog is None:
@@ -164,15 +189,15 @@ def fact_scope(
         if isinstance(fact, HiveRole):
             return role_prefix is not None
         if isinstance(fact, HiveMember):
-            user = user_of(fact.user)
-            return any(
-                p.region.roots is None and (p.region.users is None or user in p.region.users) for p in plays
-            )
+            return any(p.region.roots is None and names_user(i, fact.user) for i, p in enumerate(plays))
         if not isinstance(fact, HiveGrant) or not where.covers_object(fact.db, fact.table):
             return False
         obj = object_of(catalog, fact)
         if fact.principal_type == USER:
-            return any(p.region.covers(user_of(fact.principal), obj) for p in plays)
+            return any(
+                names_user(i, fact.principal) and Region(None, p.region.roots).covers(None, obj)
+                for i, p in enumerate(plays)
+            )
         if fact.principal_type == ROLE and role_prefix is not None and fact.principal.startswith(role_prefix):
             role = fact.principal[len(role_prefix) :]
             return any(

@@ -62,18 +62,23 @@ class Play:
 
 
 def plays(
-    scope: Resolved, model: Model, server: ServerRoles, prefix: str, naming: Callable[[str], str]
+    scope: Resolved,
+    model: Model,
+    server: ServerRoles,
+    prefix: str,
+    names_of: Callable[[Iterable[str]], frozenset[str]],
 ) -> tuple[Play, ...]:
-    """Each region of ``scope`` with its roles in play and their holders added."""
-    by_name = {naming(u): u for u in model.users}
+    """Each region of ``scope`` with its roles in play and their holders added;
+    ``names_of``: the metastore user names of model users (removed ones too)."""
     out = []
     for region in scope.regions:
         if region.users is None:
             out.append(Play(region, None))
             continue
         roles = {r for u in region.users for r in model.roles_of(u)}
+        names = names_of(region.users)
         for name, members in server.members.items():
-            if any(by_name.get(m) in region.users for m in members):
+            if not names.isdisjoint(members):
                 roles.add(name[len(prefix) :])
         users = set(region.users)
         for role in roles:
