@@ -40,7 +40,16 @@ from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.scope import Resolved, Scope
 from pushdown_hive.batches import BATCH, Sent, chunks, send
 from pushdown_hive.compile import RoleSetup, compile_desired, mapped
-from pushdown_hive.facts import ROLE, USER, HiveFact, HiveGrant, HiveMember, HiveRole, fact_from_json
+from pushdown_hive.facts import (
+    ROLE,
+    USER,
+    HiveFact,
+    HiveGrant,
+    HiveHeld,
+    HiveMember,
+    HiveRole,
+    fact_from_json,
+)
 from pushdown_hive.identity import Identity
 from pushdown_hive.mapping import BUILTIN_ROLES
 from pushdown_hive.metastore import Listed, Metastore, Refused, Unreachable
@@ -214,13 +223,6 @@ class HiveBackend(Backend):
                 ),
                 catalog,
             )
-        if catalog is not None:
-            findings += [
-                f"ROLE {role!r} is held by {kind} {name!r} (not granted by pushdown, which grants its "
-                f"roles to users only): access that bypasses the model; revoke it by hand"
-                for role, held in sorted(roles.others.items())
-                for kind, name in sorted(held)
-            ]
         facts = frozenset(f for f in self._managed(server.listed) | role_facts(roles) if within(f))
         return HiveSnapshot(
             facts=facts,
@@ -287,6 +289,12 @@ class HiveBackend(Backend):
         steps: list[tuple[str, list[Op], int, Callable[[list[Any]], None]]] = [
             ("revoking privileges", _ops(plan, "remove", HiveGrant), self.batch, ms.revoke),
             (
+                "revoking roles nested by hand",
+                _ops(plan, "remove", HiveHeld),
+                1,
+                lambda h: ms.revoke_role_from(h[0].role, h[0].principal_type, h[0].principal),
+            ),
+            (
                 "revoking roles",
                 _ops(plan, "remove", HiveMember),
                 1,
@@ -336,7 +344,7 @@ class HiveBackend(Backend):
         for op in plan.ops:
             if isinstance(op.fact, HiveGrant):
                 touched.setdefault(op.fact.db, set()).add(op.fact.table)
-        roles = any(isinstance(op.fact, HiveRole | HiveMember) for op in plan.ops)
+        roles = any(isinstance(op.fact, HiveRole | HiveMember | HiveHeld) for op in plan.ops)
         listed: list[Listed] = []
         try:
             for db, tables in sorted(touched.items()):
@@ -353,7 +361,7 @@ class HiveBackend(Backend):
             fresh |= role_facts(self._read_roles())
 
         def touches(fact: Fact) -> bool:
-            if isinstance(fact, HiveRole | HiveMember):
+            if isinstance(fact, HiveRole | HiveMember | HiveHeld):
                 return roles
             return isinstance(fact, HiveGrant) and fact.table in touched.get(fact.db, ())
 
@@ -406,13 +414,15 @@ class HiveBackend(Backend):
             self._ms = None
 
 
-def _role_of(fact: Fact) -> str | None:
-    """The metastore role an operation changes (what it carries or who holds it)."""
+def _roles_of(fact: Fact) -> set[str]:
+    """The metastore roles an operation changes (what they carry or who holds them)."""
     if isinstance(fact, HiveMember):
-        return fact.role
+        return {fact.role}
+    if isinstance(fact, HiveHeld):
+        return {fact.role} | ({fact.principal} if fact.principal_type == ROLE else set())
     if isinstance(fact, HiveGrant) and fact.principal_type == ROLE:
-        return fact.principal
-    return None
+        return {fact.principal}
+    return set()
 
 
 def _not_widening(ops: list[Op], refused: list[tuple[Op, str]]) -> tuple[list[Op], list[Failure]]:
@@ -422,13 +432,13 @@ def _not_widening(ops: list[Op], refused: list[tuple[Op, str]]) -> tuple[list[Op
     the role from a holder who may not have what it is about to carry: when that revoke
     is refused, granting the role or its privileges would give a holder more than the
     model does. They are not sent (narrower); the next sync tries again."""
-    stuck = {role for op, _ in refused if op.action == "remove" and (role := _role_of(op.fact)) is not None}
+    stuck = {role for op, _ in refused if op.action == "remove" for role in _roles_of(op.fact)}
     if not stuck:
         return ops, []
     send, held = [], []
     for op in ops:
-        role = _role_of(op.fact)
-        if role in stuck:
+        role = next(iter(sorted(_roles_of(op.fact) & stuck)), None)
+        if role is not None:
             held.append(
                 Failure(
                     (op,),

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.reconcile.scope import Region, Resolved
-from pushdown_hive.facts import ROLE, USER, HiveFact, HiveGrant, HiveMember, HiveRole
+from pushdown_hive.facts import ROLE, USER, HiveFact, HiveGrant, HiveHeld, HiveMember, HiveRole
 from pushdown_hive.identity import Identity
 from pushdown_hive.metastore import Listed, Metastore
 from pushdown_hive.roles import Play, ServerRoles
@@ -186,8 +186,8 @@ def fact_scope(
     def within(fact: object) -> bool:
         if catalog is None:
             return True  # no catalog names the backend: every fact it manages is unwanted
-        if isinstance(fact, HiveRole):
-            return role_prefix is not None
+        if isinstance(fact, HiveRole | HiveHeld):
+            return role_prefix is not None  # never wanted, read on every sync
         if isinstance(fact, HiveMember):
             return any(p.region.roots is None and names_user(i, fact.user) for i, p in enumerate(plays))
         if not isinstance(fact, HiveGrant) or not where.covers_object(fact.db, fact.table):
@@ -210,16 +210,18 @@ def fact_scope(
 
 
 def read_roles(ms: Metastore, prefix: str) -> tuple[ServerRoles, int]:
-    """The managed roles (named with ``prefix``) and their USER members: one call for
-    the names, one per managed role."""
+    """The managed roles (named with ``prefix``), their USER members, and the roles held
+    where pushdown grants none (a managed role held by a group or a role, a role held by
+    a managed role): one call for the names, two per managed role."""
     names = [n for n in ms.role_names() if n.startswith(prefix)]
     held = {n: ms.members(n) for n in names}
     members = {n: frozenset(name for kind, name in rows if kind == USER) for n, rows in held.items()}
-    others = {n: frozenset((kind, name) for kind, name in rows if kind != USER) for n, rows in held.items()}
-    return ServerRoles(members, {n: o for n, o in others.items() if o}), 1 + len(names)
+    nested = {(n, kind, name) for n, rows in held.items() for kind, name in rows if kind != USER}
+    nested |= {(role, ROLE, n) for n in names for role in ms.roles_held_by_role(n)}
+    return ServerRoles(members, frozenset(nested)), 1 + 2 * len(names)
 
 
 def role_facts(server: ServerRoles) -> set[HiveFact]:
     out: set[HiveFact] = {HiveRole(n) for n in server.members}
     out |= {HiveMember(n, u) for n, users in server.members.items() for u in users}
-    return out
+    return out | {HiveHeld(*edge) for edge in server.nested}

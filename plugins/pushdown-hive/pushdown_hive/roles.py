@@ -23,7 +23,7 @@ decisions did not change).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pushdown.model.privileges import Condition, Privilege
 from pushdown.model.securables import ObjectRef, SecurableType
@@ -48,8 +48,9 @@ class ServerRoles:
     """The managed roles the metastore holds (prefixed names) and their USER members."""
 
     members: dict[str, frozenset[str]]
-    #: their holders that are not users (groups, roles): pushdown grants none of these
-    others: dict[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
+    #: (role, principal type, principal): a managed role held by a group or a role, or
+    #: a role held by a managed role; pushdown grants none of these
+    nested: frozenset[tuple[str, str, str]] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -171,3 +171,63 @@ def test_x1_scoped_sync_withholds_a_principal_two_users_map_to(world: World) -> 
         assert roles_of(world, "bob") == []
     finally:
         hive.close()
+
+
+# -- hand-made state on the roles pushdown manages -------------------------------------
+
+
+def hand_world(w: World) -> tuple[str, Any]:
+    w.user("bob")
+    db = readers(w, ["bob"], deny="a")
+    hive = w.backend()
+    reconcile(hive, w.model, Scope.everything())
+    assert held(w, db, "a", "bob") == set() and held(w, db, "b", "bob") == {"SELECT"}
+    return db, hive
+
+
+def test_hand_made_role_nested_into_a_managed_role_is_revoked(world: World) -> None:
+    db, hive = hand_world(world)
+    try:
+        world.client.create_role("hand_" + world.prefix)
+        everything = Grant(HiveObject.of_table(db, "a"), "hand_" + world.prefix, PrincipalType.ROLE, "ALL")
+        world.client.grant_privileges([everything])
+        world.client.grant_role("hand_" + world.prefix, world.role_name("reader"), PrincipalType.ROLE)
+        assert held(world, db, "a", "bob") == {"ALL"}
+        plan, _ = reconcile(hive, world.model, Scope.everything())
+        assert held(world, db, "a", "bob") == set(), [str(op) for op in plan.ops]
+        assert hive.plan(world.model, Scope.everything()).empty
+    finally:
+        world.client.drop_role("hand_" + world.prefix)
+        hive.close()
+
+
+def test_managed_role_granted_to_a_group_by_hand_is_revoked(world: World) -> None:
+    db, hive = hand_world(world)
+    try:
+        world.client.grant_role(world.role_name("reader"), "staff", PrincipalType.GROUP)
+        assert held(world, db, "b", "eve", ["staff"]) == {"SELECT"}
+        reconcile(hive, world.model, Scope.of(principals={Principal.user("bob")}))
+        assert held(world, db, "b", "eve", ["staff"]) == set()
+        assert held(world, db, "b", "bob") == {"SELECT"}
+    finally:
+        hive.close()
+
+
+def test_hand_made_prefixed_role_and_public_grant_by_the_grantor_are_revoked(world: World) -> None:
+    db, hive = hand_world(world)
+    try:
+        fake = world.role_name("made_by_hand")
+        world.client.create_role(fake)
+        table = HiveObject.of_table(db, "a")
+        world.client.grant_privileges(
+            [
+                Grant(table, fake, PrincipalType.ROLE, "ALL", grantor=world.grantor),
+                Grant(table, "public", PrincipalType.ROLE, "SELECT", grantor=world.grantor),
+            ]
+        )
+        world.client.grant_role(fake, "bob", PrincipalType.USER)
+        assert held(world, db, "a", "bob") == {"ALL", "SELECT"}
+        reconcile(hive, world.model, Scope.everything())
+        assert held(world, db, "a", "bob") == set()
+    finally:
+        hive.close()
