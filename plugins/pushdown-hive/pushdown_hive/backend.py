@@ -148,6 +148,11 @@ class HiveBackend(Backend):
                 f"backend {context.name}: setting 'role_prefix' {self.role_prefix!r} would fence in the "
                 f"metastore's own roles ({', '.join(sorted(BUILTIN_ROLES))}), which pushdown must never drop"
             )
+        #: the roles' fence, read on every sync: with ``roles = false`` the roles it holds
+        #: (left by an earlier configuration) are dropped, never left carrying grants
+        self.role_fence: str | None = self.role_prefix
+        if not self.role_prefix or any(r.startswith(self.role_prefix.lower()) for r in BUILTIN_ROLES):
+            self.role_fence = None
         self.naming = mapped(context.map_principal)
         self._ms = metastore
         #: Thrift calls made (reads and writes), for the benchmark and the tests
@@ -204,14 +209,13 @@ class HiveBackend(Backend):
         # read (whatever the scope) and revoked, as the plan's note says
         where = server_scope(scope, catalog) if catalog is not None else ServerScope(None)
         server = self._read(where)
-        roles = self._read_roles() if self.roles else ServerRoles({})
+        roles = self._read_roles() if self.role_fence is not None else ServerRoles({})
         identity = Identity.of(model, self.naming)  # the whole model, never only the scope
         if self.roles:
             in_play = plays(scope, model, roles, self.role_prefix, identity.names_of)
-        else:
-            in_play = tuple(Play(r, frozenset()) for r in scope.regions)
-        prefix = self.role_prefix if self.roles else None
-        within = fact_scope(in_play, catalog, where, identity, prefix)
+        else:  # every managed role is unwanted: all of them in play, to be dropped
+            in_play = tuple(Play(r, None) for r in scope.regions)
+        within = fact_scope(in_play, catalog, where, identity, self.role_fence)
         findings: list[str] = []
         if catalog is not None and not self.own_foreign:
             findings = foreign_findings(
@@ -219,7 +223,11 @@ class HiveBackend(Backend):
                 self.grantor,
                 lambda g: (
                     (g.principal_type == USER and not identity.orphan(g.principal))
-                    or (self.roles and g.principal_type == ROLE and g.principal.startswith(self.role_prefix))
+                    or (
+                        self.role_fence is not None
+                        and g.principal_type == ROLE
+                        and g.principal.startswith(self.role_fence)
+                    )
                 ),
                 catalog,
             )
@@ -237,7 +245,7 @@ class HiveBackend(Backend):
 
     def _read_roles(self) -> ServerRoles:
         try:
-            roles, calls = read_roles(self.metastore, self.role_prefix)
+            roles, calls = read_roles(self.metastore, self.role_fence or self.role_prefix)
         except Unreachable as exc:
             raise self._gone(exc, "reading its roles") from exc
         except Refused as exc:

@@ -121,9 +121,10 @@ def normalised(listed: Listed) -> Listed:
 
 
 def ours(x: Listed, grantor: str) -> bool:
-    """Granted by the backend: by its grantor, a USER (as it grants), without grant option
-    (a role of the same name, or a grant with option, is somebody else's)."""
-    return x.grantor == grantor and x.grantor_type == USER and not x.grant_option
+    """Granted by the backend's grantor, a USER (as it grants; a role of the same name is
+    somebody else's). One it made with grant option (by hand: pushdown never does) is
+    its own too: it is revoked when the model does not want it, never left wider."""
+    return x.grantor == grantor and x.grantor_type == USER
 
 
 def managed_facts(listed: Iterable[Listed], grantor: str) -> frozenset[HiveGrant]:
@@ -189,7 +190,15 @@ def fact_scope(
         if isinstance(fact, HiveRole | HiveHeld):
             return role_prefix is not None  # never wanted, read on every sync
         if isinstance(fact, HiveMember):
-            return any(p.region.roots is None and names_user(i, fact.user) for i, p in enumerate(plays))
+            # a role in play is recomputed with all its holders: every member it has is read
+            role = (
+                fact.role[len(role_prefix) :] if role_prefix and fact.role.startswith(role_prefix) else None
+            )
+            return any(
+                (p.region.roots is None and names_user(i, fact.user))
+                or (role is not None and (p.roles is None or role in p.roles))
+                for i, p in enumerate(plays)
+            )
         if not isinstance(fact, HiveGrant) or not where.covers_object(fact.db, fact.table):
             return False
         obj = object_of(catalog, fact)

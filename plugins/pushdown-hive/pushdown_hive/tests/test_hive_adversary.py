@@ -72,7 +72,7 @@ steps = hostile_steps(
     privileges=PRIVILEGES,
     schemas=SCHEMAS,
     tables=TABLES,
-    hand=9,
+    hand=13,
 )
 
 
@@ -127,6 +127,7 @@ class Run:
         )
         self.naming: Callable[[Principal], str] = MAPPINGS[mapping]
         self.own = own
+        self.roles = True
         self.hive = self.world.backend(self.naming, manage_foreign_grants=own)
         self.hand_role = f"hand_{self.world.prefix}{n}"
 
@@ -328,6 +329,50 @@ def _prefixed_role(run: Run) -> Scope | None:
     return Scope.of(principals={Principal.user("U3")})
 
 
+def _ours_with_option(run: Run) -> Scope | None:
+    """pushdown's grantor, by hand, with grant option: ALL on s2.b to u1."""
+    obj = run.table("s2", "b")
+    grant = Grant(obj, run.name("u1"), PrincipalType.USER, ALL, grantor=run.world.grantor, grant_option=True)
+    try:
+        run.world.client.grant_privileges([grant])
+    except Exception:  # already held
+        return None
+    return Scope.of([run.ref("table s2.b")])
+
+
+def _managed_role_to_user(run: Run) -> Scope | None:
+    """The managed role of r2 granted by hand to u1 (whatever the model says)."""
+    c, managed = run.world.client, run.world.role_name("r2")
+    if managed not in c.get_role_names():
+        return None
+    try:
+        c.grant_role(managed, run.name("u1"), PrincipalType.USER)
+    except Exception:  # already held
+        return None
+    return Scope.of(principals={Principal.role("r2")})
+
+
+def _roles_setting_flipped(run: Run) -> Scope | None:
+    """The configuration changes underneath: ``roles`` turned off (or on again)."""
+    run.roles = not run.roles
+    run.hive.close()
+    run.hive = run.world.backend(run.naming, manage_foreign_grants=run.own, roles=run.roles)
+    return Scope.of(principals={Principal.user("u2")})
+
+
+def _hand_role_to_user(run: Run) -> Scope | None:
+    """A hand-made role (no managed prefix) carrying SELECT on s2.b, granted to u2 (only
+    when the backend owns grants by other hands)."""
+    if not run.own:
+        return None
+    c, role = run.world.client, run.hand_role + "_b"
+    if role not in c.get_role_names():
+        c.create_role(role)
+        run.grant(run.table("s2", "b"), role, PrincipalType.ROLE, "SELECT", OTHER)
+        c.grant_role(role, run.name("u2"), PrincipalType.USER)
+    return Scope.of([run.ref("table s2.b")])
+
+
 HAND: tuple[Callable[[Run], Scope | None], ...] = (
     _ours_to_user,
     _ours_to_unmapped,
@@ -338,6 +383,10 @@ HAND: tuple[Callable[[Run], Scope | None], ...] = (
     _others_to_public,
     _ours_to_group,
     _prefixed_role,
+    _ours_with_option,
+    _managed_role_to_user,
+    _roles_setting_flipped,
+    _hand_role_to_user,
 )
 
 

@@ -231,3 +231,29 @@ def test_hand_made_prefixed_role_and_public_grant_by_the_grantor_are_revoked(wor
         assert held(world, db, "a", "bob") == set()
     finally:
         hive.close()
+
+
+def test_hand_grant_with_grant_option_by_the_grantor_is_revoked(world: World) -> None:
+    db, hive = hand_world(world)
+    try:
+        table = HiveObject.of_table(db, "a")
+        option = Grant(table, "bob", PrincipalType.USER, "ALL", grantor=world.grantor, grant_option=True)
+        world.client.grant_privileges([option])
+        assert held(world, db, "a", "bob") == {"ALL"}
+        reconcile(hive, world.model, Scope.of([ObjectRef.parse(f"table c.{db}.a")]))
+        assert held(world, db, "a", "bob") == set()
+    finally:
+        hive.close()
+
+
+def test_hand_membership_of_a_managed_role_is_revoked_by_a_sync_of_that_role(world: World) -> None:
+    db, hive = hand_world(world)
+    try:
+        world.user("carol")
+        world.client.grant_role(world.role_name("reader"), "carol", PrincipalType.USER)
+        assert held(world, db, "b", "carol") == {"SELECT"}
+        reconcile(hive, world.model, Scope.of(principals={Principal.role("reader")}))
+        assert held(world, db, "b", "carol") == set()
+        assert held(world, db, "b", "bob") == {"SELECT"}
+    finally:
+        hive.close()

@@ -158,7 +158,7 @@ def test_a_table_scope_reads_one_table_and_its_database() -> None:
     assert {op.fact for op in plan.ops} == {g("alice", "s", "new", "SELECT"), g("bob", "s", "new", "SELECT")}
     names = [name for name, _ in ms.log]
     assert names.count("list_privileges") == 3  # the table and its database, then the table read back
-    assert len(names) == 6
+    assert len(names) == 7  # and get_role_names: the roles' fence is read even with roles = false
     assert names.count("grant_privileges") == 1
 
 
@@ -182,7 +182,7 @@ def test_discovery_finds_a_table_created_by_other_hands() -> None:
 def test_the_metastore_gone_mid_apply_is_a_clear_temporary_error_and_the_next_sync_converges() -> None:
     b, ms = world()
     hive = backend(ms, batch_size=1)
-    ms.alive = 11  # the read (9 calls) and two grants answer, then it stops
+    ms.alive = 12  # the read (10 calls) and two grants answer, then it stops
     with pytest.raises(TemporaryBackendError, match=r"did not answer while granting .* nothing is lost"):
         reconcile(hive, b.model, Scope.everything(), retries=0)
     assert len(ms.held) == 2
@@ -366,6 +366,15 @@ def test_a_grant_by_other_hands_to_a_managed_role_is_a_finding() -> None:
     ms.held[wider] = Listed(wider, "admin", "USER")
     findings = hive.plan(b.model, Scope.everything()).findings
     assert any("TO ROLE `pd_reader`" in f and "'admin'" in f for f in findings), findings
+
+
+def test_roles_false_drops_the_managed_roles_an_earlier_configuration_left() -> None:
+    b, ms = world()
+    reconcile(backend(ms, roles=True), b.model, Scope.everything())
+    assert "pd_reader" in ms.roles
+    reconcile(backend(ms), b.model, Scope.everything())
+    assert "pd_reader" not in ms.roles and not any(g.principal_type == "ROLE" for g in ms.held)
+    assert ms.privilege_set("s", "a", "alice", []) == {"SELECT"}
 
 
 def test_a_managed_role_held_by_a_group_is_revoked() -> None:
