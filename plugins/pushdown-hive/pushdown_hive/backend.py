@@ -189,13 +189,21 @@ class HiveBackend(Backend):
     # -- the contract ----------------------------------------------------------------
 
     def catalog(self, model: Model) -> str | None:
+        """The one catalog the metastore enforces; ``None`` when none, or several, name it
+        (then nothing is wanted: an error never holds back the revokes, and the plan's
+        note says why)."""
+        catalogs = self.enforces(model)
+        return next(iter(catalogs)) if len(catalogs) == 1 else None
+
+    def _several(self, model: Model) -> str | None:
         catalogs = sorted(self.enforces(model))
-        if len(catalogs) > 1:
-            raise ConfigError(
-                f"backend {self.name}: one metastore enforces one catalog, but {', '.join(catalogs)} "
-                "name it; give each catalog its own backend"
-            )
-        return catalogs[0] if catalogs else None
+        if len(catalogs) < 2:
+            return None
+        return (
+            f"catalogs {', '.join(catalogs)} all name backend {self.name}, but one metastore enforces "
+            "one catalog: nothing is granted and every managed grant is revoked (narrower) until each "
+            "catalog names its own backend"
+        )
 
     def widen(self, obj: ObjectRef) -> ObjectRef:
         """A table stays a table: every grant but a database's ``CREATE`` is on a table,
@@ -231,6 +239,11 @@ class HiveBackend(Backend):
                 ),
                 catalog,
             )
+        findings += [
+            f"{what}: the metastore refused to list its grants (dropped meanwhile?); nothing is granted on "
+            "it in this sync, and the next sync reads it again"
+            for what in server.unread
+        ]
         facts = frozenset(f for f in self._managed(server.listed) | role_facts(roles) if within(f))
         return HiveSnapshot(
             facts=facts,
@@ -280,6 +293,9 @@ class HiveBackend(Backend):
             if isinstance(fact, HiveGrant) and fact.principal_type == ROLE:
                 held.setdefault(fact.principal, set()).add((fact.db, fact.table, fact.privilege))
         roles = RoleSetup(self.roles, self.role_prefix, held)
+        several = self._several(model)
+        if several is not None:
+            return Desired(frozenset(), (several,))
         desired = compile_desired(
             model, self.catalog(model), snapshot.server, snapshot.plays, self.naming, roles, snapshot.identity
         )

@@ -23,7 +23,7 @@ from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.reconcile.scope import Region, Resolved
 from pushdown_hive.facts import ROLE, USER, HiveFact, HiveGrant, HiveHeld, HiveMember, HiveRole
 from pushdown_hive.identity import Identity
-from pushdown_hive.metastore import Listed, Metastore
+from pushdown_hive.metastore import Listed, Metastore, Refused
 from pushdown_hive.roles import Play, ServerRoles
 
 
@@ -88,28 +88,44 @@ class ServerRead:
     tables: frozenset[tuple[str, str]]
     listed: tuple[Listed, ...]
     calls: int
+    #: objects the metastore refused to list (dropped meanwhile): left out of this read
+    unread: tuple[str, ...] = ()
 
 
 def read_server(ms: Metastore, where: ServerScope) -> ServerRead:
-    """The databases, tables and grants ``where`` reaches, one call per object listed."""
+    """The databases, tables and grants ``where`` reaches, one call per object listed.
+
+    A database or table the metastore refuses to list (most often dropped between two
+    calls) is left out, and said: nothing is granted on it, and the rest of the read (and
+    every revoke it leads to) goes on."""
     calls = 1
     present = set(ms.databases())
     wanted = present if where.databases is None else present & set(where.databases)
     tables: set[tuple[str, str]] = set()
     listed: list[Listed] = []
+    unread: list[str] = []
+    held: set[str] = set()
     for db in sorted(wanted):
         some = None if where.databases is None else where.databases[db]
-        names = ms.tables(db)
-        calls += 1
-        listed += ms.grants_on(db, None)
-        calls += 1
+        calls += 2
+        try:
+            names = ms.tables(db)
+            listed += ms.grants_on(db, None)
+        except Refused as exc:
+            unread.append(f"database {db} ({exc})")
+            continue
+        held.add(db)
         for table in sorted(names):
             if some is not None and table not in some:
                 continue
-            tables.add((db, table))
-            listed += ms.grants_on(db, table)
             calls += 1
-    return ServerRead(frozenset(wanted), frozenset(tables), tuple(listed), calls)
+            try:
+                listed += ms.grants_on(db, table)
+            except Refused as exc:
+                unread.append(f"table {db}.{table} ({exc})")
+                continue
+            tables.add((db, table))
+    return ServerRead(frozenset(held), frozenset(tables), tuple(listed), calls, tuple(unread))
 
 
 def normalised(listed: Listed) -> Listed:
@@ -223,10 +239,18 @@ def read_roles(ms: Metastore, prefix: str) -> tuple[ServerRoles, int]:
     where pushdown grants none (a managed role held by a group or a role, a role held by
     a managed role): one call for the names, two per managed role."""
     names = [n for n in ms.role_names() if n.startswith(prefix)]
-    held = {n: ms.members(n) for n in names}
+    held: dict[str, list[tuple[str, str]]] = {}
+    nested: set[tuple[str, str, str]] = set()
+    for n in names:
+        try:
+            held[n] = ms.members(n)
+            nested |= {(role, ROLE, n) for role in ms.roles_held_by_role(n)}
+        except Refused:
+            if n in ms.role_names():
+                raise  # there, yet unreadable: said as an error, not skipped
+            held.pop(n, None)  # dropped since the names were listed: nothing of it is left
     members = {n: frozenset(name for kind, name in rows if kind == USER) for n, rows in held.items()}
-    nested = {(n, kind, name) for n, rows in held.items() for kind, name in rows if kind != USER}
-    nested |= {(role, ROLE, n) for n in names for role in ms.roles_held_by_role(n)}
+    nested |= {(n, kind, name) for n, rows in held.items() for kind, name in rows if kind != USER}
     return ServerRoles(members, frozenset(nested)), 1 + 2 * len(names)
 
 

@@ -16,7 +16,7 @@ from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
 from pushdown_hive.backend import HiveBackend
 from pushdown_hive.facts import USER, HiveGrant, fact_from_json
-from pushdown_hive.metastore import Listed
+from pushdown_hive.metastore import Listed, Refused
 from pushdown_hive.readback import server_scope
 from tests.builders import ALLOW, DENY, Builder
 
@@ -389,3 +389,30 @@ def test_a_managed_role_held_by_a_group_is_revoked() -> None:
     ms.members = members  # type: ignore[method-assign]
     plan = hive.plan(b.model, Scope.everything())
     assert [str(op) for op in plan.ops] == ["- ROLE `pd_reader` TO GROUP `contractors`"]
+
+
+def test_two_catalogs_naming_the_backend_revoke_everything_with_a_note() -> None:
+    b, ms = world()
+    reconcile(backend(ms), b.model, Scope.everything())
+    assert ms.held
+    b.catalog("d", backend="hive1")
+    plan, _ = reconcile(backend(ms), b.model, Scope.everything(), allow_mass_removal=True)
+    assert any("one metastore enforces one catalog" in n for n in plan.notes), plan.notes
+    assert not ms.held
+
+
+def test_a_table_dropped_while_it_is_read_does_not_stop_the_revokes() -> None:
+    b, ms = world()
+    reconcile(backend(ms), b.model, Scope.everything())
+    b.role("deny_all", ("catalog c", "SELECT_TABLE", DENY), users=["alice"])
+    real = ms.grants_on
+
+    def grants_on(db: str, table: str | None) -> list[Listed]:
+        if table == "b":
+            raise Refused("NoSuchObjectException: table s.b dropped")
+        return real(db, table)
+
+    ms.grants_on = grants_on  # type: ignore[method-assign]
+    plan, _ = reconcile(backend(ms), b.model, Scope.everything())
+    assert g("alice", "s", "a", "SELECT") not in ms.held
+    assert any("s.b" in f and "refused" in f for f in plan.findings), plan.findings
