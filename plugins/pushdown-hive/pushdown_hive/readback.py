@@ -187,8 +187,8 @@ def fact_scope(
     grant on an object read, for a user the region names; a managed role's grant on an
     object read, when the role is in play; a role's member, when the region names the
     user and every object; a managed role itself, always (``role_prefix``: ``None``
-    when roles are not managed). Grants to groups and other roles count only in the
-    regions of every user. Without a catalog, every fact read is covered.
+    when roles are not managed). Grants to groups and other roles (never wanted) count
+    wherever their object is read. Without a catalog, every fact read is covered.
 
     A user is named on the metastore as ``identity`` maps it, over the whole model: a
     region names the metastore users its users map to (removed users too), and a name
@@ -229,7 +229,8 @@ def fact_scope(
                 (p.roles is None or role in p.roles) and Region(None, p.region.roots).covers(None, obj)
                 for p in plays
             )
-        return any(p.region.users is None and p.region.covers(None, obj) for p in plays)
+        # to a group or a role without the prefix: never wanted, so in scope wherever read
+        return any(Region(None, p.region.roots).covers(None, obj) for p in plays)
 
     return within
 

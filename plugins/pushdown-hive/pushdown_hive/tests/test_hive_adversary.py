@@ -64,17 +64,6 @@ PRIVILEGES = ("USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE", "MODIFY_TABLE", "CREA
 OTHER = "etl_admin"
 GROUP = "g"
 
-steps = hostile_steps(
-    roles=ROLES,
-    users=USERS,
-    objects=OBJECTS,
-    unregistered=UNREGISTERED,
-    privileges=PRIVILEGES,
-    schemas=SCHEMAS,
-    tables=TABLES,
-    hand=13,
-)
-
 
 #: the tables every history starts from, per schema (on the metastore and in the model)
 BASE = {"s1": {"a"}, "s2": {"b"}}
@@ -125,10 +114,14 @@ class Run:
             role_prefix=f"{stage.world.role_prefix}{n}_",
             grantor=f"{stage.world.grantor}_{n}",
         )
+        self.mapping = mapping
         self.naming: Callable[[Principal], str] = MAPPINGS[mapping]
         self.own = own
         self.roles = True
-        self.hive = self.world.backend(self.naming, manage_foreign_grants=own)
+        self.settings: dict[str, Any] = {"manage_foreign_grants": own}
+        self.hive = self.world.backend(self.naming, **self.settings)
+        #: (pool user, metastore name) for every name a user has had in this history
+        self.seen: set[tuple[str, str]] = set()
         self.hand_role = f"hand_{self.world.prefix}{n}"
 
     def name(self, user: str) -> str:
@@ -207,10 +200,13 @@ class Run:
     # -- the probe ------------------------------------------------------------------
 
     def check(self, tally: Tally, notes: list[str]) -> list[Any]:
+        """Every pool user through every name it has had in this history (the mapping may
+        have changed underneath) against what the current users of that name may do."""
         w = self.world
         evaluator = Evaluator(w.model)
-        names = {u: self.name(u) for u in USERS}
-        live = {n: [u for u in USERS if u in w.model.users and names[u] == n] for n in set(names.values())}
+        self.seen |= {(u, self.name(u)) for u in USERS}
+        now = {u: self.name(u) for u in USERS if u in w.model.users}
+        live = {n: [u for u, m in now.items() if m == n] for _, n in self.seen}
         server: set[tuple[str, str, str]] = set()
         decided: set[tuple[str, str, str]] = set()
         checks = 0
@@ -218,13 +214,13 @@ class Run:
             obj = HiveObject.database(db) if table is None else HiveObject.of_table(db, table)
             where = db if table is None else f"{db}.{table}"
             allowed = {n: _allowed(evaluator, us, db, table) for n, us in live.items()}
-            for user in USERS:
-                held = {p.upper() for p in w.client.get_privilege_set(obj, names[user], [GROUP]).all}
+            held = {n: {p.upper() for p in w.client.get_privilege_set(obj, n, [GROUP]).all} for n in live}
+            for user, name in sorted(self.seen):
                 for privilege in (CREATE,) if table is None else (*sorted(IMPLIED_BY_ALL), ALL):
                     checks += 1
-                    if privilege in held or (privilege in IMPLIED_BY_ALL and ALL in held):
+                    if privilege in held[name] or (privilege in IMPLIED_BY_ALL and ALL in held[name]):
                         server.add((user, privilege, where))
-                    if privilege in allowed[names[user]]:
+                    if privilege in allowed[name]:
                         decided.add((user, privilege, where))
         wider, narrower = compare(server, decided)
         tally.record(checks, wider, narrower, notes, self.name)
@@ -352,12 +348,32 @@ def _managed_role_to_user(run: Run) -> Scope | None:
     return Scope.of(principals={Principal.role("r2")})
 
 
-def _roles_setting_flipped(run: Run) -> Scope | None:
-    """The configuration changes underneath: ``roles`` turned off (or on again)."""
-    run.roles = not run.roles
+def _reconfigured(run: Run, **settings: Any) -> Scope | None:
+    """The configuration changes underneath: a new backend with ``settings``; the next
+    sync is one of u2's (any scope: the configuration is read by every sync)."""
+    run.settings.update(settings)
     run.hive.close()
-    run.hive = run.world.backend(run.naming, manage_foreign_grants=run.own, roles=run.roles)
+    run.hive = run.world.backend(run.naming, **run.settings)
     return Scope.of(principals={Principal.user("u2")})
+
+
+def _roles_setting_flipped(run: Run) -> Scope | None:
+    """``roles`` turned off (or on again)."""
+    return _reconfigured(run, roles=not run.settings.get("roles", True))
+
+
+def _role_prefix_changed(run: Run) -> Scope | None:
+    """``role_prefix`` changed: the roles of the old prefix are outside the fence now."""
+    return _reconfigured(run, role_prefix=run.settings.get("role_prefix", run.world.role_prefix) + "v_")
+
+
+def _mapping_changed(run: Run) -> Scope | None:
+    """``pushdown_map_principal`` answers differently from now on (the next mapping)."""
+    run.seen |= {(u, run.name(u)) for u in USERS}
+    order = sorted(MAPPINGS)
+    run.naming = MAPPINGS[order[(order.index(run.mapping) + 1) % len(order)]]
+    run.mapping = order[(order.index(run.mapping) + 1) % len(order)]
+    return _reconfigured(run)
 
 
 def _hand_role_to_user(run: Run) -> Scope | None:
@@ -387,6 +403,20 @@ HAND: tuple[Callable[[Run], Scope | None], ...] = (
     _managed_role_to_user,
     _roles_setting_flipped,
     _hand_role_to_user,
+    _role_prefix_changed,
+    _mapping_changed,
+)
+
+
+steps = hostile_steps(
+    roles=ROLES,
+    users=USERS,
+    objects=OBJECTS,
+    unregistered=UNREGISTERED,
+    privileges=PRIVILEGES,
+    schemas=SCHEMAS,
+    tables=TABLES,
+    hand=len(HAND),
 )
 
 

@@ -257,3 +257,17 @@ def test_hand_membership_of_a_managed_role_is_revoked_by_a_sync_of_that_role(wor
         assert held(world, db, "b", "bob") == {"SELECT"}
     finally:
         hive.close()
+
+
+def test_role_prefix_changed_underneath_a_scoped_sync_revokes_the_old_roles_grants(world: World) -> None:
+    db, hive = hand_world(world)
+    hive.close()
+    hive = world.backend(role_prefix=world.role_prefix + "v2_")
+    try:
+        deny = ch.grant_privileges(
+            world.model, "reader", ObjectRef.parse(f"table c.{db}.b"), ["SELECT_TABLE"], Condition.DENY
+        )
+        sync_events(world, hive, deny)  # a table's change, for the reader's holders
+        assert held(world, db, "b", "bob") == set()
+    finally:
+        hive.close()

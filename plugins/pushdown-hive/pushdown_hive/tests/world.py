@@ -86,10 +86,9 @@ class World:
     def backend(
         self, map_principal: Callable[[Principal], str] | None = None, **settings: Any
     ) -> HiveBackend:
-        """A Hive backend fenced to this world: its grantor and its role prefix."""
-        return backend_for(
-            self.hms, map_principal, grantor=self.grantor, role_prefix=self.role_prefix, **settings
-        )
+        """A Hive backend fenced to this world: its grantor and its role prefix (unless given)."""
+        fence = {"grantor": self.grantor, "role_prefix": self.role_prefix, **settings}
+        return backend_for(self.hms, map_principal, **fence)
 
     def user(self, name: str) -> None:
         do(self.model, ch.add_user(self.model, name))
