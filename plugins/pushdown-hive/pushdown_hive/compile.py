@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pushdown.decide.compiler import EntitlementCompiler
 from pushdown.decide.inventory import Inventory
@@ -55,6 +55,8 @@ class RoleSetup:
     enabled: bool = True
     prefix: str = "pd_"
     held: dict[str, set[Triple]] = field(default_factory=dict)
+    #: model roles whose metastore names are one once case is folded (they carry nothing)
+    twins: frozenset[str] = frozenset()
 
 
 def compile_desired(
@@ -79,8 +81,18 @@ def compile_desired(
     withheld = set(who.withheld)
     naming = who.names.__getitem__  # from here on, only users that map to a name of their own
     everything = ObjectRef(SecurableType.CATALOG, (catalog,))
+    twins = role_twins(model, setup.prefix) if setup.enabled else frozenset()
+    setup = replace(setup, twins=twins)
+    notes |= {
+        f"role {role}: its metastore role {setup.prefix + role!r} is another role's once case is folded "
+        "(a metastore on a case-insensitive database holds them as one): it carries nothing there, its "
+        "holders get per-user grants"
+        for role in sorted(twins)
+    }
     if setup.enabled:
-        facts |= {HiveRole(setup.prefix + r) for r in model.roles if holders(model, r, withheld)}
+        facts |= {
+            HiveRole(setup.prefix + r) for r in model.roles if r not in twins and holders(model, r, withheld)
+        }
     for play in plays:
         region = play.region
         ent = compiler.compile(held, region.users, _roots(region, catalog))
@@ -99,7 +111,9 @@ def compile_desired(
                 )
         through: dict[str, set[Triple]] = {}
         if setup.enabled:
-            through = _role_facts(model, catalog, play, setup, per_user, withheld, naming, facts, notes)
+            through = _role_facts(
+                model, catalog, play, setup, per_user, withheld | twins, naming, facts, notes
+            )
         for user, triples in per_user.items():
             name = naming(user)
             via = set().union(*(through.get(r, set()) for r in model.roles_of(user))) if through else set()
@@ -174,14 +188,15 @@ def _role_facts(
     users = set(per_user)
     for role in sorted({r for u in users for r in model.roles_of(u)} | set(play.roles or ())):
         name = setup.prefix + role
-        who = holders(model, role, withheld)
+        who = None if role in setup.twins else holders(model, role, withheld)
         if play.roles is not None and role not in play.roles:
             through[role] = setup.held.get(name, set())  # its holders' decisions did not change
             facts |= {HiveMember(name, naming(u)) for u in (who or set()) & users}
             continue
         if who is None:
             notes.add(
-                f"role {role}: carries nothing in the metastore (a holder's name clashes); per-user grants"
+                f"role {role}: carries nothing in the metastore (a holder's name clashes, or the role's "
+                "own); per-user grants"
             )
             through[role] = set()
             continue
@@ -198,6 +213,14 @@ def _role_facts(
                 "differ there; the metastore has none of these)"
             )
     return through
+
+
+def role_twins(model: Model, prefix: str) -> frozenset[str]:
+    """Model roles whose metastore names are one once case is folded (``R`` and ``r``)."""
+    by_name: dict[str, set[str]] = {}
+    for role in model.roles:
+        by_name.setdefault((prefix + role).casefold(), set()).add(role)
+    return frozenset(r for roles in by_name.values() if len(roles) > 1 for r in roles)
 
 
 def group_notes(model: Model, user: str) -> set[str]:

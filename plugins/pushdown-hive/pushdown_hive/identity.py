@@ -5,7 +5,10 @@ say which model user a metastore name stands for, and which names two users shar
 against every user of the model, never only the users a scope names (a sync scoped to
 ``bob`` must not grant the principal that ``Bob``, denied, maps to as well).
 
-- a name two or more model users map to is *withheld*: none of them gets anything;
+- a name two or more model users map to is *withheld*: none of them gets anything; so
+  are names that are one once case is folded (``Bob`` and ``bob``: a metastore whose
+  database compares text without case, as MySQL's usual collation does, holds them as
+  one principal);
 - a user whose mapping fails or gives no usable name gets nothing either (a note says
   so), and nothing is passed through to the metastore;
 - a name no model user maps to any more (a removed user, a directory member who left
@@ -57,8 +60,16 @@ class Identity:
             else:
                 names[user] = name
         users: dict[str, set[str]] = {}
+        folded: dict[str, set[str]] = {}
         for user, name in names.items():
             users.setdefault(name, set()).add(user)
+            folded.setdefault(name.casefold(), set()).add(name)
+        # names one once case is folded are one name on a metastore whose database compares
+        # without case (MySQL's usual collation): each stands for all of their users
+        for spellings in folded.values():
+            if len(spellings) > 1:
+                together = set().union(*(users[n] for n in spellings))
+                users.update({n: together for n in spellings})
         return cls(naming, names, {n: frozenset(us) for n, us in users.items()}, refused)
 
     def name(self, user: str) -> str | None:

@@ -416,3 +416,22 @@ def test_a_table_dropped_while_it_is_read_does_not_stop_the_revokes() -> None:
     plan, _ = reconcile(backend(ms), b.model, Scope.everything())
     assert g("alice", "s", "a", "SELECT") not in ms.held
     assert any("s.b" in f and "refused" in f for f in plan.findings), plan.findings
+
+
+def test_users_whose_names_are_one_once_case_is_folded_get_nothing() -> None:
+    b, ms = world()
+    b.users("Alice")  # alice reads schema s; Alice holds nothing
+    plan, _ = reconcile(backend(ms), b.model, Scope.everything())
+    assert not [x for x in ms.held if x.principal in ("alice", "Alice")], ms.held
+    assert any("Alice, alice" in n for n in plan.notes), plan.notes
+
+
+def test_roles_whose_names_are_one_once_case_is_folded_carry_nothing() -> None:
+    b, ms = world()
+    b.role("Reader", users=["alice"])  # pd_Reader and pd_reader: one role on a case-blind database
+    plan, _ = reconcile(backend(ms, roles=True), b.model, Scope.everything())
+    assert not [r for r in ms.roles if r.lower() == "pd_reader"]
+    assert {x for x in ms.held if x.principal == "alice"} == {
+        g("alice", "s", t, "SELECT") for t in ("a", "b")
+    }
+    assert any("once case is folded" in n for n in plan.notes), plan.notes
