@@ -52,8 +52,9 @@ from .world import CATALOG, World, do
 
 pytestmark = pytest.mark.hive
 
-USERS = ("u1", "u2", "U3")
-ROLES = ("r1", "r2")
+#: the pool; u3 (U3's case twin) and R1 (r1's) only come in through add_user / create_role
+USERS = ("u1", "u2", "U3", "u3")
+ROLES = ("r1", "r2", "R1")
 SCHEMAS = ("s1", "s2")
 TABLES = ("a", "b", "Secret")
 OBJECTS = ("catalog c", "schema s1", "schema s2", "table s1.a", "table s2.b")
@@ -139,7 +140,7 @@ class Run:
 
     def start(self) -> None:
         w = self.world
-        for user in USERS:
+        for user in USERS[:3]:
             w.user(user)
         do(w.model, ch.add_group(w.model, GROUP, ["u1"]))
         for schema, tables in BASE.items():
