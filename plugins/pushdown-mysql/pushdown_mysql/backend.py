@@ -57,6 +57,7 @@ from pushdown_mysql.readback import (
     dialect_of,
     parse_columns,
     parse_db,
+    parse_fold,
     parse_inventory,
     parse_roles,
     parse_tables,
@@ -175,6 +176,7 @@ class MySQLBackend(Backend):
             frozenset(roles),
             frozenset(grants | parse_columns(rows["mysql.columns_priv"]) | parse_roles(role_rows)),
             admin_roles(role_rows, session.me),
+            parse_fold(rows["settings"]) if "settings" in rows else 0,
         )
         self.last = snap
         return snap
@@ -211,6 +213,7 @@ class MySQLBackend(Backend):
             scope,
             create_on_database=self.create_on_database,
             engine=self.context.engine,
+            fold=server.fold,
         )
 
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
