@@ -221,29 +221,30 @@ class MySQLBackend(Backend):
         failures: list[Failure] = []
         done = 0
         for index, statement in enumerate(todo):
-            for one in [statement] if self._run(statement, index, len(todo), failures) else ():
-                done += one.ops
+            done += self._run(statement, index, len(todo), failures)
             progress(statement.ops)
         return Applied(done, tuple(failures))
 
-    def _run(self, statement: Statement, index: int, total: int, failures: list[Failure]) -> bool:
-        """Run one statement; a refusal is recorded (split per account to isolate it)."""
+    def _run(self, statement: Statement, index: int, total: int, failures: list[Failure]) -> int:
+        """Run one statement; how many operations it did. A refusal is recorded; a statement
+        naming several accounts that fails in any way (an "already gone" error included:
+        MariaDB stops at the first account it fails on, MySQL 8 undoes the whole statement)
+        is run again account by account, so one account never holds back another's change."""
         try:
             self.connection.execute(statement.template, statement.args)
-            return True
+            return statement.ops
         except Exception as exc:
             code, _ = error_parts(exc)
-            if statement.revoking and code in ALREADY_GONE:
-                return True  # somebody revoked it meanwhile: the goal is met
-            error = self._failed(exc, statement, index, total)
+            gone = statement.revoking and code in ALREADY_GONE
+            error = None if gone else self._failed(exc, statement, index, total)
             if isinstance(error, TemporaryBackendError):
                 raise error from exc
             if len(statement.accounts) > 1:
-                for single in statement.split():
-                    self._run(single, index, total, failures)
-                return False
+                return sum(self._run(single, index, total, failures) for single in statement.split())
+            if error is None:
+                return statement.ops  # somebody revoked it meanwhile: the goal is met
             failures.append(Failure((), str(error)))
-            return False
+            return 0
 
     def discover(self, model: Model, seen: str | None) -> tuple[Scope, str | None]:
         """Databases whose tables changed since the last sync (:mod:`pushdown_mysql.discovery`)."""

@@ -6,6 +6,7 @@ import pytest
 
 from pushdown.model import changes as ch
 from pushdown.model.principals import Principal
+from pushdown.reconcile.plan import Plan
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
 from pushdown_mysql.backend import MySQLBackend
@@ -47,3 +48,36 @@ def test_a_refused_revoke_does_not_keep_another_users_access(world: World, backe
         with admin(world.server) as cur:
             cur.execute("DROP DATABASE IF EXISTS `aaa_ungoverned`")
             cur.execute("REVOKE ALL PRIVILEGES ON `aaa_ungoverned`.* FROM 'pd_ann'@'%'")
+
+
+def test_m3_an_already_gone_error_on_a_revoke_naming_several_accounts_revokes_the_others(
+    world: World, backend: MySQLBackend
+) -> None:
+    """``REVOKE … FROM ann, bob, carl`` after ann lost the grant by hand: the server refuses
+    the statement (MariaDB stops at ann; MySQL 8 undoes it whole), so bob and carl still
+    hold it. The statement must not count as done: each account is revoked on its own."""
+    for user in ("ann", "bob", "carl"):
+        world.user(user)
+    world.schema("crm")
+    world.table("crm", "orders")
+    world.role(
+        "reader",
+        [
+            ("catalog c", "USE_CATALOG", "ALLOW"),
+            ("catalog c", "USE_SCHEMA", "ALLOW"),
+            ("table c.crm.orders", "SELECT_TABLE", "ALLOW"),
+        ],
+        to=["ann", "bob", "carl"],
+    )
+    reconcile(backend, world.model, Scope.everything())
+    do(world.model, ch.delete_role(world.model, "reader"))
+
+    def ann_loses_it_meanwhile(plan: Plan) -> None:
+        assert len(plan.ops) == 3
+        with admin(world.server) as cur:
+            cur.execute("REVOKE SELECT ON `crm`.`orders` FROM 'pd_ann'@'%'")
+
+    plan, applied = reconcile(backend, world.model, Scope.everything(), retries=0, expect=ann_loses_it_meanwhile)
+    assert applied
+    assert not any("pd_" in str(f) for f in held(backend))
+    assert world.probe().mismatches == []
