@@ -133,12 +133,17 @@ class MySQLBackend(Backend):
     def read(self, model: Model, scope: Resolved) -> MySQLSnapshot:
         """One snapshot of the server narrowed to ``scope``: a constant number of queries,
         each with a WHERE on the accounts and databases the scope names."""
-        where = server_scope(scope, self.catalog(model), self.naming)
+        catalogs = sorted(self.enforces(model))
+        if len(catalogs) > 1:  # a configuration error: read everything, keep only what all decide
+            where = ServerScope((ServerRegion(None, None),))
+        else:
+            where = server_scope(scope, catalogs[0] if catalogs else None, self.naming)
         server = self._read(where.accounts, where.databases)
         within = where.within()
         managed = frozenset(g for g in server.grants if self.manages(g.account, server.me) and within(g))
         beyond, stuck_findings = stuck(server, managed)
         found = (
+            *self._ambiguous(catalogs),
             *public_findings(server),
             *shadow_findings(server, lambda a: self.manages(a, server.me)),
             *stuck_findings,
@@ -191,6 +196,15 @@ class MySQLBackend(Backend):
 
     # -- the contract ----------------------------------------------------------------
 
+    def _ambiguous(self, catalogs: list[str]) -> tuple[str, ...]:
+        if len(catalogs) < 2:
+            return ()
+        return (
+            f"one MySQL server enforces one catalog, but {', '.join(catalogs)} name backend {self.name}: "
+            "until one remains, a grant stays only where every one of them decides it (narrower); "
+            "give each catalog its own backend",
+        )
+
     def catalog(self, model: Model) -> str | None:
         catalogs = sorted(self.enforces(model))
         if len(catalogs) > 1:
@@ -204,9 +218,20 @@ class MySQLBackend(Backend):
         assert isinstance(snapshot, MySQLSnapshot)
         server = snapshot.server
         managed = frozenset(a for a in server.accounts if self.manages(a, server.me))
+        catalogs = sorted(self.enforces(model))
+        if len(catalogs) > 1:  # no error stops the narrowing: what every catalog decides, at most
+            everything = Scope.everything().resolve(model)
+            parts = [self._compile(model, c, server, managed, everything) for c in catalogs]
+            facts = frozenset.intersection(*(p.facts for p in parts))
+            return Desired(facts, tuple(sorted({n for p in parts for n in p.notes})))
+        return self._compile(model, catalogs[0] if catalogs else None, server, managed, scope)
+
+    def _compile(
+        self, model: Model, catalog: str | None, server: ServerRead, managed: frozenset[Account], scope: Resolved
+    ) -> Desired:
         return compile_desired(
             model,
-            self.catalog(model),
+            catalog,
             server.inventory,
             managed,
             self.naming,
@@ -214,6 +239,7 @@ class MySQLBackend(Backend):
             create_on_database=self.create_on_database,
             engine=self.context.engine,
             fold=server.fold,
+            unmanaged=(server.accounts | server.roles) - managed,
         )
 
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
@@ -248,9 +274,10 @@ class MySQLBackend(Backend):
 
     def discover(self, model: Model, seen: str | None) -> tuple[Scope, str | None]:
         """Databases whose tables changed since the last sync (:mod:`pushdown_mysql.discovery`)."""
-        catalog = self.catalog(model)
-        if catalog is None:
-            return Scope.nothing(), None
+        catalogs = sorted(self.enforces(model))
+        if len(catalogs) != 1:  # none, or a configuration error under which every read is full
+            return Scope.nothing(), seen
+        catalog = catalogs[0]
         rows = self.connection.query(SUMMARY_SQL, why="summarising the databases and tables")
         now = summary_of(catalog, rows)
         return changed(seen, now), now

@@ -71,6 +71,17 @@ class Naming:
     def account(self, user: str) -> Account:
         return Account(self.prefix + self.map_principal(Principal.user(user)), self.host)
 
+    def try_account(self, user: str) -> Account | None:
+        """:meth:`account`, or ``None`` when the mapping hook fails or gives no usable name
+        (that user then gets nothing; it never stops the other users' changes)."""
+        try:
+            name = self.map_principal(Principal.user(user))
+        except Exception:  # a third-party hook: whatever it raises, the rest goes on
+            return None
+        if not isinstance(name, str) or not name or "\x00" in name:
+            return None
+        return Account(self.prefix + name, self.host)
+
 
 def compile_desired(
     model: Model,
@@ -83,8 +94,10 @@ def compile_desired(
     create_on_database: bool = False,
     engine: Engine = LOCAL,
     fold: int = 0,
+    unmanaged: frozenset[Account] = frozenset(),
 ) -> Desired:
-    """``fold`` is the server's ``lower_case_table_names`` (see :mod:`pushdown_mysql.names`)."""
+    """``fold`` is the server's ``lower_case_table_names`` (see :mod:`pushdown_mysql.names`);
+    ``unmanaged`` the accounts and roles on the server that pushdown never manages."""
     if catalog is None:
         return Desired(frozenset(), ("no catalog names this backend; every managed grant is revoked",))
     held = inventory.in_model(catalog)
@@ -97,6 +110,13 @@ def compile_desired(
         for account, users in sorted(clashing.items())
     ]
     withheld = {u for users in clashing.values() for u in users}
+    unmapped = sorted(u for u in model.users if naming.try_account(u) is None) if scope.regions else []
+    notes += [
+        f"user {u}: pushdown_map_principal gives no account name for it; nothing is granted to it (narrower), "
+        "and only a full sync revokes what the account it mapped to before holds"
+        for u in unmapped
+    ]
+    withheld |= set(unmapped)
     cased: dict[Key, str] = {}
     for region in scope.regions:
         roots = _roots(region, catalog)
@@ -107,9 +127,17 @@ def compile_desired(
         for user in ent.users:
             if user in withheld:
                 continue
-            account = naming.account(user)
+            account = naming.try_account(user)
+            if account is None:
+                continue
             view = ent.view(user)
             grants = set(user_grants(view, account, held, create_on_database))
+            if grants and account in unmanaged:
+                notes.append(
+                    f"user {user} maps to account {account}, which pushdown never manages (its own account or "
+                    f"a name the server reserves): refused, {len(grants)} grant(s) withheld"
+                )
+                continue
             if grants and account not in accounts:
                 notes.append(
                     f"user {user}: account {account} does not exist on the server; "
@@ -137,7 +165,9 @@ def clashes(model: Model, naming: Naming) -> dict[Account, set[str]]:
     would get the union of their access, so none of them gets any."""
     by_account: dict[Account, set[str]] = {}
     for user in model.users:
-        by_account.setdefault(naming.account(user), set()).add(user)
+        account = naming.try_account(user)
+        if account is not None:
+            by_account.setdefault(account, set()).add(user)
     return {a: us for a, us in by_account.items() if len(us) > 1}
 
 

@@ -77,3 +77,45 @@ def test_a_removed_user_under_a_realm_mapping_loses_its_grants(world: World, mar
         backend.close()
         with admin(world.server) as cur:
             cur.execute("DROP USER IF EXISTS 'pd_alice@CORP'@'%'")
+
+
+def test_a_failing_mapping_hook_does_not_hold_back_another_users_narrowing(
+    world: World, mariadb: LocalMariaDB
+) -> None:
+    def flaky(p: Principal) -> str:
+        if p.name == "weird":
+            raise KeyError("no directory entry")
+        return p.name
+
+    backend = backend_for(mariadb, map_principal=flaky)
+    try:
+        for user in ("ann", "bob", "weird"):
+            world.user(user)
+        reader_role(world)
+        for user in ("ann", "bob"):
+            do(world.model, ch.grant_role(world.model, "reader", Principal.user(user)))
+        reconcile(backend, world.model, Scope.everything())
+        do(world.model, ch.revoke_role(world.model, "reader", Principal.user("bob")))
+        do(world.model, ch.grant_role(world.model, "reader", Principal.user("weird")))
+        plan, _ = reconcile(backend, world.model, Scope.everything())
+        now = {str(f) for f in held(backend)}
+        assert now == {"SELECT ON `crm`.* TO 'pd_ann'@'%'"}
+        assert any("user weird: pushdown_map_principal gives no account" in n for n in plan.notes)
+    finally:
+        backend.close()
+
+
+def test_a_user_mapped_to_pushdowns_own_account_is_refused(world: World, mariadb: LocalMariaDB) -> None:
+    """With an empty prefix, model user ``pushdown`` names pushdown's own account."""
+    backend = backend_for(mariadb, account_prefix="")
+    try:
+        do(world.model, ch.add_user(world.model, "pushdown"))
+        do(world.model, ch.add_user(world.model, "root"))
+        reader_role(world)
+        for user in ("pushdown", "root"):
+            do(world.model, ch.grant_role(world.model, "reader", Principal.user(user)))
+        plan, _ = reconcile(backend, world.model, Scope.everything())
+        assert not plan.ops
+        assert any("user pushdown maps to account 'pushdown'@'%', which pushdown never manages" in n for n in plan.notes)
+    finally:
+        backend.close()

@@ -7,7 +7,8 @@ import pytest
 from pushdown.model import changes as ch
 from pushdown.model.principals import Principal
 from pushdown.reconcile.plan import Plan
-from pushdown.reconcile.scope import Scope
+from pushdown.model.securables import ObjectRef
+from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
 from pushdown_mysql.backend import MySQLBackend
 
@@ -81,3 +82,32 @@ def test_m3_an_already_gone_error_on_a_revoke_naming_several_accounts_revokes_th
     assert applied
     assert not any("pd_" in str(f) for f in held(backend))
     assert world.probe().mismatches == []
+
+
+def test_a_second_catalog_naming_the_backend_does_not_hold_back_a_revoke(
+    world: World, backend: MySQLBackend
+) -> None:
+    """A configuration error (two catalogs name one server) used to stop every sync, and a
+    revoke the model asked for with it. Now the server keeps only what every catalog
+    decides (narrower) and the plan reports why."""
+    for user in ("ann", "bob"):
+        world.user(user)
+    world.schema("crm")
+    world.table("crm", "orders")
+    world.role(
+        "reader",
+        [
+            ("catalog c", "USE_CATALOG", "ALLOW"),
+            ("catalog c", "USE_SCHEMA", "ALLOW"),
+            ("table c.crm.orders", "SELECT_TABLE", "ALLOW"),
+        ],
+        to=["ann", "bob"],
+    )
+    reconcile(backend, world.model, Scope.everything())
+    do(world.model, ch.create_object(world.model, ObjectRef.of("catalog", ("d",)), properties={"backend": "mysql1"}))
+    events = ch.revoke_role(world.model, "reader", Principal.user("bob"))
+    do(world.model, events)
+    plan, _ = reconcile(backend, world.model, Scope.union([scope_of(e) for e in events]), retries=0)
+    assert not any("pd_bob" in str(f) for f in held(backend))
+    assert any("but c, d name backend mysql1" in f for f in plan.findings), plan.findings
+    assert backend.plan(world.model, Scope.everything()).ops == ()
