@@ -49,7 +49,7 @@ from pushdown_mysql.facts import (
     exact_db_name,
     fact_from_json,
 )
-from pushdown_mysql.findings import PUBLIC, public_findings, shadow_findings, stuck
+from pushdown_mysql.findings import PUBLIC, public_findings, public_in_reach, shadow_findings, stuck
 from pushdown_mysql.readback import (
     Dialect,
     ServerRead,
@@ -140,7 +140,7 @@ class MySQLBackend(Backend):
             where = server_scope(scope, catalogs[0] if catalogs else None, self.naming)
         server = self._read(where.accounts, where.databases)
         within = where.within()
-        managed = frozenset(g for g in server.grants if self.manages(g.account, server.me) and within(g))
+        managed = frozenset(g for g in server.grants if self._governs(g, server) and within(g))
         beyond, stuck_findings = stuck(server, managed)
         found = (
             *self._ambiguous(catalogs),
@@ -185,6 +185,11 @@ class MySQLBackend(Backend):
         )
         self.last = snap
         return snap
+
+    def _governs(self, fact: ServerFact, server: ServerRead) -> bool:
+        """A row pushdown keeps equal to the model: a managed account's, or PUBLIC's where
+        pushdown may revoke it (:func:`pushdown_mysql.findings.public_in_reach`)."""
+        return self.manages(fact.account, server.me) or public_in_reach(server, fact)
 
     def manages(self, account: Account, me: Account) -> bool:
         return (
@@ -291,7 +296,7 @@ class MySQLBackend(Backend):
         # database- and table-level grants only: no inventory, no other account's global rows
         server = self._read(accounts, databases, lean=databases is not None)
         region = ServerRegion(accounts, databases)
-        fresh = {g for g in server.grants if self.manages(g.account, server.me) and region.covers(g)}
+        fresh = {g for g in server.grants if self._governs(g, snapshot.server) and region.covers(g)}
         fresh -= stuck(server, fresh)[0]
         kept = {f for f in snapshot.facts if not region.covers(f)}
         facts = frozenset(f for f in kept | fresh if snapshot.within(f))

@@ -1,0 +1,134 @@
+"""The MySQL adversary's server side: reset between histories, and the check after a sync.
+
+:class:`Checker` turns what the server enforces (:mod:`.enforced`) and what the evaluator
+decides into the triples :func:`tests.adversary.compare` takes: (model user, MySQL
+privilege, ``"d.t"`` or ``"d"``). A pool user is checked through the account it maps to
+now, removed users included (the evaluator allows them nothing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from pushdown.decide.evaluator import Evaluator
+from pushdown.model.securables import ObjectRef, SecurableType
+from pushdown.model.state import Model
+from pushdown_mysql.mapping import DATABASE_LEVEL_EXACT, OWNER_DATABASE_PRIVILEGES, TABLE_OPERATIONS
+from pushdown_mysql.server import LocalMariaDB
+
+from .enforced import LOGIN_PRIVILEGES, by_login, from_grant_tables
+from .world import PASSWORD, PREFIX, admin, q
+
+Triple = tuple[str, str, str]
+#: a table name no history draws: the stand-in for "a table nobody named yet"
+FUTURE = "zz_future"
+#: every how many checks the grant-table answer is proven against logging in
+LOGIN_EVERY = 7
+
+
+def reset_server(server: LocalMariaDB, accounts: Iterable[str], schemas: Iterable[str], base: Iterable[tuple[str, str]]) -> None:
+    """Every account and PUBLIC without privileges, no hand-made role, only the base tables."""
+    names = sorted(accounts)
+    with admin(server) as cur:
+        cur.execute(
+            "REVOKE ALL PRIVILEGES, GRANT OPTION FROM " + ", ".join("%s@'%%'" for _ in names), tuple(names)
+        )
+        cur.execute("DROP ROLE IF EXISTS adv_hr")
+        for table in ("db", "tables_priv", "columns_priv"):
+            cur.execute(f"DELETE FROM mysql.{table} WHERE User = 'PUBLIC'")  # noqa: S608 - constant names
+        cur.execute("FLUSH PRIVILEGES")
+        wanted = set(base)
+        cur.execute(
+            "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA IN %s",
+            (tuple(schemas),),
+        )
+        held = {(str(d), str(t)) for d, t in cur.fetchall()}
+        for d, t in sorted(held - wanted):
+            cur.execute(f"DROP TABLE {q(d)}.{q(t)}")
+        for d, t in sorted(wanted - held):
+            cur.execute(f"CREATE TABLE {q(d)}.{q(t)} (id INT) ENGINE=MEMORY")
+
+
+@dataclass
+class Checker:
+    server: LocalMariaDB
+    users: tuple[str, ...]
+    schemas: tuple[str, ...] = ("s1", "s2")
+    catalog: str = "c"
+    fold: int = 0
+    checks: int = 0
+    logins: int = 0
+
+    def check(self, model: Model, mapped: Callable[[str], str]) -> tuple[set[Triple], set[Triple], int]:
+        """(what the server enforces, what the evaluator decides, decisions compared)."""
+        account = {u: PREFIX + mapped(u) for u in self.users}
+        with admin(self.server) as cur:
+            cur.execute(
+                "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA IN %s",
+                (self.schemas,),
+            )
+            tables = sorted((str(d), str(t)) for d, t in cur.fetchall())
+            held = from_grant_tables(cur, set(account.values()), tables, self.fold)
+        self.checks += 1
+        if self.checks % LOGIN_EVERY == 0:
+            self._prove(held, set(account.values()), tables)
+        server = {(u, p, o) for u in self.users for a, p, o in held if a == account[u]}
+        evaluator, decided = self._decide(model, tables)
+        return server, evaluator, decided
+
+    def _prove(self, held: set[Triple], accounts: set[str], tables: list[tuple[str, str]]) -> None:
+        """The grant tables' answer equals what logging in finds (for the privileges tried)."""
+        by_tables = {t for t in held if t[1] in LOGIN_PRIVILEGES and "." in t[2]}
+        tried = by_login(self.server, accounts, PASSWORD, tables)
+        assert tried == by_tables, (sorted(tried - by_tables), sorted(by_tables - tried))
+        self.logins += 1
+
+    def _decide(self, model: Model, tables: list[tuple[str, str]]) -> tuple[set[Triple], int]:
+        ev = Evaluator(model)
+        out: set[Triple] = set()
+        decided = 0
+
+        def allowed(user: str, operation: str, obj: ObjectRef) -> bool:
+            nonlocal decided
+            decided += 1
+            return bool(ev.authorize(user, operation, obj, explain=False).allowed)
+
+        for user in self.users:
+            for d, t in tables:
+                obj = ObjectRef(SecurableType.TABLE, (self.catalog, d, t))
+                for operation, privileges in TABLE_OPERATIONS:
+                    if allowed(user, operation, obj):
+                        out |= {(user, p, f"{d}.{t}") for p in privileges}
+            for d in self.schemas:
+                out |= self._database(user, d, model, tables, allowed)
+        return out, decided
+
+    def _database(
+        self,
+        user: str,
+        d: str,
+        model: Model,
+        tables: list[tuple[str, str]],
+        allowed: Callable[[str, str, ObjectRef], bool],
+    ) -> set[Triple]:
+        """Database-level rights: an owner's, CREATE, and a privilege on every table there is
+        or will be (the model's named tables, the server's, and one nobody named)."""
+        schema = ObjectRef(SecurableType.SCHEMA, (self.catalog, d))
+        if allowed(user, "drop_schema", schema):
+            return {(user, p, d) for p in (*OWNER_DATABASE_PRIVILEGES, "CREATE")}
+        out: set[Triple] = set()
+        future = ObjectRef(SecurableType.TABLE, (self.catalog, d, FUTURE))
+        if allowed(user, "create_table", future):
+            out.add((user, "CREATE", d))
+        every = {future, *(o for o in named_tables(model) if o.parent == schema)}
+        every |= {ObjectRef(SecurableType.TABLE, (self.catalog, sd, t)) for sd, t in tables if sd == d}
+        for operation, privileges in TABLE_OPERATIONS:
+            if all(allowed(user, operation, o) for o in every):
+                out |= {(user, p, d) for p in privileges if p in DATABASE_LEVEL_EXACT}
+        return out
+
+
+def named_tables(model: Model) -> set[ObjectRef]:
+    objs = {*model.objects, *model.by_object, *model.owners}
+    return {o for o in objs if o.type is SecurableType.TABLE}
