@@ -101,41 +101,69 @@ class Checker:
             decided += 1
             return bool(ev.authorize(user, operation, obj, explain=False).allowed)
 
+        spell = Spellings(model, self.catalog, self.fold)
         for user in users:
             for d, t in tables:
-                obj = ObjectRef(SecurableType.TABLE, (self.catalog, d, t))
                 for operation, privileges in TABLE_OPERATIONS:
-                    if allowed(user, operation, obj):
+                    if all(allowed(user, operation, obj) for obj in spell.tables(d, t)):
                         out |= {(user, p, f"{d}.{t}") for p in privileges}
             for d in self.schemas:
-                out |= self._database(user, d, model, tables, allowed)
+                out |= self._database(user, d, spell, tables, allowed)
         return out, decided
 
     def _database(
         self,
         user: str,
         d: str,
-        model: Model,
+        spell: Spellings,
         tables: list[tuple[str, str]],
         allowed: Callable[[str, str, ObjectRef], bool],
     ) -> set[Triple]:
         """Database-level rights: an owner's, CREATE, and a privilege on every table there is
-        or will be (the model's named tables, the server's, and one nobody named)."""
-        schema = ObjectRef(SecurableType.SCHEMA, (self.catalog, d))
-        if allowed(user, "drop_schema", schema):
+        or will be (the model's named tables, the server's, and one nobody named), under
+        every spelling the server takes for the same database."""
+        schemas = spell.schemas(d)
+        if all(allowed(user, "drop_schema", s) for s in schemas):
             return {(user, p, d) for p in (*OWNER_DATABASE_PRIVILEGES, "CREATE")}
         out: set[Triple] = set()
-        future = ObjectRef(SecurableType.TABLE, (self.catalog, d, FUTURE))
-        if allowed(user, "create_table", future):
+        futures = [ObjectRef(SecurableType.TABLE, (*s.names, FUTURE)) for s in schemas]
+        if all(allowed(user, "create_table", f) for f in futures):
             out.add((user, "CREATE", d))
-        every = {future, *(o for o in named_tables(model) if o.parent == schema)}
-        every |= {ObjectRef(SecurableType.TABLE, (self.catalog, sd, t)) for sd, t in tables if sd == d}
+        every = {*futures, *(o for o in spell.named if o.parent in schemas)}
+        every |= {o for sd, t in tables if sd == d for o in spell.tables(sd, t)}
         for operation, privileges in TABLE_OPERATIONS:
             if all(allowed(user, operation, o) for o in every):
                 out |= {(user, p, d) for p in privileges if p in DATABASE_LEVEL_EXACT}
         return out
 
 
-def named_tables(model: Model) -> set[ObjectRef]:
-    objs = {*model.objects, *model.by_object, *model.owners}
-    return {o for o in objs if o.type is SecurableType.TABLE}
+class Spellings:
+    """The model objects one server name stands for: itself, and where the server folds
+    names (``lower_case_table_names`` 1), every spelling the model names that folds to it.
+    The server may allow something only if the evaluator allows it under every one."""
+
+    def __init__(self, model: Model, catalog: str, fold: int) -> None:
+        objs = {*model.objects, *model.by_object, *model.owners}
+        self.catalog = catalog
+        self.fold = fold
+        self.named = {o for o in objs if o.type is SecurableType.TABLE and o.catalog == catalog}
+        names = {o.names[1] for o in objs if o.type in (SecurableType.SCHEMA, SecurableType.TABLE) and o.catalog == catalog}
+        self.schema_names = names
+
+    def _key(self, name: str) -> str:
+        return name.lower() if self.fold else name
+
+    def schemas(self, d: str) -> list[ObjectRef]:
+        spelled = {d} | {n for n in self.schema_names if self._key(n) == self._key(d)}
+        return [ObjectRef(SecurableType.SCHEMA, (self.catalog, n)) for n in sorted(spelled)]
+
+    def tables(self, d: str, t: str) -> list[ObjectRef]:
+        out = {ObjectRef(SecurableType.TABLE, (*s.names, t)) for s in self.schemas(d)}
+        if self.fold:
+            out |= {
+                ObjectRef(SecurableType.TABLE, (*s.names, o.names[2]))
+                for o in self.named
+                if self._key(o.names[1]) == self._key(d) and self._key(o.names[2]) == self._key(t)
+                for s in self.schemas(d)
+            }
+        return sorted(out, key=lambda o: o.names)

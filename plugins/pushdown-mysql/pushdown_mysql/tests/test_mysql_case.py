@@ -4,7 +4,6 @@ capitals gets nothing on the server (narrower, with a note), like the Hive backe
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
@@ -15,24 +14,11 @@ from pushdown.model.securables import ObjectRef
 from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
 from pushdown_mysql.backend import MySQLBackend
-from pushdown_mysql.server import LocalMariaDB, ServerUnavailable, throwaway_mariadb
+from pushdown_mysql.server import LocalMariaDB
 
-from .world import World, admin, backend_for, do, held, setup_pushdown_account
+from .world import World, admin, backend_for, do, held
 
 pytestmark = pytest.mark.mariadb
-
-
-@pytest.fixture(scope="module")
-def folding() -> Iterator[LocalMariaDB]:
-    """A second throwaway MariaDB, installed and started with lower_case_table_names=1."""
-    try:
-        with throwaway_mariadb(options=["--lower-case-table-names=1"]) as server:
-            setup_pushdown_account(server)
-            yield server
-    except ServerUnavailable as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"no MariaDB in CI: {exc}")
-        pytest.skip(f"no MariaDB here: {exc}")
 
 
 @pytest.fixture
