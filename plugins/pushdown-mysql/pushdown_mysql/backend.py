@@ -8,7 +8,8 @@ on one connection, and a statement the server refuses does not stop the others.
 
 Fence: the backend manages the accounts ``<account_prefix><user>@<account_host>``
 (settings; default ``pd_`` and ``%``), never its own account, never roles, never
-``root``/``mariadb.sys``/``mysql``/``PUBLIC``. An empty prefix manages every account at
+``root``/``mariadb.sys``/``mysql`` (``PUBLIC`` only where its grants reach a governed
+database and pushdown may revoke them). An empty prefix manages every account at
 that host: the configuration then gives it the whole server. It never creates or
 drops accounts.
 """
@@ -232,7 +233,12 @@ class MySQLBackend(Backend):
         return self._compile(model, catalogs[0] if catalogs else None, server, managed, scope)
 
     def _compile(
-        self, model: Model, catalog: str | None, server: ServerRead, managed: frozenset[Account], scope: Resolved
+        self,
+        model: Model,
+        catalog: str | None,
+        server: ServerRead,
+        managed: frozenset[Account],
+        scope: Resolved,
     ) -> Desired:
         return compile_desired(
             model,

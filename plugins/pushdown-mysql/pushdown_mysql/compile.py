@@ -30,6 +30,7 @@ from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.scope import Region, Resolved
 from pushdown_mysql.facts import Account, Grant, escape_db_pattern
+from pushdown_mysql.identity import withheld as withheld_users
 from pushdown_mysql.mapping import (
     CREATE_TABLE_PRIVILEGE,
     DATABASE_LEVEL_EXACT,
@@ -102,21 +103,7 @@ def compile_desired(
         return Desired(frozenset(), ("no catalog names this backend; every managed grant is revoked",))
     held = inventory.in_model(catalog)
     facts: set[Fact] = set()
-    notes: list[str] = []
-    clashing = clashes(model, naming)
-    notes += [
-        f"users {', '.join(sorted(users))} all map to account {account}: their grants are withheld "
-        "(narrower) until pushdown_map_principal tells them apart"
-        for account, users in sorted(clashing.items())
-    ]
-    withheld = {u for users in clashing.values() for u in users}
-    unmapped = sorted(u for u in model.users if naming.try_account(u) is None) if scope.regions else []
-    notes += [
-        f"user {u}: pushdown_map_principal gives no account name for it; nothing is granted to it (narrower), "
-        "and only a full sync revokes what the account it mapped to before holds"
-        for u in unmapped
-    ]
-    withheld |= set(unmapped)
+    withheld, notes = withheld_users(model, naming)
     cased: dict[Key, str] = {}
     for region in scope.regions:
         roots = _roots(region, catalog)
@@ -134,8 +121,8 @@ def compile_desired(
             grants = set(user_grants(view, account, held, create_on_database))
             if grants and account in unmanaged:
                 notes.append(
-                    f"user {user} maps to account {account}, which pushdown never manages (its own account or "
-                    f"a name the server reserves): refused, {len(grants)} grant(s) withheld"
+                    f"user {user} maps to account {account}, which pushdown never manages (its own account "
+                    f"or a name the server reserves): refused, {len(grants)} grant(s) withheld"
                 )
                 continue
             if grants and account not in accounts:
@@ -157,18 +144,6 @@ def compile_desired(
         facts = {f for f in facts if not (isinstance(f, Grant) and blocked(f, cased))}
         notes += fold_notes(cased, fold)
     return Desired(frozenset(facts), tuple(sorted(set(notes))))
-
-
-def clashes(model: Model, naming: Naming) -> dict[Account, set[str]]:
-    """Accounts that two or more model users map to, over the WHOLE model (a scope that
-    names only ``bob`` still must not grant the account ``Bob`` maps to as well): each
-    would get the union of their access, so none of them gets any."""
-    by_account: dict[Account, set[str]] = {}
-    for user in model.users:
-        account = naming.try_account(user)
-        if account is not None:
-            by_account.setdefault(account, set()).add(user)
-    return {a: us for a, us in by_account.items() if len(us) > 1}
 
 
 def _roots(region: Region, catalog: str) -> list[ObjectRef] | None:

@@ -52,7 +52,9 @@ def public_in_reach(server: ServerRead, fact: ServerFact) -> bool:
     if db is None or db not in server.inventory.databases:
         return False
     if isinstance(fact, ColumnGrant):
-        statement = grant_statement("remove", [fact.account], [Grant(fact.account, db, fact.table, fact.privilege)])
+        statement = grant_statement(
+            "remove", [fact.account], [Grant(fact.account, db, fact.table, fact.privilege)]
+        )
         return not missing_for(server, statement)
     return not revocable(server, fact)
 

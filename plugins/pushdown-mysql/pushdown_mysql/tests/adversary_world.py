@@ -30,7 +30,9 @@ FUTURE = "zz_future"
 LOGIN_EVERY = 7
 
 
-def reset_server(server: LocalMariaDB, accounts: Iterable[str], schemas: Iterable[str], base: Iterable[tuple[str, str]]) -> None:
+def reset_server(
+    server: LocalMariaDB, accounts: Iterable[str], schemas: Iterable[str], base: Iterable[tuple[str, str]]
+) -> None:
     """Every account and PUBLIC without privileges, no hand-made role, only the base tables."""
     names = sorted(accounts)
     with admin(server) as cur:
@@ -39,7 +41,7 @@ def reset_server(server: LocalMariaDB, accounts: Iterable[str], schemas: Iterabl
         )
         cur.execute("DROP ROLE IF EXISTS adv_hr")
         for table in ("db", "tables_priv", "columns_priv"):
-            cur.execute(f"DELETE FROM mysql.{table} WHERE User = 'PUBLIC'")  # noqa: S608 - constant names
+            cur.execute(f"DELETE FROM mysql.{table} WHERE User = 'PUBLIC'")
         cur.execute("FLUSH PRIVILEGES")
         wanted = set(base)
         cur.execute(
@@ -91,7 +93,9 @@ class Checker:
         assert tried == by_tables, (sorted(tried - by_tables), sorted(by_tables - tried))
         self.logins += 1
 
-    def _decide(self, model: Model, tables: list[tuple[str, str]], users: list[str]) -> tuple[set[Triple], int]:
+    def _decide(
+        self, model: Model, tables: list[tuple[str, str]], users: list[str]
+    ) -> tuple[set[Triple], int]:
         ev = Evaluator(model)
         out: set[Triple] = set()
         decided = 0
@@ -147,7 +151,11 @@ class Spellings:
         self.catalog = catalog
         self.fold = fold
         self.named = {o for o in objs if o.type is SecurableType.TABLE and o.catalog == catalog}
-        names = {o.names[1] for o in objs if o.type in (SecurableType.SCHEMA, SecurableType.TABLE) and o.catalog == catalog}
+        names = {
+            o.names[1]
+            for o in objs
+            if o.type in (SecurableType.SCHEMA, SecurableType.TABLE) and o.catalog == catalog
+        }
         self.schema_names = names
 
     def _key(self, name: str) -> str:

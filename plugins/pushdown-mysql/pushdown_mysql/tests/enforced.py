@@ -39,7 +39,7 @@ def from_grant_tables(cur: Any, users: Iterable[str], tables: list[tuple[str, st
         sql, args = reads[key]
         cur.execute(sql, args or None)
         rows[key] = list(cur.fetchall())
-    accounts, roles, grants = parse_users(DIALECT, rows["mysql.user"])
+    _, _, grants = parse_users(DIALECT, rows["mysql.user"])
     facts = grants | parse_db(DIALECT, rows["mysql.db"]) | parse_tables(rows["mysql.tables_priv"])
     columns = parse_columns(rows["mysql.columns_priv"])
     edges: dict[Key, set[Key]] = {}
@@ -72,22 +72,34 @@ def _same(a: str, b: str, fold: int) -> bool:
     return a.lower() == b.lower() if fold else a == b
 
 
-def _expand(user: str, rights: list[tuple[str | None, str | None, str]], tables: list[tuple[str, str]], fold: int) -> Held:
+def _expand(
+    user: str, rights: list[tuple[str | None, str | None, str]], tables: list[tuple[str, str]], fold: int
+) -> Held:
     out: Held = set()
     databases = sorted({d for d, _ in tables})
     for db, table, privilege in rights:
         if db is None:  # global
-            out |= {(user, privilege, f"{d}.{t}") for d, t in tables} | {(user, privilege, d) for d in databases}
+            out |= {(user, privilege, f"{d}.{t}") for d, t in tables} | {
+                (user, privilege, d) for d in databases
+            }
         elif table is None:
-            hit = [d for d in databases if pattern_matches(db.lower() if fold else db, d.lower() if fold else d)]
+            hit = [
+                d for d in databases if pattern_matches(db.lower() if fold else db, d.lower() if fold else d)
+            ]
             out |= {(user, privilege, d) for d in hit}
             out |= {(user, privilege, f"{d}.{t}") for d, t in tables if d in hit}
         else:
-            out |= {(user, privilege, f"{d}.{t}") for d, t in tables if _same(d, db, fold) and _same(t, table, fold)}
+            out |= {
+                (user, privilege, f"{d}.{t}")
+                for d, t in tables
+                if _same(d, db, fold) and _same(t, table, fold)
+            }
     return out
 
 
-def by_login(server: LocalMariaDB, users: Iterable[str], password: str, tables: list[tuple[str, str]]) -> Held:
+def by_login(
+    server: LocalMariaDB, users: Iterable[str], password: str, tables: list[tuple[str, str]]
+) -> Held:
     """What each account may do on each table, by trying it (only LOGIN_PRIVILEGES)."""
     out: Held = set()
     for user in users:

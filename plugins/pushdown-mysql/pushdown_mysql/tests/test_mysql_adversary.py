@@ -170,7 +170,10 @@ def table_step(model: Model, cur: Any, step: tuple[Any, ...]) -> tuple[list[Any]
         return ch.drop_object(model, obj), touched
     if kind == "rename" and obj in model.objects and rest[0] != table:
         new = ObjectRef.of("table", ("c", schema, rest[0]))
-        cur.execute("SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s", (schema, rest[0]))
+        cur.execute(
+            "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+            (schema, rest[0]),
+        )
         if new in model.objects or cur.fetchall():
             return [], Scope.nothing()
         cur.execute(f"RENAME TABLE {q(schema)}.{q(table)} TO {q(schema)}.{q(rest[0])}")
@@ -203,8 +206,14 @@ def test_mysql_is_never_wider_than_the_evaluator_in_a_hostile_environment(
     tally = Tally()
     checkers = {fold: Checker(server, USERS, fold=fold) for fold, server in arena.items()}
 
-    @settings(max_examples=histories(300), deadline=None, suppress_health_check=list(HealthCheck), database=None)
-    @given(mapping=mapping_names, fold=st.sampled_from((0, 0, 1)), history=st.lists(steps, min_size=1, max_size=4))
+    @settings(
+        max_examples=histories(300), deadline=None, suppress_health_check=list(HealthCheck), database=None
+    )
+    @given(
+        mapping=mapping_names,
+        fold=st.sampled_from((0, 0, 1)),
+        history=st.lists(steps, min_size=1, max_size=4),
+    )
     def run(mapping: str, fold: int, history: list[tuple[Any, ...]]) -> None:
         mapper = MAPPINGS[mapping]
         server, checker = arena[fold], checkers[fold]

@@ -116,6 +116,9 @@ def test_a_user_mapped_to_pushdowns_own_account_is_refused(world: World, mariadb
             do(world.model, ch.grant_role(world.model, "reader", Principal.user(user)))
         plan, _ = reconcile(backend, world.model, Scope.everything())
         assert not plan.ops
-        assert any("user pushdown maps to account 'pushdown'@'%', which pushdown never manages" in n for n in plan.notes)
+        assert any(
+            "user pushdown maps to account 'pushdown'@'%', which pushdown never manages" in n
+            for n in plan.notes
+        )
     finally:
         backend.close()

@@ -40,5 +40,5 @@ def test_a_public_grant_on_a_governed_table_is_revoked(world: World, backend: My
     finally:
         with admin(world.server) as cur:
             for table in ("db", "tables_priv", "columns_priv"):
-                cur.execute(f"DELETE FROM mysql.{table} WHERE User = 'PUBLIC'")  # noqa: S608
+                cur.execute(f"DELETE FROM mysql.{table} WHERE User = 'PUBLIC'")
             cur.execute("FLUSH PRIVILEGES")

@@ -19,6 +19,7 @@ from .world import World, admin, do, held
 def scope_of_events(events: list[object]) -> Scope:
     return Scope.union([scope_of(e) for e in events])  # type: ignore[arg-type]
 
+
 pytestmark = pytest.mark.mariadb
 
 
@@ -92,7 +93,7 @@ def test_m1_an_unregistered_deny_from_a_full_sync_holds_when_the_table_appears(
 ) -> None:
     reader(world)
     world.grant("reader", "table c.crm.later", "SELECT_TABLE", "DENY")
-    plan, _ = reconcile(backend, world.model, Scope.everything())
+    reconcile(backend, world.model, Scope.everything())
     assert "SELECT ON `crm`.* TO 'pd_ann'@'%'" not in {str(f) for f in held(backend)}
     with admin(world.server) as cur:
         cur.execute("CREATE TABLE `crm`.`later` (id INT)")
