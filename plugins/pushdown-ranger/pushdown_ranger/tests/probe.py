@@ -10,6 +10,8 @@ from typing import Any
 from pushdown.decide.evaluator import Evaluator
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
+from pushdown_ranger.fileset_paths import path_of
+from pushdown_ranger.held import named_objects
 from pushdown_ranger.mapping import DATABASE_ACCESS, HDFS_ACCESS, KAFKA_ACCESS, TABLE_ACCESS
 from pushdown_ranger.shapes import hive_catalog
 from pushdown_ranger.standin import Standin
@@ -25,13 +27,29 @@ Check = tuple[str, dict[str, Any], str, str, ObjectRef]
 class Probe:
     checks: int = 0
     mismatches: list[str] = field(default_factory=list)
+    #: the stand-in allows what the evaluator does not / denies what it allows
+    wider: list[str] = field(default_factory=list)
+    narrower: list[str] = field(default_factory=list)
+
+
+def objects(model: Model, catalog: str) -> list[ObjectRef]:
+    """What to ask about in ``catalog``: the registered objects, every object a grant or an
+    owner names (registered or not), and the lower-case schema or table Hive holds for a
+    name with capitals (the model decides it as an object of its own)."""
+    root = ObjectRef(T.CATALOG, (catalog,))
+    out = dict.fromkeys([*model.within(root), *sorted(named_objects(model, [catalog]))])
+    for obj in list(out):
+        if obj.type in (T.SCHEMA, T.TABLE) and obj.names[-1] != obj.names[-1].lower():
+            out.setdefault(ObjectRef(obj.type, (*obj.names[:-1], obj.names[-1].lower())))
+            if obj.type is T.TABLE and obj.names[1] != obj.names[1].lower():
+                out.setdefault(ObjectRef(T.SCHEMA, obj.names[:2]))
+    return list(out)
 
 
 def checks(model: Model, catalog: str) -> Iterator[Check]:
     """(service, resource, access, operation, object) for everything in ``catalog``."""
-    root = ObjectRef(T.CATALOG, (catalog,))
     hive = hive_catalog(model, [catalog]) == catalog  # else its schemas are no Hive databases
-    for obj in model.within(root):
+    for obj in objects(model, catalog):
         if obj.type is T.SCHEMA and hive:
             d = obj.names[1]
             for access, op in DATABASE_ACCESS:
@@ -52,7 +70,9 @@ def checks(model: Model, catalog: str) -> Iterator[Check]:
             for access, op in KAFKA_ACCESS:
                 yield "kafka", {"topic": obj.names[2]}, access, op, obj
         elif obj.type is T.FILESET:
-            path = model.objects[obj].get("location", "")
+            path = path_of((model.objects.get(obj) or {}).get("location", ""))
+            if not path:
+                continue
             for access, op in HDFS_ACCESS:
                 yield "hdfs", {"path": path}, access, op, obj
                 yield "hdfs", {"path": path + "/part-0"}, access, op, obj
@@ -73,18 +93,27 @@ def _asker(standin: Standin) -> Callable[[str, dict[str, Any], str, str, list[st
     return lambda s, r, a, u, g: engines[s].is_access_allowed(AccessRequest(r, a, u, g))
 
 
-def probe(standin: Standin, model: Model, catalog: str, users: tuple[str, ...]) -> Probe:
+def probe(
+    standin: Standin,
+    model: Model,
+    catalog: str,
+    users: tuple[str, ...],
+    groups: Callable[[str], list[str]] | None = None,
+    name: Callable[[str], str] = lambda u: u,
+) -> Probe:
+    """Ask as each model user's Ranger name (``name``), with the groups the enforcing host
+    resolves for them (``groups``; default: the model's, and Ranger's ``public``)."""
     out = Probe()
     evaluator = Evaluator(model)
     ask = _asker(standin)
     for user in users:
-        groups = sorted(model.user_groups.get(user, ()))
+        held = groups(user) if groups else sorted(model.user_groups.get(user, ()))
         for service, resource, access, op, obj in checks(model, catalog):
             want = user in model.users and evaluator.authorize(user, op, obj, explain=False).allowed
-            got = ask(service, resource, access, user, groups)
+            got = ask(service, resource, access, name(user), held)
             out.checks += 1
             if got != want:
-                out.mismatches.append(
-                    f"{user} {access} {service}:{resource} (model {op} {obj}): {got=} {want=}"
-                )
+                line = f"{user} {access} {service}:{resource} (model {op} {obj}): {got=} {want=}"
+                out.mismatches.append(line)
+                (out.wider if got else out.narrower).append(line)
     return out
