@@ -53,3 +53,18 @@ def held_objects(model: Model, roots: list[ObjectRef], focus: frozenset[ObjectRe
             for kid in below:
                 held.add(kid)
     return held
+
+
+def with_case_twins(
+    model: Model, roots: list[ObjectRef], focus: frozenset[ObjectRef]
+) -> frozenset[ObjectRef]:
+    """``focus`` and every schema equal to one of it but for case: Ranger's Hive resources
+    ignore case, so a change to ``c.S1`` may change what ``c.s1``'s database gets."""
+    folded = {(s.names[0], s.names[1].casefold()) for s in focus if len(s.names) >= 2}
+    catalogs = [r for r in roots if any(c == r.names[0] for c, _ in folded)]
+    if not catalogs:
+        return focus
+    candidates: list[ObjectRef | None] = [s for root in catalogs for s in model.children(root)]
+    candidates += [o.ancestor(T.SCHEMA) for o in named_objects(model, (r.names[0] for r in catalogs))]
+    twins = {s for s in candidates if s is not None and (s.names[0], s.names[1].casefold()) in folded}
+    return focus | frozenset(twins)

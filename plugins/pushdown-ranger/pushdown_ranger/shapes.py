@@ -37,7 +37,7 @@ from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.plan import Fact
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
-from pushdown_ranger.held import held_objects
+from pushdown_ranger.held import held_objects, with_case_twins
 from pushdown_ranger.hive_shapes import hive_database, hive_every_table, hive_items, hive_table
 from pushdown_ranger.leaf_shapes import leaf_items
 from pushdown_ranger.mapping import OPERATIONS
@@ -89,6 +89,7 @@ def compile_desired(
     notes: list[str] = list(who.notes)
     items = Items()
     if roots:
+        focus = None if focus is None else with_case_twins(model, roots, focus)
         inventory = held_objects(model, roots, focus)
         starts = roots if focus is None else sorted(focus | _leaf_schemas(inventory, roots), key=str)
         ent = EntitlementCompiler(model, OPERATIONS).compile(inventory, None, starts)

@@ -3,7 +3,7 @@ asked of the stand-in's policy engine."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,23 +21,26 @@ T = SecurableType
 UNSEEN = "unseen"
 
 Check = tuple[str, dict[str, Any], str, str, ObjectRef]
+Triple = tuple[str, str, str]
 
 
 @dataclass
 class Probe:
     checks: int = 0
     mismatches: list[str] = field(default_factory=list)
-    #: the stand-in allows what the evaluator does not / denies what it allows
-    wider: list[str] = field(default_factory=list)
-    narrower: list[str] = field(default_factory=list)
+    #: (user, operation/access, object): the stand-in allows what the evaluator does not,
+    #: and the reverse
+    wider: list[Triple] = field(default_factory=list)
+    narrower: list[Triple] = field(default_factory=list)
 
 
-def objects(model: Model, catalog: str) -> list[ObjectRef]:
+def objects(model: Model, catalog: str, extra: Iterable[ObjectRef] = ()) -> list[ObjectRef]:
     """What to ask about in ``catalog``: the registered objects, every object a grant or an
     owner names (registered or not), and the lower-case schema or table Hive holds for a
     name with capitals (the model decides it as an object of its own)."""
     root = ObjectRef(T.CATALOG, (catalog,))
-    out = dict.fromkeys([*model.within(root), *sorted(named_objects(model, [catalog]))])
+    named = sorted(named_objects(model, [catalog]))
+    out = dict.fromkeys([*model.within(root), *named, *(o for o in extra if o.names[0] == catalog)])
     for obj in list(out):
         if obj.type in (T.SCHEMA, T.TABLE) and obj.names[-1] != obj.names[-1].lower():
             out.setdefault(ObjectRef(obj.type, (*obj.names[:-1], obj.names[-1].lower())))
@@ -46,10 +49,11 @@ def objects(model: Model, catalog: str) -> list[ObjectRef]:
     return list(out)
 
 
-def checks(model: Model, catalog: str) -> Iterator[Check]:
-    """(service, resource, access, operation, object) for everything in ``catalog``."""
+def checks(model: Model, catalog: str, extra: Iterable[ObjectRef] = ()) -> Iterator[Check]:
+    """(service, resource, access, operation, object) for everything in ``catalog``
+    (``extra``: tables created on the server only, say)."""
     hive = hive_catalog(model, [catalog]) == catalog  # else its schemas are no Hive databases
-    for obj in objects(model, catalog):
+    for obj in objects(model, catalog, extra):
         if obj.type is T.SCHEMA and hive:
             d = obj.names[1]
             for access, op in DATABASE_ACCESS:
@@ -100,20 +104,21 @@ def probe(
     users: tuple[str, ...],
     groups: Callable[[str], list[str]] | None = None,
     name: Callable[[str], str] = lambda u: u,
+    extra: Iterable[ObjectRef] = (),
 ) -> Probe:
     """Ask as each model user's Ranger name (``name``), with the groups the enforcing host
-    resolves for them (``groups``; default: the model's, and Ranger's ``public``)."""
+    resolves for them (``groups``; default: the model's)."""
     out = Probe()
     evaluator = Evaluator(model)
     ask = _asker(standin)
     for user in users:
         held = groups(user) if groups else sorted(model.user_groups.get(user, ()))
-        for service, resource, access, op, obj in checks(model, catalog):
+        for service, resource, access, op, obj in checks(model, catalog, extra):
             want = user in model.users and evaluator.authorize(user, op, obj, explain=False).allowed
             got = ask(service, resource, access, name(user), held)
             out.checks += 1
             if got != want:
                 line = f"{user} {access} {service}:{resource} (model {op} {obj}): {got=} {want=}"
                 out.mismatches.append(line)
-                (out.wider if got else out.narrower).append(line)
+                (out.wider if got else out.narrower).append((user, f"{op}/{access}", str(obj)))
     return out

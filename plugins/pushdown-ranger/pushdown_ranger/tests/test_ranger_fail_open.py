@@ -36,7 +36,7 @@ def grant(b: Builder, role: str, obj: str, privilege: str, condition: Condition)
 def scoped_then_full(standin: Standin, b: Builder, events: list[Any], **settings: Any) -> list[Probe]:
     """Sync ``b``'s model, then apply ``events`` and sync their scope, then everything:
     the probes after the scoped and after the full sync."""
-    backend = backend_for(standin, **settings)
+    backend = backend_for(standin, **{k: v for k, v in settings.items() if k != "probe"})
     reconcile(backend, b.model, ALL)
     scope = Scope.nothing()
     for event in events:
@@ -177,3 +177,10 @@ def test_reserved_and_colliding_principal_names_are_refused_with_a_note() -> Non
     assert "pd_Admin" not in roles and "pd_admin" not in roles and "{OWNER}" not in named
     assert roles["pd_reader"] == RoleFact("pd_reader", frozenset({"alice", "bob", "carol"}))
     assert any("{OWNER}" in n for n in desired.notes) and any("Admin, admin" in n for n in desired.notes)
+
+
+def test_a_deny_on_a_case_twin_schema_reaches_its_twin_in_the_scoped_sync(ranger_standin: Standin) -> None:
+    b = sales()  # database crm: every table readable by reader
+    events = grant(b, "reader", "schema sales.CRM", "SELECT_TABLE", Condition.DENY)  # unregistered twin
+    for result in scoped_then_full(ranger_standin, b, events):
+        assert result.checks and result.wider == [], result.wider[:3]

@@ -12,13 +12,15 @@ from tests.builders import Builder
 SERVICES = ("hive", "hdfs", "kafka")
 
 
-def backend_for(standin: Standin, **settings: Any) -> RangerBackend:
+def backend_for(standin: Standin, *, map_principal: Any = None, **settings: Any) -> RangerBackend:
     for service in SERVICES:
         if service not in standin.store.services:
             standin.create_service(service, service)
     user, password = standin.auth
     values = {"url": standin.url, "user": user, "backoff": 0.01, **settings}
     context = BackendContext("rg", values, secret=lambda key: password if key == "password" else None)
+    if map_principal is not None:
+        context = BackendContext("rg", values, secret=context.secret, map_principal=map_principal)
     return RangerBackend(context)
 
 
