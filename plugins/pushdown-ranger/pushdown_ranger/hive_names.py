@@ -72,7 +72,7 @@ class TableNames:
         out: list[str] = []
         if self.unnamed:
             out.append(
-                f"schema {schema}: Ranger cannot name tables {', '.join(sorted(self.unnamed))} exactly "
+                f"{schema}: Ranger cannot name tables {', '.join(sorted(self.unnamed))} exactly "
                 "(a * or ?, a {, } or \\ of Ranger's tokens); they get nothing, the others per-table "
                 "items, no every-table policy (narrower)"
             )
@@ -80,7 +80,7 @@ class TableNames:
             if len(members) > 1 or chosen in self.open:
                 listed = ", ".join(sorted({m.names[-1] for m in members} | {chosen.lower()}))
                 out.append(
-                    f"schema {schema}: tables {listed} are one Hive table ({chosen.lower()}; Hive and "
+                    f"{schema}: tables {listed} are one Hive table ({chosen.lower()}; Hive and "
                     "Ranger ignore case): each access goes to the users allowed it on all (narrower)"
                 )
         return out

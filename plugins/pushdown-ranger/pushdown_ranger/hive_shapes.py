@@ -45,7 +45,7 @@ def hive_items(
     notes: list[str] = []
     schemas = sorted((s for s in inventory.children(root) if s.type is T.SCHEMA), key=lambda o: o.names)
     skipped = unnamable_schemas(schemas, model)
-    notes += [f"schema {s}: {why}; nothing pushed (narrower)" for s, why in sorted(skipped.items())]
+    notes += [f"{s}: {why}; nothing pushed (narrower)" for s, why in sorted(skipped.items())]
     shapes: dict[ObjectRef, TableNames] = {}
     for schema in schemas:
         if schema in skipped or (focus is not None and schema not in focus):

@@ -66,13 +66,13 @@ def _resources(
             if exact(obj.names[-1]):
                 topics.setdefault(obj.names[-1].casefold(), []).append(obj)
             else:
-                notes.append(f"topic {obj}: {UNNAMED}; nothing pushed (narrower)")
+                notes.append(f"{obj}: {UNNAMED}; nothing pushed (narrower)")
         elif obj.type is T.FILESET:
             path = path_of((model.objects.get(obj) or {}).get("location", ""))
             if path:
                 paths.setdefault(path, []).append(obj)
             else:
-                notes.append(f"fileset {obj}: no usable location (an HDFS path); nothing pushed (narrower)")
+                notes.append(f"{obj}: no usable location (an HDFS path); nothing pushed (narrower)")
     return topics, paths
 
 
