@@ -19,10 +19,13 @@ Names = Mapping[str, list[ObjectRef]]
 
 def path_of(location: str) -> str:
     """The path of an HDFS location (``hdfs://nn:8020/a/b`` -> ``/a/b``), or ``""`` when it
-    is not one Ranger can name exactly (wildcards, tokens, ``.`` or ``..`` segments)."""
+    is not one Ranger can name exactly (wildcards, tokens, ``.`` or ``..`` segments) or not
+    on HDFS at all (``s3a://bucket/a`` is no HDFS path ``/a``)."""
     text = location.strip()
     if "://" in text:
-        text = text.split("://", 1)[1]
+        scheme, text = text.split("://", 1)
+        if scheme.lower() != "hdfs":
+            return ""
         text = text[text.find("/") :] if "/" in text else ""
     if not text.startswith("/") or not exact(text):
         return ""

@@ -184,3 +184,15 @@ def test_a_deny_on_a_case_twin_schema_reaches_its_twin_in_the_scoped_sync(ranger
     events = grant(b, "reader", "schema sales.CRM", "SELECT_TABLE", Condition.DENY)  # unregistered twin
     for result in scoped_then_full(ranger_standin, b, events):
         assert result.checks and result.wider == [], result.wider[:3]
+
+
+def test_a_fileset_on_another_file_system_is_no_hdfs_path() -> None:
+    model = (
+        sales()
+        .create("fileset sales.crm.cloud", properties={"location": "s3a://bucket/lake"})
+        .allow("reader", "catalog sales", "READ_FILESET")
+        .model
+    )
+    desired = compile_desired(model, ["sales"], Naming(), {"hive": True, "hdfs": True})
+    assert not [f for f in desired.facts if isinstance(f, PolicyFact) and f.service == "hdfs"]
+    assert any("cloud" in n and "location" in n for n in desired.notes)
