@@ -102,20 +102,22 @@ def probe(
     model: Model,
     catalog: str,
     users: tuple[str, ...],
-    groups: Callable[[str], list[str]] | None = None,
-    name: Callable[[str], str] = lambda u: u,
+    *,
+    mapped: Callable[[str], str] = str,
+    groups_of: Callable[[str], list[str]] | None = None,
     extra: Iterable[ObjectRef] = (),
 ) -> Probe:
-    """Ask as each model user's Ranger name (``name``), with the groups the enforcing host
-    resolves for them (``groups``; default: the model's)."""
+    """``mapped``: the Ranger name of a model user; ``groups_of``: a user's groups as the
+    enforcing host resolves them (default: as the model says); ``extra``: more objects to
+    ask about (tables created on the server only)."""
     out = Probe()
     evaluator = Evaluator(model)
     ask = _asker(standin)
     for user in users:
-        held = groups(user) if groups else sorted(model.user_groups.get(user, ()))
+        groups = groups_of(user) if groups_of else sorted(model.user_groups.get(user, ()))
         for service, resource, access, op, obj in checks(model, catalog, extra):
             want = user in model.users and evaluator.authorize(user, op, obj, explain=False).allowed
-            got = ask(service, resource, access, name(user), held)
+            got = ask(service, resource, access, mapped(user), groups)
             out.checks += 1
             if got != want:
                 line = f"{user} {access} {service}:{resource} (model {op} {obj}): {got=} {want=}"

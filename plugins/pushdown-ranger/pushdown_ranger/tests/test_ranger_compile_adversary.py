@@ -140,8 +140,8 @@ def check(
             model,
             catalog,
             tuple(pool),
-            groups=groups,
-            name=name,
+            groups_of=groups,
+            mapped=name,
             extra=extra,
         )
         total.checks += got.checks

@@ -130,7 +130,7 @@ def test_r7_a_deny_through_a_group_holds_whatever_groups_the_host_resolves(range
     b.allow("direct", "catalog sales", "USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE")
     b.role("blocker", groups=["analysts"])  # the DENY through a group (alice, in the model)
     events = grant(b, "blocker", "table sales.crm.orders", "SELECT_TABLE", Condition.DENY)
-    host = {"probe": {"groups": lambda user: []}}  # the host knows no groups at all
+    host = {"probe": {"groups_of": lambda user: []}}  # the host knows no groups at all
     for result in scoped_then_full(ranger_standin, b, events, **host):
         assert result.checks and result.wider == [], result.wider[:3]
 
@@ -138,7 +138,7 @@ def test_r7_a_deny_through_a_group_holds_whatever_groups_the_host_resolves(range
 def test_r7_an_allow_through_a_group_reaches_only_the_models_members(ranger_standin: Standin) -> None:
     b = sales()  # reader is held by group analysts (alice) and by bob
     events = ch.add_user(b.model, "dave")
-    host = {"probe": {"groups": lambda user: ["analysts"]}}  # the host puts everybody in analysts
+    host = {"probe": {"groups_of": lambda user: ["analysts"]}}  # the host puts everybody in analysts
     for result in scoped_then_full(ranger_standin, b, events, **host):
         assert result.checks and result.wider == [], result.wider[:3]
 
@@ -146,7 +146,7 @@ def test_r7_an_allow_through_a_group_reaches_only_the_models_members(ranger_stan
 def test_users_one_ranger_name_but_for_case_are_refused(ranger_standin: Standin) -> None:
     b = sales().users("Bob").role("blocker", users=["Bob"])
     events = grant(b, "blocker", "catalog sales", "USE_CATALOG", Condition.DENY)
-    lower = {"map_principal": lambda p: p.name.lower(), "probe": {"name": str.lower}}
+    lower = {"map_principal": lambda p: p.name.lower(), "probe": {"mapped": str.lower}}
     for result in scoped_then_full(ranger_standin, b, events, **lower):
         assert result.checks and result.wider == [], result.wider[:3]
 
