@@ -1,7 +1,8 @@
 """The compile's hostile histories (:mod:`tests.adversary`) against the stand-in.
 
 Each history draws a name mapping and plays grants, DENYs and owners on registered and
-unregistered objects (capitalised names, case twins, a schema nobody registered), the
+unregistered objects (capitalised names, case twins, a schema nobody registered, names
+holding Ranger's wildcards or ``{USER}`` token, a table named like a user), the
 same topic (but for case) in two catalogs, nested fileset locations (one of them in the
 other catalog), removals and returns of users, groups and roles, tables created on the
 server only, and the enforcing host resolving group ``g`` unlike the model. After every
@@ -63,6 +64,9 @@ UNREGISTERED = (
     "table c.s3.x",
     "topic c.s1.fresh",
     "topic k.t.Events",
+    "table c.s1.{USER}",  # Ranger's token: a resource value matching the asking user's name
+    "table c.s1.u2",  # a table named like a user
+    "table c.s2.t*",
 )
 PRIVILEGES = (
     "USE_CATALOG",
