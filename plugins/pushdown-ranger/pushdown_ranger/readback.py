@@ -55,7 +55,8 @@ def policy_fact(policy: Json, ours: Callable[[str], bool]) -> PolicyFact | None:
 def role_fact(role: Json) -> RoleFact:
     users = frozenset(str(m["name"]) for m in role.get("users") or ())
     groups = frozenset(str(m["name"]) for m in role.get("groups") or ())
-    return RoleFact(str(role["name"]), users, groups)
+    roles = frozenset(str(m["name"]) for m in role.get("roles") or ())
+    return RoleFact(str(role["name"]), users, groups, roles)
 
 
 def _strip(items: Iterable[Json], ours: Callable[[str], bool]) -> list[Json]:
@@ -141,7 +142,7 @@ def role_json(fact: RoleFact, rid: int | None = None) -> Json:
         "description": "managed by pushdown",
         "users": [{"name": u, "isAdmin": False} for u in sorted(fact.users)],
         "groups": [{"name": g, "isAdmin": False} for g in sorted(fact.groups)],
-        "roles": [],
+        "roles": [{"name": r, "isAdmin": False} for r in sorted(fact.roles)],
     }
     if rid is not None:
         out["id"] = rid

@@ -1,0 +1,88 @@
+"""The backend's compile: :func:`~pushdown_ranger.shapes.compile_desired`, then what hand-made
+state and name mapping require of it (see :mod:`pushdown_ranger.handmade` and
+:mod:`pushdown_ranger.collide`). Pure.
+
+- Hive databases whose hand-made policies void deny items (``voided``) take their Hive
+  policies from a second compile without deny items; the rest comes from the first.
+- Model users mapping to one Ranger user are compiled apart, then folded into that user.
+- Policies of a service Ranger does not have are not pushed (a note).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+
+from pushdown.model.securables import ObjectRef
+from pushdown.model.state import Model
+from pushdown.reconcile.backend import Desired
+from pushdown.reconcile.plan import Fact
+from pushdown_ranger.collide import apart, collisions, fold
+from pushdown_ranger.facts import PolicyFact, RoleFact
+from pushdown_ranger.shapes import Naming, compile_desired
+
+
+def compile_all(
+    model: Model,
+    catalogs: Iterable[str],
+    naming: Naming,
+    deny: Mapping[str, bool],
+    *,
+    focus: frozenset[ObjectRef] | None,
+    elsewhere: frozenset[str],
+    hive: str | None,
+    voided: Mapping[str, str],
+    services: frozenset[str],
+) -> Desired:
+    catalogs = list(catalogs)
+    colliding = collisions(model, naming)
+    local = apart(naming, colliding) if colliding else naming
+
+    def run(deny_now: Mapping[str, bool]) -> Desired:
+        return compile_desired(
+            model, catalogs, local, deny_now, focus=focus, named_elsewhere=elsewhere, hive=hive
+        )
+
+    desired = run(deny)
+    databases = _databases(desired, naming.hive_service)
+    if deny.get(naming.hive_service, False) and databases & set(voided):
+        off = run({**deny, naming.hive_service: False})
+        desired = _splice(desired, off, set(voided), naming, elsewhere)
+    desired = fold(desired, model, local, colliding, elsewhere) if colliding else desired
+    return _unserviced(desired, services)
+
+
+def _databases(desired: Desired, hive_service: str) -> set[str]:
+    return {d for f in desired.facts if (d := _database(f, hive_service)) is not None}
+
+
+def _database(fact: Fact, hive_service: str) -> str | None:
+    if not isinstance(fact, PolicyFact) or fact.service != hive_service:
+        return None
+    return next((v[0] for k, v, _ in fact.resources if k == "database" and len(v) == 1), None)
+
+
+def _splice(on: Desired, off: Desired, voided: set[str], naming: Naming, elsewhere: frozenset[str]) -> Desired:
+    """``on``, with the Hive policies of ``voided`` databases taken from ``off``."""
+    hive = naming.hive_service
+    policies: list[Fact] = [
+        f for f in on.facts if isinstance(f, PolicyFact) and _database(f, hive) not in voided
+    ]
+    policies += [f for f in off.facts if isinstance(f, PolicyFact) and _database(f, hive) in voided]
+    named = elsewhere | {r for f in policies if isinstance(f, PolicyFact) for r, _ in f.allow | f.deny}
+    roles = {f.name: f for d in (on, off) for f in d.facts if isinstance(f, RoleFact)}
+    kept = [
+        f for name, f in roles.items() if not name.startswith(naming.user_role_prefix) or name in named
+    ]
+    return replace(on, facts=frozenset(policies + kept))
+
+
+def _unserviced(desired: Desired, services: frozenset[str]) -> Desired:
+    missing = sorted(
+        {f.service for f in desired.facts if isinstance(f, PolicyFact) and f.service not in services}
+    )
+    if not missing:
+        return desired
+    facts = frozenset(f for f in desired.facts if not (isinstance(f, PolicyFact) and f.service in missing))
+    notes = [f"Ranger has no service {s!r}: its policies are not pushed (narrower); create it" for s in missing]
+    return replace(desired, facts=facts, notes=(*desired.notes, *notes))
