@@ -173,3 +173,19 @@ def test_a_catalog_naming_no_configured_backend_is_a_configuration_error(cwd: Pa
     assert run("apply", "--pending")[0] == 1
     code, out, _ = run("explain", "a", "load_table", "lost.s.t")  # the model still allows it…
     assert code == 0 and "ALLOWED" in out  # …which is why enforcing it nowhere must be an error
+
+
+def test_a_grant_on_an_object_nobody_registered_is_kept_and_warned_about(cwd: Path) -> None:
+    """The model keeps a DENY on a table that is not registered (a table closed ahead of
+    time), and the spec's author is told, since a typo looks the same."""
+    text = (cwd / "demo.yaml").read_text().replace("table sales.crm.salaries", "table sales.crm.Salaries")
+    (cwd / "typo.yaml").write_text(text)
+    code, _, err = run("plan", "--spec", "typo.yaml")
+    assert code == 2
+    assert (
+        "warning: role no_salaries: DENY SELECT_TABLE on table sales.crm.Salaries, which is not registered"
+        in err
+    )
+    assert "DENY MODIFY_TABLE on table sales.crm.Salaries" in err
+    assert "sales.crm.salaries" not in err  # the registered table is not named
+    assert run("plan", "--spec", "demo.yaml")[2] == ""  # a spec naming only registered objects: no warning

@@ -390,3 +390,20 @@ def test_trace_names_the_missing_gate() -> None:
     text = d.explain()
     _line(text, "load_catalog", str(C))
     _line(text, "USE_CATALOG")
+
+
+@pytest.mark.parametrize("deny", ["DENY", "deny", " Deny "])
+def test_a_condition_given_as_text_is_a_deny_in_the_model_layer_too(deny: str) -> None:
+    """A library caller of the model layer may pass the condition as text; a DENY kept as
+    text was counted as an ALLOW by the trace and ignored by the fast path (fail open)."""
+    b = world()
+    role(b, "reader", (C, P.USE_CATALOG, ALLOW), (C, P.USE_SCHEMA, ALLOW), (C, P.SELECT_TABLE, ALLOW))
+    assert Evaluator(b.model).authorize("u", "load_table", T, explain=False)
+    b.do(changes.grant_privileges, "reader", T, ["SELECT_TABLE"], deny)
+    evaluator = Evaluator(b.model)
+    assert not evaluator.authorize("u", "load_table", T, explain=False)
+    assert not evaluator.authorize("u", "load_table", T)
+    b.do(changes.revoke_privileges, "reader", T, ["SELECT_TABLE"], deny)
+    assert Evaluator(b.model).authorize("u", "load_table", T, explain=False)
+    with pytest.raises(ModelError, match="unknown condition"):
+        changes.grant_privileges(b.model, "reader", T, ["SELECT_TABLE"], "MAYBE")

@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.model.text import escaped, invisible, lookalike
 from pushdown.reconcile.plan import Fact, Op, Plan
@@ -67,12 +68,35 @@ def _names(model: Model) -> Iterator[tuple[str, str]]:
 
 
 def model_warnings(model: Model) -> list[str]:
-    """One warning per name that may be mistaken for another."""
+    """One warning per name that may be mistaken for another, and one per grant on an
+    object the model does not register."""
     out = []
     for kind, name in _names(model):
         why = lookalike(name)
         if why is not None:
             out.append(f"warning: {kind} {escaped(name)} holds {why}; it may be mistaken for another name")
+    return out + unregistered_warnings(model)
+
+
+def _registered(model: Model, obj: ObjectRef) -> bool:
+    if obj.type is SecurableType.ROLE:
+        return obj.names[0] in model.roles
+    return not obj.names or obj in model.objects
+
+
+def unregistered_warnings(model: Model) -> list[str]:
+    """Grants on objects nobody registered. The model keeps them (a DENY written before its
+    table exists is how a team closes a table ahead of time), and every backend enforces
+    them on whatever its server holds under that name, the moment it appears; but a typo
+    looks the same, so the spec's author is told."""
+    out = []
+    for role in sorted(model.roles):
+        for grant in sorted(model.roles[role], key=str):
+            if not _registered(model, grant.object):
+                out.append(
+                    f"warning: role {escaped(role)}: {escaped(str(grant))}, which is not registered; "
+                    "backends enforce it on whatever their servers hold under that name"
+                )
     return out
 
 

@@ -180,11 +180,12 @@ def grant_privileges(
     role: str,
     obj: ObjectRef,
     privileges: Iterable[Privilege | str],
-    condition: Condition = Condition.ALLOW,
+    condition: Condition | str = Condition.ALLOW,
 ) -> list[ev.Event]:
     require_role(model, role)
     wanted = _privileges(obj, privileges)
     require_catalog(model, obj)
+    condition = _condition(condition)
     new = wanted - _held_on(model, role, obj, condition)
     return [ev.PrivilegesGranted(role, obj, frozenset(new), condition)] if new else []
 
@@ -194,13 +195,20 @@ def revoke_privileges(
     role: str,
     obj: ObjectRef,
     privileges: Iterable[Privilege | str],
-    condition: Condition = Condition.ALLOW,
+    condition: Condition | str = Condition.ALLOW,
 ) -> list[ev.Event]:
     require_role(model, role)
     check_object_name(obj)
     wanted = _privileges(obj, privileges)
+    condition = _condition(condition)
     gone = wanted & _held_on(model, role, obj, condition)
     return [ev.PrivilegesRevoked(role, obj, frozenset(gone), condition)] if gone else []
+
+
+def _condition(condition: Condition | str) -> Condition:
+    """A condition given as text (``"DENY"``) is parsed: kept as text, a DENY would not be
+    recognised as one by the evaluator, and would count as an ALLOW."""
+    return condition if isinstance(condition, Condition) else Condition.parse(condition)
 
 
 def _held_on(model: Model, role: str, obj: ObjectRef, condition: Condition) -> set[Privilege]:
