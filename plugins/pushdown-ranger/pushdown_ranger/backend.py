@@ -340,9 +340,11 @@ class RangerBackend(Backend):
         return (_stage(op, split=True)[0], str(op.fact))
 
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
-        """The writes of :func:`schedule`, in order. Once a write is refused, no write that
-        widens follows (it could widen past a narrowing that did not happen); the operations
-        left are reported as failures."""
+        """The writes of :func:`schedule`, in order. Once a write is refused (or unanswered),
+        no write that widens follows (it could widen past a narrowing that did not happen);
+        every write that narrows still is: an error never holds back a narrowing. The
+        operations left are reported as failures; an unanswered write fails the apply as
+        temporary once the narrowing writes have all been tried."""
         assert isinstance(snapshot, RangerSnapshot)
         self.last = None  # whatever happens, the next read reads
         writer = Writer(
@@ -352,11 +354,12 @@ class RangerBackend(Backend):
         failures: list[Failure] = []
         done = 0
         refused: set[Op] = set()
+        unanswered: str | None = None
         for write in schedule(plan.ops, snapshot.facts):
             op = write.op
             if op in refused:
                 continue
-            if failures and write.widens:
+            if (failures or unanswered) and write.widens:
                 refused.add(op)
                 failures.append(
                     Failure((op,), f"{self.name}: {op.fact}: not written: an earlier write was refused")
@@ -365,10 +368,10 @@ class RangerBackend(Backend):
             try:
                 writer.write(write.step)
             except TemporaryBackendError as exc:
-                raise TemporaryBackendError(
-                    self.name,
-                    f"{exc.args[-1] if exc.args else exc}; {done} of {len(plan.ops)} operation(s) done",
-                ) from None
+                # every narrowing write left is still tried; the sync fails as temporary after them
+                unanswered = unanswered or str(exc.args[-1] if exc.args else exc)
+                refused.add(op)
+                continue
             except BackendError as exc:
                 refused.add(op)
                 failures.append(Failure((op,), str(exc)))
@@ -376,6 +379,11 @@ class RangerBackend(Backend):
             if write.last:
                 done += 1
                 progress(1)
+        if unanswered is not None:
+            raise TemporaryBackendError(
+                self.name,
+                f"{unanswered}; {done} of {len(plan.ops)} operation(s) done (every narrowing tried)",
+            )
         return Applied(done, tuple(failures))
 
     def reread(self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot) -> Snapshot:
@@ -559,7 +567,10 @@ def _stage(op: Op, *, split: bool = True) -> tuple[int, Op | None]:
             return MEMBERS_OUT, None
         if before.users - after.users or before.groups - after.groups or before.roles - after.roles:
             kept = RoleFact(
-                after.name, before.users & after.users, before.groups & after.groups, before.roles & after.roles
+                after.name,
+                before.users & after.users,
+                before.groups & after.groups,
+                before.roles & after.roles,
             )
             return MEMBERS_OUT, Op("change", before, kept, op.phase)
         return MEMBERS_IN, None

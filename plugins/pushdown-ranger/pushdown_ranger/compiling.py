@@ -62,7 +62,9 @@ def _database(fact: Fact, hive_service: str) -> str | None:
     return next((v[0] for k, v, _ in fact.resources if k == "database" and len(v) == 1), None)
 
 
-def _splice(on: Desired, off: Desired, voided: set[str], naming: Naming, elsewhere: frozenset[str]) -> Desired:
+def _splice(
+    on: Desired, off: Desired, voided: set[str], naming: Naming, elsewhere: frozenset[str]
+) -> Desired:
     """``on``, with the Hive policies of ``voided`` databases taken from ``off``."""
     hive = naming.hive_service
     policies: list[Fact] = [
@@ -71,9 +73,7 @@ def _splice(on: Desired, off: Desired, voided: set[str], naming: Naming, elsewhe
     policies += [f for f in off.facts if isinstance(f, PolicyFact) and _database(f, hive) in voided]
     named = elsewhere | {r for f in policies if isinstance(f, PolicyFact) for r, _ in f.allow | f.deny}
     roles = {f.name: f for d in (on, off) for f in d.facts if isinstance(f, RoleFact)}
-    kept = [
-        f for name, f in roles.items() if not name.startswith(naming.user_role_prefix) or name in named
-    ]
+    kept = [f for name, f in roles.items() if not name.startswith(naming.user_role_prefix) or name in named]
     return replace(on, facts=frozenset(policies + kept))
 
 
@@ -84,5 +84,7 @@ def _unserviced(desired: Desired, services: frozenset[str]) -> Desired:
     if not missing:
         return desired
     facts = frozenset(f for f in desired.facts if not (isinstance(f, PolicyFact) and f.service in missing))
-    notes = [f"Ranger has no service {s!r}: its policies are not pushed (narrower); create it" for s in missing]
+    notes = [
+        f"Ranger has no service {s!r}: its policies are not pushed (narrower); create it" for s in missing
+    ]
     return replace(desired, facts=facts, notes=(*desired.notes, *notes))

@@ -72,7 +72,9 @@ def voided_databases(policies: Mapping[tuple[str, Any], Json], hive_service: str
     return out
 
 
-def exception_findings(policies: Iterable[Json], ours: Callable[[str], bool], facts: Iterable[PolicyFact]) -> list[str]:
+def exception_findings(
+    policies: Iterable[Json], ours: Callable[[str], bool], facts: Iterable[PolicyFact]
+) -> list[str]:
     """Allow exceptions in a policy holding pushdown's allow items: they cut those (narrower)."""
     held = {(f.service, f.resources) for f in facts if f.allow}
     out = []
@@ -117,7 +119,9 @@ def role_findings(roles: Iterable[Json], ours: Callable[[str], bool]) -> list[st
     return out
 
 
-def role_reach(roles: Iterable[Json], users: set[str], groups: set[str], ours: Callable[[str], bool]) -> dict[str, list[str]]:
+def role_reach(
+    roles: Iterable[Json], users: set[str], groups: set[str], ours: Callable[[str], bool]
+) -> dict[str, list[str]]:
     """Hand-made roles and whom of the model they reach (users, groups, pushdown's roles), nested roles included."""
     members: dict[str, tuple[list[str], list[str], list[str]]] = {}
     for role in roles:
@@ -164,7 +168,12 @@ def _may_overlap(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     for x in a:
         for y in b:
             x1, y1 = x.lower(), y.lower()
-            if fnmatch.fnmatchcase(x1, y1) or fnmatch.fnmatchcase(y1, x1) or x1.startswith(y1) or y1.startswith(x1):
+            if (
+                fnmatch.fnmatchcase(x1, y1)
+                or fnmatch.fnmatchcase(y1, x1)
+                or x1.startswith(y1)
+                or y1.startswith(x1)
+            ):
                 return True
     return False
 

@@ -12,7 +12,12 @@ from typing import Any
 
 from pushdown_ranger.standin.engine import AccessRequest, AccessResult, PolicyEngine
 from pushdown_ranger.standin.faults import Faults
-from pushdown_ranger.standin.resources import SELF, SELF_AND_ALL_DESCENDANTS, PolicyResourceMatcher, ServiceDefHelper
+from pushdown_ranger.standin.resources import (
+    SELF,
+    SELF_AND_ALL_DESCENDANTS,
+    PolicyResourceMatcher,
+    ServiceDefHelper,
+)
 from pushdown_ranger.standin.server import StandinHTTPServer
 from pushdown_ranger.standin.servicedefs import load_service_defs
 from pushdown_ranger.standin.store import Store

@@ -43,7 +43,9 @@ class ZoneStore(RoleStore):
                     raise RangerError(400, f"Invalid resources of service [{service}] in zone [{name}]")
         obj = clone(zone)
         obj["name"] = name
-        obj["services"] = {s: {"resources": list((v or {}).get("resources") or [])} for s, v in services.items()}
+        obj["services"] = {
+            s: {"resources": list((v or {}).get("resources") or [])} for s, v in services.items()
+        }
         for key in ("tagServices", "adminUsers", "adminUserGroups", "auditUsers", "auditUserGroups"):
             obj.setdefault(key, [])
         obj.setdefault("description", "")

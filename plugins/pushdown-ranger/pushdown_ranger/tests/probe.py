@@ -26,6 +26,10 @@ class Probe:
     checks: int = 0
     mismatches: list[str] = field(default_factory=list)
 
+    @property
+    def wider(self) -> list[str]:
+        return [m for m in self.mismatches if "got=True" in m]
+
 
 def checks(model: Model, catalog: str) -> Iterator[Check]:
     """(service, resource, access, operation, object) for everything in ``catalog``."""
@@ -73,15 +77,25 @@ def _asker(standin: Standin) -> Callable[[str, dict[str, Any], str, str, list[st
     return lambda s, r, a, u, g: engines[s].is_access_allowed(AccessRequest(r, a, u, g))
 
 
-def probe(standin: Standin, model: Model, catalog: str, users: tuple[str, ...]) -> Probe:
+def probe(
+    standin: Standin,
+    model: Model,
+    catalog: str,
+    users: tuple[str, ...],
+    *,
+    mapped: Callable[[str], str] = str,
+    groups_of: Callable[[str], list[str]] | None = None,
+) -> Probe:
+    """``mapped``: the Ranger name of a model user; ``groups_of``: a user's groups as the
+    enforcing host resolves them (default: as the model says)."""
     out = Probe()
     evaluator = Evaluator(model)
     ask = _asker(standin)
     for user in users:
-        groups = sorted(model.user_groups.get(user, ()))
+        groups = groups_of(user) if groups_of else sorted(model.user_groups.get(user, ()))
         for service, resource, access, op, obj in checks(model, catalog):
             want = user in model.users and evaluator.authorize(user, op, obj, explain=False).allowed
-            got = ask(service, resource, access, user, groups)
+            got = ask(service, resource, access, mapped(user), groups)
             out.checks += 1
             if got != want:
                 out.mismatches.append(
