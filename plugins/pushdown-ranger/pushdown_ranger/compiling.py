@@ -4,6 +4,7 @@ state and name mapping require of it (see :mod:`pushdown_ranger.handmade` and
 
 - Hive databases whose hand-made policies void deny items (``voided``) take their Hive
   policies from a second compile without deny items; the rest comes from the first.
+- Roles get users, never groups: the model's group members, not the enforcing host's.
 - Model users mapping to one Ranger user are compiled apart, then folded into that user.
 - Policies of a service Ranger does not have are not pushed (a note).
 """
@@ -48,8 +49,28 @@ def compile_all(
     if deny.get(naming.hive_service, False) and databases & set(voided):
         off = run({**deny, naming.hive_service: False})
         desired = _splice(desired, off, set(voided), naming, elsewhere)
+    desired = _by_users(desired, model, local)
     desired = fold(desired, model, local, colliding, elsewhere) if colliding else desired
     return _unserviced(desired, services)
+
+
+def _by_users(desired: Desired, model: Model, naming: Naming) -> Desired:
+    """Roles whose members are groups get those groups' users (as the model says) instead:
+    Ranger's plugins resolve a user's groups on the enforcing host (usersync, the OS), which
+    may place users in a group the model does not (an ALLOW would reach them) or leave out
+    users the model places there (a DENY would miss them)."""
+    members: dict[str, set[str]] = {}
+    for user, groups in model.user_groups.items():
+        if user in model.users:
+            for group in groups:
+                members.setdefault(naming.group(group), set()).add(naming.user(user))
+    facts: list[Fact] = []
+    for fact in desired.facts:
+        if isinstance(fact, RoleFact) and fact.groups:
+            users = set(fact.users).union(*(members.get(g, set()) for g in fact.groups))
+            fact = replace(fact, users=frozenset(users), groups=frozenset())
+        facts.append(fact)
+    return replace(desired, facts=frozenset(facts))
 
 
 def _databases(desired: Desired, hive_service: str) -> set[str]:

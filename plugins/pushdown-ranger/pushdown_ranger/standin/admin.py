@@ -155,6 +155,8 @@ class Standin:
         at or below one of the zone's resource sets (recursive where the resource supports it).
         Two zones holding one resource: the first by name (Ranger asks for it to be unique)."""
         with self.store.lock:
+            if not self.store.zones:
+                return ""
             zones = [z for z in self.store.list_zones({}) if service in z["services"]]
             if not zones:
                 return ""

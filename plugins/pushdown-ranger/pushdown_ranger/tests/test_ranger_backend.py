@@ -212,7 +212,8 @@ def test_role_members_follow_the_model(ranger_standin: Standin) -> None:
     plan, _ = reconcile(backend, world.model, ALL)
     assert plan.changes == 1 and not plan.adds
     role = ranger_standin.store.role_by_name("pd_reader")
-    assert {m["name"] for m in role["users"]} == {"bob", "carol"}
+    # the group analysts as its members (alice), as the model says: never the group itself
+    assert {m["name"] for m in role["users"]} == {"alice", "bob", "carol"} and role["groups"] == []
 
 
 def test_a_hand_made_item_for_a_model_user_is_a_finding_and_left_alone(ranger_standin: Standin) -> None:

@@ -266,3 +266,15 @@ def test_an_unanswered_write_never_holds_back_a_later_narrowing(
     monkeypatch.setattr(Writer, "write", real)
     reconcile(backend, b.model, ALL)
     assert wider(ranger_standin, b) == []
+
+
+def test_external_groups_never_decide_a_grant_or_a_deny(ranger_standin: Standin) -> None:
+    """The enforcing host places carol in analysts (the model does not) and leaves alice out
+    (the model does not): neither gains anything."""
+    b = world().role("denied", groups=["analysts"]).deny("denied", "table sales.crm.leads", "SELECT_TABLE")
+    b.grant_role("reader", users=["alice"])  # alice reads leads through reader, analysts' DENY aside
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    host = {"alice": [], "carol": ["analysts"]}
+    found = probe(ranger_standin, b.model, "sales", USERS, groups_of=lambda u: host.get(u, []))
+    assert found.wider == []
