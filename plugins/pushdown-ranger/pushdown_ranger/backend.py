@@ -48,6 +48,7 @@ from pushdown_ranger.handmade import (
     role_bypasses,
     role_findings,
     role_reach,
+    shadow_findings,
     voided_databases,
     voided_findings,
     zone_findings,
@@ -75,6 +76,8 @@ class RangerSnapshot(Snapshot):
     zoned: tuple[Json, ...] = field(default=(), compare=False)
     #: roles pushdown does not manage
     others: tuple[Json, ...] = field(default=(), compare=False)
+    #: policies on the resource set of another (another priority, or disabled): never written
+    shadowed: tuple[Json, ...] = field(default=(), compare=False)
     #: Hive databases where hand-made policies void deny items: database -> why
     voided: Mapping[str, str] = field(default_factory=dict, compare=False)
 
@@ -192,6 +195,7 @@ class RangerBackend(Backend):
         found = [text for p in snap.policies.values() for text in bypasses(p, users, groups)]
         found += [text for p in snap.policies.values() for text in role_bypasses(p, reach)]
         found += [text for p in snap.policies.values() for text in unenforced(p, ours)]
+        found += [text for p in snap.shadowed for text in shadow_findings(p, ours, users, groups)]
         held = [f for f in snap.facts if isinstance(f, PolicyFact)]
         found += exception_findings(snap.policies.values(), ours, held)
         found += voided_findings(snap.voided, not snap.deny.get(self.naming.hive_service, False))
@@ -210,6 +214,7 @@ class RangerBackend(Backend):
         ours = self.naming.ours
         policies: dict[tuple[str, Any], Json] = {}
         zoned: list[Json] = []
+        shadowed: list[Json] = []
         for service in sorted(services):
             for policy in self.api.policies(service):
                 if policy.get("policyType", 0) not in (0, None):
@@ -217,7 +222,13 @@ class RangerBackend(Backend):
                 if policy.get("zoneName"):
                     zoned.append(policy)
                     continue
-                policies[(service, resource_key(policy))] = policy
+                key = (service, resource_key(policy))
+                held = policies.get(key)
+                if held is not None:  # same resources, another priority, or one disabled
+                    held, policy = sorted((held, policy), key=self._preferred)
+                    shadowed.append(policy)
+                    policy = held
+                policies[key] = policy
         roles: dict[str, Json] = {}
         others: list[Json] = []
         for role in self.api.roles():
@@ -227,7 +238,25 @@ class RangerBackend(Backend):
                 others.append(role)
         zones = tuple(self.api.zones())
         snap = self._snapshot(versions, policies, roles, deny)
-        return replace(snap, zones=zones, zoned=tuple(zoned), others=tuple(others))
+        voided = dict(snap.voided)
+        for policy in shadowed:
+            key = (str(policy.get("service")), resource_key(policy))
+            for database, why in voided_databases({key: policy}, self.naming.hive_service).items():
+                voided.setdefault(database, why)
+        return replace(
+            snap,
+            zones=zones,
+            zoned=tuple(zoned),
+            others=tuple(others),
+            shadowed=tuple(shadowed),
+            voided=voided,
+        )
+
+    def _preferred(self, policy: Json) -> tuple[bool, bool, int]:
+        """Of two policies on one resource set, the one pushdown writes in: a plain one
+        (enabled, normal priority), then one with pushdown's label, then the oldest."""
+        plain = policy.get("isEnabled", True) is not False and not int(policy.get("policyPriority") or 0)
+        return (not plain, self.label not in (policy.get("policyLabels") or ()), int(policy.get("id") or 0))
 
     def _snapshot(
         self,
@@ -398,7 +427,14 @@ class RangerBackend(Backend):
             policies = written.patched_policies(dict(snapshot.policies))
             roles = written.patched_roles(dict(snapshot.roles))
             patched = self._snapshot(fresh, policies, roles, snapshot.deny)
-            self.last = replace(patched, zones=snapshot.zones, zoned=snapshot.zoned, others=snapshot.others)
+            self.last = replace(
+                patched,
+                zones=snapshot.zones,
+                zoned=snapshot.zoned,
+                others=snapshot.others,
+                shadowed=snapshot.shadowed,
+                voided={**snapshot.voided, **patched.voided},
+            )
         else:
             self.last = self._read(fresh, snapshot.deny)
         return replace(self.with_findings(self.last, model), within=self.within(model, scope, self.last))

@@ -88,6 +88,21 @@ def exception_findings(
     return out
 
 
+def shadow_findings(
+    policy: Json, ours: Callable[[str], bool], users: set[str], groups: set[str]
+) -> list[str]:
+    """A second policy on the resources of one pushdown writes in (another priority, or
+    disabled): pushdown never writes it; its items for the model's principals are reported."""
+    where = f"policy {policy.get('name')!r} ({policy.get('service')}:{describe(resource_key(policy))})"
+    out = list(bypasses(policy, users, groups))
+    for field in ("policyItems", "denyPolicyItems", "allowExceptions", "denyExceptions"):
+        for item in policy.get(field) or ():
+            named = sorted(str(r) for r in item.get("roles") or () if ours(str(r)))
+            if named:
+                out.append(f"{where}: {field} names pushdown's role(s) {', '.join(named)}, outside pushdown")
+    return out
+
+
 def voided_findings(voided: Mapping[str, str], deny_off: bool) -> list[str]:
     if deny_off:
         return []

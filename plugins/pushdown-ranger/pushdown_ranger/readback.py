@@ -155,7 +155,7 @@ def bypasses(policy: Json, users: set[str], groups: set[str]) -> list[str]:
     out = []
     for item in policy.get("policyItems") or ():
         accesses = ",".join(sorted(str(a.get("type")) for a in item.get("accesses") or ()))
-        reached = [f"user {u}" for u in item.get("users") or () if u in users]
+        reached = [f"user {u}" for u in item.get("users") or () if u in users or u == "{USER}"]
         reached += [f"group {g}" for g in item.get("groups") or () if g in groups or g == "public"]
         if reached:
             where = describe(resource_key(policy))

@@ -278,3 +278,33 @@ def test_external_groups_never_decide_a_grant_or_a_deny(ranger_standin: Standin)
     host = {"alice": [], "carol": ["analysts"]}
     found = probe(ranger_standin, b.model, "sales", USERS, groups_of=lambda u: host.get(u, []))
     assert found.wider == []
+
+
+def test_a_second_policy_on_pushdowns_resources_is_never_taken_for_pushdowns(ranger_standin: Standin) -> None:
+    """Ranger's resource signature tells priorities (and disabled policies) apart: a hand-made
+    override policy on the every-table resources sits beside pushdown's, which stays read."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    every = {**ORDERS, "table": {"values": ["?*"]}}
+    hand_policy(ranger_standin, every, policyPriority=1)
+    for event in ch.revoke_privileges(
+        b.model, "reader", ObjectRef.parse("catalog sales"), ["SELECT_TABLE"], Condition.ALLOW
+    ):
+        b.model.apply(event)
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert wider(ranger_standin, b) == []
+    assert backend.plan(b.model, ALL).empty
+
+
+def test_a_hand_made_allow_to_every_user_is_a_finding(ranger_standin: Standin) -> None:
+    b = world()
+    backend = backend_for(ranger_standin)
+    items = [{"users": ["{USER}"], "accesses": [{"type": "select"}]}]
+    hand_policy(
+        ranger_standin,
+        {"database": {"values": ["ops"]}, "table": {"values": ["r*"]}, "column": {"values": ["*"]}},
+        policyItems=items,
+    )
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert any("user {USER}" in f and "outside pushdown" in f for f in plan.findings)
