@@ -60,6 +60,7 @@ from pushdown_ranger.writing import Writer
 from pushdown_ranger.written import Written
 
 Json = dict[str, Any]
+Implied = tuple[tuple[str, str, frozenset[str]], ...]
 DENY_OPTION = "enableDenyAndExceptionsInPolicies"
 
 
@@ -76,6 +77,8 @@ class RangerSnapshot(Snapshot):
     zoned: tuple[Json, ...] = field(default=(), compare=False)
     #: roles pushdown does not manage
     others: tuple[Json, ...] = field(default=(), compare=False)
+    #: (service, access type, what else it grants) from the service definitions
+    implied: Implied = ()
     #: policies on the resource set of another (another priority, or disabled): never written
     shadowed: tuple[Json, ...] = field(default=(), compare=False)
     #: Hive databases where hand-made policies void deny items: database -> why
@@ -169,21 +172,31 @@ class RangerBackend(Backend):
         """The last snapshot while the versions stand; the deny option is read every time
         (one call: Ranger's policy versions need not move when a service definition does)."""
         versions = self.versions()
-        deny = self.deny_now()
+        deny, implied = self.defs_now()
         last = self.last
         if last is None or last.versions != versions or not _complete(versions):
-            last = self.last = self._read(versions, deny)
-        elif dict(last.deny) != deny:
-            last = self.last = replace(last, deny=deny, fingerprint=_digest(versions, deny))
+            last = self.last = replace(self._read(versions, deny), implied=implied)
+        elif dict(last.deny) != deny or last.implied != implied:
+            digest = _digest(versions, deny, implied)
+            last = self.last = replace(last, deny=deny, implied=implied, fingerprint=digest)
         return replace(self.with_findings(last, model), within=self.within(model, scope, last))
 
-    def deny_now(self) -> dict[str, bool]:
-        """Per service of pushdown's: whether Ranger honours deny items there (one call)."""
-        enabled = {str(d.get("name")): _deny_enabled(d) for d in self.api.service_defs()}
-        return {
-            service: self.deny_items != "off" and enabled.get(self._type_of(service), True)
-            for service in self.naming.services
-        }
+    def defs_now(self) -> tuple[dict[str, bool], Implied]:
+        """Per service of pushdown's, from its service definition (one call for all): whether
+        Ranger honours deny items there, and what each access type implies."""
+        defs = {str(d.get("name")): d for d in self.api.service_defs()}
+        deny: dict[str, bool] = {}
+        implied: list[tuple[str, str, frozenset[str]]] = []
+        for service in self.naming.services:
+            sdef = defs.get(self._type_of(service), {})
+            deny[service] = self.deny_items != "off" and _deny_enabled(sdef)
+            for access in sdef.get("accessTypes") or ():
+                more = frozenset(str(x) for x in access.get("impliedGrants") or ()) - {
+                    str(access.get("name"))
+                }
+                if more:
+                    implied.append((service, str(access.get("name")), more))
+        return deny, tuple(sorted(implied, key=lambda t: (t[0], t[1])))
 
     def with_findings(self, snap: RangerSnapshot, model: Model) -> RangerSnapshot:
         """The snapshot with the access paths that bypass the model: allow items somebody
@@ -311,6 +324,7 @@ class RangerBackend(Backend):
             for d in v
         }
         stale = held if off else held & set(snapshot.voided)
+        stale |= _implying_more(snapshot, service)
         return focus | {ObjectRef(SecurableType.SCHEMA, (hive, d)) for d in stale}
 
     def within(
@@ -336,6 +350,7 @@ class RangerBackend(Backend):
             tuple(sorted(snapshot.deny.items())),
             snapshot.services,
             tuple(sorted(snapshot.voided.items())),
+            snapshot.implied,
         )
         if self._compiled is not None and self._compiled[0] == key:
             return self._compiled[1]
@@ -361,6 +376,7 @@ class RangerBackend(Backend):
             hive=self.hive(model),
             voided=snapshot.voided,
             services=snapshot.services,
+            implied=snapshot.implied,
         )
 
     # apply ------------------------------------------------------------------------------
@@ -426,7 +442,7 @@ class RangerBackend(Backend):
         if fresh == expected and _complete(fresh):
             policies = written.patched_policies(dict(snapshot.policies))
             roles = written.patched_roles(dict(snapshot.roles))
-            patched = self._snapshot(fresh, policies, roles, snapshot.deny)
+            patched = replace(self._snapshot(fresh, policies, roles, snapshot.deny), implied=snapshot.implied)
             self.last = replace(
                 patched,
                 zones=snapshot.zones,
@@ -436,11 +452,12 @@ class RangerBackend(Backend):
                 voided={**snapshot.voided, **patched.voided},
             )
         else:
-            self.last = self._read(fresh, snapshot.deny)
+            self.last = replace(self._read(fresh, snapshot.deny), implied=snapshot.implied)
         return replace(self.with_findings(self.last, model), within=self.within(model, scope, self.last))
 
     def discover(self, model: Model, seen: str | None) -> tuple[Scope, str | None]:
-        now = json.dumps([self.versions(), sorted(self.deny_now().items())], default=str)
+        deny, implied = self.defs_now()
+        now = json.dumps([self.versions(), sorted(deny.items()), implied], default=sorted)
         return (Scope.nothing() if now == seen else Scope.everything()), now
 
     def fact_from_json(self, data: Mapping[str, Any]) -> Fact:
@@ -636,8 +653,24 @@ def _added(op: Op) -> bool:
     return bool(after.users - before.users or after.groups - before.groups or after.roles - before.roles)
 
 
-def _digest(versions: tuple[tuple[str, Any, Any], ...], deny: Mapping[str, bool]) -> str:
-    text = json.dumps([versions, sorted(deny.items())], default=str)
+def _implying_more(snapshot: RangerSnapshot, service: str) -> set[str]:
+    """Databases where an allow item pushdown holds grants, by the service definition's
+    ``impliedGrants``, an access its role is not allowed there."""
+    more = {access: rest for s, access, rest in snapshot.implied if s == service}
+    out: set[str] = set()
+    if not more:
+        return out
+    for fact in snapshot.facts:
+        if isinstance(fact, PolicyFact) and fact.service == service:
+            if any((r, x) not in fact.allow for r, a in fact.allow for x in more.get(a, ())):
+                out |= {d for k, v, _ in fact.resources if k == "database" for d in v}
+    return out
+
+
+def _digest(
+    versions: tuple[tuple[str, Any, Any], ...], deny: Mapping[str, bool], implied: Implied = ()
+) -> str:
+    text = json.dumps([versions, sorted(deny.items()), implied], default=sorted)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

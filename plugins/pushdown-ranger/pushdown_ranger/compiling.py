@@ -34,6 +34,7 @@ def compile_all(
     hive: str | None,
     voided: Mapping[str, str],
     services: frozenset[str],
+    implied: tuple[tuple[str, str, frozenset[str]], ...] = (),
 ) -> Desired:
     catalogs = list(catalogs)
     colliding = collisions(model, naming)
@@ -51,7 +52,44 @@ def compile_all(
         desired = _splice(desired, off, set(voided), naming, elsewhere)
     desired = _by_users(desired, model, local)
     desired = fold(desired, model, local, colliding, elsewhere) if colliding else desired
-    return _unserviced(desired, services)
+    return _unserviced(_implying(desired, implied), services)
+
+
+def _implying(desired: Desired, implied: tuple[tuple[str, str, frozenset[str]], ...]) -> Desired:
+    """Ranger grants with an access type every type it implies (the service definition's
+    ``impliedGrants``, which may change underneath): an allow pair stays only where its
+    role is allowed every implied type on that resource set too (narrower, a note)."""
+    more = {(service, access): rest for service, access, rest in implied}
+    if not more:
+        return desired
+    facts: list[Fact] = []
+    dropped: set[str] = set()
+    for fact in desired.facts:
+        if isinstance(fact, PolicyFact) and fact.allow:
+            allow = set(fact.allow)
+            while True:
+                has = {(r, a) for r, a in allow}
+                bad = {
+                    (r, a)
+                    for r, a in allow
+                    if any((r, x) not in has for x in more.get((fact.service, a), ()))
+                }
+                if not bad:
+                    break
+                allow -= bad
+                dropped |= {f"{fact.service}:{fact.describe_resources()} {a}" for _, a in bad}
+            fact = replace(fact, allow=frozenset(allow))
+            if fact.empty:
+                continue
+        facts.append(fact)
+    if not dropped:
+        return desired
+    notes = [
+        f"{d}: the service definition makes it grant more (impliedGrants) than the model allows its "
+        "holders; not pushed (narrower)"
+        for d in sorted(dropped)
+    ]
+    return replace(desired, facts=frozenset(facts), notes=(*desired.notes, *notes))
 
 
 def _by_users(desired: Desired, model: Model, naming: Naming) -> Desired:

@@ -158,6 +158,36 @@ def _bypass(standin: Standin, mapped: Callable[[str], str]) -> None:
         standin.store.create_policy(body, create_missing=True)
 
 
+def _implies(standin: Standin, mapped: Callable[[str], str]) -> None:
+    """The service definition edited underneath: select implies update and drop (or no more)."""
+    sdef = standin.store.service_def("hive")
+    for access in sdef["accessTypes"]:
+        if access["name"] == "select":
+            access["impliedGrants"] = [] if access.get("impliedGrants") else ["update", "drop"]
+    standin.store.update_service_def("hive", sdef)
+
+
+def _member(standin: Standin, mapped: Callable[[str], str]) -> None:
+    """A user added by hand to one of pushdown's roles."""
+    for role in standin.store.list_roles({}):
+        if role["name"].startswith("pd_"):
+            users = [*role["users"], {"name": mapped("U3"), "isAdmin": False}]
+            standin.store.update_role(role["id"], {**role, "users": users}, create_missing=True)
+            return
+
+
+def _everyone(standin: Standin, mapped: Callable[[str], str]) -> None:
+    """A hand-made allow to every user (withdrawn once the sync has reported it)."""
+    body = {
+        "service": "kafka",
+        "name": "hand bypass",
+        "resources": {"topic": {"values": ["ev*"]}},
+        "policyItems": [{"users": ["{USER}"], "accesses": [{"type": "consume"}]}],
+    }
+    if not standin.store.list_policies({"policyName": "hand bypass"}):
+        standin.store.create_policy(body, create_missing=True)
+
+
 #: the Ranger hand-made state a history plays between syncs
 HAND: tuple[Callable[[Standin, Callable[[str], str]], None], ...] = (
     _deny_exceptions,
@@ -168,6 +198,9 @@ HAND: tuple[Callable[[Standin, Callable[[str], str]], None], ...] = (
     _flip,
     _disable,
     _bypass,
+    _implies,
+    _member,
+    _everyone,
 )
 
 steps = hostile_steps(

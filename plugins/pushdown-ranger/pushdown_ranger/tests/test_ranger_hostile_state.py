@@ -308,3 +308,24 @@ def test_a_hand_made_allow_to_every_user_is_a_finding(ranger_standin: Standin) -
     )
     plan, _ = reconcile(backend, b.model, ALL)
     assert any("user {USER}" in f and "outside pushdown" in f for f in plan.findings)
+
+
+def test_implied_grants_changed_underneath_never_widen(ranger_standin: Standin) -> None:
+    """The service definition is edited while the daemon runs: select now implies update."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    sdef = ranger_standin.store.service_def("hive")
+    for access in sdef["accessTypes"]:
+        if access["name"] == "select":
+            access["impliedGrants"] = ["update"]
+    ranger_standin.store.update_service_def("hive", sdef)
+    # a sync scoped to another database all the same
+    events = ch.grant_privileges(
+        b.model, "reader", ObjectRef.parse("schema sales.ops"), ["CREATE_TABLE"], Condition.ALLOW
+    )
+    for event in events:
+        b.model.apply(event)
+    plan, _ = reconcile(backend, b.model, Scope.union(scope_of(e) for e in events))
+    assert wider(ranger_standin, b) == []
+    assert any("impliedGrants" in n for n in plan.notes)
