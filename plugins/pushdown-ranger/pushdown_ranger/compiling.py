@@ -132,7 +132,9 @@ def _splice(
     policies += [f for f in off.facts if isinstance(f, PolicyFact) and _database(f, hive) in voided]
     named = elsewhere | {r for f in policies if isinstance(f, PolicyFact) for r, _ in f.allow | f.deny}
     roles = {f.name: f for d in (on, off) for f in d.facts if isinstance(f, RoleFact)}
-    kept = [f for name, f in roles.items() if not name.startswith(naming.user_role_prefix) or name in named]
+    kept: list[Fact] = [
+        f for name, f in roles.items() if not name.startswith(naming.user_role_prefix) or name in named
+    ]
     return replace(on, facts=frozenset(policies + kept))
 
 

@@ -137,7 +137,8 @@ def role_findings(roles: Iterable[Json], ours: Callable[[str], bool]) -> list[st
 def role_reach(
     roles: Iterable[Json], users: set[str], groups: set[str], ours: Callable[[str], bool]
 ) -> dict[str, list[str]]:
-    """Hand-made roles and whom of the model they reach (users, groups, pushdown's roles), nested roles included."""
+    """Hand-made roles and whom of the model they reach (users, groups, pushdown's roles),
+    through nested roles too."""
     members: dict[str, tuple[list[str], list[str], list[str]]] = {}
     for role in roles:
         members[str(role.get("name"))] = (
@@ -222,21 +223,22 @@ def zone_findings(
                 )
                 if hit:
                     out.append(
-                        f"security zone {name!r} holds {service}:{describe(_as_key(resources))}, where pushdown "
-                        f"writes {'; '.join(hit)}: Ranger evaluates it with the zone's policies only, so "
+                        f"security zone {name!r} holds {service}:{describe(_as_key(resources))}, "
+                        f"where pushdown writes {'; '.join(hit)}: Ranger evaluates it with the zone's "
+                        "policies only, so "
                         "pushdown's allow and deny items do not apply there (its allows: narrower; "
                         "what the zone allows is reported)"
                     )
     for policy in zoned:
-        zone = policy.get("zoneName")
+        zone_name = policy.get("zoneName")
         for text in bypasses(policy, users, groups):
-            out.append(f"in security zone {zone!r}: {text}")
+            out.append(f"in security zone {zone_name!r}: {text}")
         for field in ("policyItems", "denyPolicyItems", "allowExceptions", "denyExceptions"):
             for item in policy.get(field) or ():
                 named = sorted(str(r) for r in item.get("roles") or () if ours(str(r)))
                 if named and field == "policyItems":
                     out.append(
-                        f"in security zone {zone!r}: policy {policy.get('name')!r} allows "
+                        f"in security zone {zone_name!r}: policy {policy.get('name')!r} allows "
                         f"pushdown's role(s) {', '.join(named)}, outside pushdown"
                     )
     return out

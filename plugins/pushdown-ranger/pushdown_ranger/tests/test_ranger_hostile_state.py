@@ -292,7 +292,7 @@ def test_a_second_policy_on_pushdowns_resources_is_never_taken_for_pushdowns(ran
         b.model, "reader", ObjectRef.parse("catalog sales"), ["SELECT_TABLE"], Condition.ALLOW
     ):
         b.model.apply(event)
-    plan, _ = reconcile(backend, b.model, ALL)
+    reconcile(backend, b.model, ALL)
     assert wider(ranger_standin, b) == []
     assert backend.plan(b.model, ALL).empty
 
