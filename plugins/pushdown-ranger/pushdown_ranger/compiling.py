@@ -62,6 +62,7 @@ def _implying(desired: Desired, implied: tuple[tuple[str, str, frozenset[str]], 
     more = {(service, access): rest for service, access, rest in implied}
     if not more:
         return desired
+    members = {f.name: f.users for f in desired.facts if isinstance(f, RoleFact)}
     facts: list[Fact] = []
     dropped: set[str] = set()
     for fact in desired.facts:
@@ -77,7 +78,9 @@ def _implying(desired: Desired, implied: tuple[tuple[str, str, frozenset[str]], 
                 if not bad:
                     break
                 allow -= bad
-                dropped |= {f"{fact.service}:{fact.describe_resources()} {a}" for _, a in bad}
+                for role, access in bad:
+                    who = ", ".join(sorted(members.get(role, ()))) or role
+                    dropped.add(f"{fact.service}:{fact.describe_resources()} {access} (for {who})")
             fact = replace(fact, allow=frozenset(allow))
             if fact.empty:
                 continue

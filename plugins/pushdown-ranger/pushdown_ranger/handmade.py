@@ -81,9 +81,17 @@ def exception_findings(
     for policy in policies:
         key = (str(policy.get("service")), resource_key(policy))
         if key in held and policy.get("allowExceptions"):
+            who = sorted(
+                {
+                    f"{kind[:-1]} {name}"
+                    for item in policy["allowExceptions"]
+                    for kind in ("users", "groups", "roles")
+                    for name in item.get(kind) or ()
+                }
+            )
             out.append(
                 f"policy {policy.get('name')!r} ({key[0]}:{describe(key[1])}) has allow exceptions: "
-                "they cut pushdown's allow items there for their principals (narrower)"
+                f"they cut pushdown's allow items there for {', '.join(who) or 'nobody'} (narrower)"
             )
     return out
 

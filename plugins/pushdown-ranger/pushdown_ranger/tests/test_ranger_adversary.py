@@ -332,7 +332,8 @@ def decisions(world: World) -> tuple[set[tuple[str, str, str]], set[tuple[str, s
         # a removed user is held to what the users still mapping to its name may do
         judges = [user] if user in present else [u for u in present if world.mapped(u) == world.mapped(user)]
         for service, resource, access, op, obj in checks:
-            triple = (user, f"{access}/{op}", f"{obj} {service}:{sorted(resource.items())}")
+            where = ",".join(f"{k}={v}" for k, v in sorted(resource.items()))
+            triple = (user, f"{op} ({service} {access} {where})", str(obj))
             if any(evaluator.authorize(j, op, obj, explain=False).allowed for j in judges):
                 allowed.add(triple)
             if world.standin.is_access_allowed(
