@@ -51,6 +51,7 @@ from pushdown_ranger.handmade import (
     shadow_findings,
     voided_databases,
     voided_findings,
+    voiding,
     zone_findings,
 )
 from pushdown_ranger.readback import bypasses, policy_fact, resource_key, role_fact, unenforced
@@ -83,6 +84,8 @@ class RangerSnapshot(Snapshot):
     shadowed: tuple[Json, ...] = field(default=(), compare=False)
     #: Hive databases where hand-made policies void deny items: database -> why
     voided: Mapping[str, str] = field(default_factory=dict, compare=False)
+    #: resource sets of other services with a policy voiding deny items
+    voiding: frozenset[tuple[str, Any]] = frozenset()
 
     @property
     def role_version(self) -> int:
@@ -252,8 +255,11 @@ class RangerBackend(Backend):
         zones = tuple(self.api.zones())
         snap = self._snapshot(versions, policies, roles, deny)
         voided = dict(snap.voided)
+        more = set(snap.voiding)
         for policy in shadowed:
             key = (str(policy.get("service")), resource_key(policy))
+            if key[0] != self.naming.hive_service and voiding(policy):
+                more.add(key)
             for database, why in voided_databases({key: policy}, self.naming.hive_service).items():
                 voided.setdefault(database, why)
         return replace(
@@ -263,6 +269,7 @@ class RangerBackend(Backend):
             others=tuple(others),
             shadowed=tuple(shadowed),
             voided=voided,
+            voiding=frozenset(more),
         )
 
     def _preferred(self, policy: Json) -> tuple[bool, bool, int]:
@@ -290,6 +297,9 @@ class RangerBackend(Backend):
             deny=deny,
             versions=versions,
             voided=voided_databases(policies, self.naming.hive_service),
+            voiding=frozenset(
+                k for k, p in policies.items() if k[0] != self.naming.hive_service and voiding(p)
+            ),
         )
 
     def _type_of(self, service: str) -> str:
@@ -351,6 +361,7 @@ class RangerBackend(Backend):
             snapshot.services,
             tuple(sorted(snapshot.voided.items())),
             snapshot.implied,
+            snapshot.voiding,
         )
         if self._compiled is not None and self._compiled[0] == key:
             return self._compiled[1]
@@ -377,6 +388,7 @@ class RangerBackend(Backend):
             voided=snapshot.voided,
             services=snapshot.services,
             implied=snapshot.implied,
+            voiding=snapshot.voiding,
         )
 
     # apply ------------------------------------------------------------------------------
@@ -450,6 +462,7 @@ class RangerBackend(Backend):
                 others=snapshot.others,
                 shadowed=snapshot.shadowed,
                 voided={**snapshot.voided, **patched.voided},
+                voiding=snapshot.voiding | patched.voiding,
             )
         else:
             self.last = replace(self._read(fresh, snapshot.deny), implied=snapshot.implied)

@@ -3,7 +3,9 @@ state and name mapping require of it (see :mod:`pushdown_ranger.handmade` and
 :mod:`pushdown_ranger.collide`). Pure.
 
 - Hive databases whose hand-made policies void deny items (``voided``) take their Hive
-  policies from a second compile without deny items; the rest comes from the first.
+  policies from a second compile without deny items; so does a topic or fileset service
+  where such a policy is on one of pushdown's resource sets (``voiding``); the rest comes
+  from the first.
 - Roles get users, never groups: the model's group members, not the enforcing host's.
 - Model users mapping to one Ranger user are compiled apart, then folded into that user.
 - Policies of a service Ranger does not have are not pushed (a note).
@@ -13,13 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from typing import Any
 
 from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.plan import Fact
 from pushdown_ranger.collide import apart, collisions, fold
-from pushdown_ranger.facts import PolicyFact, RoleFact
+from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
 from pushdown_ranger.shapes import Naming, compile_desired
 
 
@@ -35,6 +38,7 @@ def compile_all(
     voided: Mapping[str, str],
     services: frozenset[str],
     implied: tuple[tuple[str, str, frozenset[str]], ...] = (),
+    voiding: frozenset[tuple[str, Any]] = frozenset(),
 ) -> Desired:
     catalogs = list(catalogs)
     colliding = collisions(model, naming)
@@ -46,19 +50,42 @@ def compile_all(
         )
 
     desired = run(deny)
-    databases = _databases(desired, naming.hive_service)
-    if deny.get(naming.hive_service, False) and databases & set(voided):
-        off = run({**deny, naming.hive_service: False})
-        desired = _splice(desired, off, set(voided), naming, elsewhere)
+    hive = naming.hive_service
+    databases = set(voided) if deny.get(hive, False) and _databases(desired, hive) & set(voided) else set()
+    leaves = {
+        f.service
+        for f in desired.facts
+        if isinstance(f, PolicyFact) and f.service != hive and deny.get(f.service, False)
+        if (f.service, f.resources) in voiding
+    }
+    if databases or leaves:
+        off = run({**deny, **dict.fromkeys(leaves, False), **({hive: False} if databases else {})})
+        desired = _splice(desired, off, databases, leaves, naming, elsewhere)
     desired = _by_users(desired, model, local)
     desired = fold(desired, model, local, colliding, elsewhere) if colliding else desired
     return _unserviced(_implying(desired, implied), services)
 
 
+def _covered(
+    role: str, accesses: Iterable[str], allow: set[Pair], members: Mapping[str, frozenset[str]]
+) -> bool:
+    """Whether every member of ``role`` is allowed each of ``accesses`` by some allow pair."""
+    mine = members.get(role, frozenset())
+    for access in accesses:
+        reached: set[str] = set()
+        for r, a in allow:
+            if a == access:
+                reached |= members.get(r, frozenset())
+        if (role, access) not in allow and not mine <= reached:
+            return False
+    return True
+
+
 def _implying(desired: Desired, implied: tuple[tuple[str, str, frozenset[str]], ...]) -> Desired:
     """Ranger grants with an access type every type it implies (the service definition's
-    ``impliedGrants``, which may change underneath): an allow pair stays only where its
-    role is allowed every implied type on that resource set too (narrower, a note)."""
+    ``impliedGrants``, which may change underneath): an allow pair stays only where every
+    member of its role is allowed every implied type on that resource set too (else
+    narrower, a note)."""
     more = {(service, access): rest for service, access, rest in implied}
     if not more:
         return desired
@@ -69,11 +96,10 @@ def _implying(desired: Desired, implied: tuple[tuple[str, str, frozenset[str]], 
         if isinstance(fact, PolicyFact) and fact.allow:
             allow = set(fact.allow)
             while True:
-                has = {(r, a) for r, a in allow}
                 bad = {
                     (r, a)
                     for r, a in allow
-                    if any((r, x) not in has for x in more.get((fact.service, a), ()))
+                    if not _covered(r, more.get((fact.service, a), ()), allow, members)
                 }
                 if not bad:
                     break
@@ -125,14 +151,17 @@ def _database(fact: Fact, hive_service: str) -> str | None:
 
 
 def _splice(
-    on: Desired, off: Desired, voided: set[str], naming: Naming, elsewhere: frozenset[str]
+    on: Desired, off: Desired, voided: set[str], services: set[str], naming: Naming, elsewhere: frozenset[str]
 ) -> Desired:
-    """``on``, with the Hive policies of ``voided`` databases taken from ``off``."""
+    """``on``, with the Hive policies of ``voided`` databases and every policy of ``services``
+    (topics', filesets') taken from ``off``."""
     hive = naming.hive_service
-    policies: list[Fact] = [
-        f for f in on.facts if isinstance(f, PolicyFact) and _database(f, hive) not in voided
-    ]
-    policies += [f for f in off.facts if isinstance(f, PolicyFact) and _database(f, hive) in voided]
+
+    def from_off(f: PolicyFact) -> bool:
+        return f.service in services or (f.service == hive and _database(f, hive) in voided)
+
+    policies: list[Fact] = [f for f in on.facts if isinstance(f, PolicyFact) and not from_off(f)]
+    policies += [f for f in off.facts if isinstance(f, PolicyFact) and from_off(f)]
     named = elsewhere | {r for f in policies if isinstance(f, PolicyFact) for r, _ in f.allow | f.deny}
     roles = {f.name: f for d in (on, off) for f in d.facts if isinstance(f, RoleFact)}
     kept: list[Fact] = [
