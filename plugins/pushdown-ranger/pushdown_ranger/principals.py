@@ -15,7 +15,9 @@ refused: the user or role gets nothing from pushdown (narrower) and a note says 
   ``{``, ``}`` or ``\\`` (Ranger's wildcards and ``{USER}`` / ``{OWNER}`` macros);
 - users whose Ranger names are equal but for case, over the whole model (Ranger's user
   store and role names compare without case on the usual databases): one Ranger
-  principal would get what either is allowed;
+  principal would get what either is allowed (users mapping to the very same name are
+  compiled apart and folded into it by :mod:`pushdown_ranger.collide`: the intersection;
+  refused here only when something else calls the compile with such names);
 - a role whose Ranger name (``role_prefix`` + role) holds such a character, or equals
   another role's but for case.
 """
@@ -26,6 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pushdown.model.state import Model
+from pushdown_ranger.collide import MARK
 from pushdown_ranger.naming import Naming, exact
 
 
@@ -65,13 +68,21 @@ def _refused(names: dict[str, str], kind: str, then: str, notes: list[str]) -> s
                 f"{kind} {model_name}: Ranger name {ranger_name!r} holds a character Ranger reads as a "
                 f"wildcard or a {{USER}}/{{OWNER}} macro (or is blank); {then}"
             )
-        folded.setdefault(ranger_name.casefold(), []).append(model_name)
+        folded.setdefault(_base(ranger_name).casefold(), []).append(model_name)
     for same in folded.values():
-        if len(same) > 1:
+        full = [names[m] for m in same]
+        if len({_base(n) for n in full}) > 1 or len(set(full)) < len(full):
             out.update(same)
             listed = ", ".join(sorted(same))
+            shown = ", ".join(repr(n) for n in sorted({_base(n) for n in full}))
             notes.append(
-                f"{kind}s {listed}: one Ranger name but for case ({names[same[0]]!r}), which would "
+                f"{kind}s {listed}: one Ranger name but for case ({shown}), which would "
                 f"give each what any of them is allowed; {then}"
             )
     return out
+
+
+def _base(name: str) -> str:
+    """The Ranger name itself: users that map to one name are compiled apart under
+    ``name`` + :data:`~pushdown_ranger.collide.MARK` + user, then folded into it."""
+    return name.split(MARK, 1)[0]

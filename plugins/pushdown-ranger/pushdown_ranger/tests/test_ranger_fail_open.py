@@ -196,3 +196,14 @@ def test_a_fileset_on_another_file_system_is_no_hdfs_path() -> None:
     desired = compile_desired(model, ["sales"], Naming(), {"hive": True, "hdfs": True})
     assert not [f for f in desired.facts if isinstance(f, PolicyFact) and f.service == "hdfs"]
     assert any("cloud" in n and "location" in n for n in desired.notes)
+
+
+def test_a_case_twin_of_a_principal_two_users_share_is_refused(ranger_standin: Standin) -> None:
+    # alice and bob map to Ranger user "x", carol to "X": one user to Ranger's user store
+    names = {"alice": "x", "bob": "x", "carol": "X"}
+    b = sales().role("all", users=["alice", "bob", "carol"]).allow("all", "catalog sales", "USE_CATALOG")
+    backend = backend_for(ranger_standin, map_principal=lambda p: names.get(p.name, p.name))
+    plan, _ = reconcile(backend, b.model, ALL)
+    members = {m["name"] for r in ranger_standin.store.list_roles({}) for m in r["users"]}
+    assert not members & {"x", "X"}
+    assert any("alice" in n and "carol" in n for n in plan.notes)
