@@ -22,7 +22,14 @@ Shapes, per Hive database ``d``:
   Without deny items (the service definition does not enable them), a user whose
   wildcard access has an exception gets per-table items instead (exact, no wildcard).
 
-Topics and filesets get one policy per object (``topic=t``; ``path=<location>``).
+Topics and filesets get one policy per Ranger resource (``topic=t``; ``path=<location>``),
+over every enforced catalog at once (:mod:`pushdown_ranger.leaf_shapes`).
+
+What is compiled is every object registered below the enforced catalogs and every object
+a grant or an owner names there (:mod:`pushdown_ranger.held`); Ranger roles hold users,
+never groups, and names Ranger would read otherwise are refused
+(:mod:`pushdown_ranger.principals`); names equal but for case are one Hive resource
+(:mod:`pushdown_ranger.hive_names`).
 """
 
 from __future__ import annotations
