@@ -219,6 +219,7 @@ class HiveBackend(Backend):
         server = self._read(where)
         roles = self._read_roles() if self.role_fence is not None else ServerRoles({})
         identity = Identity.of(model, self.naming)  # the whole model, never only the scope
+        scope = identity.widened(scope)
         if self.roles:
             in_play = plays(scope, model, roles, self.role_prefix, identity.names_of)
         else:  # every managed role is unwanted: all of them in play, to be dropped
