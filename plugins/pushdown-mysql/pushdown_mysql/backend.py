@@ -8,7 +8,8 @@ on one connection, and a statement the server refuses does not stop the others.
 
 Fence: the backend manages the accounts ``<account_prefix><user>@<account_host>``
 (settings; default ``pd_`` and ``%``), never its own account, never roles, never
-``root``/``mariadb.sys``/``mysql``/``PUBLIC``. An empty prefix manages every account at
+``root``/``mariadb.sys``/``mysql`` (``PUBLIC`` only where its grants reach a governed
+database and pushdown may revoke them). An empty prefix manages every account at
 that host: the configuration then gives it the whole server. It never creates or
 drops accounts.
 """
@@ -49,7 +50,7 @@ from pushdown_mysql.facts import (
     exact_db_name,
     fact_from_json,
 )
-from pushdown_mysql.findings import PUBLIC, public_findings, shadow_findings, stuck
+from pushdown_mysql.findings import PUBLIC, public_findings, public_in_reach, shadow_findings, stuck
 from pushdown_mysql.readback import (
     Dialect,
     ServerRead,
@@ -57,6 +58,7 @@ from pushdown_mysql.readback import (
     dialect_of,
     parse_columns,
     parse_db,
+    parse_fold,
     parse_inventory,
     parse_roles,
     parse_tables,
@@ -132,12 +134,17 @@ class MySQLBackend(Backend):
     def read(self, model: Model, scope: Resolved) -> MySQLSnapshot:
         """One snapshot of the server narrowed to ``scope``: a constant number of queries,
         each with a WHERE on the accounts and databases the scope names."""
-        where = server_scope(scope, self.catalog(model), self.naming)
+        catalogs = sorted(self.enforces(model))
+        if len(catalogs) > 1:  # a configuration error: read everything, keep only what all decide
+            where = ServerScope((ServerRegion(None, None),))
+        else:
+            where = server_scope(scope, catalogs[0] if catalogs else None, self.naming)
         server = self._read(where.accounts, where.databases)
         within = where.within()
-        managed = frozenset(g for g in server.grants if self.manages(g.account, server.me) and within(g))
+        managed = frozenset(g for g in server.grants if self._governs(g, server) and within(g))
         beyond, stuck_findings = stuck(server, managed)
         found = (
+            *self._ambiguous(catalogs),
             *public_findings(server),
             *shadow_findings(server, lambda a: self.manages(a, server.me)),
             *stuck_findings,
@@ -175,9 +182,15 @@ class MySQLBackend(Backend):
             frozenset(roles),
             frozenset(grants | parse_columns(rows["mysql.columns_priv"]) | parse_roles(role_rows)),
             admin_roles(role_rows, session.me),
+            parse_fold(rows["settings"]) if "settings" in rows else 0,
         )
         self.last = snap
         return snap
+
+    def _governs(self, fact: ServerFact, server: ServerRead) -> bool:
+        """A row pushdown keeps equal to the model: a managed account's, or PUBLIC's where
+        pushdown may revoke it (:func:`pushdown_mysql.findings.public_in_reach`)."""
+        return self.manages(fact.account, server.me) or public_in_reach(server, fact)
 
     def manages(self, account: Account, me: Account) -> bool:
         return (
@@ -188,6 +201,15 @@ class MySQLBackend(Backend):
         )
 
     # -- the contract ----------------------------------------------------------------
+
+    def _ambiguous(self, catalogs: list[str]) -> tuple[str, ...]:
+        if len(catalogs) < 2:
+            return ()
+        return (
+            f"one MySQL server enforces one catalog, but {', '.join(catalogs)} name backend {self.name}: "
+            "until one remains, a grant stays only where every one of them decides it (narrower); "
+            "give each catalog its own backend",
+        )
 
     def catalog(self, model: Model) -> str | None:
         catalogs = sorted(self.enforces(model))
@@ -202,15 +224,33 @@ class MySQLBackend(Backend):
         assert isinstance(snapshot, MySQLSnapshot)
         server = snapshot.server
         managed = frozenset(a for a in server.accounts if self.manages(a, server.me))
+        catalogs = sorted(self.enforces(model))
+        if len(catalogs) > 1:  # no error stops the narrowing: what every catalog decides, at most
+            everything = Scope.everything().resolve(model)
+            parts = [self._compile(model, c, server, managed, everything) for c in catalogs]
+            facts = frozenset.intersection(*(p.facts for p in parts))
+            return Desired(facts, tuple(sorted({n for p in parts for n in p.notes})))
+        return self._compile(model, catalogs[0] if catalogs else None, server, managed, scope)
+
+    def _compile(
+        self,
+        model: Model,
+        catalog: str | None,
+        server: ServerRead,
+        managed: frozenset[Account],
+        scope: Resolved,
+    ) -> Desired:
         return compile_desired(
             model,
-            self.catalog(model),
+            catalog,
             server.inventory,
             managed,
             self.naming,
             scope,
             create_on_database=self.create_on_database,
             engine=self.context.engine,
+            fold=server.fold,
+            unmanaged=(server.accounts | server.roles) - managed,
         )
 
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
@@ -218,35 +258,37 @@ class MySQLBackend(Backend):
         failures: list[Failure] = []
         done = 0
         for index, statement in enumerate(todo):
-            for one in [statement] if self._run(statement, index, len(todo), failures) else ():
-                done += one.ops
+            done += self._run(statement, index, len(todo), failures)
             progress(statement.ops)
         return Applied(done, tuple(failures))
 
-    def _run(self, statement: Statement, index: int, total: int, failures: list[Failure]) -> bool:
-        """Run one statement; a refusal is recorded (split per account to isolate it)."""
+    def _run(self, statement: Statement, index: int, total: int, failures: list[Failure]) -> int:
+        """Run one statement; how many operations it did. A refusal is recorded; a statement
+        naming several accounts that fails in any way (an "already gone" error included:
+        MariaDB stops at the first account it fails on, MySQL 8 undoes the whole statement)
+        is run again account by account, so one account never holds back another's change."""
         try:
             self.connection.execute(statement.template, statement.args)
-            return True
+            return statement.ops
         except Exception as exc:
             code, _ = error_parts(exc)
-            if statement.revoking and code in ALREADY_GONE:
-                return True  # somebody revoked it meanwhile: the goal is met
-            error = self._failed(exc, statement, index, total)
+            gone = statement.revoking and code in ALREADY_GONE
+            error = None if gone else self._failed(exc, statement, index, total)
             if isinstance(error, TemporaryBackendError):
                 raise error from exc
             if len(statement.accounts) > 1:
-                for single in statement.split():
-                    self._run(single, index, total, failures)
-                return False
+                return sum(self._run(single, index, total, failures) for single in statement.split())
+            if error is None:
+                return statement.ops  # somebody revoked it meanwhile: the goal is met
             failures.append(Failure((), str(error)))
-            return False
+            return 0
 
     def discover(self, model: Model, seen: str | None) -> tuple[Scope, str | None]:
         """Databases whose tables changed since the last sync (:mod:`pushdown_mysql.discovery`)."""
-        catalog = self.catalog(model)
-        if catalog is None:
-            return Scope.nothing(), None
+        catalogs = sorted(self.enforces(model))
+        if len(catalogs) != 1:  # none, or a configuration error under which every read is full
+            return Scope.nothing(), seen
+        catalog = catalogs[0]
         rows = self.connection.query(SUMMARY_SQL, why="summarising the databases and tables")
         now = summary_of(catalog, rows)
         return changed(seen, now), now
@@ -260,7 +302,7 @@ class MySQLBackend(Backend):
         # database- and table-level grants only: no inventory, no other account's global rows
         server = self._read(accounts, databases, lean=databases is not None)
         region = ServerRegion(accounts, databases)
-        fresh = {g for g in server.grants if self.manages(g.account, server.me) and region.covers(g)}
+        fresh = {g for g in server.grants if self._governs(g, snapshot.server) and region.covers(g)}
         fresh -= stuck(server, fresh)[0]
         kept = {f for f in snapshot.facts if not region.covers(f)}
         facts = frozenset(f for f in kept | fresh if snapshot.within(f))

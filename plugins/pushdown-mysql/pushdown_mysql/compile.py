@@ -30,6 +30,7 @@ from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.scope import Region, Resolved
 from pushdown_mysql.facts import Account, Grant, escape_db_pattern
+from pushdown_mysql.identity import withheld as withheld_users
 from pushdown_mysql.mapping import (
     CREATE_TABLE_PRIVILEGE,
     DATABASE_LEVEL_EXACT,
@@ -37,6 +38,7 @@ from pushdown_mysql.mapping import (
     OWNER_DATABASE_PRIVILEGES,
     TABLE_OPERATIONS,
 )
+from pushdown_mysql.names import Key, blocked, fold_notes, folded, named, unseen_notes, with_named_tables
 from pushdown_mysql.quoting import quote_ident
 
 
@@ -70,6 +72,17 @@ class Naming:
     def account(self, user: str) -> Account:
         return Account(self.prefix + self.map_principal(Principal.user(user)), self.host)
 
+    def try_account(self, user: str) -> Account | None:
+        """:meth:`account`, or ``None`` when the mapping hook fails or gives no usable name
+        (that user then gets nothing; it never stops the other users' changes)."""
+        try:
+            name = self.map_principal(Principal.user(user))
+        except Exception:  # a third-party hook: whatever it raises, the rest goes on
+            return None
+        if not isinstance(name, str) or not name or "\x00" in name:
+            return None
+        return Account(self.prefix + name, self.host)
+
 
 def compile_desired(
     model: Model,
@@ -81,29 +94,37 @@ def compile_desired(
     *,
     create_on_database: bool = False,
     engine: Engine = LOCAL,
+    fold: int = 0,
+    unmanaged: frozenset[Account] = frozenset(),
 ) -> Desired:
+    """``fold`` is the server's ``lower_case_table_names`` (see :mod:`pushdown_mysql.names`);
+    ``unmanaged`` the accounts and roles on the server that pushdown never manages."""
     if catalog is None:
         return Desired(frozenset(), ("no catalog names this backend; every managed grant is revoked",))
     held = inventory.in_model(catalog)
     facts: set[Fact] = set()
-    notes: list[str] = []
-    clashing = _clashes(model, scope, naming)
-    notes += [
-        f"users {', '.join(sorted(users))} all map to account {account}: their grants are withheld "
-        "(narrower) until pushdown_map_principal tells them apart"
-        for account, users in sorted(clashing.items())
-    ]
-    withheld = {u for users in clashing.values() for u in users}
+    withheld, notes = withheld_users(model, naming)
+    cased: dict[Key, str] = {}
     for region in scope.regions:
         roots = _roots(region, catalog)
-        known = _with_model_tables(model, held, catalog, roots)
+        names = named(model, catalog, roots)
+        cased |= folded(names, held, catalog, fold)
+        known = with_named_tables(held, catalog, names)
         ent = engine.compile(model, OPERATIONS, known, region.users, roots)
         for user in ent.users:
             if user in withheld:
                 continue
-            account = naming.account(user)
+            account = naming.try_account(user)
+            if account is None:
+                continue
             view = ent.view(user)
             grants = set(user_grants(view, account, held, create_on_database))
+            if grants and account in unmanaged:
+                notes.append(
+                    f"user {user} maps to account {account}, which pushdown never manages (its own account "
+                    f"or a name the server reserves): refused, {len(grants)} grant(s) withheld"
+                )
+                continue
             if grants and account not in accounts:
                 notes.append(
                     f"user {user}: account {account} does not exist on the server; "
@@ -112,46 +133,17 @@ def compile_desired(
                 continue
             facts |= grants
             notes += create_notes(view, user, catalog, create_on_database)
+            notes += unseen_notes(view, user, held)
             new_schema = held.generic(ObjectRef(SecurableType.CATALOG, (catalog,)), SecurableType.SCHEMA)
             if region.roots is None and view.allowed("create_schema", new_schema):
                 notes.append(
                     f"user {user} may create schemas in catalog {catalog}, but MySQL allows CREATE DATABASE "
                     "only through CREATE on *.*, which pushdown never grants: not granted (narrower)"
                 )
+    if cased:
+        facts = {f for f in facts if not (isinstance(f, Grant) and blocked(f, cased))}
+        notes += fold_notes(cased, fold)
     return Desired(frozenset(facts), tuple(sorted(set(notes))))
-
-
-def _clashes(model: Model, scope: Resolved, naming: Naming) -> dict[Account, set[str]]:
-    """Accounts that two or more model users map to (the users a scope names, or all):
-    each would get the union of their access, so none of them gets any."""
-    everyone = any(r.users is None for r in scope.regions)
-    users = model.users if everyone else {u for r in scope.regions for u in r.users or ()}
-    by_account: dict[Account, set[str]] = {}
-    for user in users:
-        by_account.setdefault(naming.account(user), set()).add(user)
-    return {a: us for a, us in by_account.items() if len(us) > 1}
-
-
-def _with_model_tables(
-    model: Model, held: ModelInventory, catalog: str, roots: list[ObjectRef] | None
-) -> ModelInventory:
-    """The server's objects, plus the tables the model registers in its databases but the
-    server does not hold yet: a DENY or an owner on such a table must keep a database-level
-    grant from being "exact" (it would reach the table the moment it is created). Grants
-    are still only ever listed for held tables."""
-    where = [ObjectRef(SecurableType.CATALOG, (catalog,))] if roots is None else roots
-    extra = [
-        obj
-        for root in where
-        for obj in model.within(root)
-        if obj.type is SecurableType.TABLE and obj not in held and obj.parent in held
-    ]
-    if not extra:
-        return held
-    known = ModelInventory.of(held.within(ObjectRef(SecurableType.CATALOG, (catalog,))))
-    for obj in extra:
-        known.add(obj)
-    return known
 
 
 def _roots(region: Region, catalog: str) -> list[ObjectRef] | None:

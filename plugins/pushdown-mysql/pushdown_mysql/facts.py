@@ -82,7 +82,14 @@ class Account:
     user: str
     host: str
 
+    @property
+    def public(self) -> bool:
+        """``PUBLIC`` (MariaDB >= 10.11): a role every account holds, named by a keyword."""
+        return self.user == "PUBLIC" and self.host == ""
+
     def sql(self) -> str:
+        if self.public:
+            return "PUBLIC"
         return f"{quote_string(self.user)}@{quote_string(self.host)}"
 
     def __str__(self) -> str:

@@ -4,8 +4,10 @@ Each finding is one sentence: what, where, why it matters and what a person must
 They make ``pushdown plan`` and ``verify`` report drift (exit 2) even when pushdown
 has nothing it may change:
 
-- grants ``TO PUBLIC`` (MariaDB ≥ 10.11 keeps them under the user ``PUBLIC``): every
-  account holds them, managed ones included; pushdown never changes ``PUBLIC``;
+- grants ``TO PUBLIC`` (MariaDB ≥ 10.11 keeps them under the role ``PUBLIC``): every
+  account holds them, managed ones included. Those on a table or database pushdown
+  governs, that its account may revoke, are revoked (:func:`public_in_reach`: they
+  would make every managed account wider than the model); the others are reported;
 - a second account with a managed account's user name at a more specific host
   (``pd_x@localhost`` shadows ``pd_x@%``): a login from there is that account;
 - wildcard (```s%`.*``), global (``*.*``) and role grants on a managed account that
@@ -41,14 +43,34 @@ def _grouped(facts: Iterable[Grant | ColumnGrant]) -> dict[tuple[Account, str], 
     return out
 
 
+def public_in_reach(server: ServerRead, fact: ServerFact) -> bool:
+    """A grant TO PUBLIC on a table or database pushdown governs (the server shows it the
+    database) that its account may revoke: pushdown revokes it like a managed grant."""
+    if not isinstance(fact, Grant | ColumnGrant) or not fact.account.public or fact.db is None:
+        return False
+    db = fact.db if fact.table is not None else exact_db_name(fact.db)
+    if db is None or db not in server.inventory.databases:
+        return False
+    if isinstance(fact, ColumnGrant):
+        statement = grant_statement(
+            "remove", [fact.account], [Grant(fact.account, db, fact.table, fact.privilege)]
+        )
+        return not missing_for(server, statement)
+    return not revocable(server, fact)
+
+
 def public_findings(server: ServerRead) -> Iterator[str]:
-    held = (g for g in server.grants if isinstance(g, Grant | ColumnGrant) and g.account.user == PUBLIC)
+    held = (
+        g
+        for g in server.grants
+        if isinstance(g, Grant | ColumnGrant) and g.account.user == PUBLIC and not public_in_reach(server, g)
+    )
     for (_, on), privileges in sorted(_grouped(held).items()):
         privs = ", ".join(privileges)
         yield (
             f"{privs} on {on} is granted TO PUBLIC: every account on the server holds it, the ones "
-            "pushdown manages included, whatever the model decides; pushdown never changes PUBLIC's "
-            f"grants: revoke it by hand: REVOKE {privs} ON {on} FROM PUBLIC"
+            "pushdown manages included, whatever the model decides; pushdown's account may not revoke it "
+            f"there: revoke it by hand: REVOKE {privs} ON {on} FROM PUBLIC"
         )
 
 

@@ -108,6 +108,9 @@ class Dialect:
         if lean is not None:
             del out["inventory"]
             return out
+        # read on every snapshot (one value, same round trip): a server restarted with
+        # another setting folds names differently from then on
+        out["settings"] = ("SELECT @@lower_case_table_names", ())
         if databases is None:  # role grants concern no database: read them when all are in scope
             if self.mariadb:
                 roles = "SELECT User, Host, Role, '', Admin_option FROM mysql.roles_mapping"
@@ -165,9 +168,19 @@ class ServerRead:
     grants: frozenset[ServerFact]
     #: the roles pushdown's own account holds WITH ADMIN OPTION (it may revoke those)
     admin_roles: frozenset[tuple[str, str]] = frozenset()
+    #: ``lower_case_table_names``: 0 compares names as spelled, 1 and 2 in lower case
+    fold: int = 0
 
     def held_by(self, account: Account) -> frozenset[ServerFact]:
         return frozenset(g for g in self.grants if g.account == account)
+
+
+def parse_fold(rows: list[tuple[Any, ...]]) -> int:
+    """``lower_case_table_names`` (an unexpected answer counts as folding: the narrower side)."""
+    try:
+        return int(rows[0][0])
+    except (IndexError, TypeError, ValueError):
+        return 1
 
 
 def _account(user: str, host: str) -> Account:

@@ -83,7 +83,8 @@ def server_object(obj: ObjectRef, catalog: str | None) -> str | bool | None:
 def server_scope(scope: Resolved, catalog: str | None, naming: Naming) -> ServerScope:
     regions = []
     for region in scope.regions:
-        accounts = None if region.users is None else frozenset(naming.account(u).user for u in region.users)
+        mapped = None if region.users is None else (naming.try_account(u) for u in region.users)
+        accounts = None if mapped is None else frozenset(a.user for a in mapped if a is not None)
         databases: set[str] | None = set()
         for root in region.roots or ():
             where = server_object(root, catalog)

@@ -21,7 +21,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +62,9 @@ class LocalMariaDB:
     host: str = "127.0.0.1"
     process: subprocess.Popen[bytes] | None = None
     flavor: str = "mariadb"
+    #: server options given at install and at every start (e.g. ``--lower-case-table-names=1``,
+    #: which must be the same for both)
+    options: tuple[str, ...] = ()
 
     @property
     def datadir(self) -> Path:
@@ -84,6 +87,7 @@ class LocalMariaDB:
             f"--datadir={self.datadir}",
             "--auth-root-authentication-method=normal",
             "--skip-test-db",
+            *self.options,
             *self._as_root(),
         ]
         done = subprocess.run(cmd, capture_output=True, text=True, check=False)  # noqa: S603
@@ -102,6 +106,7 @@ class LocalMariaDB:
             f"--log-error={self.log}",
             "--skip-name-resolve",
             "--innodb-buffer-pool-size=64M",
+            *self.options,
             *self._as_root(),
         ]
         self.process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # noqa: S603
@@ -179,10 +184,11 @@ class LocalMariaDB:
 
 
 @contextlib.contextmanager
-def throwaway_mariadb(parent: str | None = None) -> Iterator[LocalMariaDB]:
-    """A fresh MariaDB on 127.0.0.1 and a free port; deleted afterwards."""
+def throwaway_mariadb(parent: str | None = None, options: Sequence[str] = ()) -> Iterator[LocalMariaDB]:
+    """A fresh MariaDB on 127.0.0.1 and a free port; deleted afterwards. ``options`` go to
+    both ``mariadb-install-db`` and ``mariadbd`` (``--lower-case-table-names=1``)."""
     base = Path(tempfile.mkdtemp(prefix="pushdown-mariadb-", dir=parent))
-    server = LocalMariaDB(base)
+    server = LocalMariaDB(base, options=tuple(options))
     try:
         server.install()
         for attempt in range(3):

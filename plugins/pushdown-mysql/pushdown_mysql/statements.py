@@ -59,9 +59,9 @@ def grant_statement(action: str, accounts: list[Account], grants: list[Grant]) -
     first = grants[0]
     privileges = tuple(sorted({g.privilege for g in grants}, key=lambda p: (RANK.get(p, 99), p)))
     verb, to = ("GRANT", "TO") if action == "add" else ("REVOKE", "FROM")
-    names = ", ".join("%s@%s" for _ in accounts)
+    names = ", ".join("PUBLIC" if a.public else "%s@%s" for a in accounts)
     sql = f"{verb} {', '.join(privileges)} ON {_on(first)} {to} {names}"
-    args = tuple(part for a in accounts for part in (a.user, a.host))
+    args = tuple(part for a in accounts if not a.public for part in (a.user, a.host))
     return Statement(
         sql, args, len(grants), privileges, first.on(), first.db, first.table,
         tuple(accounts), action == "remove", tuple(grants),
@@ -85,10 +85,11 @@ def column_statement(action: str, fact: ColumnGrant) -> Statement:
     verb, to = ("GRANT", "TO") if action == "add" else ("REVOKE", "FROM")
     column = template_ident(fact.column)
     on = f"{template_ident(fact.db)}.{template_ident(fact.table)}"
-    sql = f"{verb} {fact.privilege} ({column}) ON {on} {to} %s@%s"
     account = fact.account
+    sql = f"{verb} {fact.privilege} ({column}) ON {on} {to} {'PUBLIC' if account.public else '%s@%s'}"
+    args = () if account.public else (account.user, account.host)
     return Statement(
-        sql, (account.user, account.host), 1, (fact.privilege,), fact.on(), fact.db, fact.table,
+        sql, args, 1, (fact.privilege,), fact.on(), fact.db, fact.table,
         (account,), action == "remove",
     )  # fmt: skip
 

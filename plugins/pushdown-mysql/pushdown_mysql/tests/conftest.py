@@ -26,6 +26,20 @@ def mariadb() -> Iterator[LocalMariaDB]:
 
 
 @pytest.fixture(scope="session")
+def folding() -> Iterator[LocalMariaDB]:
+    """A second throwaway MariaDB, installed and started with lower_case_table_names=1
+    (started only by the tests that ask for it)."""
+    try:
+        with throwaway_mariadb(options=["--lower-case-table-names=1"]) as server:
+            setup_pushdown_account(server)
+            yield server
+    except ServerUnavailable as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"no MariaDB in CI: {exc}")
+        pytest.skip(f"no MariaDB here: {exc}")
+
+
+@pytest.fixture(scope="session")
 def credentials() -> tuple[str, str]:
     return PUSHDOWN, PUSHDOWN_PASSWORD
 

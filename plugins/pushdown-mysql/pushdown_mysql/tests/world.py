@@ -58,9 +58,13 @@ def admin(server: LocalMariaDB) -> Iterator[Any]:
         conn.close()
 
 
-def backend_for(server: LocalMariaDB, **settings: Any) -> MySQLBackend:
+def backend_for(
+    server: LocalMariaDB, map_principal: Callable[[Principal], str] | None = None, **settings: Any
+) -> MySQLBackend:
     base = {"host": server.host, "port": server.port, "user": PUSHDOWN, "password": PUSHDOWN_PASSWORD}
-    return MySQLBackend(BackendContext(BACKEND, {**base, **settings}))
+    if map_principal is None:
+        return MySQLBackend(BackendContext(BACKEND, {**base, **settings}))
+    return MySQLBackend(BackendContext(BACKEND, {**base, **settings}, map_principal=map_principal))
 
 
 def do(model: Model, events: Iterable[Any]) -> None:

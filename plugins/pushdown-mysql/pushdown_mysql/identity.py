@@ -1,0 +1,45 @@
+"""Which model users may not be given their grants because of how their names map. Pure.
+
+Found over the WHOLE model, whatever the scope of the sync: a sync scoped to ``bob`` must
+still see that ``Bob`` maps to the same account (``pushdown_map_principal`` lower-cases,
+say), or it would grant that account what only bob may do, and Bob logs in there too.
+
+- two or more users mapping to one account: none of them gets anything (the account
+  would hold the union of their access);
+- a user the hook gives no usable name (it raised, or answered nothing): that user gets
+  nothing, and the other users' changes go on.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pushdown.model.state import Model
+from pushdown_mysql.facts import Account
+
+if TYPE_CHECKING:
+    from pushdown_mysql.compile import Naming
+
+
+def withheld(model: Model, naming: Naming) -> tuple[set[str], list[str]]:
+    """The users who get nothing, and the notes that say why."""
+    by_account: dict[Account, set[str]] = {}
+    unmapped: list[str] = []
+    for user in sorted(model.users):
+        account = naming.try_account(user)
+        if account is None:
+            unmapped.append(user)
+        else:
+            by_account.setdefault(account, set()).add(user)
+    clashing = {a: us for a, us in by_account.items() if len(us) > 1}
+    notes = [
+        f"users {', '.join(sorted(users))} all map to account {account}: their grants are withheld "
+        "(narrower) until pushdown_map_principal tells them apart"
+        for account, users in sorted(clashing.items())
+    ]
+    notes += [
+        f"user {u}: pushdown_map_principal gives no account name for it; nothing is granted to it "
+        "(narrower), and only a full sync revokes what the account it mapped to before holds"
+        for u in unmapped
+    ]
+    return {u for users in clashing.values() for u in users} | set(unmapped), notes

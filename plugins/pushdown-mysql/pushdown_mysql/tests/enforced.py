@@ -1,0 +1,146 @@
+"""What the server enforces for a set of accounts, two ways that must agree.
+
+:func:`from_grant_tables` reads the grant tables as an administrator (one round trip)
+and applies MariaDB's own rules: a privilege on ``d.t`` is held when the account (or a
+role it may activate, transitively, or ``PUBLIC``) holds it globally, through any
+``mysql.db`` pattern that matches ``d`` (``_`` and ``%`` are wildcards, ``\\`` escapes),
+on the table, or on any column of it (a column grant is counted as reaching the table:
+never a blind spot). :func:`by_login` logs in as each account and tries ``SELECT``,
+``INSERT``, ``UPDATE`` and ``DELETE`` on every table (rolled back). The adversary reads
+the grant tables after every sync (cheap) and proves on a sample that both answers are
+the same, so what it compares with the evaluator is what the server enforces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pymysql
+
+from pushdown_mysql.diagnose import pattern_matches
+from pushdown_mysql.readback import Dialect, parse_columns, parse_db, parse_roles, parse_tables, parse_users
+from pushdown_mysql.server import LocalMariaDB
+
+from .world import DENIED_CODES, q
+
+Key = tuple[str, str]  # (account user, account host)
+#: (account user, privilege, object): an object is "d.t" or, for database-level rights, "d"
+Held = set[tuple[str, str, str]]
+LOGIN_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE")
+DIALECT = Dialect("mariadb")
+
+
+def from_grant_tables(cur: Any, users: Iterable[str], tables: list[tuple[str, str]], fold: int) -> Held:
+    """What each account ``user@'%'`` holds on each of ``tables`` and their databases."""
+    reads = DIALECT.queries()
+    rows: dict[str, list[tuple[Any, ...]]] = {}
+    for key in ("mysql.user", "mysql.db", "mysql.tables_priv", "mysql.columns_priv", "mysql.roles_mapping"):
+        sql, args = reads[key]
+        cur.execute(sql, args or None)
+        rows[key] = list(cur.fetchall())
+    _, _, grants = parse_users(DIALECT, rows["mysql.user"])
+    facts = grants | parse_db(DIALECT, rows["mysql.db"]) | parse_tables(rows["mysql.tables_priv"])
+    columns = parse_columns(rows["mysql.columns_priv"])
+    edges: dict[Key, set[Key]] = {}
+    for r in parse_roles(rows["mysql.roles_mapping"]):
+        edges.setdefault((r.account.user, r.account.host), set()).add((r.role, ""))
+    by_holder: dict[Key, list[tuple[str | None, str | None, str]]] = {}
+    for g in facts:
+        by_holder.setdefault((g.account.user, g.account.host), []).append((g.db, g.table, g.privilege))
+    for c in columns:
+        by_holder.setdefault((c.account.user, c.account.host), []).append((c.db, c.table, c.privilege))
+    out: Held = set()
+    for user in users:
+        holders = _reach((user, "%"), edges) | _reach(("PUBLIC", ""), edges)
+        rights = [r for h in holders for r in by_holder.get(h, ())]
+        out |= _expand(user, rights, tables, fold)
+    return out
+
+
+def _reach(start: Key, edges: dict[Key, set[Key]]) -> set[Key]:
+    seen, todo = {start}, [start]
+    while todo:
+        for nxt in edges.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def _same(a: str, b: str, fold: int) -> bool:
+    return a.lower() == b.lower() if fold else a == b
+
+
+def _expand(
+    user: str, rights: list[tuple[str | None, str | None, str]], tables: list[tuple[str, str]], fold: int
+) -> Held:
+    out: Held = set()
+    databases = sorted({d for d, _ in tables})
+    for db, table, privilege in rights:
+        if db is None:  # global
+            out |= {(user, privilege, f"{d}.{t}") for d, t in tables} | {
+                (user, privilege, d) for d in databases
+            }
+        elif table is None:
+            hit = [
+                d for d in databases if pattern_matches(db.lower() if fold else db, d.lower() if fold else d)
+            ]
+            out |= {(user, privilege, d) for d in hit}
+            out |= {(user, privilege, f"{d}.{t}") for d, t in tables if d in hit}
+        else:
+            out |= {
+                (user, privilege, f"{d}.{t}")
+                for d, t in tables
+                if _same(d, db, fold) and _same(t, table, fold)
+            }
+    return out
+
+
+def by_login(
+    server: LocalMariaDB, users: Iterable[str], password: str, tables: list[tuple[str, str]]
+) -> Held:
+    """What each account may do on each table, by trying it (only LOGIN_PRIVILEGES)."""
+    out: Held = set()
+    for user in users:
+        try:
+            conn = server.connect(user, password)
+        except pymysql.err.OperationalError:
+            continue  # no such account: it may do nothing
+        try:
+            conn.autocommit(False)
+            with conn.cursor() as cur:
+                cur.execute("SELECT ROLE_NAME FROM information_schema.APPLICABLE_ROLES")
+                roles = sorted({str(r[0]) for r in cur.fetchall()})
+                for role in (None, *roles):  # one role is active at a time; the user may pick any
+                    cur.execute("SET ROLE NONE" if role is None else f"SET ROLE {q(role)}")
+                    out |= {(user, p, o) for p, o in _try_all(conn, cur, tables)}
+        finally:
+            conn.close()
+    return out
+
+
+def _try_all(conn: Any, cur: Any, tables: list[tuple[str, str]]) -> set[tuple[str, str]]:
+    out: set[tuple[str, str]] = set()
+    for d, t in tables:
+        name = f"{q(d)}.{q(t)}"
+        for privilege, sql in (
+            ("SELECT", f"SELECT * FROM {name} LIMIT 0"),
+            ("INSERT", f"INSERT INTO {name} (id) VALUES (1)"),
+            ("UPDATE", f"UPDATE {name} SET id = 2 WHERE 0"),
+            ("DELETE", f"DELETE FROM {name} WHERE 0"),
+        ):
+            if _tries(cur, sql):
+                out.add((privilege, f"{d}.{t}"))
+        conn.rollback()
+    return out
+
+
+def _tries(cur: Any, sql: str) -> bool:
+    try:
+        cur.execute(sql)
+    except pymysql.err.MySQLError as exc:
+        if exc.args[0] not in DENIED_CODES:
+            raise
+        return False
+    return True

@@ -1,0 +1,252 @@
+"""MySQL/MariaDB in the hostile environment (:mod:`tests.adversary`), on a real MariaDB.
+
+Each history draws a name mapping (:data:`tests.adversary.MAPPINGS`: identity, lower,
+realm, two users colliding on one account), grants, DENYs and owners on registered,
+unregistered, capitalised and case-twin objects, removals and returns of users, the
+group and roles, tables created and dropped in the model and on the server, tables
+created on the server only (``outside``: found by the backend's own discovery, as the
+dispatcher would), and hand-made state between syncs (:data:`HAND`, played as an
+administrator on the account a pool user maps to): a table grant, a database grant, a
+column grant, a role with a default role, a grant ``TO PUBLIC``, a grant on a table the
+model denies. A hand step is followed by a sync scoped to what it touched.
+
+After every scoped sync and after the full sync that follows, every user of the pool
+(removed ones too) is checked through the account it maps to: what the server enforces
+(:mod:`.enforced`: the grant tables read as an administrator with MariaDB's own rules,
+proven equal to logging in and trying on every :data:`LOGIN_EVERY`-th check) against the
+evaluator, per privilege and table, and per database for the database-level rights
+(a database-level privilege is allowed when the operation is allowed on every table the
+model names there and on a table nobody named yet). 0 wider is required.
+
+Not drawn: external group resolution (MySQL has no groups: pushdown expands them to
+users, so no host resolves them); hand-made state pushdown's least-privileged account may
+not undo (global and wildcard grants, roles without ADMIN OPTION, a shadowing account at
+another host): it is reported as a finding, never changed (test_mysql_narrowing,
+test_hardening_guards).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pushdown.errors import ModelError
+from pushdown.model import changes as ch
+from pushdown.model.principals import Principal
+from pushdown.model.securables import ObjectRef
+from pushdown.model.state import Model
+from pushdown.reconcile.scope import Scope, scope_of
+from pushdown.reconcile.sync import reconcile
+from pushdown_mysql.account import govern_database
+from pushdown_mysql.server import LocalMariaDB
+from tests.adversary import MAPPINGS, Tally, compare, histories, hostile_steps, mapping_names, model_changes
+from tests.builders import Builder
+
+from .adversary_world import Checker, reset_server
+from .world import PASSWORD, PREFIX, PUSHDOWN, admin, backend_for, q
+
+pytestmark = pytest.mark.mariadb
+
+USERS = ("u1", "u2", "U3")
+ROLES = ("r1", "r2")
+SCHEMAS = ("s1", "s2")
+TABLES = ("a", "b", "Secret", "zz")
+BASE = (("s1", "a"), ("s2", "b"))
+OBJECTS = ("catalog c", *(f"schema c.{s}" for s in SCHEMAS), "table c.s1.a", "table c.s2.b")
+UNREGISTERED = ("table c.s1.Secret", "table c.s1.A", "table c.s2.zz", "schema c.S1", "table c.s3.x")
+PRIVILEGES = ("USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE", "MODIFY_TABLE", "CREATE_TABLE")
+
+Hand = Callable[[Any, str], None]
+
+
+def _grant(sql: str) -> Hand:
+    return lambda cur, user: cur.execute(sql + " TO %s@'%%'", (user,))
+
+
+def _role(cur: Any, user: str) -> None:
+    cur.execute("CREATE ROLE IF NOT EXISTS adv_hr")
+    cur.execute("GRANT SELECT, UPDATE ON `s1`.* TO adv_hr")
+    cur.execute("GRANT adv_hr TO %s@'%%'", (user,))
+    cur.execute("GRANT adv_hr TO %s@'%%' WITH ADMIN OPTION", (PUSHDOWN,))  # so pushdown may revoke it
+    cur.execute("SET DEFAULT ROLE adv_hr FOR %s@'%%'", (user,))
+
+
+def _public(cur: Any, user: str) -> None:
+    cur.execute("GRANT SELECT ON `s1`.`a` TO PUBLIC")
+
+
+def _on_secret(cur: Any, user: str) -> None:
+    cur.execute("CREATE TABLE IF NOT EXISTS `s1`.`Secret` (id INT) ENGINE=MEMORY")
+    cur.execute("GRANT SELECT, DROP ON `s1`.`Secret` TO %s@'%%'", (user,))
+
+
+#: hand-made state: (what, how, the object a sync must look at afterwards)
+HAND: tuple[tuple[str, Hand, str], ...] = (
+    ("table grant", _grant("GRANT SELECT, INSERT, ALTER ON `s1`.`a`"), "table c.s1.a"),
+    ("database grant", _grant("GRANT SELECT, DELETE, DROP ON `s2`.*"), "schema c.s2"),
+    ("column grant", _grant("GRANT SELECT (id), UPDATE (id) ON `s2`.`b`"), "table c.s2.b"),
+    ("role", _role, "catalog c"),
+    ("PUBLIC", _public, "table c.s1.a"),
+    ("grant on a denied table", _on_secret, "table c.s1.Secret"),
+)
+
+steps = hostile_steps(
+    roles=ROLES,
+    users=USERS,
+    objects=OBJECTS,
+    unregistered=UNREGISTERED,
+    privileges=PRIVILEGES,
+    schemas=SCHEMAS,
+    tables=TABLES,
+    hand=len(HAND),
+    rename=True,
+)
+
+
+def start() -> Model:
+    b = Builder().users(*USERS).group("g", "u1").catalog("c", backend="mysql1")
+    for schema in SCHEMAS:
+        b.schema(f"c.{schema}")
+    for d, t in BASE:
+        b.table(f"c.{d}.{t}")
+    b.role("r1", ("catalog c", "USE_CATALOG", "ALLOW"), ("schema c.s1", "USE_SCHEMA", "ALLOW"))
+    b.allow("r1", "schema c.s1", "SELECT_TABLE")
+    b.role("r2", ("catalog c", "USE_CATALOG", "ALLOW"), ("catalog c", "USE_SCHEMA", "ALLOW"))
+    return b.grant_role("r1", users=["u2"], groups=["g"]).grant_role("r2", users=["U3"]).model
+
+
+def accounts() -> list[str]:
+    """Every account a pool user maps to under any mapping."""
+    return sorted({PREFIX + m(Principal.user(u)) for m in MAPPINGS.values() for u in USERS})
+
+
+@pytest.fixture(scope="module")
+def arena(mariadb: LocalMariaDB, folding: LocalMariaDB) -> Iterator[dict[int, LocalMariaDB]]:
+    """The two servers a history plays on, by ``lower_case_table_names``."""
+    servers = {0: mariadb, 1: folding}
+    for server in servers.values():
+        prepare(server)
+    yield servers
+    for server in servers.values():
+        clear(server)
+
+
+def prepare(server: LocalMariaDB) -> None:
+    with admin(server) as cur:
+        for user in accounts():
+            cur.execute("DROP USER IF EXISTS %s@'%%'", (user,))
+            cur.execute("CREATE USER %s@'%%' IDENTIFIED BY %s", (user, PASSWORD))
+        for schema in SCHEMAS:
+            cur.execute(f"DROP DATABASE IF EXISTS {q(schema)}")
+            cur.execute(f"CREATE DATABASE {q(schema)}")
+            sql, args = govern_database(PUSHDOWN, "%", schema)
+            cur.execute(sql, args)
+
+
+def clear(server: LocalMariaDB) -> None:
+    with admin(server) as cur:
+        for user in accounts():
+            cur.execute("DROP USER IF EXISTS %s@'%%'", (user,))
+        cur.execute("DROP ROLE IF EXISTS adv_hr")
+        for schema in SCHEMAS:
+            cur.execute(f"DROP DATABASE IF EXISTS {q(schema)}")
+            cur.execute("REVOKE ALL PRIVILEGES ON " + q(schema) + ".* FROM %s@'%%'", (PUSHDOWN,))
+
+
+def table_step(model: Model, cur: Any, step: tuple[Any, ...]) -> tuple[list[Any], Scope]:
+    """A table created, dropped or renamed in the model and on the server together."""
+    kind, schema, table, *rest = step
+    obj = ObjectRef.of("table", ("c", schema, table))
+    touched = Scope.of([obj, *(ObjectRef.of("table", ("c", schema, n)) for n in rest)])
+    if kind == "create" and obj not in model.objects:
+        cur.execute(f"CREATE TABLE IF NOT EXISTS {q(schema)}.{q(table)} (id INT) ENGINE=MEMORY")
+        return ch.create_object(model, obj), touched
+    if kind == "drop" and obj in model.objects:
+        cur.execute(f"DROP TABLE IF EXISTS {q(schema)}.{q(table)}")
+        return ch.drop_object(model, obj), touched
+    if kind == "rename" and obj in model.objects and rest[0] != table:
+        new = ObjectRef.of("table", ("c", schema, rest[0]))
+        cur.execute(
+            "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+            (schema, rest[0]),
+        )
+        if new in model.objects or cur.fetchall():
+            return [], Scope.nothing()
+        cur.execute(f"RENAME TABLE {q(schema)}.{q(table)} TO {q(schema)}.{q(rest[0])}")
+        return ch.rename_object(model, obj, rest[0]), touched
+    return [], Scope.nothing()
+
+
+def play(model: Model, cur: Any, step: tuple[Any, ...], mapped: Callable[[str], str]) -> Scope:
+    """Play one step on the model and/or the server; the scope its sync looks at."""
+    kind = step[0]
+    if kind == "hand":
+        _, how, obj = HAND[step[1]]
+        how(cur, PREFIX + mapped(USERS[step[1] % len(USERS)]))
+        return Scope.of([ObjectRef.parse(obj)])
+    if kind == "outside":
+        cur.execute(f"CREATE TABLE IF NOT EXISTS {q(step[1])}.{q(step[2])} (id INT) ENGINE=MEMORY")
+        return Scope.nothing()  # no journal event: discovery must find it
+    if kind in ("create", "drop", "rename"):
+        events, touched = table_step(model, cur, step)
+    else:
+        events, touched = model_changes(model, step), Scope.nothing()
+    for event in events:
+        model.apply(event)
+    return Scope.union([touched, *(scope_of(e) for e in events)])
+
+
+def test_mysql_is_never_wider_than_the_evaluator_in_a_hostile_environment(
+    arena: dict[int, LocalMariaDB], capsys: pytest.CaptureFixture[str]
+) -> None:
+    tally = Tally()
+    checkers = {fold: Checker(server, USERS, fold=fold) for fold, server in arena.items()}
+
+    @settings(
+        max_examples=histories(300), deadline=None, suppress_health_check=list(HealthCheck), database=None
+    )
+    @given(
+        mapping=mapping_names,
+        fold=st.sampled_from((0, 0, 1)),
+        history=st.lists(steps, min_size=1, max_size=4),
+    )
+    def run(mapping: str, fold: int, history: list[tuple[Any, ...]]) -> None:
+        mapper = MAPPINGS[mapping]
+        server, checker = arena[fold], checkers[fold]
+
+        def mapped(user: str) -> str:
+            return mapper(Principal.user(user))
+
+        reset_server(server, accounts(), SCHEMAS, BASE)
+        model = start()
+        backend = backend_for(server, map_principal=mapper)
+        try:
+            reconcile(backend, model, Scope.everything())
+            _, seen = backend.discover(model, None)
+            tally.histories += 1
+            for step in history:
+                with admin(server) as cur:
+                    try:
+                        scope = play(model, cur, step, mapped)
+                    except ModelError:
+                        continue
+                found, now = backend.discover(model, seen)
+                for sync_scope in (scope | found, Scope.everything()):
+                    plan, _ = reconcile(backend, model, sync_scope, retries=0)
+                    seen = now
+                    enforced, evaluator, checks = checker.check(model, mapped)
+                    wider, narrower = compare(enforced, evaluator)
+                    tally.record(checks, wider, narrower, [*plan.notes, *plan.findings], mapped)
+                    assert wider == [], (mapping, fold, history, step, sync_scope.describe(), plan.render())
+        finally:
+            backend.close()
+
+    run()
+    logins = sum(c.logins for c in checkers.values())
+    with capsys.disabled():
+        print("\n" + tally.line("mysql") + f"; {logins} login checks agreed with the grant tables")
+    assert tally.wider == 0 and tally.histories >= histories(300) and all(c.logins for c in checkers.values())
