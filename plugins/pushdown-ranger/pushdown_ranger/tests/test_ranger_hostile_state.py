@@ -329,3 +329,27 @@ def test_implied_grants_changed_underneath_never_widen(ranger_standin: Standin) 
     plan, _ = reconcile(backend, b.model, Scope.union(scope_of(e) for e in events))
     assert wider(ranger_standin, b) == []
     assert any("impliedGrants" in n for n in plan.notes)
+
+
+def test_pushdowns_items_never_go_into_a_policy_with_additional_resources(ranger_standin: Standin) -> None:
+    """A hand-made policy on orders that also names leads (``additionalResources``): an item
+    merged there would reach leads too."""
+    b = world().users("dan").role("one", users=["dan"])
+    b.allow("one", "catalog sales", "USE_CATALOG").allow("one", "schema sales.crm", "USE_SCHEMA")
+    b.allow("one", "table sales.crm.orders", "SELECT_TABLE")
+    leads = {"database": {"values": ["crm"]}, "table": {"values": ["leads"]}, "column": {"values": ["*"]}}
+    backend = backend_for(ranger_standin)
+    hand_policy(ranger_standin, ORDERS, additionalResources=[leads])
+    reconcile(backend, b.model, ALL)
+    assert probe(ranger_standin, b.model, "sales", (*USERS, "dan")).wider == []
+    assert backend.plan(b.model, ALL).empty
+
+
+def test_a_hand_made_allow_to_owners_is_a_finding(ranger_standin: Standin) -> None:
+    b = world()
+    backend = backend_for(ranger_standin)
+    items = [{"users": ["{OWNER}"], "accesses": [{"type": "drop"}]}]
+    resources = {"database": {"values": ["ops"]}, "table": {"values": ["*"]}, "column": {"values": ["*"]}}
+    hand_policy(ranger_standin, resources, policyItems=items)
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert any("user {OWNER}" in f and "outside pushdown" in f for f in plan.findings)
