@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pushdown.errors import BackendError, ConfigError, TemporaryBackendError
+from pushdown.errors import BackendError, ConfigError, PermanentBackendError, TemporaryBackendError
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import (
@@ -162,6 +162,8 @@ class RangerBackend(Backend):
         self.role_service = c.service("role_service", self.naming.hive_service)
         self.last: RangerSnapshot | None = None
         self._written = Written()
+        #: what could not be read, in words (a finding while it lasts)
+        self.problems: dict[str, str] = {}
         self._compiled: tuple[object, Desired, Model] | None = None
         self._hive: tuple[object, str | None, Model] | None = None
 
@@ -197,7 +199,15 @@ class RangerBackend(Backend):
     def defs_now(self) -> tuple[dict[str, bool], Implied]:
         """Per service of pushdown's, from its service definition (one call for all): whether
         Ranger honours deny items there, and what each access type implies."""
-        defs = {str(d.get("name")): d for d in self.api.service_defs()}
+        self.problems["defs"] = ""
+        try:
+            defs = {str(d.get("name")): d for d in self.api.service_defs()}
+        except PermanentBackendError as exc:  # (a 503 is temporary: the sync is retried)
+            self.problems["defs"] = (
+                f"the service definitions could not be read ({exc}): pushdown relies on no deny "
+                "item (per-table allow items instead; narrower) and cannot check implied grants"
+            )
+            return dict.fromkeys(self.naming.services, False), ()
         deny: dict[str, bool] = {}
         implied: list[tuple[str, str, frozenset[str]]] = []
         for service in self.naming.services:
@@ -233,6 +243,7 @@ class RangerBackend(Backend):
                 f"(options.{DENY_OPTION}): Ranger ignores deny items and exceptions there; pushdown "
                 "writes none (per-table allow items instead; narrower)"
             )
+        found += [text for text in self.problems.values() if text]
         return replace(snap, findings=tuple(sorted(set(found))))
 
     def _read(self, versions: tuple[tuple[str, Any, Any], ...], deny: Mapping[str, bool]) -> RangerSnapshot:
@@ -262,7 +273,15 @@ class RangerBackend(Backend):
                 roles[str(role["name"])] = role
             else:
                 others.append(role)
-        zones = tuple(self.api.zones())
+        self.problems["zones"] = ""
+        try:
+            zones = tuple(self.api.zones())
+        except PermanentBackendError as exc:
+            zones = ()
+            self.problems["zones"] = (
+                f"the security zones could not be read ({exc}): whether a zone holds a resource "
+                "pushdown writes for (its policies then do not apply there) is not checked"
+            )
         snap = self._snapshot(versions, policies, roles, deny)
         voided = dict(snap.voided)
         more = set(snap.voiding)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pushdown.errors import TemporaryBackendError
+from pushdown.errors import PermanentBackendError, TemporaryBackendError
 from pushdown.model import changes as ch
 from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.model.privileges import Condition
@@ -353,3 +353,29 @@ def test_a_hand_made_allow_to_owners_is_a_finding(ranger_standin: Standin) -> No
     hand_policy(ranger_standin, resources, policyItems=items)
     plan, _ = reconcile(backend, b.model, ALL)
     assert any("user {OWNER}" in f and "outside pushdown" in f for f in plan.findings)
+
+
+@pytest.mark.parametrize("call", ["zones", "service_defs"])
+def test_what_cannot_be_read_never_holds_back_a_narrowing(
+    ranger_standin: Standin, monkeypatch: pytest.MonkeyPatch, call: str
+) -> None:
+    """Security zones or service definitions refused to pushdown's Ranger user (a 403): the
+    sync still narrows, on the narrower side, and says what it could not read."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+
+    def refused() -> None:
+        raise PermanentBackendError("rg", f"Ranger refused list {call} (HTTP 403): forbidden")
+
+    monkeypatch.setattr(backend.api, call, refused)
+    for event in ch.revoke_privileges(
+        b.model, "reader", ObjectRef.parse("catalog sales"), ["SELECT_TABLE"], Condition.ALLOW
+    ):
+        b.model.apply(event)
+    for event in ch.add_user(b.model, "dan"):  # a write elsewhere: the next read reads everything
+        b.model.apply(event)
+    ranger_standin.store.create_role({"name": "other"})
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert wider(ranger_standin, b) == []
+    assert any("could not be read" in f for f in plan.findings)
