@@ -201,6 +201,19 @@ def _additional(standin: Standin, mapped: Callable[[str], str]) -> None:
         standin.store.create_policy(body, create_missing=True)
 
 
+def _widen(standin: Standin, mapped: Callable[[str], str]) -> None:
+    """pushdown's every-table policy of s1 edited by hand to reach every database."""
+    for policy in standin.store.list_policies({"serviceName": "hive"}):
+        resources = policy["resources"]
+        if resources.get("table", {}).get("values") == ["?*"] and resources["database"]["values"] == ["s1"]:
+            edited = {**resources, "database": {"values": ["*"]}}
+            if not any(
+                p["resources"] == edited for p in standin.store.list_policies({"serviceName": "hive"})
+            ):
+                standin.store.update_policy(policy["id"], {**policy, "resources": edited})
+            return
+
+
 #: the Ranger hand-made state a history plays between syncs
 HAND: tuple[Callable[[Standin, Callable[[str], str]], None], ...] = (
     _deny_exceptions,
@@ -215,6 +228,7 @@ HAND: tuple[Callable[[Standin, Callable[[str], str]], None], ...] = (
     _member,
     _everyone,
     _additional,
+    _widen,
 )
 
 steps = hostile_steps(

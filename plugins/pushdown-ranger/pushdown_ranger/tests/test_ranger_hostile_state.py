@@ -379,3 +379,36 @@ def test_what_cannot_be_read_never_holds_back_a_narrowing(
     plan, _ = reconcile(backend, b.model, ALL)
     assert wider(ranger_standin, b) == []
     assert any("could not be read" in f for f in plan.findings)
+
+
+def test_pushdowns_policy_widened_by_hand_is_put_right_by_a_scoped_sync(ranger_standin: Standin) -> None:
+    """Somebody edits pushdown's every-table policy of crm to reach every database: the next
+    sync, scoped to another database, takes pushdown's items out of it all the same."""
+    b = (
+        Builder()
+        .users("alice", "bob", "carol")
+        .catalog("sales", backend="rg")
+        .schema("sales.crm")
+        .table("sales.crm.orders")
+        .schema("sales.ops")
+        .table("sales.ops.runs")
+        .role("reader", users=["bob"])
+        .allow("reader", "catalog sales", "USE_CATALOG", "USE_SCHEMA")
+        .allow("reader", "schema sales.crm", "SELECT_TABLE")
+    )
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    every = next(
+        p
+        for p in ranger_standin.store.list_policies({})
+        if p["resources"].get("table", {}).get("values") == ["?*"]
+    )
+    resources = {**every["resources"], "database": {"values": ["*"]}}
+    ranger_standin.store.update_policy(every["id"], {**every, "resources": resources})
+    events = ch.grant_privileges(
+        b.model, "reader", ObjectRef.parse("schema sales.ops"), ["CREATE_TABLE"], Condition.ALLOW
+    )
+    for event in events:
+        b.model.apply(event)
+    reconcile(backend, b.model, Scope.union(scope_of(e) for e in events))
+    assert wider(ranger_standin, b) == []
