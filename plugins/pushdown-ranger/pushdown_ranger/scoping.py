@@ -50,9 +50,27 @@ def covering(focus: Focus, hive_service: str) -> Callable[[Fact], bool]:
     def covers(fact: Fact) -> bool:
         if not isinstance(fact, PolicyFact) or fact.service != hive_service:
             return True
-        named = [v for k, v, _ in fact.resources if k == "database"]
-        if len(named) != 1 or len(named[0]) != 1 or not exact(named[0][0]):
-            return True  # not a resource set pushdown writes (edited by hand?): every sync
-        return named[0][0].casefold() in databases
+        database = _shaped(fact)
+        if database is None:
+            return True  # not a resource set pushdown writes (made or edited by hand): every sync
+        return database.casefold() in databases
 
     return covers
+
+
+def _shaped(fact: PolicyFact) -> str | None:
+    """The database of a resource set shaped as pushdown writes Hive policies
+    (``database=d``; ``database=d, table=t|?*, column=*``), else ``None``."""
+    values = {k: v for k, v, recursive in fact.resources if not recursive}
+    if len(values) != len(fact.resources) or set(values) not in (
+        {"database"},
+        {"database", "table", "column"},
+    ):
+        return None
+    if any(len(v) != 1 for v in values.values()) or not exact(values["database"][0]):
+        return None
+    if "table" in values and (
+        values["column"] != ("*",) or not (exact(values["table"][0]) or values["table"] == ("?*",))
+    ):
+        return None
+    return values["database"][0]

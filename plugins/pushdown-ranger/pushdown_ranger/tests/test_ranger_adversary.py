@@ -214,6 +214,18 @@ def _widen(standin: Standin, mapped: Callable[[str], str]) -> None:
             return
 
 
+def _borrow(standin: Standin, mapped: Callable[[str], str]) -> None:
+    """A hand-made policy on ``s2.b*`` allowing one of pushdown's roles to drop tables."""
+    body = {
+        "service": "hive",
+        "name": "hand borrow",
+        "resources": _resources("s2", "b*"),
+        "policyItems": [{"roles": ["pd_r1"], "accesses": [{"type": "drop"}, {"type": "select"}]}],
+    }
+    if not standin.store.list_policies({"policyName": "hand borrow"}):
+        standin.store.create_policy(body, create_missing=True)
+
+
 #: the Ranger hand-made state a history plays between syncs
 HAND: tuple[Callable[[Standin, Callable[[str], str]], None], ...] = (
     _deny_exceptions,
@@ -229,6 +241,7 @@ HAND: tuple[Callable[[Standin, Callable[[str], str]], None], ...] = (
     _everyone,
     _additional,
     _widen,
+    _borrow,
 )
 
 steps = hostile_steps(

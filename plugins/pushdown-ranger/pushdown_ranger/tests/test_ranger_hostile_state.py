@@ -412,3 +412,23 @@ def test_pushdowns_policy_widened_by_hand_is_put_right_by_a_scoped_sync(ranger_s
         b.model.apply(event)
     reconcile(backend, b.model, Scope.union(scope_of(e) for e in events))
     assert wider(ranger_standin, b) == []
+
+
+def test_a_hand_made_item_naming_a_managed_role_is_taken_out_by_a_scoped_sync(
+    ranger_standin: Standin,
+) -> None:
+    """A hand-made policy on ``crm.o*`` allows pushdown's reader role to drop: pushdown's
+    roles are pushdown's, so the next sync, scoped elsewhere, takes the item out."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    resources = {"database": {"values": ["crm"]}, "table": {"values": ["o*"]}, "column": {"values": ["*"]}}
+    items = [{"roles": ["pd_reader"], "accesses": [{"type": "drop"}]}]
+    hand_policy(ranger_standin, resources, policyItems=items)
+    events = ch.grant_privileges(
+        b.model, "reader", ObjectRef.parse("schema sales.ops"), ["CREATE_TABLE"], Condition.ALLOW
+    )
+    for event in events:
+        b.model.apply(event)
+    reconcile(backend, b.model, Scope.union(scope_of(e) for e in events))
+    assert wider(ranger_standin, b) == []
