@@ -38,7 +38,7 @@ from pushdown.reconcile.backend import (
 )
 from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.scope import Resolved, Scope
-from pushdown_hive.batches import BATCH, Sent, chunks, send
+from pushdown_hive.batches import BATCH, Sent, chunks, not_widening, refusal, send
 from pushdown_hive.compile import RoleSetup, compile_desired, mapped
 from pushdown_hive.facts import (
     ROLE,
@@ -67,40 +67,7 @@ from pushdown_hive.readback import (
     server_scope,
 )
 from pushdown_hive.roles import Play, ServerRoles, Triple, plays
-
-
-def flag(context: BackendContext, key: str, *, default: bool = False) -> bool:
-    """A yes/no setting: TOML ``true``/``false`` (or the strings)."""
-    value = context.setting(key, default)
-    if isinstance(value, bool):
-        return value
-    if str(value).lower() in ("true", "yes", "1", "false", "no", "0"):
-        return str(value).lower() in ("true", "yes", "1")
-    raise ConfigError(f"backend {context.name}: setting {key!r} must be true or false, not {value!r}")
-
-
-def positive(context: BackendContext, key: str, default: int) -> int:
-    value = context.setting(key, default)
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        number = 0
-    if number < 1:
-        raise ConfigError(
-            f"backend {context.name}: setting {key!r} must be a whole number above 0, not {value!r}"
-        )
-    return number
-
-
-def seconds(context: BackendContext, key: str, default: float) -> float:
-    value = context.setting(key, default)
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = 0.0
-    if not 0 < number < 10**6:  # also refuses nan and inf
-        raise ConfigError(f"backend {context.name}: setting {key!r} must be seconds above 0, not {value!r}")
-    return number
+from pushdown_hive.settings import flag, positive, seconds
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -219,6 +186,7 @@ class HiveBackend(Backend):
         server = self._read(where)
         roles = self._read_roles() if self.role_fence is not None else ServerRoles({})
         identity = Identity.of(model, self.naming)  # the whole model, never only the scope
+        scope = identity.widened(scope)
         if self.roles:
             in_play = plays(scope, model, roles, self.role_prefix, identity.names_of)
         else:  # every managed role is unwanted: all of them in play, to be dropped
@@ -342,7 +310,7 @@ class HiveBackend(Backend):
         held_back: list[Failure] = []
         for doing, ops, size, call in steps:
             if doing.startswith("granting"):
-                ops, kept = _not_widening(ops, sent.refused)
+                ops, kept = not_widening(ops, sent.refused)
                 held_back += kept
             for batch in chunks(ops, size):
                 try:
@@ -436,56 +404,6 @@ class HiveBackend(Backend):
             except Exception:  # noqa: S110 - closing a dead connection has nothing to report
                 pass
             self._ms = None
-
-
-def _roles_of(fact: Fact) -> set[str]:
-    """The metastore roles an operation changes (what they carry or who holds them)."""
-    if isinstance(fact, HiveMember):
-        return {fact.role}
-    if isinstance(fact, HiveHeld):
-        return {fact.role} | ({fact.principal} if fact.principal_type == ROLE else set())
-    if isinstance(fact, HiveGrant) and fact.principal_type == ROLE:
-        return {fact.principal}
-    return set()
-
-
-def _not_widening(ops: list[Op], refused: list[tuple[Op, str]]) -> tuple[list[Op], list[Failure]]:
-    """Hold back the grants to, and of, a role whose revoke the metastore refused.
-
-    The plan revokes from a role what one of its (new) holders may not have, or revokes
-    the role from a holder who may not have what it is about to carry: when that revoke
-    is refused, granting the role or its privileges would give a holder more than the
-    model does. They are not sent (narrower); the next sync tries again."""
-    stuck = {role for op, _ in refused if op.action == "remove" for role in _roles_of(op.fact)}
-    if not stuck:
-        return ops, []
-    send, held = [], []
-    for op in ops:
-        role = next(iter(sorted(_roles_of(op.fact) & stuck)), None)
-        if role is not None:
-            held.append(
-                Failure(
-                    (op,),
-                    f"not sent: {op.fact} (a revoke on role {role} was refused; granting "
-                    "this could give a holder more than the model does)",
-                )
-            )
-        else:
-            send.append(op)
-    return send, held
-
-
-def refusal(op: Op, words: str) -> str:
-    """The metastore's words, and what its opaque "internal error" usually means."""
-    doing = "grant" if op.action != "remove" else "revoke"
-    hint = ""
-    if "internal error" in words.lower():
-        what = "it already holds (whoever granted it)" if doing == "grant" else "it does not hold"
-        hint = (
-            f" (the metastore answers a {doing} of a privilege {what}, or one on an object dropped "
-            "meanwhile, with this error; check the object and sync again)"
-        )
-    return f"the metastore refused to {doing} {op.fact}: {words}{hint}"
 
 
 def _digest(tables: list[str]) -> str:

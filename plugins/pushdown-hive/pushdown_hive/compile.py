@@ -111,9 +111,7 @@ def compile_desired(
                 )
         through: dict[str, set[Triple]] = {}
         if setup.enabled:
-            through = _role_facts(
-                model, catalog, play, setup, per_user, withheld | twins, naming, facts, notes
-            )
+            through = _role_facts(model, catalog, play, setup, per_user, withheld, naming, facts, notes)
         for user, triples in per_user.items():
             name = naming(user)
             via = set().union(*(through.get(r, set()) for r in model.roles_of(user))) if through else set()

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from pushdown.model.state import Model
+from pushdown.reconcile.scope import Region, Resolved
 
 Naming = Callable[[str], str]
 
@@ -80,6 +81,20 @@ class Identity:
 
     def names_of(self, users: Iterable[str]) -> frozenset[str]:
         return frozenset(n for u in users if (n := self.name(u)) is not None)
+
+    def sharing(self, users: Iterable[str]) -> frozenset[str]:
+        """``users`` and every model user whose metastore name is one of theirs: what those
+        get depends on all of them (a clash withholds, a removal may end it)."""
+        out = set(users)
+        for name in self.names_of(users):
+            out |= self.users.get(name, frozenset())
+        return frozenset(out)
+
+    def widened(self, scope: Resolved) -> Resolved:
+        """Each region of ``scope`` with the users sharing its users' names."""
+        return Resolved(
+            tuple(r if r.users is None else Region(self.sharing(r.users), r.roots) for r in scope.regions)
+        )
 
     def orphan(self, name: str) -> bool:
         """No model user maps to ``name`` (any more)."""

@@ -18,14 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-import re
-import urllib.parse
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pushdown.errors import BackendError, ConfigError, TemporaryBackendError
+from pushdown.errors import BackendError, ConfigError, PermanentBackendError, TemporaryBackendError
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import (
@@ -40,9 +37,10 @@ from pushdown.reconcile.backend import (
 )
 from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.scope import Resolved, Scope
+from pushdown_ranger.checked import SERVICE_NAME, Checked  # noqa: F401 - SERVICE_NAME, as before
 from pushdown_ranger.client import RangerAPI
 from pushdown_ranger.compiling import compile_all
-from pushdown_ranger.facts import PolicyFact, RoleFact, fact_from_json
+from pushdown_ranger.facts import PolicyFact, fact_from_json
 from pushdown_ranger.handmade import (
     exception_findings,
     role_bypasses,
@@ -53,6 +51,18 @@ from pushdown_ranger.handmade import (
     voided_findings,
     voiding,
     zone_findings,
+)
+from pushdown_ranger.ordering import (  # noqa: F401 - the order's names, as before
+    BOTH,
+    CREATE_ROLES,
+    DROP_ROLES,
+    MEMBERS_IN,
+    MEMBERS_OUT,
+    NARROW,
+    WIDEN,
+    Write,
+    schedule,
+    stage_of,
 )
 from pushdown_ranger.readback import bypasses, policy_fact, resource_key, role_fact, unenforced
 from pushdown_ranger.scoping import Focus, covering, focus_of
@@ -119,7 +129,7 @@ class RangerBackend(Backend):
 
     def __init__(self, context: BackendContext) -> None:
         super().__init__(context)
-        c = _Checked(context)
+        c = Checked(context)
         password = context.secret("password")
         self.api = RangerAPI(
             context.name,
@@ -152,6 +162,8 @@ class RangerBackend(Backend):
         self.role_service = c.service("role_service", self.naming.hive_service)
         self.last: RangerSnapshot | None = None
         self._written = Written()
+        #: what could not be read, in words (a finding while it lasts)
+        self.problems: dict[str, str] = {}
         self._compiled: tuple[object, Desired, Model] | None = None
         self._hive: tuple[object, str | None, Model] | None = None
 
@@ -187,7 +199,15 @@ class RangerBackend(Backend):
     def defs_now(self) -> tuple[dict[str, bool], Implied]:
         """Per service of pushdown's, from its service definition (one call for all): whether
         Ranger honours deny items there, and what each access type implies."""
-        defs = {str(d.get("name")): d for d in self.api.service_defs()}
+        self.problems["defs"] = ""
+        try:
+            defs = {str(d.get("name")): d for d in self.api.service_defs()}
+        except PermanentBackendError as exc:  # (a 503 is temporary: the sync is retried)
+            self.problems["defs"] = (
+                f"the service definitions could not be read ({exc}): pushdown relies on no deny "
+                "item (per-table allow items instead; narrower) and cannot check implied grants"
+            )
+            return dict.fromkeys(self.naming.services, False), ()
         deny: dict[str, bool] = {}
         implied: list[tuple[str, str, frozenset[str]]] = []
         for service in self.naming.services:
@@ -223,6 +243,7 @@ class RangerBackend(Backend):
                 f"(options.{DENY_OPTION}): Ranger ignores deny items and exceptions there; pushdown "
                 "writes none (per-table allow items instead; narrower)"
             )
+        found += [text for text in self.problems.values() if text]
         return replace(snap, findings=tuple(sorted(set(found))))
 
     def _read(self, versions: tuple[tuple[str, Any, Any], ...], deny: Mapping[str, bool]) -> RangerSnapshot:
@@ -252,7 +273,15 @@ class RangerBackend(Backend):
                 roles[str(role["name"])] = role
             else:
                 others.append(role)
-        zones = tuple(self.api.zones())
+        self.problems["zones"] = ""
+        try:
+            zones = tuple(self.api.zones())
+        except PermanentBackendError as exc:
+            zones = ()
+            self.problems["zones"] = (
+                f"the security zones could not be read ({exc}): whether a zone holds a resource "
+                "pushdown writes for (its policies then do not apply there) is not checked"
+            )
         snap = self._snapshot(versions, policies, roles, deny)
         voided = dict(snap.voided)
         more = set(snap.voiding)
@@ -394,7 +423,7 @@ class RangerBackend(Backend):
     # apply ------------------------------------------------------------------------------
     def order(self, op: Op) -> tuple[object, ...]:
         """The plan's order: each operation where its first write goes (:func:`schedule`)."""
-        return (_stage(op, split=True)[0], str(op.fact))
+        return (stage_of(op, split=True)[0], str(op.fact))
 
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
         """The writes of :func:`schedule`, in order. Once a write is refused (or unanswered),
@@ -475,195 +504,6 @@ class RangerBackend(Backend):
 
     def fact_from_json(self, data: Mapping[str, Any]) -> Fact:
         return fact_from_json(data)
-
-
-#: Ranger service names as they may stand in a URL path (the client puts them there unquoted)
-SERVICE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,254}")
-
-
-class _Checked:
-    """The backend's settings, each checked: a :class:`ConfigError` names the key and why
-    (never a raw ``ValueError``; never a credential)."""
-
-    def __init__(self, context: BackendContext) -> None:
-        self.name = context.name
-        self.context = context
-
-    def _bad(self, key: str, why: str) -> ConfigError:
-        return ConfigError(f"backend {self.name}: {key}: {why}")
-
-    def url(self) -> str:
-        value = self.context.setting("url", required=True)
-        if not isinstance(value, str) or not value or any(not c.isprintable() or c.isspace() for c in value):
-            raise self._bad("url", 'the address of Ranger Admin, such as "http://ranger:6080"')
-        try:
-            parts = urllib.parse.urlsplit(value)
-            parts.port  # noqa: B018 - raises on a port that is not a number
-        except ValueError:
-            raise self._bad("url", 'the address of Ranger Admin, such as "http://ranger:6080"') from None
-        if parts.username is not None or parts.password is not None:
-            raise self._bad(
-                "url", "must not carry a user or password (set user, and password as a secret reference)"
-            )
-        if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
-            raise self._bad(
-                "url", f'{value!r}: the address of Ranger Admin, such as "http://ranger:6080" (http or https)'
-            )
-        return value
-
-    def text(self, key: str, default: str) -> str:
-        value = self.context.setting(key, default)
-        if not isinstance(value, str) or not value or any(not c.isprintable() for c in value):
-            raise self._bad(key, f"{value!r}: must be a non-empty string without control characters")
-        return value
-
-    def service(self, key: str, default: str) -> str:
-        value = self.context.setting(key, default)
-        if not isinstance(value, str) or not SERVICE_NAME.fullmatch(value):
-            raise self._bad(
-                key, f"{value!r}: a Ranger service name (letters, digits, _ - and ., not starting with .)"
-            )
-        return value
-
-    def number(self, key: str, default: float, *, low: float, strict: bool = False) -> float:
-        value = self.context.setting(key, default)
-        ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-        if not ok or value < low or (strict and value == low):
-            raise self._bad(key, f"{value!r}: a {'positive' if strict else 'non-negative'} number of seconds")
-        return float(value)
-
-    def choice(self, key: str, default: str, allowed: tuple[str, ...]) -> str:
-        value = self.context.setting(key, default)
-        if value not in allowed:
-            raise self._bad(key, f"{value!r}: one of {', '.join(repr(a) for a in allowed)}")
-        return str(value)
-
-    def whole(self, key: str, default: int, low: int, high: int) -> int:
-        value = self.context.setting(key, default)
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise self._bad(key, f"{value!r}: a whole number from {low} to {high}")
-        return value
-
-
-@dataclass(frozen=True)
-class Write:
-    """One write of :func:`schedule`: ``step`` (an operation, or the narrowing half of one)
-    for ``op``; ``widens``: it may grant more; ``last``: ``op`` is done once it is."""
-
-    stage: int
-    step: Op
-    op: Op
-    widens: bool
-    last: bool
-    sub: int = 0
-
-
-#: the stages of :func:`schedule`
-CREATE_ROLES, NARROW, MEMBERS_OUT, BOTH, WIDEN, MEMBERS_IN, DROP_ROLES = range(7)
-
-
-def schedule(ops: tuple[Op, ...] | list[Op], held: Iterable[Fact] = ()) -> list[Write]:
-    """The writes of an apply, narrow-first across policies:
-
-    0. roles created (nothing names a new role yet);
-    1. every policy write that only narrows (allow items removed, deny items added, a
-       deny-only policy created), and the narrowing half of a change that does both:
-       the policy with the allow items it keeps and the deny items of before and after;
-    2. members join the roles no allow item names (that only narrows); then members leave
-       roles, those of roles no deny item names first (a role change that also adds
-       members: to the members it keeps);
-    3. the one policy change that both narrows and widens, whole, when it is the only one
-       (every other policy then holds its narrowed form, which its new form only widens);
-    4. every policy write that widens (deny items removed, allow items added), and the
-       rest of each change that does both when there are two or more (then each is split);
-    5. members join roles (the policies name the roles as they should by now): those a deny
-       item names first;
-    6. roles removed (Ranger refuses to delete a role a policy still names).
-
-    After any prefix of stage 1 each policy holds what it held or its narrowed form
-    (allow items of before and after, deny items of either), so nothing is allowed that
-    was not; from stage 3 on, its narrowed form or its new one, so nothing is allowed
-    that the new model does not allow (the members of a role aside: see docs/ranger.md).
-    A policy is written twice only when two or more changes both narrow and widen.
-    ``held``: the facts Ranger holds (which roles its policies name in allow and deny items)."""
-    policies = [f for f in held if isinstance(f, PolicyFact)]
-    policies += [f for op in ops for f in (op.before, op.after) if isinstance(f, PolicyFact)]
-    allowing = {role for f in policies for role, _ in f.allow}
-    denying = {role for f in policies for role, _ in f.deny}
-    mixed = sum(1 for op in ops if isinstance(op.fact, PolicyFact) and _stage(op)[1] is not None)
-    out: list[Write] = []
-    for op in ops:
-        first, half = _stage(op, split=mixed > 1)
-        if first == MEMBERS_IN and isinstance(op.fact, RoleFact) and op.fact.name not in allowing:
-            first = MEMBERS_OUT  # joining a role only deny items name: narrower
-        sub = _within(op, first, half is not None, denying)
-        if half is None:
-            out.append(Write(first, op, op, BOTH <= first < DROP_ROLES, True, sub))
-        else:
-            out.append(Write(first, half, op, False, False, sub))
-            later = WIDEN if isinstance(op.fact, PolicyFact) else MEMBERS_IN
-            out.append(Write(later, op, op, True, True, _within(op, later, False, denying)))
-    out.sort(key=lambda w: (w.stage, w.sub, str(w.op.fact), w.last))
-    return out
-
-
-def _within(op: Op, stage: int, split: bool, denying: set[str]) -> int:
-    """The order of role writes within their stage: in stage 2, members joining first,
-    then leaving roles no deny item names; in stage 5, joining roles a deny item names first."""
-    if not isinstance(op.fact, RoleFact):
-        return 0
-    named = op.fact.name in denying
-    if stage == MEMBERS_OUT:
-        return 0 if _added(op) and not split else (2 if named else 1)
-    if stage == MEMBERS_IN:
-        return 0 if named else 1
-    return 0
-
-
-def _stage(op: Op, *, split: bool = True) -> tuple[int, Op | None]:
-    """Where ``op``'s first write goes, and the narrowing half written there when ``op``
-    is written twice (``split``: a policy change that both narrows and widens is)."""
-    before, after = op.before, op.after
-    if isinstance(op.fact, RoleFact):
-        if op.action == "remove":
-            return DROP_ROLES, None
-        if op.action == "add" or not (isinstance(before, RoleFact) and isinstance(after, RoleFact)):
-            return CREATE_ROLES, None
-        if not _added(op):
-            return MEMBERS_OUT, None
-        if before.users - after.users or before.groups - after.groups or before.roles - after.roles:
-            kept = RoleFact(
-                after.name,
-                before.users & after.users,
-                before.groups & after.groups,
-                before.roles & after.roles,
-            )
-            return MEMBERS_OUT, Op("change", before, kept, op.phase)
-        return MEMBERS_IN, None
-    old = before if isinstance(before, PolicyFact) else None
-    new = after if isinstance(after, PolicyFact) else None
-    allow0, deny0 = (old.allow, old.deny) if old else (frozenset(), frozenset())
-    allow1, deny1 = (new.allow, new.deny) if new else (frozenset(), frozenset())
-    narrows = bool(allow0 - allow1 or deny1 - deny0)
-    widens = bool(allow1 - allow0 or deny0 - deny1)
-    if not widens:
-        return NARROW, None
-    if not narrows:
-        return WIDEN, None
-    if not split:
-        return BOTH, None
-    fact = op.fact
-    assert isinstance(fact, PolicyFact)
-    mid = PolicyFact(fact.service, fact.resources, allow0 & allow1, deny0 | deny1)
-    return NARROW, Op("change" if old else "add", old, mid, op.phase)
-
-
-def _added(op: Op) -> bool:
-    """Whether a role change adds members (it widens whatever names the role)."""
-    before, after = op.before, op.after
-    if not (isinstance(before, RoleFact) and isinstance(after, RoleFact)):
-        return False
-    return bool(after.users - before.users or after.groups - before.groups or after.roles - before.roles)
 
 
 def _implying_more(snapshot: RangerSnapshot, service: str) -> set[str]:

@@ -6,7 +6,6 @@ state and name mapping require of it (see :mod:`pushdown_ranger.handmade` and
   policies from a second compile without deny items; so does a topic or fileset service
   where such a policy is on one of pushdown's resource sets (``voiding``); the rest comes
   from the first.
-- Roles get users, never groups: the model's group members, not the enforcing host's.
 - Model users mapping to one Ranger user are compiled apart, then folded into that user.
 - Policies of a service Ranger does not have are not pushed (a note).
 """
@@ -61,7 +60,6 @@ def compile_all(
     if databases or leaves:
         off = run({**deny, **dict.fromkeys(leaves, False), **({hive: False} if databases else {})})
         desired = _splice(desired, off, databases, leaves, naming, elsewhere)
-    desired = _by_users(desired, model, local)
     desired = fold(desired, model, local, colliding, elsewhere) if colliding else desired
     return _unserviced(_implying(desired, implied), services)
 
@@ -119,25 +117,6 @@ def _implying(desired: Desired, implied: tuple[tuple[str, str, frozenset[str]], 
         for d in sorted(dropped)
     ]
     return replace(desired, facts=frozenset(facts), notes=(*desired.notes, *notes))
-
-
-def _by_users(desired: Desired, model: Model, naming: Naming) -> Desired:
-    """Roles whose members are groups get those groups' users (as the model says) instead:
-    Ranger's plugins resolve a user's groups on the enforcing host (usersync, the OS), which
-    may place users in a group the model does not (an ALLOW would reach them) or leave out
-    users the model places there (a DENY would miss them)."""
-    members: dict[str, set[str]] = {}
-    for user, groups in model.user_groups.items():
-        if user in model.users:
-            for group in groups:
-                members.setdefault(naming.group(group), set()).add(naming.user(user))
-    facts: list[Fact] = []
-    for fact in desired.facts:
-        if isinstance(fact, RoleFact) and fact.groups:
-            users = set(fact.users).union(*(members.get(g, set()) for g in fact.groups))
-            fact = replace(fact, users=frozenset(users), groups=frozenset())
-        facts.append(fact)
-    return replace(desired, facts=frozenset(facts))
 
 
 def _databases(desired: Desired, hive_service: str) -> set[str]:

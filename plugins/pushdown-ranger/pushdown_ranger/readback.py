@@ -10,6 +10,7 @@ and is written back untouched.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -20,11 +21,17 @@ ITEM_KINDS = (("policyItems", False), ("denyPolicyItems", True))
 
 
 def resource_key(policy: Json) -> tuple[Resource, ...]:
+    """The resource set, as pushdown keys policies. A policy with ``additionalResources``
+    (more resource sets, Ranger 2.5) never has the key of one pushdown writes: its items
+    apply to every set, so pushdown's items never go there."""
     out = []
     for name, spec in (policy.get("resources") or {}).items():
         values = tuple(sorted(str(v) for v in spec.get("values") or ()))
         suffix = "!" if spec.get("isExcludes") else ""
         out.append((name + suffix, values, bool(spec.get("isRecursive"))))
+    more = policy.get("additionalResources")
+    if more:
+        out.append(("+additional", (json.dumps(more, sort_keys=True, default=str),), False))
     return tuple(sorted(out))
 
 
@@ -155,7 +162,7 @@ def bypasses(policy: Json, users: set[str], groups: set[str]) -> list[str]:
     out = []
     for item in policy.get("policyItems") or ():
         accesses = ",".join(sorted(str(a.get("type")) for a in item.get("accesses") or ()))
-        reached = [f"user {u}" for u in item.get("users") or () if u in users or u == "{USER}"]
+        reached = [f"user {u}" for u in item.get("users") or () if u in users or u in ("{USER}", "{OWNER}")]
         reached += [f"group {g}" for g in item.get("groups") or () if g in groups or g == "public"]
         if reached:
             where = describe(resource_key(policy))

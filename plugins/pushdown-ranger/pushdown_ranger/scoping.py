@@ -16,6 +16,7 @@ from pushdown.model.securables import LEAF_TYPES, ObjectRef, SecurableType
 from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.scope import Resolved
 from pushdown_ranger.facts import PolicyFact
+from pushdown_ranger.naming import exact
 
 Focus = frozenset[ObjectRef] | None
 _AT_OR_BELOW_SCHEMA = frozenset(LEAF_TYPES) | {SecurableType.SCHEMA}
@@ -39,7 +40,9 @@ def focus_of(scope: Resolved, hive: str | None) -> Focus:
 
 def covering(focus: Focus, hive_service: str) -> Callable[[Fact], bool]:
     """Which facts a focus covers: everything but the Hive policies of other databases
-    (compared without case, as Ranger's Hive resources are)."""
+    (compared without case, as Ranger's Hive resources are). A policy on resources pushdown
+    never writes (several databases, a wildcard: edited by hand) is always covered, so
+    whatever sync comes next takes pushdown's items out of it."""
     if focus is None:
         return lambda fact: True
     databases = {s.names[1].casefold() for s in focus}
@@ -47,6 +50,27 @@ def covering(focus: Focus, hive_service: str) -> Callable[[Fact], bool]:
     def covers(fact: Fact) -> bool:
         if not isinstance(fact, PolicyFact) or fact.service != hive_service:
             return True
-        return any(k == "database" and {d.casefold() for d in v} <= databases for k, v, _ in fact.resources)
+        database = _shaped(fact)
+        if database is None:
+            return True  # not a resource set pushdown writes (made or edited by hand): every sync
+        return database.casefold() in databases
 
     return covers
+
+
+def _shaped(fact: PolicyFact) -> str | None:
+    """The database of a resource set shaped as pushdown writes Hive policies
+    (``database=d``; ``database=d, table=t|?*, column=*``), else ``None``."""
+    values = {k: v for k, v, recursive in fact.resources if not recursive}
+    if len(values) != len(fact.resources) or set(values) not in (
+        {"database"},
+        {"database", "table", "column"},
+    ):
+        return None
+    if any(len(v) != 1 for v in values.values()) or not exact(values["database"][0]):
+        return None
+    if "table" in values and (
+        values["column"] != ("*",) or not (exact(values["table"][0]) or values["table"] == ("?*",))
+    ):
+        return None
+    return values["database"][0]

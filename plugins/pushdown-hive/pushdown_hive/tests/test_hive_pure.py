@@ -435,3 +435,21 @@ def test_roles_whose_names_are_one_once_case_is_folded_carry_nothing() -> None:
         g("alice", "s", t, "SELECT") for t in ("a", "b")
     }
     assert any("once case is folded" in n for n in plan.notes), plan.notes
+
+
+def test_removing_one_of_two_users_sharing_a_name_gives_the_other_its_grants_in_the_scoped_sync() -> None:
+    from pushdown.reconcile.scope import scope_of
+
+    b, ms = world()
+    context = BackendContext("hive1", {"grantor": "pushdown", "roles": False})
+    context.map_principal = lambda p: "shared" if p.name in ("alice", "carol") else p.name
+    hive = HiveBackend(context, metastore=ms)
+    reconcile(hive, b.model, Scope.everything())
+    assert not [x for x in ms.held if x.principal == "shared"]
+    events = ch.remove_user(b.model, "carol")
+    for event in events:
+        b.model.apply(event)
+    reconcile(hive, b.model, Scope.union(scope_of(e) for e in events))
+    assert {x for x in ms.held if x.principal == "shared"} == {
+        g("shared", "s", t, "SELECT") for t in ("a", "b")
+    }

@@ -8,6 +8,7 @@ resources (3010, compared by Ranger's resource signature).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -61,6 +62,8 @@ def resource_signature(policy: dict[str, Any]) -> str:
         res = policy["resources"][name] or {}
         values = sorted(res.get("values") or [])
         parts.append(f"{name}={values},{bool(res.get('isExcludes'))},{bool(res.get('isRecursive'))}")
+    for more in policy.get("additionalResources") or []:  # Ranger 2.5: part of the signature
+        parts.append(json.dumps(more, sort_keys=True, default=str))
     extra = [
         str(policy.get("policyType") or 0),
         str(policy.get("policyPriority") or 0),

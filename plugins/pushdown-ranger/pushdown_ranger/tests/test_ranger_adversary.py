@@ -188,6 +188,44 @@ def _everyone(standin: Standin, mapped: Callable[[str], str]) -> None:
         standin.store.create_policy(body, create_missing=True)
 
 
+def _additional(standin: Standin, mapped: Callable[[str], str]) -> None:
+    """A hand-made policy on table s1.a that also names s2.b (``additionalResources``)."""
+    body = {
+        "service": "hive",
+        "name": "hand additional",
+        "resources": _resources("s1", "a"),
+        "additionalResources": [_resources("s2", "b")],
+        "policyItems": [{"users": ["zed"], "accesses": [{"type": "select"}]}],
+    }
+    if not standin.store.list_policies({"policyName": "hand additional"}):
+        standin.store.create_policy(body, create_missing=True)
+
+
+def _widen(standin: Standin, mapped: Callable[[str], str]) -> None:
+    """pushdown's every-table policy of s1 edited by hand to reach every database."""
+    for policy in standin.store.list_policies({"serviceName": "hive"}):
+        resources = policy["resources"]
+        if resources.get("table", {}).get("values") == ["?*"] and resources["database"]["values"] == ["s1"]:
+            edited = {**resources, "database": {"values": ["*"]}}
+            if not any(
+                p["resources"] == edited for p in standin.store.list_policies({"serviceName": "hive"})
+            ):
+                standin.store.update_policy(policy["id"], {**policy, "resources": edited})
+            return
+
+
+def _borrow(standin: Standin, mapped: Callable[[str], str]) -> None:
+    """A hand-made policy on ``s2.b*`` allowing one of pushdown's roles to drop tables."""
+    body = {
+        "service": "hive",
+        "name": "hand borrow",
+        "resources": _resources("s2", "b*"),
+        "policyItems": [{"roles": ["pd_r1"], "accesses": [{"type": "drop"}, {"type": "select"}]}],
+    }
+    if not standin.store.list_policies({"policyName": "hand borrow"}):
+        standin.store.create_policy(body, create_missing=True)
+
+
 #: the Ranger hand-made state a history plays between syncs
 HAND: tuple[Callable[[Standin, Callable[[str], str]], None], ...] = (
     _deny_exceptions,
@@ -201,6 +239,9 @@ HAND: tuple[Callable[[Standin, Callable[[str], str]], None], ...] = (
     _implies,
     _member,
     _everyone,
+    _additional,
+    _widen,
+    _borrow,
 )
 
 steps = hostile_steps(
@@ -295,11 +336,8 @@ def _checks(model: Model, outside: set[tuple[str, str]]) -> list[Check]:
         for access, op in DATABASE_ACCESS:
             target = ObjectRef(T.TABLE, (*schema.names, UNSEEN)) if op == "create_table" else schema
             out.append(("hive", {"database": d}, access, op, target))
-        names = (
-            {UNSEEN}
-            | {t for s, t in outside if s == d}
-            | {ObjectRef.parse(u).names[2] for u in UNREGISTERED if u.startswith(f"table c.{d}.")}
-        )
+        names = {UNSEEN} | {t for s, t in outside if s == d}
+        names |= {ObjectRef.parse(u).names[2] for u in UNREGISTERED if u.startswith(f"table c.{d}.")}
         tables |= {ObjectRef(T.TABLE, ("c", d, t)) for t in names}
     for table in sorted(tables, key=str):
         folded = [

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pushdown.errors import TemporaryBackendError
+from pushdown.errors import PermanentBackendError, TemporaryBackendError
 from pushdown.model import changes as ch
 from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.model.privileges import Condition
@@ -329,3 +329,106 @@ def test_implied_grants_changed_underneath_never_widen(ranger_standin: Standin) 
     plan, _ = reconcile(backend, b.model, Scope.union(scope_of(e) for e in events))
     assert wider(ranger_standin, b) == []
     assert any("impliedGrants" in n for n in plan.notes)
+
+
+def test_pushdowns_items_never_go_into_a_policy_with_additional_resources(ranger_standin: Standin) -> None:
+    """A hand-made policy on orders that also names leads (``additionalResources``): an item
+    merged there would reach leads too."""
+    b = world().users("dan").role("one", users=["dan"])
+    b.allow("one", "catalog sales", "USE_CATALOG").allow("one", "schema sales.crm", "USE_SCHEMA")
+    b.allow("one", "table sales.crm.orders", "SELECT_TABLE")
+    leads = {"database": {"values": ["crm"]}, "table": {"values": ["leads"]}, "column": {"values": ["*"]}}
+    backend = backend_for(ranger_standin)
+    hand_policy(ranger_standin, ORDERS, additionalResources=[leads])
+    reconcile(backend, b.model, ALL)
+    assert probe(ranger_standin, b.model, "sales", (*USERS, "dan")).wider == []
+    assert backend.plan(b.model, ALL).empty
+
+
+def test_a_hand_made_allow_to_owners_is_a_finding(ranger_standin: Standin) -> None:
+    b = world()
+    backend = backend_for(ranger_standin)
+    items = [{"users": ["{OWNER}"], "accesses": [{"type": "drop"}]}]
+    resources = {"database": {"values": ["ops"]}, "table": {"values": ["*"]}, "column": {"values": ["*"]}}
+    hand_policy(ranger_standin, resources, policyItems=items)
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert any("user {OWNER}" in f and "outside pushdown" in f for f in plan.findings)
+
+
+@pytest.mark.parametrize("call", ["zones", "service_defs"])
+def test_what_cannot_be_read_never_holds_back_a_narrowing(
+    ranger_standin: Standin, monkeypatch: pytest.MonkeyPatch, call: str
+) -> None:
+    """Security zones or service definitions refused to pushdown's Ranger user (a 403): the
+    sync still narrows, on the narrower side, and says what it could not read."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+
+    def refused() -> None:
+        raise PermanentBackendError("rg", f"Ranger refused list {call} (HTTP 403): forbidden")
+
+    monkeypatch.setattr(backend.api, call, refused)
+    for event in ch.revoke_privileges(
+        b.model, "reader", ObjectRef.parse("catalog sales"), ["SELECT_TABLE"], Condition.ALLOW
+    ):
+        b.model.apply(event)
+    for event in ch.add_user(b.model, "dan"):  # a write elsewhere: the next read reads everything
+        b.model.apply(event)
+    ranger_standin.store.create_role({"name": "other"})
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert wider(ranger_standin, b) == []
+    assert any("could not be read" in f for f in plan.findings)
+
+
+def test_pushdowns_policy_widened_by_hand_is_put_right_by_a_scoped_sync(ranger_standin: Standin) -> None:
+    """Somebody edits pushdown's every-table policy of crm to reach every database: the next
+    sync, scoped to another database, takes pushdown's items out of it all the same."""
+    b = (
+        Builder()
+        .users("alice", "bob", "carol")
+        .catalog("sales", backend="rg")
+        .schema("sales.crm")
+        .table("sales.crm.orders")
+        .schema("sales.ops")
+        .table("sales.ops.runs")
+        .role("reader", users=["bob"])
+        .allow("reader", "catalog sales", "USE_CATALOG", "USE_SCHEMA")
+        .allow("reader", "schema sales.crm", "SELECT_TABLE")
+    )
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    every = next(
+        p
+        for p in ranger_standin.store.list_policies({})
+        if p["resources"].get("table", {}).get("values") == ["?*"]
+    )
+    resources = {**every["resources"], "database": {"values": ["*"]}}
+    ranger_standin.store.update_policy(every["id"], {**every, "resources": resources})
+    events = ch.grant_privileges(
+        b.model, "reader", ObjectRef.parse("schema sales.ops"), ["CREATE_TABLE"], Condition.ALLOW
+    )
+    for event in events:
+        b.model.apply(event)
+    reconcile(backend, b.model, Scope.union(scope_of(e) for e in events))
+    assert wider(ranger_standin, b) == []
+
+
+def test_a_hand_made_item_naming_a_managed_role_is_taken_out_by_a_scoped_sync(
+    ranger_standin: Standin,
+) -> None:
+    """A hand-made policy on ``crm.o*`` allows pushdown's reader role to drop: pushdown's
+    roles are pushdown's, so the next sync, scoped elsewhere, takes the item out."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    resources = {"database": {"values": ["crm"]}, "table": {"values": ["o*"]}, "column": {"values": ["*"]}}
+    items = [{"roles": ["pd_reader"], "accesses": [{"type": "drop"}]}]
+    hand_policy(ranger_standin, resources, policyItems=items)
+    events = ch.grant_privileges(
+        b.model, "reader", ObjectRef.parse("schema sales.ops"), ["CREATE_TABLE"], Condition.ALLOW
+    )
+    for event in events:
+        b.model.apply(event)
+    reconcile(backend, b.model, Scope.union(scope_of(e) for e in events))
+    assert wider(ranger_standin, b) == []

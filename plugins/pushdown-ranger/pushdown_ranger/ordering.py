@@ -1,0 +1,144 @@
+"""The order of an apply's writes: narrow-first across policies, never wider on the way
+(see :func:`schedule` and docs/ranger.md, "The fence"). Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from pushdown.reconcile.plan import Fact, Op
+from pushdown_ranger.facts import PolicyFact, RoleFact
+
+__all__ = [
+    "BOTH",
+    "CREATE_ROLES",
+    "DROP_ROLES",
+    "MEMBERS_IN",
+    "MEMBERS_OUT",
+    "NARROW",
+    "WIDEN",
+    "Write",
+    "schedule",
+    "stage_of",
+]
+
+
+@dataclass(frozen=True)
+class Write:
+    """One write of :func:`schedule`: ``step`` (an operation, or the narrowing half of one)
+    for ``op``; ``widens``: it may grant more; ``last``: ``op`` is done once it is."""
+
+    stage: int
+    step: Op
+    op: Op
+    widens: bool
+    last: bool
+    sub: int = 0
+
+
+#: the stages of :func:`schedule`
+CREATE_ROLES, NARROW, MEMBERS_OUT, BOTH, WIDEN, MEMBERS_IN, DROP_ROLES = range(7)
+
+
+def schedule(ops: tuple[Op, ...] | list[Op], held: Iterable[Fact] = ()) -> list[Write]:
+    """The writes of an apply, narrow-first across policies:
+
+    0. roles created (nothing names a new role yet);
+    1. every policy write that only narrows (allow items removed, deny items added, a
+       deny-only policy created), and the narrowing half of a change that does both:
+       the policy with the allow items it keeps and the deny items of before and after;
+    2. members join the roles no allow item names (that only narrows); then members leave
+       roles, those of roles no deny item names first (a role change that also adds
+       members: to the members it keeps);
+    3. the one policy change that both narrows and widens, whole, when it is the only one
+       (every other policy then holds its narrowed form, which its new form only widens);
+    4. every policy write that widens (deny items removed, allow items added), and the
+       rest of each change that does both when there are two or more (then each is split);
+    5. members join roles (the policies name the roles as they should by now): those a deny
+       item names first;
+    6. roles removed (Ranger refuses to delete a role a policy still names).
+
+    After any prefix of stage 1 each policy holds what it held or its narrowed form
+    (allow items of before and after, deny items of either), so nothing is allowed that
+    was not; from stage 3 on, its narrowed form or its new one, so nothing is allowed
+    that the new model does not allow (the members of a role aside: see docs/ranger.md).
+    A policy is written twice only when two or more changes both narrow and widen.
+    ``held``: the facts Ranger holds (which roles its policies name in allow and deny items)."""
+    policies = [f for f in held if isinstance(f, PolicyFact)]
+    policies += [f for op in ops for f in (op.before, op.after) if isinstance(f, PolicyFact)]
+    allowing = {role for f in policies for role, _ in f.allow}
+    denying = {role for f in policies for role, _ in f.deny}
+    mixed = sum(1 for op in ops if isinstance(op.fact, PolicyFact) and stage_of(op)[1] is not None)
+    out: list[Write] = []
+    for op in ops:
+        first, half = stage_of(op, split=mixed > 1)
+        if first == MEMBERS_IN and isinstance(op.fact, RoleFact) and op.fact.name not in allowing:
+            first = MEMBERS_OUT  # joining a role only deny items name: narrower
+        sub = _within(op, first, half is not None, denying)
+        if half is None:
+            out.append(Write(first, op, op, BOTH <= first < DROP_ROLES, True, sub))
+        else:
+            out.append(Write(first, half, op, False, False, sub))
+            later = WIDEN if isinstance(op.fact, PolicyFact) else MEMBERS_IN
+            out.append(Write(later, op, op, True, True, _within(op, later, False, denying)))
+    out.sort(key=lambda w: (w.stage, w.sub, str(w.op.fact), w.last))
+    return out
+
+
+def _within(op: Op, stage: int, split: bool, denying: set[str]) -> int:
+    """The order of role writes within their stage: in stage 2, members joining first,
+    then leaving roles no deny item names; in stage 5, joining roles a deny item names first."""
+    if not isinstance(op.fact, RoleFact):
+        return 0
+    named = op.fact.name in denying
+    if stage == MEMBERS_OUT:
+        return 0 if _added(op) and not split else (2 if named else 1)
+    if stage == MEMBERS_IN:
+        return 0 if named else 1
+    return 0
+
+
+def stage_of(op: Op, *, split: bool = True) -> tuple[int, Op | None]:
+    """Where ``op``'s first write goes, and the narrowing half written there when ``op``
+    is written twice (``split``: a policy change that both narrows and widens is)."""
+    before, after = op.before, op.after
+    if isinstance(op.fact, RoleFact):
+        if op.action == "remove":
+            return DROP_ROLES, None
+        if op.action == "add" or not (isinstance(before, RoleFact) and isinstance(after, RoleFact)):
+            return CREATE_ROLES, None
+        if not _added(op):
+            return MEMBERS_OUT, None
+        if before.users - after.users or before.groups - after.groups or before.roles - after.roles:
+            kept = RoleFact(
+                after.name,
+                before.users & after.users,
+                before.groups & after.groups,
+                before.roles & after.roles,
+            )
+            return MEMBERS_OUT, Op("change", before, kept, op.phase)
+        return MEMBERS_IN, None
+    old = before if isinstance(before, PolicyFact) else None
+    new = after if isinstance(after, PolicyFact) else None
+    allow0, deny0 = (old.allow, old.deny) if old else (frozenset(), frozenset())
+    allow1, deny1 = (new.allow, new.deny) if new else (frozenset(), frozenset())
+    narrows = bool(allow0 - allow1 or deny1 - deny0)
+    widens = bool(allow1 - allow0 or deny0 - deny1)
+    if not widens:
+        return NARROW, None
+    if not narrows:
+        return WIDEN, None
+    if not split:
+        return BOTH, None
+    fact = op.fact
+    assert isinstance(fact, PolicyFact)
+    mid = PolicyFact(fact.service, fact.resources, allow0 & allow1, deny0 | deny1)
+    return NARROW, Op("change" if old else "add", old, mid, op.phase)
+
+
+def _added(op: Op) -> bool:
+    """Whether a role change adds members (it widens whatever names the role)."""
+    before, after = op.before, op.after
+    if not (isinstance(before, RoleFact) and isinstance(after, RoleFact)):
+        return False
+    return bool(after.users - before.users or after.groups - before.groups or after.roles - before.roles)
