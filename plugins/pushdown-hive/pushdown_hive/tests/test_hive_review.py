@@ -562,3 +562,95 @@ def test_hand_role_without_prefix_with_our_grantor_grant_is_revoked_by_a_scoped_
         assert held(world, db, "secret", "alice") == set()
     finally:
         hive.close()
+
+
+# -- names the metastore's database compares loosely ---------------------------------------
+
+
+def test_padded_name_by_our_grantor_is_revoked(world: World) -> None:
+    """pushdown's grantor (by hand) grants SELECT on s.secret to USER ``'alice '`` (a
+    trailing space). Derby compares text with SQL's padding rule, so
+    get_privilege_set(s.secret, 'alice') may count it; the name is an orphan (no model
+    user maps to it), so a full sync revokes it."""
+    db, hive = setup(world)
+    try:
+        grant(world, HiveObject.of_table(db, "secret"), "alice ", PrincipalType.USER, "SELECT", world.grantor)
+        full(world, hive)
+        assert held(world, db, "secret", "alice") == set()
+        assert held(world, db, "secret", "alice ") == set()
+    finally:
+        hive.close()
+
+
+@pytest.mark.xfail(
+    strict=True, reason="another grantor's grant to a padded user name ('alice ') reaches alice: no finding"
+)
+def test_padded_name_by_another_grantor_reaching_a_managed_user_is_reported(world: World) -> None:
+    """Another grantor grants SELECT on s.secret to USER ``'alice '`` (a trailing space).
+    The metastore's Derby compares names with SQL's padding rule (``'alice' = 'alice '``),
+    so get_privilege_set(s.secret, alice) = {SELECT}; the model denies it. pushdown takes
+    ``'alice '`` as a name no model user maps to (not managed), so no finding names it.
+    (Identity folds case for clashes, but not trailing blanks.)"""
+    db, hive = setup(world)
+    try:
+        grant(world, HiveObject.of_table(db, "secret"), "alice ", PrincipalType.USER, "SELECT")
+        assert held(world, db, "secret", "alice") == {"SELECT"}
+        plan = full(world, hive)
+        assert held(world, db, "secret", "alice") == set() or named(plan.findings, "alice", "secret"), (
+            plan.findings
+        )
+    finally:
+        hive.close()
+
+
+@pytest.mark.xfail(
+    strict=True, reason="grant by another grantor to a MODEL group of a managed user: no finding"
+)
+def test_foreign_grant_to_a_model_group_of_a_managed_user_is_reported(world: World) -> None:
+    """The model puts alice in group ``<w>staff``; a DBA grants SELECT on s.secret to
+    GROUP ``<w>staff``. get_privilege_set(s.secret, alice, [staff]) = {SELECT}; the model
+    denies it. Even a group the model itself knows alice is in is not reported."""
+    db, hive = setup(world)
+    try:
+        group = f"{world.prefix}staff"
+        do(world.model, ch.add_group(world.model, group, ["alice"]))
+        grant(world, HiveObject.of_table(db, "secret"), group, PrincipalType.GROUP, "SELECT")
+        assert held(world, db, "secret", "alice", [group]) == {"SELECT"}
+        plan = full(world, hive)
+        assert named(plan.findings, group), plan.findings
+    finally:
+        hive.close()
+
+
+@pytest.mark.xfail(
+    strict=True, reason="another grantor's grant to role 'public ' (padded) reaches everyone: no finding"
+)
+def test_foreign_grant_to_a_padded_public_role_is_reported(world: World) -> None:
+    """Another grantor grants SELECT on s.secret to ROLE ``'public '``. The metastore
+    matches the roles a user holds (``public`` among them) padding-insensitively, so
+    get_privilege_set(s.secret, alice) = {SELECT}; the model denies it. The finding for
+    ``public`` compares the exact (lower-cased) name, so nothing names it."""
+    db, hive = setup(world)
+    try:
+        grant(world, HiveObject.of_table(db, "secret"), "public ", PrincipalType.ROLE, "SELECT")
+        assert held(world, db, "secret", "alice") == {"SELECT"}
+        plan = full(world, hive)
+        assert held(world, db, "secret", "alice") == set() or named(plan.findings, "public", "secret"), (
+            plan.findings
+        )
+    finally:
+        hive.close()
+
+
+def test_managed_role_granted_to_public_by_hand_is_revoked(world: World) -> None:
+    """A DBA grants pushdown's role pd_reader to role ``public``: every user (eve, not in
+    the model) reads s.b; the membership is never wanted and a full sync revokes it."""
+    db, hive = setup(world)
+    try:
+        world.client.grant_role(world.role_name("reader"), "public", PrincipalType.ROLE)
+        assert held(world, db, "b", "eve") == {"SELECT"}
+        full(world, hive)
+        assert held(world, db, "b", "eve") == set()
+        assert held(world, db, "b", "bob") == {"SELECT"}
+    finally:
+        hive.close()
