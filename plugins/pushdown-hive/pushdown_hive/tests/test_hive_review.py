@@ -654,3 +654,25 @@ def test_managed_role_granted_to_public_by_hand_is_revoked(world: World) -> None
         assert held(world, db, "b", "bob") == {"SELECT"}
     finally:
         hive.close()
+
+
+@pytest.mark.xfail(
+    strict=True, reason="a table's owner changed by hand to a managed user: never read, no finding"
+)
+def test_table_owner_set_by_hand_to_a_managed_user_is_reported(world: World) -> None:
+    """A DBA sets s.secret's owner (the metastore's ``Table.owner``) to alice. HiveServer2's
+    SQL-standard authorization gives a table's owner its ``OWNER`` privilege (DROP, ALTER,
+    GRANT on the table) from that field, with no grant row; get_privilege_set does not
+    count it. The model makes alice no owner and denies her s.secret. pushdown never
+    reads a table's owner: nothing names it (one ``get_table_objects_by_name`` per
+    database read would)."""
+    db, hive = setup(world)
+    try:
+        table = world.client._call("get_table", db, "secret")
+        table.owner = "alice"
+        world.client._call("alter_table", db, "secret", table)
+        assert world.client._call("get_table", db, "secret").owner == "alice"
+        plan = full(world, hive)
+        assert named(plan.findings, "alice", "secret", "owner"), plan.findings
+    finally:
+        hive.close()
