@@ -188,11 +188,5 @@ class Backend(abc.ABC):
         """Rebuild a fact of this backend from ``Fact.to_json`` (for saved plans)."""
         raise ConfigError(f"backend {self.name} ({self.kind}) cannot read saved plans")
 
-    def plan(self, model: Model, scope: Any) -> Plan:
-        """The plan for ``scope`` now (a convenience around the core's planner)."""
-        from pushdown.reconcile.planner import plan_for
-
-        return plan_for(self, model, scope)[0]
-
     def close(self) -> None:  # noqa: B027 - optional: most backends hold nothing to release
         """Release connections. Called once when the core is done with the backend."""

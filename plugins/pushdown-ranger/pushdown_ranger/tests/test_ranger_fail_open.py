@@ -15,6 +15,7 @@ from pushdown.model import changes as ch
 from pushdown.model import events as ev
 from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef
+from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
 from pushdown_ranger.facts import PolicyFact, RoleFact
@@ -46,7 +47,7 @@ def scoped_then_full(standin: Standin, b: Builder, events: list[Any], **settings
     for where in (scope, ALL):
         reconcile(backend, b.model, where)
         out.append(_probe(standin, b, **settings))
-    assert backend.plan(b.model, ALL).empty
+    assert planner.plan(backend, b.model, ALL).empty
     return out
 
 
