@@ -35,9 +35,11 @@ from pushdown.reconcile.backend import (
     Failure,
     Progress,
     Snapshot,
+    fingerprint,
 )
 from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.scope import Resolved, Scope
+from pushdown.reconcile.settings import Settings
 from pushdown_hive.batches import BATCH, Sent, chunks, send
 from pushdown_hive.compile import RoleSetup, compile_desired, mapped
 from pushdown_hive.facts import (
@@ -69,40 +71,6 @@ from pushdown_hive.readback import (
 from pushdown_hive.roles import Play, ServerRoles, Triple, plays
 
 
-def flag(context: BackendContext, key: str, *, default: bool = False) -> bool:
-    """A yes/no setting: TOML ``true``/``false`` (or the strings)."""
-    value = context.setting(key, default)
-    if isinstance(value, bool):
-        return value
-    if str(value).lower() in ("true", "yes", "1", "false", "no", "0"):
-        return str(value).lower() in ("true", "yes", "1")
-    raise ConfigError(f"backend {context.name}: setting {key!r} must be true or false, not {value!r}")
-
-
-def positive(context: BackendContext, key: str, default: int) -> int:
-    value = context.setting(key, default)
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        number = 0
-    if number < 1:
-        raise ConfigError(
-            f"backend {context.name}: setting {key!r} must be a whole number above 0, not {value!r}"
-        )
-    return number
-
-
-def seconds(context: BackendContext, key: str, default: float) -> float:
-    value = context.setting(key, default)
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = 0.0
-    if not 0 < number < 10**6:  # also refuses nan and inf
-        raise ConfigError(f"backend {context.name}: setting {key!r} must be seconds above 0, not {value!r}")
-    return number
-
-
 @dataclass(frozen=True, kw_only=True)
 class HiveSnapshot(Snapshot):
     server: ServerRead
@@ -125,28 +93,22 @@ class HiveBackend(Backend):
 
     def __init__(self, context: BackendContext, metastore: Metastore | None = None) -> None:
         super().__init__(context)
-        self.host = str(context.setting("host", "127.0.0.1"))
-        self.port = positive(context, "port", 9083)
-        if self.port > 65535:
-            raise ConfigError(
-                f"backend {context.name}: setting 'port' must be at most 65535, not {self.port}"
-            )
-        self.timeout = seconds(context, "timeout", 30.0)
-        self.grantor = str(context.setting("grantor", context.setting("user", "pushdown")))
-        if not self.grantor:
-            raise ConfigError(f"backend {context.name}: setting 'grantor' must not be empty")
-        self.batch = positive(context, "batch_size", BATCH)
-        self.own_foreign = flag(context, "manage_foreign_grants")
-        self.roles = flag(context, "roles", default=True)
-        self.role_prefix = str(context.setting("role_prefix", "pd_"))
+        s = Settings.of(context)
+        self.host = s.text("host", "127.0.0.1")
+        self.port = s.port("port", 9083)  # at most 65535: a socket would wrap a larger one
+        self.timeout = s.seconds("timeout", 30.0)
+        self.grantor = s.text("grantor", s.text("user", "pushdown"))
+        self.batch = s.whole("batch_size", BATCH, low=1)
+        self.own_foreign = s.flag("manage_foreign_grants")
+        self.roles = s.flag("roles", True)
+        self.role_prefix = s.text("role_prefix", "pd_", empty=True)
         if self.roles and not self.role_prefix:
-            raise ConfigError(
-                f"backend {context.name}: setting 'role_prefix' must not be empty (it fences the roles)"
-            )
+            raise s.bad("role_prefix", "must not be empty (it fences the roles)")
         if self.roles and any(r.startswith(self.role_prefix.lower()) for r in BUILTIN_ROLES):
-            raise ConfigError(
-                f"backend {context.name}: setting 'role_prefix' {self.role_prefix!r} would fence in the "
-                f"metastore's own roles ({', '.join(sorted(BUILTIN_ROLES))}), which pushdown must never drop"
+            raise s.bad(
+                "role_prefix",
+                f"{self.role_prefix!r} would fence in the metastore's own roles "
+                f"({', '.join(sorted(BUILTIN_ROLES))}), which pushdown must never drop",
             )
         #: the roles' fence, read on every sync: with ``roles = false`` the roles it holds
         #: (left by an earlier configuration) are dropped, never left carrying grants
@@ -249,7 +211,7 @@ class HiveBackend(Backend):
             facts=facts,
             within=within,
             findings=tuple(findings),
-            fingerprint=_fingerprint(facts, findings),
+            fingerprint=fingerprint(facts, findings),
             server=server,
             where=where,
             plays=in_play,
@@ -490,13 +452,6 @@ def refusal(op: Op, words: str) -> str:
 
 def _digest(tables: list[str]) -> str:
     return hashlib.sha256("\n".join(sorted(tables)).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-
-
-def _fingerprint(facts: frozenset[HiveFact], findings: list[str]) -> str:
-    digest = hashlib.sha256()
-    for line in sorted(str(f) for f in facts) + sorted(findings):
-        digest.update(line.encode("utf-8", "surrogateescape") + b"\n")
-    return digest.hexdigest()[:16]
 
 
 __all__ = ["HiveBackend", "HiveGrant"]

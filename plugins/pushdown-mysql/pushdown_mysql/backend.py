@@ -17,7 +17,6 @@ drops accounts.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -34,9 +33,11 @@ from pushdown.reconcile.backend import (
     Failure,
     Progress,
     Snapshot,
+    fingerprint,
 )
 from pushdown.reconcile.plan import Fact, Plan
 from pushdown.reconcile.scope import Resolved, Scope
+from pushdown.reconcile.settings import Settings
 from pushdown_mysql.compile import Naming, compile_desired
 from pushdown_mysql.connection import Connection, ConnectionSettings, error_parts
 from pushdown_mysql.diagnose import refusal
@@ -81,25 +82,16 @@ RESERVED_USERS = frozenset({"root", "mariadb.sys", "mysql", "PUBLIC", ""})
 
 
 def settings_from(context: BackendContext) -> ConnectionSettings:
-    password = context.secret("password") or context.setting("password", "")
+    """The connection settings, each checked (a :class:`ConfigError` names backend and key)."""
+    s = Settings.of(context)
     return ConnectionSettings(
-        host=str(context.setting("host", "127.0.0.1")),
-        port=int(context.setting("port", 3306)),
-        user=str(context.setting("user", required=True)),
-        password=str(password),
-        unix_socket=context.setting("unix_socket"),
-        connect_timeout=float(context.setting("connect_timeout", 5.0)),
+        host=s.text("host", "127.0.0.1"),
+        port=s.port("port", 3306),
+        user=s.text("user", required=True),
+        password=context.secret("password") or s.secret_text("password"),
+        unix_socket=s.optional_text("unix_socket"),
+        connect_timeout=s.seconds("connect_timeout", 5.0),
     )
-
-
-def flag(context: BackendContext, key: str) -> bool:
-    """A yes/no setting: TOML ``true``/``false`` (or the strings), default no."""
-    value = context.setting(key, False)
-    if isinstance(value, bool):
-        return value
-    if str(value).lower() in ("true", "yes", "1", "false", "no", "0"):
-        return str(value).lower() in ("true", "yes", "1")
-    raise ConfigError(f"backend {context.name}: setting {key!r} must be true or false, not {value!r}")
 
 
 class MySQLBackend(Backend):
@@ -111,12 +103,13 @@ class MySQLBackend(Backend):
     def __init__(self, context: BackendContext) -> None:
         super().__init__(context)
         self.connection = Connection(context.name, settings_from(context))
+        s = Settings.of(context)
         self.naming = Naming(
-            prefix=str(context.setting("account_prefix", "pd_")),
-            host=str(context.setting("account_host", "%")).lower(),
+            prefix=s.text("account_prefix", "pd_", empty=True),
+            host=s.text("account_host", "%").lower(),
             map_principal=context.map_principal,
         )
-        self.create_on_database = flag(context, "create_on_database")
+        self.create_on_database = s.flag("create_on_database")
         self._session: Session | None = None
         self.last: ServerRead | None = None
 
@@ -153,7 +146,7 @@ class MySQLBackend(Backend):
             facts=managed - beyond,
             within=within,
             findings=found,
-            fingerprint=_fingerprint(managed, found),
+            fingerprint=fingerprint(managed, found),
             server=server,
             where=where,
         )
@@ -332,13 +325,6 @@ ALREADY_GONE = frozenset({1141, 1147, 1403})
 class MySQLSnapshot(Snapshot):
     server: ServerRead
     where: ServerScope
-
-
-def _fingerprint(facts: frozenset[ServerFact], findings: tuple[str, ...]) -> str:
-    digest = hashlib.sha256()
-    for line in sorted(str(f) for f in facts) + sorted(findings):
-        digest.update(line.encode("utf-8", "surrogateescape") + b"\n")
-    return digest.hexdigest()[:16]
 
 
 def _touched_databases(facts: list[ServerFact]) -> frozenset[str] | None:

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pushdown.errors import BackendError, ConfigError, TemporaryBackendError
+from pushdown.errors import BackendError, TemporaryBackendError
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import (
@@ -40,6 +39,7 @@ from pushdown.reconcile.backend import (
 )
 from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.scope import Resolved, Scope
+from pushdown.reconcile.settings import Settings
 from pushdown_ranger.client import RangerAPI
 from pushdown_ranger.compiling import compile_all
 from pushdown_ranger.facts import PolicyFact, RoleFact, fact_from_json
@@ -119,17 +119,17 @@ class RangerBackend(Backend):
 
     def __init__(self, context: BackendContext) -> None:
         super().__init__(context)
-        c = _Checked(context)
+        c = RangerSettings.of(context)
         password = context.secret("password")
         self.api = RangerAPI(
             context.name,
             c.url(),
             c.text("user", "admin"),
             password if isinstance(password, str) else "",
-            timeout=c.number("timeout", 10.0, low=0.0, strict=True),
-            retries=c.whole("retries", 4, 0, 20),
-            backoff=c.number("backoff", 0.1, low=0.0),
-            page_size=c.whole("page_size", 200, 1, 10_000),
+            timeout=c.seconds("timeout", 10.0),
+            retries=c.whole("retries", 4, low=0, high=20),
+            backoff=c.seconds("backoff", 0.1, strict=False),
+            page_size=c.whole("page_size", 200, low=1, high=10_000),
         )
         self.naming = Naming(
             hive_service=c.service("hive_service", "hive"),
@@ -142,12 +142,8 @@ class RangerBackend(Backend):
         #: "auto": deny items where the service definition enables them (Ranger's default);
         #: "off": never rely on deny items, for plugins configured to ignore them
         self.deny_items = c.choice("deny_items", "auto", ("auto", "off"))
-        if not self.naming.role_prefix or not self.naming.user_role_prefix:
-            raise ConfigError(f"backend {context.name}: role_prefix and user_role_prefix must not be empty")
         if _overlap(self.naming):
-            raise ConfigError(
-                f"backend {context.name}: role_prefix and user_role_prefix must not start one another"
-            )
+            raise c.bad("role_prefix", "role_prefix and user_role_prefix must not start one another")
         self.label = c.text("label", "pushdown")
         self.role_service = c.service("role_service", self.naming.hive_service)
         self.last: RangerSnapshot | None = None
@@ -481,67 +477,34 @@ class RangerBackend(Backend):
 SERVICE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,254}")
 
 
-class _Checked:
-    """The backend's settings, each checked: a :class:`ConfigError` names the key and why
-    (never a raw ``ValueError``; never a credential)."""
-
-    def __init__(self, context: BackendContext) -> None:
-        self.name = context.name
-        self.context = context
-
-    def _bad(self, key: str, why: str) -> ConfigError:
-        return ConfigError(f"backend {self.name}: {key}: {why}")
+class RangerSettings(Settings):
+    """The core's :class:`Settings`, with Ranger's own two checks: the address of Ranger
+    Admin and a service name (never a raw ``ValueError``; never a credential)."""
 
     def url(self) -> str:
-        value = self.context.setting("url", required=True)
+        value = self._get("url", None, True)
+        usage = 'the address of Ranger Admin, such as "http://ranger:6080"'
         if not isinstance(value, str) or not value or any(not c.isprintable() or c.isspace() for c in value):
-            raise self._bad("url", 'the address of Ranger Admin, such as "http://ranger:6080"')
+            raise self.bad("url", usage)
         try:
             parts = urllib.parse.urlsplit(value)
             parts.port  # noqa: B018 - raises on a port that is not a number
         except ValueError:
-            raise self._bad("url", 'the address of Ranger Admin, such as "http://ranger:6080"') from None
+            raise self.bad("url", usage) from None
         if parts.username is not None or parts.password is not None:
-            raise self._bad(
+            raise self.bad(
                 "url", "must not carry a user or password (set user, and password as a secret reference)"
             )
         if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
-            raise self._bad(
-                "url", f'{value!r}: the address of Ranger Admin, such as "http://ranger:6080" (http or https)'
-            )
-        return value
-
-    def text(self, key: str, default: str) -> str:
-        value = self.context.setting(key, default)
-        if not isinstance(value, str) or not value or any(not c.isprintable() for c in value):
-            raise self._bad(key, f"{value!r}: must be a non-empty string without control characters")
+            raise self.bad("url", f"{value!r}: {usage} (http or https)")
         return value
 
     def service(self, key: str, default: str) -> str:
-        value = self.context.setting(key, default)
+        value = self._get(key, default, False)
         if not isinstance(value, str) or not SERVICE_NAME.fullmatch(value):
-            raise self._bad(
+            raise self.bad(
                 key, f"{value!r}: a Ranger service name (letters, digits, _ - and ., not starting with .)"
             )
-        return value
-
-    def number(self, key: str, default: float, *, low: float, strict: bool = False) -> float:
-        value = self.context.setting(key, default)
-        ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-        if not ok or value < low or (strict and value == low):
-            raise self._bad(key, f"{value!r}: a {'positive' if strict else 'non-negative'} number of seconds")
-        return float(value)
-
-    def choice(self, key: str, default: str, allowed: tuple[str, ...]) -> str:
-        value = self.context.setting(key, default)
-        if value not in allowed:
-            raise self._bad(key, f"{value!r}: one of {', '.join(repr(a) for a in allowed)}")
-        return str(value)
-
-    def whole(self, key: str, default: int, low: int, high: int) -> int:
-        value = self.context.setting(key, default)
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise self._bad(key, f"{value!r}: a whole number from {low} to {high}")
         return value
 
 

@@ -281,7 +281,7 @@ def test_a_scoped_sync_compiles_and_diffs_only_the_databases_its_events_name(ran
 )
 def test_a_bad_setting_is_a_config_error_naming_the_key(key: str, value: object) -> None:
     settings = {"url": "http://127.0.0.1:6080", key: value}
-    with pytest.raises(ConfigError, match=rf"backend rg: {key}\b"):
+    with pytest.raises(ConfigError, match=rf"backend rg: setting '{key}': "):
         RangerBackend(BackendContext("rg", settings))
 
 
