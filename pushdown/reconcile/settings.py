@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 from pushdown.errors import ConfigError
 
@@ -37,7 +37,7 @@ class Settings:
     values: Mapping[str, Any]
 
     @classmethod
-    def of(cls, context: _Context) -> Settings:
+    def of(cls, context: _Context) -> Self:
         return cls(context.name, context.settings)
 
     def bad(self, key: str, why: str) -> ConfigError:

@@ -37,7 +37,9 @@ from pushdown.reconcile.backend import (
     Snapshot,
     fingerprint,
 )
+from pushdown.reconcile.holdback import HoldBack
 from pushdown.reconcile.plan import Fact, Op, Plan
+from pushdown.reconcile.reach import sole_catalog
 from pushdown.reconcile.scope import Resolved, Scope
 from pushdown.reconcile.settings import Settings
 from pushdown_hive.batches import BATCH, Sent, chunks, send
@@ -154,8 +156,7 @@ class HiveBackend(Backend):
         """The one catalog the metastore enforces; ``None`` when none, or several, name it
         (then nothing is wanted: an error never holds back the revokes, and the plan's
         note says why)."""
-        catalogs = self.enforces(model)
-        return next(iter(catalogs)) if len(catalogs) == 1 else None
+        return sole_catalog(self.enforces(model))
 
     def _several(self, model: Model) -> str | None:
         catalogs = sorted(self.enforces(model))
@@ -177,7 +178,7 @@ class HiveBackend(Backend):
         scope = folded(scope, catalog)  # the metastore's names: c.s.Secret is its table s.secret
         # no catalog names the backend: nothing is wanted, so everything it manages is
         # read (whatever the scope) and revoked, as the plan's note says
-        where = server_scope(scope, catalog) if catalog is not None else ServerScope(None)
+        where = server_scope(scope, catalog) if catalog is not None else ServerScope.everything()
         server = self._read(where)
         roles = self._read_roles() if self.role_fence is not None else ServerRoles({})
         identity = Identity.of(model, self.naming)  # the whole model, never only the scope
@@ -304,7 +305,7 @@ class HiveBackend(Backend):
         held_back: list[Failure] = []
         for doing, ops, size, call in steps:
             if doing.startswith("granting"):
-                ops, kept = _not_widening(ops, sent.refused)
+                ops, kept = _not_widening(ops, [op for op, _ in sent.refused])
                 held_back += kept
             for batch in chunks(ops, size):
                 try:
@@ -411,30 +412,26 @@ def _roles_of(fact: Fact) -> set[str]:
     return set()
 
 
-def _not_widening(ops: list[Op], refused: list[tuple[Op, str]]) -> tuple[list[Op], list[Failure]]:
-    """Hold back the grants to, and of, a role whose revoke the metastore refused.
+def _not_widening(ops: list[Op], refused: list[Op]) -> tuple[list[Op], list[Failure]]:
+    """Hold back the grants to, and of, a role whose revoke the metastore refused
+    (:class:`~pushdown.reconcile.holdback.HoldBack`, keyed by role; a refused grant
+    narrows nothing, so only revokes count).
 
     The plan revokes from a role what one of its (new) holders may not have, or revokes
     the role from a holder who may not have what it is about to carry: when that revoke
     is refused, granting the role or its privileges would give a holder more than the
     model does. They are not sent (narrower); the next sync tries again."""
-    stuck = {role for op, _ in refused if op.action == "remove" for role in _roles_of(op.fact)}
-    if not stuck:
-        return ops, []
-    send, held = [], []
-    for op in ops:
-        role = next(iter(sorted(_roles_of(op.fact) & stuck)), None)
-        if role is not None:
-            held.append(
-                Failure(
-                    (op,),
-                    f"not sent: {op.fact} (a revoke on role {role} was refused; granting "
-                    "this could give a holder more than the model does)",
-                )
-            )
-        else:
-            send.append(op)
-    return send, held
+    hold = HoldBack(lambda op: _roles_of(op.fact))
+    for op in refused:
+        if op.action == "remove":
+            hold.refused(op)
+    return hold.split(
+        ops,
+        lambda op, role: (
+            f"not sent: {op.fact} (a revoke on role {role} was refused; granting "
+            "this could give a holder more than the model does)"
+        ),
+    )
 
 
 def refusal(op: Op, words: str) -> str:

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pushdown.errors import BackendError, ConfigError, TemporaryBackendError
+from pushdown.errors import BackendError, TemporaryBackendError
 from pushdown.model.securables import SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import (
@@ -36,6 +36,7 @@ from pushdown.reconcile.backend import (
     fingerprint,
 )
 from pushdown.reconcile.plan import Fact, Plan
+from pushdown.reconcile.reach import one_catalog
 from pushdown.reconcile.scope import Resolved, Scope
 from pushdown.reconcile.settings import Settings
 from pushdown_mysql.compile import Naming, compile_desired
@@ -205,13 +206,7 @@ class MySQLBackend(Backend):
         )
 
     def catalog(self, model: Model) -> str | None:
-        catalogs = sorted(self.enforces(model))
-        if len(catalogs) > 1:
-            raise ConfigError(
-                f"backend {self.name}: one MySQL server enforces one catalog, but {', '.join(catalogs)} "
-                "name it; give each catalog its own backend"
-            )
-        return catalogs[0] if catalogs else None
+        return one_catalog(self.name, "MySQL server", self.enforces(model))
 
     def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
         assert isinstance(snapshot, MySQLSnapshot)

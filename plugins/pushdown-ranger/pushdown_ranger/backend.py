@@ -37,6 +37,7 @@ from pushdown.reconcile.backend import (
     Progress,
     Snapshot,
 )
+from pushdown.reconcile.holdback import HoldBack
 from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.scope import Resolved, Scope
 from pushdown.reconcile.settings import Settings
@@ -407,12 +408,13 @@ class RangerBackend(Backend):
         failures: list[Failure] = []
         done = 0
         refused: set[Op] = set()
+        hold = HoldBack()  # every widening write waits once any write is refused
         unanswered: str | None = None
         for write in schedule(plan.ops, snapshot.facts):
             op = write.op
             if op in refused:
                 continue
-            if (failures or unanswered) and write.widens:
+            if write.widens and hold.blocker(op) is not None:
                 refused.add(op)
                 failures.append(
                     Failure((op,), f"{self.name}: {op.fact}: not written: an earlier write was refused")
@@ -424,9 +426,11 @@ class RangerBackend(Backend):
                 # every narrowing write left is still tried; the sync fails as temporary after them
                 unanswered = unanswered or str(exc.args[-1] if exc.args else exc)
                 refused.add(op)
+                hold.refused(op)
                 continue
             except BackendError as exc:
                 refused.add(op)
+                hold.refused(op)
                 failures.append(Failure((op,), str(exc)))
                 continue
             if write.last:
