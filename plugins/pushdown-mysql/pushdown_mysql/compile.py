@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from pushdown.decide.engine import LOCAL, Engine
-from pushdown.decide.inventory import Inventory as ModelInventory
+from pushdown.decide.inventory import Inventory
 from pushdown.decide.views import View
 from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef, SecurableType
@@ -43,7 +43,7 @@ from pushdown_mysql.quoting import quote_ident
 
 
 @dataclass(frozen=True)
-class Inventory:
+class ServerObjects:
     """The databases and base tables on the server (system databases left out)."""
 
     databases: frozenset[str] = frozenset()
@@ -52,9 +52,9 @@ class Inventory:
     def tables_in(self, db: str) -> list[str]:
         return sorted(t for d, t in self.tables if d == db)
 
-    def in_model(self, catalog: str) -> ModelInventory:
+    def in_model(self, catalog: str) -> Inventory:
         """The same objects in model names, under ``catalog``."""
-        held = ModelInventory.of(ObjectRef(SecurableType.SCHEMA, (catalog, d)) for d in self.databases)
+        held = Inventory.of(ObjectRef(SecurableType.SCHEMA, (catalog, d)) for d in self.databases)
         for db, table in self.tables:
             held.add(ObjectRef(SecurableType.TABLE, (catalog, db, table)))
         held.add(ObjectRef(SecurableType.CATALOG, (catalog,)))
@@ -87,7 +87,7 @@ class Naming:
 def compile_desired(
     model: Model,
     catalog: str | None,
-    inventory: Inventory,
+    inventory: ServerObjects,
     accounts: frozenset[Account],
     naming: Naming,
     scope: Resolved,
@@ -160,7 +160,7 @@ def _roots(region: Region, catalog: str) -> list[ObjectRef] | None:
 
 
 def user_grants(
-    view: View, account: Account, held: ModelInventory, create_on_database: bool = False
+    view: View, account: Account, held: Inventory, create_on_database: bool = False
 ) -> Iterator[Grant]:
     for schema in view.containers(SecurableType.SCHEMA):
         yield from database_grants(view, account, schema, held, create_on_database)
@@ -174,7 +174,7 @@ def may_create_tables(view: View, schema: ObjectRef) -> bool:
 
 
 def database_grants(
-    view: View, account: Account, schema: ObjectRef, held: ModelInventory, create_on_database: bool = False
+    view: View, account: Account, schema: ObjectRef, held: Inventory, create_on_database: bool = False
 ) -> Iterator[Grant]:
     db = schema.names[1]
     pattern = escape_db_pattern(db)

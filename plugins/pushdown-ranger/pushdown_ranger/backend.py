@@ -4,7 +4,7 @@
 and role versions); when nothing moved since the last read, the last snapshot stands.
 Otherwise it reads the policies of pushdown's services and the roles, paged, once.
 ``compile`` turns the core's entitlement compiler's answer into shapes
-(:mod:`pushdown_ranger.shapes`); ``apply`` writes at most one call per changed policy
+(:mod:`pushdown_ranger.compile.desired`); ``apply`` writes at most one call per changed policy
 and role in the common case (two for a role that both gains and loses members, and for
 each policy that both narrows and widens when two or more do), narrow-first across
 policies, in an order Ranger accepts that is never wider on the way (:func:`schedule`).
@@ -41,8 +41,10 @@ from pushdown.reconcile.holdback import HoldBack
 from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.scope import Resolved, Scope
 from pushdown.reconcile.settings import Settings
+from pushdown_ranger.answers import Written
 from pushdown_ranger.client import RangerAPI
-from pushdown_ranger.compiling import compile_all
+from pushdown_ranger.compile import compile_all
+from pushdown_ranger.compile.desired import Naming, hive_catalog
 from pushdown_ranger.facts import PolicyFact, RoleFact, fact_from_json
 from pushdown_ranger.handmade import (
     exception_findings,
@@ -57,9 +59,7 @@ from pushdown_ranger.handmade import (
 )
 from pushdown_ranger.readback import bypasses, policy_fact, resource_key, role_fact, unenforced
 from pushdown_ranger.scoping import Focus, covering, focus_of
-from pushdown_ranger.shapes import Naming, hive_catalog
-from pushdown_ranger.writing import Writer
-from pushdown_ranger.written import Written
+from pushdown_ranger.writer import Writer
 
 Json = dict[str, Any]
 Implied = tuple[tuple[str, str, frozenset[str]], ...]
@@ -305,7 +305,7 @@ class RangerBackend(Backend):
 
     # compile ----------------------------------------------------------------------------
     def hive(self, model: Model) -> str | None:
-        """:func:`~pushdown_ranger.shapes.hive_catalog`, once per model version."""
+        """:func:`~pushdown_ranger.compile.desired.hive_catalog`, once per model version."""
         key = (id(model), model.version)
         if self._hive is None or self._hive[0] != key:
             # the model is kept alive with its answer, so no other model can reuse its id

@@ -18,8 +18,8 @@ from pushdown.model.securables import ObjectRef
 from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
+from pushdown_ranger.compile.desired import Naming, compile_desired
 from pushdown_ranger.facts import PolicyFact, RoleFact
-from pushdown_ranger.shapes import Naming, compile_desired
 from pushdown_ranger.standin import Standin
 from tests.builders import Builder
 

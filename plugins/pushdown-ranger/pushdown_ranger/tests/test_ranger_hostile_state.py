@@ -18,7 +18,7 @@ from pushdown.reconcile.plan import Op
 from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
 from pushdown_ranger.standin import Standin
-from pushdown_ranger.writing import Writer
+from pushdown_ranger.writer import Writer
 from tests.builders import Builder
 
 from .probe import probe

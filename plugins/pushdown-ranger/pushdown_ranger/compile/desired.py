@@ -36,13 +36,13 @@ from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.plan import Fact
+from pushdown_ranger.compile.hive import hive_database, hive_every_table, hive_items, hive_table
+from pushdown_ranger.compile.leaves import leaf_items
+from pushdown_ranger.compile.naming import Group, Items, Naming
+from pushdown_ranger.compile.objects import held_objects, with_case_twins
+from pushdown_ranger.compile.principals import Principals, principals
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
-from pushdown_ranger.held import held_objects, with_case_twins
-from pushdown_ranger.hive_shapes import hive_database, hive_every_table, hive_items, hive_table
-from pushdown_ranger.leaf_shapes import leaf_items
 from pushdown_ranger.mapping import OPERATIONS
-from pushdown_ranger.naming import Group, Items, Naming
-from pushdown_ranger.principals import Principals, principals
 
 T = SecurableType
 __all__ = [
@@ -185,7 +185,7 @@ def _roles(
     model: Model, naming: Naming, facts: set[Fact], elsewhere: frozenset[str], who: Principals
 ) -> Iterable[RoleFact]:
     """Each model role's Ranger role, its members the model's holders (groups expanded:
-    see :mod:`pushdown_ranger.principals`), and the per-user roles the policies name."""
+    see :mod:`pushdown_ranger.compile.principals`), and the per-user roles the policies name."""
     for role in model.roles:
         if role not in who.refused_roles:
             yield RoleFact(naming.role(role), frozenset(naming.user(u) for u in who.holders(model, role)))

@@ -19,8 +19,8 @@ from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.plan import Fact
+from pushdown_ranger.compile.naming import Naming
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
-from pushdown_ranger.naming import Naming
 
 MARK = "\x00"
 

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pushdown.model.state import Model
-from pushdown_ranger.naming import Naming, exact
+from pushdown_ranger.compile.naming import Naming, exact
 
 
 @dataclass(frozen=True)

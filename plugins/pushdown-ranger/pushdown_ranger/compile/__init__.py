@@ -1,6 +1,6 @@
-"""The backend's compile: :func:`~pushdown_ranger.shapes.compile_desired`, then what hand-made
+"""The backend's compile: :func:`~pushdown_ranger.compile.desired.compile_desired`, then what hand-made
 state and name mapping require of it (see :mod:`pushdown_ranger.handmade` and
-:mod:`pushdown_ranger.collide`). Pure.
+:mod:`pushdown_ranger.compile.collide`). Pure.
 
 - Hive databases whose hand-made policies void deny items (``voided``) take their Hive
   policies from a second compile without deny items; so does a topic or fileset service
@@ -21,9 +21,9 @@ from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.plan import Fact
-from pushdown_ranger.collide import apart, collisions, fold
+from pushdown_ranger.compile.collide import apart, collisions, fold
+from pushdown_ranger.compile.desired import Naming, compile_desired
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
-from pushdown_ranger.shapes import Naming, compile_desired
 
 
 def compile_all(
