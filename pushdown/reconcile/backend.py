@@ -97,7 +97,10 @@ class Failure:
 
 @dataclass(frozen=True)
 class Applied:
-    """What ``apply`` did: how many operations went through and which were refused."""
+    """What ``apply`` did: how many operations went through and which were refused.
+    Backends subclass it to hand ``reread`` what the writes answered (as they subclass
+    :class:`Snapshot` to hand ``compile`` and ``apply`` what the read saw), so nothing
+    passes between the contract's calls through the backend's fields."""
 
     done: int
     failures: tuple[Failure, ...] = ()
@@ -176,8 +179,11 @@ class Backend(abc.ABC):
         be cheap (one query). Default: nothing to discover (``None``: keep no summary)."""
         return Scope.nothing(), None
 
-    def reread(self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot) -> Snapshot:
-        """Read back after apply; backends narrow this to the keys the plan touched."""
+    def reread(
+        self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot, applied: Applied | None = None
+    ) -> Snapshot:
+        """Read back after apply (``applied``: what it returned); backends narrow this to
+        the keys the plan touched."""
         return self.read(model, scope)
 
     def order(self, op: Op) -> tuple[object, ...]:

@@ -323,7 +323,9 @@ class HiveBackend(Backend):
     def _grant_call(self, ms: Metastore) -> Callable[[list[HiveGrant]], None]:
         return lambda grants: ms.grant(grants, self.grantor)
 
-    def reread(self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot) -> Snapshot:
+    def reread(
+        self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot, applied: Applied | None = None
+    ) -> Snapshot:
         """Read back only the objects the plan touched (and the roles, when it touched
         any); keep the rest of the snapshot."""
         assert isinstance(snapshot, HiveSnapshot)

@@ -112,7 +112,6 @@ class MySQLBackend(Backend):
         )
         self.create_on_database = s.flag("create_on_database")
         self._session: Session | None = None
-        self.last: ServerRead | None = None
 
     # -- reading ---------------------------------------------------------------------
 
@@ -178,7 +177,6 @@ class MySQLBackend(Backend):
             admin_roles(role_rows, session.me),
             parse_fold(rows["settings"]) if "settings" in rows else 0,
         )
-        self.last = snap
         return snap
 
     def _governs(self, fact: ServerFact, server: ServerRead) -> bool:
@@ -242,15 +240,16 @@ class MySQLBackend(Backend):
         )
 
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
+        assert isinstance(snapshot, MySQLSnapshot)
         todo = statements(plan.ops)
         failures: list[Failure] = []
         done = 0
         for index, statement in enumerate(todo):
-            done += self._run(statement, index, len(todo), failures)
+            done += self._run(statement, Step(index, len(todo), snapshot.server), failures)
             progress(statement.ops)
         return Applied(done, tuple(failures))
 
-    def _run(self, statement: Statement, index: int, total: int, failures: list[Failure]) -> int:
+    def _run(self, statement: Statement, step: Step, failures: list[Failure]) -> int:
         """Run one statement; how many operations it did. A refusal is recorded; a statement
         naming several accounts that fails in any way (an "already gone" error included:
         MariaDB stops at the first account it fails on, MySQL 8 undoes the whole statement)
@@ -261,11 +260,11 @@ class MySQLBackend(Backend):
         except Exception as exc:
             code, _ = error_parts(exc)
             gone = statement.revoking and code in ALREADY_GONE
-            error = None if gone else self._failed(exc, statement, index, total)
+            error = None if gone else self._failed(exc, statement, step)
             if isinstance(error, TemporaryBackendError):
                 raise error from exc
             if len(statement.accounts) > 1:
-                return sum(self._run(single, index, total, failures) for single in statement.split())
+                return sum(self._run(single, step, failures) for single in statement.split())
             if error is None:
                 return statement.ops  # somebody revoked it meanwhile: the goal is met
             failures.append(Failure((), str(error)))
@@ -281,7 +280,9 @@ class MySQLBackend(Backend):
         now = summary_of(catalog, rows)
         return changed(seen, now), now
 
-    def reread(self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot) -> Snapshot:
+    def reread(
+        self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot, applied: Applied | None = None
+    ) -> Snapshot:
         """Read back only the accounts and databases the plan touched; keep the rest."""
         assert isinstance(snapshot, MySQLSnapshot)
         touched = [op.fact for op in plan.ops if isinstance(op.fact, Grant | RoleGrant | ColumnGrant)]
@@ -299,12 +300,12 @@ class MySQLBackend(Backend):
     def fact_from_json(self, data: Mapping[str, Any]) -> Fact:
         return fact_from_json(data)
 
-    def _failed(self, exc: Exception, statement: Statement, done: int, total: int) -> BackendError:
+    def _failed(self, exc: Exception, statement: Statement, step: Step) -> BackendError:
+        done, total = step.index, step.total
         doing = f"{statement.display()} (statement {done + 1} of {total}; the first {done} were run)"
 
         def diagnose(code: int, words: str) -> str:
-            me = self.last.me if self.last else Account(self.connection.settings.user, "?")
-            return refusal(self.last, me, statement, code)
+            return refusal(step.server, step.server.me, statement, code)
 
         return self.connection.translate(exc, doing, diagnose)
 
@@ -314,6 +315,16 @@ class MySQLBackend(Backend):
 
 #: REVOKE of a grant that is not there (MariaDB 1141 / 1147, MySQL 1141 / 1147 / 1403).
 ALREADY_GONE = frozenset({1141, 1147, 1403})
+
+
+@dataclass(frozen=True)
+class Step:
+    """Where an apply is: the statement's index, their number, and the read it follows
+    (what a refusal is diagnosed against)."""
+
+    index: int
+    total: int
+    server: ServerRead
 
 
 @dataclass(frozen=True, kw_only=True)

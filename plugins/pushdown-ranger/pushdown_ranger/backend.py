@@ -148,7 +148,6 @@ class RangerBackend(Backend):
         self.label = c.text("label", "pushdown")
         self.role_service = c.service("role_service", self.naming.hive_service)
         self.last: RangerSnapshot | None = None
-        self._written = Written()
         self._compiled: tuple[object, Desired, Model] | None = None
         self._hive: tuple[object, str | None, Model] | None = None
 
@@ -404,7 +403,6 @@ class RangerBackend(Backend):
         writer = Writer(
             self.api, self.naming, self.label, self.role_service, snapshot.policies, snapshot.roles
         )
-        self._written = writer.written
         failures: list[Failure] = []
         done = 0
         refused: set[Op] = set()
@@ -441,17 +439,20 @@ class RangerBackend(Backend):
                 self.name,
                 f"{unanswered}; {done} of {len(plan.ops)} operation(s) done (every narrowing tried)",
             )
-        return Applied(done, tuple(failures))
+        return RangerApplied(done, tuple(failures), written=writer.written)
 
-    def reread(self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot) -> Snapshot:
+    def reread(
+        self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot, applied: Applied | None = None
+    ) -> Snapshot:
         """The touched keys as Ranger answered the writes, when the versions show no other
         writer (two cheap calls); otherwise everything, read again."""
         assert isinstance(snapshot, RangerSnapshot)
-        written, self._written = self._written, Written()
-        expected = written.expected(snapshot.versions)
+        # what the writes answered; without it (no apply of this backend's) read everything
+        written = applied.written if isinstance(applied, RangerApplied) else None
+        expected = written.expected(snapshot.versions) if written is not None else ()
         roles_expected = next((v[2] for v in expected if v[0] == ""), None)
         fresh = self.versions(roles_expected if isinstance(roles_expected, int) else None)
-        if fresh == expected and _complete(fresh):
+        if written is not None and fresh == expected and _complete(fresh):
             policies = written.patched_policies(dict(snapshot.policies))
             roles = written.patched_roles(dict(snapshot.roles))
             patched = replace(self._snapshot(fresh, policies, roles, snapshot.deny), implied=snapshot.implied)
@@ -475,6 +476,14 @@ class RangerBackend(Backend):
 
     def fact_from_json(self, data: Mapping[str, Any]) -> Fact:
         return fact_from_json(data)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RangerApplied(Applied):
+    """What an apply did, and what Ranger answered to its writes (the read-back of the
+    touched keys, for :meth:`RangerBackend.reread`)."""
+
+    written: Written
 
 
 #: Ranger service names as they may stand in a URL path (the client puts them there unquoted)
