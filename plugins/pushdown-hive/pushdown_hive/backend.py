@@ -54,7 +54,7 @@ from pushdown_hive.facts import (
     HiveRole,
     fact_from_json,
 )
-from pushdown_hive.identity import Identity
+from pushdown_hive.identity import Identity, identity_of
 from pushdown_hive.mapping import BUILTIN_ROLES
 from pushdown_hive.metastore import Listed, Metastore, Refused, Unreachable
 from pushdown_hive.readback import (
@@ -181,7 +181,7 @@ class HiveBackend(Backend):
         where = server_scope(scope, catalog) if catalog is not None else ServerScope.everything()
         server = self._read(where)
         roles = self._read_roles() if self.role_fence is not None else ServerRoles({})
-        identity = Identity.of(model, self.naming)  # the whole model, never only the scope
+        identity = identity_of(model, self.naming)  # the whole model, never only the scope
         if self.roles:
             in_play = plays(scope, model, roles, self.role_prefix, identity.names_of)
         else:  # every managed role is unwanted: all of them in play, to be dropped

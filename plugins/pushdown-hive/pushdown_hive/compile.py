@@ -30,7 +30,8 @@ from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.scope import Region
 from pushdown_hive.facts import ROLE, USER, HiveFact, HiveGrant, HiveMember, HiveRole
-from pushdown_hive.identity import Identity
+from pushdown_hive.identity import Identity, identity_of
+from pushdown_hive.identity import notes as identity_notes
 from pushdown_hive.mapping import ALL, CREATE, OPERATIONS, TABLE_OPERATIONS
 from pushdown_hive.readback import ServerRead
 from pushdown_hive.roles import Play, Triple, carried, holders, leads
@@ -76,8 +77,8 @@ def compile_desired(
     compiler = EntitlementCompiler(model, OPERATIONS)
     facts: set[HiveFact] = set()
     notes: set[str] = set()
-    who = identity or Identity.of(model, naming)
-    notes |= who.notes()
+    who = identity or identity_of(model, naming)
+    notes |= identity_notes(who)
     withheld = set(who.withheld)
     naming = who.names.__getitem__  # from here on, only users that map to a name of their own
     everything = ObjectRef(SecurableType.CATALOG, (catalog,))

@@ -27,6 +27,7 @@ from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
+from pushdown.reconcile.identity import map_one
 from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.scope import Region, Resolved
 from pushdown_mysql.facts import Account, Grant, escape_db_pattern
@@ -72,16 +73,16 @@ class Naming:
     def account(self, user: str) -> Account:
         return Account(self.prefix + self.map_principal(Principal.user(user)), self.host)
 
+    def mapped(self, user: str) -> str:
+        """The name ``pushdown_map_principal`` gives ``user`` (may raise)."""
+        return self.map_principal(Principal.user(user))
+
     def try_account(self, user: str) -> Account | None:
         """:meth:`account`, or ``None`` when the mapping hook fails or gives no usable name
-        (that user then gets nothing; it never stops the other users' changes)."""
-        try:
-            name = self.map_principal(Principal.user(user))
-        except Exception:  # a third-party hook: whatever it raises, the rest goes on
-            return None
-        if not isinstance(name, str) or not name or "\x00" in name:
-            return None
-        return Account(self.prefix + name, self.host)
+        (:func:`pushdown.reconcile.identity.map_one`: that user then gets nothing; it
+        never stops the other users' changes)."""
+        name, _ = map_one(self.mapped, user)
+        return None if name is None else Account(self.prefix + name, self.host)
 
 
 def compile_desired(

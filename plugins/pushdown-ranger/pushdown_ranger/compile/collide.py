@@ -18,6 +18,7 @@ from dataclasses import replace
 from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
+from pushdown.reconcile.identity import Identity
 from pushdown.reconcile.plan import Fact
 from pushdown_ranger.compile.naming import Naming
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
@@ -27,10 +28,7 @@ MARK = "\x00"
 
 def collisions(model: Model, naming: Naming) -> dict[str, frozenset[str]]:
     """Ranger user name -> the model users (two or more) mapping to it."""
-    found: dict[str, set[str]] = {}
-    for user in model.users:
-        found.setdefault(naming.user(user), set()).add(user)
-    return {name: frozenset(users) for name, users in found.items() if len(users) > 1}
+    return Identity.of(model.users, naming.user).clashes()  # a refused user gets nothing anyway
 
 
 def apart(naming: Naming, colliding: dict[str, frozenset[str]]) -> Naming:

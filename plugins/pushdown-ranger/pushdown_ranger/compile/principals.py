@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pushdown.model.state import Model
+from pushdown.reconcile.identity import Identity
 from pushdown_ranger.compile.naming import Naming, exact
 
 
@@ -46,32 +47,32 @@ class Principals:
 
 
 def principals(model: Model, naming: Naming) -> Principals:
-    """Refuse what Ranger cannot name as the model means it (whole model, not a scope)."""
+    """Refuse what Ranger cannot name as the model means it (whole model, not a scope),
+    through the core's :class:`~pushdown.reconcile.identity.Identity`, without case."""
     notes: list[str] = []
-    users = {u: naming.user(u) for u in model.users}
+    users = Identity.of(model.users, naming.user, caseless=True, unusable=_inexact)
     bad_users = _refused(users, "user", "nothing pushed for it (narrower)", notes)
-    roles = {r: naming.role(r) for r in model.roles}
+    roles = Identity.of(model.roles, naming.role, caseless=True, unusable=_inexact)
     bad_roles = _refused(roles, "role", "not made; its holders get per-user roles", notes)
     return Principals(frozenset(bad_users), frozenset(bad_roles), tuple(notes))
 
 
-def _refused(names: dict[str, str], kind: str, then: str, notes: list[str]) -> set[str]:
-    out: set[str] = set()
-    folded: dict[str, list[str]] = {}
-    for model_name, ranger_name in names.items():
-        if not exact(ranger_name) or ranger_name != ranger_name.strip():
-            out.add(model_name)
-            notes.append(
-                f"{kind} {model_name}: Ranger name {ranger_name!r} holds a character Ranger reads as a "
-                f"wildcard or a {{USER}}/{{OWNER}} macro (or is blank); {then}"
-            )
-        folded.setdefault(ranger_name.casefold(), []).append(model_name)
-    for same in folded.values():
-        if len(same) > 1:
-            out.update(same)
-            listed = ", ".join(sorted(same))
-            notes.append(
-                f"{kind}s {listed}: one Ranger name but for case ({names[same[0]]!r}), which would "
-                f"give each what any of them is allowed; {then}"
-            )
-    return out
+def _inexact(name: str) -> str | None:
+    """Why Ranger would read ``name`` as something else (``None``: it would not). A NUL is
+    let through: the compile's own names for colliding users hold one
+    (:mod:`pushdown_ranger.compile.collide`)."""
+    if exact(name) and name == name.strip():
+        return None
+    return "blank, or a character Ranger reads as a wildcard or a {USER}/{OWNER} macro"
+
+
+def _refused(identity: Identity, kind: str, then: str, notes: list[str]) -> set[str]:
+    for model_name, why in sorted(identity.refused.items()):
+        notes.append(f"{kind} {model_name}: {why}; {then}")
+    shared = {frozenset(us): name for name, us in sorted(identity.clashes().items(), reverse=True)}
+    for same, name in sorted(shared.items(), key=lambda kv: sorted(kv[0])):
+        notes.append(
+            f"{kind}s {', '.join(sorted(same))}: one Ranger name but for case ({name!r}), which would "
+            f"give each what any of them is allowed; {then}"
+        )
+    return set(identity.withheld)
