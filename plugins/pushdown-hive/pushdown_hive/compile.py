@@ -28,6 +28,7 @@ from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
+from pushdown.reconcile.identity import Mapper
 from pushdown.reconcile.scope import Region
 from pushdown_hive.facts import ROLE, USER, HiveFact, HiveGrant, HiveMember, HiveRole
 from pushdown_hive.identity import Identity, identity_of
@@ -35,8 +36,6 @@ from pushdown_hive.identity import notes as identity_notes
 from pushdown_hive.mapping import ALL, CREATE, OPERATIONS, TABLE_OPERATIONS
 from pushdown_hive.readback import ServerRead
 from pushdown_hive.roles import Play, Triple, carried, holders, leads
-
-Naming = Callable[[str], str]
 
 
 def held_inventory(catalog: str, server: ServerRead) -> Inventory:
@@ -65,7 +64,7 @@ def compile_desired(
     catalog: str | None,
     server: ServerRead,
     plays: tuple[Play, ...],
-    naming: Naming,
+    naming: Mapper,
     roles: RoleSetup | None = None,
     identity: Identity | None = None,
 ) -> Desired:
@@ -179,7 +178,7 @@ def _role_facts(
     setup: RoleSetup,
     per_user: dict[str, set[Triple]],
     withheld: set[str],
-    naming: Naming,
+    naming: Mapper,
     facts: set[HiveFact],
     notes: set[str],
 ) -> dict[str, set[Triple]]:
@@ -279,5 +278,5 @@ def _roots(region: Region, catalog: str) -> list[ObjectRef] | None:
     return out
 
 
-def mapped(map_principal: Callable[[Principal], str]) -> Naming:
+def mapped(map_principal: Callable[[Principal], str]) -> Mapper:
     return lambda user: map_principal(Principal.user(user))

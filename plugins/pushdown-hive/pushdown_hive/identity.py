@@ -10,15 +10,11 @@ this backend are unwanted wherever a scope reads them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from pushdown.model.state import Model
-from pushdown.reconcile.identity import Identity
-
-Naming = Callable[[str], str]
+from pushdown.reconcile.identity import Identity, Mapper
 
 
-def identity_of(model: Model, naming: Naming) -> Identity:
+def identity_of(model: Model, naming: Mapper) -> Identity:
     """Every model user's metastore name (the whole model, never a scope's users)."""
     return Identity.of(model.users, naming, caseless=True)
 
@@ -33,4 +29,4 @@ def notes(identity: Identity) -> set[str]:
     return out | {f"{why}: the user gets nothing (narrower)" for why in identity.refused.values()}
 
 
-__all__ = ["Identity", "Naming", "identity_of", "notes"]
+__all__ = ["Identity", "Mapper", "identity_of", "notes"]

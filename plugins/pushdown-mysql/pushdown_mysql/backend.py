@@ -39,7 +39,7 @@ from pushdown.reconcile.plan import Fact, Plan
 from pushdown.reconcile.reach import one_catalog
 from pushdown.reconcile.scope import Resolved, Scope
 from pushdown.reconcile.settings import Settings
-from pushdown_mysql.compile import Naming, compile_desired
+from pushdown_mysql.compile import AccountNaming, compile_desired
 from pushdown_mysql.connection import Connection, ConnectionSettings, error_parts
 from pushdown_mysql.diagnose import refusal
 from pushdown_mysql.discovery import SUMMARY_SQL, changed, summary_of
@@ -105,7 +105,7 @@ class MySQLBackend(Backend):
         super().__init__(context)
         self.connection = Connection(context.name, settings_from(context))
         s = Settings.of(context)
-        self.naming = Naming(
+        self.naming = AccountNaming(
             prefix=s.text("account_prefix", "pd_", empty=True),
             host=s.text("account_host", "%").lower(),
             map_principal=context.map_principal,

@@ -63,7 +63,7 @@ class ServerObjects:
 
 
 @dataclass(frozen=True)
-class Naming:
+class AccountNaming:
     """How a model user becomes an account: ``prefix + mapped name`` at ``host``."""
 
     prefix: str = "pd_"
@@ -90,7 +90,7 @@ def compile_desired(
     catalog: str | None,
     inventory: ServerObjects,
     accounts: frozenset[Account],
-    naming: Naming,
+    naming: AccountNaming,
     scope: Resolved,
     *,
     create_on_database: bool = False,

@@ -19,10 +19,10 @@ from pushdown.reconcile.identity import Identity
 from pushdown_mysql.facts import Account
 
 if TYPE_CHECKING:
-    from pushdown_mysql.compile import Naming
+    from pushdown_mysql.compile import AccountNaming
 
 
-def withheld(model: Model, naming: Naming) -> tuple[set[str], list[str]]:
+def withheld(model: Model, naming: AccountNaming) -> tuple[set[str], list[str]]:
     """The users who get nothing, and the notes that say why (the core's
     :class:`~pushdown.reconcile.identity.Identity`; account names compare with case)."""
     identity = Identity.of(model.users, naming.mapped)

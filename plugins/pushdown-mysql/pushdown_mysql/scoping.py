@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.reach import reach_of
 from pushdown.reconcile.scope import Resolved
-from pushdown_mysql.compile import Naming
+from pushdown_mysql.compile import AccountNaming
 from pushdown_mysql.facts import ColumnGrant, Grant, RoleGrant, exact_db_name
 
 
@@ -71,7 +71,7 @@ class ServerScope:
         return within
 
 
-def server_scope(scope: Resolved, catalog: str | None, naming: Naming) -> ServerScope:
+def server_scope(scope: Resolved, catalog: str | None, naming: AccountNaming) -> ServerScope:
     """Per region, its accounts and the databases it reaches (:func:`reach_of`, a table
     widened to its database); a region that reaches nothing here is left out."""
     regions = []

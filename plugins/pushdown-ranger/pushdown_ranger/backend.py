@@ -44,7 +44,7 @@ from pushdown.reconcile.settings import Settings
 from pushdown_ranger.answers import Written
 from pushdown_ranger.client import RangerAPI
 from pushdown_ranger.compile import compile_all
-from pushdown_ranger.compile.desired import Naming, hive_catalog
+from pushdown_ranger.compile.desired import RangerNaming, hive_catalog
 from pushdown_ranger.facts import PolicyFact, RoleFact, fact_from_json
 from pushdown_ranger.handmade import (
     exception_findings,
@@ -132,7 +132,7 @@ class RangerBackend(Backend):
             backoff=c.seconds("backoff", 0.1, strict=False),
             page_size=c.whole("page_size", 200, low=1, high=10_000),
         )
-        self.naming = Naming(
+        self.naming = RangerNaming(
             hive_service=c.service("hive_service", "hive"),
             hdfs_service=c.service("hdfs_service", "hdfs"),
             kafka_service=c.service("kafka_service", "kafka"),
@@ -669,6 +669,6 @@ def _complete(versions: tuple[tuple[str, Any, Any], ...]) -> bool:
     return has_roles and all(v[1] is not None for v in versions if v[0])
 
 
-def _overlap(naming: Naming) -> bool:
+def _overlap(naming: RangerNaming) -> bool:
     a, b = naming.role_prefix, naming.user_role_prefix
     return a.startswith(b) or b.startswith(a)

@@ -17,7 +17,7 @@ from typing import Any
 from pushdown.reconcile.plan import Op
 from pushdown_ranger.answers import Written
 from pushdown_ranger.client import RangerAPI
-from pushdown_ranger.compile.desired import Naming
+from pushdown_ranger.compile.desired import RangerNaming
 from pushdown_ranger.facts import PolicyFact, RoleFact
 from pushdown_ranger.readback import foreign_items, merged, new_policy, role_json
 
@@ -27,7 +27,7 @@ Json = dict[str, Any]
 @dataclass
 class Writer:
     api: RangerAPI
-    naming: Naming
+    naming: RangerNaming
     label: str
     role_service: str
     policies: Mapping[tuple[str, Any], Json]

@@ -22,14 +22,14 @@ from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.plan import Fact
 from pushdown_ranger.compile.collide import apart, collisions, fold
-from pushdown_ranger.compile.desired import Naming, compile_desired
+from pushdown_ranger.compile.desired import RangerNaming, compile_desired
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
 
 
 def compile_all(
     model: Model,
     catalogs: Iterable[str],
-    naming: Naming,
+    naming: RangerNaming,
     deny: Mapping[str, bool],
     *,
     focus: frozenset[ObjectRef] | None,
@@ -121,7 +121,7 @@ def _implying(desired: Desired, implied: tuple[tuple[str, str, frozenset[str]], 
     return replace(desired, facts=frozenset(facts), notes=(*desired.notes, *notes))
 
 
-def _by_users(desired: Desired, model: Model, naming: Naming) -> Desired:
+def _by_users(desired: Desired, model: Model, naming: RangerNaming) -> Desired:
     """Roles whose members are groups get those groups' users (as the model says) instead:
     Ranger's plugins resolve a user's groups on the enforcing host (usersync, the OS), which
     may place users in a group the model does not (an ALLOW would reach them) or leave out
@@ -151,7 +151,12 @@ def _database(fact: Fact, hive_service: str) -> str | None:
 
 
 def _splice(
-    on: Desired, off: Desired, voided: set[str], services: set[str], naming: Naming, elsewhere: frozenset[str]
+    on: Desired,
+    off: Desired,
+    voided: set[str],
+    services: set[str],
+    naming: RangerNaming,
+    elsewhere: frozenset[str],
 ) -> Desired:
     """``on``, with the Hive policies of ``voided`` databases and every policy of ``services``
     (topics', filesets') taken from ``off``."""

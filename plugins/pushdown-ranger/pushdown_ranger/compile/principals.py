@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from pushdown.model.state import Model
 from pushdown.reconcile.identity import Identity
-from pushdown_ranger.compile.naming import Naming, exact
+from pushdown_ranger.compile.naming import RangerNaming, exact
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class Principals:
         return frozenset(users) - self.refused_users
 
 
-def principals(model: Model, naming: Naming) -> Principals:
+def principals(model: Model, naming: RangerNaming) -> Principals:
     """Refuse what Ranger cannot name as the model means it (whole model, not a scope),
     through the core's :class:`~pushdown.reconcile.identity.Identity`, without case."""
     notes: list[str] = []
