@@ -97,7 +97,10 @@ class Failure:
 
 @dataclass(frozen=True)
 class Applied:
-    """What ``apply`` did: how many operations went through and which were refused."""
+    """What ``apply`` did: how many operations went through and which were refused.
+    Backends subclass it to hand ``reread`` what the writes answered (as they subclass
+    :class:`Snapshot` to hand ``compile`` and ``apply`` what the read saw), so nothing
+    passes between the contract's calls through the backend's fields."""
 
     done: int
     failures: tuple[Failure, ...] = ()
@@ -176,8 +179,11 @@ class Backend(abc.ABC):
         be cheap (one query). Default: nothing to discover (``None``: keep no summary)."""
         return Scope.nothing(), None
 
-    def reread(self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot) -> Snapshot:
-        """Read back after apply; backends narrow this to the keys the plan touched."""
+    def reread(
+        self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot, applied: Applied | None = None
+    ) -> Snapshot:
+        """Read back after apply (``applied``: what it returned); backends narrow this to
+        the keys the plan touched."""
         return self.read(model, scope)
 
     def order(self, op: Op) -> tuple[object, ...]:
@@ -187,12 +193,6 @@ class Backend(abc.ABC):
     def fact_from_json(self, data: Mapping[str, Any]) -> Fact:
         """Rebuild a fact of this backend from ``Fact.to_json`` (for saved plans)."""
         raise ConfigError(f"backend {self.name} ({self.kind}) cannot read saved plans")
-
-    def plan(self, model: Model, scope: Any) -> Plan:
-        """The plan for ``scope`` now (a convenience around the core's planner)."""
-        from pushdown.reconcile.planner import plan_for
-
-        return plan_for(self, model, scope)[0]
 
     def close(self) -> None:  # noqa: B027 - optional: most backends hold nothing to release
         """Release connections. Called once when the core is done with the backend."""

@@ -24,6 +24,11 @@ def plan_for(
     return plan_on(backend, model, scope, where, snapshot), snapshot, where
 
 
+def plan(backend: Backend, model: Model, scope: Scope) -> Plan:
+    """The plan for ``scope`` now: read, compile and diff (``plan_for`` without the rest)."""
+    return plan_for(backend, model, scope)[0]
+
+
 def plan_on(
     backend: Backend,
     model: Model,

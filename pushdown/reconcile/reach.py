@@ -14,7 +14,8 @@ reading more, never less:
 - an object of another catalog reaches nothing here.
 
 ``one_catalog`` is the other half of "one server enforces one catalog": the catalog a
-backend enforces, or a clear error when more than one names it.
+backend enforces, or a clear error when more than one names it (``sole_catalog``: or
+``None``, for a backend that narrows with a note instead).
 """
 
 from __future__ import annotations
@@ -68,9 +69,13 @@ class Reach:
         return Reach(out)
 
 
-def reach_of(roots: Iterable[ObjectRef] | None, catalog: str | None, *, tables: bool = True) -> Reach:
+def reach_of(
+    roots: Iterable[ObjectRef] | None, catalog: str | None, *, tables: bool = True, others: bool = False
+) -> Reach:
     """What object subtrees ``roots`` (``None``: everything) reach of ``catalog``'s server;
-    ``tables=False`` widens a table to its database."""
+    ``tables=False`` widens a table to its database; ``others=True`` makes an object of
+    another catalog reach everything (where its change may move which catalog the server
+    holds, as Ranger's Hive service's)."""
     if roots is None:
         return Reach.everything()
     out: dict[str, Tables] = {}
@@ -78,6 +83,8 @@ def reach_of(roots: Iterable[ObjectRef] | None, catalog: str | None, *, tables: 
         if root.type in (SecurableType.METALAKE, SecurableType.CATALOG):
             return Reach.everything()
         if catalog is None or root.names[0] != catalog or len(root.names) < 2:
+            if others:
+                return Reach.everything()
             continue
         db = root.names[1]
         if root.type is SecurableType.SCHEMA or len(root.names) < 3 or not tables:
@@ -87,11 +94,11 @@ def reach_of(roots: Iterable[ObjectRef] | None, catalog: str | None, *, tables: 
     return Reach(out)
 
 
-def scope_reach(scope: Resolved, catalog: str | None, *, tables: bool = True) -> Reach:
+def scope_reach(scope: Resolved, catalog: str | None, *, tables: bool = True, others: bool = False) -> Reach:
     """The union of what each of the scope's regions reaches."""
     out = Reach.nothing()
     for region in scope.regions:
-        out = out | reach_of(region.roots, catalog, tables=tables)
+        out = out | reach_of(region.roots, catalog, tables=tables, others=others)
     return out
 
 
@@ -105,3 +112,10 @@ def one_catalog(backend: str, server: str, catalogs: Iterable[str]) -> str | Non
             "give each catalog its own backend"
         )
     return named[0] if named else None
+
+
+def sole_catalog(catalogs: Iterable[str]) -> str | None:
+    """The catalog when exactly one names the backend; ``None`` for none or several (for a
+    backend that, rather than stop, narrows and says so in a note)."""
+    named = set(catalogs)
+    return next(iter(named)) if len(named) == 1 else None

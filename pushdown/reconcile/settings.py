@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 from pushdown.errors import ConfigError
 
@@ -37,7 +37,7 @@ class Settings:
     values: Mapping[str, Any]
 
     @classmethod
-    def of(cls, context: _Context) -> Settings:
+    def of(cls, context: _Context) -> Self:
         return cls(context.name, context.settings)
 
     def bad(self, key: str, why: str) -> ConfigError:
@@ -51,11 +51,21 @@ class Settings:
             raise ConfigError(f"backend {self.backend}: setting {key!r} is required")
         return default
 
-    def text(self, key: str, default: str | None = None, *, required: bool = False) -> str:
-        """A non-empty string without control characters."""
+    def text(
+        self, key: str, default: str | None = None, *, required: bool = False, empty: bool = False
+    ) -> str:
+        """A string without control characters, non-empty unless ``empty`` allows it."""
         value = self._get(key, default, required or default is None)
-        if not isinstance(value, str) or not value or any(not c.isprintable() for c in value):
-            raise self.bad(key, f"{value!r}: a non-empty string without control characters")
+        if not isinstance(value, str) or (not value and not empty) or any(not c.isprintable() for c in value):
+            what = "a string" if empty else "a non-empty string"
+            raise self.bad(key, f"{value!r}: {what} without control characters")
+        return value
+
+    def secret_text(self, key: str, default: str = "") -> str:
+        """A string whose value no error repeats (a password given as a setting)."""
+        value = self._get(key, default, False)
+        if not isinstance(value, str):
+            raise self.bad(key, "a string (its value is not shown)")
         return value
 
     def optional_text(self, key: str) -> str | None:

@@ -140,7 +140,7 @@ def _once(
     if plan.guard and not allow_mass_removal:
         raise Guarded(f"{backend.name}: not applied: {plan.guard}")
     applied = backend.apply(plan, snapshot, start(plan) if start else progress)
-    after = backend.reread(model, where, plan, snapshot)
+    after = backend.reread(model, where, plan, snapshot, applied)
     second = plan_on(backend, model, scope, where, after, desired)  # the model did not move
     if applied.failures:
         raise PermanentBackendError(backend.name, _refused(applied, plan, second))
@@ -283,7 +283,6 @@ class Dispatcher:
             if summary is not None:
                 self.store.set_meta(_SEEN + name, summary)
         return SyncResult(name, plan, applied, seq=last)
-
 
     @staticmethod
     def _summary(backend: Backend, model: Model, name: str) -> str | None:

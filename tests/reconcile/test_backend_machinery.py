@@ -8,7 +8,7 @@ import pytest
 from pushdown.errors import ConfigError
 from pushdown.model.securables import METALAKE, ObjectRef
 from pushdown.reconcile.backend import BackendContext, fingerprint
-from pushdown.reconcile.reach import Reach, one_catalog, reach_of, scope_reach
+from pushdown.reconcile.reach import Reach, one_catalog, reach_of, scope_reach, sole_catalog
 from pushdown.reconcile.scope import Region, Resolved
 from pushdown.reconcile.settings import Settings
 
@@ -71,6 +71,15 @@ def test_the_metalake_or_any_catalog_reaches_every_database(root: ObjectRef) -> 
     assert reach_of([root], C) == Reach.everything()
 
 
+def test_where_another_catalog_may_move_the_servers_catalog_it_reaches_everything() -> None:
+    """Ranger's Hive service: a change in another catalog may move which catalog it holds."""
+    foreign = ObjectRef.parse("table d.s.t")
+    assert reach_of([foreign], C, others=True) == Reach.everything()
+    assert reach_of([T], None, others=True) == Reach.everything()
+    assert reach_of([T], C, tables=False, others=True).databases == {"s": None}
+    assert reach_of([], C, others=True) == Reach.nothing()
+
+
 def test_regions_are_united_and_a_reach_answers_for_a_table() -> None:
     other = ObjectRef.parse("table c.s.u")
     scope = Resolved((Region(frozenset({"u"}), frozenset({T})), Region(None, frozenset({other}))))
@@ -86,6 +95,7 @@ def test_one_server_enforces_one_catalog() -> None:
     assert one_catalog("b1", "metastore", ["c"]) == "c"
     with pytest.raises(ConfigError, match="one metastore enforces one catalog, but c, d name it"):
         one_catalog("b1", "metastore", ["d", "c"])
+    assert sole_catalog(["c"]) == "c" and sole_catalog([]) is None and sole_catalog(["c", "d"]) is None
 
 
 def test_a_fingerprint_depends_on_what_was_read_not_on_its_order() -> None:

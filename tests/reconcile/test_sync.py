@@ -8,6 +8,7 @@ from pushdown.app.service import AccessControl
 from pushdown.errors import NotConverged, TemporaryBackendError
 from pushdown.host.recording import Permit
 from pushdown.model.securables import ObjectRef
+from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
 from tests.fakes import FlakyBackend, access_control
@@ -75,7 +76,7 @@ def test_transient_failures_during_apply_are_retried() -> None:
     backend.fail_times = 2
     plan, applied = reconcile(backend, ac.model, Scope.everything(), sleep=lambda s: None)
     assert applied and not plan.empty
-    assert backend.plan(ac.model, Scope.everything()).empty
+    assert planner.plan(backend, ac.model, Scope.everything()).empty
 
 
 def test_retries_are_bounded() -> None:

@@ -35,9 +35,12 @@ from pushdown.reconcile.backend import (
     Failure,
     Progress,
     Snapshot,
+    fingerprint,
 )
 from pushdown.reconcile.plan import Fact, Op, Plan
+from pushdown.reconcile.reach import sole_catalog
 from pushdown.reconcile.scope import Resolved, Scope
+from pushdown.reconcile.settings import Settings
 from pushdown_hive.batches import BATCH, Sent, chunks, not_widening, refusal, send
 from pushdown_hive.compile import RoleSetup, compile_desired, mapped
 from pushdown_hive.facts import (
@@ -50,7 +53,7 @@ from pushdown_hive.facts import (
     HiveRole,
     fact_from_json,
 )
-from pushdown_hive.identity import Identity
+from pushdown_hive.identity import Identity, identity_of
 from pushdown_hive.mapping import BUILTIN_ROLES
 from pushdown_hive.metastore import Listed, Metastore, Refused, Unreachable
 from pushdown_hive.readback import (
@@ -67,7 +70,6 @@ from pushdown_hive.readback import (
     server_scope,
 )
 from pushdown_hive.roles import Play, ServerRoles, Triple, plays
-from pushdown_hive.settings import flag, positive, seconds
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,28 +94,22 @@ class HiveBackend(Backend):
 
     def __init__(self, context: BackendContext, metastore: Metastore | None = None) -> None:
         super().__init__(context)
-        self.host = str(context.setting("host", "127.0.0.1"))
-        self.port = positive(context, "port", 9083)
-        if self.port > 65535:
-            raise ConfigError(
-                f"backend {context.name}: setting 'port' must be at most 65535, not {self.port}"
-            )
-        self.timeout = seconds(context, "timeout", 30.0)
-        self.grantor = str(context.setting("grantor", context.setting("user", "pushdown")))
-        if not self.grantor:
-            raise ConfigError(f"backend {context.name}: setting 'grantor' must not be empty")
-        self.batch = positive(context, "batch_size", BATCH)
-        self.own_foreign = flag(context, "manage_foreign_grants")
-        self.roles = flag(context, "roles", default=True)
-        self.role_prefix = str(context.setting("role_prefix", "pd_"))
+        s = Settings.of(context)
+        self.host = s.text("host", "127.0.0.1")
+        self.port = s.port("port", 9083)  # at most 65535: a socket would wrap a larger one
+        self.timeout = s.seconds("timeout", 30.0)
+        self.grantor = s.text("grantor", s.text("user", "pushdown"))
+        self.batch = s.whole("batch_size", BATCH, low=1)
+        self.own_foreign = s.flag("manage_foreign_grants")
+        self.roles = s.flag("roles", True)
+        self.role_prefix = s.text("role_prefix", "pd_", empty=True)
         if self.roles and not self.role_prefix:
-            raise ConfigError(
-                f"backend {context.name}: setting 'role_prefix' must not be empty (it fences the roles)"
-            )
+            raise s.bad("role_prefix", "must not be empty (it fences the roles)")
         if self.roles and any(r.startswith(self.role_prefix.lower()) for r in BUILTIN_ROLES):
-            raise ConfigError(
-                f"backend {context.name}: setting 'role_prefix' {self.role_prefix!r} would fence in the "
-                f"metastore's own roles ({', '.join(sorted(BUILTIN_ROLES))}), which pushdown must never drop"
+            raise s.bad(
+                "role_prefix",
+                f"{self.role_prefix!r} would fence in the metastore's own roles "
+                f"({', '.join(sorted(BUILTIN_ROLES))}), which pushdown must never drop",
             )
         #: the roles' fence, read on every sync: with ``roles = false`` the roles it holds
         #: (left by an earlier configuration) are dropped, never left carrying grants
@@ -159,8 +155,7 @@ class HiveBackend(Backend):
         """The one catalog the metastore enforces; ``None`` when none, or several, name it
         (then nothing is wanted: an error never holds back the revokes, and the plan's
         note says why)."""
-        catalogs = self.enforces(model)
-        return next(iter(catalogs)) if len(catalogs) == 1 else None
+        return sole_catalog(self.enforces(model))
 
     def _several(self, model: Model) -> str | None:
         catalogs = sorted(self.enforces(model))
@@ -182,10 +177,10 @@ class HiveBackend(Backend):
         scope = folded(scope, catalog)  # the metastore's names: c.s.Secret is its table s.secret
         # no catalog names the backend: nothing is wanted, so everything it manages is
         # read (whatever the scope) and revoked, as the plan's note says
-        where = server_scope(scope, catalog) if catalog is not None else ServerScope(None)
+        where = server_scope(scope, catalog) if catalog is not None else ServerScope.everything()
         server = self._read(where)
         roles = self._read_roles() if self.role_fence is not None else ServerRoles({})
-        identity = Identity.of(model, self.naming)  # the whole model, never only the scope
+        identity = identity_of(model, self.naming)  # the whole model, never only the scope
         scope = identity.widened(scope)
         if self.roles:
             in_play = plays(scope, model, roles, self.role_prefix, identity.names_of)
@@ -217,7 +212,7 @@ class HiveBackend(Backend):
             facts=facts,
             within=within,
             findings=tuple(findings),
-            fingerprint=_fingerprint(facts, findings),
+            fingerprint=fingerprint(facts, findings),
             server=server,
             where=where,
             plays=in_play,
@@ -328,7 +323,9 @@ class HiveBackend(Backend):
     def _grant_call(self, ms: Metastore) -> Callable[[list[HiveGrant]], None]:
         return lambda grants: ms.grant(grants, self.grantor)
 
-    def reread(self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot) -> Snapshot:
+    def reread(
+        self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot, applied: Applied | None = None
+    ) -> Snapshot:
         """Read back only the objects the plan touched (and the roles, when it touched
         any); keep the rest of the snapshot."""
         assert isinstance(snapshot, HiveSnapshot)
@@ -408,13 +405,6 @@ class HiveBackend(Backend):
 
 def _digest(tables: list[str]) -> str:
     return hashlib.sha256("\n".join(sorted(tables)).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-
-
-def _fingerprint(facts: frozenset[HiveFact], findings: list[str]) -> str:
-    digest = hashlib.sha256()
-    for line in sorted(str(f) for f in facts) + sorted(findings):
-        digest.update(line.encode("utf-8", "surrogateescape") + b"\n")
-    return digest.hexdigest()[:16]
 
 
 __all__ = ["HiveBackend", "HiveGrant"]

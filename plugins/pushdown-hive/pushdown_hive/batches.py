@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pushdown.reconcile.backend import Failure
+from pushdown.reconcile.holdback import HoldBack
 from pushdown.reconcile.plan import Fact, Op
 from pushdown_hive.facts import ROLE, HiveGrant, HiveHeld, HiveMember
 from pushdown_hive.metastore import Refused
@@ -64,29 +65,25 @@ def roles_of(fact: Fact) -> set[str]:
 
 
 def not_widening(ops: list[Op], refused: list[tuple[Op, str]]) -> tuple[list[Op], list[Failure]]:
-    """Hold back the grants to, and of, a role whose revoke the metastore refused.
+    """Hold back the grants to, and of, a role whose revoke the metastore refused
+    (:class:`~pushdown.reconcile.holdback.HoldBack`, keyed by role; a refused grant
+    narrows nothing, so only revokes count).
 
     The plan revokes from a role what one of its (new) holders may not have, or revokes
     the role from a holder who may not have what it is about to carry: when that revoke
     is refused, granting the role or its privileges would give a holder more than the
     model does. They are not sent (narrower); the next sync tries again."""
-    stuck = {role for op, _ in refused if op.action == "remove" for role in roles_of(op.fact)}
-    if not stuck:
-        return ops, []
-    send, held = [], []
-    for op in ops:
-        role = next(iter(sorted(roles_of(op.fact) & stuck)), None)
-        if role is not None:
-            held.append(
-                Failure(
-                    (op,),
-                    f"not sent: {op.fact} (a revoke on role {role} was refused; granting "
-                    "this could give a holder more than the model does)",
-                )
-            )
-        else:
-            send.append(op)
-    return send, held
+    hold = HoldBack(lambda op: roles_of(op.fact))
+    for op, _ in refused:
+        if op.action == "remove":
+            hold.refused(op)
+    return hold.split(
+        ops,
+        lambda op, role: (
+            f"not sent: {op.fact} (a revoke on role {role} was refused; granting "
+            "this could give a holder more than the model does)"
+        ),
+    )
 
 
 def refusal(op: Op, words: str) -> str:

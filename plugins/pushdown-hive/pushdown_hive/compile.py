@@ -28,14 +28,14 @@ from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
+from pushdown.reconcile.identity import Mapper
 from pushdown.reconcile.scope import Region
 from pushdown_hive.facts import ROLE, USER, HiveFact, HiveGrant, HiveMember, HiveRole
-from pushdown_hive.identity import Identity
+from pushdown_hive.identity import Identity, identity_of
+from pushdown_hive.identity import notes as identity_notes
 from pushdown_hive.mapping import ALL, CREATE, OPERATIONS, TABLE_OPERATIONS
 from pushdown_hive.readback import ServerRead
 from pushdown_hive.roles import Play, Triple, carried, holders, leads
-
-Naming = Callable[[str], str]
 
 
 def held_inventory(catalog: str, server: ServerRead) -> Inventory:
@@ -64,7 +64,7 @@ def compile_desired(
     catalog: str | None,
     server: ServerRead,
     plays: tuple[Play, ...],
-    naming: Naming,
+    naming: Mapper,
     roles: RoleSetup | None = None,
     identity: Identity | None = None,
 ) -> Desired:
@@ -76,8 +76,8 @@ def compile_desired(
     compiler = EntitlementCompiler(model, OPERATIONS)
     facts: set[HiveFact] = set()
     notes: set[str] = set()
-    who = identity or Identity.of(model, naming)
-    notes |= who.notes()
+    who = identity or identity_of(model, naming)
+    notes |= identity_notes(who)
     withheld = set(who.withheld)
     naming = who.names.__getitem__  # from here on, only users that map to a name of their own
     everything = ObjectRef(SecurableType.CATALOG, (catalog,))
@@ -176,7 +176,7 @@ def _role_facts(
     setup: RoleSetup,
     per_user: dict[str, set[Triple]],
     withheld: set[str],
-    naming: Naming,
+    naming: Mapper,
     facts: set[HiveFact],
     notes: set[str],
 ) -> dict[str, set[Triple]]:
@@ -276,5 +276,5 @@ def _roots(region: Region, catalog: str) -> list[ObjectRef] | None:
     return out
 
 
-def mapped(map_principal: Callable[[Principal], str]) -> Naming:
+def mapped(map_principal: Callable[[Principal], str]) -> Mapper:
     return lambda user: map_principal(Principal.user(user))

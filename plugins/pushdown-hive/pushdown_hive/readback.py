@@ -20,27 +20,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from pushdown.model.securables import ObjectRef, SecurableType
+from pushdown.reconcile.reach import Reach, scope_reach
 from pushdown.reconcile.scope import Region, Resolved
 from pushdown_hive.facts import ROLE, USER, HiveFact, HiveGrant, HiveHeld, HiveMember, HiveRole
 from pushdown_hive.identity import Identity
 from pushdown_hive.metastore import Listed, Metastore, Refused
 from pushdown_hive.roles import Play, ServerRoles
 
-
-@dataclass(frozen=True)
-class ServerScope:
-    """The objects a scope reaches on the metastore: ``None`` for every database; per
-    database, ``None`` for every table or the names of some tables."""
-
-    databases: dict[str, frozenset[str] | None] | None
-
-    def covers_object(self, db: str, table: str | None) -> bool:
-        if self.databases is None:
-            return True
-        if db not in self.databases:
-            return False
-        tables = self.databases[db]
-        return tables is None or table is None or table in tables
+#: what a scope reaches on the metastore (the core's :class:`Reach`)
+ServerScope = Reach
 
 
 def fold(obj: ObjectRef, catalog: str | None) -> ObjectRef:
@@ -58,26 +46,10 @@ def folded(scope: Resolved, catalog: str | None) -> Resolved:
 
 def server_scope(scope: Resolved, catalog: str | None) -> ServerScope:
     """What ``scope`` reaches in ``catalog`` (nothing when no catalog names the backend),
-    in the metastore's (lower-case) names."""
-    if catalog is None:
-        return ServerScope({})
-    out: dict[str, frozenset[str] | None] = {}
-    for region in scope.regions:
-        if region.roots is None:
-            return ServerScope(None)
-        for root in region.roots:
-            if root.type in (SecurableType.METALAKE, SecurableType.CATALOG):
-                if root.type is SecurableType.METALAKE or root.names[0] == catalog:
-                    return ServerScope(None)
-                continue
-            if root.names[0] != catalog:
-                continue
-            db = root.names[1].lower()
-            if root.type is SecurableType.SCHEMA or len(root.names) < 3:
-                out[db] = None
-            elif out.get(db, frozenset()) is not None:
-                out[db] = (out.get(db) or frozenset()) | {root.names[2].lower()}
-    return ServerScope(out)
+    in the metastore's (lower-case) names: :func:`scope_reach` over :func:`folded`. Any
+    catalog reaches every database (the core's rule, wider than this backend's earlier
+    one, which skipped another catalog's root)."""
+    return scope_reach(folded(scope, catalog), catalog)
 
 
 @dataclass(frozen=True)
@@ -215,7 +187,7 @@ def fact_scope(
                 or (role is not None and (p.roles is None or role in p.roles))
                 for i, p in enumerate(plays)
             )
-        if not isinstance(fact, HiveGrant) or not where.covers_object(fact.db, fact.table):
+        if not isinstance(fact, HiveGrant) or not where.covers(fact.db, fact.table):
             return False
         obj = object_of(catalog, fact)
         if fact.principal_type == USER:

@@ -17,12 +17,11 @@ drops accounts.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pushdown.errors import BackendError, ConfigError, TemporaryBackendError
+from pushdown.errors import BackendError, TemporaryBackendError
 from pushdown.model.securables import SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import (
@@ -34,10 +33,13 @@ from pushdown.reconcile.backend import (
     Failure,
     Progress,
     Snapshot,
+    fingerprint,
 )
 from pushdown.reconcile.plan import Fact, Plan
+from pushdown.reconcile.reach import one_catalog
 from pushdown.reconcile.scope import Resolved, Scope
-from pushdown_mysql.compile import Naming, compile_desired
+from pushdown.reconcile.settings import Settings
+from pushdown_mysql.compile import AccountNaming, compile_desired
 from pushdown_mysql.connection import Connection, ConnectionSettings, error_parts
 from pushdown_mysql.diagnose import refusal
 from pushdown_mysql.discovery import SUMMARY_SQL, changed, summary_of
@@ -81,25 +83,16 @@ RESERVED_USERS = frozenset({"root", "mariadb.sys", "mysql", "PUBLIC", ""})
 
 
 def settings_from(context: BackendContext) -> ConnectionSettings:
-    password = context.secret("password") or context.setting("password", "")
+    """The connection settings, each checked (a :class:`ConfigError` names backend and key)."""
+    s = Settings.of(context)
     return ConnectionSettings(
-        host=str(context.setting("host", "127.0.0.1")),
-        port=int(context.setting("port", 3306)),
-        user=str(context.setting("user", required=True)),
-        password=str(password),
-        unix_socket=context.setting("unix_socket"),
-        connect_timeout=float(context.setting("connect_timeout", 5.0)),
+        host=s.text("host", "127.0.0.1"),
+        port=s.port("port", 3306),
+        user=s.text("user", required=True),
+        password=context.secret("password") or s.secret_text("password"),
+        unix_socket=s.optional_text("unix_socket"),
+        connect_timeout=s.seconds("connect_timeout", 5.0),
     )
-
-
-def flag(context: BackendContext, key: str) -> bool:
-    """A yes/no setting: TOML ``true``/``false`` (or the strings), default no."""
-    value = context.setting(key, False)
-    if isinstance(value, bool):
-        return value
-    if str(value).lower() in ("true", "yes", "1", "false", "no", "0"):
-        return str(value).lower() in ("true", "yes", "1")
-    raise ConfigError(f"backend {context.name}: setting {key!r} must be true or false, not {value!r}")
 
 
 class MySQLBackend(Backend):
@@ -111,14 +104,14 @@ class MySQLBackend(Backend):
     def __init__(self, context: BackendContext) -> None:
         super().__init__(context)
         self.connection = Connection(context.name, settings_from(context))
-        self.naming = Naming(
-            prefix=str(context.setting("account_prefix", "pd_")),
-            host=str(context.setting("account_host", "%")).lower(),
+        s = Settings.of(context)
+        self.naming = AccountNaming(
+            prefix=s.text("account_prefix", "pd_", empty=True),
+            host=s.text("account_host", "%").lower(),
             map_principal=context.map_principal,
         )
-        self.create_on_database = flag(context, "create_on_database")
+        self.create_on_database = s.flag("create_on_database")
         self._session: Session | None = None
-        self.last: ServerRead | None = None
 
     # -- reading ---------------------------------------------------------------------
 
@@ -153,7 +146,7 @@ class MySQLBackend(Backend):
             facts=managed - beyond,
             within=within,
             findings=found,
-            fingerprint=_fingerprint(managed, found),
+            fingerprint=fingerprint(managed, found),
             server=server,
             where=where,
         )
@@ -184,7 +177,6 @@ class MySQLBackend(Backend):
             admin_roles(role_rows, session.me),
             parse_fold(rows["settings"]) if "settings" in rows else 0,
         )
-        self.last = snap
         return snap
 
     def _governs(self, fact: ServerFact, server: ServerRead) -> bool:
@@ -212,13 +204,7 @@ class MySQLBackend(Backend):
         )
 
     def catalog(self, model: Model) -> str | None:
-        catalogs = sorted(self.enforces(model))
-        if len(catalogs) > 1:
-            raise ConfigError(
-                f"backend {self.name}: one MySQL server enforces one catalog, but {', '.join(catalogs)} "
-                "name it; give each catalog its own backend"
-            )
-        return catalogs[0] if catalogs else None
+        return one_catalog(self.name, "MySQL server", self.enforces(model))
 
     def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
         assert isinstance(snapshot, MySQLSnapshot)
@@ -254,15 +240,16 @@ class MySQLBackend(Backend):
         )
 
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
+        assert isinstance(snapshot, MySQLSnapshot)
         todo = statements(plan.ops)
         failures: list[Failure] = []
         done = 0
         for index, statement in enumerate(todo):
-            done += self._run(statement, index, len(todo), failures)
+            done += self._run(statement, Step(index, len(todo), snapshot.server), failures)
             progress(statement.ops)
         return Applied(done, tuple(failures))
 
-    def _run(self, statement: Statement, index: int, total: int, failures: list[Failure]) -> int:
+    def _run(self, statement: Statement, step: Step, failures: list[Failure]) -> int:
         """Run one statement; how many operations it did. A refusal is recorded; a statement
         naming several accounts that fails in any way (an "already gone" error included:
         MariaDB stops at the first account it fails on, MySQL 8 undoes the whole statement)
@@ -273,11 +260,11 @@ class MySQLBackend(Backend):
         except Exception as exc:
             code, _ = error_parts(exc)
             gone = statement.revoking and code in ALREADY_GONE
-            error = None if gone else self._failed(exc, statement, index, total)
+            error = None if gone else self._failed(exc, statement, step)
             if isinstance(error, TemporaryBackendError):
                 raise error from exc
             if len(statement.accounts) > 1:
-                return sum(self._run(single, index, total, failures) for single in statement.split())
+                return sum(self._run(single, step, failures) for single in statement.split())
             if error is None:
                 return statement.ops  # somebody revoked it meanwhile: the goal is met
             failures.append(Failure((), str(error)))
@@ -293,7 +280,9 @@ class MySQLBackend(Backend):
         now = summary_of(catalog, rows)
         return changed(seen, now), now
 
-    def reread(self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot) -> Snapshot:
+    def reread(
+        self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot, applied: Applied | None = None
+    ) -> Snapshot:
         """Read back only the accounts and databases the plan touched; keep the rest."""
         assert isinstance(snapshot, MySQLSnapshot)
         touched = [op.fact for op in plan.ops if isinstance(op.fact, Grant | RoleGrant | ColumnGrant)]
@@ -311,12 +300,12 @@ class MySQLBackend(Backend):
     def fact_from_json(self, data: Mapping[str, Any]) -> Fact:
         return fact_from_json(data)
 
-    def _failed(self, exc: Exception, statement: Statement, done: int, total: int) -> BackendError:
+    def _failed(self, exc: Exception, statement: Statement, step: Step) -> BackendError:
+        done, total = step.index, step.total
         doing = f"{statement.display()} (statement {done + 1} of {total}; the first {done} were run)"
 
         def diagnose(code: int, words: str) -> str:
-            me = self.last.me if self.last else Account(self.connection.settings.user, "?")
-            return refusal(self.last, me, statement, code)
+            return refusal(step.server, step.server.me, statement, code)
 
         return self.connection.translate(exc, doing, diagnose)
 
@@ -328,17 +317,20 @@ class MySQLBackend(Backend):
 ALREADY_GONE = frozenset({1141, 1147, 1403})
 
 
+@dataclass(frozen=True)
+class Step:
+    """Where an apply is: the statement's index, their number, and the read it follows
+    (what a refusal is diagnosed against)."""
+
+    index: int
+    total: int
+    server: ServerRead
+
+
 @dataclass(frozen=True, kw_only=True)
 class MySQLSnapshot(Snapshot):
     server: ServerRead
     where: ServerScope
-
-
-def _fingerprint(facts: frozenset[ServerFact], findings: tuple[str, ...]) -> str:
-    digest = hashlib.sha256()
-    for line in sorted(str(f) for f in facts) + sorted(findings):
-        digest.update(line.encode("utf-8", "surrogateescape") + b"\n")
-    return digest.hexdigest()[:16]
 
 
 def _touched_databases(facts: list[ServerFact]) -> frozenset[str] | None:

@@ -21,12 +21,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from pushdown.decide.engine import LOCAL, Engine
-from pushdown.decide.inventory import Inventory as ModelInventory
+from pushdown.decide.inventory import Inventory
 from pushdown.decide.views import View
 from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
+from pushdown.reconcile.identity import map_one
 from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.scope import Region, Resolved
 from pushdown_mysql.facts import Account, Grant, escape_db_pattern
@@ -43,7 +44,7 @@ from pushdown_mysql.quoting import quote_ident
 
 
 @dataclass(frozen=True)
-class Inventory:
+class ServerObjects:
     """The databases and base tables on the server (system databases left out)."""
 
     databases: frozenset[str] = frozenset()
@@ -52,9 +53,9 @@ class Inventory:
     def tables_in(self, db: str) -> list[str]:
         return sorted(t for d, t in self.tables if d == db)
 
-    def in_model(self, catalog: str) -> ModelInventory:
+    def in_model(self, catalog: str) -> Inventory:
         """The same objects in model names, under ``catalog``."""
-        held = ModelInventory.of(ObjectRef(SecurableType.SCHEMA, (catalog, d)) for d in self.databases)
+        held = Inventory.of(ObjectRef(SecurableType.SCHEMA, (catalog, d)) for d in self.databases)
         for db, table in self.tables:
             held.add(ObjectRef(SecurableType.TABLE, (catalog, db, table)))
         held.add(ObjectRef(SecurableType.CATALOG, (catalog,)))
@@ -62,7 +63,7 @@ class Inventory:
 
 
 @dataclass(frozen=True)
-class Naming:
+class AccountNaming:
     """How a model user becomes an account: ``prefix + mapped name`` at ``host``."""
 
     prefix: str = "pd_"
@@ -72,24 +73,24 @@ class Naming:
     def account(self, user: str) -> Account:
         return Account(self.prefix + self.map_principal(Principal.user(user)), self.host)
 
+    def mapped(self, user: str) -> str:
+        """The name ``pushdown_map_principal`` gives ``user`` (may raise)."""
+        return self.map_principal(Principal.user(user))
+
     def try_account(self, user: str) -> Account | None:
         """:meth:`account`, or ``None`` when the mapping hook fails or gives no usable name
-        (that user then gets nothing; it never stops the other users' changes)."""
-        try:
-            name = self.map_principal(Principal.user(user))
-        except Exception:  # a third-party hook: whatever it raises, the rest goes on
-            return None
-        if not isinstance(name, str) or not name or "\x00" in name:
-            return None
-        return Account(self.prefix + name, self.host)
+        (:func:`pushdown.reconcile.identity.map_one`: that user then gets nothing; it
+        never stops the other users' changes)."""
+        name, _ = map_one(self.mapped, user)
+        return None if name is None else Account(self.prefix + name, self.host)
 
 
 def compile_desired(
     model: Model,
     catalog: str | None,
-    inventory: Inventory,
+    inventory: ServerObjects,
     accounts: frozenset[Account],
-    naming: Naming,
+    naming: AccountNaming,
     scope: Resolved,
     *,
     create_on_database: bool = False,
@@ -160,7 +161,7 @@ def _roots(region: Region, catalog: str) -> list[ObjectRef] | None:
 
 
 def user_grants(
-    view: View, account: Account, held: ModelInventory, create_on_database: bool = False
+    view: View, account: Account, held: Inventory, create_on_database: bool = False
 ) -> Iterator[Grant]:
     for schema in view.containers(SecurableType.SCHEMA):
         yield from database_grants(view, account, schema, held, create_on_database)
@@ -174,7 +175,7 @@ def may_create_tables(view: View, schema: ObjectRef) -> bool:
 
 
 def database_grants(
-    view: View, account: Account, schema: ObjectRef, held: ModelInventory, create_on_database: bool = False
+    view: View, account: Account, schema: ObjectRef, held: Inventory, create_on_database: bool = False
 ) -> Iterator[Grant]:
     db = schema.names[1]
     pattern = escape_db_pattern(db)

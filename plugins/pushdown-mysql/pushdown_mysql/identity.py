@@ -15,31 +15,25 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pushdown.model.state import Model
+from pushdown.reconcile.identity import Identity
 from pushdown_mysql.facts import Account
 
 if TYPE_CHECKING:
-    from pushdown_mysql.compile import Naming
+    from pushdown_mysql.compile import AccountNaming
 
 
-def withheld(model: Model, naming: Naming) -> tuple[set[str], list[str]]:
-    """The users who get nothing, and the notes that say why."""
-    by_account: dict[Account, set[str]] = {}
-    unmapped: list[str] = []
-    for user in sorted(model.users):
-        account = naming.try_account(user)
-        if account is None:
-            unmapped.append(user)
-        else:
-            by_account.setdefault(account, set()).add(user)
-    clashing = {a: us for a, us in by_account.items() if len(us) > 1}
+def withheld(model: Model, naming: AccountNaming) -> tuple[set[str], list[str]]:
+    """The users who get nothing, and the notes that say why (the core's
+    :class:`~pushdown.reconcile.identity.Identity`; account names compare with case)."""
+    identity = Identity.of(model.users, naming.mapped)
     notes = [
-        f"users {', '.join(sorted(users))} all map to account {account}: their grants are withheld "
-        "(narrower) until pushdown_map_principal tells them apart"
-        for account, users in sorted(clashing.items())
+        f"users {', '.join(sorted(users))} all map to account {Account(naming.prefix + name, naming.host)}: "
+        "their grants are withheld (narrower) until pushdown_map_principal tells them apart"
+        for name, users in sorted(identity.clashes().items())
     ]
     notes += [
         f"user {u}: pushdown_map_principal gives no account name for it; nothing is granted to it "
         "(narrower), and only a full sync revokes what the account it mapped to before holds"
-        for u in unmapped
+        for u in sorted(identity.refused)
     ]
-    return {u for users in clashing.values() for u in users} | set(unmapped), notes
+    return set(identity.withheld), notes

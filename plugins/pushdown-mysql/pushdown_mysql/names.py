@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from pushdown.decide.inventory import Inventory as ModelInventory
+from pushdown.decide.inventory import Inventory
 from pushdown.decide.views import View
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
@@ -47,20 +47,20 @@ def _keys(model: Model) -> Iterator[ObjectRef]:
     yield from model.owners
 
 
-def with_named_tables(held: ModelInventory, catalog: str, names: Iterable[ObjectRef]) -> ModelInventory:
+def with_named_tables(held: Inventory, catalog: str, names: Iterable[ObjectRef]) -> Inventory:
     """The server's objects plus the tables the model names below a database the server
     holds but that the server does not hold itself: they keep a database-level grant
     from being "exact". Grants are still only ever listed for held tables."""
     extra = [o for o in names if o.type is SecurableType.TABLE and o not in held and o.parent in held]
     if not extra:
         return held
-    known = ModelInventory.of(held.within(ObjectRef(SecurableType.CATALOG, (catalog,))))
+    known = Inventory.of(held.within(ObjectRef(SecurableType.CATALOG, (catalog,))))
     for obj in extra:
         known.add(obj)
     return known
 
 
-def unseen_notes(view: View, user: str, held: ModelInventory) -> Iterator[str]:
+def unseen_notes(view: View, user: str, held: Inventory) -> Iterator[str]:
     """Where a database-level grant would be exact but for tables the server does not hold."""
     for schema in view.containers(SecurableType.SCHEMA):
         unseen: set[ObjectRef] = set()
@@ -80,7 +80,7 @@ def unseen_notes(view: View, user: str, held: ModelInventory) -> Iterator[str]:
 Key = tuple[str, ...]
 
 
-def folded(names: Iterable[ObjectRef], held: ModelInventory, catalog: str, fold: int) -> dict[Key, str]:
+def folded(names: Iterable[ObjectRef], held: Inventory, catalog: str, fold: int) -> dict[Key, str]:
     """With ``lower_case_table_names`` ``fold`` (1 or 2), the databases and tables (as
     lower-case keys: ``(db,)`` or ``(db, table)``) nothing may be granted on, each with
     the reason; ``{}`` when the server compares names as they are spelled (0)."""

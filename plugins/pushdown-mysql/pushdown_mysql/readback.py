@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from pushdown_mysql.compile import Inventory
+from pushdown_mysql.compile import ServerObjects
 from pushdown_mysql.facts import Account, ColumnGrant, Grant, RoleGrant, ServerFact, escape_db_pattern
 from pushdown_mysql.mapping import SYSTEM_DATABASES
 
@@ -162,7 +162,7 @@ class ServerRead:
 
     dialect: Dialect
     me: Account
-    inventory: Inventory
+    inventory: ServerObjects
     accounts: frozenset[Account]
     roles: frozenset[Account]
     grants: frozenset[ServerFact]
@@ -187,10 +187,10 @@ def _account(user: str, host: str) -> Account:
     return Account(user, host.lower())
 
 
-def parse_inventory(rows: Iterable[tuple[str, str | None]]) -> Inventory:
+def parse_inventory(rows: Iterable[tuple[str, str | None]]) -> ServerObjects:
     databases = {db for db, _ in rows if db not in SYSTEM_DATABASES}
     tables = {(db, t) for db, t in rows if t is not None and db in databases}
-    return Inventory(frozenset(databases), frozenset(tables))
+    return ServerObjects(frozenset(databases), frozenset(tables))
 
 
 def parse_users(

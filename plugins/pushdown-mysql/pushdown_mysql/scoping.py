@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.reconcile.plan import Fact
+from pushdown.reconcile.reach import reach_of
 from pushdown.reconcile.scope import Resolved
-from pushdown_mysql.compile import Naming
+from pushdown_mysql.compile import AccountNaming
 from pushdown_mysql.facts import ColumnGrant, Grant, RoleGrant, exact_db_name
 
 
@@ -71,31 +71,15 @@ class ServerScope:
         return within
 
 
-def server_object(obj: ObjectRef, catalog: str | None) -> str | bool | None:
-    """The database ``obj`` lies in; ``True`` for the whole server; ``None`` for nothing here."""
-    if obj.type in (SecurableType.METALAKE, SecurableType.CATALOG):
-        return True  # a catalog event may change which catalog this server enforces
-    if obj.catalog is None or obj.catalog != catalog or len(obj.names) < 2:
-        return None
-    return obj.names[1]
-
-
-def server_scope(scope: Resolved, catalog: str | None, naming: Naming) -> ServerScope:
+def server_scope(scope: Resolved, catalog: str | None, naming: AccountNaming) -> ServerScope:
+    """Per region, its accounts and the databases it reaches (:func:`reach_of`, a table
+    widened to its database); a region that reaches nothing here is left out."""
     regions = []
     for region in scope.regions:
         mapped = None if region.users is None else (naming.try_account(u) for u in region.users)
         accounts = None if mapped is None else frozenset(a.user for a in mapped if a is not None)
-        databases: set[str] | None = set()
-        for root in region.roots or ():
-            where = server_object(root, catalog)
-            if where is True:
-                databases = None
-                break
-            if isinstance(where, str) and databases is not None:
-                databases.add(where)
-        if region.roots is None:
-            databases = None
+        databases = reach_of(region.roots, catalog, tables=False).names
         if databases is not None and not databases:
             continue  # nothing of this server lies in the region
-        regions.append(ServerRegion(accounts, None if databases is None else frozenset(databases)))
+        regions.append(ServerRegion(accounts, databases))
     return ServerScope(tuple(regions))

@@ -4,7 +4,7 @@
 and role versions); when nothing moved since the last read, the last snapshot stands.
 Otherwise it reads the policies of pushdown's services and the roles, paged, once.
 ``compile`` turns the core's entitlement compiler's answer into shapes
-(:mod:`pushdown_ranger.shapes`); ``apply`` writes at most one call per changed policy
+(:mod:`pushdown_ranger.compile.desired`); ``apply`` writes at most one call per changed policy
 and role in the common case (two for a role that both gains and loses members, and for
 each policy that both narrows and widens when two or more do), narrow-first across
 policies, in an order Ranger accepts that is never wider on the way (:func:`schedule`).
@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pushdown.errors import BackendError, ConfigError, PermanentBackendError, TemporaryBackendError
+from pushdown.errors import BackendError, PermanentBackendError, TemporaryBackendError
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import (
@@ -35,11 +35,14 @@ from pushdown.reconcile.backend import (
     Progress,
     Snapshot,
 )
+from pushdown.reconcile.holdback import HoldBack
 from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.scope import Resolved, Scope
-from pushdown_ranger.checked import SERVICE_NAME, Checked  # noqa: F401 - SERVICE_NAME, as before
+from pushdown_ranger.answers import Written
+from pushdown_ranger.checked import SERVICE_NAME, RangerSettings  # noqa: F401 - SERVICE_NAME, as before
 from pushdown_ranger.client import RangerAPI
-from pushdown_ranger.compiling import compile_all
+from pushdown_ranger.compile import compile_all
+from pushdown_ranger.compile.desired import RangerNaming, hive_catalog
 from pushdown_ranger.facts import PolicyFact, fact_from_json
 from pushdown_ranger.handmade import (
     exception_findings,
@@ -66,9 +69,7 @@ from pushdown_ranger.ordering import (  # noqa: F401 - the order's names, as bef
 )
 from pushdown_ranger.readback import bypasses, policy_fact, resource_key, role_fact, unenforced
 from pushdown_ranger.scoping import Focus, covering, focus_of
-from pushdown_ranger.shapes import Naming, hive_catalog
-from pushdown_ranger.writing import Writer
-from pushdown_ranger.written import Written
+from pushdown_ranger.writer import Writer
 
 Json = dict[str, Any]
 Implied = tuple[tuple[str, str, frozenset[str]], ...]
@@ -129,19 +130,19 @@ class RangerBackend(Backend):
 
     def __init__(self, context: BackendContext) -> None:
         super().__init__(context)
-        c = Checked(context)
+        c = RangerSettings.of(context)
         password = context.secret("password")
         self.api = RangerAPI(
             context.name,
             c.url(),
             c.text("user", "admin"),
             password if isinstance(password, str) else "",
-            timeout=c.number("timeout", 10.0, low=0.0, strict=True),
-            retries=c.whole("retries", 4, 0, 20),
-            backoff=c.number("backoff", 0.1, low=0.0),
-            page_size=c.whole("page_size", 200, 1, 10_000),
+            timeout=c.seconds("timeout", 10.0),
+            retries=c.whole("retries", 4, low=0, high=20),
+            backoff=c.seconds("backoff", 0.1, strict=False),
+            page_size=c.whole("page_size", 200, low=1, high=10_000),
         )
-        self.naming = Naming(
+        self.naming = RangerNaming(
             hive_service=c.service("hive_service", "hive"),
             hdfs_service=c.service("hdfs_service", "hdfs"),
             kafka_service=c.service("kafka_service", "kafka"),
@@ -152,16 +153,11 @@ class RangerBackend(Backend):
         #: "auto": deny items where the service definition enables them (Ranger's default);
         #: "off": never rely on deny items, for plugins configured to ignore them
         self.deny_items = c.choice("deny_items", "auto", ("auto", "off"))
-        if not self.naming.role_prefix or not self.naming.user_role_prefix:
-            raise ConfigError(f"backend {context.name}: role_prefix and user_role_prefix must not be empty")
         if _overlap(self.naming):
-            raise ConfigError(
-                f"backend {context.name}: role_prefix and user_role_prefix must not start one another"
-            )
+            raise c.bad("role_prefix", "role_prefix and user_role_prefix must not start one another")
         self.label = c.text("label", "pushdown")
         self.role_service = c.service("role_service", self.naming.hive_service)
         self.last: RangerSnapshot | None = None
-        self._written = Written()
         #: what could not be read, in words (a finding while it lasts)
         self.problems: dict[str, str] = {}
         self._compiled: tuple[object, Desired, Model] | None = None
@@ -337,7 +333,7 @@ class RangerBackend(Backend):
 
     # compile ----------------------------------------------------------------------------
     def hive(self, model: Model) -> str | None:
-        """:func:`~pushdown_ranger.shapes.hive_catalog`, once per model version."""
+        """:func:`~pushdown_ranger.compile.desired.hive_catalog`, once per model version."""
         key = (id(model), model.version)
         if self._hive is None or self._hive[0] != key:
             # the model is kept alive with its answer, so no other model can reuse its id
@@ -436,16 +432,16 @@ class RangerBackend(Backend):
         writer = Writer(
             self.api, self.naming, self.label, self.role_service, snapshot.policies, snapshot.roles
         )
-        self._written = writer.written
         failures: list[Failure] = []
         done = 0
         refused: set[Op] = set()
+        hold = HoldBack()  # every widening write waits once any write is refused
         unanswered: str | None = None
         for write in schedule(plan.ops, snapshot.facts):
             op = write.op
             if op in refused:
                 continue
-            if (failures or unanswered) and write.widens:
+            if write.widens and hold.blocker(op) is not None:
                 refused.add(op)
                 failures.append(
                     Failure((op,), f"{self.name}: {op.fact}: not written: an earlier write was refused")
@@ -457,9 +453,11 @@ class RangerBackend(Backend):
                 # every narrowing write left is still tried; the sync fails as temporary after them
                 unanswered = unanswered or str(exc.args[-1] if exc.args else exc)
                 refused.add(op)
+                hold.refused(op)
                 continue
             except BackendError as exc:
                 refused.add(op)
+                hold.refused(op)
                 failures.append(Failure((op,), str(exc)))
                 continue
             if write.last:
@@ -470,17 +468,20 @@ class RangerBackend(Backend):
                 self.name,
                 f"{unanswered}; {done} of {len(plan.ops)} operation(s) done (every narrowing tried)",
             )
-        return Applied(done, tuple(failures))
+        return RangerApplied(done, tuple(failures), written=writer.written)
 
-    def reread(self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot) -> Snapshot:
+    def reread(
+        self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot, applied: Applied | None = None
+    ) -> Snapshot:
         """The touched keys as Ranger answered the writes, when the versions show no other
         writer (two cheap calls); otherwise everything, read again."""
         assert isinstance(snapshot, RangerSnapshot)
-        written, self._written = self._written, Written()
-        expected = written.expected(snapshot.versions)
+        # what the writes answered; without it (no apply of this backend's) read everything
+        written = applied.written if isinstance(applied, RangerApplied) else None
+        expected = written.expected(snapshot.versions) if written is not None else ()
         roles_expected = next((v[2] for v in expected if v[0] == ""), None)
         fresh = self.versions(roles_expected if isinstance(roles_expected, int) else None)
-        if fresh == expected and _complete(fresh):
+        if written is not None and fresh == expected and _complete(fresh):
             policies = written.patched_policies(dict(snapshot.policies))
             roles = written.patched_roles(dict(snapshot.roles))
             patched = replace(self._snapshot(fresh, policies, roles, snapshot.deny), implied=snapshot.implied)
@@ -504,6 +505,14 @@ class RangerBackend(Backend):
 
     def fact_from_json(self, data: Mapping[str, Any]) -> Fact:
         return fact_from_json(data)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RangerApplied(Applied):
+    """What an apply did, and what Ranger answered to its writes (the read-back of the
+    touched keys, for :meth:`RangerBackend.reread`)."""
+
+    written: Written
 
 
 def _implying_more(snapshot: RangerSnapshot, service: str) -> set[str]:
@@ -533,6 +542,6 @@ def _complete(versions: tuple[tuple[str, Any, Any], ...]) -> bool:
     return has_roles and all(v[1] is not None for v in versions if v[0])
 
 
-def _overlap(naming: Naming) -> bool:
+def _overlap(naming: RangerNaming) -> bool:
     a, b = naming.role_prefix, naming.user_role_prefix
     return a.startswith(b) or b.startswith(a)

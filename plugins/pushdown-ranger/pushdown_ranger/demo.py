@@ -17,6 +17,7 @@ from pushdown.app.output import escaped_lines
 from pushdown.app.spec import load_spec
 from pushdown.errors import PushdownError, SpecError
 from pushdown.model.securables import METALAKE, SecurableType
+from pushdown.reconcile import planner
 from pushdown.reconcile.backend import BackendContext
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
@@ -84,5 +85,5 @@ def _demo(spec: str) -> None:
         for policy in ranger.store.list_policies({}):
             for line in render_policy(policy):
                 click.echo("  " + line)
-        again = backend.plan(model, Scope.everything())
+        again = planner.plan(backend, model, Scope.everything())
         click.echo(f"\nsecond plan: {again.render()}")

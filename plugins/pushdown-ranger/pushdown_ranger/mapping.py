@@ -1,5 +1,5 @@
 """The access mapping, by operation: which Ranger access on which resource an authorized
-operation turns into. Pure data; :mod:`pushdown_ranger.shapes` applies it.
+operation turns into. Pure data; :mod:`pushdown_ranger.compile.desired` applies it.
 
 ==========================  =========================================  ==================
 evaluator decision          Ranger service, resource                   access

@@ -12,30 +12,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pushdown.model.securables import LEAF_TYPES, ObjectRef, SecurableType
+from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.reconcile.plan import Fact
+from pushdown.reconcile.reach import scope_reach
 from pushdown.reconcile.scope import Resolved
+from pushdown_ranger.compile.naming import exact
 from pushdown_ranger.facts import PolicyFact
-from pushdown_ranger.naming import exact
 
 Focus = frozenset[ObjectRef] | None
-_AT_OR_BELOW_SCHEMA = frozenset(LEAF_TYPES) | {SecurableType.SCHEMA}
 
 
 def focus_of(scope: Resolved, hive: str | None) -> Focus:
-    """The Hive schemas ``scope`` names (a leaf counts as its schema), or ``None``."""
-    out: set[ObjectRef] = set()
-    for region in scope.regions:
-        if region.roots is None:
-            return None
-        for root in region.roots:
-            schema = root.ancestor(SecurableType.SCHEMA) if len(root.names) >= 2 else None
-            if root.type not in _AT_OR_BELOW_SCHEMA or schema is None:
-                return None
-            if schema.names[0] != hive:  # another catalog's change may move the Hive catalog
-                return None  # (its last table dropped, one created elsewhere): everything
-            out.add(schema)
-    return frozenset(out)
+    """The Hive schemas ``scope`` names (a leaf counts as its schema), or ``None``: the
+    core's :func:`scope_reach` of the Hive catalog, where another catalog's object
+    reaches everything."""
+    names = scope_reach(scope, hive, tables=False, others=True).names
+    if names is None:
+        return None
+    # without a Hive catalog every root reaches everything: ``names`` is empty here
+    return frozenset(ObjectRef(SecurableType.SCHEMA, (hive, db)) for db in names if hive is not None)
 
 
 def covering(focus: Focus, hive_service: str) -> Callable[[Fact], bool]:

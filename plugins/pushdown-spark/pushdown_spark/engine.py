@@ -24,7 +24,7 @@ from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
 
 if TYPE_CHECKING:
-    from pushdown_spark.pipeline import Job
+    from pushdown_spark.compiler import Job
 
 #: (stage id, tasks done, tasks in the stage, stages running): what a progress callback gets
 StageProgress = Callable[[int, int, int, int], None]
@@ -118,14 +118,14 @@ class SparkEngine:
         """A full compile (``roots`` None) runs on Spark; a scoped one locally."""
         if roots is not None:
             return LOCAL.compile(model, operations, inventory, users, roots)
-        from pushdown_spark.pipeline import Job
+        from pushdown_spark.compiler import Job
 
         return self.compile_many(operations, [Job(model, inventory, users)])[0]
 
     def compile_many(self, operations: Sequence[str], jobs: Sequence[Job]) -> list[Entitlements]:
         """Full compiles of several (model, inventory) pairs in one Spark run (one set of
         jobs for all of them: what a test of many small models wants)."""
-        from pushdown_spark.pipeline import SparkCompile
+        from pushdown_spark.compiler import SparkCompile
 
         run = SparkCompile(self.session, operations)
         with self._watching():

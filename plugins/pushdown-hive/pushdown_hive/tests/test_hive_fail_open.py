@@ -16,6 +16,7 @@ from pushdown.model import events as ev
 from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef
+from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
 from pushdown_hive.client import Grant, HiveObject, PrincipalType
@@ -86,7 +87,7 @@ def test_h1_removed_user_under_a_realm_mapping_loses_grants_and_roles(world: Wor
         assert held(world, db, "b", "alice@CORP") == set()
         assert roles_of(world, "alice@CORP") == []
         assert held(world, db, "a", "bob@CORP") == {"SELECT"}
-        assert hive.plan(world.model, Scope.everything()).empty
+        assert planner.plan(hive, world.model, Scope.everything()).empty
     finally:
         hive.close()
 
@@ -195,7 +196,7 @@ def test_hand_made_role_nested_into_a_managed_role_is_revoked(world: World) -> N
         assert held(world, db, "a", "bob") == {"ALL"}
         plan, _ = reconcile(hive, world.model, Scope.everything())
         assert held(world, db, "a", "bob") == set(), [str(op) for op in plan.ops]
-        assert hive.plan(world.model, Scope.everything()).empty
+        assert planner.plan(hive, world.model, Scope.everything()).empty
     finally:
         world.client.drop_role("hand_" + world.prefix)
         hive.close()

@@ -11,6 +11,7 @@ from pushdown.errors import ConfigError, PermanentBackendError, TemporaryBackend
 from pushdown.model import changes as ch
 from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef
+from pushdown.reconcile import planner
 from pushdown.reconcile.backend import BackendContext
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
@@ -88,7 +89,7 @@ def test_a_revoke_goes_out_in_one_call_and_a_plan_after_apply_is_empty() -> None
     b.revoke("reader", "schema c.s", ["SELECT_TABLE"])
     plan, applied = reconcile(hive, b.model, Scope.everything())
     assert applied and plan.removes == 4 and ms.calls("revoke_privileges") == [4]
-    assert not ms.held and hive.plan(b.model, Scope.everything()).empty
+    assert not ms.held and planner.plan(hive, b.model, Scope.everything()).empty
 
 
 def test_one_refused_privilege_does_not_stop_the_others() -> None:
@@ -116,7 +117,7 @@ def test_grants_by_other_hands_are_findings_never_removed_nor_granted_again() ->
     plan, _ = reconcile(hive, b.model, Scope.everything())
     assert mine not in {op.fact for op in plan.ops} and ms.held[mine].grantor == "etl"
     assert wider in ms.held and ms.calls("revoke_privileges") == []
-    findings = hive.plan(b.model, Scope.everything()).findings
+    findings = planner.plan(hive, b.model, Scope.everything()).findings
     assert any("SELECT ON TABLE `s.secret` TO USER `bob`" in f and "'etl'" in f for f in findings)
 
 
@@ -127,7 +128,9 @@ def test_a_grant_by_a_role_named_like_the_grantor_is_not_ours() -> None:
     hive = backend(ms)
     reconcile(hive, b.model, Scope.everything())
     assert wider in ms.held and ms.calls("revoke_privileges") == []
-    assert any("granted by ROLE 'pushdown'" in f for f in hive.plan(b.model, Scope.everything()).findings)
+    assert any(
+        "granted by ROLE 'pushdown'" in f for f in planner.plan(hive, b.model, Scope.everything()).findings
+    )
 
 
 def test_manage_foreign_grants_takes_them_over() -> None:
@@ -188,7 +191,7 @@ def test_the_metastore_gone_mid_apply_is_a_clear_temporary_error_and_the_next_sy
     assert len(ms.held) == 2
     ms.alive = None
     reconcile(hive, b.model, Scope.everything())
-    assert len(ms.held) == 4 and hive.plan(b.model, Scope.everything()).empty
+    assert len(ms.held) == 4 and planner.plan(hive, b.model, Scope.everything()).empty
 
 
 def test_saved_facts_round_trip_and_bad_ones_are_clear_errors() -> None:
@@ -250,7 +253,7 @@ def test_where_a_holder_differs_the_role_carries_less_and_the_rest_is_per_user()
     b.do(ch.revoke_role, "blocker", Principal.user("bob"))
     reconcile(hive, b.model, Scope.of(principals=[Principal.user("bob"), Principal.role("blocker")]))
     assert set(ms.held) == {role_grant("reader", "s", t, "SELECT") for t in ("a", "b")}
-    assert hive.plan(b.model, Scope.everything()).empty
+    assert planner.plan(hive, b.model, Scope.everything()).empty
 
 
 def test_a_role_without_holders_is_dropped_with_what_it_carried() -> None:
@@ -261,7 +264,7 @@ def test_a_role_without_holders_is_dropped_with_what_it_carried() -> None:
         b.do(ch.revoke_role, "reader", Principal.user(user))
     reconcile(hive, b.model, Scope.of(principals=[Principal.user("alice"), Principal.user("bob")]))
     assert "pd_reader" not in ms.roles and not ms.held
-    assert hive.plan(b.model, Scope.everything()).empty
+    assert planner.plan(hive, b.model, Scope.everything()).empty
 
 
 def test_roles_by_other_prefixes_are_left_alone() -> None:
@@ -280,7 +283,7 @@ def test_a_role_out_of_play_keeps_what_it_carries_for_a_widened_holder() -> None
     # bob alone changes; alice is widened in (she holds reader), her role extra is not in play
     b.role("blocker", ("table c.s.b", "SELECT_TABLE", DENY), users=["bob"])
     reconcile(hive, b.model, Scope.of(principals=[Principal.user("bob"), Principal.role("blocker")]))
-    assert hive.plan(b.model, Scope.everything()).empty
+    assert planner.plan(hive, b.model, Scope.everything()).empty
     assert role_grant("extra", "s", "a", "INSERT") in ms.held and g("alice", "s", "b", "SELECT") in ms.held
 
 
@@ -327,7 +330,7 @@ def test_a_refused_role_revoke_holds_back_what_the_role_would_carry() -> None:
     assert "SELECT" not in ms.privilege_set("s", "b", "bob", [])
     ms.revoke_role = real  # type: ignore[method-assign]
     reconcile(hive, b.model, Scope.everything())
-    assert hive.plan(b.model, Scope.everything()).empty
+    assert planner.plan(hive, b.model, Scope.everything()).empty
 
 
 def test_a_read_the_metastore_refuses_is_a_clear_error() -> None:
@@ -355,7 +358,7 @@ def test_when_no_catalog_names_the_backend_what_it_granted_is_revoked() -> None:
     plan, _ = reconcile(hive, b.model, Scope.everything(), allow_mass_removal=True)
     assert "every managed grant is revoked" in plan.notes[0]
     assert set(ms.held) == {ours.grant} and "pd_reader" not in ms.roles
-    assert hive.plan(b.model, Scope.everything()).empty
+    assert planner.plan(hive, b.model, Scope.everything()).empty
 
 
 def test_a_grant_by_other_hands_to_a_managed_role_is_a_finding() -> None:
@@ -364,7 +367,7 @@ def test_a_grant_by_other_hands_to_a_managed_role_is_a_finding() -> None:
     reconcile(hive, b.model, Scope.everything())
     wider = role_grant("reader", "s", "secret", "SELECT")  # every holder of the role gets it
     ms.held[wider] = Listed(wider, "admin", "USER")
-    findings = hive.plan(b.model, Scope.everything()).findings
+    findings = planner.plan(hive, b.model, Scope.everything()).findings
     assert any("TO ROLE `pd_reader`" in f and "'admin'" in f for f in findings), findings
 
 
@@ -387,7 +390,7 @@ def test_a_managed_role_held_by_a_group_is_revoked() -> None:
         return real(role) + ([("GROUP", "contractors")] if role == "pd_reader" else [])
 
     ms.members = members  # type: ignore[method-assign]
-    plan = hive.plan(b.model, Scope.everything())
+    plan = planner.plan(hive, b.model, Scope.everything())
     assert [str(op) for op in plan.ops] == ["- ROLE `pd_reader` TO GROUP `contractors`"]
 
 

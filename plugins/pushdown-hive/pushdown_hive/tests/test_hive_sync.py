@@ -14,6 +14,7 @@ from pushdown.errors import TemporaryBackendError
 from pushdown.model import changes as ch
 from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef
+from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
 from pushdown_hive.backend import HiveBackend
@@ -80,7 +81,7 @@ def test_apply_matches_the_evaluator_and_a_second_plan_is_empty(world: World, hi
     ]
     probe = world.probe()
     assert probe.mismatches == [] and probe.checks >= 4 * 6
-    assert hive.plan(world.model, Scope.everything()).empty
+    assert planner.plan(hive, world.model, Scope.everything()).empty
     # a model change narrows: bob leaves the analysts, and loses what they gave him
     do(world.model, ch.remove_member(world.model, "analysts", "bob"))
     plan, _ = reconcile(hive, world.model, Scope.of(principals=[Principal.user("bob")]))
@@ -98,7 +99,7 @@ def test_owner_grants_by_other_hands_are_findings_and_stay(world: World, hive: H
     plan, _ = reconcile(hive, world.model, Scope.everything())
     assert any("SELECT ON TABLE" in f and "secret" in f and "'bob'" in f for f in plan.findings)
     assert set(owner) <= set(world.client.list_privileges(secret))
-    again = hive.plan(world.model, Scope.everything())
+    again = planner.plan(hive, world.model, Scope.everything())
     assert again.empty and again.findings  # nothing to do, but the access path is reported
 
 
@@ -143,5 +144,5 @@ def test_metastore_killed_mid_apply(hive_metastore: Any, world: World) -> None:
     plan, applied = reconcile(hive, world.model, Scope.everything())
     assert applied and plan.removes == 0  # what went through before the crash is kept
     assert world.probe().mismatches == []
-    assert hive.plan(world.model, Scope.everything()).empty
+    assert planner.plan(hive, world.model, Scope.everything()).empty
     hive.close()

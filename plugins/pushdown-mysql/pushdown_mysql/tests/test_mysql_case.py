@@ -11,6 +11,7 @@ import pytest
 from pushdown.model import changes as ch
 from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef
+from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
 from pushdown_mysql.backend import MySQLBackend
@@ -76,7 +77,7 @@ def test_m2_a_capitalised_deny_reaches_the_lower_case_table(
     assert not any("`crm`.* TO" in f or "`secret`" in f for f in now), now
     assert "SELECT ON `crm`.`orders` TO 'pd_ann'@'%'" in now
     assert any("c.crm.Secret has capitals" in n and "narrower" in n for n in plan.notes), plan.notes
-    assert fbackend.plan(fworld.model, Scope.everything()).empty
+    assert planner.plan(fbackend, fworld.model, Scope.everything()).empty
     with fworld.server.connect("pd_ann", "user-secret") as conn, conn.cursor() as cur:
         with pytest.raises(Exception, match="1142"):
             cur.execute("SELECT * FROM `crm`.`Secret`")
@@ -92,4 +93,4 @@ def test_m2_a_capitalised_schema_blocks_its_database(fworld: World, fbackend: My
     plan, _ = reconcile(fbackend, fworld.model, Scope.everything())
     assert not any("pd_ann" in str(f) for f in held(fbackend))
     assert any("schema c.Crm has capitals" in n for n in plan.notes), plan.notes
-    assert fbackend.plan(fworld.model, Scope.everything()).empty
+    assert planner.plan(fbackend, fworld.model, Scope.everything()).empty

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pymysql
 import pytest
 
+from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
 
@@ -83,7 +84,7 @@ def test_create_on_database_accepts_the_wider_grant_and_says_so(world: World) ->
     backend = backend_for(world.server, create_on_database=True)
     try:
         plan, _ = reconcile(backend, world.model, Scope.everything())
-        assert backend.plan(world.model, Scope.everything()).empty
+        assert planner.plan(backend, world.model, Scope.everything()).empty
     finally:
         backend.close()
     note = next(n for n in plan.notes if n.startswith("user tim may create tables in c.d"))

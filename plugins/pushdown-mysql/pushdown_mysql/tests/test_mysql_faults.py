@@ -7,6 +7,7 @@ import socket
 import pytest
 
 from pushdown.errors import PermanentBackendError, TemporaryBackendError
+from pushdown.reconcile import planner
 from pushdown.reconcile.plan import Plan
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
@@ -56,7 +57,7 @@ def test_server_killed_mid_apply_gives_a_clear_error_and_the_next_sync_converges
     world.server.start()
     plan, applied = reconcile(backend, world.model, Scope.everything())
     assert applied and plan.adds > 0
-    assert backend.plan(world.model, Scope.everything()).empty
+    assert planner.plan(backend, world.model, Scope.everything()).empty
     assert world.probe().mismatches == []
 
 
@@ -67,7 +68,7 @@ def test_missing_read_privilege_is_named(world: World, backend: MySQLBackend) ->
     try:
         named = r"lacks the SELECT privilege on `mysql`.`tables_priv`"
         with pytest.raises(PermanentBackendError, match=named):
-            backend.plan(world.model, Scope.everything())
+            planner.plan(backend, world.model, Scope.everything())
     finally:
         with admin(world.server) as cur:
             cur.execute("GRANT SELECT ON `mysql`.`tables_priv` TO 'pushdown'@'%'")
@@ -109,7 +110,7 @@ def test_a_role_pushdown_loses_the_right_to_revoke_is_a_plain_refusal_and_the_re
         ) in message
         assert "words this like a failed login" in message and "(1698)" in message
         assert "the other 1 of 2 operation(s) were applied" in message  # the DROP went all the same
-        plan = backend.plan(world.model, Scope.everything())
+        plan = planner.plan(backend, world.model, Scope.everything())
         assert plan.ops == () and any("REVOKE `r2` FROM 'pd_k1'@'%'" in f for f in plan.findings)
     finally:
         with admin(world.server) as cur:

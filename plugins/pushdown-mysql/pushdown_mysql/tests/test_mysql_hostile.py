@@ -6,6 +6,7 @@ import pytest
 
 from pushdown.model import changes as ch
 from pushdown.model.principals import Principal
+from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
 from pushdown_mysql.backend import MySQLBackend
@@ -66,7 +67,7 @@ def test_hostile_names_converge_and_match_the_evaluator(world: World, backend: M
     do(world.model, ch.add_group(world.model, "g`%_;", USERS[:4]))
     do(world.model, ch.grant_role(world.model, "r;`'", Principal.group("g`%_;")))
     reconcile(backend, world.model, Scope.everything())
-    assert backend.plan(world.model, Scope.everything()).empty
+    assert planner.plan(backend, world.model, Scope.everything()).empty
     probe = world.probe()
     assert probe.mismatches == []
     with admin(world.server) as cur:

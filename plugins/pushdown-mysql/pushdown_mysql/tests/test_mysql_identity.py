@@ -7,6 +7,7 @@ import pytest
 
 from pushdown.model import changes as ch
 from pushdown.model.principals import Principal
+from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
 from pushdown_mysql.server import LocalMariaDB
@@ -54,7 +55,7 @@ def test_x1_a_scope_naming_one_user_still_sees_the_users_mapped_to_the_same_acco
         plan, _ = reconcile(backend, world.model, Scope.union([scope_of(e) for e in events]))
         assert not any("pd_bob" in str(f) for f in held(backend))
         assert any("users Bob, bob all map to account 'pd_bob'@'%'" in n for n in plan.notes), plan.notes
-        assert backend.plan(world.model, Scope.everything()).empty
+        assert planner.plan(backend, world.model, Scope.everything()).empty
     finally:
         backend.close()
 

@@ -93,7 +93,7 @@ def test_two_users_mapping_to_one_account_get_nothing() -> None:
     from pushdown.model.securables import ObjectRef
     from pushdown.model.state import Model
     from pushdown.reconcile.scope import Scope
-    from pushdown_mysql.compile import Inventory, Naming, compile_desired
+    from pushdown_mysql.compile import AccountNaming, ServerObjects, compile_desired
 
     model = Model()
     for step in (
@@ -107,8 +107,8 @@ def test_two_users_mapping_to_one_account_get_nothing() -> None:
     ):
         for e in step():
             model.apply(e)
-    naming = Naming(map_principal=lambda p: p.name.split("@")[0])
-    inventory = Inventory(frozenset({"hr"}), frozenset({("hr", "pay")}))
+    naming = AccountNaming(map_principal=lambda p: p.name.split("@")[0])
+    inventory = ServerObjects(frozenset({"hr"}), frozenset({("hr", "pay")}))
     desired = compile_desired(
         model, "c", inventory, frozenset({ANN}), naming, Scope.everything().resolve(model)
     )

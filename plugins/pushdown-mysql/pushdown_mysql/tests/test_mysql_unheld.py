@@ -9,6 +9,7 @@ import pytest
 from pushdown.model import changes as ch
 from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef
+from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
 from pushdown_mysql.backend import MySQLBackend
@@ -82,7 +83,7 @@ def test_m1_a_deny_on_an_unregistered_table_not_on_the_server_keeps_table_grants
     assert "SELECT ON `crm`.* TO 'pd_ann'@'%'" not in now
     assert "SELECT ON `crm`.`orders` TO 'pd_ann'@'%'" in now
     assert any(f"crm.{name}" in n and "narrower" in n for n in plan.notes), plan.notes
-    assert backend.plan(world.model, Scope.everything()).empty
+    assert planner.plan(backend, world.model, Scope.everything()).empty
     with admin(world.server) as cur:
         cur.execute(f"CREATE TABLE `crm`.`{name}` (id INT)")
     assert world.probe().mismatches == []  # ann cannot read the new table

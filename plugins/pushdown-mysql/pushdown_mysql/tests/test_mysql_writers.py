@@ -9,6 +9,7 @@ import pytest
 
 from pushdown.app.service import AccessControl
 from pushdown.journal.store import Store
+from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope
 from pushdown_mysql.server import LocalMariaDB
 
@@ -60,7 +61,7 @@ def test_concurrent_library_writers_never_leave_the_server_behind(world: World, 
     assert [lag for lag in lagging if lag] == []  # no writer fell behind, none failed
     final = writer(world.server, store)
     backend = final.backends["mysql1"]
-    assert backend.plan(final.model, Scope.everything()).empty  # the server equals the model
+    assert planner.plan(backend, final.model, Scope.everything()).empty  # the server equals the model
     world.model = final.model
     assert world.probe().mismatches == []
     for ac in (first, second, final):

@@ -10,10 +10,10 @@ from typing import Any
 from pushdown.decide.evaluator import Evaluator
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
-from pushdown_ranger.fileset_paths import path_of
-from pushdown_ranger.held import named_objects
+from pushdown_ranger.compile.desired import hive_catalog
+from pushdown_ranger.compile.fileset_paths import path_of
+from pushdown_ranger.compile.objects import named_objects
 from pushdown_ranger.mapping import DATABASE_ACCESS, HDFS_ACCESS, KAFKA_ACCESS, TABLE_ACCESS
-from pushdown_ranger.shapes import hive_catalog
 from pushdown_ranger.standin import Standin
 
 T = SecurableType

@@ -31,6 +31,7 @@ from pushdown.model import changes as ch
 from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
+from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
 from pushdown_ranger.backend import RangerBackend
@@ -409,7 +410,7 @@ def test_ranger_is_never_wider_than_the_evaluator_in_a_hostile_world(
                     continue
                 for sync_scope in (scope, Scope.everything()):
                     plan, _ = reconcile(world.backend, world.b.model, sync_scope)
-                    findings = world.backend.plan(world.b.model, Scope.everything()).findings
+                    findings = planner.plan(world.backend, world.b.model, Scope.everything()).findings
                     _withdraw_bypass(world, (*plan.findings, *findings))
                     server, allowed, checks = decisions(world)
                     wider, narrower = compare(server, allowed)

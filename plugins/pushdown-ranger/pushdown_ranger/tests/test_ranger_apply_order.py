@@ -19,6 +19,7 @@ from pushdown.model import changes as ch
 from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
+from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
 from pushdown_ranger.backend import NARROW, schedule
@@ -85,7 +86,7 @@ def wider_on_the_way(make_old: Callable[[], Builder], make_new: Callable[[], Bui
     with Standin() as standin:
         backend = backend_for(standin)
         reconcile(backend, old, ALL)
-        writes = schedule(backend.plan(new, ALL).ops)
+        writes = schedule(planner.plan(backend, new, ALL).ops)
     narrowing = sum(1 for w in writes if w.stage <= NARROW)
     found: list[str] = []
     for k in range(1, len(writes)):
@@ -154,7 +155,7 @@ def test_two_changes_that_narrow_and_widen_are_split_narrowing_first(ranger_stan
 
     backend = backend_for(ranger_standin)
     reconcile(backend, old().model, ALL)
-    plan = backend.plan(new().model, ALL)
+    plan = planner.plan(backend, new().model, ALL)
     writes = schedule(plan.ops)
     assert len(writes) == len(plan.ops) + 2 == 4
     assert [w.widens for w in writes] == [False, False, True, True]
@@ -279,5 +280,5 @@ def test_after_a_refused_narrowing_write_nothing_widens(
     assert held(ranger_standin, old, old, asked) == allowed(old, 0, asked)
     monkeypatch.undo()
     reconcile(backend, new, ALL)
-    assert backend.plan(new, ALL).empty
+    assert planner.plan(backend, new, ALL).empty
     assert held(ranger_standin, new, new, asked) == allowed(new, 1, asked)

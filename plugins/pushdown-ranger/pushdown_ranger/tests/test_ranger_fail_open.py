@@ -15,10 +15,11 @@ from pushdown.model import changes as ch
 from pushdown.model import events as ev
 from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef
+from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
+from pushdown_ranger.compile.desired import RangerNaming, compile_desired
 from pushdown_ranger.facts import PolicyFact, RoleFact
-from pushdown_ranger.shapes import Naming, compile_desired
 from pushdown_ranger.standin import Standin
 from tests.builders import Builder
 
@@ -46,7 +47,7 @@ def scoped_then_full(standin: Standin, b: Builder, events: list[Any], **settings
     for where in (scope, ALL):
         reconcile(backend, b.model, where)
         out.append(_probe(standin, b, **settings))
-    assert backend.plan(b.model, ALL).empty
+    assert planner.plan(backend, b.model, ALL).empty
     return out
 
 
@@ -100,7 +101,7 @@ def test_r2_a_deny_on_a_nested_fileset_beats_the_recursive_allow_of_its_parent(
 
 def test_r2_without_deny_items_the_parent_location_takes_the_narrower_side() -> None:
     model = nested().deny("reader", "fileset sales.crm.pii", "READ_FILESET").model
-    desired = compile_desired(model, ["sales"], Naming(), {"hive": True, "hdfs": False})
+    desired = compile_desired(model, ["sales"], RangerNaming(), {"hive": True, "hdfs": False})
     hdfs = {f.resources: f for f in desired.facts if isinstance(f, PolicyFact) and f.service == "hdfs"}
     assert not hdfs.get((("path", ("/lake/raw",), True),), PolicyFact("hdfs", ())).allow
     assert any("/lake/raw/pii" in n and "narrower" in n for n in desired.notes)
@@ -171,7 +172,7 @@ def test_reserved_and_colliding_principal_names_are_refused_with_a_note() -> Non
         .grant_role("reader", groups=["public"])
         .model
     )
-    desired = compile_desired(model, ["sales"], Naming(), {"hive": True})
+    desired = compile_desired(model, ["sales"], RangerNaming(), {"hive": True})
     roles = {f.name: f for f in desired.facts if isinstance(f, RoleFact)}
     named = {m for f in desired.facts if isinstance(f, RoleFact) for m in f.users | f.groups}
     assert "pd_Admin" not in roles and "pd_admin" not in roles and "{OWNER}" not in named
@@ -193,7 +194,7 @@ def test_a_fileset_on_another_file_system_is_no_hdfs_path() -> None:
         .allow("reader", "catalog sales", "READ_FILESET")
         .model
     )
-    desired = compile_desired(model, ["sales"], Naming(), {"hive": True, "hdfs": True})
+    desired = compile_desired(model, ["sales"], RangerNaming(), {"hive": True, "hdfs": True})
     assert not [f for f in desired.facts if isinstance(f, PolicyFact) and f.service == "hdfs"]
     assert any("cloud" in n and "location" in n for n in desired.notes)
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from pushdown_ranger.answers import Written
+from pushdown_ranger.compile.desired import RangerNaming
 from pushdown_ranger.facts import PolicyFact
 from pushdown_ranger.readback import merged, new_policy, policy_fact, resource_key
-from pushdown_ranger.shapes import Naming
-from pushdown_ranger.written import Written
 
-OURS = Naming().ours
+OURS = RangerNaming().ours
 RES = (("database", ("d",), False),)
 
 

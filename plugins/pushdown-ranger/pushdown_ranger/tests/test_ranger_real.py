@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import requests
 
+from pushdown.reconcile import planner
 from pushdown.reconcile.backend import BackendContext
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
@@ -93,5 +94,5 @@ def test_apply_converges_and_a_no_op_sync_is_the_version_check(ranger_admin: str
     world = sales().deny("reader", "table sales.crm.orders", "SELECT_TABLE")
     reconcile(backend, world.model, Scope.everything())
     before = backend.api.calls.total
-    assert backend.plan(world.model, Scope.everything()).empty
+    assert planner.plan(backend, world.model, Scope.everything()).empty
     assert backend.api.calls.total - before == 2

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pushdown.model.state import Model
+from pushdown_ranger.compile.desired import RangerNaming, compile_desired, hive_database, hive_table
 from pushdown_ranger.facts import PolicyFact, RoleFact, fact_from_json
-from pushdown_ranger.shapes import Naming, compile_desired, hive_database, hive_table
 from tests.builders import Builder
 
 WILD = (("column", ("*",), False), ("database", ("crm",), False), ("table", ("?*",), False))
-NAMING = Naming()
+NAMING = RangerNaming()
 
 
 def world() -> Builder:

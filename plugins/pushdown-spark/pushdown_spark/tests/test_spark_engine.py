@@ -27,8 +27,8 @@ from pushdown.decide.evaluator import Evaluator
 from pushdown.decide.inventory import Inventory
 from pushdown.model.securables import METALAKE
 from pushdown.model.state import Model
+from pushdown_spark.compiler import Job
 from pushdown_spark.engine import SparkEngine
-from pushdown_spark.pipeline import Job
 from tests import builders
 from tests.decide.test_compiler import OPS, compare, inventories, odd_models, questions
 

@@ -13,6 +13,7 @@ from pushdown_mysql.tests.conftest import mariadb, world  # noqa: F401 - the MyS
 from pushdown_mysql.tests.test_mysql_sync import sales
 from pushdown_mysql.tests.world import BACKEND, PUSHDOWN, PUSHDOWN_PASSWORD, World, backend_for
 
+from pushdown.reconcile import planner
 from pushdown.reconcile.backend import BackendContext
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
@@ -32,14 +33,14 @@ def test_a_full_reconcile_driven_by_spark_converges_and_equals_the_local_one(
     driven = MySQLBackend(BackendContext(BACKEND, settings, engine=engine))
     local = backend_for(mariadb)
     try:
-        by_local = local.plan(world.model, Scope.everything())
+        by_local = planner.plan(local, world.model, Scope.everything())
         assert engine.last is None
         plan, applied = reconcile(driven, world.model, Scope.everything())
         assert engine.last is not None, "the full plan ran on Spark"
         assert applied and plan.adds > 0
         assert sorted(map(str, plan.ops)) == sorted(map(str, by_local.ops))
         assert plan.notes == by_local.notes
-        assert driven.plan(world.model, Scope.everything()).empty  # converged, asked of Spark again
+        assert planner.plan(driven, world.model, Scope.everything()).empty  # converged, asked of Spark again
         probe = world.probe()
         assert probe.mismatches == []
         print(

@@ -1,6 +1,6 @@
-"""The backend's compile: :func:`~pushdown_ranger.shapes.compile_desired`, then what hand-made
+"""The backend's compile: :func:`~pushdown_ranger.compile.desired.compile_desired`, then what hand-made
 state and name mapping require of it (see :mod:`pushdown_ranger.handmade` and
-:mod:`pushdown_ranger.collide`). Pure.
+:mod:`pushdown_ranger.compile.collide`). Pure.
 
 - Hive databases whose hand-made policies void deny items (``voided``) take their Hive
   policies from a second compile without deny items; so does a topic or fileset service
@@ -20,15 +20,15 @@ from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.plan import Fact
-from pushdown_ranger.collide import apart, collisions, fold
+from pushdown_ranger.compile.collide import apart, collisions, fold
+from pushdown_ranger.compile.desired import RangerNaming, compile_desired
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
-from pushdown_ranger.shapes import Naming, compile_desired
 
 
 def compile_all(
     model: Model,
     catalogs: Iterable[str],
-    naming: Naming,
+    naming: RangerNaming,
     deny: Mapping[str, bool],
     *,
     focus: frozenset[ObjectRef] | None,
@@ -130,7 +130,12 @@ def _database(fact: Fact, hive_service: str) -> str | None:
 
 
 def _splice(
-    on: Desired, off: Desired, voided: set[str], services: set[str], naming: Naming, elsewhere: frozenset[str]
+    on: Desired,
+    off: Desired,
+    voided: set[str],
+    services: set[str],
+    naming: RangerNaming,
+    elsewhere: frozenset[str],
 ) -> Desired:
     """``on``, with the Hive policies of ``voided`` databases and every policy of ``services``
     (topics', filesets') taken from ``off``."""

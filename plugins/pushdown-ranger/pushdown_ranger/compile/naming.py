@@ -23,7 +23,7 @@ SPECIAL_CHARS = WILDCARD_CHARS | frozenset("{}\\")
 
 
 @dataclass(frozen=True)
-class Naming:
+class RangerNaming:
     """Services and names: which Ranger names pushdown writes."""
 
     hive_service: str = "hive"

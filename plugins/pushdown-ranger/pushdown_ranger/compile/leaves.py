@@ -20,10 +20,10 @@ from collections.abc import Mapping
 from pushdown.decide.inventory import Inventory
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
+from pushdown_ranger.compile.fileset_paths import nest, path_of
+from pushdown_ranger.compile.naming import Group, Items, RangerNaming, exact
 from pushdown_ranger.facts import Resource
-from pushdown_ranger.fileset_paths import nest, path_of
 from pushdown_ranger.mapping import HDFS_ACCESS, KAFKA_ACCESS
-from pushdown_ranger.naming import Group, Items, Naming, exact
 
 T = SecurableType
 Users = dict[str, set[str]]
@@ -34,7 +34,7 @@ def leaf_items(
     by_root: Mapping[ObjectRef, list[Group]],
     inventory: Inventory,
     model: Model,
-    naming: Naming,
+    naming: RangerNaming,
     deny_enabled: Mapping[str, bool],
 ) -> list[str]:
     notes: list[str] = []

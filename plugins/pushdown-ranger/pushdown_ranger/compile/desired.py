@@ -43,18 +43,18 @@ from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.plan import Fact
+from pushdown_ranger.compile.hive import hive_database, hive_every_table, hive_items, hive_table
+from pushdown_ranger.compile.leaves import leaf_items
+from pushdown_ranger.compile.naming import Group, Items, RangerNaming
+from pushdown_ranger.compile.objects import held_objects, with_case_twins
+from pushdown_ranger.compile.principals import Principals, principals
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
-from pushdown_ranger.held import held_objects, with_case_twins
-from pushdown_ranger.hive_shapes import hive_database, hive_every_table, hive_items, hive_table
-from pushdown_ranger.leaf_shapes import leaf_items
 from pushdown_ranger.mapping import OPERATIONS
-from pushdown_ranger.naming import Group, Items, Naming
-from pushdown_ranger.principals import Principals, principals
 
 T = SecurableType
 __all__ = [
     "Items",
-    "Naming",
+    "RangerNaming",
     "compile_desired",
     "hive_catalog",
     "hive_database",
@@ -78,7 +78,7 @@ def hive_catalog(model: Model, catalogs: Iterable[str]) -> str | None:
 def compile_desired(
     model: Model,
     catalogs: Iterable[str],
-    naming: Naming,
+    naming: RangerNaming,
     deny_enabled: Mapping[str, bool],
     *,
     focus: frozenset[ObjectRef] | None = None,
@@ -151,7 +151,7 @@ def _groups(ent: Entitlements, catalog: str, refused: frozenset[str]) -> Iterabl
             yield frozenset({user}), owner_view
 
 
-def _policies(items: Items, model: Model, naming: Naming, who: Principals) -> Iterable[PolicyFact]:
+def _policies(items: Items, model: Model, naming: RangerNaming, who: Principals) -> Iterable[PolicyFact]:
     holders = {r: who.holders(model, r) for r in model.roles if r not in who.refused_roles}
     allows = {r for r, grants in model.roles.items() if any(g.condition is Condition.ALLOW for g in grants)}
     denies = {r for r, grants in model.roles.items() if any(g.condition is Condition.DENY for g in grants)}
@@ -166,7 +166,7 @@ def _pairs(
     by_access: dict[str, set[str]],
     model: Model,
     holders: dict[str, frozenset[str]],
-    naming: Naming,
+    naming: RangerNaming,
     alike: set[str],
 ) -> frozenset[Pair]:
     """Each access's users as Ranger roles: a model role whose holders all belong (the
@@ -189,10 +189,10 @@ def _pairs(
 
 
 def _roles(
-    model: Model, naming: Naming, facts: set[Fact], elsewhere: frozenset[str], who: Principals
+    model: Model, naming: RangerNaming, facts: set[Fact], elsewhere: frozenset[str], who: Principals
 ) -> Iterable[RoleFact]:
     """Each model role's Ranger role, its members the model's holders (groups expanded:
-    see :mod:`pushdown_ranger.principals`), and the per-user roles the policies name."""
+    see :mod:`pushdown_ranger.compile.principals`), and the per-user roles the policies name."""
     for role in model.roles:
         if role not in who.refused_roles:
             yield RoleFact(naming.role(role), frozenset(naming.user(u) for u in who.holders(model, role)))

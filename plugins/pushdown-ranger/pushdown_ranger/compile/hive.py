@@ -7,10 +7,10 @@ from pushdown.decide.inventory import Inventory
 from pushdown.decide.views import OwnerView, View
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
+from pushdown_ranger.compile.hive_names import TableNames, unnamable_schemas
+from pushdown_ranger.compile.naming import Group, Items
 from pushdown_ranger.facts import Resource
-from pushdown_ranger.hive_names import TableNames, unnamable_schemas
 from pushdown_ranger.mapping import DATABASE_ACCESS, TABLE_ACCESS
-from pushdown_ranger.naming import Group, Items
 
 T = SecurableType
 #: the table wildcard of the every-table shape (see :func:`hive_every_table`)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
-from pushdown_ranger.naming import exact
+from pushdown_ranger.compile.naming import exact
 
 T = SecurableType
 

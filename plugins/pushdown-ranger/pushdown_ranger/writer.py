@@ -4,7 +4,7 @@ A role is created, updated or deleted by id. A policy is created when no policy 
 its resource set yet; otherwise pushdown's items in the policy there are replaced (one
 update, whoever made the policy); a removal deletes the policy only when it carries
 pushdown's label and nothing else is left in it, else it updates the policy without
-pushdown's items. Every answer is kept (:class:`~pushdown_ranger.written.Written`): it
+pushdown's items. Every answer is kept (:class:`~pushdown_ranger.answers.Written`): it
 is the read-back of the touched key.
 """
 
@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pushdown.reconcile.plan import Op
+from pushdown_ranger.answers import Written
 from pushdown_ranger.client import RangerAPI
+from pushdown_ranger.compile.desired import RangerNaming
 from pushdown_ranger.facts import PolicyFact, RoleFact
 from pushdown_ranger.readback import foreign_items, merged, new_policy, role_json
-from pushdown_ranger.shapes import Naming
-from pushdown_ranger.written import Written
 
 Json = dict[str, Any]
 
@@ -27,7 +27,7 @@ Json = dict[str, Any]
 @dataclass
 class Writer:
     api: RangerAPI
-    naming: Naming
+    naming: RangerNaming
     label: str
     role_service: str
     policies: Mapping[tuple[str, Any], Json]

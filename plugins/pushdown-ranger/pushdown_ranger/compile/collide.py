@@ -18,22 +18,20 @@ from dataclasses import replace
 from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
+from pushdown.reconcile.identity import Identity
 from pushdown.reconcile.plan import Fact
+from pushdown_ranger.compile.naming import RangerNaming
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
-from pushdown_ranger.naming import Naming
 
 MARK = "\x00"
 
 
-def collisions(model: Model, naming: Naming) -> dict[str, frozenset[str]]:
+def collisions(model: Model, naming: RangerNaming) -> dict[str, frozenset[str]]:
     """Ranger user name -> the model users (two or more) mapping to it."""
-    found: dict[str, set[str]] = {}
-    for user in model.users:
-        found.setdefault(naming.user(user), set()).add(user)
-    return {name: frozenset(users) for name, users in found.items() if len(users) > 1}
+    return Identity.of(model.users, naming.user).clashes()  # a refused user gets nothing anyway
 
 
-def apart(naming: Naming, colliding: dict[str, frozenset[str]]) -> Naming:
+def apart(naming: RangerNaming, colliding: dict[str, frozenset[str]]) -> RangerNaming:
     """``naming`` with a name of its own for each colliding user."""
     principal_of = {u: p for p, users in colliding.items() for u in users}
     base = naming.map_principal
@@ -49,7 +47,7 @@ def apart(naming: Naming, colliding: dict[str, frozenset[str]]) -> Naming:
 def fold(
     desired: Desired,
     model: Model,
-    naming: Naming,
+    naming: RangerNaming,
     colliding: dict[str, frozenset[str]],
     elsewhere: frozenset[str],
 ) -> Desired:

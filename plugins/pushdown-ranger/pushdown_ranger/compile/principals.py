@@ -28,8 +28,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pushdown.model.state import Model
-from pushdown_ranger.collide import MARK
-from pushdown_ranger.naming import Naming, exact
+from pushdown.reconcile.identity import Identity
+from pushdown_ranger.compile.collide import MARK
+from pushdown_ranger.compile.naming import RangerNaming, exact
 
 
 @dataclass(frozen=True)
@@ -48,29 +49,38 @@ class Principals:
         return frozenset(users) - self.refused_users
 
 
-def principals(model: Model, naming: Naming) -> Principals:
-    """Refuse what Ranger cannot name as the model means it (whole model, not a scope)."""
+def principals(model: Model, naming: RangerNaming) -> Principals:
+    """Refuse what Ranger cannot name as the model means it (whole model, not a scope),
+    through the core's :class:`~pushdown.reconcile.identity.Identity`; case is compared
+    here, on the Ranger names themselves."""
     notes: list[str] = []
-    users = {u: naming.user(u) for u in model.users}
+    users = Identity.of(model.users, naming.user, unusable=_inexact)
     bad_users = _refused(users, "user", "nothing pushed for it (narrower)", notes)
-    roles = {r: naming.role(r) for r in model.roles}
+    roles = Identity.of(model.roles, naming.role, unusable=_inexact)
     bad_roles = _refused(roles, "role", "not made; its holders get per-user roles", notes)
     return Principals(frozenset(bad_users), frozenset(bad_roles), tuple(notes))
 
 
-def _refused(names: dict[str, str], kind: str, then: str, notes: list[str]) -> set[str]:
-    out: set[str] = set()
+def _inexact(name: str) -> str | None:
+    """Why Ranger would read ``name`` as something else (``None``: it would not). A NUL is
+    let through: the compile's own names for colliding users hold one
+    (:mod:`pushdown_ranger.compile.collide`)."""
+    if exact(name) and name == name.strip():
+        return None
+    return "blank, or a character Ranger reads as a wildcard or a {USER}/{OWNER} macro"
+
+
+def _refused(identity: Identity, kind: str, then: str, notes: list[str]) -> set[str]:
+    """The names refused: unusable ones, and names one in Ranger but for case (compared
+    on the Ranger name itself, :func:`_base`), or the very same name given to several."""
+    out = set(identity.refused)
+    for model_name, why in sorted(identity.refused.items()):
+        notes.append(f"{kind} {model_name}: {why}; {then}")
     folded: dict[str, list[str]] = {}
-    for model_name, ranger_name in names.items():
-        if not exact(ranger_name) or ranger_name != ranger_name.strip():
-            out.add(model_name)
-            notes.append(
-                f"{kind} {model_name}: Ranger name {ranger_name!r} holds a character Ranger reads as a "
-                f"wildcard or a {{USER}}/{{OWNER}} macro (or is blank); {then}"
-            )
+    for model_name, ranger_name in identity.names.items():
         folded.setdefault(_base(ranger_name).casefold(), []).append(model_name)
     for same in folded.values():
-        full = [names[m] for m in same]
+        full = [identity.names[m] for m in same]
         if len({_base(n) for n in full}) > 1 or len(set(full)) < len(full):
             out.update(same)
             listed = ", ".join(sorted(same))
@@ -84,5 +94,5 @@ def _refused(names: dict[str, str], kind: str, then: str, notes: list[str]) -> s
 
 def _base(name: str) -> str:
     """The Ranger name itself: users that map to one name are compiled apart under
-    ``name`` + :data:`~pushdown_ranger.collide.MARK` + user, then folded into it."""
+    ``name`` + :data:`~pushdown_ranger.compile.collide.MARK` + user, then folded into it."""
     return name.split(MARK, 1)[0]

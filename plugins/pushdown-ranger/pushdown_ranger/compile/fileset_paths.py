@@ -2,7 +2,7 @@
 
 Every fileset policy is recursive: ``path=/lake/raw`` also matches ``/lake/raw/pii`` and
 everything below it. :func:`nest` makes an inner location's own decision win there (see
-:mod:`pushdown_ranger.leaf_shapes`).
+:mod:`pushdown_ranger.compile.leaves`).
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from pushdown.model.securables import ObjectRef
+from pushdown_ranger.compile.naming import Items, exact
 from pushdown_ranger.facts import Resource
-from pushdown_ranger.naming import Items, exact
 
 Users = dict[str, set[str]]
 Names = Mapping[str, list[ObjectRef]]

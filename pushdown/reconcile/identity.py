@@ -1,0 +1,137 @@
+"""Model names and the server names they map to, over the whole model.
+
+``pushdown_map_principal`` may map ``alice`` to ``alice@CORP``; a sync must therefore
+say which model user a server name stands for, and which names two users share,
+against every user of the model, never only the users a scope names (a sync scoped to
+``bob`` must not grant the principal that ``Bob``, denied, maps to as well). Every
+backend maps its users (and Ranger its roles) through :class:`Identity`:
+
+- a name two or more model names map to *clashes*; where the backend says its server
+  compares names without case (``caseless``), so do names that are one once case is
+  folded (``Bob`` and ``bob``). What a clash means is the backend's: the Hive Metastore
+  and MySQL withhold everything from those users, Ranger gives the shared principal only
+  what all of them are allowed;
+- a name whose mapping raises, or gives a name the backend cannot use (``unusable``
+  says why), is *refused*: that user gets nothing and a note says so, and nothing is
+  passed through to the server;
+- a server name no model user maps to any more (a removed user, an earlier mapping) is
+  an *orphan*;
+- a name no longer in the model is still mapped (the mapping is recomputed), so the
+  scope of its removal reaches the server name it mapped to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from pushdown.reconcile.scope import Region, Resolved
+
+Mapper = Callable[[str], str]
+
+
+def plain(name: str) -> str | None:
+    """Why ``name`` is no usable server name (``None``: it is): the default check, a
+    non-empty name without NUL and without blanks around it (a backend passes its own,
+    which should refuse at least empty and blank-edged names)."""
+    if not name or name != name.strip() or "\x00" in name:
+        return "an empty, blank-edged or NUL-holding name"
+    return None
+
+
+def map_one(
+    mapper: Mapper, user: str, unusable: Callable[[str], str | None] = plain
+) -> tuple[str | None, str]:
+    """The server name of ``user``, or ``None`` and why not."""
+    try:
+        name = mapper(user)
+    except Exception as exc:  # a plugin's mapping: whatever it raises, the user gets nothing
+        return None, f"pushdown_map_principal failed for {user!r} ({type(exc).__name__}: {exc})"
+    why = unusable(name) if isinstance(name, str) else "not a string"
+    if why is not None:
+        return None, f"pushdown_map_principal gave {user!r} the unusable name {name!r} ({why})"
+    return name, ""
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Every model name's server name, the names several share, and the names refused."""
+
+    mapper: Mapper
+    #: model name -> server name (those that map to a usable name)
+    names: Mapping[str, str]
+    #: server name -> the model names that map to it (with ``caseless``: to any spelling of it)
+    users: Mapping[str, frozenset[str]]
+    #: model name -> why it maps to no usable name
+    refused: Mapping[str, str]
+    unusable: Callable[[str], str | None] = plain
+
+    @classmethod
+    def of(
+        cls,
+        users: Iterable[str],
+        mapper: Mapper,
+        *,
+        caseless: bool = False,
+        unusable: Callable[[str], str | None] = plain,
+    ) -> Identity:
+        """Map every one of ``users`` (the whole model's, never a scope's)."""
+        names: dict[str, str] = {}
+        refused: dict[str, str] = {}
+        for user in sorted(users):
+            name, why = map_one(mapper, user, unusable)
+            if name is None:
+                refused[user] = why
+            else:
+                names[user] = name
+        return cls(mapper, names, _shared(names, caseless), refused, unusable)
+
+    def name(self, user: str) -> str | None:
+        """The server name of ``user``, recomputed for a name no longer in the model."""
+        if user in self.names:
+            return self.names[user]
+        return None if user in self.refused else map_one(self.mapper, user, self.unusable)[0]
+
+    def names_of(self, users: Iterable[str]) -> frozenset[str]:
+        return frozenset(n for u in users if (n := self.name(u)) is not None)
+
+    def sharing(self, users: Iterable[str]) -> frozenset[str]:
+        """``users`` and every model name whose server name is one of theirs: what those
+        get depends on all of them (a clash withholds, a removal may end it)."""
+        out = set(users)
+        for name in self.names_of(users):
+            out |= self.users.get(name, frozenset())
+        return frozenset(out)
+
+    def widened(self, scope: Resolved) -> Resolved:
+        """Each region of ``scope`` with the users sharing its users' server names."""
+        return Resolved(
+            tuple(r if r.users is None else Region(self.sharing(r.users), r.roots) for r in scope.regions)
+        )
+
+    def orphan(self, name: str) -> bool:
+        """No model name maps to ``name`` (any more)."""
+        return name not in self.users
+
+    def clashes(self) -> dict[str, frozenset[str]]:
+        """Server name -> the model names (two or more) that share it."""
+        return {n: us for n, us in self.users.items() if len(us) > 1}
+
+    @property
+    def withheld(self) -> frozenset[str]:
+        """The model names that clash with another, or have no usable server name."""
+        return frozenset(u for us in self.clashes().values() for u in us) | frozenset(self.refused)
+
+
+def _shared(names: Mapping[str, str], caseless: bool) -> dict[str, frozenset[str]]:
+    users: dict[str, set[str]] = {}
+    folded: dict[str, set[str]] = {}
+    for user, name in names.items():
+        users.setdefault(name, set()).add(user)
+        folded.setdefault(name.casefold(), set()).add(name)
+    if caseless:  # names one once case is folded are one name there: each stands for all
+        for spellings in folded.values():
+            if len(spellings) > 1:
+                together = set().union(*(users[n] for n in spellings))
+                users.update({n: together for n in spellings})
+    return {n: frozenset(us) for n, us in users.items()}
