@@ -75,6 +75,8 @@ class Session:
     raw: Any
     dialect: Dialect
     me: Account
+    #: ``lower_case_table_names`` when the connection was made (it changes only with a restart)
+    fold: int = 0
 
 
 RESERVED_USERS = frozenset({"root", "mariadb.sys", "mysql", "PUBLIC", ""})
@@ -125,10 +127,13 @@ class MySQLBackend(Backend):
     def _whoami(self) -> Session:
         raw = self.connection.raw
         if self._session is None or self._session.raw is not raw:
-            rows = self.connection.query("SELECT VERSION(), CURRENT_USER()", why="asking who we are")
-            version, me = rows[0]
+            rows = self.connection.query(
+                "SELECT VERSION(), CURRENT_USER(), @@lower_case_table_names", why="asking who we are"
+            )
+            version, me, fold = rows[0]
             user, _, host = str(me).rpartition("@")
-            self._session = Session(raw, dialect_of(str(version)), Account(user, host.lower()))
+            account = Account(user, host.lower())
+            self._session = Session(raw, dialect_of(str(version)), account, parse_fold([(fold,)]))
         return self._session
 
     def read(self, model: Model, scope: Resolved) -> MySQLSnapshot:
@@ -138,8 +143,13 @@ class MySQLBackend(Backend):
         if len(catalogs) > 1:  # a configuration error: read everything, keep only what all decide
             where = ServerScope((ServerRegion(None, None),))
         else:
-            where = server_scope(scope, catalogs[0] if catalogs else None, self.naming)
+            fold = self._whoami().fold
+            where = server_scope(scope, catalogs[0] if catalogs else None, self.naming, fold)
         server = self._read(where.accounts, where.databases)
+        if server.fold != self._whoami().fold:  # changed underneath (a restart): read it all again
+            self._session = None
+            where = ServerScope((ServerRegion(None, None),))
+            server = self._read(None, None)
         within = where.within()
         managed = frozenset(g for g in server.grants if self._governs(g, server) and within(g))
         beyond, stuck_findings = stuck(server, managed)

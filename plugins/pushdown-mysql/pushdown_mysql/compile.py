@@ -106,7 +106,7 @@ def compile_desired(
     withheld, notes = withheld_users(model, naming)
     cased: dict[Key, str] = {}
     for region in scope.regions:
-        roots = _roots(region, catalog)
+        roots = _roots(region, catalog, fold)
         names = named(model, catalog, roots)
         cased |= folded(names, held, catalog, fold)
         known = with_named_tables(held, catalog, names)
@@ -146,8 +146,10 @@ def compile_desired(
     return Desired(frozenset(facts), tuple(sorted(set(notes))))
 
 
-def _roots(region: Region, catalog: str) -> list[ObjectRef] | None:
-    """The region's roots inside the enforced catalog; ``None`` for all of it."""
+def _roots(region: Region, catalog: str, fold: int = 0) -> list[ObjectRef] | None:
+    """The region's roots inside the enforced catalog; ``None`` for all of it. Where the
+    server folds names, a root also stands for its lower-case spelling (``c.S1`` is the
+    database ``s1`` there)."""
     if region.roots is None:
         return None
     out = []
@@ -156,6 +158,9 @@ def _roots(region: Region, catalog: str) -> list[ObjectRef] | None:
             return None
         if root.catalog == catalog:
             out.append(root)
+            lower = ObjectRef(root.type, (root.names[0], *(n.lower() for n in root.names[1:])))
+            if fold and lower != root:
+                out.append(lower)
     return out
 
 

@@ -80,7 +80,9 @@ def server_object(obj: ObjectRef, catalog: str | None) -> str | bool | None:
     return obj.names[1]
 
 
-def server_scope(scope: Resolved, catalog: str | None, naming: Naming) -> ServerScope:
+def server_scope(scope: Resolved, catalog: str | None, naming: Naming, fold: int = 0) -> ServerScope:
+    """``fold``: the server's ``lower_case_table_names``; where it folds names, a schema
+    ``c.S1`` is (also) the database ``s1``."""
     regions = []
     for region in scope.regions:
         mapped = None if region.users is None else (naming.try_account(u) for u in region.users)
@@ -93,6 +95,8 @@ def server_scope(scope: Resolved, catalog: str | None, naming: Naming) -> Server
                 break
             if isinstance(where, str) and databases is not None:
                 databases.add(where)
+                if fold:
+                    databases.add(where.lower())
         if region.roots is None:
             databases = None
         if databases is not None and not databases:
