@@ -50,7 +50,7 @@ from pushdown_mysql.facts import (
     exact_db_name,
     fact_from_json,
 )
-from pushdown_mysql.findings import PUBLIC, public_findings, public_in_reach, shadow_findings, stuck
+from pushdown_mysql.findings import PUBLIC, in_reach, public_findings, shadow_findings, stuck
 from pushdown_mysql.readback import (
     Dialect,
     ServerRead,
@@ -198,9 +198,15 @@ class MySQLBackend(Backend):
         return snap
 
     def _governs(self, fact: ServerFact, server: ServerRead) -> bool:
-        """A row pushdown keeps equal to the model: a managed account's, or PUBLIC's where
-        pushdown may revoke it (:func:`pushdown_mysql.findings.public_in_reach`)."""
-        return self.manages(fact.account, server.me) or public_in_reach(server, fact)
+        """A row pushdown keeps equal to the model: a managed account's; PUBLIC's, or those of
+        an account with a managed user name at another host (a login as that user from
+        there is that account), on what pushdown governs and may revoke (desired: none)."""
+        account = fact.account
+        if self.manages(account, server.me):
+            return True
+        if account.public or self.manages(Account(account.user, self.naming.host), server.me):
+            return in_reach(server, fact)
+        return False
 
     def manages(self, account: Account, me: Account) -> bool:
         return (

@@ -40,6 +40,8 @@ def reset_server(
             "REVOKE ALL PRIVILEGES, GRANT OPTION FROM " + ", ".join("%s@'%%'" for _ in names), tuple(names)
         )
         cur.execute("DROP ROLE IF EXISTS adv_hr")
+        for user in names:
+            cur.execute("DROP USER IF EXISTS %s@'127.0.0.1'", (user,))
         for table in ("db", "tables_priv", "columns_priv"):
             cur.execute(f"DELETE FROM mysql.{table} WHERE User = 'PUBLIC'")
         cur.execute("FLUSH PRIVILEGES")

@@ -19,6 +19,7 @@ from typing import Any
 import pymysql
 
 from pushdown_mysql.diagnose import pattern_matches
+from pushdown_mysql.facts import Account
 from pushdown_mysql.readback import Dialect, parse_columns, parse_db, parse_roles, parse_tables, parse_users
 from pushdown_mysql.server import LocalMariaDB
 
@@ -39,7 +40,7 @@ def from_grant_tables(cur: Any, users: Iterable[str], tables: list[tuple[str, st
         sql, args = reads[key]
         cur.execute(sql, args or None)
         rows[key] = list(cur.fetchall())
-    _, _, grants = parse_users(DIALECT, rows["mysql.user"])
+    logins, _, grants = parse_users(DIALECT, rows["mysql.user"])
     facts = grants | parse_db(DIALECT, rows["mysql.db"]) | parse_tables(rows["mysql.tables_priv"])
     columns = parse_columns(rows["mysql.columns_priv"])
     edges: dict[Key, set[Key]] = {}
@@ -52,10 +53,17 @@ def from_grant_tables(cur: Any, users: Iterable[str], tables: list[tuple[str, st
         by_holder.setdefault((c.account.user, c.account.host), []).append((c.db, c.table, c.privilege))
     out: Held = set()
     for user in users:
-        holders = _reach((user, "%"), edges) | _reach(("PUBLIC", ""), edges)
+        holders = _reach(_login(user, logins), edges) | _reach(("PUBLIC", ""), edges)
         rights = [r for h in holders for r in by_holder.get(h, ())]
         out |= _expand(user, rights, tables, fold)
     return out
+
+
+def _login(user: str, accounts: Iterable[Account]) -> Key:
+    """The account a login as ``user`` from 127.0.0.1 over TCP is (names are not resolved):
+    one at that very host before one at ``%``."""
+    hosts = {a.host for a in accounts if a.user == user}
+    return (user, "127.0.0.1" if "127.0.0.1" in hosts else "%")
 
 
 def _reach(start: Key, edges: dict[Key, set[Key]]) -> set[Key]:

@@ -6,9 +6,10 @@ unregistered, capitalised and case-twin objects, removals and returns of users, 
 group and roles, tables created and dropped in the model and on the server, tables
 created on the server only (``outside``: found by the backend's own discovery, as the
 dispatcher would), and hand-made state between syncs (:data:`HAND`, played as an
-administrator on the account a pool user maps to): a table grant, a database grant, a
-column grant, a role with a default role, a grant ``TO PUBLIC``, a grant on a table the
-model denies. A hand step is followed by a sync scoped to what it touched.
+administrator on the account a pool user maps to): a table grant, a grant WITH GRANT
+OPTION, a database grant, a column grant, a role with a default role, a grant ``TO
+PUBLIC``, a grant on a table the model denies, a second account with the same user name
+at a more specific host (a login from 127.0.0.1 is that account). A hand step is followed by a sync scoped to what it touched.
 
 After every scoped sync and after the full sync that follows, every user of the pool
 (removed ones too) is checked through the account it maps to: what the server enforces
@@ -63,8 +64,8 @@ PRIVILEGES = ("USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE", "MODIFY_TABLE", "CREA
 Hand = Callable[[Any, str], None]
 
 
-def _grant(sql: str) -> Hand:
-    return lambda cur, user: cur.execute(sql + " TO %s@'%%'", (user,))
+def _grant(sql: str, suffix: str = "") -> Hand:
+    return lambda cur, user: cur.execute(sql + " TO %s@'%%'" + suffix, (user,))
 
 
 def _role(cur: Any, user: str) -> None:
@@ -73,6 +74,12 @@ def _role(cur: Any, user: str) -> None:
     cur.execute("GRANT adv_hr TO %s@'%%'", (user,))
     cur.execute("GRANT adv_hr TO %s@'%%' WITH ADMIN OPTION", (PUSHDOWN,))  # so pushdown may revoke it
     cur.execute("SET DEFAULT ROLE adv_hr FOR %s@'%%'", (user,))
+
+
+def _shadow(cur: Any, user: str) -> None:
+    """The same user name at a more specific host: a login from 127.0.0.1 is that account."""
+    cur.execute("CREATE USER IF NOT EXISTS %s@'127.0.0.1' IDENTIFIED BY %s", (user, PASSWORD))
+    cur.execute("GRANT SELECT, UPDATE ON `s2`.* TO %s@'127.0.0.1'", (user,))
 
 
 def _public(cur: Any, user: str) -> None:
@@ -87,11 +94,13 @@ def _on_secret(cur: Any, user: str) -> None:
 #: hand-made state: (what, how, the object a sync must look at afterwards)
 HAND: tuple[tuple[str, Hand, str], ...] = (
     ("table grant", _grant("GRANT SELECT, INSERT, ALTER ON `s1`.`a`"), "table c.s1.a"),
+    ("grant option", _grant("GRANT SELECT ON `s1`.`a`", " WITH GRANT OPTION"), "table c.s1.a"),
     ("database grant", _grant("GRANT SELECT, DELETE, DROP ON `s2`.*"), "schema c.s2"),
     ("column grant", _grant("GRANT SELECT (id), UPDATE (id) ON `s2`.`b`"), "table c.s2.b"),
     ("role", _role, "catalog c"),
     ("PUBLIC", _public, "table c.s1.a"),
     ("grant on a denied table", _on_secret, "table c.s1.Secret"),
+    ("shadowing account", _shadow, "schema c.s2"),
 )
 
 steps = hostile_steps(
