@@ -169,14 +169,19 @@ class MySQLBackend(Backend):
         )
 
     def _read(
-        self, accounts: frozenset[str] | None, databases: frozenset[str] | None, *, lean: bool = False
+        self,
+        accounts: frozenset[str] | None,
+        databases: frozenset[str] | None,
+        *,
+        lean: bool = False,
+        more_hosts: frozenset[str] = frozenset(),
     ) -> ServerRead:
         session = self._whoami()
         dialect = session.dialect
         hosts = None
         if accounts is not None:  # our own rows name what we may grant; PUBLIC's reach everyone
             accounts = accounts | {session.me.user, PUBLIC}
-            hosts = frozenset({self.naming.host, session.me.host, ""})  # "": PUBLIC's host
+            hosts = frozenset({self.naming.host, session.me.host, "", *more_hosts})  # "": PUBLIC's host
         own = frozenset({session.me.user}) if lean else None
         reads = dialect.queries(accounts, databases, hosts, lean=own)
         rows = self.connection.query_many(reads, why=f"reading {', '.join(reads)}")
@@ -316,7 +321,8 @@ class MySQLBackend(Backend):
         accounts = frozenset(f.account.user for f in touched)
         databases = _touched_databases(touched)
         # database- and table-level grants only: no inventory, no other account's global rows
-        server = self._read(accounts, databases, lean=databases is not None)
+        hosts = frozenset(f.account.host for f in touched)  # a shadowing account's too
+        server = self._read(accounts, databases, lean=databases is not None, more_hosts=hosts)
         region = ServerRegion(accounts, databases)
         fresh = {g for g in server.grants if self._governs(g, snapshot.server) and region.covers(g)}
         fresh -= stuck(server, fresh)[0]

@@ -11,8 +11,10 @@ identity system's business, not something pushdown can see or revoke.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from pushdown.decide.evaluator import Evaluator
 from pushdown.model.securables import ObjectRef, SecurableType
@@ -21,7 +23,7 @@ from pushdown_mysql.mapping import DATABASE_LEVEL_EXACT, OWNER_DATABASE_PRIVILEG
 from pushdown_mysql.server import LocalMariaDB
 
 from .enforced import LOGIN_PRIVILEGES, by_login, from_grant_tables
-from .world import PASSWORD, PREFIX, admin, q
+from .world import PASSWORD, PREFIX, q
 
 Triple = tuple[str, str, str]
 #: a table name no history draws: the stand-in for "a table nobody named yet"
@@ -35,7 +37,7 @@ def reset_server(
 ) -> None:
     """Every account and PUBLIC without privileges, no hand-made role, only the base tables."""
     names = sorted(accounts)
-    with admin(server) as cur:
+    with _cursor(server) as cur:
         cur.execute(
             "REVOKE ALL PRIVILEGES, GRANT OPTION FROM " + ", ".join("%s@'%%'" for _ in names), tuple(names)
         )
@@ -57,6 +59,25 @@ def reset_server(
             cur.execute(f"CREATE TABLE {q(d)}.{q(t)} (id INT) ENGINE=MEMORY")
 
 
+_ADMINS: dict[str, Any] = {}
+
+
+@contextmanager
+def _cursor(server: LocalMariaDB) -> Iterator[Any]:
+    """A cursor on one administrator connection per server, kept for the whole test."""
+    conn = _ADMINS.get(server.socket)
+    if conn is None or not conn.open:
+        conn = _ADMINS[server.socket] = server.connect()
+    with conn.cursor() as cur:
+        yield cur
+
+
+def close_admins() -> None:
+    for conn in _ADMINS.values():
+        conn.close()
+    _ADMINS.clear()
+
+
 @dataclass
 class Checker:
     server: LocalMariaDB
@@ -70,7 +91,7 @@ class Checker:
     def check(self, model: Model, mapped: Callable[[str], str]) -> tuple[set[Triple], set[Triple], int]:
         """(what the server enforces, what the evaluator decides, decisions compared)."""
         account = {u: PREFIX + mapped(u) for u in self.users}
-        with admin(self.server) as cur:
+        with _cursor(self.server) as cur:
             cur.execute(
                 "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA IN %s",
                 (self.schemas,),
