@@ -36,7 +36,7 @@ from pushdown.reconcile.backend import (
     Snapshot,
 )
 from pushdown.reconcile.plan import Fact, Plan
-from pushdown.reconcile.scope import Resolved, Scope
+from pushdown.reconcile.scope import Region, Resolved, Scope
 from pushdown_mysql.compile import Naming, compile_desired
 from pushdown_mysql.connection import Connection, ConnectionSettings, error_parts
 from pushdown_mysql.diagnose import refusal
@@ -140,15 +140,18 @@ class MySQLBackend(Backend):
         """One snapshot of the server narrowed to ``scope``: a constant number of queries,
         each with a WHERE on the accounts and databases the scope names."""
         catalogs = sorted(self.enforces(model))
+        catalog = catalogs[0] if len(catalogs) == 1 else None
+        everything = Scope.everything().resolve(model)
         if len(catalogs) > 1:  # a configuration error: read everything, keep only what all decide
-            where = ServerScope((ServerRegion(None, None),))
-        else:
-            fold = self._whoami().fold
-            where = server_scope(scope, catalogs[0] if catalogs else None, self.naming, fold)
+            scope = everything
+        fold = self._whoami().fold
+        scope = folded_scope(scope, catalog, fold)
+        where = server_scope(scope, catalog, self.naming, fold)
         server = self._read(where.accounts, where.databases)
-        if server.fold != self._whoami().fold:  # changed underneath (a restart): read it all again
+        if server.fold != fold:  # changed underneath (a restart): read and decide it all again
             self._session = None
-            where = ServerScope((ServerRegion(None, None),))
+            scope = everything
+            where = server_scope(scope, catalog, self.naming, server.fold)
             server = self._read(None, None)
         within = where.within()
         managed = frozenset(g for g in server.grants if self._governs(g, server) and within(g))
@@ -166,6 +169,7 @@ class MySQLBackend(Backend):
             fingerprint=_fingerprint(managed, found),
             server=server,
             where=where,
+            resolved=scope,
         )
 
     def _read(
@@ -209,6 +213,8 @@ class MySQLBackend(Backend):
         account = fact.account
         if self.manages(account, server.me):
             return True
+        if account.user == server.me.user:
+            return False  # pushdown's own name at any host (an empty prefix would match it)
         if account.public or self.manages(Account(account.user, self.naming.host), server.me):
             return in_reach(server, fact)
         return False
@@ -244,6 +250,7 @@ class MySQLBackend(Backend):
     def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
         assert isinstance(snapshot, MySQLSnapshot)
         server = snapshot.server
+        scope = snapshot.resolved or scope
         managed = frozenset(a for a in server.accounts if self.manages(a, server.me))
         catalogs = sorted(self.enforces(model))
         if len(catalogs) > 1:  # no error stops the narrowing: what every catalog decides, at most
@@ -354,6 +361,21 @@ ALREADY_GONE = frozenset({1141, 1147, 1403})
 class MySQLSnapshot(Snapshot):
     server: ServerRead
     where: ServerScope
+    #: the scope the snapshot was read for (wider than asked: see :func:`folded_scope`)
+    resolved: Resolved | None = None
+
+
+def folded_scope(scope: Resolved, catalog: str | None, fold: int) -> Resolved:
+    """Where the server folds names, a change that names a database or table with capitals
+    decides for every user there (none of them may be granted anything on it): such a
+    region covers every user."""
+    if not fold or catalog is None:
+        return scope
+    regions = []
+    for r in scope.regions:
+        cased = any(o.catalog == catalog and any(n != n.lower() for n in o.names[1:]) for o in r.roots or ())
+        regions.append(Region(None, r.roots) if cased and r.users is not None else r)
+    return Resolved(tuple(regions))
 
 
 def _fingerprint(facts: frozenset[ServerFact], findings: tuple[str, ...]) -> str:

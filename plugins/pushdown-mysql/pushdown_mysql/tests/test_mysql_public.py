@@ -44,7 +44,9 @@ def test_a_public_grant_on_a_governed_table_is_revoked(world: World, backend: My
             cur.execute("FLUSH PRIVILEGES")
 
 
-def test_a_shadowing_account_loses_its_grants_on_governed_databases(world: World, backend: MySQLBackend) -> None:
+def test_a_shadowing_account_loses_its_grants_on_governed_databases(
+    world: World, backend: MySQLBackend
+) -> None:
     """``pd_ann@127.0.0.1`` made by hand, with SELECT on crm.*: a login as pd_ann from there
     is that account. It used to be reported only; its grants on crm are now revoked."""
     world.user("ann")
