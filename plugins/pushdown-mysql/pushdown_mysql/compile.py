@@ -38,7 +38,16 @@ from pushdown_mysql.mapping import (
     OWNER_DATABASE_PRIVILEGES,
     TABLE_OPERATIONS,
 )
-from pushdown_mysql.names import Key, blocked, fold_notes, folded, named, unseen_notes, with_named_tables
+from pushdown_mysql.names import (
+    Key,
+    blocked,
+    fold_notes,
+    folded,
+    keyed_objects,
+    named,
+    unseen_notes,
+    with_named_tables,
+)
 from pushdown_mysql.quoting import quote_ident
 
 
@@ -105,9 +114,10 @@ def compile_desired(
     facts: set[Fact] = set()
     withheld, notes = withheld_users(model, naming)
     cased: dict[Key, str] = {}
+    keyed = keyed_objects(model, catalog)
     for region in scope.regions:
         roots = _roots(region, catalog, fold)
-        names = named(model, catalog, roots)
+        names = named(model, catalog, roots, keyed)
         cased |= folded(names, held, catalog, fold)
         known = with_named_tables(held, catalog, names)
         ent = engine.compile(model, OPERATIONS, known, region.users, roots)
