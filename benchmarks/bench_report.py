@@ -33,9 +33,9 @@ from harness.report import Report
 from harness.worlds import make_world
 
 from pushdown.model.state import Model
-from pushdown.report.engines import report_operations
 from pushdown.report.files import PartWriter
 from pushdown.report.local import BATCH, local_rows
+from pushdown.report.operations import report_operations
 from pushdown.report.run import Request, parse_formats, write_report
 from pushdown.report.schema import Row
 from pushdown.report.tally import Tally

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 
 class PushdownError(Exception):
-    """Base class of every error pushdown raises on purpose."""
+    """Base class of every error pushdown raises on purpose.
+
+    ``delay``: seconds after which the same work is worth trying again (a temporary
+    error), or ``None`` when waiting will not help (a person must act). It travels with
+    the error to the sync's result and the daemon's back-off."""
+
+    delay: float | None = None
 
 
 class ModelError(PushdownError, ValueError):
@@ -36,7 +42,15 @@ class BackendError(PushdownError):
 
 
 class TemporaryBackendError(BackendError):
-    """The backend is unreachable or busy: the same work may succeed later."""
+    """The backend is unreachable or busy: the same work may succeed later, after
+    ``delay`` seconds (5 unless the backend knows better, e.g. from a Retry-After)."""
+
+    delay: float | None = 5.0
+
+    def __init__(self, backend: str, message: str, *, delay: float | None = None) -> None:
+        super().__init__(backend, message)
+        if delay is not None:
+            self.delay = delay
 
 
 class PermanentBackendError(BackendError):
@@ -58,4 +72,7 @@ class StoreError(PushdownError):
 
 class Busy(PushdownError):
     """Someone else holds what this call needs (the store's write lock, a backend's writer
-    lease) for longer than the call may wait; nothing was written. Try again later."""
+    lease) for longer than the call may wait; nothing was written. Try again later: the
+    holder finishes, so a second is enough."""
+
+    delay: float | None = 1.0

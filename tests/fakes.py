@@ -23,13 +23,15 @@ class FlakyBackend(RecordingBackend):
     def __init__(self, context: BackendContext) -> None:
         super().__init__(context)
         self.down = False
+        #: seconds the server asks the caller to wait when it is down (None: the default)
+        self.retry_after: float | None = None
         self.refuse: str | None = None
         self.fail_times = 0
         self.ignore_apply = False
 
     def read(self, model: Model, scope: Resolved) -> Snapshot:
         if self.down:
-            raise TemporaryBackendError(self.name, "connection refused (test)")
+            raise TemporaryBackendError(self.name, "connection refused (test)", delay=self.retry_after)
         return super().read(model, scope)
 
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:

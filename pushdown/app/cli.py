@@ -337,15 +337,13 @@ def report_command(
     from datetime import date
 
     from pushdown.decide.engine import close_engine
-    from pushdown.report.engines import has_engine
     from pushdown.report.run import Request, parse_formats, write_report
 
     config: Config = ctx.obj["config"]
     with _errors():
         chosen = engine or config.engine
-        compiler = None if has_engine(chosen) else Hooks.load().engine(chosen, config.engine_settings)
-        if compiler is not None:
-            ctx.call_on_close(lambda: close_engine(compiler))
+        compiler = Hooks.load().engine(chosen, config.engine_settings)
+        ctx.call_on_close(lambda: close_engine(compiler))
         request = Request(
             out=Path(out or f"report-{date.today().isoformat()}"),
             formats=parse_formats(formats),

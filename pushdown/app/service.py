@@ -26,7 +26,7 @@ from pushdown.app.config import Config, load_config
 from pushdown.app.converge import converge
 from pushdown.app.storefile import open_store
 from pushdown.decide.evaluator import Decision, Evaluator, Target
-from pushdown.errors import ModelError
+from pushdown.errors import ModelError, PushdownError
 from pushdown.host.plugins import Hooks
 from pushdown.journal.store import Store
 from pushdown.model import changes as ch
@@ -56,6 +56,12 @@ class ChangeResult:
     def lagging(self) -> dict[str, str]:
         """Backends that did not converge, with the reason; they catch up on the next sync."""
         return {r.backend: r.error for r in self.synced if r.error is not None}
+
+    @property
+    def failures(self) -> dict[str, PushdownError]:
+        """The errors behind :attr:`lagging`: their class says whether to retry, their
+        ``delay`` when (``None``: a person must act first)."""
+        return {r.backend: r.failure for r in self.synced if r.failure is not None}
 
 
 def _obj(value: ObjectLike) -> ObjectRef:

@@ -29,7 +29,7 @@ from pushdown.decide.area import Area, outermost
 from pushdown.decide.decider import Decider, compilable
 from pushdown.decide.inventory import Inventory
 from pushdown.decide.requirements import AllOf, AnyOf, ServiceAdmin, Term
-from pushdown.decide.views import CompositeView, Keys, NoView, OwnerView, Region, View
+from pushdown.decide.views import CompositeView, Keys, NoView, Owned, OwnerView, View
 from pushdown.model.securables import LEAF_TYPES, METALAKE, ObjectRef
 from pushdown.model.state import Model
 
@@ -126,7 +126,7 @@ class EntitlementCompiler:
 
         Its keys are the owned objects and the class's keys in the region or right below
         it, so a container in the region sees every child that carries something."""
-        region = Region(owned)
+        region = Owned(owned)
         nodes = owned | _keys_near(shared.keys, region)
         # walk from what is owned inside the area, and from a start only when it lies in an
         # owned subtree (not merely above something owned: that would walk the whole catalog)
@@ -138,7 +138,7 @@ class EntitlementCompiler:
         return OwnerView(personal, shared, region)
 
 
-def _keys_near(keys: Keys, region: Region) -> set[ObjectRef]:
+def _keys_near(keys: Keys, region: Owned) -> set[ObjectRef]:
     """The class's keys in ``region`` or right below it, without scanning every key: those
     on or right below the paths down to the owned objects, and those inside an owned
     container (the same set as ``region.has(k) or region.has_parent_of(k)`` over all keys)."""

@@ -1,4 +1,4 @@
-"""Decide operations for one *kind* of user, memoised per object: the compiler's engine.
+"""Decide operations for one *kind* of user, memoised per object: the heart of the compiler.
 
 A :class:`Decider` stands for every user who holds the same roles (restricted to the
 roles that have grants where the compile looks) and owns the same objects. It

@@ -152,7 +152,7 @@ class View:
         return any(decide(op, generic(rep, _target(op))) for op in ops)
 
 
-class Region:
+class Owned:
     """Where a user's ownership decides: the owned subtrees, and the paths down to them."""
 
     def __init__(self, owned: set[ObjectRef]) -> None:
@@ -169,7 +169,7 @@ class Region:
 class OwnerView(View):
     """A user who owns something in scope: a personal view there, the class view elsewhere."""
 
-    def __init__(self, personal: View, shared: View, region: Region) -> None:
+    def __init__(self, personal: View, shared: View, region: Owned) -> None:
         self.personal = personal
         self.shared = shared
         self.region = region

@@ -23,7 +23,8 @@ configuration gives the backend the whole scope.
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Mapping
+import hashlib
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +73,15 @@ class Snapshot:
     findings: tuple[str, ...] = ()
     #: a digest of what was read, to tell whether a saved plan went stale
     fingerprint: str = ""
+
+
+def fingerprint(facts: Iterable[object], findings: Iterable[str] = ()) -> str:
+    """A short digest of what a read saw (its facts and findings, in any order): a saved
+    plan whose fingerprint no longer matches the server's is stale."""
+    digest = hashlib.sha256()
+    for line in sorted(str(f) for f in facts) + sorted(findings):
+        digest.update(line.encode("utf-8", "surrogateescape") + b"\n")
+    return digest.hexdigest()[:16]
 
 
 @dataclass(frozen=True)

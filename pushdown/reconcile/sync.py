@@ -18,7 +18,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pushdown.errors import (
     BackendError,
@@ -44,21 +44,41 @@ log = logging.getLogger(__name__)
 TEMPORARY, PERMANENT, CONFIG, GUARDED = "temporary", "permanent", "configuration", "guarded"
 
 
+def error_kind(failure: BaseException | None) -> str:
+    """The class of a failure: temporary when it says when to try again (its ``delay``)."""
+    if getattr(failure, "delay", None) is not None:
+        return TEMPORARY
+    if isinstance(failure, ConfigError):
+        return CONFIG
+    if isinstance(failure, Guarded):
+        return GUARDED
+    return PERMANENT
+
+
 @dataclass(frozen=True)
 class SyncResult:
     backend: str
     plan: Plan | None
     applied: bool = False
+    #: what went wrong, in words, when the sync failed
     error: str | None = None
     seq: int = 0
-    #: TEMPORARY, PERMANENT or CONFIG when ``error`` is set
-    kind: str | None = None
-    #: seconds after which a temporary error is worth retrying
-    retry_after: float | None = None
+    #: the error itself: its class decides what to do, its ``delay`` when to try again
+    failure: PushdownError | None = field(default=None, compare=False)
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def kind(self) -> str | None:
+        """TEMPORARY, PERMANENT, CONFIG or GUARDED when ``error`` is set."""
+        return None if self.error is None else error_kind(self.failure)
+
+    @property
+    def retry_after(self) -> float | None:
+        """Seconds after which a temporary error is worth retrying."""
+        return None if self.failure is None else self.failure.delay
 
 
 def _no_progress(n: int) -> None:
@@ -284,27 +304,25 @@ def unenforced(model: Model, backends: Mapping[str, Backend]) -> list[SyncResult
         if obj.type is SecurableType.CATALOG and wanted is not None and wanted not in backends:
             named.setdefault(str(wanted), []).append(obj.names[0])
     known = ", ".join(sorted(backends)) or "none"
+    failures = {
+        name: ConfigError(
+            f"catalog(s) {', '.join(sorted(cats))} name backend {name!r}, which is not configured "
+            f"(configured: {known}); they are enforced nowhere until it is configured or the "
+            "catalogs' backend property is changed"
+        )
+        for name, cats in named.items()
+    }
     return [
         SyncResult(
             name,
             None,
-            error=f"catalog(s) {', '.join(sorted(cats))} name backend {name!r}, which is not configured "
-            f"(configured: {known}); they are enforced nowhere until it is configured or the "
-            "catalogs' backend property is changed",
-            kind=CONFIG,
+            error=str(failure),
+            failure=failure,
         )
-        for name, cats in sorted(named.items())
+        for name, failure in sorted(failures.items())
     ]
 
 
 def _failed(name: str, exc: PushdownError, cursor: int) -> SyncResult:
-    if isinstance(exc, TemporaryBackendError):
-        return SyncResult(name, None, error=str(exc), seq=cursor, kind=TEMPORARY, retry_after=5.0)
-    if isinstance(exc, Busy):  # another writer holds the backend's lease: it finishes, then we try again
-        return SyncResult(name, None, error=str(exc), seq=cursor, kind=TEMPORARY, retry_after=1.0)
-    if isinstance(exc, ConfigError):
-        return SyncResult(name, None, error=f"{name}: {exc}", seq=cursor, kind=CONFIG)
-    if isinstance(exc, Guarded):
-        return SyncResult(name, None, error=str(exc), seq=cursor, kind=GUARDED)
-    text = str(exc) if isinstance(exc, BackendError) else f"{name}: {exc}"
-    return SyncResult(name, None, error=text, seq=cursor, kind=PERMANENT)
+    text = str(exc) if isinstance(exc, (BackendError, Busy, Guarded)) else f"{name}: {exc}"
+    return SyncResult(name, None, error=text, seq=cursor, failure=exc)

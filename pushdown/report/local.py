@@ -1,4 +1,5 @@
-"""The local engine: the report's rows from the core's set-based compiler, in one process.
+"""The report's rows, fanned out in this process from the compact form an engine computes
+(the core's set-based compiler by default).
 
 The compiler groups users into classes that decide alike in each catalog (and gives
 the users who own something there a personal view of the owned subtrees). For each
@@ -35,7 +36,7 @@ BATCH = 10_000
 
 @dataclass(frozen=True)
 class Part:
-    """One catalog's rows, as the engine hands them to the writer (sorted, batched)."""
+    """One catalog's rows, as they reach the writer (sorted, batched)."""
 
     catalog: str
     batches: Iterator[list[Row]]

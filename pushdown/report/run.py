@@ -1,4 +1,5 @@
-"""Write one entitlement report: rows from an engine, to files, with counts and a summary.
+"""Write one entitlement report: rows from the compact form an engine computes, to files,
+with counts and a summary.
 
 The report is written into a fresh directory beside ``out`` and moved into place only
 when it is complete, so a failed run leaves no half report and the previous report
@@ -11,16 +12,15 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pushdown.decide.engine import Engine as CompileEngine
+from pushdown.decide.engine import LOCAL, Engine
 from pushdown.decide.inventory import Inventory
 from pushdown.errors import PushdownError
 from pushdown.model.state import Model
-from pushdown.report.engines import Engine, compiled_by, engine_named, report_operations
 from pushdown.report.files import (
     FORMATS,
     PARQUET_DIR,
@@ -31,6 +31,8 @@ from pushdown.report.files import (
     read_rows,
     write_manifest,
 )
+from pushdown.report.local import Part, local_rows
+from pushdown.report.operations import report_operations
 from pushdown.report.summary import render
 from pushdown.report.tally import CatalogCount, Changes, Tally, compare
 
@@ -43,10 +45,11 @@ class Request:
     out: Path
     formats: tuple[str, ...] = FORMATS
     since: Path | None = None
+    #: the engine's name, as the manifest and the summary give it
     engine: str = "local"
-    #: a compile engine (``pushdown.decide.engine``) for ``engine`` when no report engine
-    #: has that name: its compact form, fanned out to rows here
-    compiler: CompileEngine | None = None
+    #: the engine (``pushdown.decide.engine``) that computes the compact form, fanned out
+    #: to rows here: the core's compiler, or a plugin's (``spark``)
+    compiler: Engine = LOCAL
     operations: Sequence[str] | None = None
     force: bool = False
     top: int = 10
@@ -105,7 +108,6 @@ def write_report(
             f"{request.since} is a report of metalake {previous.get('metalake')!r}, not of "
             f"{model.metalake!r}; --since compares reports of one metalake"
         )
-    engine = engine_named(request.engine) if request.compiler is None else compiled_by(request.compiler)
     operations = report_operations(request.operations)
     created = datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
     parent = request.out.absolute().parent
@@ -115,7 +117,8 @@ def write_report(
     except OSError as exc:
         raise PushdownError(f"cannot write the report to {request.out}: {exc.strerror or exc}") from None
     try:
-        tally, files = _write_rows(model, request, operations, engine, partial, inventory, progress)
+        parts = local_rows(model, operations, inventory, progress, compiler=request.compiler)
+        tally, files = _write_rows(request, parts, partial, progress)
         manifest = {
             "created": created,
             "engine": request.engine,
@@ -162,19 +165,13 @@ def write_report(
 
 
 def _write_rows(
-    model: Model,
-    request: Request,
-    operations: tuple[str, ...],
-    engine: Engine,
-    root: Path,
-    inventory: Inventory | None,
-    progress: Progress | None,
+    request: Request, parts: Iterator[Part], root: Path, progress: Progress | None
 ) -> tuple[Tally, list[str]]:
     tally = Tally()
     writer = PartWriter(root, request.formats)
     started = last = time.monotonic()
     try:
-        for part in engine(model, operations, inventory, progress):
+        for part in parts:
             for batch in part.batches:
                 writer.write(part.catalog, batch)
                 tally.add(batch)

@@ -25,7 +25,7 @@ from pushdown.app.daemon.logs import JsonFormatter
 from pushdown.app.daemon.runner import INSTANCE, Daemon, Following, Stopping, backoff
 from pushdown.app.daemon.settings import DaemonSettings, duration, parse
 from pushdown.app.service import AccessControl
-from pushdown.errors import Busy, ConfigError
+from pushdown.errors import Busy, ConfigError, PermanentBackendError, TemporaryBackendError
 from pushdown.journal import lease
 from pushdown.journal.store import Store
 from pushdown.model.state import Model
@@ -222,12 +222,15 @@ def test_temporary_errors_back_off_and_permanent_ones_wait_for_the_interval(home
     d = Daemon(load_config("pushdown.toml"))  # not started: nothing else moves the worker's state
     worker = d.workers["demo"]
     before = time.monotonic()
-    worker._failed("pending", SyncResult("demo", None, error="down", kind=TEMPORARY, retry_after=0.5), before)
+    soon = TemporaryBackendError("demo", "down", delay=0.5)  # the error says when to try again
+    worker._failed("pending", SyncResult("demo", None, error="down", failure=soon), before)
     first = worker.not_before - before
-    worker._failed("pending", SyncResult("demo", None, error="down", kind=TEMPORARY), before)
+    again = TemporaryBackendError("demo", "down")  # 5 s unless it says otherwise: the back-off decides
+    worker._failed("pending", SyncResult("demo", None, error="down", failure=again), before)
     assert 0.5 <= first <= 1.0 and worker.failures == 2
     assert worker.not_ready() == "demo: not converged yet (last error: down)"
-    worker._failed("full", SyncResult("demo", None, error="refused", kind=PERMANENT), before)
+    refused = PermanentBackendError("demo", "refused")
+    worker._failed("full", SyncResult("demo", None, error="refused", failure=refused), before)
     assert worker.failures == 0 and worker.not_before - before >= 2 * 0.9
     assert worker.next_full == worker.not_before  # the next attempt is a full reconcile
     status = Store("pd.db").sync_status()["demo"]

@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from pushdown.decide.evaluator import Decision, Evaluator
 from pushdown.decide.inventory import Inventory
 from pushdown.model.state import Model
-from pushdown.report.engines import REPORTED
 from pushdown.report.local import local_rows
+from pushdown.report.operations import REPORTED
 from pushdown.report.schema import COLUMNS, Row, sort_key
 from tests import builders
 

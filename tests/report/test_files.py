@@ -64,7 +64,7 @@ def test_parquet_and_csv_hold_the_same_rows_and_partitions_are_escaped(tmp_path:
 
 def test_rows_stream_in_bounded_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     from pushdown.report import local
-    from pushdown.report.engines import report_operations
+    from pushdown.report.operations import report_operations
 
     monkeypatch.setattr(local, "BATCH", 7)
     sizes = [len(b) for part in local.local_rows(awkward(), report_operations()) for b in part.batches]

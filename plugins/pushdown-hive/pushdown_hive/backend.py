@@ -38,15 +38,26 @@ from pushdown.reconcile.backend import (
 )
 from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.scope import Resolved, Scope
-from pushdown_hive.batches import BATCH, Sent, chunks, send
+from pushdown_hive.batches import BATCH, Sent, chunks, not_widening, refusal, send
 from pushdown_hive.compile import RoleSetup, compile_desired, mapped
-from pushdown_hive.facts import ROLE, USER, HiveFact, HiveGrant, HiveMember, HiveRole, fact_from_json
+from pushdown_hive.facts import (
+    ROLE,
+    USER,
+    HiveFact,
+    HiveGrant,
+    HiveHeld,
+    HiveMember,
+    HiveRole,
+    fact_from_json,
+)
+from pushdown_hive.identity import Identity
 from pushdown_hive.mapping import BUILTIN_ROLES
 from pushdown_hive.metastore import Listed, Metastore, Refused, Unreachable
 from pushdown_hive.readback import (
     ServerRead,
     ServerScope,
     fact_scope,
+    folded,
     foreign_findings,
     managed_facts,
     normalised,
@@ -56,40 +67,7 @@ from pushdown_hive.readback import (
     server_scope,
 )
 from pushdown_hive.roles import Play, ServerRoles, Triple, plays
-
-
-def flag(context: BackendContext, key: str, *, default: bool = False) -> bool:
-    """A yes/no setting: TOML ``true``/``false`` (or the strings)."""
-    value = context.setting(key, default)
-    if isinstance(value, bool):
-        return value
-    if str(value).lower() in ("true", "yes", "1", "false", "no", "0"):
-        return str(value).lower() in ("true", "yes", "1")
-    raise ConfigError(f"backend {context.name}: setting {key!r} must be true or false, not {value!r}")
-
-
-def positive(context: BackendContext, key: str, default: int) -> int:
-    value = context.setting(key, default)
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        number = 0
-    if number < 1:
-        raise ConfigError(
-            f"backend {context.name}: setting {key!r} must be a whole number above 0, not {value!r}"
-        )
-    return number
-
-
-def seconds(context: BackendContext, key: str, default: float) -> float:
-    value = context.setting(key, default)
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = 0.0
-    if not 0 < number < 10**6:  # also refuses nan and inf
-        raise ConfigError(f"backend {context.name}: setting {key!r} must be seconds above 0, not {value!r}")
-    return number
+from pushdown_hive.settings import flag, positive, seconds
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,6 +75,7 @@ class HiveSnapshot(Snapshot):
     server: ServerRead
     where: ServerScope
     plays: tuple[Play, ...] = ()
+    identity: Identity | None = None
 
 
 def _ops(plan: Plan, action: str, kind: type) -> list[Op]:
@@ -136,6 +115,11 @@ class HiveBackend(Backend):
                 f"backend {context.name}: setting 'role_prefix' {self.role_prefix!r} would fence in the "
                 f"metastore's own roles ({', '.join(sorted(BUILTIN_ROLES))}), which pushdown must never drop"
             )
+        #: the roles' fence, read on every sync: with ``roles = false`` the roles it holds
+        #: (left by an earlier configuration) are dropped, never left carrying grants
+        self.role_fence: str | None = self.role_prefix
+        if not self.role_prefix or any(r.startswith(self.role_prefix.lower()) for r in BUILTIN_ROLES):
+            self.role_fence = None
         self.naming = mapped(context.map_principal)
         self._ms = metastore
         #: Thrift calls made (reads and writes), for the benchmark and the tests
@@ -172,13 +156,21 @@ class HiveBackend(Backend):
     # -- the contract ----------------------------------------------------------------
 
     def catalog(self, model: Model) -> str | None:
+        """The one catalog the metastore enforces; ``None`` when none, or several, name it
+        (then nothing is wanted: an error never holds back the revokes, and the plan's
+        note says why)."""
+        catalogs = self.enforces(model)
+        return next(iter(catalogs)) if len(catalogs) == 1 else None
+
+    def _several(self, model: Model) -> str | None:
         catalogs = sorted(self.enforces(model))
-        if len(catalogs) > 1:
-            raise ConfigError(
-                f"backend {self.name}: one metastore enforces one catalog, but {', '.join(catalogs)} "
-                "name it; give each catalog its own backend"
-            )
-        return catalogs[0] if catalogs else None
+        if len(catalogs) < 2:
+            return None
+        return (
+            f"catalogs {', '.join(catalogs)} all name backend {self.name}, but one metastore enforces "
+            "one catalog: nothing is granted and every managed grant is revoked (narrower) until each "
+            "catalog names its own backend"
+        )
 
     def widen(self, obj: ObjectRef) -> ObjectRef:
         """A table stays a table: every grant but a database's ``CREATE`` is on a table,
@@ -187,40 +179,39 @@ class HiveBackend(Backend):
 
     def read(self, model: Model, scope: Resolved) -> HiveSnapshot:
         catalog = self.catalog(model)
+        scope = folded(scope, catalog)  # the metastore's names: c.s.Secret is its table s.secret
         # no catalog names the backend: nothing is wanted, so everything it manages is
         # read (whatever the scope) and revoked, as the plan's note says
         where = server_scope(scope, catalog) if catalog is not None else ServerScope(None)
         server = self._read(where)
-        roles = self._read_roles() if self.roles else ServerRoles({})
-        users = {self.naming(u): u for u in model.users}
+        roles = self._read_roles() if self.role_fence is not None else ServerRoles({})
+        identity = Identity.of(model, self.naming)  # the whole model, never only the scope
+        scope = identity.widened(scope)
         if self.roles:
-            in_play = plays(scope, model, roles, self.role_prefix, self.naming)
-        else:
-            in_play = tuple(Play(r, frozenset()) for r in scope.regions)
-
-        def user_of(name: str) -> str:
-            return users.get(name, name)
-
-        prefix = self.role_prefix if self.roles else None
-        within = fact_scope(in_play, catalog, where, user_of, prefix)
+            in_play = plays(scope, model, roles, self.role_prefix, identity.names_of)
+        else:  # every managed role is unwanted: all of them in play, to be dropped
+            in_play = tuple(Play(r, None) for r in scope.regions)
+        within = fact_scope(in_play, catalog, where, identity, self.role_fence)
         findings: list[str] = []
         if catalog is not None and not self.own_foreign:
             findings = foreign_findings(
                 (x for x in server.listed if within(x.grant)),
                 self.grantor,
                 lambda g: (
-                    (g.principal_type == USER and g.principal in users)
-                    or (self.roles and g.principal_type == ROLE and g.principal.startswith(self.role_prefix))
+                    (g.principal_type == USER and not identity.orphan(g.principal))
+                    or (
+                        self.role_fence is not None
+                        and g.principal_type == ROLE
+                        and g.principal.startswith(self.role_fence)
+                    )
                 ),
                 catalog,
             )
-        if catalog is not None:
-            findings += [
-                f"ROLE {role!r} is held by {kind} {name!r} (not granted by pushdown, which grants its "
-                f"roles to users only): access that bypasses the model; revoke it by hand"
-                for role, held in sorted(roles.others.items())
-                for kind, name in sorted(held)
-            ]
+        findings += [
+            f"{what}: the metastore refused to list its grants (dropped meanwhile?); nothing is granted on "
+            "it in this sync, and the next sync reads it again"
+            for what in server.unread
+        ]
         facts = frozenset(f for f in self._managed(server.listed) | role_facts(roles) if within(f))
         return HiveSnapshot(
             facts=facts,
@@ -230,11 +221,12 @@ class HiveBackend(Backend):
             server=server,
             where=where,
             plays=in_play,
+            identity=identity,
         )
 
     def _read_roles(self) -> ServerRoles:
         try:
-            roles, calls = read_roles(self.metastore, self.role_prefix)
+            roles, calls = read_roles(self.metastore, self.role_fence or self.role_prefix)
         except Unreachable as exc:
             raise self._gone(exc, "reading its roles") from exc
         except Refused as exc:
@@ -269,8 +261,11 @@ class HiveBackend(Backend):
             if isinstance(fact, HiveGrant) and fact.principal_type == ROLE:
                 held.setdefault(fact.principal, set()).add((fact.db, fact.table, fact.privilege))
         roles = RoleSetup(self.roles, self.role_prefix, held)
+        several = self._several(model)
+        if several is not None:
+            return Desired(frozenset(), (several,))
         desired = compile_desired(
-            model, self.catalog(model), snapshot.server, snapshot.plays, self.naming, roles
+            model, self.catalog(model), snapshot.server, snapshot.plays, self.naming, roles, snapshot.identity
         )
         # a privilege somebody else granted already satisfies the model: the metastore would
         # refuse a second grant of it (whoever the grantor), so it is not sent
@@ -285,6 +280,12 @@ class HiveBackend(Backend):
         ms, sent = self.metastore, Sent()
         steps: list[tuple[str, list[Op], int, Callable[[list[Any]], None]]] = [
             ("revoking privileges", _ops(plan, "remove", HiveGrant), self.batch, ms.revoke),
+            (
+                "revoking roles nested by hand",
+                _ops(plan, "remove", HiveHeld),
+                1,
+                lambda h: ms.revoke_role_from(h[0].role, h[0].principal_type, h[0].principal),
+            ),
             (
                 "revoking roles",
                 _ops(plan, "remove", HiveMember),
@@ -309,7 +310,7 @@ class HiveBackend(Backend):
         held_back: list[Failure] = []
         for doing, ops, size, call in steps:
             if doing.startswith("granting"):
-                ops, kept = _not_widening(ops, sent.refused)
+                ops, kept = not_widening(ops, sent.refused)
                 held_back += kept
             for batch in chunks(ops, size):
                 try:
@@ -335,7 +336,7 @@ class HiveBackend(Backend):
         for op in plan.ops:
             if isinstance(op.fact, HiveGrant):
                 touched.setdefault(op.fact.db, set()).add(op.fact.table)
-        roles = any(isinstance(op.fact, HiveRole | HiveMember) for op in plan.ops)
+        roles = any(isinstance(op.fact, HiveRole | HiveMember | HiveHeld) for op in plan.ops)
         listed: list[Listed] = []
         try:
             for db, tables in sorted(touched.items()):
@@ -352,7 +353,7 @@ class HiveBackend(Backend):
             fresh |= role_facts(self._read_roles())
 
         def touches(fact: Fact) -> bool:
-            if isinstance(fact, HiveRole | HiveMember):
+            if isinstance(fact, HiveRole | HiveMember | HiveHeld):
                 return roles
             return isinstance(fact, HiveGrant) and fact.table in touched.get(fact.db, ())
 
@@ -403,54 +404,6 @@ class HiveBackend(Backend):
             except Exception:  # noqa: S110 - closing a dead connection has nothing to report
                 pass
             self._ms = None
-
-
-def _role_of(fact: Fact) -> str | None:
-    """The metastore role an operation changes (what it carries or who holds it)."""
-    if isinstance(fact, HiveMember):
-        return fact.role
-    if isinstance(fact, HiveGrant) and fact.principal_type == ROLE:
-        return fact.principal
-    return None
-
-
-def _not_widening(ops: list[Op], refused: list[tuple[Op, str]]) -> tuple[list[Op], list[Failure]]:
-    """Hold back the grants to, and of, a role whose revoke the metastore refused.
-
-    The plan revokes from a role what one of its (new) holders may not have, or revokes
-    the role from a holder who may not have what it is about to carry: when that revoke
-    is refused, granting the role or its privileges would give a holder more than the
-    model does. They are not sent (narrower); the next sync tries again."""
-    stuck = {role for op, _ in refused if op.action == "remove" and (role := _role_of(op.fact)) is not None}
-    if not stuck:
-        return ops, []
-    send, held = [], []
-    for op in ops:
-        role = _role_of(op.fact)
-        if role in stuck:
-            held.append(
-                Failure(
-                    (op,),
-                    f"not sent: {op.fact} (a revoke on role {role} was refused; granting "
-                    "this could give a holder more than the model does)",
-                )
-            )
-        else:
-            send.append(op)
-    return send, held
-
-
-def refusal(op: Op, words: str) -> str:
-    """The metastore's words, and what its opaque "internal error" usually means."""
-    doing = "grant" if op.action != "remove" else "revoke"
-    hint = ""
-    if "internal error" in words.lower():
-        what = "it already holds (whoever granted it)" if doing == "grant" else "it does not hold"
-        hint = (
-            f" (the metastore answers a {doing} of a privilege {what}, or one on an object dropped "
-            "meanwhile, with this error; check the object and sync again)"
-        )
-    return f"the metastore refused to {doing} {op.fact}: {words}{hint}"
 
 
 def _digest(tables: list[str]) -> str:

@@ -90,6 +90,13 @@ class ThriftMetastore:
         rows = self._do(lambda: self.client.get_principals_in_role(role))
         return [(r.principal_type.name, r.principal) for r in rows]
 
+    def roles_held_by_role(self, role: str) -> list[str]:
+        rows = self._do(lambda: self.client.get_role_grants_for_principal(role, PrincipalType.ROLE))
+        return [r.role for r in rows]
+
+    def revoke_role_from(self, role: str, principal_type: str, principal: str) -> None:
+        self._do(lambda: self.client.revoke_role(role, principal, PrincipalType[principal_type]))
+
     def create_role(self, role: str, owner: str) -> None:
         self._do(lambda: self.client.create_role(role, owner))
 

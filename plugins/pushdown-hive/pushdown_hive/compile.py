@@ -17,8 +17,9 @@ operation (:mod:`pushdown_hive.mapping`):
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pushdown.decide.compiler import EntitlementCompiler
 from pushdown.decide.inventory import Inventory
@@ -29,6 +30,7 @@ from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.scope import Region
 from pushdown_hive.facts import ROLE, USER, HiveFact, HiveGrant, HiveMember, HiveRole
+from pushdown_hive.identity import Identity
 from pushdown_hive.mapping import ALL, CREATE, OPERATIONS, TABLE_OPERATIONS
 from pushdown_hive.readback import ServerRead
 from pushdown_hive.roles import Play, Triple, carried, holders, leads
@@ -53,6 +55,8 @@ class RoleSetup:
     enabled: bool = True
     prefix: str = "pd_"
     held: dict[str, set[Triple]] = field(default_factory=dict)
+    #: model roles whose metastore names are one once case is folded (they carry nothing)
+    twins: frozenset[str] = frozenset()
 
 
 def compile_desired(
@@ -62,7 +66,9 @@ def compile_desired(
     plays: tuple[Play, ...],
     naming: Naming,
     roles: RoleSetup | None = None,
+    identity: Identity | None = None,
 ) -> Desired:
+    """``identity``: the whole model's user names (computed from ``naming`` when not given)."""
     if catalog is None:
         return Desired(frozenset(), ("no catalog names this backend; every managed grant is revoked",))
     setup = roles or RoleSetup(enabled=False)
@@ -70,23 +76,30 @@ def compile_desired(
     compiler = EntitlementCompiler(model, OPERATIONS)
     facts: set[HiveFact] = set()
     notes: set[str] = set()
-    clashing = _clashes(model, plays, naming)
-    notes |= {
-        f"users {', '.join(sorted(users))} all map to metastore user {name!r}: their grants are withheld "
-        "(narrower) until pushdown_map_principal tells them apart"
-        for name, users in clashing.items()
-    }
-    withheld = {u for users in clashing.values() for u in users}
+    who = identity or Identity.of(model, naming)
+    notes |= who.notes()
+    withheld = set(who.withheld)
+    naming = who.names.__getitem__  # from here on, only users that map to a name of their own
     everything = ObjectRef(SecurableType.CATALOG, (catalog,))
+    twins = role_twins(model, setup.prefix) if setup.enabled else frozenset()
+    setup = replace(setup, twins=twins)
+    notes |= {
+        f"role {role}: its metastore role {setup.prefix + role!r} is another role's once case is folded "
+        "(a metastore on a case-insensitive database holds them as one): it carries nothing there, its "
+        "holders get per-user grants"
+        for role in sorted(twins)
+    }
     if setup.enabled:
-        facts |= {HiveRole(setup.prefix + r) for r in model.roles if holders(model, r, withheld)}
+        facts |= {
+            HiveRole(setup.prefix + r) for r in model.roles if r not in twins and holders(model, r, withheld)
+        }
     for play in plays:
         region = play.region
         ent = compiler.compile(held, region.users, _roots(region, catalog))
         per_user: dict[str, set[Triple]] = {}
         for user in ent.users:
-            if user in withheld:
-                continue
+            if user in withheld or user not in who.names:
+                continue  # a clash, no usable name, or a user no longer in the model
             view = ent.view(user)
             per_user[user] = {(g.db, g.table, g.privilege) for g in user_grants(view, naming(user), held)}
             if region.roots is None and view.allowed(
@@ -120,24 +133,35 @@ def compile_desired(
 
 
 def mixed_case(model: Model, catalog: str, plays: tuple[Play, ...]) -> dict[tuple[str, ...], tuple[str, str]]:
-    """Model schemas and tables in scope whose names have capitals: the metastore stores
-    ``Sales`` as ``sales``, so what the model says about ``Sales`` cannot be matched
-    there, and the lower-case object gets nothing (never the wider side)."""
-    roots: set[ObjectRef] = set()
+    """Schemas and tables in scope the model names with capitals, registered or not (a
+    grant, a DENY or an owner names them): the metastore stores ``Sales`` as ``sales``,
+    so what the model says about ``Sales`` cannot be matched there, and the lower-case
+    object gets nothing (never the wider side). The plays' roots are in folded names."""
+    some: set[str] = set()
+    dbs: set[str] | None = some
     for play in plays:
         found = _roots(play.region, catalog)
         if found is None:
-            roots = {ObjectRef(SecurableType.CATALOG, (catalog,))}
+            dbs = None
             break
-        roots |= {r.ancestor(SecurableType.SCHEMA) or r for r in found}
+        some |= {r.names[1].lower() for r in found if len(r.names) > 1}
     out: dict[tuple[str, ...], tuple[str, str]] = {}
-    for root in roots:
-        for obj in model.within(root):
-            if obj.type in (SecurableType.SCHEMA, SecurableType.TABLE) and obj.names[1:] != tuple(
-                n.lower() for n in obj.names[1:]
-            ):
-                out[tuple(n.lower() for n in obj.names[1:])] = (obj.type.value, obj.name)
+    for obj in named(model, catalog, dbs):
+        folded = tuple(n.lower() for n in obj.names[1:])
+        if obj.type in (SecurableType.SCHEMA, SecurableType.TABLE) and obj.names[1:] != folded:
+            out[folded] = (obj.type.value, obj.name)
     return out
+
+
+def named(model: Model, catalog: str, dbs: set[str] | None) -> Iterator[ObjectRef]:
+    """The objects of ``catalog`` the model registers, grants on or gives an owner, in the
+    databases ``dbs`` (folded names; ``None``: every one)."""
+    for schema in model.children(ObjectRef(SecurableType.CATALOG, (catalog,))):
+        if dbs is None or schema.names[1].lower() in dbs:
+            yield from model.within(schema)
+    for obj in itertools.chain(model.by_object, model.owners):
+        if obj.catalog == catalog and len(obj.names) > 1 and (dbs is None or obj.names[1].lower() in dbs):
+            yield obj
 
 
 def _blocked(fact: HiveGrant, cased: dict[tuple[str, ...], tuple[str, str]]) -> bool:
@@ -162,14 +186,15 @@ def _role_facts(
     users = set(per_user)
     for role in sorted({r for u in users for r in model.roles_of(u)} | set(play.roles or ())):
         name = setup.prefix + role
-        who = holders(model, role, withheld)
+        who = None if role in setup.twins else holders(model, role, withheld)
         if play.roles is not None and role not in play.roles:
             through[role] = setup.held.get(name, set())  # its holders' decisions did not change
             facts |= {HiveMember(name, naming(u)) for u in (who or set()) & users}
             continue
         if who is None:
             notes.add(
-                f"role {role}: carries nothing in the metastore (a holder's name clashes); per-user grants"
+                f"role {role}: carries nothing in the metastore (a holder's name clashes, or the role's "
+                "own); per-user grants"
             )
             through[role] = set()
             continue
@@ -186,6 +211,14 @@ def _role_facts(
                 "differ there; the metastore has none of these)"
             )
     return through
+
+
+def role_twins(model: Model, prefix: str) -> frozenset[str]:
+    """Model roles whose metastore names are one once case is folded (``R`` and ``r``)."""
+    by_name: dict[str, set[str]] = {}
+    for role in model.roles:
+        by_name.setdefault((prefix + role).casefold(), set()).add(role)
+    return frozenset(r for roles in by_name.values() if len(roles) > 1 for r in roles)
 
 
 def group_notes(model: Model, user: str) -> set[str]:
@@ -226,16 +259,6 @@ def database_grants(view: View, name: str, schema: ObjectRef, held: Inventory) -
             if table.names[2] in owned:
                 continue
             yield from (HiveGrant(USER, name, db, table.names[2], p) for p in privileges)
-
-
-def _clashes(model: Model, plays: tuple[Play, ...], naming: Naming) -> dict[str, set[str]]:
-    """Metastore user names that two or more model users map to: none of them gets any."""
-    everyone = any(p.region.users is None for p in plays)
-    users = model.users if everyone else {u for p in plays for u in p.region.users or ()}
-    by_name: dict[str, set[str]] = {}
-    for user in users:
-        by_name.setdefault(naming(user), set()).add(user)
-    return {n: us for n, us in by_name.items() if len(us) > 1}
 
 
 def _roots(region: Region, catalog: str) -> list[ObjectRef] | None:

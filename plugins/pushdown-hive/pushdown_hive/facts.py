@@ -92,7 +92,30 @@ class HiveMember:
         return f"ROLE {_quote(self.role)} TO USER {_quote(self.user)}"
 
 
-HiveFact = HiveGrant | HiveRole | HiveMember
+@dataclass(frozen=True, order=True)
+class HiveHeld:
+    """Role ``role`` held by a principal pushdown never grants a role to: a managed role
+    held by a group or a role, or any role held by a managed role (nested by hand). It
+    gives the holders more than the model does, so it is never wanted: a plan revokes it."""
+
+    role: str
+    principal_type: str
+    principal: str
+
+    phase = 1
+
+    @property
+    def key(self) -> HiveHeld:
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        return {"hive_held": [self.role, self.principal_type, self.principal]}
+
+    def __str__(self) -> str:
+        return f"ROLE {_quote(self.role)} TO {self.principal_type} {_quote(self.principal)}"
+
+
+HiveFact = HiveGrant | HiveRole | HiveMember | HiveHeld
 
 
 def _quote(name: str) -> str:
@@ -104,6 +127,9 @@ def fact_from_json(data: Mapping[str, Any]) -> HiveFact:
     """Rebuild a fact from ``to_json`` (a saved plan)."""
     if isinstance(data.get("hive_role"), str):
         return HiveRole(data["hive_role"])
+    nested = data.get("hive_held")
+    if isinstance(nested, list) and len(nested) == 3 and nested[1] in PRINCIPAL_TYPES:
+        return HiveHeld(str(nested[0]), str(nested[1]), str(nested[2]))
     member = data.get("hive_member")
     if isinstance(member, list) and len(member) == 2:
         return HiveMember(str(member[0]), str(member[1]))

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.reconcile.scope import Region, Resolved
-from pushdown_hive.facts import ROLE, USER, HiveFact, HiveGrant, HiveMember, HiveRole
-from pushdown_hive.metastore import Listed, Metastore
+from pushdown_hive.facts import ROLE, USER, HiveFact, HiveGrant, HiveHeld, HiveMember, HiveRole
+from pushdown_hive.identity import Identity
+from pushdown_hive.metastore import Listed, Metastore, Refused
 from pushdown_hive.roles import Play, ServerRoles
 
 
@@ -42,8 +43,22 @@ class ServerScope:
         return tables is None or table is None or table in tables
 
 
+def fold(obj: ObjectRef, catalog: str | None) -> ObjectRef:
+    """``obj`` as the metastore names it: databases and tables of ``catalog`` in lower
+    case (``c.s.Secret`` is the metastore's table ``s.secret``)."""
+    if catalog is None or obj.catalog != catalog or len(obj.names) < 2:
+        return obj
+    return ObjectRef(obj.type, (obj.names[0], *(n.lower() for n in obj.names[1:])))
+
+
+def folded(scope: Resolved, catalog: str | None) -> Resolved:
+    """``scope`` with every root in the metastore's names (:func:`fold`)."""
+    return scope.widened(lambda obj: fold(obj, catalog))
+
+
 def server_scope(scope: Resolved, catalog: str | None) -> ServerScope:
-    """What ``scope`` reaches in ``catalog`` (nothing when no catalog names the backend)."""
+    """What ``scope`` reaches in ``catalog`` (nothing when no catalog names the backend),
+    in the metastore's (lower-case) names."""
     if catalog is None:
         return ServerScope({})
     out: dict[str, frozenset[str] | None] = {}
@@ -57,11 +72,11 @@ def server_scope(scope: Resolved, catalog: str | None) -> ServerScope:
                 continue
             if root.names[0] != catalog:
                 continue
-            db = root.names[1]
+            db = root.names[1].lower()
             if root.type is SecurableType.SCHEMA or len(root.names) < 3:
                 out[db] = None
             elif out.get(db, frozenset()) is not None:
-                out[db] = (out.get(db) or frozenset()) | {root.names[2]}
+                out[db] = (out.get(db) or frozenset()) | {root.names[2].lower()}
     return ServerScope(out)
 
 
@@ -73,28 +88,44 @@ class ServerRead:
     tables: frozenset[tuple[str, str]]
     listed: tuple[Listed, ...]
     calls: int
+    #: objects the metastore refused to list (dropped meanwhile): left out of this read
+    unread: tuple[str, ...] = ()
 
 
 def read_server(ms: Metastore, where: ServerScope) -> ServerRead:
-    """The databases, tables and grants ``where`` reaches, one call per object listed."""
+    """The databases, tables and grants ``where`` reaches, one call per object listed.
+
+    A database or table the metastore refuses to list (most often dropped between two
+    calls) is left out, and said: nothing is granted on it, and the rest of the read (and
+    every revoke it leads to) goes on."""
     calls = 1
     present = set(ms.databases())
     wanted = present if where.databases is None else present & set(where.databases)
     tables: set[tuple[str, str]] = set()
     listed: list[Listed] = []
+    unread: list[str] = []
+    held: set[str] = set()
     for db in sorted(wanted):
         some = None if where.databases is None else where.databases[db]
-        names = ms.tables(db)
-        calls += 1
-        listed += ms.grants_on(db, None)
-        calls += 1
+        calls += 2
+        try:
+            names = ms.tables(db)
+            listed += ms.grants_on(db, None)
+        except Refused as exc:
+            unread.append(f"database {db} ({exc})")
+            continue
+        held.add(db)
         for table in sorted(names):
             if some is not None and table not in some:
                 continue
-            tables.add((db, table))
-            listed += ms.grants_on(db, table)
             calls += 1
-    return ServerRead(frozenset(wanted), frozenset(tables), tuple(listed), calls)
+            try:
+                listed += ms.grants_on(db, table)
+            except Refused as exc:
+                unread.append(f"table {db}.{table} ({exc})")
+                continue
+            tables.add((db, table))
+    return ServerRead(frozenset(held), frozenset(tables), tuple(listed), calls, tuple(unread))
 
 
 def normalised(listed: Listed) -> Listed:
@@ -106,9 +137,10 @@ def normalised(listed: Listed) -> Listed:
 
 
 def ours(x: Listed, grantor: str) -> bool:
-    """Granted by the backend: by its grantor, a USER (as it grants), without grant option
-    (a role of the same name, or a grant with option, is somebody else's)."""
-    return x.grantor == grantor and x.grantor_type == USER and not x.grant_option
+    """Granted by the backend's grantor, a USER (as it grants; a role of the same name is
+    somebody else's). One it made with grant option (by hand: pushdown never does) is
+    its own too: it is revoked when the model does not want it, never left wider."""
+    return x.grantor == grantor and x.grantor_type == USER
 
 
 def managed_facts(listed: Iterable[Listed], grantor: str) -> frozenset[HiveGrant]:
@@ -148,53 +180,82 @@ def fact_scope(
     plays: tuple[Play, ...],
     catalog: str | None,
     where: ServerScope,
-    user_of: Callable[[str], str],
+    identity: Identity,
     role_prefix: str | None,
 ) -> Callable[[object], bool]:
     """Which facts a scope (its regions widened to the roles in play) covers: a user's
     grant on an object read, for a user the region names; a managed role's grant on an
     object read, when the role is in play; a role's member, when the region names the
     user and every object; a managed role itself, always (``role_prefix``: ``None``
-    when roles are not managed). Grants to groups and other roles count only in the
-    regions of every user. Without a catalog, every fact read is covered."""
+    when roles are not managed). Grants to groups and other roles (never wanted) count
+    wherever their object is read. Without a catalog, every fact read is covered.
+
+    A user is named on the metastore as ``identity`` maps it, over the whole model: a
+    region names the metastore users its users map to (removed users too), and a name
+    no model user maps to any more (an orphan) is in every region, on the objects the
+    region covers (the backend's own grants there are unwanted, whoever they were for)."""
+    names = [None if p.region.users is None else identity.names_of(p.region.users) for p in plays]
+
+    def names_user(i: int, name: str) -> bool:
+        mine = names[i]
+        return mine is None or name in mine or identity.orphan(name)
 
     def within(fact: object) -> bool:
         if catalog is None:
             return True  # no catalog names the backend: every fact it manages is unwanted
-        if isinstance(fact, HiveRole):
-            return role_prefix is not None
+        if isinstance(fact, HiveRole | HiveHeld):
+            return role_prefix is not None  # never wanted, read on every sync
         if isinstance(fact, HiveMember):
-            user = user_of(fact.user)
+            # a role in play is recomputed with all its holders: every member it has is read
+            role = (
+                fact.role[len(role_prefix) :] if role_prefix and fact.role.startswith(role_prefix) else None
+            )
             return any(
-                p.region.roots is None and (p.region.users is None or user in p.region.users) for p in plays
+                (p.region.roots is None and names_user(i, fact.user))
+                or (role is not None and (p.roles is None or role in p.roles))
+                for i, p in enumerate(plays)
             )
         if not isinstance(fact, HiveGrant) or not where.covers_object(fact.db, fact.table):
             return False
         obj = object_of(catalog, fact)
         if fact.principal_type == USER:
-            return any(p.region.covers(user_of(fact.principal), obj) for p in plays)
+            return any(
+                names_user(i, fact.principal) and Region(None, p.region.roots).covers(None, obj)
+                for i, p in enumerate(plays)
+            )
         if fact.principal_type == ROLE and role_prefix is not None and fact.principal.startswith(role_prefix):
             role = fact.principal[len(role_prefix) :]
             return any(
                 (p.roles is None or role in p.roles) and Region(None, p.region.roots).covers(None, obj)
                 for p in plays
             )
-        return any(p.region.users is None and p.region.covers(None, obj) for p in plays)
+        # to a group or a role without the prefix: never wanted, so in scope wherever read
+        return any(Region(None, p.region.roots).covers(None, obj) for p in plays)
 
     return within
 
 
 def read_roles(ms: Metastore, prefix: str) -> tuple[ServerRoles, int]:
-    """The managed roles (named with ``prefix``) and their USER members: one call for
-    the names, one per managed role."""
+    """The managed roles (named with ``prefix``), their USER members, and the roles held
+    where pushdown grants none (a managed role held by a group or a role, a role held by
+    a managed role): one call for the names, two per managed role."""
     names = [n for n in ms.role_names() if n.startswith(prefix)]
-    held = {n: ms.members(n) for n in names}
+    held: dict[str, list[tuple[str, str]]] = {}
+    nested: set[tuple[str, str, str]] = set()
+    for n in names:
+        try:
+            held[n] = ms.members(n)
+            nested |= {(role, ROLE, n) for role in ms.roles_held_by_role(n)}
+        except Refused:
+            if n in ms.role_names():
+                raise  # there, yet unreadable: said as an error, not skipped
+            held.pop(n, None)  # dropped since the names were listed: nothing of it is left
     members = {n: frozenset(name for kind, name in rows if kind == USER) for n, rows in held.items()}
-    others = {n: frozenset((kind, name) for kind, name in rows if kind != USER) for n, rows in held.items()}
-    return ServerRoles(members, {n: o for n, o in others.items() if o}), 1 + len(names)
+    nested |= {(n, kind, name) for n, rows in held.items() for kind, name in rows if kind != USER}
+    return ServerRoles(members, frozenset(nested)), 1 + 2 * len(names)
 
 
 def role_facts(server: ServerRoles) -> set[HiveFact]:
     out: set[HiveFact] = {HiveRole(n) for n in server.members}
     out |= {HiveMember(n, u) for n, users in server.members.items() for u in users}
-    return out
+    return out | {HiveHeld(*edge) for edge in server.nested}

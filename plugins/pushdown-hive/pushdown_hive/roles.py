@@ -23,7 +23,7 @@ decisions did not change).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pushdown.model.privileges import Condition, Privilege
 from pushdown.model.securables import ObjectRef, SecurableType
@@ -48,8 +48,9 @@ class ServerRoles:
     """The managed roles the metastore holds (prefixed names) and their USER members."""
 
     members: dict[str, frozenset[str]]
-    #: their holders that are not users (groups, roles): pushdown grants none of these
-    others: dict[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
+    #: (role, principal type, principal): a managed role held by a group or a role, or
+    #: a role held by a managed role; pushdown grants none of these
+    nested: frozenset[tuple[str, str, str]] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -62,18 +63,23 @@ class Play:
 
 
 def plays(
-    scope: Resolved, model: Model, server: ServerRoles, prefix: str, naming: Callable[[str], str]
+    scope: Resolved,
+    model: Model,
+    server: ServerRoles,
+    prefix: str,
+    names_of: Callable[[Iterable[str]], frozenset[str]],
 ) -> tuple[Play, ...]:
-    """Each region of ``scope`` with its roles in play and their holders added."""
-    by_name = {naming(u): u for u in model.users}
+    """Each region of ``scope`` with its roles in play and their holders added;
+    ``names_of``: the metastore user names of model users (removed ones too)."""
     out = []
     for region in scope.regions:
         if region.users is None:
             out.append(Play(region, None))
             continue
         roles = {r for u in region.users for r in model.roles_of(u)}
+        names = names_of(region.users)
         for name, members in server.members.items():
-            if any(by_name.get(m) in region.users for m in members):
+            if not names.isdisjoint(members):
                 roles.add(name[len(prefix) :])
         users = set(region.users)
         for role in roles:

@@ -41,14 +41,27 @@ from pushdown.reconcile.backend import (
 from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.scope import Resolved, Scope
 from pushdown_ranger.client import RangerAPI
+from pushdown_ranger.compiling import compile_all
 from pushdown_ranger.facts import PolicyFact, RoleFact, fact_from_json
+from pushdown_ranger.handmade import (
+    exception_findings,
+    role_bypasses,
+    role_findings,
+    role_reach,
+    shadow_findings,
+    voided_databases,
+    voided_findings,
+    voiding,
+    zone_findings,
+)
 from pushdown_ranger.readback import bypasses, policy_fact, resource_key, role_fact, unenforced
 from pushdown_ranger.scoping import Focus, covering, focus_of
-from pushdown_ranger.shapes import Naming, compile_desired, hive_catalog
+from pushdown_ranger.shapes import Naming, hive_catalog
 from pushdown_ranger.writing import Writer
 from pushdown_ranger.written import Written
 
 Json = dict[str, Any]
+Implied = tuple[tuple[str, str, frozenset[str]], ...]
 DENY_OPTION = "enableDenyAndExceptionsInPolicies"
 
 
@@ -60,6 +73,19 @@ class RangerSnapshot(Snapshot):
     services: frozenset[str] = frozenset()
     deny: Mapping[str, bool] = field(default_factory=dict, compare=False)
     versions: tuple[tuple[str, Any, Any], ...] = ()
+    #: security zones, and the policies of pushdown's services inside them (never facts)
+    zones: tuple[Json, ...] = field(default=(), compare=False)
+    zoned: tuple[Json, ...] = field(default=(), compare=False)
+    #: roles pushdown does not manage
+    others: tuple[Json, ...] = field(default=(), compare=False)
+    #: (service, access type, what else it grants) from the service definitions
+    implied: Implied = ()
+    #: policies on the resource set of another (another priority, or disabled): never written
+    shadowed: tuple[Json, ...] = field(default=(), compare=False)
+    #: Hive databases where hand-made policies void deny items: database -> why
+    voided: Mapping[str, str] = field(default_factory=dict, compare=False)
+    #: resource sets of other services with a policy voiding deny items
+    voiding: frozenset[tuple[str, Any]] = frozenset()
 
     @property
     def role_version(self) -> int:
@@ -124,7 +150,6 @@ class RangerBackend(Backend):
             )
         self.label = c.text("label", "pushdown")
         self.role_service = c.service("role_service", self.naming.hive_service)
-        self._defs: dict[str, bool] = {}
         self.last: RangerSnapshot | None = None
         self._written = Written()
         self._compiled: tuple[object, Desired, Model] | None = None
@@ -147,33 +172,111 @@ class RangerBackend(Backend):
         return tuple(found)
 
     def read(self, model: Model, scope: Resolved) -> RangerSnapshot:
+        """The last snapshot while the versions stand; the deny option is read every time
+        (one call: Ranger's policy versions need not move when a service definition does)."""
         versions = self.versions()
+        deny, implied = self.defs_now()
         last = self.last
         if last is None or last.versions != versions or not _complete(versions):
-            last = self.last = self._read(versions)
-        return replace(self.with_findings(last, model), within=self.within(model, scope))
+            last = self.last = replace(self._read(versions, deny), implied=implied)
+        elif dict(last.deny) != deny or last.implied != implied:
+            digest = _digest(versions, deny, implied)
+            last = self.last = replace(last, deny=deny, implied=implied, fingerprint=digest)
+        return replace(self.with_findings(last, model), within=self.within(model, scope, last))
+
+    def defs_now(self) -> tuple[dict[str, bool], Implied]:
+        """Per service of pushdown's, from its service definition (one call for all): whether
+        Ranger honours deny items there, and what each access type implies."""
+        defs = {str(d.get("name")): d for d in self.api.service_defs()}
+        deny: dict[str, bool] = {}
+        implied: list[tuple[str, str, frozenset[str]]] = []
+        for service in self.naming.services:
+            sdef = defs.get(self._type_of(service), {})
+            deny[service] = self.deny_items != "off" and _deny_enabled(sdef)
+            for access in sdef.get("accessTypes") or ():
+                more = frozenset(str(x) for x in access.get("impliedGrants") or ()) - {
+                    str(access.get("name"))
+                }
+                if more:
+                    implied.append((service, str(access.get("name")), more))
+        return deny, tuple(sorted(implied, key=lambda t: (t[0], t[1])))
 
     def with_findings(self, snap: RangerSnapshot, model: Model) -> RangerSnapshot:
         """The snapshot with the access paths that bypass the model: allow items somebody
         else made for a model user or group (or ``public``) in pushdown's services."""
         users = {self.naming.user(u) for u in model.users}
         groups = {self.naming.group(g) for g in model.groups}
+        ours = self.naming.ours
+        reach = role_reach([*snap.roles.values(), *snap.others], users, groups, ours)
         found = [text for p in snap.policies.values() for text in bypasses(p, users, groups)]
-        found += [text for p in snap.policies.values() for text in unenforced(p, self.naming.ours)]
-        return replace(snap, findings=tuple(sorted(found)))
+        found += [text for p in snap.policies.values() for text in role_bypasses(p, reach)]
+        found += [text for p in snap.policies.values() for text in unenforced(p, ours)]
+        found += [text for p in snap.shadowed for text in shadow_findings(p, ours, users, groups)]
+        held = [f for f in snap.facts if isinstance(f, PolicyFact)]
+        found += exception_findings(snap.policies.values(), ours, held)
+        found += voided_findings(snap.voided, not snap.deny.get(self.naming.hive_service, False))
+        found += role_findings([*snap.roles.values(), *snap.others], ours)
+        found += zone_findings(snap.zones, snap.zoned, held, users, groups, ours)
+        if not snap.deny.get(self.naming.hive_service, False) and self.deny_items != "off":
+            found.append(
+                f"service {self.naming.hive_service}: its definition does not enable deny items "
+                f"(options.{DENY_OPTION}): Ranger ignores deny items and exceptions there; pushdown "
+                "writes none (per-table allow items instead; narrower)"
+            )
+        return replace(snap, findings=tuple(sorted(set(found))))
 
-    def _read(self, versions: tuple[tuple[str, Any, Any], ...]) -> RangerSnapshot:
+    def _read(self, versions: tuple[tuple[str, Any, Any], ...], deny: Mapping[str, bool]) -> RangerSnapshot:
         services = frozenset(name for name, _, _ in versions if name)
-        deny = {name: self._deny(name) for name in services}
         ours = self.naming.ours
         policies: dict[tuple[str, Any], Json] = {}
+        zoned: list[Json] = []
+        shadowed: list[Json] = []
         for service in sorted(services):
             for policy in self.api.policies(service):
-                if policy.get("policyType", 0) not in (0, None) or policy.get("zoneName"):
+                if policy.get("policyType", 0) not in (0, None):
                     continue
-                policies[(service, resource_key(policy))] = policy
-        roles = {str(r["name"]): r for r in self.api.roles() if ours(str(r.get("name", "")))}
-        return self._snapshot(versions, policies, roles, deny)
+                if policy.get("zoneName"):
+                    zoned.append(policy)
+                    continue
+                key = (service, resource_key(policy))
+                held = policies.get(key)
+                if held is not None:  # same resources, another priority, or one disabled
+                    held, policy = sorted((held, policy), key=self._preferred)
+                    shadowed.append(policy)
+                    policy = held
+                policies[key] = policy
+        roles: dict[str, Json] = {}
+        others: list[Json] = []
+        for role in self.api.roles():
+            if ours(str(role.get("name", ""))):
+                roles[str(role["name"])] = role
+            else:
+                others.append(role)
+        zones = tuple(self.api.zones())
+        snap = self._snapshot(versions, policies, roles, deny)
+        voided = dict(snap.voided)
+        more = set(snap.voiding)
+        for policy in shadowed:
+            key = (str(policy.get("service")), resource_key(policy))
+            if key[0] != self.naming.hive_service and voiding(policy):
+                more.add(key)
+            for database, why in voided_databases({key: policy}, self.naming.hive_service).items():
+                voided.setdefault(database, why)
+        return replace(
+            snap,
+            zones=zones,
+            zoned=tuple(zoned),
+            others=tuple(others),
+            shadowed=tuple(shadowed),
+            voided=voided,
+            voiding=frozenset(more),
+        )
+
+    def _preferred(self, policy: Json) -> tuple[bool, bool, int]:
+        """Of two policies on one resource set, the one pushdown writes in: a plain one
+        (enabled, normal priority), then one with pushdown's label, then the oldest."""
+        plain = policy.get("isEnabled", True) is not False and not int(policy.get("policyPriority") or 0)
+        return (not plain, self.label not in (policy.get("policyLabels") or ()), int(policy.get("id") or 0))
 
     def _snapshot(
         self,
@@ -185,23 +288,19 @@ class RangerBackend(Backend):
         ours = self.naming.ours
         facts: set[Fact] = {f for p in policies.values() if (f := policy_fact(p, ours)) is not None}
         facts |= {role_fact(r) for r in roles.values()}
-        digest = hashlib.sha256(json.dumps(versions, default=str).encode()).hexdigest()[:16]
         return RangerSnapshot(
             frozenset(facts),
-            fingerprint=digest,
+            fingerprint=_digest(versions, deny),
             policies=policies,
             roles=roles,
             services=frozenset(name for name, _, _ in versions if name),
             deny=deny,
             versions=versions,
+            voided=voided_databases(policies, self.naming.hive_service),
+            voiding=frozenset(
+                k for k, p in policies.items() if k[0] != self.naming.hive_service and voiding(p)
+            ),
         )
-
-    def _deny(self, service: str) -> bool:
-        hit = self._defs.get(service)
-        if hit is None:
-            sdef = self.api.service_def(self._type_of(service))
-            hit = self._defs[service] = self.deny_items != "off" and _deny_enabled(sdef)
-        return hit
 
     def _type_of(self, service: str) -> str:
         n = self.naming
@@ -216,16 +315,37 @@ class RangerBackend(Backend):
             self._hive = (key, hive_catalog(model, self.enforces(model)), model)
         return self._hive[1]
 
-    def focus(self, model: Model, scope: Resolved) -> Focus:
-        return focus_of(scope, self.hive(model))
+    def focus(self, model: Model, scope: Resolved, snapshot: RangerSnapshot | None = None) -> Focus:
+        """The scope's focus, with every database where Ranger no longer honours deny items
+        pushdown holds there (the deny option turned off, a policy voiding them): a scoped
+        sync removes them, never only the full one."""
+        hive = self.hive(model)
+        focus = focus_of(scope, hive)
+        if focus is None or snapshot is None or hive is None:
+            return focus
+        service = self.naming.hive_service
+        off = not snapshot.deny.get(service, False)
+        held = {
+            d
+            for f in snapshot.facts
+            if isinstance(f, PolicyFact) and f.service == service and f.deny
+            for k, v, _ in f.resources
+            if k == "database"
+            for d in v
+        }
+        stale = held if off else held & set(snapshot.voided)
+        stale |= _implying_more(snapshot, service)
+        return focus | {ObjectRef(SecurableType.SCHEMA, (hive, d)) for d in stale}
 
-    def within(self, model: Model, scope: Resolved) -> Callable[[Fact], bool]:
-        return covering(self.focus(model, scope), self.naming.hive_service)
+    def within(
+        self, model: Model, scope: Resolved, snapshot: RangerSnapshot | None = None
+    ) -> Callable[[Fact], bool]:
+        return covering(self.focus(model, scope, snapshot), self.naming.hive_service)
 
     def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
         assert isinstance(snapshot, RangerSnapshot)
-        focus = self.focus(model, scope)
-        covers = self.within(model, scope)
+        focus = self.focus(model, scope, snapshot)
+        covers = covering(focus, self.naming.hive_service)
         elsewhere = frozenset(
             role
             for fact in snapshot.facts
@@ -239,6 +359,9 @@ class RangerBackend(Backend):
             elsewhere,
             tuple(sorted(snapshot.deny.items())),
             snapshot.services,
+            tuple(sorted(snapshot.voided.items())),
+            snapshot.implied,
+            snapshot.voiding,
         )
         if self._compiled is not None and self._compiled[0] == key:
             return self._compiled[1]
@@ -254,32 +377,19 @@ class RangerBackend(Backend):
         focus: frozenset[ObjectRef] | None,
         elsewhere: frozenset[str],
     ) -> Desired:
-        catalogs = self.enforces(model)
-        desired = compile_desired(
+        return compile_all(
             model,
-            catalogs,
+            self.enforces(model),
             self.naming,
             snapshot.deny,
             focus=focus,
-            named_elsewhere=elsewhere,
+            elsewhere=elsewhere,
             hive=self.hive(model),
+            voided=snapshot.voided,
+            services=snapshot.services,
+            implied=snapshot.implied,
+            voiding=snapshot.voiding,
         )
-        missing = sorted(
-            {
-                f.service
-                for f in desired.facts
-                if isinstance(f, PolicyFact) and f.service not in snapshot.services
-            }
-        )
-        if not missing:
-            return desired
-        facts = frozenset(
-            f for f in desired.facts if not (isinstance(f, PolicyFact) and f.service in missing)
-        )
-        notes = [
-            f"Ranger has no service {s!r}: its policies are not pushed (narrower); create it" for s in missing
-        ]
-        return replace(desired, facts=facts, notes=(*desired.notes, *notes))
 
     # apply ------------------------------------------------------------------------------
     def order(self, op: Op) -> tuple[object, ...]:
@@ -287,9 +397,11 @@ class RangerBackend(Backend):
         return (_stage(op, split=True)[0], str(op.fact))
 
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
-        """The writes of :func:`schedule`, in order. Once a write is refused, no write that
-        widens follows (it could widen past a narrowing that did not happen); the operations
-        left are reported as failures."""
+        """The writes of :func:`schedule`, in order. Once a write is refused (or unanswered),
+        no write that widens follows (it could widen past a narrowing that did not happen);
+        every write that narrows still is: an error never holds back a narrowing. The
+        operations left are reported as failures; an unanswered write fails the apply as
+        temporary once the narrowing writes have all been tried."""
         assert isinstance(snapshot, RangerSnapshot)
         self.last = None  # whatever happens, the next read reads
         writer = Writer(
@@ -299,11 +411,12 @@ class RangerBackend(Backend):
         failures: list[Failure] = []
         done = 0
         refused: set[Op] = set()
+        unanswered: str | None = None
         for write in schedule(plan.ops, snapshot.facts):
             op = write.op
             if op in refused:
                 continue
-            if failures and write.widens:
+            if (failures or unanswered) and write.widens:
                 refused.add(op)
                 failures.append(
                     Failure((op,), f"{self.name}: {op.fact}: not written: an earlier write was refused")
@@ -312,10 +425,10 @@ class RangerBackend(Backend):
             try:
                 writer.write(write.step)
             except TemporaryBackendError as exc:
-                raise TemporaryBackendError(
-                    self.name,
-                    f"{exc.args[-1] if exc.args else exc}; {done} of {len(plan.ops)} operation(s) done",
-                ) from None
+                # every narrowing write left is still tried; the sync fails as temporary after them
+                unanswered = unanswered or str(exc.args[-1] if exc.args else exc)
+                refused.add(op)
+                continue
             except BackendError as exc:
                 refused.add(op)
                 failures.append(Failure((op,), str(exc)))
@@ -323,6 +436,11 @@ class RangerBackend(Backend):
             if write.last:
                 done += 1
                 progress(1)
+        if unanswered is not None:
+            raise TemporaryBackendError(
+                self.name,
+                f"{unanswered}; {done} of {len(plan.ops)} operation(s) done (every narrowing tried)",
+            )
         return Applied(done, tuple(failures))
 
     def reread(self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot) -> Snapshot:
@@ -336,13 +454,23 @@ class RangerBackend(Backend):
         if fresh == expected and _complete(fresh):
             policies = written.patched_policies(dict(snapshot.policies))
             roles = written.patched_roles(dict(snapshot.roles))
-            self.last = self._snapshot(fresh, policies, roles, snapshot.deny)
+            patched = replace(self._snapshot(fresh, policies, roles, snapshot.deny), implied=snapshot.implied)
+            self.last = replace(
+                patched,
+                zones=snapshot.zones,
+                zoned=snapshot.zoned,
+                others=snapshot.others,
+                shadowed=snapshot.shadowed,
+                voided={**snapshot.voided, **patched.voided},
+                voiding=snapshot.voiding | patched.voiding,
+            )
         else:
-            self.last = self._read(fresh)
-        return replace(self.with_findings(self.last, model), within=self.within(model, scope))
+            self.last = replace(self._read(fresh, snapshot.deny), implied=snapshot.implied)
+        return replace(self.with_findings(self.last, model), within=self.within(model, scope, self.last))
 
     def discover(self, model: Model, seen: str | None) -> tuple[Scope, str | None]:
-        now = json.dumps(self.versions(), default=str)
+        deny, implied = self.defs_now()
+        now = json.dumps([self.versions(), sorted(deny.items()), implied], default=sorted)
         return (Scope.nothing() if now == seen else Scope.everything()), now
 
     def fact_from_json(self, data: Mapping[str, Any]) -> Fact:
@@ -503,8 +631,13 @@ def _stage(op: Op, *, split: bool = True) -> tuple[int, Op | None]:
             return CREATE_ROLES, None
         if not _added(op):
             return MEMBERS_OUT, None
-        if before.users - after.users or before.groups - after.groups:
-            kept = RoleFact(after.name, before.users & after.users, before.groups & after.groups)
+        if before.users - after.users or before.groups - after.groups or before.roles - after.roles:
+            kept = RoleFact(
+                after.name,
+                before.users & after.users,
+                before.groups & after.groups,
+                before.roles & after.roles,
+            )
             return MEMBERS_OUT, Op("change", before, kept, op.phase)
         return MEMBERS_IN, None
     old = before if isinstance(before, PolicyFact) else None
@@ -530,7 +663,28 @@ def _added(op: Op) -> bool:
     before, after = op.before, op.after
     if not (isinstance(before, RoleFact) and isinstance(after, RoleFact)):
         return False
-    return bool(after.users - before.users or after.groups - before.groups)
+    return bool(after.users - before.users or after.groups - before.groups or after.roles - before.roles)
+
+
+def _implying_more(snapshot: RangerSnapshot, service: str) -> set[str]:
+    """Databases where an allow item pushdown holds grants, by the service definition's
+    ``impliedGrants``, an access its role is not allowed there."""
+    more = {access: rest for s, access, rest in snapshot.implied if s == service}
+    out: set[str] = set()
+    if not more:
+        return out
+    for fact in snapshot.facts:
+        if isinstance(fact, PolicyFact) and fact.service == service:
+            if any((r, x) not in fact.allow for r, a in fact.allow for x in more.get(a, ())):
+                out |= {d for k, v, _ in fact.resources if k == "database" for d in v}
+    return out
+
+
+def _digest(
+    versions: tuple[tuple[str, Any, Any], ...], deny: Mapping[str, bool], implied: Implied = ()
+) -> str:
+    text = json.dumps([versions, sorted(deny.items()), implied], default=sorted)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _complete(versions: tuple[tuple[str, Any, Any], ...]) -> bool:

@@ -236,6 +236,22 @@ class RangerAPI:
         assert found is not None
         return dict(found)
 
+    def service_defs(self) -> list[Json]:
+        """Every service definition, in one call (their options: deny items on or off)."""
+        params = {"pageSize": 1000}
+        found = self.call(
+            "list service definitions", lambda: self.client.find_service_defs(params), expect=False
+        )
+        return [dict(d) for d in found or ()]
+
+    def zones(self) -> list[Json]:
+        """Every security zone, in one call."""
+        params = {"pageSize": 1000}
+        found = self.call(
+            "list security zones", lambda: self.client.find_security_zones(params), expect=False
+        )
+        return [dict(z) for z in found or ()]
+
     def policies(self, service: str) -> list[Json]:
         return list(
             self._paged(

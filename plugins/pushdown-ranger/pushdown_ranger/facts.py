@@ -30,6 +30,8 @@ class RoleFact:
     name: str
     users: frozenset[str] = frozenset()
     groups: frozenset[str] = frozenset()
+    #: member roles (pushdown's roles have none: one found there was nested by hand)
+    roles: frozenset[str] = frozenset()
     phase = ROLE_PHASE
 
     @property
@@ -38,10 +40,19 @@ class RoleFact:
 
     def __str__(self) -> str:
         members = [f"user {u}" for u in sorted(self.users)] + [f"group {g}" for g in sorted(self.groups)]
+        members += [f"role {r}" for r in sorted(self.roles)]
         return f"role {self.name!r} [{', '.join(members) or 'no members'}]"
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": "role", "name": self.name, "users": sorted(self.users), "groups": sorted(self.groups)}
+        out: dict[str, Any] = {
+            "kind": "role",
+            "name": self.name,
+            "users": sorted(self.users),
+            "groups": sorted(self.groups),
+        }
+        if self.roles:
+            out["roles"] = sorted(self.roles)
+        return out
 
 
 @dataclass(frozen=True)
@@ -94,7 +105,8 @@ def _pairs(pairs: frozenset[Pair]) -> str:
 
 def fact_from_json(data: Mapping[str, Any]) -> RoleFact | PolicyFact:
     if data.get("kind") == "role":
-        return RoleFact(str(data["name"]), frozenset(data["users"]), frozenset(data["groups"]))
+        roles = frozenset(str(r) for r in data.get("roles") or ())
+        return RoleFact(str(data["name"]), frozenset(data["users"]), frozenset(data["groups"]), roles)
     resources = tuple((str(k), tuple(v), bool(r)) for k, v, r in data["resources"])
     allow = frozenset((str(a), str(b)) for a, b in data["allow"])
     deny = frozenset((str(a), str(b)) for a, b in data["deny"])

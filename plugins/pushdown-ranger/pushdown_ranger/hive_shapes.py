@@ -6,9 +6,11 @@ from __future__ import annotations
 from pushdown.decide.inventory import Inventory
 from pushdown.decide.views import OwnerView, View
 from pushdown.model.securables import ObjectRef, SecurableType
+from pushdown.model.state import Model
 from pushdown_ranger.facts import Resource
+from pushdown_ranger.hive_names import TableNames, unnamable_schemas
 from pushdown_ranger.mapping import DATABASE_ACCESS, TABLE_ACCESS
-from pushdown_ranger.naming import WHY, Group, Items, inexact
+from pushdown_ranger.naming import Group, Items
 
 T = SecurableType
 #: the table wildcard of the every-table shape (see :func:`hive_every_table`)
@@ -35,33 +37,26 @@ def hive_items(
     groups: list[Group],
     root: ObjectRef,
     inventory: Inventory,
+    model: Model,
     service: str,
     deny: bool,
     focus: frozenset[ObjectRef] | None,
 ) -> list[str]:
     notes: list[str] = []
     schemas = sorted((s for s in inventory.children(root) if s.type is T.SCHEMA), key=lambda o: o.names)
-    odd = inexact([s.names[1] for s in schemas])
-    skipped = {s for s in schemas if s.names[1] in odd}
-    notes += [
-        f"schema {s}: Ranger cannot name it exactly ({WHY}); nothing pushed (narrower)"
-        for s in sorted(skipped)
-    ]
-    awkward: dict[ObjectRef, set[ObjectRef]] = {}
+    skipped = unnamable_schemas(schemas, model)
+    notes += [f"{s}: {why}; nothing pushed (narrower)" for s, why in sorted(skipped.items())]
+    shapes: dict[ObjectRef, TableNames] = {}
     for schema in schemas:
-        tables = [t for t in inventory.children(schema) if t.type is T.TABLE]
-        bad = inexact([t.names[2] for t in tables])
-        if bad:
-            awkward[schema] = {t for t in tables if t.names[2] in bad}
-            notes.append(
-                f"schema {schema}: Ranger cannot name tables {', '.join(sorted(bad))} exactly ({WHY}); "
-                "they get nothing, the others per-table items, no every-table policy (narrower)"
-            )
+        if schema in skipped or (focus is not None and schema not in focus):
+            continue
+        shape = shapes[schema] = TableNames.of([t for t in inventory.children(schema) if t.type is T.TABLE])
+        notes += shape.notes(schema)
     for users, view in groups:
         where = schemas if isinstance(view, OwnerView) else view.containers(T.SCHEMA)
         for schema in where:
-            if schema not in skipped and (focus is None or schema in focus):
-                _hive_schema(items, users, view, schema, inventory, service, deny, awkward.get(schema, set()))
+            if schema in shapes:
+                _hive_schema(items, users, view, schema, inventory, service, deny, shapes[schema])
     return notes
 
 
@@ -73,11 +68,10 @@ def _hive_schema(
     inventory: Inventory,
     service: str,
     deny: bool,
-    odd: set[ObjectRef],
+    names: TableNames,
 ) -> None:
-    """``odd``: tables Ranger cannot name exactly (none: the every-table shape is exact)."""
+    """``names``: how the schema's tables are named in Ranger (:class:`TableNames`)."""
     d = schema.names[1]
-    wildcard = not odd
     for access, op in DATABASE_ACCESS:
         if op == "create_table":
             ok = view.coverage(op, schema).default
@@ -88,15 +82,18 @@ def _hive_schema(
     wild_res = hive_every_table(d)
     for access, op in TABLE_ACCESS:
         cover = view.coverage(op, schema)
-        wild = wildcard and cover.default
+        wild = names.wildcard and cover.default
         if wild and cover.exceptions and not deny:
             wild = False  # the exceptions would need deny items
         if wild:
             items.add(False, service, wild_res, access, users)
         differing = cover.exceptions if wild == cover.default else set(cover.members(inventory))
         for table in differing:
-            if table not in inventory or table in odd:
+            name = names.resource.get(table)
+            if name is None:
                 continue
-            allowed = cover.allowed(table)
+            allowed = all(cover.allowed(t) for t in names.twins[name]) and (
+                cover.default or name not in names.open
+            )
             if allowed != wild:
-                items.add(not allowed, service, hive_table(d, table.names[2]), access, users)
+                items.add(not allowed, service, hive_table(d, name), access, users)

@@ -13,7 +13,13 @@ from pushdown_ranger.mapping import WILDCARD_CHARS
 
 Group = tuple[frozenset[str], View]
 #: why a name cannot be a Ranger resource value exactly
-WHY = "a * or ?, or a name equal to another but for case: Hive's resources ignore case"
+WHY = (
+    "a * or ? (wildcards), a {, } or \\ (Ranger's {USER}/{OWNER} tokens), or a name equal to another "
+    "but for case: Hive's resources ignore case"
+)
+#: characters Ranger gives a meaning in a resource value: wildcards, and the delimiters and
+#: escape of its tokens (``{USER}`` in a value matches the requesting user's name)
+SPECIAL_CHARS = WILDCARD_CHARS | frozenset("{}\\")
 
 
 @dataclass(frozen=True)
@@ -62,7 +68,8 @@ class Items:
 
 
 def exact(name: str) -> bool:
-    return not WILDCARD_CHARS.intersection(name)
+    """Whether a Ranger resource value ``name`` matches ``name`` alone (but for case)."""
+    return bool(name) and not SPECIAL_CHARS.intersection(name)
 
 
 def inexact(names: list[str]) -> set[str]:

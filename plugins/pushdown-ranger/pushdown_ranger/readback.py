@@ -55,7 +55,8 @@ def policy_fact(policy: Json, ours: Callable[[str], bool]) -> PolicyFact | None:
 def role_fact(role: Json) -> RoleFact:
     users = frozenset(str(m["name"]) for m in role.get("users") or ())
     groups = frozenset(str(m["name"]) for m in role.get("groups") or ())
-    return RoleFact(str(role["name"]), users, groups)
+    roles = frozenset(str(m["name"]) for m in role.get("roles") or ())
+    return RoleFact(str(role["name"]), users, groups, roles)
 
 
 def _strip(items: Iterable[Json], ours: Callable[[str], bool]) -> list[Json]:
@@ -141,7 +142,7 @@ def role_json(fact: RoleFact, rid: int | None = None) -> Json:
         "description": "managed by pushdown",
         "users": [{"name": u, "isAdmin": False} for u in sorted(fact.users)],
         "groups": [{"name": g, "isAdmin": False} for g in sorted(fact.groups)],
-        "roles": [],
+        "roles": [{"name": r, "isAdmin": False} for r in sorted(fact.roles)],
     }
     if rid is not None:
         out["id"] = rid
@@ -154,7 +155,7 @@ def bypasses(policy: Json, users: set[str], groups: set[str]) -> list[str]:
     out = []
     for item in policy.get("policyItems") or ():
         accesses = ",".join(sorted(str(a.get("type")) for a in item.get("accesses") or ()))
-        reached = [f"user {u}" for u in item.get("users") or () if u in users]
+        reached = [f"user {u}" for u in item.get("users") or () if u in users or u == "{USER}"]
         reached += [f"group {g}" for g in item.get("groups") or () if g in groups or g == "public"]
         if reached:
             where = describe(resource_key(policy))

@@ -38,14 +38,15 @@ def focus_of(scope: Resolved, hive: str | None) -> Focus:
 
 
 def covering(focus: Focus, hive_service: str) -> Callable[[Fact], bool]:
-    """Which facts a focus covers: everything but the Hive policies of other databases."""
+    """Which facts a focus covers: everything but the Hive policies of other databases
+    (compared without case, as Ranger's Hive resources are)."""
     if focus is None:
         return lambda fact: True
-    databases = {s.names[1] for s in focus}
+    databases = {s.names[1].casefold() for s in focus}
 
     def covers(fact: Fact) -> bool:
         if not isinstance(fact, PolicyFact) or fact.service != hive_service:
             return True
-        return any(k == "database" and set(v) <= databases for k, v, _ in fact.resources)
+        return any(k == "database" and {d.casefold() for d in v} <= databases for k, v, _ in fact.resources)
 
     return covers

@@ -37,10 +37,12 @@ from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.plan import Fact
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
+from pushdown_ranger.held import held_objects, with_case_twins
 from pushdown_ranger.hive_shapes import hive_database, hive_every_table, hive_items, hive_table
 from pushdown_ranger.leaf_shapes import leaf_items
 from pushdown_ranger.mapping import OPERATIONS
 from pushdown_ranger.naming import Group, Items, Naming
+from pushdown_ranger.principals import Principals, principals
 
 T = SecurableType
 __all__ = [
@@ -83,27 +85,30 @@ def compile_desired(
     roots = [
         ObjectRef(T.CATALOG, (c,)) for c in sorted(catalogs) if ObjectRef(T.CATALOG, (c,)) in model.objects
     ]
-    notes: list[str] = []
+    who = principals(model, naming)
+    notes: list[str] = list(who.notes)
     items = Items()
     if roots:
-        inventory = _inventory(model, roots, focus)
+        focus = None if focus is None else with_case_twins(model, roots, focus)
+        inventory = held_objects(model, roots, focus)
         starts = roots if focus is None else sorted(focus | _leaf_schemas(inventory, roots), key=str)
         ent = EntitlementCompiler(model, OPERATIONS).compile(inventory, None, starts)
         hive = hive_catalog(model, catalogs) if hive == _UNKNOWN else hive
+        by_root: dict[ObjectRef, list[Group]] = {}
         for root in roots:
             catalog = root.names[0]
-            groups = list(_groups(ent, catalog))
+            groups = by_root[root] = list(_groups(ent, catalog, who.refused_users))
             if catalog == hive:
                 deny = deny_enabled.get(naming.hive_service, False)
-                notes += hive_items(items, groups, root, inventory, naming.hive_service, deny, focus)
+                notes += hive_items(items, groups, root, inventory, model, naming.hive_service, deny, focus)
             elif any(o.type is T.TABLE for o in inventory.within(root)):
                 notes.append(
                     f"catalog {catalog}: its tables would share Ranger service {naming.hive_service} "
                     f"with catalog {hive}; not pushed (narrower)"
                 )
-            notes += leaf_items(items, groups, root, inventory, model, naming)
-    facts: set[Fact] = set(_policies(items, model, naming))
-    facts |= set(_roles(model, naming, facts, named_elsewhere))
+        notes += leaf_items(items, by_root, inventory, model, naming, deny_enabled)
+    facts: set[Fact] = set(_policies(items, model, naming, who))
+    facts |= set(_roles(model, naming, facts, named_elsewhere, who))
     if not deny_enabled.get(naming.hive_service, False) and roots:
         notes.append(
             f"service {naming.hive_service}: its definition does not enable deny items "
@@ -116,23 +121,6 @@ def compile_desired(
 _UNKNOWN = "\x00unknown"
 
 
-def _inventory(model: Model, roots: list[ObjectRef], focus: frozenset[ObjectRef] | None) -> Inventory:
-    """What the compile looks at: everything, or with a focus, the catalogs and their
-    schemas, and the objects below the focus's schemas and the schemas of leaves that
-    are not tables (topics and filesets are compiled every time)."""
-    if focus is None:
-        return Inventory.of(o for root in roots for o in model.within(root))
-    held = Inventory.of(roots)
-    for root in roots:
-        for schema in model.children(root):
-            held.add(schema)
-            kids = list(model.children(schema))
-            if schema in focus or any(k.type in (T.TOPIC, T.FILESET) for k in kids):
-                for kid in kids:
-                    held.add(kid)
-    return held
-
-
 def _leaf_schemas(inventory: Inventory, roots: list[ObjectRef]) -> set[ObjectRef]:
     """The schemas holding topics or filesets (always compiled: one policy per object)."""
     return {
@@ -143,19 +131,21 @@ def _leaf_schemas(inventory: Inventory, roots: list[ObjectRef]) -> set[ObjectRef
     }
 
 
-def _groups(ent: Entitlements, catalog: str) -> Iterable[Group]:
-    """Users deciding alike in ``catalog``: a class without its owners, and each owner."""
+def _groups(ent: Entitlements, catalog: str, refused: frozenset[str]) -> Iterable[Group]:
+    """Users deciding alike in ``catalog``: a class without its owners, and each owner
+    (users Ranger cannot name are left out)."""
     owners = ent.owners.get(catalog, {})
     for users, view in ent.classes.get(catalog, []):
-        plain = frozenset(u for u in users if u not in owners)
+        plain = frozenset(u for u in users if u not in owners and u not in refused)
         if plain:
             yield plain, view
     for user, owner_view in sorted(owners.items()):
-        yield frozenset({user}), owner_view
+        if user not in refused:
+            yield frozenset({user}), owner_view
 
 
-def _policies(items: Items, model: Model, naming: Naming) -> Iterable[PolicyFact]:
-    holders = {r: frozenset(model.holders_of(r)) for r in model.roles}
+def _policies(items: Items, model: Model, naming: Naming, who: Principals) -> Iterable[PolicyFact]:
+    holders = {r: who.holders(model, r) for r in model.roles if r not in who.refused_roles}
     allows = {r for r, grants in model.roles.items() if any(g.condition is Condition.ALLOW for g in grants)}
     denies = {r for r, grants in model.roles.items() if any(g.condition is Condition.DENY for g in grants)}
     for key in sorted(set(items.allow) | set(items.deny), key=str):
@@ -191,13 +181,16 @@ def _pairs(
     return frozenset(out)
 
 
-def _roles(model: Model, naming: Naming, facts: set[Fact], elsewhere: frozenset[str]) -> Iterable[RoleFact]:
+def _roles(
+    model: Model, naming: Naming, facts: set[Fact], elsewhere: frozenset[str], who: Principals
+) -> Iterable[RoleFact]:
+    """Each model role's Ranger role, its members the model's holders (groups expanded:
+    see :mod:`pushdown_ranger.principals`), and the per-user roles the policies name."""
     for role in model.roles:
-        users = frozenset(naming.user(u) for u in model.role_users.get(role, ()))
-        groups = frozenset(naming.group(g) for g in model.role_groups.get(role, ()))
-        yield RoleFact(naming.role(role), users, groups)
+        if role not in who.refused_roles:
+            yield RoleFact(naming.role(role), frozenset(naming.user(u) for u in who.holders(model, role)))
     named = elsewhere | {r for f in facts if isinstance(f, PolicyFact) for r, _ in f.allow | f.deny}
-    for user in model.users:
+    for user in sorted(who.users(model.users)):
         name = naming.user_role(user)
         if name in named:
             yield RoleFact(name, frozenset({naming.user(user)}))

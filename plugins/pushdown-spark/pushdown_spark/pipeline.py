@@ -46,7 +46,7 @@ from pushdown.decide.compiler import Entitlements
 from pushdown.decide.decider import Decider, compilable
 from pushdown.decide.inventory import GENERIC, Inventory
 from pushdown.decide.requirements import AllOf, AnyOf, ServiceAdmin, Term
-from pushdown.decide.views import CompositeView, Keys, OwnerView, Region, View
+from pushdown.decide.views import CompositeView, Keys, Owned, OwnerView, View
 from pushdown.model.securables import LEAF_TYPES, METALAKE, ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown_spark.rules import DEPTHS, allow_col, deny_col, owned_col, rule, target
@@ -554,7 +554,7 @@ class SparkCompile:
                 counters,
             )
             mine = View(decider, Keys.of(nodes), job.inventory, frozenset(pstarts), self.operations)
-            owner_view = OwnerView(mine, base, Region(owned_here))
+            owner_view = OwnerView(mine, base, Owned(owned_here))
             per_part[mid][part][user] = owner_view
             results[mid].owners[part][user] = owner_view
         counters.classes += len(shared)

@@ -42,7 +42,7 @@ from pushdown.app.daemon.metrics import Endpoints, Metrics
 from pushdown.app.daemon.settings import DaemonSettings
 from pushdown.app.service import AccessControl
 from pushdown.app.storefile import open_store
-from pushdown.errors import ConfigError, PushdownError
+from pushdown.errors import ConfigError, PushdownError, TemporaryBackendError
 from pushdown.host.plugins import Hooks
 from pushdown.journal import lease
 from pushdown.journal.store import Store
@@ -308,13 +308,13 @@ class Worker(threading.Thread):
 
 def _error_result(backend: str, exc: Exception) -> SyncResult:
     if isinstance(exc, ConfigError):
-        return SyncResult(backend, None, error=f"{backend}: {exc}", kind="configuration")
+        return SyncResult(backend, None, error=f"{backend}: {exc}", failure=exc)
     if isinstance(exc, PushdownError):  # the store busy, a backend that cannot be created yet
-        return SyncResult(backend, None, error=f"{backend}: {exc}", kind=TEMPORARY)
+        failure = exc if exc.delay is not None else TemporaryBackendError(backend, str(exc))
+        return SyncResult(backend, None, error=f"{backend}: {exc}", failure=failure)
     log.exception("%s: unexpected error", backend, extra={"backend": backend})
-    return SyncResult(
-        backend, None, error=f"{backend}: unexpected {type(exc).__name__}: {exc}", kind=TEMPORARY
-    )
+    text = f"unexpected {type(exc).__name__}: {exc}"
+    return SyncResult(backend, None, error=f"{backend}: {text}", failure=TemporaryBackendError(backend, text))
 
 
 class Daemon:

@@ -73,6 +73,14 @@ class FakeMetastore:
         self._call("get_principals_in_role")
         return [("USER", u) for u in sorted(self.roles[role])]
 
+    def roles_held_by_role(self, role: str) -> list[str]:
+        self._call("get_role_grants_for_principal")
+        return []  # the fake grants roles to users only
+
+    def revoke_role_from(self, role: str, principal_type: str, principal: str) -> None:
+        self._call("revoke_role")
+        raise Refused(f"Internal error processing revoke_role ({role}, {principal_type} {principal})")
+
     def create_role(self, role: str, owner: str) -> None:
         self._call("create_role")
         if role in self.roles:

@@ -16,7 +16,7 @@ from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
 from pushdown_hive.backend import HiveBackend
 from pushdown_hive.facts import USER, HiveGrant, fact_from_json
-from pushdown_hive.metastore import Listed
+from pushdown_hive.metastore import Listed, Refused
 from pushdown_hive.readback import server_scope
 from tests.builders import ALLOW, DENY, Builder
 
@@ -158,7 +158,7 @@ def test_a_table_scope_reads_one_table_and_its_database() -> None:
     assert {op.fact for op in plan.ops} == {g("alice", "s", "new", "SELECT"), g("bob", "s", "new", "SELECT")}
     names = [name for name, _ in ms.log]
     assert names.count("list_privileges") == 3  # the table and its database, then the table read back
-    assert len(names) == 6
+    assert len(names) == 7  # and get_role_names: the roles' fence is read even with roles = false
     assert names.count("grant_privileges") == 1
 
 
@@ -182,7 +182,7 @@ def test_discovery_finds_a_table_created_by_other_hands() -> None:
 def test_the_metastore_gone_mid_apply_is_a_clear_temporary_error_and_the_next_sync_converges() -> None:
     b, ms = world()
     hive = backend(ms, batch_size=1)
-    ms.alive = 11  # the read (9 calls) and two grants answer, then it stops
+    ms.alive = 12  # the read (10 calls) and two grants answer, then it stops
     with pytest.raises(TemporaryBackendError, match=r"did not answer while granting .* nothing is lost"):
         reconcile(hive, b.model, Scope.everything(), retries=0)
     assert len(ms.held) == 2
@@ -368,7 +368,16 @@ def test_a_grant_by_other_hands_to_a_managed_role_is_a_finding() -> None:
     assert any("TO ROLE `pd_reader`" in f and "'admin'" in f for f in findings), findings
 
 
-def test_a_managed_role_held_by_a_group_is_a_finding() -> None:
+def test_roles_false_drops_the_managed_roles_an_earlier_configuration_left() -> None:
+    b, ms = world()
+    reconcile(backend(ms, roles=True), b.model, Scope.everything())
+    assert "pd_reader" in ms.roles
+    reconcile(backend(ms), b.model, Scope.everything())
+    assert "pd_reader" not in ms.roles and not any(g.principal_type == "ROLE" for g in ms.held)
+    assert ms.privilege_set("s", "a", "alice", []) == {"SELECT"}
+
+
+def test_a_managed_role_held_by_a_group_is_revoked() -> None:
     b, ms = world()
     hive = backend(ms, roles=True)
     reconcile(hive, b.model, Scope.everything())
@@ -378,5 +387,69 @@ def test_a_managed_role_held_by_a_group_is_a_finding() -> None:
         return real(role) + ([("GROUP", "contractors")] if role == "pd_reader" else [])
 
     ms.members = members  # type: ignore[method-assign]
-    findings = hive.plan(b.model, Scope.everything()).findings
-    assert any("ROLE 'pd_reader' is held by GROUP 'contractors'" in f for f in findings), findings
+    plan = hive.plan(b.model, Scope.everything())
+    assert [str(op) for op in plan.ops] == ["- ROLE `pd_reader` TO GROUP `contractors`"]
+
+
+def test_two_catalogs_naming_the_backend_revoke_everything_with_a_note() -> None:
+    b, ms = world()
+    reconcile(backend(ms), b.model, Scope.everything())
+    assert ms.held
+    b.catalog("d", backend="hive1")
+    plan, _ = reconcile(backend(ms), b.model, Scope.everything(), allow_mass_removal=True)
+    assert any("one metastore enforces one catalog" in n for n in plan.notes), plan.notes
+    assert not ms.held
+
+
+def test_a_table_dropped_while_it_is_read_does_not_stop_the_revokes() -> None:
+    b, ms = world()
+    reconcile(backend(ms), b.model, Scope.everything())
+    b.role("deny_all", ("catalog c", "SELECT_TABLE", DENY), users=["alice"])
+    real = ms.grants_on
+
+    def grants_on(db: str, table: str | None) -> list[Listed]:
+        if table == "b":
+            raise Refused("NoSuchObjectException: table s.b dropped")
+        return real(db, table)
+
+    ms.grants_on = grants_on  # type: ignore[method-assign]
+    plan, _ = reconcile(backend(ms), b.model, Scope.everything())
+    assert g("alice", "s", "a", "SELECT") not in ms.held
+    assert any("s.b" in f and "refused" in f for f in plan.findings), plan.findings
+
+
+def test_users_whose_names_are_one_once_case_is_folded_get_nothing() -> None:
+    b, ms = world()
+    b.users("Alice")  # alice reads schema s; Alice holds nothing
+    plan, _ = reconcile(backend(ms), b.model, Scope.everything())
+    assert not [x for x in ms.held if x.principal in ("alice", "Alice")], ms.held
+    assert any("Alice, alice" in n for n in plan.notes), plan.notes
+
+
+def test_roles_whose_names_are_one_once_case_is_folded_carry_nothing() -> None:
+    b, ms = world()
+    b.role("Reader", users=["alice"])  # pd_Reader and pd_reader: one role on a case-blind database
+    plan, _ = reconcile(backend(ms, roles=True), b.model, Scope.everything())
+    assert not [r for r in ms.roles if r.lower() == "pd_reader"]
+    assert {x for x in ms.held if x.principal == "alice"} == {
+        g("alice", "s", t, "SELECT") for t in ("a", "b")
+    }
+    assert any("once case is folded" in n for n in plan.notes), plan.notes
+
+
+def test_removing_one_of_two_users_sharing_a_name_gives_the_other_its_grants_in_the_scoped_sync() -> None:
+    from pushdown.reconcile.scope import scope_of
+
+    b, ms = world()
+    context = BackendContext("hive1", {"grantor": "pushdown", "roles": False})
+    context.map_principal = lambda p: "shared" if p.name in ("alice", "carol") else p.name
+    hive = HiveBackend(context, metastore=ms)
+    reconcile(hive, b.model, Scope.everything())
+    assert not [x for x in ms.held if x.principal == "shared"]
+    events = ch.remove_user(b.model, "carol")
+    for event in events:
+        b.model.apply(event)
+    reconcile(hive, b.model, Scope.union(scope_of(e) for e in events))
+    assert {x for x in ms.held if x.principal == "shared"} == {
+        g("shared", "s", t, "SELECT") for t in ("a", "b")
+    }

@@ -14,7 +14,7 @@ operation the privilege stands for (:data:`pushdown_hive.mapping.OPERATION_OF`).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,11 +37,15 @@ GRANTOR = "pushdown"
 _worlds = itertools.count()
 
 
-def backend_for(hms: Any, **settings: Any) -> HiveBackend:
-    """A Hive backend on the metastore ``hms`` (grantor ``pushdown`` unless given)."""
-    return HiveBackend(
-        BackendContext(BACKEND, {"host": hms.host, "port": hms.port, "grantor": GRANTOR, **settings})
-    )
+def backend_for(
+    hms: Any, map_principal: Callable[[Principal], str] | None = None, **settings: Any
+) -> HiveBackend:
+    """A Hive backend on the metastore ``hms`` (grantor ``pushdown`` unless given), mapping
+    model principals to metastore names with ``map_principal`` (the identity unless given)."""
+    context = BackendContext(BACKEND, {"host": hms.host, "port": hms.port, "grantor": GRANTOR, **settings})
+    if map_principal is not None:
+        context.map_principal = map_principal
+    return HiveBackend(context)
 
 
 def client_for(hms: Any) -> MetastoreClient:
@@ -79,9 +83,12 @@ class World:
         """The metastore role of model role ``role``."""
         return self.role_prefix + role
 
-    def backend(self, **settings: Any) -> HiveBackend:
-        """A Hive backend fenced to this world: its grantor and its role prefix."""
-        return backend_for(self.hms, grantor=self.grantor, role_prefix=self.role_prefix, **settings)
+    def backend(
+        self, map_principal: Callable[[Principal], str] | None = None, **settings: Any
+    ) -> HiveBackend:
+        """A Hive backend fenced to this world: its grantor and its role prefix (unless given)."""
+        fence = {"grantor": self.grantor, "role_prefix": self.role_prefix, **settings}
+        return backend_for(self.hms, map_principal, **fence)
 
     def user(self, name: str) -> None:
         do(self.model, ch.add_user(self.model, name))

@@ -12,6 +12,12 @@ from typing import Any
 
 from pushdown_ranger.standin.engine import AccessRequest, AccessResult, PolicyEngine
 from pushdown_ranger.standin.faults import Faults
+from pushdown_ranger.standin.resources import (
+    SELF,
+    SELF_AND_ALL_DESCENDANTS,
+    PolicyResourceMatcher,
+    ServiceDefHelper,
+)
 from pushdown_ranger.standin.server import StandinHTTPServer
 from pushdown_ranger.standin.servicedefs import load_service_defs
 from pushdown_ranger.standin.store import Store
@@ -41,7 +47,7 @@ class Standin:
         self._thread: threading.Thread | None = None
         self._log: list[tuple[str, str, int]] = []
         self._lifecycle = threading.RLock()
-        self._engines: dict[str, tuple[tuple[int, int, int, str], PolicyEngine]] = {}
+        self._engines: dict[tuple[str, str], tuple[tuple[int, int, int, str], PolicyEngine]] = {}
         self._dying: threading.Thread | None = None
 
     # lifecycle -------------------------------------------------------------------------
@@ -144,8 +150,32 @@ class Standin:
         return self.store.create_service({"name": name, "type": service_type, "configs": configs})
 
     # evaluation ------------------------------------------------------------------------
-    def engine(self, service: str) -> PolicyEngine:
-        """The policy engine of ``service``'s current policies and roles (rebuilt when they change)."""
+    def zone_of(self, service: str, resource: dict[str, Any]) -> str:
+        """The security zone whose resources hold ``resource`` in ``service`` (``""``: none):
+        at or below one of the zone's resource sets (recursive where the resource supports it).
+        Two zones holding one resource: the first by name (Ranger asks for it to be unique)."""
+        with self.store.lock:
+            if not self.store.zones:
+                return ""
+            zones = [z for z in self.store.list_zones({}) if service in z["services"]]
+            if not zones:
+                return ""
+            sdef = self.store.service_defs[self.store.service(service)["type"]]
+        helper = ServiceDefHelper(sdef)
+        for zone in sorted(zones, key=lambda z: str(z["name"])):
+            for spec in zone["services"][service].get("resources") or []:
+                resources = {
+                    name: {"values": list(values), "isRecursive": _recursive(helper, name)}
+                    for name, values in spec.items()
+                }
+                found = PolicyResourceMatcher(helper, resources).match_type(resource, {}, {})
+                if found in (SELF, SELF_AND_ALL_DESCENDANTS):
+                    return str(zone["name"])
+        return ""
+
+    def engine(self, service: str, zone: str = "") -> PolicyEngine:
+        """The policy engine of ``service``'s current policies (of security zone ``zone``; ``""``:
+        the unzoned ones) and roles (rebuilt when they change)."""
         with self.store.lock:
             svc = self.store.service(service)
             sdef = self.store.service_defs[svc["type"]]
@@ -156,12 +186,12 @@ class Standin:
                 int(sdef.get("version") or 0),
                 options,
             )
-            cached = self._engines.get(service)
+            cached = self._engines.get((service, zone))
             if cached is not None and cached[0] == versions:
                 return cached[1]
-            policies = self.store.list_policies({"serviceName": service})
+            policies = self.store.list_policies({"serviceName": service, "zoneName": zone})
             engine = PolicyEngine(self.store.service_def(svc["type"]), policies, self.store.list_roles({}))
-            self._engines[service] = (versions, engine)
+            self._engines[(service, zone)] = (versions, engine)
             return engine
 
     def evaluate(
@@ -181,7 +211,7 @@ class Standin:
         ``_any`` asks for any access; ``_admin`` for delegated admin.
         """
         request = AccessRequest(dict(resource), access_type, user, list(groups), owner)
-        return self.engine(service).evaluate(request)
+        return self.engine(service, self.zone_of(service, dict(resource))).evaluate(request)
 
     def is_access_allowed(
         self,
@@ -194,3 +224,7 @@ class Standin:
     ) -> bool:
         """:meth:`evaluate`'s ``allowed``: True only when a policy allows (undecided is denied)."""
         return self.evaluate(service, resource, access_type, user, groups, owner).allowed
+
+
+def _recursive(helper: ServiceDefHelper, name: str) -> bool:
+    return bool(helper.defs.get(name, {}).get("recursiveSupported"))

@@ -43,6 +43,7 @@ class StoreBase:
         self.services: dict[str, Json] = {}
         self.policies: dict[int, Json] = {}
         self.roles: dict[int, Json] = {}
+        self.zones: dict[int, Json] = {}
         self._by_name: dict[tuple[str, str], int] = {}
         self._by_signature: dict[tuple[str, str], int] = {}
         self._role_refs: Counter[str] = Counter()

@@ -300,6 +300,43 @@ def _download_roles(store: Store, p: dict[str, str], q: dict[str, str], b: Any, 
         }
 
 
+# security zones ------------------------------------------------------------------------
+def _create_zone(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
+    return 200, store.create_zone(_body(b), u)
+
+
+def _get_zone(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
+    return 200, store.zone(_int(p["id"], "id"))
+
+
+def _get_zone_by_name(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
+    return 200, store.zone(store.zone_id(p["name"]))
+
+
+def _update_zone(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
+    zid = _int(p["id"], "id")
+    return 200, store.update_zone(zid, _same_id(_body(b), zid, "zoneId"), u)
+
+
+def _delete_zone(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
+    store.delete_zone(_int(p["id"], "id"))
+    return 204, None
+
+
+def _delete_zone_by_name(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
+    store.delete_zone(store.zone_id(p["name"]))
+    return 204, None
+
+
+def _find_zones(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
+    return 200, _page(store.list_zones(q), q)[0]
+
+
+def _zone_list(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
+    zones, start, size = _page(store.list_zones(q), q)
+    return 200, {"startIndex": start, "pageSize": size, "resultSize": len(zones), "securityZones": zones}
+
+
 _NAME = r"(?P<name>[^/]+)"
 _ID = r"(?P<id>\d+)"
 _SVC = r"(?P<service>[^/]+)"
@@ -344,6 +381,18 @@ _TABLE: list[tuple[str, str, Handler]] = [
     ("GET", "/service/roles/roles/?", _role_list),
     ("GET", f"/service/roles/download/{_SVC}", _download_roles),
     ("GET", f"/service/roles/secure/download/{_SVC}", _download_roles),
+    ("POST", f"{API}/zones/?", _create_zone),
+    ("GET", f"{API}/zones/?", _find_zones),
+    ("GET", f"{API}/zones/name/{_NAME}", _get_zone_by_name),
+    ("DELETE", f"{API}/zones/name/{_NAME}", _delete_zone_by_name),
+    ("GET", f"{API}/zones/{_ID}", _get_zone),
+    ("PUT", f"{API}/zones/{_ID}", _update_zone),
+    ("DELETE", f"{API}/zones/{_ID}", _delete_zone),
+    ("GET", "/service/zones/zones/?", _zone_list),
+    ("POST", "/service/zones/zones/?", _create_zone),
+    ("GET", f"/service/zones/zones/{_ID}", _get_zone),
+    ("PUT", f"/service/zones/zones/{_ID}", _update_zone),
+    ("DELETE", f"/service/zones/zones/{_ID}", _delete_zone),
     ("GET", "/service/plugins/policies/?", _plugin_policies),
     ("GET", f"/service/plugins/policies/download/{_SVC}", _download_policies),
     ("GET", f"/service/plugins/secure/policies/download/{_SVC}", _download_policies),

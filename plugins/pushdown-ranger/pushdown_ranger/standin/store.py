@@ -10,13 +10,14 @@ import uuid
 
 from pushdown_ranger.standin.base import Json, clone, now_ms
 from pushdown_ranger.standin.errors import RangerError, not_found, validation_failure
-from pushdown_ranger.standin.rolestore import RoleStore, roles_named
+from pushdown_ranger.standin.rolestore import roles_named
 from pushdown_ranger.standin.validators import check_policy, resource_signature
+from pushdown_ranger.standin.zonestore import ZoneStore
 
 __all__ = ["Json", "Store", "clone"]
 
 
-class Store(RoleStore):
+class Store(ZoneStore):
     """In-memory Ranger Admin state (thread safe)."""
 
     def __init__(self, service_defs: list[Json], *, strict_principals: bool = False) -> None:
@@ -172,6 +173,7 @@ class Store(RoleStore):
             raise validation_failure(3007, f"no service found with name[{service}]", "service name")
         sdef = self.service_defs[self.services[service]["type"]]
         check_policy(policy, sdef)
+        self.check_policy_zone(policy)
         other_id = self._by_name.get((service, policy["name"]))
         if other_id is not None and other_id != own_id:
             field = "policy name" if own_id is None else "id/name"

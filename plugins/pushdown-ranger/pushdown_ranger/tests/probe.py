@@ -3,13 +3,15 @@ asked of the stand-in's policy engine."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from pushdown.decide.evaluator import Evaluator
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
+from pushdown_ranger.fileset_paths import path_of
+from pushdown_ranger.held import named_objects
 from pushdown_ranger.mapping import DATABASE_ACCESS, HDFS_ACCESS, KAFKA_ACCESS, TABLE_ACCESS
 from pushdown_ranger.shapes import hive_catalog
 from pushdown_ranger.standin import Standin
@@ -19,19 +21,39 @@ T = SecurableType
 UNSEEN = "unseen"
 
 Check = tuple[str, dict[str, Any], str, str, ObjectRef]
+Triple = tuple[str, str, str]
 
 
 @dataclass
 class Probe:
     checks: int = 0
     mismatches: list[str] = field(default_factory=list)
+    #: (user, operation/access, object): the stand-in allows what the evaluator does not,
+    #: and the reverse
+    wider: list[Triple] = field(default_factory=list)
+    narrower: list[Triple] = field(default_factory=list)
 
 
-def checks(model: Model, catalog: str) -> Iterator[Check]:
-    """(service, resource, access, operation, object) for everything in ``catalog``."""
+def objects(model: Model, catalog: str, extra: Iterable[ObjectRef] = ()) -> list[ObjectRef]:
+    """What to ask about in ``catalog``: the registered objects, every object a grant or an
+    owner names (registered or not), and the lower-case schema or table Hive holds for a
+    name with capitals (the model decides it as an object of its own)."""
     root = ObjectRef(T.CATALOG, (catalog,))
+    named = sorted(named_objects(model, [catalog]))
+    out = dict.fromkeys([*model.within(root), *named, *(o for o in extra if o.names[0] == catalog)])
+    for obj in list(out):
+        if obj.type in (T.SCHEMA, T.TABLE) and obj.names[-1] != obj.names[-1].lower():
+            out.setdefault(ObjectRef(obj.type, (*obj.names[:-1], obj.names[-1].lower())))
+            if obj.type is T.TABLE and obj.names[1] != obj.names[1].lower():
+                out.setdefault(ObjectRef(T.SCHEMA, obj.names[:2]))
+    return list(out)
+
+
+def checks(model: Model, catalog: str, extra: Iterable[ObjectRef] = ()) -> Iterator[Check]:
+    """(service, resource, access, operation, object) for everything in ``catalog``
+    (``extra``: tables created on the server only, say)."""
     hive = hive_catalog(model, [catalog]) == catalog  # else its schemas are no Hive databases
-    for obj in model.within(root):
+    for obj in objects(model, catalog, extra):
         if obj.type is T.SCHEMA and hive:
             d = obj.names[1]
             for access, op in DATABASE_ACCESS:
@@ -52,7 +74,9 @@ def checks(model: Model, catalog: str) -> Iterator[Check]:
             for access, op in KAFKA_ACCESS:
                 yield "kafka", {"topic": obj.names[2]}, access, op, obj
         elif obj.type is T.FILESET:
-            path = model.objects[obj].get("location", "")
+            path = path_of((model.objects.get(obj) or {}).get("location", ""))
+            if not path:
+                continue
             for access, op in HDFS_ACCESS:
                 yield "hdfs", {"path": path}, access, op, obj
                 yield "hdfs", {"path": path + "/part-0"}, access, op, obj
@@ -73,18 +97,32 @@ def _asker(standin: Standin) -> Callable[[str, dict[str, Any], str, str, list[st
     return lambda s, r, a, u, g: engines[s].is_access_allowed(AccessRequest(r, a, u, g))
 
 
-def probe(standin: Standin, model: Model, catalog: str, users: tuple[str, ...]) -> Probe:
+def probe(
+    standin: Standin,
+    model: Model,
+    catalog: str,
+    users: tuple[str, ...],
+    *,
+    mapped: Callable[[str], str] = str,
+    groups_of: Callable[[str], list[str]] | None = None,
+    extra: Iterable[ObjectRef] = (),
+) -> Probe:
+    """``mapped``: the Ranger name of a model user; ``groups_of``: a user's groups as the
+    enforcing host resolves them (default: as the model says); ``extra``: more objects to
+    ask about (tables created on the server only)."""
     out = Probe()
     evaluator = Evaluator(model)
     ask = _asker(standin)
     for user in users:
-        groups = sorted(model.user_groups.get(user, ()))
-        for service, resource, access, op, obj in checks(model, catalog):
+        groups = groups_of(user) if groups_of else sorted(model.user_groups.get(user, ()))
+        for service, resource, access, op, obj in checks(model, catalog, extra):
             want = user in model.users and evaluator.authorize(user, op, obj, explain=False).allowed
-            got = ask(service, resource, access, user, groups)
+            got = ask(service, resource, access, mapped(user), groups)
             out.checks += 1
             if got != want:
-                out.mismatches.append(
-                    f"{user} {access} {service}:{resource} (model {op} {obj}): {got=} {want=}"
-                )
+                line = f"{user} {access} {service}:{resource} (model {op} {obj}): {got=} {want=}"
+                out.mismatches.append(line)
+                # a table no schema holds yet stands for every table of its schema
+                named = obj.parent if obj.names[-1] == UNSEEN and obj.parent else obj
+                (out.wider if got else out.narrower).append((user, f"{op}/{access}", str(named)))
     return out

@@ -62,8 +62,12 @@ def ranger_admin() -> Iterator[str]:
     except ImportError:
         pytest.skip("the testcontainers package is not installed (pip install 'pushdown-ranger[docker]')")
     # compose interpolates every service's required secrets, even of services not started
-    required = ("RANGER_DB_PASSWORD", "MARIADB_ROOT_PASSWORD", "MYSQL_ROOT_PASSWORD",
-                "PUSHDOWN_MYSQL_PASSWORD")
+    required = (
+        "RANGER_DB_PASSWORD",
+        "MARIADB_ROOT_PASSWORD",
+        "MYSQL_ROOT_PASSWORD",
+        "PUSHDOWN_MYSQL_PASSWORD",
+    )
     for var in required:
         os.environ.setdefault(var, secrets.token_urlsafe(16))
     with DockerCompose(str(ROOT / "docker"), compose_file_name="compose.yaml", services=list(SERVICES)):

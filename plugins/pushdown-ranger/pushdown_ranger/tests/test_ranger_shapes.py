@@ -39,9 +39,8 @@ def test_a_schema_wide_grant_is_one_wildcard_policy_naming_the_role() -> None:
     got = policies(world().model)
     assert set(got) == {WILD}
     assert got[WILD].allow == {("pd_reader", "select")} and not got[WILD].deny
-    assert roles(world().model)["pd_reader"] == RoleFact(
-        "pd_reader", frozenset({"bob"}), frozenset({"analysts"})
-    )
+    # the group is expanded to its model members: Ranger never resolves a group for pushdown
+    assert roles(world().model)["pd_reader"] == RoleFact("pd_reader", frozenset({"alice", "bob"}))
 
 
 def test_a_deny_on_one_table_is_a_deny_item_on_that_table() -> None:
@@ -102,11 +101,21 @@ def test_topics_and_filesets_get_one_policy_each() -> None:
 
 
 def test_names_ranger_cannot_single_out_are_not_pushed() -> None:
-    for odd in ("t*", "ORDERS"):  # a wildcard; a twin but for case (Hive ignores case)
+    for odd in ("t*", "t{USER}", "t\\x"):  # a wildcard; Ranger's token delimiters and escape
         model = world().table(f"sales.crm.{odd}").model
         got = policies(model)
         assert WILD not in got and hive_table("crm", odd) not in got
         assert got[hive_table("crm", "leads")].allow == {("pd_reader", "select")}
+
+
+def test_case_twins_are_one_resource_with_the_users_allowed_on_both() -> None:
+    model = world().table("sales.crm.ORDERS").deny("reader", "table sales.crm.ORDERS", "SELECT_TABLE").model
+    got = policies(model)
+    assert got[WILD].allow == {("pd_reader", "select")}
+    assert got[hive_table("crm", "orders")].deny == {("pd_reader", "select")}  # orders is ORDERS to Hive
+    assert hive_table("crm", "ORDERS") not in got
+    notes = compile_desired(model, ["sales"], NAMING, {"hive": True}).notes
+    assert any("one Hive table" in n for n in notes)
 
 
 def test_facts_round_trip_through_json() -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from pushdown.model.principals import Principal
 from pushdown.reconcile.backend import BackendContext
 from pushdown_ranger.backend import RangerBackend
 from pushdown_ranger.standin import Standin
@@ -12,13 +14,18 @@ from tests.builders import Builder
 SERVICES = ("hive", "hdfs", "kafka")
 
 
-def backend_for(standin: Standin, **settings: Any) -> RangerBackend:
+def backend_for(
+    standin: Standin, map_principal: Callable[[Principal], str] | None = None, **settings: Any
+) -> RangerBackend:
     for service in SERVICES:
         if service not in standin.store.services:
             standin.create_service(service, service)
     user, password = standin.auth
     values = {"url": standin.url, "user": user, "backoff": 0.01, **settings}
-    context = BackendContext("rg", values, secret=lambda key: password if key == "password" else None)
+    extra = {} if map_principal is None else {"map_principal": map_principal}
+    context = BackendContext(
+        "rg", values, secret=lambda key: password if key == "password" else None, **extra
+    )
     return RangerBackend(context)
 
 

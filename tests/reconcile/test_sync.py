@@ -188,3 +188,22 @@ def test_a_pending_sync_also_looks_where_the_backend_discovered_a_change() -> No
     assert synced.plan is not None and synced.plan.scope == Scope.of([backend.appeared])
     assert [str(op) for op in synced.plan.ops] == ["+ alice: load_table table sales.crm.orders"]
     assert ac.sync()[0].plan is None  # the new summary was kept
+
+
+def test_an_error_carries_its_class_and_its_delay_to_the_result_and_the_caller() -> None:
+    """The class of a failure and when to try again travel with it (as the backend said),
+    to the sync's result and to the library caller, not flattened to a message."""
+    ac = access_control(main=FlakyBackend)
+    _setup(ac)
+    backend = flaky(ac)
+    backend.down, backend.retry_after = True, 42.0
+    result = ac.grant_role("reader", "user alice")
+    failure = result.failures["main"]
+    assert isinstance(failure, TemporaryBackendError) and failure.delay == 42.0
+    [synced] = result.synced
+    assert synced.kind == "temporary" and synced.retry_after == 42.0
+    backend.retry_after = None
+    assert ac.sync()[0].retry_after == 5.0  # a temporary error's default
+    backend.down, backend.refuse = False, "GRANT OPTION missing (test)"
+    [refused] = ac.sync()
+    assert refused.kind == "permanent" and refused.retry_after is None

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from pushdown.app.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "demo.yaml"
 
 

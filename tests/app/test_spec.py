@@ -12,7 +12,7 @@ from pushdown.model.privileges import Condition, Privilege
 from pushdown.model.securables import ObjectRef
 from tests.fakes import access_control
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "demo.yaml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "demo.yaml"
 
 
 def problems(text: str) -> list[str]:

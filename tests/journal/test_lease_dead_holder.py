@@ -32,7 +32,7 @@ def test_a_live_holder_in_another_pid_namespace_of_the_same_host_is_not_taken_fo
     namespace (as in a container) must not void this live process's lease."""
     if shutil.which("unshare") is None:
         pytest.skip("no unshare here")
-    root = str(Path(__file__).resolve().parents[1])
+    root = str(Path(__file__).resolve().parents[2])
     code = f"import sys; sys.path.insert(0, {root!r}); from pushdown.journal import lease; "
     code += f"print(lease.dead({lease.holder_id()!r}))"
     run = subprocess.run(

@@ -14,7 +14,7 @@ from pushdown.app.service import AccessControl
 from pushdown.errors import Busy
 from pushdown.journal.store import Store
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 HOLD = """
 import sys, time

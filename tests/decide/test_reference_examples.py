@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from pushdown.app.cli import main
 
-SPEC = str(Path(__file__).resolve().parents[1] / "examples" / "reference.yaml")
+SPEC = str(Path(__file__).resolve().parents[2] / "examples" / "reference.yaml")
 
 CASES = [
     # Example 1: metalake ALLOW USE_CATALOG, catalog DENY USE_CATALOG -> cannot use the catalog

@@ -22,7 +22,7 @@ from pushdown.model.securables import ObjectRef
 from pushdown.reconcile.backend import BackendContext
 from pushdown.reconcile.registry import BackendRegistry
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HOOKS = [
     name for name, fn in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("pushdown_")
 ]

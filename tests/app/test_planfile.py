@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.test_cli import cwd, run  # noqa: F401 - the fixture is used by name
+from tests.app.test_cli import cwd, run  # noqa: F401 - the fixture is used by name
 
 STATE = "pushdown-demo-state.json"
 

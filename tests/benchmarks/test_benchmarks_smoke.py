@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: run in this process on the test run's one SparkSession (see the end of this file)
 IN_PROCESS = {"bench_spark.py"}
 SCRIPTS = sorted(p for p in (ROOT / "benchmarks").glob("bench_*.py") if p.name not in IN_PROCESS)

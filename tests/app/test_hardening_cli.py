@@ -14,7 +14,7 @@ from pushdown.app.output import plan_warnings, shown_plan
 from pushdown.reconcile.plan import Op, Plan
 from pushdown.reconcile.scope import Scope
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STATE = "pushdown-demo-state.json"
 
 

@@ -1,0 +1,183 @@
+"""The backend's compile: :func:`~pushdown_ranger.shapes.compile_desired`, then what hand-made
+state and name mapping require of it (see :mod:`pushdown_ranger.handmade` and
+:mod:`pushdown_ranger.collide`). Pure.
+
+- Hive databases whose hand-made policies void deny items (``voided``) take their Hive
+  policies from a second compile without deny items; so does a topic or fileset service
+  where such a policy is on one of pushdown's resource sets (``voiding``); the rest comes
+  from the first.
+- Roles get users, never groups: the model's group members, not the enforcing host's.
+- Model users mapping to one Ranger user are compiled apart, then folded into that user.
+- Policies of a service Ranger does not have are not pushed (a note).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from pushdown.model.securables import ObjectRef
+from pushdown.model.state import Model
+from pushdown.reconcile.backend import Desired
+from pushdown.reconcile.plan import Fact
+from pushdown_ranger.collide import apart, collisions, fold
+from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
+from pushdown_ranger.shapes import Naming, compile_desired
+
+
+def compile_all(
+    model: Model,
+    catalogs: Iterable[str],
+    naming: Naming,
+    deny: Mapping[str, bool],
+    *,
+    focus: frozenset[ObjectRef] | None,
+    elsewhere: frozenset[str],
+    hive: str | None,
+    voided: Mapping[str, str],
+    services: frozenset[str],
+    implied: tuple[tuple[str, str, frozenset[str]], ...] = (),
+    voiding: frozenset[tuple[str, Any]] = frozenset(),
+) -> Desired:
+    catalogs = list(catalogs)
+    colliding = collisions(model, naming)
+    local = apart(naming, colliding) if colliding else naming
+
+    def run(deny_now: Mapping[str, bool]) -> Desired:
+        return compile_desired(
+            model, catalogs, local, deny_now, focus=focus, named_elsewhere=elsewhere, hive=hive
+        )
+
+    desired = run(deny)
+    hive = naming.hive_service
+    databases = set(voided) if deny.get(hive, False) and _databases(desired, hive) & set(voided) else set()
+    leaves = {
+        f.service
+        for f in desired.facts
+        if isinstance(f, PolicyFact) and f.service != hive and deny.get(f.service, False)
+        if (f.service, f.resources) in voiding
+    }
+    if databases or leaves:
+        off = run({**deny, **dict.fromkeys(leaves, False), **({hive: False} if databases else {})})
+        desired = _splice(desired, off, databases, leaves, naming, elsewhere)
+    desired = _by_users(desired, model, local)
+    desired = fold(desired, model, local, colliding, elsewhere) if colliding else desired
+    return _unserviced(_implying(desired, implied), services)
+
+
+def _covered(
+    role: str, accesses: Iterable[str], allow: set[Pair], members: Mapping[str, frozenset[str]]
+) -> bool:
+    """Whether every member of ``role`` is allowed each of ``accesses`` by some allow pair."""
+    mine = members.get(role, frozenset())
+    for access in accesses:
+        reached: set[str] = set()
+        for r, a in allow:
+            if a == access:
+                reached |= members.get(r, frozenset())
+        if (role, access) not in allow and not mine <= reached:
+            return False
+    return True
+
+
+def _implying(desired: Desired, implied: tuple[tuple[str, str, frozenset[str]], ...]) -> Desired:
+    """Ranger grants with an access type every type it implies (the service definition's
+    ``impliedGrants``, which may change underneath): an allow pair stays only where every
+    member of its role is allowed every implied type on that resource set too (else
+    narrower, a note)."""
+    more = {(service, access): rest for service, access, rest in implied}
+    if not more:
+        return desired
+    members = {f.name: f.users for f in desired.facts if isinstance(f, RoleFact)}
+    facts: list[Fact] = []
+    dropped: set[str] = set()
+    for fact in desired.facts:
+        if isinstance(fact, PolicyFact) and fact.allow:
+            allow = set(fact.allow)
+            while True:
+                bad = {
+                    (r, a)
+                    for r, a in allow
+                    if not _covered(r, more.get((fact.service, a), ()), allow, members)
+                }
+                if not bad:
+                    break
+                allow -= bad
+                for role, access in bad:
+                    who = ", ".join(sorted(members.get(role, ()))) or role
+                    dropped.add(f"{fact.service}:{fact.describe_resources()} {access} (for {who})")
+            fact = replace(fact, allow=frozenset(allow))
+            if fact.empty:
+                continue
+        facts.append(fact)
+    if not dropped:
+        return desired
+    notes = [
+        f"{d}: the service definition makes it grant more (impliedGrants) than the model allows its "
+        "holders; not pushed (narrower)"
+        for d in sorted(dropped)
+    ]
+    return replace(desired, facts=frozenset(facts), notes=(*desired.notes, *notes))
+
+
+def _by_users(desired: Desired, model: Model, naming: Naming) -> Desired:
+    """Roles whose members are groups get those groups' users (as the model says) instead:
+    Ranger's plugins resolve a user's groups on the enforcing host (usersync, the OS), which
+    may place users in a group the model does not (an ALLOW would reach them) or leave out
+    users the model places there (a DENY would miss them)."""
+    members: dict[str, set[str]] = {}
+    for user, groups in model.user_groups.items():
+        if user in model.users:
+            for group in groups:
+                members.setdefault(naming.group(group), set()).add(naming.user(user))
+    facts: list[Fact] = []
+    for fact in desired.facts:
+        if isinstance(fact, RoleFact) and fact.groups:
+            users = set(fact.users).union(*(members.get(g, set()) for g in fact.groups))
+            fact = replace(fact, users=frozenset(users), groups=frozenset())
+        facts.append(fact)
+    return replace(desired, facts=frozenset(facts))
+
+
+def _databases(desired: Desired, hive_service: str) -> set[str]:
+    return {d for f in desired.facts if (d := _database(f, hive_service)) is not None}
+
+
+def _database(fact: Fact, hive_service: str) -> str | None:
+    if not isinstance(fact, PolicyFact) or fact.service != hive_service:
+        return None
+    return next((v[0] for k, v, _ in fact.resources if k == "database" and len(v) == 1), None)
+
+
+def _splice(
+    on: Desired, off: Desired, voided: set[str], services: set[str], naming: Naming, elsewhere: frozenset[str]
+) -> Desired:
+    """``on``, with the Hive policies of ``voided`` databases and every policy of ``services``
+    (topics', filesets') taken from ``off``."""
+    hive = naming.hive_service
+
+    def from_off(f: PolicyFact) -> bool:
+        return f.service in services or (f.service == hive and _database(f, hive) in voided)
+
+    policies: list[Fact] = [f for f in on.facts if isinstance(f, PolicyFact) and not from_off(f)]
+    policies += [f for f in off.facts if isinstance(f, PolicyFact) and from_off(f)]
+    named = elsewhere | {r for f in policies if isinstance(f, PolicyFact) for r, _ in f.allow | f.deny}
+    roles = {f.name: f for d in (on, off) for f in d.facts if isinstance(f, RoleFact)}
+    kept: list[Fact] = [
+        f for name, f in roles.items() if not name.startswith(naming.user_role_prefix) or name in named
+    ]
+    return replace(on, facts=frozenset(policies + kept))
+
+
+def _unserviced(desired: Desired, services: frozenset[str]) -> Desired:
+    missing = sorted(
+        {f.service for f in desired.facts if isinstance(f, PolicyFact) and f.service not in services}
+    )
+    if not missing:
+        return desired
+    facts = frozenset(f for f in desired.facts if not (isinstance(f, PolicyFact) and f.service in missing))
+    notes = [
+        f"Ranger has no service {s!r}: its policies are not pushed (narrower); create it" for s in missing
+    ]
+    return replace(desired, facts=facts, notes=(*desired.notes, *notes))

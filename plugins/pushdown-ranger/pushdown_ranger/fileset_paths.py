@@ -1,0 +1,103 @@
+"""Fileset locations as HDFS policy paths, and nested locations. Pure.
+
+Every fileset policy is recursive: ``path=/lake/raw`` also matches ``/lake/raw/pii`` and
+everything below it. :func:`nest` makes an inner location's own decision win there (see
+:mod:`pushdown_ranger.leaf_shapes`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pushdown.model.securables import ObjectRef
+from pushdown_ranger.facts import Resource
+from pushdown_ranger.naming import Items, exact
+
+Users = dict[str, set[str]]
+Names = Mapping[str, list[ObjectRef]]
+
+
+def path_of(location: str) -> str:
+    """The path of an HDFS location (``hdfs://nn:8020/a/b`` -> ``/a/b``), or ``""`` when it
+    is not one Ranger can name exactly (wildcards, tokens, ``.`` or ``..`` segments) or not
+    on HDFS at all (``s3a://bucket/a`` is no HDFS path ``/a``)."""
+    text = location.strip()
+    if "://" in text:
+        scheme, text = text.split("://", 1)
+        if scheme.lower() != "hdfs":
+            return ""
+        text = text[text.find("/") :] if "/" in text else ""
+    if not text.startswith("/") or not exact(text):
+        return ""
+    parts = [p for p in text.split("/") if p]
+    if any(p in (".", "..") for p in parts):
+        return ""
+    return "/" + "/".join(parts)
+
+
+def resource(path: str) -> tuple[Resource, ...]:
+    return (("path", (path,), True),)
+
+
+def enclosing(path: str, held: dict[str, Users]) -> list[str]:
+    """The held paths strictly above ``path``, outermost first."""
+    parts = path.split("/")[1:] if path != "/" else []
+    above = ["/"] + ["/" + "/".join(parts[:i]) for i in range(1, len(parts))] if parts else []
+    return [a for a in above if a in held and a != path]
+
+
+def nest(items: Items, held: dict[str, Users], names: Names, service: str, deny: bool) -> list[str]:
+    """The items of every held path, nested locations included; the notes where narrower."""
+    outer = {p: enclosing(p, held) for p in held}
+    return (_with_deny if deny else _without_deny)(items, held, outer, names, service)
+
+
+def _with_deny(
+    items: Items, held: dict[str, Users], outer: dict[str, list[str]], names: Names, service: str
+) -> list[str]:
+    """Each path allows its own users and denies whoever an enclosing path allows more."""
+    denied: dict[str, Users] = {}
+    for path, above in outer.items():
+        denied[path] = {}
+        for access, who in held[path].items():
+            wider = set().union(*(held[a][access] for a in above)) - who
+            denied[path][access] = wider
+            if who:
+                items.add(False, service, resource(path), access, who)
+            if wider:
+                items.add(True, service, resource(path), access, wider)
+    notes: list[str] = []
+    for path, above in outer.items():
+        for a in above:
+            for access, who in held[path].items():
+                if who & denied[a][access]:
+                    notes.append(_note(names, a, path, f"its deny items for {access} also reach it"))
+    return notes
+
+
+def _without_deny(
+    items: Items, held: dict[str, Users], outer: dict[str, list[str]], names: Names, service: str
+) -> list[str]:
+    """An enclosing path allows only the users its every enclosed path allows too."""
+    notes: list[str] = []
+    allow = {p: {a: set(u) for a, u in users.items()} for p, users in held.items()}
+    for path, above in outer.items():
+        for a in above:
+            for access, who in allow[a].items():
+                cut = who - held[path][access]
+                if cut:
+                    who -= cut
+                    what = f"without deny items, its recursive {access} goes only to the users allowed both"
+                    notes.append(_note(names, a, path, what))
+    for path, by_access in allow.items():
+        for access, who in by_access.items():
+            if who:
+                items.add(False, service, resource(path), access, who)
+    return notes
+
+
+def _note(names: Names, outer: str, inner: str, what: str) -> str:
+    def listed(p: str) -> str:
+        return ", ".join(sorted(str(o) for o in names.get(p, []))) or p
+
+    return f"fileset location {outer} ({listed(outer)}) holds {inner} ({listed(inner)}): {what} (narrower)"

@@ -1,0 +1,331 @@
+"""Hand-made state, a changed service option, security zones, colliding names and errors
+mid-apply: each a path where Ranger enforced more than the model (issue 16), against the
+stand-in. After each, the stand-in's engine is never wider than the evaluator."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pushdown.errors import TemporaryBackendError
+from pushdown.model import changes as ch
+from pushdown.model.principals import Principal, PrincipalKind
+from pushdown.model.privileges import Condition
+from pushdown.model.securables import ObjectRef
+from pushdown.reconcile.plan import Op
+from pushdown.reconcile.scope import Scope, scope_of
+from pushdown.reconcile.sync import reconcile
+from pushdown_ranger.standin import Standin
+from pushdown_ranger.writing import Writer
+from tests.builders import Builder
+
+from .probe import probe
+from .world import backend_for, sales
+
+pytestmark = pytest.mark.ranger
+ALL = Scope.everything()
+USERS = ("alice", "bob", "carol", "stranger")
+ORDERS = {"database": {"values": ["crm"]}, "table": {"values": ["orders"]}, "column": {"values": ["*"]}}
+
+
+def world() -> Builder:
+    """bob and alice (group analysts) read every table of crm; reader's DENY on orders."""
+    return (
+        sales()
+        .schema("sales.ops")
+        .table("sales.ops.runs")
+        .deny("reader", "table sales.crm.orders", "SELECT_TABLE")
+    )
+
+
+def wider(standin: Standin, b: Builder, **kw: Any) -> list[str]:
+    return probe(standin, b.model, "sales", USERS, **kw).wider
+
+
+def hand_policy(standin: Standin, resources: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    policy = {
+        "service": "hive",
+        "name": "hand " + ",".join(f"{k}={v['values'][0]}" for k, v in sorted(resources.items())),
+        "resources": resources,
+        "policyItems": [{"users": ["zed"], "accesses": [{"type": "select", "isAllowed": True}]}],
+        **extra,
+    }
+    return standin.store.create_policy(policy)
+
+
+def deny_option(standin: Standin, on: bool) -> None:
+    sdef = standin.store.service_def("hive")
+    sdef.setdefault("options", {})["enableDenyAndExceptionsInPolicies"] = "true" if on else "false"
+    standin.store.update_service_def("hive", sdef)
+
+
+def test_r4_the_deny_option_turned_off_while_running_is_read_by_the_next_scoped_sync(
+    ranger_standin: Standin,
+) -> None:
+    b = world()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    assert wider(ranger_standin, b) == []
+    deny_option(ranger_standin, False)  # Ranger now ignores every deny item
+    # a sync scoped to another database still removes what relied on deny items
+    events = ch.grant_privileges(
+        b.model, "reader", ObjectRef.parse("schema sales.ops"), ["MODIFY_TABLE"], Condition.ALLOW
+    )
+    for event in events:
+        b.model.apply(event)
+    plan, _ = reconcile(backend, b.model, Scope.union(scope_of(e) for e in events))
+    assert wider(ranger_standin, b) == []
+    assert any("enableDenyAndExceptionsInPolicies" in f for f in plan.findings)
+    assert all(not p.get("denyPolicyItems") for p in ranger_standin.store.list_policies({}))
+    deny_option(ranger_standin, True)  # and back: the wildcard returns, the DENY with it
+    reconcile(backend, b.model, ALL)
+    assert wider(ranger_standin, b) == [] and backend.plan(b.model, ALL).empty
+
+
+def test_r4_discover_sees_the_deny_option_change(ranger_standin: Standin) -> None:
+    b = world()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    _, seen = backend.discover(b.model, None)
+    assert backend.discover(b.model, seen)[0] == Scope.nothing()
+    deny_option(ranger_standin, False)
+    assert backend.discover(b.model, seen)[0] == ALL
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"denyExceptions": [{"users": ["bob"], "accesses": [{"type": "select", "isAllowed": True}]}]},
+        {"denyExceptions": [{"groups": ["analysts"], "accesses": [{"type": "select", "isAllowed": True}]}]},
+        {"policyPriority": 1, "policyItems": [{"users": ["zed"], "accesses": [{"type": "select"}]}]},
+    ],
+    ids=["user", "group", "override"],
+)
+def test_r5_a_hand_made_policy_that_voids_deny_items_is_never_relied_on(
+    ranger_standin: Standin, extra: dict[str, Any]
+) -> None:
+    b = world()
+    backend = backend_for(ranger_standin)
+    if extra.get("policyPriority"):  # an override allow on the every-table resource set
+        every = {**ORDERS, "table": {"values": ["?*"]}}
+        hand_policy(ranger_standin, every, **extra)
+    else:
+        hand_policy(ranger_standin, ORDERS, **extra)  # pushdown's DENY would be merged here
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert wider(ranger_standin, b) == []
+    assert any("database crm" in f and "no deny items" in f for f in plan.findings)
+    assert backend.plan(b.model, ALL).empty
+
+
+def test_r5_deny_exceptions_added_after_the_merge_are_read_by_a_scoped_sync(ranger_standin: Standin) -> None:
+    b = world()
+    backend = backend_for(ranger_standin)
+    hand = hand_policy(ranger_standin, ORDERS)
+    reconcile(backend, b.model, ALL)
+    held = ranger_standin.store.policy(hand["id"])
+    assert held["denyPolicyItems"]  # pushdown's DENY, merged into the hand-made policy
+    exempt = {"groups": ["analysts"], "accesses": [{"type": "select", "isAllowed": True}]}
+    ranger_standin.store.update_policy(hand["id"], {**held, "denyExceptions": [exempt]})
+    events = ch.grant_privileges(
+        b.model, "reader", ObjectRef.parse("schema sales.ops"), ["MODIFY_TABLE"], Condition.ALLOW
+    )
+    for event in events:
+        b.model.apply(event)
+    reconcile(backend, b.model, Scope.union(scope_of(e) for e in events))
+    assert wider(ranger_standin, b) == []
+
+
+def test_c1_allow_exceptions_cutting_pushdowns_allows_are_a_finding(ranger_standin: Standin) -> None:
+    b = world()
+    backend = backend_for(ranger_standin)
+    every = {**ORDERS, "table": {"values": ["?*"]}}
+    exempt = {"users": ["bob"], "accesses": [{"type": "select", "isAllowed": True}]}
+    hand_policy(ranger_standin, every, allowExceptions=[exempt])
+    reconcile(backend, b.model, ALL)
+    assert wider(ranger_standin, b) == []
+    findings = backend.plan(b.model, ALL).findings
+    assert any("allow exceptions" in f and "narrower" in f for f in findings)
+
+
+def test_r6_a_role_nested_by_hand_in_a_managed_role_is_removed_and_reported(ranger_standin: Standin) -> None:
+    b = world()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    ranger_standin.store.create_role({"name": "hand", "users": [{"name": "stranger"}]}, create_missing=True)
+    rid = ranger_standin.store.role_id("pd_reader")
+    role = ranger_standin.store.role(rid)
+    ranger_standin.store.update_role(rid, {**role, "roles": [{"name": "hand", "isAdmin": False}]})
+    assert ranger_standin.is_access_allowed(
+        "hive", {"database": "crm", "table": "leads"}, "select", "stranger"
+    )
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert any("'pd_reader' has member role(s) hand" in f for f in plan.findings)
+    assert ranger_standin.store.role(rid)["roles"] == []
+    assert wider(ranger_standin, b) == []
+    assert backend.plan(b.model, ALL).empty
+
+
+def test_r6_a_managed_role_nested_in_a_hand_made_role_is_reported(ranger_standin: Standin) -> None:
+    b = world()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    ranger_standin.store.create_role({"name": "hand", "roles": [{"name": "pd_reader"}]})
+    findings = backend.plan(b.model, ALL).findings
+    assert any("'hand' (not pushdown's) has pushdown's role(s) pd_reader" in f for f in findings)
+
+
+def test_r8_a_zone_over_a_managed_table_and_allows_inside_it_are_reported(ranger_standin: Standin) -> None:
+    b = world()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    zone = {"name": "z", "services": {"hive": {"resources": [{"database": ["crm"], "table": ["orders"]}]}}}
+    ranger_standin.store.create_zone(zone)
+    # pushdown's unzoned DENY no longer applies to orders; neither does its allow
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert wider(ranger_standin, b) == []
+    assert any("security zone 'z' holds hive:database=crm,table=orders" in f for f in plan.findings)
+    zoned = {**ORDERS, "column": {"values": ["*"]}}
+    ranger_standin.store.create_policy(
+        {
+            "service": "hive",
+            "name": "in the zone",
+            "zoneName": "z",
+            "resources": zoned,
+            "policyItems": [{"users": ["bob"], "roles": ["pd_reader"], "accesses": [{"type": "select"}]}],
+        }
+    )
+    findings = backend.plan(b.model, ALL).findings
+    assert any("in security zone 'z'" in f and "user bob" in f for f in findings)
+    assert any("in security zone 'z'" in f and "pd_reader" in f for f in findings)
+
+
+def _collide(p: Principal) -> str:
+    return "u1" if p.kind is PrincipalKind.USER and p.name in ("u1", "u3") else p.name
+
+
+def test_x1_two_users_mapping_to_one_principal_get_only_what_both_may(ranger_standin: Standin) -> None:
+    b = (
+        Builder()
+        .users("u1", "u2", "u3")
+        .catalog("sales", backend="rg")
+        .schema("sales.crm")
+        .table("sales.crm.orders")
+        .table("sales.crm.leads")
+        .role("reader", users=["u1", "u2"])
+        .allow("reader", "catalog sales", "USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE")
+        .role("both", users=["u1", "u3"])
+        .allow("both", "catalog sales", "USE_CATALOG", "USE_SCHEMA", "MODIFY_TABLE")
+        .deny("both", "table sales.crm.leads", "MODIFY_TABLE")
+    )
+    backend = backend_for(ranger_standin, map_principal=_collide)
+    # scoped to u2 only: the collision is found over the whole model all the same
+    reconcile(backend, b.model, Scope.of(principals=[Principal.user("u2")]))
+    found = probe(
+        ranger_standin, b.model, "sales", ("u1", "u2", "u3"), mapped=lambda u: _collide(Principal.user(u))
+    )
+    assert found.wider == []
+    reconcile(backend, b.model, ALL)
+    users = ("u1", "u2", "u3")
+    found = probe(ranger_standin, b.model, "sales", users, mapped=lambda u: _collide(Principal.user(u)))
+    assert found.wider == []
+    assert any("map to one Ranger user 'u1'" in n for n in backend.plan(b.model, ALL).notes)
+    # what both may: modify (and so read) orders; not leads (u3's DENY), though u1 may read it
+    for access in ("select", "alter"):
+        assert ranger_standin.is_access_allowed("hive", {"database": "crm", "table": "orders"}, access, "u1")
+        assert not ranger_standin.is_access_allowed(
+            "hive", {"database": "crm", "table": "leads"}, access, "u1"
+        )
+
+
+def test_an_unanswered_write_never_holds_back_a_later_narrowing(
+    ranger_standin: Standin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    b = world()
+    backend = backend_for(ranger_standin, retries=0)
+    reconcile(backend, b.model, ALL)
+    for table in ("sales.crm.leads", "sales.ops.runs"):
+        for event in ch.grant_privileges(
+            b.model, "reader", ObjectRef.parse(f"table {table}"), ["SELECT_TABLE"], Condition.DENY
+        ):
+            b.model.apply(event)
+    real = Writer.write
+    calls: list[object] = []
+
+    def first_unanswered(self: Writer, op: Op) -> None:
+        calls.append(op)
+        if len(calls) == 1:  # the first write of the two DENYs: no answer
+            raise TemporaryBackendError("rg", "create policy: no answer (ReadTimeout) after 1 attempt(s)")
+        real(self, op)
+
+    monkeypatch.setattr(Writer, "write", first_unanswered)
+    with pytest.raises(TemporaryBackendError, match="every narrowing tried"):
+        reconcile(backend, b.model, ALL, retries=0)
+    denied = [p for p in ranger_standin.store.list_policies({}) if p.get("denyPolicyItems")]
+    assert len(denied) == 2  # orders' of before, and the DENY written after the unanswered one
+    monkeypatch.setattr(Writer, "write", real)
+    reconcile(backend, b.model, ALL)
+    assert wider(ranger_standin, b) == []
+
+
+def test_external_groups_never_decide_a_grant_or_a_deny(ranger_standin: Standin) -> None:
+    """The enforcing host places carol in analysts (the model does not) and leaves alice out
+    (the model does not): neither gains anything."""
+    b = world().role("denied", groups=["analysts"]).deny("denied", "table sales.crm.leads", "SELECT_TABLE")
+    b.grant_role("reader", users=["alice"])  # alice reads leads through reader, analysts' DENY aside
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    host = {"alice": [], "carol": ["analysts"]}
+    found = probe(ranger_standin, b.model, "sales", USERS, groups_of=lambda u: host.get(u, []))
+    assert found.wider == []
+
+
+def test_a_second_policy_on_pushdowns_resources_is_never_taken_for_pushdowns(ranger_standin: Standin) -> None:
+    """Ranger's resource signature tells priorities (and disabled policies) apart: a hand-made
+    override policy on the every-table resources sits beside pushdown's, which stays read."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    every = {**ORDERS, "table": {"values": ["?*"]}}
+    hand_policy(ranger_standin, every, policyPriority=1)
+    for event in ch.revoke_privileges(
+        b.model, "reader", ObjectRef.parse("catalog sales"), ["SELECT_TABLE"], Condition.ALLOW
+    ):
+        b.model.apply(event)
+    reconcile(backend, b.model, ALL)
+    assert wider(ranger_standin, b) == []
+    assert backend.plan(b.model, ALL).empty
+
+
+def test_a_hand_made_allow_to_every_user_is_a_finding(ranger_standin: Standin) -> None:
+    b = world()
+    backend = backend_for(ranger_standin)
+    items = [{"users": ["{USER}"], "accesses": [{"type": "select"}]}]
+    hand_policy(
+        ranger_standin,
+        {"database": {"values": ["ops"]}, "table": {"values": ["r*"]}, "column": {"values": ["*"]}},
+        policyItems=items,
+    )
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert any("user {USER}" in f and "outside pushdown" in f for f in plan.findings)
+
+
+def test_implied_grants_changed_underneath_never_widen(ranger_standin: Standin) -> None:
+    """The service definition is edited while the daemon runs: select now implies update."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    sdef = ranger_standin.store.service_def("hive")
+    for access in sdef["accessTypes"]:
+        if access["name"] == "select":
+            access["impliedGrants"] = ["update"]
+    ranger_standin.store.update_service_def("hive", sdef)
+    # a sync scoped to another database all the same
+    events = ch.grant_privileges(
+        b.model, "reader", ObjectRef.parse("schema sales.ops"), ["CREATE_TABLE"], Condition.ALLOW
+    )
+    for event in events:
+        b.model.apply(event)
+    plan, _ = reconcile(backend, b.model, Scope.union(scope_of(e) for e in events))
+    assert wider(ranger_standin, b) == []
+    assert any("impliedGrants" in n for n in plan.notes)
