@@ -51,6 +51,7 @@ from pushdown_mysql.facts import (
     fact_from_json,
 )
 from pushdown_mysql.findings import PUBLIC, in_reach, public_findings, shadow_findings, stuck
+from pushdown_mysql.identity import sharing
 from pushdown_mysql.readback import (
     Dialect,
     ServerRead,
@@ -145,7 +146,7 @@ class MySQLBackend(Backend):
         if len(catalogs) > 1:  # a configuration error: read everything, keep only what all decide
             scope = everything
         fold = self._whoami().fold
-        scope = folded_scope(scope, catalog, fold)
+        scope = sharing(folded_scope(scope, catalog, fold), model, self.naming)
         where = server_scope(scope, catalog, self.naming, fold)
         server = self._read(where.accounts, where.databases)
         if server.fold != fold:  # changed underneath (a restart): read and decide it all again

@@ -7,7 +7,8 @@ say), or it would grant that account what only bob may do, and Bob logs in there
 - two or more users mapping to one account: none of them gets anything (the account
   would hold the union of their access);
 - a user the hook gives no usable name (it raised, or answered nothing): that user gets
-  nothing, and the other users' changes go on.
+  nothing, and the other users' changes go on;
+- a sync of some users covers every user sharing one of their accounts (:func:`sharing`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pushdown.model.state import Model
+from pushdown.reconcile.scope import Region, Resolved
 from pushdown_mysql.facts import Account
 
 if TYPE_CHECKING:
@@ -43,3 +45,25 @@ def withheld(model: Model, naming: Naming) -> tuple[set[str], list[str]]:
         for u in unmapped
     ]
     return {u for users in clashing.values() for u in users} | set(unmapped), notes
+
+
+def sharing(scope: Resolved, model: Model, naming: Naming) -> Resolved:
+    """Each region that names users also covers every user of the model mapping to one of
+    their accounts: what one of them may have there depends on the others (removing one of
+    two colliding users gives the other its grants back in the same scoped sync)."""
+    if all(r.users is None for r in scope.regions):
+        return scope
+    by_account: dict[Account, set[str]] = {}
+    for user in model.users:
+        account = naming.try_account(user)
+        if account is not None:
+            by_account.setdefault(account, set()).add(user)
+    regions = []
+    for r in scope.regions:
+        if r.users is None:
+            regions.append(r)
+            continue
+        accounts = {naming.try_account(u) for u in r.users}
+        more = {v for a in accounts if a is not None for v in by_account.get(a, ())}
+        regions.append(Region(r.users | more, r.roots) if more - r.users else r)
+    return Resolved(tuple(regions))

@@ -284,7 +284,8 @@ def history_on(
 ) -> None:
     """Play one history: a full sync, then each step, its scoped sync and a full sync, each
     checked against the evaluator."""
-    reconcile(backend, model, Scope.everything())
+    first, _ = reconcile(backend, model, Scope.everything())
+    said = [*first.notes, *first.findings]  # a standing narrower answer keeps the note it had
     _, seen = backend.discover(model, None)
     tally.histories += 1
     for step in history:
@@ -299,5 +300,6 @@ def history_on(
             seen = now
             enforced, evaluator, checks = checker.check(model, mapped)
             wider, narrower = compare(enforced, evaluator)
-            tally.record(checks, wider, narrower, [*plan.notes, *plan.findings], mapped)
+            said = list(dict.fromkeys([*said, *plan.notes, *plan.findings]))
+            tally.record(checks, wider, narrower, said, mapped)
             assert wider == [], (mapping, fold, history, step, sync_scope.describe(), plan.render())
