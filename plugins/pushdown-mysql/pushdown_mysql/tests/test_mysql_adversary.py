@@ -250,9 +250,9 @@ def test_mysql_is_never_wider_than_the_evaluator_in_a_hostile_environment(
         try:
             history_on(server, checker, backend, model, mapping, fold, history, mapped, tally)
         finally:
-            # a fresh connection per history, as a CLI run has: connections kept across
-            # hundreds of histories twice crashed MariaDB 10.11.19 (signal 11 freeing the
-            # temporary table of the inventory query), a server bug pushdown cannot fix
+            # a fresh connection per history, as a CLI run has (MariaDB 10.11.19 crashed three
+            # times freeing an internal temporary table of an information_schema query while
+            # throwaway servers shared /tmp; not since each has a tmpdir of its own)
             backend.connection.drop()
             close_admins()
 
