@@ -37,7 +37,7 @@ from pushdown.reconcile.backend import (
 )
 from pushdown.reconcile.plan import Fact, Plan
 from pushdown.reconcile.reach import one_catalog
-from pushdown.reconcile.scope import Resolved, Scope
+from pushdown.reconcile.scope import Region, Resolved, Scope
 from pushdown.reconcile.settings import Settings
 from pushdown_mysql.compile import AccountNaming, compile_desired
 from pushdown_mysql.connection import Connection, ConnectionSettings, error_parts
@@ -52,7 +52,8 @@ from pushdown_mysql.facts import (
     exact_db_name,
     fact_from_json,
 )
-from pushdown_mysql.findings import PUBLIC, public_findings, public_in_reach, shadow_findings, stuck
+from pushdown_mysql.findings import PUBLIC, in_reach, public_findings, shadow_findings, stuck
+from pushdown_mysql.identity import sharing
 from pushdown_mysql.readback import (
     Dialect,
     ServerRead,
@@ -77,6 +78,8 @@ class Session:
     raw: Any
     dialect: Dialect
     me: Account
+    #: ``lower_case_table_names`` when the connection was made (it changes only with a restart)
+    fold: int = 0
 
 
 RESERVED_USERS = frozenset({"root", "mariadb.sys", "mysql", "PUBLIC", ""})
@@ -118,21 +121,32 @@ class MySQLBackend(Backend):
     def _whoami(self) -> Session:
         raw = self.connection.raw
         if self._session is None or self._session.raw is not raw:
-            rows = self.connection.query("SELECT VERSION(), CURRENT_USER()", why="asking who we are")
-            version, me = rows[0]
+            rows = self.connection.query(
+                "SELECT VERSION(), CURRENT_USER(), @@lower_case_table_names", why="asking who we are"
+            )
+            version, me, fold = rows[0]
             user, _, host = str(me).rpartition("@")
-            self._session = Session(raw, dialect_of(str(version)), Account(user, host.lower()))
+            account = Account(user, host.lower())
+            self._session = Session(raw, dialect_of(str(version)), account, parse_fold([(fold,)]))
         return self._session
 
     def read(self, model: Model, scope: Resolved) -> MySQLSnapshot:
         """One snapshot of the server narrowed to ``scope``: a constant number of queries,
         each with a WHERE on the accounts and databases the scope names."""
         catalogs = sorted(self.enforces(model))
+        catalog = catalogs[0] if len(catalogs) == 1 else None
+        everything = Scope.everything().resolve(model)
         if len(catalogs) > 1:  # a configuration error: read everything, keep only what all decide
-            where = ServerScope((ServerRegion(None, None),))
-        else:
-            where = server_scope(scope, catalogs[0] if catalogs else None, self.naming)
+            scope = everything
+        fold = self._whoami().fold
+        scope = sharing(folded_scope(scope, catalog, fold), model, self.naming)
+        where = server_scope(scope, catalog, self.naming, fold)
         server = self._read(where.accounts, where.databases)
+        if server.fold != fold:  # changed underneath (a restart): read and decide it all again
+            self._session = None
+            scope = everything
+            where = server_scope(scope, catalog, self.naming, server.fold)
+            server = self._read(None, None)
         within = where.within()
         managed = frozenset(g for g in server.grants if self._governs(g, server) and within(g))
         beyond, stuck_findings = stuck(server, managed)
@@ -149,17 +163,23 @@ class MySQLBackend(Backend):
             fingerprint=fingerprint(managed, found),
             server=server,
             where=where,
+            resolved=scope,
         )
 
     def _read(
-        self, accounts: frozenset[str] | None, databases: frozenset[str] | None, *, lean: bool = False
+        self,
+        accounts: frozenset[str] | None,
+        databases: frozenset[str] | None,
+        *,
+        lean: bool = False,
+        more_hosts: frozenset[str] = frozenset(),
     ) -> ServerRead:
         session = self._whoami()
         dialect = session.dialect
         hosts = None
         if accounts is not None:  # our own rows name what we may grant; PUBLIC's reach everyone
             accounts = accounts | {session.me.user, PUBLIC}
-            hosts = frozenset({self.naming.host, session.me.host, ""})  # "": PUBLIC's host
+            hosts = frozenset({self.naming.host, session.me.host, "", *more_hosts})  # "": PUBLIC's host
         own = frozenset({session.me.user}) if lean else None
         reads = dialect.queries(accounts, databases, hosts, lean=own)
         rows = self.connection.query_many(reads, why=f"reading {', '.join(reads)}")
@@ -180,9 +200,17 @@ class MySQLBackend(Backend):
         return snap
 
     def _governs(self, fact: ServerFact, server: ServerRead) -> bool:
-        """A row pushdown keeps equal to the model: a managed account's, or PUBLIC's where
-        pushdown may revoke it (:func:`pushdown_mysql.findings.public_in_reach`)."""
-        return self.manages(fact.account, server.me) or public_in_reach(server, fact)
+        """A row pushdown keeps equal to the model: a managed account's; PUBLIC's, or those of
+        an account with a managed user name at another host (a login as that user from
+        there is that account), on what pushdown governs and may revoke (desired: none)."""
+        account = fact.account
+        if self.manages(account, server.me):
+            return True
+        if account.user == server.me.user:
+            return False  # pushdown's own name at any host (an empty prefix would match it)
+        if account.public or self.manages(Account(account.user, self.naming.host), server.me):
+            return in_reach(server, fact)
+        return False
 
     def manages(self, account: Account, me: Account) -> bool:
         return (
@@ -209,6 +237,7 @@ class MySQLBackend(Backend):
     def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
         assert isinstance(snapshot, MySQLSnapshot)
         server = snapshot.server
+        scope = snapshot.resolved or scope
         managed = frozenset(a for a in server.accounts if self.manages(a, server.me))
         catalogs = sorted(self.enforces(model))
         if len(catalogs) > 1:  # no error stops the narrowing: what every catalog decides, at most
@@ -289,7 +318,8 @@ class MySQLBackend(Backend):
         accounts = frozenset(f.account.user for f in touched)
         databases = _touched_databases(touched)
         # database- and table-level grants only: no inventory, no other account's global rows
-        server = self._read(accounts, databases, lean=databases is not None)
+        hosts = frozenset(f.account.host for f in touched)  # a shadowing account's too
+        server = self._read(accounts, databases, lean=databases is not None, more_hosts=hosts)
         region = ServerRegion(accounts, databases)
         fresh = {g for g in server.grants if self._governs(g, snapshot.server) and region.covers(g)}
         fresh -= stuck(server, fresh)[0]
@@ -331,6 +361,21 @@ class Step:
 class MySQLSnapshot(Snapshot):
     server: ServerRead
     where: ServerScope
+    #: the scope the snapshot was read for (wider than asked: see :func:`folded_scope`)
+    resolved: Resolved | None = None
+
+
+def folded_scope(scope: Resolved, catalog: str | None, fold: int) -> Resolved:
+    """Where the server folds names, a change that names a database or table with capitals
+    decides for every user there (none of them may be granted anything on it): such a
+    region covers every user."""
+    if not fold or catalog is None:
+        return scope
+    regions = []
+    for r in scope.regions:
+        cased = any(o.catalog == catalog and any(n != n.lower() for n in o.names[1:]) for o in r.roots or ())
+        regions.append(Region(None, r.roots) if cased and r.users is not None else r)
+    return Resolved(tuple(regions))
 
 
 def _touched_databases(facts: list[ServerFact]) -> frozenset[str] | None:

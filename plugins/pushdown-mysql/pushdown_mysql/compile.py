@@ -39,7 +39,16 @@ from pushdown_mysql.mapping import (
     OWNER_DATABASE_PRIVILEGES,
     TABLE_OPERATIONS,
 )
-from pushdown_mysql.names import Key, blocked, fold_notes, folded, named, unseen_notes, with_named_tables
+from pushdown_mysql.names import (
+    Key,
+    blocked,
+    fold_notes,
+    folded,
+    keyed_objects,
+    named,
+    unseen_notes,
+    with_named_tables,
+)
 from pushdown_mysql.quoting import quote_ident
 
 
@@ -106,9 +115,10 @@ def compile_desired(
     facts: set[Fact] = set()
     withheld, notes = withheld_users(model, naming)
     cased: dict[Key, str] = {}
+    keyed = keyed_objects(model, catalog)
     for region in scope.regions:
-        roots = _roots(region, catalog)
-        names = named(model, catalog, roots)
+        roots = _roots(region, catalog, fold)
+        names = named(model, catalog, roots, keyed)
         cased |= folded(names, held, catalog, fold)
         known = with_named_tables(held, catalog, names)
         ent = engine.compile(model, OPERATIONS, known, region.users, roots)
@@ -147,8 +157,10 @@ def compile_desired(
     return Desired(frozenset(facts), tuple(sorted(set(notes))))
 
 
-def _roots(region: Region, catalog: str) -> list[ObjectRef] | None:
-    """The region's roots inside the enforced catalog; ``None`` for all of it."""
+def _roots(region: Region, catalog: str, fold: int = 0) -> list[ObjectRef] | None:
+    """The region's roots inside the enforced catalog; ``None`` for all of it. Where the
+    server folds names, a root also stands for its lower-case spelling (``c.S1`` is the
+    database ``s1`` there)."""
     if region.roots is None:
         return None
     out = []
@@ -157,6 +169,9 @@ def _roots(region: Region, catalog: str) -> list[ObjectRef] | None:
             return None
         if root.catalog == catalog:
             out.append(root)
+            lower = ObjectRef(root.type, (root.names[0], *(n.lower() for n in root.names[1:])))
+            if fold and lower != root:
+                out.append(lower)
     return out
 
 

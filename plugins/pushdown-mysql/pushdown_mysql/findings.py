@@ -46,7 +46,13 @@ def _grouped(facts: Iterable[Grant | ColumnGrant]) -> dict[tuple[Account, str], 
 def public_in_reach(server: ServerRead, fact: ServerFact) -> bool:
     """A grant TO PUBLIC on a table or database pushdown governs (the server shows it the
     database) that its account may revoke: pushdown revokes it like a managed grant."""
-    if not isinstance(fact, Grant | ColumnGrant) or not fact.account.public or fact.db is None:
+    return fact.account.public and in_reach(server, fact)
+
+
+def in_reach(server: ServerRead, fact: ServerFact) -> bool:
+    """A table, exact-database or column grant on a database pushdown governs, that its
+    account may revoke."""
+    if not isinstance(fact, Grant | ColumnGrant) or fact.db is None:
         return False
     db = fact.db if fact.table is not None else exact_db_name(fact.db)
     if db is None or db not in server.inventory.databases:
@@ -92,9 +98,9 @@ def shadow_findings(server: ServerRead, managed: Callable[[Account], bool]) -> I
             continue
         yield (
             f"{other} shadows the managed account {mine}: a login as {other.user!r} from a host that "
-            f"matches {other.host!r} is that account, with its own grants, not the ones pushdown keeps "
-            f"equal to the model; drop it by hand (DROP USER {other}) or manage that host instead "
-            "(setting account_host)"
+            f"matches {other.host!r} is that account, not the one pushdown keeps equal to the model; "
+            "pushdown revokes its grants on the databases it governs, but never drops accounts: drop it "
+            f"by hand (DROP USER {other}) or manage that host instead (setting account_host)"
         )
 
 

@@ -7,7 +7,8 @@ say), or it would grant that account what only bob may do, and Bob logs in there
 - two or more users mapping to one account: none of them gets anything (the account
   would hold the union of their access);
 - a user the hook gives no usable name (it raised, or answered nothing): that user gets
-  nothing, and the other users' changes go on.
+  nothing, and the other users' changes go on;
+- a sync of some users covers every user sharing one of their accounts (:func:`sharing`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from pushdown.model.state import Model
 from pushdown.reconcile.identity import Identity
+from pushdown.reconcile.scope import Resolved
 from pushdown_mysql.facts import Account
 
 if TYPE_CHECKING:
@@ -37,3 +39,10 @@ def withheld(model: Model, naming: AccountNaming) -> tuple[set[str], list[str]]:
         for u in sorted(identity.refused)
     ]
     return set(identity.withheld), notes
+
+
+def sharing(scope: Resolved, model: Model, naming: AccountNaming) -> Resolved:
+    """Each region that names users also covers every user of the model mapping to one of
+    their accounts: what one of them may have there depends on the others (removing one of
+    two colliding users gives the other its grants back in the same scoped sync)."""
+    return Identity.of(model.users, naming.mapped).widened(scope)

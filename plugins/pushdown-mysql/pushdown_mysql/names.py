@@ -31,20 +31,24 @@ from pushdown_mysql.mapping import TABLE_OPERATIONS
 _DATA = (SecurableType.SCHEMA, SecurableType.TABLE)
 
 
-def named(model: Model, catalog: str, roots: list[ObjectRef] | None) -> set[ObjectRef]:
+def named(
+    model: Model, catalog: str, roots: list[ObjectRef] | None, keyed: list[ObjectRef] | None = None
+) -> set[ObjectRef]:
     """Schemas and tables of ``catalog`` (within ``roots``; ``None``: all of it) that the
-    model names: registered, or carrying a grant or an owner, registered or not."""
+    model names: registered, or carrying a grant or an owner, registered or not.
+    ``keyed``: :func:`keyed` of the model, when a compile asks for several roots."""
     where = [ObjectRef(SecurableType.CATALOG, (catalog,))] if roots is None else roots
     out = {obj for root in where for obj in model.within(root) if obj.type in _DATA}
-    for obj in _keys(model):
-        if obj.type in _DATA and obj.catalog == catalog and any(obj.is_within(r) for r in where):
+    for obj in keyed_objects(model, catalog) if keyed is None else keyed:
+        if any(obj.is_within(r) for r in where):
             out.add(obj)
     return out
 
 
-def _keys(model: Model) -> Iterator[ObjectRef]:
-    yield from model.by_object
-    yield from model.owners
+def keyed_objects(model: Model, catalog: str) -> list[ObjectRef]:
+    """The schemas and tables of ``catalog`` that carry a grant or an owner (one pass over
+    the model's indexes: as many as objects with grants or owners, not every object)."""
+    return [o for o in (*model.by_object, *model.owners) if o.type in _DATA and o.catalog == catalog]
 
 
 def with_named_tables(held: Inventory, catalog: str, names: Iterable[ObjectRef]) -> Inventory:

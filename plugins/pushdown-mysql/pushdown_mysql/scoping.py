@@ -71,14 +71,18 @@ class ServerScope:
         return within
 
 
-def server_scope(scope: Resolved, catalog: str | None, naming: AccountNaming) -> ServerScope:
+def server_scope(scope: Resolved, catalog: str | None, naming: AccountNaming, fold: int = 0) -> ServerScope:
     """Per region, its accounts and the databases it reaches (:func:`reach_of`, a table
-    widened to its database); a region that reaches nothing here is left out."""
+    widened to its database); a region that reaches nothing here is left out. ``fold``:
+    the server's ``lower_case_table_names``; where it folds names, a schema ``c.S1`` is
+    (also) the database ``s1``."""
     regions = []
     for region in scope.regions:
         mapped = None if region.users is None else (naming.try_account(u) for u in region.users)
         accounts = None if mapped is None else frozenset(a.user for a in mapped if a is not None)
         databases = reach_of(region.roots, catalog, tables=False).names
+        if fold and databases is not None:
+            databases = databases | {d.lower() for d in databases}
         if databases is not None and not databases:
             continue  # nothing of this server lies in the region
         regions.append(ServerRegion(accounts, databases))

@@ -71,6 +71,12 @@ class LocalMariaDB:
         return self.base / "data"
 
     @property
+    def tmpdir(self) -> Path:
+        path = self.base / "tmp"
+        path.mkdir(exist_ok=True)
+        return path
+
+    @property
     def socket(self) -> str:
         return str(self.base / "mysqld.sock")
 
@@ -104,6 +110,9 @@ class LocalMariaDB:
             f"--bind-address={self.host}",
             f"--pid-file={self.base / 'mysqld.pid'}",
             f"--log-error={self.log}",
+            # a temporary directory of its own: servers of other test sessions on this machine
+            # share /tmp, and an internal temporary table of one must never meet another's
+            f"--tmpdir={self.tmpdir}",
             "--skip-name-resolve",
             "--innodb-buffer-pool-size=64M",
             *self.options,

@@ -5,10 +5,13 @@ and applies MariaDB's own rules: a privilege on ``d.t`` is held when the account
 role it may activate, transitively, or ``PUBLIC``) holds it globally, through any
 ``mysql.db`` pattern that matches ``d`` (``_`` and ``%`` are wildcards, ``\\`` escapes),
 on the table, or on any column of it (a column grant is counted as reaching the table:
-never a blind spot). :func:`by_login` logs in as each account and tries ``SELECT``,
+never a blind spot); a database, table or column row counts when its user is the login's
+name and its host matches the client (MariaDB matches those rows by name and client host,
+not by the account the login authenticated as). :func:`by_login` logs in as each account and tries ``SELECT``,
 ``INSERT``, ``UPDATE`` and ``DELETE`` on every table (rolled back). The adversary reads
-the grant tables after every sync (cheap) and proves on a sample that both answers are
-the same, so what it compares with the evaluator is what the server enforces.
+the grant tables after every sync (cheap) and proves on a sample that the first answer
+holds everything the second finds (it may only over-approximate: a false "wider", never a
+missed one), so what it compares with the evaluator covers what the server enforces.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 import pymysql
 
 from pushdown_mysql.diagnose import pattern_matches
+from pushdown_mysql.facts import Account
 from pushdown_mysql.readback import Dialect, parse_columns, parse_db, parse_roles, parse_tables, parse_users
 from pushdown_mysql.server import LocalMariaDB
 
@@ -39,7 +43,7 @@ def from_grant_tables(cur: Any, users: Iterable[str], tables: list[tuple[str, st
         sql, args = reads[key]
         cur.execute(sql, args or None)
         rows[key] = list(cur.fetchall())
-    _, _, grants = parse_users(DIALECT, rows["mysql.user"])
+    logins, _, grants = parse_users(DIALECT, rows["mysql.user"])
     facts = grants | parse_db(DIALECT, rows["mysql.db"]) | parse_tables(rows["mysql.tables_priv"])
     columns = parse_columns(rows["mysql.columns_priv"])
     edges: dict[Key, set[Key]] = {}
@@ -52,10 +56,28 @@ def from_grant_tables(cur: Any, users: Iterable[str], tables: list[tuple[str, st
         by_holder.setdefault((c.account.user, c.account.host), []).append((c.db, c.table, c.privilege))
     out: Held = set()
     for user in users:
-        holders = _reach((user, "%"), edges) | _reach(("PUBLIC", ""), edges)
+        login = _login(user, logins)
+        holders = _reach(login, edges) | _reach(("PUBLIC", ""), edges)
         rights = [r for h in holders for r in by_holder.get(h, ())]
+        # database, table and column rows are matched by user name and the client's host,
+        # whichever account the login authenticated as: every row of that user whose host
+        # pattern matches 127.0.0.1 may apply (the first match, for a database row: this
+        # over-approximates, it never misses what the server allows)
+        for (name, host), held in by_holder.items():
+            if name == user and (name, host) != login and pattern_matches(host, CLIENT):
+                rights += [r for r in held if r[0] is not None]
         out |= _expand(user, rights, tables, fold)
     return out
+
+
+CLIENT = "127.0.0.1"
+
+
+def _login(user: str, accounts: Iterable[Account]) -> Key:
+    """The account a login as ``user`` from 127.0.0.1 over TCP is (names are not resolved):
+    one at that very host before one at ``%``."""
+    hosts = {a.host for a in accounts if a.user == user}
+    return (user, CLIENT if CLIENT in hosts else "%")
 
 
 def _reach(start: Key, edges: dict[Key, set[Key]]) -> set[Key]:

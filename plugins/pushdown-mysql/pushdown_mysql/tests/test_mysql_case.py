@@ -94,3 +94,37 @@ def test_m2_a_capitalised_schema_blocks_its_database(fworld: World, fbackend: My
     assert not any("pd_ann" in str(f) for f in held(fbackend))
     assert any("schema c.Crm has capitals" in n for n in plan.notes), plan.notes
     assert planner.plan(fbackend, fworld.model, Scope.everything()).empty
+
+
+def test_m2_a_scoped_sync_of_a_capitalised_schema_reads_the_lower_case_database(
+    fworld: World, fbackend: MySQLBackend
+) -> None:
+    """A grant on ``schema c.Crm`` (found by the adversary): its scoped sync read the database
+    ``Crm``, which this server does not hold, so ann kept ``SELECT ON crm.*`` although the
+    plan said nothing is granted there."""
+    reader(fworld)
+    reconcile(fbackend, fworld.model, Scope.everything())
+    crm = ObjectRef.of("schema", ("c", "Crm"))
+    events = ch.grant_privileges(fworld.model, "reader", crm, ["USE_SCHEMA"], Condition.ALLOW)
+    do(fworld.model, events)
+    plan, _ = reconcile(fbackend, fworld.model, Scope.union([scope_of(e) for e in events]))
+    assert not any("pd_ann" in str(f) for f in held(fbackend)), plan.render()
+    assert planner.plan(fbackend, fworld.model, Scope.everything()).empty
+
+
+def test_m2_a_capitalised_name_in_another_users_grant_blocks_everyone_at_once(
+    fworld: World, fbackend: MySQLBackend
+) -> None:
+    """bob's role names ``schema c.Crm`` (found by the adversary): on this server nobody may
+    be granted anything on ``crm`` from then on, yet the scoped sync looked at bob only and
+    ann kept ``SELECT ON crm.*`` until the next full sync."""
+    reader(fworld)
+    fworld.user("bob")
+    fworld.role("other", to=["bob"])
+    reconcile(fbackend, fworld.model, Scope.everything())
+    crm = ObjectRef.of("schema", ("c", "Crm"))
+    events = ch.grant_privileges(fworld.model, "other", crm, ["USE_SCHEMA"], Condition.ALLOW)
+    do(fworld.model, events)
+    plan, _ = reconcile(fbackend, fworld.model, Scope.union([scope_of(e) for e in events]))
+    assert not any("pd_ann" in str(f) for f in held(fbackend)), plan.render()
+    assert planner.plan(fbackend, fworld.model, Scope.everything()).empty

@@ -123,3 +123,23 @@ def test_a_user_mapped_to_pushdowns_own_account_is_refused(world: World, mariadb
         )
     finally:
         backend.close()
+
+
+def test_removing_one_of_two_colliding_users_gives_the_other_its_grants_in_the_scoped_sync(
+    world: World, mariadb: LocalMariaDB
+) -> None:
+    backend = backend_for(mariadb, map_principal=lower)
+    try:
+        world.user("bob")  # the account pd_bob, which Bob maps to as well
+        do(world.model, ch.add_user(world.model, "Bob"))
+        reader_role(world)
+        do(world.model, ch.grant_role(world.model, "reader", Principal.user("bob")))
+        reconcile(backend, world.model, Scope.everything())
+        assert not any("pd_bob" in str(f) for f in held(backend))  # withheld while both exist
+        events = ch.remove_user(world.model, "Bob")
+        do(world.model, events)
+        reconcile(backend, world.model, Scope.union([scope_of(e) for e in events]))  # scoped to Bob
+        assert "SELECT ON `crm`.* TO 'pd_bob'@'%'" in {str(f) for f in held(backend)}
+        assert planner.plan(backend, world.model, Scope.everything()).empty
+    finally:
+        backend.close()

@@ -42,3 +42,30 @@ def test_a_public_grant_on_a_governed_table_is_revoked(world: World, backend: My
             for table in ("db", "tables_priv", "columns_priv"):
                 cur.execute(f"DELETE FROM mysql.{table} WHERE User = 'PUBLIC'")
             cur.execute("FLUSH PRIVILEGES")
+
+
+def test_a_shadowing_account_loses_its_grants_on_governed_databases(
+    world: World, backend: MySQLBackend
+) -> None:
+    """``pd_ann@127.0.0.1`` made by hand, with SELECT on crm.*: a login as pd_ann from there
+    is that account. It used to be reported only; its grants on crm are now revoked."""
+    world.user("ann")
+    world.schema("crm")
+    world.table("crm", "secret")
+    try:
+        with admin(world.server) as cur:
+            cur.execute("CREATE USER 'pd_ann'@'127.0.0.1' IDENTIFIED BY 'user-secret'")
+            cur.execute("GRANT SELECT ON `crm`.* TO 'pd_ann'@'127.0.0.1'")
+            cur.execute("GRANT UPDATE ON `crm`.`secret` TO 'pd_ann'@'127.0.0.1'")
+        plan, _ = reconcile(backend, world.model, Scope.everything())
+        assert {str(op) for op in plan.ops} == {
+            "- SELECT ON `crm`.* TO 'pd_ann'@'127.0.0.1'",
+            "- UPDATE ON `crm`.`secret` TO 'pd_ann'@'127.0.0.1'",
+        }
+        assert any("'pd_ann'@'127.0.0.1' shadows the managed account" in f for f in plan.findings)
+        with world.server.connect("pd_ann", "user-secret") as conn, conn.cursor() as cur:
+            with pytest.raises(Exception, match="1142"):
+                cur.execute("SELECT * FROM `crm`.`secret`")
+    finally:
+        with admin(world.server) as cur:
+            cur.execute("DROP USER IF EXISTS 'pd_ann'@'127.0.0.1'")
