@@ -313,3 +313,43 @@ def test_a_tag_service_linked_to_the_hive_service_is_reported(ranger_standin: St
         store.services["hive"] = svc
     plan, _ = reconcile(backend, b.model, ALL)
     assert any("cl1_tag" in f or "tag service" in f for f in plan.findings)
+
+
+# -- 2b. a DENY on a topic or fileset against a hand-made allow ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("obj", "service", "resources", "access"),
+    [
+        ("topic sales.crm.events", "kafka", {"topic": {"values": ["*"]}}, "consume"),
+        ("fileset sales.crm.raw", "hdfs", {"path": {"values": ["/lake"], "isRecursive": True}}, "read"),
+    ],
+    ids=["topic", "fileset"],
+)
+@pytest.mark.xfail(
+    strict=True,
+    reason="shapes: a topic/fileset DENY is a missing allow, never a deny item; any hand-made allow beats it unreported",
+)
+def test_a_deny_on_a_topic_or_fileset_beats_a_hand_made_allow_for_a_host_group(
+    ranger_standin: Standin, obj: str, service: str, resources: dict[str, Any], access: str
+) -> None:
+    """reader is DENIED ``obj`` (bob holds reader). A hand-made, normal-priority allow on a
+    wider resource (``topic=*``, ``path=/lake`` recursive) names ``etl``, a group the model
+    does not know and the enforcing host puts bob in. In Hive pushdown's deny item wins
+    (test_normal_policy_on_a_wider_resource_set_loses_to_the_deny); for topics and filesets
+    the DENY is written as the absence of an allow, so the hand-made allow reaches bob, and
+    no finding names it (the group is not the model's)."""
+    b = (
+        world()
+        .create("topic sales.crm.events")
+        .create("fileset sales.crm.raw", properties={"location": "/lake/raw"})
+        .allow("reader", "catalog sales", "CONSUME_TOPIC", "READ_FILESET")
+        .deny("reader", obj, "CONSUME_TOPIC" if service == "kafka" else "READ_FILESET")
+    )
+    backend = backend_for(ranger_standin)
+    item = [{"groups": ["etl"], "accesses": [{"type": access}]}]
+    policy = hand_policy(ranger_standin, resources, service=service, policyItems=item)
+    plan, _ = reconcile(backend, b.model, ALL)
+    groups = lambda u: sorted(b.model.user_groups.get(u, ())) + (["etl"] if u == "bob" else [])  # noqa: E731
+    bad = [w for w in wider(ranger_standin, b, groups_of=groups) if w[2] == obj]
+    assert bad == [] or any(str(policy["name"]) in f for f in plan.findings), bad
