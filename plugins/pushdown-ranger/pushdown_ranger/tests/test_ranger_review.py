@@ -25,14 +25,21 @@ USERS = ("alice", "bob", "carol", "stranger")
 
 def world() -> Builder:
     """bob and alice (group analysts) read every table of crm; reader's DENY on orders."""
-    return sales().schema("sales.ops").table("sales.ops.runs").deny("reader", "table sales.crm.orders", "SELECT_TABLE")
+    return (
+        sales()
+        .schema("sales.ops")
+        .table("sales.ops.runs")
+        .deny("reader", "table sales.crm.orders", "SELECT_TABLE")
+    )
 
 
 def wider(standin: Standin, b: Builder, **kw: Any) -> list[Any]:
     return probe(standin, b.model, "sales", USERS, **kw).wider
 
 
-def hand_policy(standin: Standin, resources: dict[str, Any], service: str = "hive", **extra: Any) -> dict[str, Any]:
+def hand_policy(
+    standin: Standin, resources: dict[str, Any], service: str = "hive", **extra: Any
+) -> dict[str, Any]:
     policy = {
         "service": service,
         "name": "hand " + ",".join(f"{k}={v['values'][0]}" for k, v in sorted(resources.items())),
@@ -55,7 +62,9 @@ def revoke_all(b: Builder) -> None:
     [{"role_prefix": "px_", "user_role_prefix": "pxu_"}, {"role_prefix": "pd2_"}],
     ids=["both-prefixes", "role-prefix"],
 )
-def test_changed_role_prefix_old_items_are_reported(ranger_standin: Standin, settings: dict[str, str]) -> None:
+def test_changed_role_prefix_old_items_are_reported(
+    ranger_standin: Standin, settings: dict[str, str]
+) -> None:
     """pushdown synced with ``pd_``; its settings now say another prefix. The old ``pd_reader``
     role and the items naming it (in pushdown's own labelled policies) are no longer pushdown's.
     The model then revokes reader's allows: the old items keep granting (wider), left alone
@@ -70,7 +79,8 @@ def test_changed_role_prefix_old_items_are_reported(ranger_standin: Standin, set
 
 @pytest.mark.parametrize("setting", ["hive_service", "hdfs_service", "kafka_service"])
 @pytest.mark.xfail(
-    strict=True, reason="backend.py versions()/_read: the service pushdown wrote in before *_service changed is never read"
+    strict=True,
+    reason="backend.py _read: the service written before *_service changed is never read",
 )
 def test_changed_service_name_leaves_no_unreported_grant(ranger_standin: Standin, setting: str) -> None:
     """pushdown wrote its policies in service ``hive`` (``hdfs``, ``kafka``); its settings now
@@ -121,7 +131,7 @@ def test_name_mapping_changed_between_syncs_is_never_wider(ranger_standin: Stand
 
 OVERRIDE_XFAIL = pytest.mark.xfail(
     strict=True,
-    reason="handmade.voided_databases: an override-priority Hive policy counts only on resource sets shaped like pushdown's",
+    reason="handmade.voided_databases: override priority counts only on pushdown-shaped resources",
 )
 
 
@@ -135,10 +145,16 @@ OVERRIDE_XFAIL = pytest.mark.xfail(
             marks=OVERRIDE_XFAIL,
         ),
         pytest.param(
-            {"database": {"values": ["crm"]}, "table": {"values": ["orders", "leads"]}, "column": {"values": ["*"]}},
+            {
+                "database": {"values": ["crm"]},
+                "table": {"values": ["orders", "leads"]},
+                "column": {"values": ["*"]},
+            },
             marks=OVERRIDE_XFAIL,
         ),
-        pytest.param({"database": {"values": ["crm"]}, "table": {"values": ["orders"]}}, marks=OVERRIDE_XFAIL),
+        pytest.param(
+            {"database": {"values": ["crm"]}, "table": {"values": ["orders"]}}, marks=OVERRIDE_XFAIL
+        ),
         pytest.param(
             {
                 "database": {"values": ["crm"]},
@@ -150,7 +166,9 @@ OVERRIDE_XFAIL = pytest.mark.xfail(
     ],
     ids=["table-wildcard", "database-wildcard", "two-databases", "two-tables", "no-column", "excludes"],
 )
-def test_override_policy_on_a_wider_resource_set_voids_the_deny(ranger_standin: Standin, resources: dict[str, Any]) -> None:
+def test_override_policy_on_a_wider_resource_set_voids_the_deny(
+    ranger_standin: Standin, resources: dict[str, Any]
+) -> None:
     """A hand-made policy with override priority (``policyPriority=1``) on a resource set wider
     than pushdown's (``table=ord*``, ``database=*``, two databases) allows select to ``etl``, a
     group the model does not know and the enforcing host puts bob in. Ranger: an override allow
@@ -175,7 +193,11 @@ def test_override_policy_on_one_column_voids_the_deny_on_that_column(ranger_stan
     every column of orders. (The probe asks at table level only; this asks the column.)"""
     b = world()
     backend = backend_for(ranger_standin)
-    resources = {"database": {"values": ["crm"]}, "table": {"values": ["orders"]}, "column": {"values": ["id"]}}
+    resources = {
+        "database": {"values": ["crm"]},
+        "table": {"values": ["orders"]},
+        "column": {"values": ["id"]},
+    }
     item = [{"groups": ["etl"], "accesses": [{"type": "select", "isAllowed": True}]}]
     policy = hand_policy(ranger_standin, resources, policyPriority=1, policyItems=item)
     plan, _ = reconcile(backend, b.model, ALL)
@@ -185,7 +207,9 @@ def test_override_policy_on_one_column_voids_the_deny_on_that_column(ranger_stan
     assert not allowed or any(str(policy["name"]) in f for f in plan.findings)
 
 
-def test_override_policy_for_a_model_user_on_a_wider_resource_set_is_reported(ranger_standin: Standin) -> None:
+def test_override_policy_for_a_model_user_on_a_wider_resource_set_is_reported(
+    ranger_standin: Standin,
+) -> None:
     """The same override policy allowing bob by name: it beats reader's DENY (wider), and is
     reported as a hand-made allow reaching a model user (by design: left alone, reported)."""
     b = world()
@@ -204,7 +228,9 @@ def test_normal_policy_on_a_wider_resource_set_loses_to_the_deny(ranger_standin:
     b = world()
     backend = backend_for(ranger_standin)
     resources = {"database": {"values": ["*"]}, "table": {"values": ["*"]}, "column": {"values": ["*"]}}
-    hand_policy(ranger_standin, resources, policyItems=[{"groups": ["etl"], "accesses": [{"type": "select"}]}])
+    hand_policy(
+        ranger_standin, resources, policyItems=[{"groups": ["etl"], "accesses": [{"type": "select"}]}]
+    )
     reconcile(backend, b.model, ALL)
     groups = lambda u: sorted(b.model.user_groups.get(u, ())) + (["etl"] if u == "bob" else [])  # noqa: E731
     assert [w for w in wider(ranger_standin, b, groups_of=groups) if "orders" in w[2]] == []
@@ -222,7 +248,9 @@ def test_normal_policy_on_a_wider_resource_set_loses_to_the_deny(ranger_standin:
     ],
     ids=["group", "admin-user", "case-user"],
 )
-def test_a_member_added_by_hand_to_pushdowns_role_is_removed(ranger_standin: Standin, member: dict[str, Any]) -> None:
+def test_a_member_added_by_hand_to_pushdowns_role_is_removed(
+    ranger_standin: Standin, member: dict[str, Any]
+) -> None:
     """A group ``etl`` (host puts carol in it), or carol as an admin member, added by hand to
     ``pd_reader``: carol gets reader's allows. The next sync must take it out."""
     b = world()
@@ -250,7 +278,9 @@ def test_a_hand_made_role_named_like_pushdowns_but_for_case(ranger_standin: Stan
     except Exception as exc:  # Ranger's role names are unique ignoring case
         pytest.skip(f"refused: {exc}")
     resources = {"database": {"values": ["ops"]}, "table": {"values": ["*"]}, "column": {"values": ["*"]}}
-    hand_policy(ranger_standin, resources, policyItems=[{"roles": ["PD_reader"], "accesses": [{"type": "select"}]}])
+    hand_policy(
+        ranger_standin, resources, policyItems=[{"roles": ["PD_reader"], "accesses": [{"type": "select"}]}]
+    )
     plan, _ = reconcile(backend, b.model, ALL)
     assert wider(ranger_standin, b) == [] or any("PD_reader" in f for f in plan.findings)
 
@@ -274,7 +304,8 @@ def test_two_filesets_on_one_path_of_two_clusters(ranger_standin: Standin) -> No
 
 
 @pytest.mark.xfail(
-    strict=True, reason="readback.bypasses: a hand-made allow for a user removed from the model is no longer reported"
+    strict=True,
+    reason="readback.bypasses: a hand-made allow for a user removed from the model is no longer reported",
 )
 def test_a_removed_users_hand_made_allow_stays_reported(ranger_standin: Standin) -> None:
     """dave is a model user with a hand-made allow on crm.leads (reported). dave is removed
@@ -283,20 +314,25 @@ def test_a_removed_users_hand_made_allow_stays_reported(ranger_standin: Standin)
     b = world().users("dave")
     backend = backend_for(ranger_standin)
     resources = {"database": {"values": ["crm"]}, "table": {"values": ["leads"]}, "column": {"values": ["*"]}}
-    hand_policy(ranger_standin, resources, policyItems=[{"users": ["dave"], "accesses": [{"type": "select"}]}])
+    hand_policy(
+        ranger_standin, resources, policyItems=[{"users": ["dave"], "accesses": [{"type": "select"}]}]
+    )
     plan, _ = reconcile(backend, b.model, ALL)
     assert any("user dave" in f for f in plan.findings)
     b.do(changes.remove_user, "dave")
     plan, _ = reconcile(backend, b.model, ALL)
     users = (*USERS, "dave")
-    assert probe(ranger_standin, b.model, "sales", users).wider == [] or any("dave" in f for f in plan.findings)
+    assert probe(ranger_standin, b.model, "sales", users).wider == [] or any(
+        "dave" in f for f in plan.findings
+    )
 
 
 # -- 5. tag services ---------------------------------------------------------------------------
 
 
 @pytest.mark.xfail(
-    strict=True, reason="backend.py _read: the Hive service's linked tag service (tagService) is never read nor reported"
+    strict=True,
+    reason="backend.py _read: the Hive service's linked tag service (tagService) is never read nor reported",
 )
 def test_a_tag_service_linked_to_the_hive_service_is_reported(ranger_standin: Standin) -> None:
     """The Hive service links a tag service (``tagService``): Ranger evaluates tag-based
@@ -328,7 +364,7 @@ def test_a_tag_service_linked_to_the_hive_service_is_reported(ranger_standin: St
 )
 @pytest.mark.xfail(
     strict=True,
-    reason="shapes: a topic/fileset DENY is a missing allow, never a deny item; any hand-made allow beats it unreported",
+    reason="shapes: a topic/fileset DENY is a missing allow, no deny item; hand-made allows beat it",
 )
 def test_a_deny_on_a_topic_or_fileset_beats_a_hand_made_allow_for_a_host_group(
     ranger_standin: Standin, obj: str, service: str, resources: dict[str, Any], access: str
@@ -353,3 +389,33 @@ def test_a_deny_on_a_topic_or_fileset_beats_a_hand_made_allow_for_a_host_group(
     groups = lambda u: sorted(b.model.user_groups.get(u, ())) + (["etl"] if u == "bob" else [])  # noqa: E731
     bad = [w for w in wider(ranger_standin, b, groups_of=groups) if w[2] == obj]
     assert bad == [] or any(str(policy["name"]) in f for f in plan.findings), bad
+
+
+# -- 5b. service configuration changed underneath ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "configs",
+    [{"ranger.plugin.super.users": "zed,bob"}, {"ranger.plugin.super.groups": "analysts"}],
+    ids=["super-users", "super-groups"],
+)
+@pytest.mark.xfail(
+    strict=True,
+    reason="backend.py read: ranger.plugin.super.users/groups in service configs never read",
+)
+def test_super_users_in_a_service_config_are_reported(
+    ranger_standin: Standin, configs: dict[str, str]
+) -> None:
+    """Somebody lists a model user (bob) or group (analysts) as *Superusers* in the Hive
+    service's configs. Ranger's policy engine reads ``ranger.plugin.super.users|groups``
+    from the service instance config (RangerPolicyEngineImpl.ServiceConfig) and allows them
+    everything, reader's DENY on orders included. The stand-in's server does not apply
+    service-config super users (its engine supports them only from vector files), so the
+    access is not probed; pushdown must at least report it."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    store = ranger_standin.store
+    with store.lock:
+        store.services["hive"].setdefault("configs", {}).update(configs)
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert any("super" in f.lower() for f in plan.findings)
