@@ -419,3 +419,57 @@ def test_super_users_in_a_service_config_are_reported(
         store.services["hive"].setdefault("configs", {}).update(configs)
     plan, _ = reconcile(backend, b.model, ALL)
     assert any("super" in f.lower() for f in plan.findings)
+
+
+# -- more hand-made state and names ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        {"denyExceptions": [{"users": ["bob"], "accesses": [{"type": "select", "isAllowed": True}]}]},
+        {"policyPriority": 1},
+        {"isEnabled": False},
+    ],
+    ids=["deny-exception", "override", "disabled"],
+)
+def test_pushdowns_own_deny_policy_edited_by_hand(ranger_standin: Standin, edit: dict[str, Any]) -> None:
+    """Somebody edits pushdown's own policy holding the deny item on orders: a deny exception
+    for bob, override priority, or disabled. The DENY must still hold for bob after the next
+    sync, or a finding must say it does not."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    store = ranger_standin.store
+    mine = [p for p in store.list_policies({"serviceName": "hive"}) if p.get("denyPolicyItems")]
+    assert mine
+    for policy in mine:
+        store.update_policy(policy["id"], {**policy, **edit})
+    plan, _ = reconcile(backend, b.model, ALL)
+    names = [str(p["name"]) for p in mine]
+    assert wider(ranger_standin, b) == [] or any(n in f for n in names for f in plan.findings)
+
+
+@pytest.mark.parametrize(
+    "name", ["ordérs", "o" * 120, "a-b", "a_b", "Orders"], ids=["unicode", "long", "dash", "underscore", "capital"]
+)
+def test_a_deny_on_an_unusual_table_name_holds(ranger_standin: Standin, name: str) -> None:
+    """reader reads every table of crm and is DENIED ``crm.<name>`` (registered): the deny
+    item must reach the table Hive holds under that name."""
+    b = sales().table(f"sales.crm.{name}").deny("reader", f"table sales.crm.{name}", "SELECT_TABLE")
+    reconcile(backend_for(ranger_standin), b.model, ALL)
+    assert wider(ranger_standin, b) == []
+
+
+def test_a_fileset_whose_path_prefixes_another_does_not_enclose_it(ranger_standin: Standin) -> None:
+    """Filesets at ``/lake/raw`` (bob may read) and ``/lake/raw2`` (reader DENIED): a
+    recursive ``path=/lake/raw`` must not reach ``/lake/raw2``."""
+    b = (
+        sales()
+        .create("fileset sales.crm.raw", properties={"location": "/lake/raw"})
+        .create("fileset sales.crm.raw2", properties={"location": "hdfs://nn:8020/lake/raw2/"})
+        .allow("reader", "fileset sales.crm.raw", "READ_FILESET")
+        .deny("reader", "fileset sales.crm.raw2", "READ_FILESET")
+    )
+    reconcile(backend_for(ranger_standin), b.model, ALL)
+    assert wider(ranger_standin, b) == []
