@@ -479,7 +479,7 @@ def test_a_fileset_whose_path_prefixes_another_does_not_enclose_it(ranger_standi
 
 @pytest.mark.xfail(
     strict=True,
-    reason="shapes.hive_catalog: a new empty catalog takes the Hive service; the old one's deny items are dropped",
+    reason="shapes.hive_catalog: an empty catalog takes the Hive service; deny items dropped",
 )
 def test_a_new_empty_catalog_does_not_drop_the_hive_catalogs_deny_items(ranger_standin: Standin) -> None:
     """pushdown enforces ``sales`` (tables) in service ``hive``; a hand-made normal-priority
