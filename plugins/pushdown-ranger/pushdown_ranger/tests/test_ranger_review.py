@@ -500,3 +500,37 @@ def test_a_new_empty_catalog_does_not_drop_the_hive_catalogs_deny_items(ranger_s
     b.catalog("aaa", backend="rg")
     reconcile(backend, b.model, ALL)
     assert wider(ranger_standin, b, groups_of=groups) == []
+
+
+@pytest.mark.parametrize(
+    ("service", "resources", "access", "extra"),
+    [
+        ("kafka", {"topic": {"values": ["*"]}}, "consume", {}),
+        ("hdfs", {"path": {"values": ["/"], "isRecursive": True}}, "read", {}),
+        (
+            "hive",
+            {"database": {"values": ["*"]}, "table": {"values": ["ord*"]}},
+            "select",
+            {"policyPriority": 1},
+        ),
+    ],
+    ids=["kafka-all-topics", "hdfs-root", "hive-override"],
+)
+def test_a_hand_made_allow_naming_pushdowns_role_on_a_wider_resource(
+    ranger_standin: Standin, service: str, resources: dict[str, Any], access: str, extra: dict[str, Any]
+) -> None:
+    """A hand-made allow item names ``pd_reader`` on a resource pushdown never writes
+    (every topic, the HDFS root, an override on ``ord*`` tables): reader's members would get
+    what the model does not give them (reader is DENIED orders, has no topic or fileset
+    grant). Taken out or reported."""
+    b = (
+        world()
+        .create("topic sales.crm.events")
+        .create("fileset sales.crm.raw", properties={"location": "/lake/raw"})
+    )
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    item = [{"roles": ["pd_reader"], "accesses": [{"type": access}]}]
+    policy = hand_policy(ranger_standin, resources, service=service, policyItems=item, **extra)
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert wider(ranger_standin, b) == [] or any(str(policy["name"]) in f for f in plan.findings)
