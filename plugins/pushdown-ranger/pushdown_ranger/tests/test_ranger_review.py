@@ -534,3 +534,24 @@ def test_a_hand_made_allow_naming_pushdowns_role_on_a_wider_resource(
     policy = hand_policy(ranger_standin, resources, service=service, policyItems=item, **extra)
     plan, _ = reconcile(backend, b.model, ALL)
     assert wider(ranger_standin, b) == [] or any(str(policy["name"]) in f for f in plan.findings)
+
+
+def test_the_hdfs_deny_option_turned_off_under_nested_filesets(ranger_standin: Standin) -> None:
+    """Nested filesets ``/lake/raw`` (reader may read) and ``/lake/raw/pii`` (reader DENIED):
+    the child's deny items carry the DENY. The HDFS service definition's deny option is
+    turned off while running: the next sync must not keep the parent's recursive allow."""
+    b = (
+        sales()
+        .create("fileset sales.crm.raw", properties={"location": "/lake/raw"})
+        .create("fileset sales.crm.pii", properties={"location": "/lake/raw/pii"})
+        .allow("reader", "catalog sales", "READ_FILESET")
+        .deny("reader", "fileset sales.crm.pii", "READ_FILESET")
+    )
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    assert wider(ranger_standin, b) == []
+    sdef = ranger_standin.store.service_def("hdfs")
+    sdef.setdefault("options", {})["enableDenyAndExceptionsInPolicies"] = "false"
+    ranger_standin.store.update_service_def("hdfs", sdef)
+    reconcile(backend, b.model, ALL)
+    assert wider(ranger_standin, b) == []
