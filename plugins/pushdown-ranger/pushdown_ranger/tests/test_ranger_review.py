@@ -555,3 +555,62 @@ def test_the_hdfs_deny_option_turned_off_under_nested_filesets(ranger_standin: S
     ranger_standin.store.update_service_def("hdfs", sdef)
     reconcile(backend, b.model, ALL)
     assert wider(ranger_standin, b) == []
+
+
+def _edit_items(standin: Standin, field: str, edit: Any) -> list[str]:
+    store = standin.store
+    names = []
+    for policy in store.list_policies({"serviceName": "hive"}):
+        items = policy.get(field) or []
+        if items:
+            policy[field] = [edit(dict(item)) for item in items]
+            store.update_policy(policy["id"], policy)
+            names.append(str(policy["name"]))
+    return names
+
+
+@pytest.mark.parametrize(
+    ("field", "change"),
+    [
+        ("policyItems", {"accesses": [{"type": "all", "isAllowed": True}]}),
+        ("policyItems", {"delegateAdmin": True}),
+        ("denyPolicyItems", {"delegateAdmin": True}),
+        ("denyPolicyItems", {"accesses": []}),
+    ],
+    ids=["allow-all", "allow-delegate", "deny-delegate", "deny-no-access"],
+)
+def test_pushdowns_items_edited_by_hand(ranger_standin: Standin, field: str, change: dict[str, Any]) -> None:
+    """Somebody edits pushdown's own items: an allow item now grants ``all`` (every Hive
+    access), or has delegated admin; a deny item gets a condition (it holds only from some
+    addresses), delegated admin, or loses its accesses. The next sync restores the model, or
+    a finding names the policy."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    names = _edit_items(ranger_standin, field, lambda item: {**item, **change})
+    assert names
+    plan, _ = reconcile(backend, b.model, ALL)
+    bad = wider(ranger_standin, b)
+    assert bad == [] or any(n in f for n in names for f in plan.findings), bad[:3]
+
+
+def test_pushdowns_deny_item_given_a_condition_by_hand(ranger_standin: Standin) -> None:
+    """Somebody adds a condition (``ip-range``) to pushdown's deny item on orders: Ranger then
+    denies only requests from those addresses. The stand-in's engine has no item conditions,
+    so this checks the policy itself: after the next sync a plain deny item (no conditions)
+    names pushdown's role for ``select`` on orders again, or a finding names the policy."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    cond = {"conditions": [{"type": "ip-range", "values": ["10.0.0.0/8"]}]}
+    names = _edit_items(ranger_standin, "denyPolicyItems", lambda item: {**item, **cond})
+    assert names
+    plan, _ = reconcile(backend, b.model, ALL)
+    plain = [
+        item
+        for p in ranger_standin.store.list_policies({"serviceName": "hive"})
+        if "orders" in str(p["resources"])
+        for item in p.get("denyPolicyItems") or ()
+        if not item.get("conditions") and any(a.get("type") == "select" for a in item.get("accesses") or ())
+    ]
+    assert plain or any(n in f for n in names for f in plan.findings)
