@@ -635,3 +635,31 @@ def test_a_percent_encoded_location_is_the_path_hdfs_holds(ranger_standin: Stand
     reconcile(backend_for(ranger_standin), b.model, ALL)
     ask = _asker(ranger_standin)
     assert not ask("hdfs", {"path": "/lake/a b/pii"}, "read", "bob", [])
+
+
+@pytest.mark.parametrize(
+    "location",
+    ["/lake/raw/./pii", "hdfs://nn:8020/lake/tmp/../raw/pii"],
+    ids=["dot", "dotdot"],
+)
+@pytest.mark.xfail(
+    strict=True,
+    reason="fileset_paths.path_of: an unnamed location gets nothing; the enclosing allow still reaches it",
+)
+def test_a_denied_fileset_pushdown_cannot_name_inside_an_allowed_one(
+    ranger_standin: Standin, location: str
+) -> None:
+    """Fileset ``raw`` at ``/lake/raw`` (reader may read) and fileset ``pii`` whose location
+    pushdown refuses to name (``.`` or ``..`` segments) but which is ``/lake/raw/pii`` on HDFS (reader DENIED). "Gets nothing" only
+    drops pii's own items: the recursive allow on ``/lake/raw`` still reaches it. The probe
+    skips a fileset without a path, so this asks the path HDFS resolves."""
+    b = (
+        sales()
+        .create("fileset sales.crm.raw", properties={"location": "/lake/raw"})
+        .create("fileset sales.crm.pii", properties={"location": location})
+        .allow("reader", "catalog sales", "READ_FILESET")
+        .deny("reader", "fileset sales.crm.pii", "READ_FILESET")
+    )
+    reconcile(backend_for(ranger_standin), b.model, ALL)
+    ask = _asker(ranger_standin)
+    assert not ask("hdfs", {"path": "/lake/raw/pii"}, "read", "bob", [])
