@@ -650,9 +650,10 @@ def test_a_denied_fileset_pushdown_cannot_name_inside_an_allowed_one(
     ranger_standin: Standin, location: str
 ) -> None:
     """Fileset ``raw`` at ``/lake/raw`` (reader may read) and fileset ``pii`` whose location
-    pushdown refuses to name (``.`` or ``..`` segments) but which is ``/lake/raw/pii`` on HDFS (reader DENIED). "Gets nothing" only
-    drops pii's own items: the recursive allow on ``/lake/raw`` still reaches it. The probe
-    skips a fileset without a path, so this asks the path HDFS resolves."""
+    pushdown refuses to name (``.`` or ``..`` segments) but which is ``/lake/raw/pii`` on HDFS
+    (reader DENIED). "Gets nothing" only drops pii's own items: the recursive allow on
+    ``/lake/raw`` still reaches it. The probe skips a fileset without a path, so this asks
+    the path HDFS resolves."""
     b = (
         sales()
         .create("fileset sales.crm.raw", properties={"location": "/lake/raw"})
