@@ -72,7 +72,7 @@ def test_changed_role_prefix_old_items_are_reported(
     b = world()
     reconcile(backend_for(ranger_standin), b.model, ALL)
     revoke_all(b)
-    plan, _ = reconcile(backend_for(ranger_standin, **settings), b.model, ALL)
+    plan, _ = reconcile(backend_for(ranger_standin, None, **settings), b.model, ALL)
     assert wider(ranger_standin, b)
     assert any("role pd_reader" in f and "outside pushdown" in f for f in plan.findings)
 
@@ -99,7 +99,7 @@ def test_changed_service_name_leaves_no_unreported_grant(ranger_standin: Standin
     ranger_standin.create_service(f"{kind}2", kind)
     revoke_all(b)
     b.revoke("reader", "catalog sales", ["CONSUME_TOPIC", "READ_FILESET"])
-    plan, _ = reconcile(backend_for(ranger_standin, **{setting: f"{kind}2"}), b.model, ALL)
+    plan, _ = reconcile(backend_for(ranger_standin, None, **{setting: f"{kind}2"}), b.model, ALL)
     found = [f for f in plan.findings if f"{kind}2" not in f and f"{kind}" in f]
     assert wider(ranger_standin, b) == [] or found, wider(ranger_standin, b)[:3]
 
