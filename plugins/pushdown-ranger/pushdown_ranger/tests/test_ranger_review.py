@@ -730,3 +730,23 @@ def test_a_removed_groups_hand_made_allow_stays_reported(ranger_standin: Standin
     plan, _ = reconcile(backend, b.model, ALL)
     groups = lambda u: sorted(b.model.user_groups.get(u, ())) + (["etl"] if u == "carol" else [])  # noqa: E731
     assert wider(ranger_standin, b, groups_of=groups) == [] or any("etl" in f for f in plan.findings)
+
+
+@pytest.mark.parametrize("value", ["no", "0", "off", "yes"])
+@pytest.mark.xfail(
+    strict=True,
+    reason="backend._deny_enabled: any value but 'false' is on; Ranger: Boolean.valueOf, only 'true'",
+)
+def test_the_deny_option_read_as_ranger_reads_it(ranger_standin: Standin, value: str) -> None:
+    """The Hive service definition's ``enableDenyAndExceptionsInPolicies`` is set to ``no``
+    (``0``, ``off``, even ``yes``). Ranger (ServiceDefUtil.getBooleanValue) takes any non-empty
+    value through ``Boolean.valueOf``: only ``true`` enables deny items, so they are all off.
+    pushdown treats everything but ``false`` as on and keeps relying on its deny item on
+    orders under the every-table allow."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    sdef = ranger_standin.store.service_def("hive")
+    sdef.setdefault("options", {})["enableDenyAndExceptionsInPolicies"] = value
+    ranger_standin.store.update_service_def("hive", sdef)
+    reconcile(backend, b.model, ALL)
+    assert wider(ranger_standin, b) == []
