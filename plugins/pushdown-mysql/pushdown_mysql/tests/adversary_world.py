@@ -14,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from pushdown_lab.mariadb import LocalMariaDB
+
 from pushdown.decide.evaluator import Evaluator
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown_mysql.mapping import DATABASE_LEVEL_EXACT, OWNER_DATABASE_PRIVILEGES, TABLE_OPERATIONS
-from pushdown_mysql.server import LocalMariaDB
 
 from .enforced import LOGIN_PRIVILEGES, by_login, from_grant_tables
 from .world import PASSWORD, PREFIX, admin, q

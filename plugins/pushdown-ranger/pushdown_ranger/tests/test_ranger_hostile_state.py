@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pushdown_lab.ranger_standin import Standin
 
 from pushdown.errors import TemporaryBackendError
 from pushdown.model import changes as ch
@@ -16,7 +17,6 @@ from pushdown.model.securables import ObjectRef
 from pushdown.reconcile.plan import Op
 from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
-from pushdown_ranger.standin import Standin
 from pushdown_ranger.writing import Writer
 from tests.builders import Builder
 
