@@ -2,9 +2,14 @@
 
 ``local_hive_metastore``: the test run's one Hive Metastore (2.3, from pyspark's jars,
 on 127.0.0.1 and a free port, embedded Derby in a temporary directory), started on
-first use (about 5 s) and stopped when the run ends. See ``pushdown_hive.server``.
+first use (about 5 s) and stopped when the run ends. See ``pushdown_lab.metastore``.
 ``hive_metastore`` is that one, and again a Hive 4 in a container (``hive4-docker``)
 where a Docker engine answers: tests that take it run against both.
+
+``ranger_standin``: a fresh Ranger Admin stand-in (:class:`pushdown_lab.ranger_standin.Standin`)
+on a free 127.0.0.1 port, with the hdfs, hive and kafka service definitions loaded and no
+services; stopped when the test ends. Starting one takes milliseconds, so each test gets
+its own state.
 
 ``spark``: the test run's one SparkSession. Spark starts in seconds, not milliseconds,
 so the session is created once, on first use, and stopped when the run ends; tests
@@ -32,7 +37,7 @@ def _unavailable(what: str, exc: Exception) -> None:
 @pytest.fixture(scope="session")
 def local_hive_metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """The run's one local metastore (Hive 2.3); the ``spark`` session is pointed at it."""
-    from pushdown_hive.server import MetastoreUnavailable, throwaway_metastore
+    from pushdown_lab.metastore import MetastoreUnavailable, throwaway_metastore
 
     parent = str(tmp_path_factory.mktemp("hive-metastore"))
     try:
@@ -46,7 +51,7 @@ def local_hive_metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[A
 def hive4_metastore() -> Iterator[Any]:
     """A Hive 4 metastore in a container (docker/compose.yaml's service), when a Docker
     engine answers; otherwise every test of this variant is skipped, saying so."""
-    from pushdown_hive.server import MetastoreUnavailable, container_metastore
+    from pushdown_lab.metastore import MetastoreUnavailable, container_metastore
 
     try:
         with container_metastore() as server:
@@ -62,6 +67,14 @@ def hive_metastore(request: pytest.FixtureRequest) -> Any:
     if request.param == "hive2-local":
         return request.getfixturevalue("local_hive_metastore")
     return request.getfixturevalue("hive4_metastore")
+
+
+@pytest.fixture
+def ranger_standin() -> Iterator[Any]:
+    from pushdown_lab.ranger_standin import Standin
+
+    with Standin() as standin:
+        yield standin
 
 
 @pytest.fixture(scope="session")

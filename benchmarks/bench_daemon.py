@@ -37,8 +37,8 @@ from typing import Any
 
 from harness import cli
 from harness.report import Report
+from pushdown_lab.mariadb import LocalMariaDB, throwaway_mariadb
 from pushdown_mysql.account import least_privileges
-from pushdown_mysql.server import LocalMariaDB, throwaway_mariadb
 
 from pushdown.app.service import AccessControl
 

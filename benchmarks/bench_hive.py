@@ -37,7 +37,7 @@ from pushdown_hive.backend import HiveBackend
 from pushdown_hive.calls import to_client
 from pushdown_hive.client import HiveObject, MetastoreClient
 from pushdown_hive.facts import HiveGrant
-from pushdown_hive.server import LocalMetastore, throwaway_metastore
+from pushdown_lab.metastore import LocalMetastore, throwaway_metastore
 
 from pushdown.app.service import AccessControl
 from pushdown.journal.store import Store

@@ -46,10 +46,10 @@ from typing import Any
 from harness import cli
 from harness.clock import Clock
 from harness.report import Report
+from pushdown_lab.mariadb import LocalMariaDB, throwaway_mariadb
 from pushdown_mysql.account import least_privileges
 from pushdown_mysql.backend import MySQLBackend
 from pushdown_mysql.mapping import DATABASE_LEVEL_EXACT, OWNER_DATABASE_PRIVILEGES, TABLE_OPERATIONS
-from pushdown_mysql.server import LocalMariaDB, throwaway_mariadb
 from pushdown_mysql.statements import MAX_ACCOUNTS, statements
 
 from pushdown.app.service import AccessControl

@@ -35,8 +35,8 @@ from typing import Any
 from harness import cli
 from harness.clock import Clock
 from harness.report import Report
+from pushdown_lab.ranger_standin import Standin
 from pushdown_ranger.backend import RangerBackend
-from pushdown_ranger.standin import Standin
 
 from pushdown.model import changes as ch
 from pushdown.model import events as ev

@@ -45,7 +45,7 @@ USERS = ("u0", "u1", "u2", "u3")
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[Any]:
-    from pushdown_mysql.server import ServerUnavailable, throwaway_mariadb
+    from pushdown_lab.mariadb import ServerUnavailable, throwaway_mariadb
     from pushdown_mysql.tests.world import PUSHDOWN_PASSWORD, setup_pushdown_account
 
     try:

@@ -1,8 +1,6 @@
-"""The entry point (group ``pushdown``): the ``mysql`` backend kind and ``pushdown demo``."""
+"""The entry point (group ``pushdown``): the ``mysql`` backend kind."""
 
 from __future__ import annotations
-
-import click
 
 from pushdown.host.hookspecs import hookimpl
 from pushdown.reconcile.registry import BackendRegistry
@@ -12,10 +10,3 @@ from pushdown_mysql.backend import MySQLBackend
 @hookimpl
 def pushdown_register_backends(registry: BackendRegistry) -> None:
     registry.add("mysql", MySQLBackend, origin="pushdown_mysql.plugin")
-
-
-@hookimpl
-def pushdown_register_commands(cli: click.Group) -> None:
-    from pushdown_mysql.demo import demo
-
-    cli.add_command(demo)

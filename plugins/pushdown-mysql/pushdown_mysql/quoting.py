@@ -5,12 +5,16 @@ wrapped in backticks with every backtick doubled; the server then reads them ver
 Account names and hosts are always passed as query parameters: pymysql escapes them
 with the connection's own rules (it honours ``NO_BACKSLASH_ESCAPES``). Statements
 carry parameters, so a ``%`` inside a quoted identifier is doubled for pymysql's
-``%``-formatting (:func:`template_ident`). :func:`quote_string` is for display only.
+``%``-formatting (:func:`template_ident`). :func:`quote_string` is for display only; it
+escapes as pymysql's ``escape_string`` does (backslash escapes), without needing the driver.
 """
 
 from __future__ import annotations
 
-from pymysql.converters import escape_string
+#: what a backslash-escaped MySQL string literal escapes (pymysql's table, the same characters)
+_STRING_ESCAPES = str.maketrans(
+    {"\x00": "\\0", "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\x1a": "\\Z", '"': '\\"', "'": "\\'"}
+)
 
 
 def valid_ident(name: str) -> bool:
@@ -31,4 +35,4 @@ def template_ident(name: str) -> str:
 
 def quote_string(text: str) -> str:
     """A string literal, for showing a statement to a person (never for executing)."""
-    return "'" + escape_string(text) + "'"
+    return "'" + text.translate(_STRING_ESCAPES) + "'"

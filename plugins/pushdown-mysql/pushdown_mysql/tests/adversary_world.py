@@ -16,11 +16,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from pushdown_lab.mariadb import LocalMariaDB
+
 from pushdown.decide.evaluator import Evaluator
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown_mysql.mapping import DATABASE_LEVEL_EXACT, OWNER_DATABASE_PRIVILEGES, TABLE_OPERATIONS
-from pushdown_mysql.server import LocalMariaDB
 
 from .enforced import LOGIN_PRIVILEGES, by_login, from_grant_tables
 from .world import PASSWORD, PREFIX, q

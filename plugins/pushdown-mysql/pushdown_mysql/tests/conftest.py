@@ -6,9 +6,9 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from pushdown_lab.mariadb import LocalMariaDB, ServerUnavailable, throwaway_mariadb
 
 from pushdown_mysql.backend import MySQLBackend
-from pushdown_mysql.server import LocalMariaDB, ServerUnavailable, throwaway_mariadb
 
 from .world import PUSHDOWN, PUSHDOWN_PASSWORD, World, backend_for, setup_pushdown_account
 

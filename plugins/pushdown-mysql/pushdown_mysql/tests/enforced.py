@@ -20,11 +20,11 @@ from collections.abc import Iterable
 from typing import Any
 
 import pymysql
+from pushdown_lab.mariadb import LocalMariaDB
 
 from pushdown_mysql.diagnose import pattern_matches
 from pushdown_mysql.facts import Account
 from pushdown_mysql.readback import Dialect, parse_columns, parse_db, parse_roles, parse_tables, parse_users
-from pushdown_mysql.server import LocalMariaDB
 
 from .world import DENIED_CODES, q
 

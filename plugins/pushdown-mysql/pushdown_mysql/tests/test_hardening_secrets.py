@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from pushdown_lab.mariadb import LocalMariaDB
 
 from pushdown.app.cli import main
 from pushdown.errors import BackendError
 from pushdown_mysql.backend import MySQLBackend, settings_from
 from pushdown_mysql.connection import ConnectionSettings
-from pushdown_mysql.server import LocalMariaDB
 
 from .world import admin, backend_for
 

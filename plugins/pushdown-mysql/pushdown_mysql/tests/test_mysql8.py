@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from pushdown_lab.mariadb import ServerUnavailable, container_server
 
 from pushdown_mysql.readback import dialect_of
-from pushdown_mysql.server import ServerUnavailable, container_server
 
 pytestmark = pytest.mark.mariadb
 

@@ -36,6 +36,7 @@ import pymysql
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pushdown_lab.mariadb import LocalMariaDB
 
 from pushdown.errors import ModelError
 from pushdown.model import changes as ch
@@ -46,7 +47,6 @@ from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
 from pushdown_mysql.account import govern_database
 from pushdown_mysql.backend import MySQLBackend
-from pushdown_mysql.server import LocalMariaDB
 from tests.adversary import MAPPINGS, Tally, compare, histories, hostile_steps, mapping_names, model_changes
 from tests.builders import Builder
 

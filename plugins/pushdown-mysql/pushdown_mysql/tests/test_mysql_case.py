@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from pushdown_lab.mariadb import LocalMariaDB
 
 from pushdown.model import changes as ch
 from pushdown.model.privileges import Condition
@@ -15,7 +16,6 @@ from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
 from pushdown_mysql.backend import MySQLBackend
-from pushdown_mysql.server import LocalMariaDB
 
 from .world import World, admin, backend_for, do, held
 

@@ -123,7 +123,7 @@ def test_a_port_taken_before_the_server_binds_it_is_exchanged_for_another(
 ) -> None:
     """The throwaway server's port is picked just before it binds; if another process took
     it all the same, the server starts on another one (a fixed port would fail the run)."""
-    from pushdown_mysql import server as srv
+    from pushdown_lab import mariadb as srv
 
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -4,13 +4,13 @@ user's account, and names that mean something to the server."""
 from __future__ import annotations
 
 import pytest
+from pushdown_lab.mariadb import LocalMariaDB
 
 from pushdown.model import changes as ch
 from pushdown.model.principals import Principal
 from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
-from pushdown_mysql.server import LocalMariaDB
 
 from .world import World, admin, backend_for, do, held
 

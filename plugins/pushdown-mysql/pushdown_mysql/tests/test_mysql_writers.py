@@ -6,12 +6,12 @@ import threading
 from pathlib import Path
 
 import pytest
+from pushdown_lab.mariadb import LocalMariaDB
 
 from pushdown.app.service import AccessControl
 from pushdown.journal.store import Store
 from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope
-from pushdown_mysql.server import LocalMariaDB
 
 from .world import World, backend_for
 

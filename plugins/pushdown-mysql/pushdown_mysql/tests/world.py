@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pymysql
+from pushdown_lab.mariadb import LocalMariaDB
 
 from pushdown.decide.evaluator import Evaluator
 from pushdown.model import changes as ch
@@ -25,7 +26,6 @@ from pushdown.model.state import Model
 from pushdown.reconcile.backend import BackendContext
 from pushdown_mysql.account import least_privileges
 from pushdown_mysql.backend import MySQLBackend
-from pushdown_mysql.server import LocalMariaDB
 
 PUSHDOWN = "pushdown"
 PUSHDOWN_PASSWORD = "pushdown-secret"

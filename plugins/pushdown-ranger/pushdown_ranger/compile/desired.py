@@ -23,7 +23,7 @@ Shapes, per Hive database ``d``:
   wildcard access has an exception gets per-table items instead (exact, no wildcard).
 
 Topics and filesets get one policy per Ranger resource (``topic=t``; ``path=<location>``),
-over every enforced catalog at once (:mod:`pushdown_ranger.leaf_shapes`).
+over every enforced catalog at once (:mod:`pushdown_ranger.compile.leaves`).
 
 What is compiled is every object registered below the enforced catalogs and every object
 a grant or an owner names there (:mod:`pushdown_ranger.held`); Ranger roles hold users,

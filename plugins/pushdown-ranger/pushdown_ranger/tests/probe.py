@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from pushdown_lab.ranger_standin import Standin
+
 from pushdown.decide.evaluator import Evaluator
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
@@ -14,7 +16,6 @@ from pushdown_ranger.compile.desired import hive_catalog
 from pushdown_ranger.compile.fileset_paths import path_of
 from pushdown_ranger.compile.objects import named_objects
 from pushdown_ranger.mapping import DATABASE_ACCESS, HDFS_ACCESS, KAFKA_ACCESS, TABLE_ACCESS
-from pushdown_ranger.standin import Standin
 
 T = SecurableType
 #: a table name no history creates: decided like any table the schema does not hold yet
@@ -86,12 +87,14 @@ def _asker(standin: Standin) -> Callable[[str, dict[str, Any], str, str, list[st
     """The stand-in's decision (its engine over the service's current policies and roles)."""
     if hasattr(standin, "is_access_allowed"):
         return lambda s, r, a, u, g: bool(standin.is_access_allowed(s, r, a, user=u, groups=g))
-    from pushdown_ranger.standin.engine import AccessRequest, PolicyEngine
+    from pushdown_lab.ranger_standin.policy_evaluation import AccessRequest, ServicePolicies
 
     store = standin.store
     roles = store.list_roles({})
     engines = {
-        name: PolicyEngine(store.service_def(svc["type"]), store.list_policies({"serviceName": name}), roles)
+        name: ServicePolicies(
+            store.service_def(svc["type"]), store.list_policies({"serviceName": name}), roles
+        )
         for name, svc in store.services.items()
     }
     return lambda s, r, a, u, g: engines[s].is_access_allowed(AccessRequest(r, a, u, g))

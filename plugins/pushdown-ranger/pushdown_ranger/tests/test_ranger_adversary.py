@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pushdown_lab.ranger_standin import Standin
 
 from pushdown.decide.evaluator import Evaluator
 from pushdown.errors import ModelError
@@ -36,7 +37,6 @@ from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
 from pushdown_ranger.backend import RangerBackend
 from pushdown_ranger.mapping import DATABASE_ACCESS, HDFS_ACCESS, KAFKA_ACCESS, TABLE_ACCESS
-from pushdown_ranger.standin import Standin
 from tests.adversary import MAPPINGS, Tally, compare, histories, hostile_steps, mapping_names, model_changes
 from tests.builders import Builder
 

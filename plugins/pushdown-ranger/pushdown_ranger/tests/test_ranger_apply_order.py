@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pushdown_lab.ranger_standin import Standin
 
 from pushdown.decide.evaluator import Evaluator
 from pushdown.errors import BackendError, ModelError, TemporaryBackendError
@@ -23,7 +24,6 @@ from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
 from pushdown_ranger.backend import NARROW, schedule
-from pushdown_ranger.standin import Standin
 from tests.builders import Builder
 
 from .probe import checks

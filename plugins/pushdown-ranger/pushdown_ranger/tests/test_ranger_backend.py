@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pushdown_lab.ranger_standin import Standin
 
 from pushdown.errors import BackendError, ConfigError, TemporaryBackendError
 from pushdown.model import changes as ch
@@ -14,7 +15,6 @@ from pushdown.reconcile.backend import BackendContext
 from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
 from pushdown_ranger.backend import RangerBackend
-from pushdown_ranger.standin import Standin
 from tests.builders import Builder
 
 from .world import backend_for, sales

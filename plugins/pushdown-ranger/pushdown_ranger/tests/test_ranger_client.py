@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 from apache_ranger.client.ranger_client import RangerClient
+from pushdown_lab.ranger_standin import Standin
 
 from pushdown.errors import PermanentBackendError, TemporaryBackendError
 from pushdown_ranger.client import NotFound, RangerAPI
-from pushdown_ranger.standin import Standin
 
 pytestmark = pytest.mark.ranger
 

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pushdown_lab.ranger_standin import Standin
 
 from pushdown.errors import ModelError
 from pushdown.model import changes as ch
@@ -29,7 +30,6 @@ from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
 from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
-from pushdown_ranger.standin import Standin
 from tests.adversary import MAPPINGS, Tally, histories, hostile_steps, mapping_names, model_changes
 from tests.backend_histories import GROUP, TABLE_STEPS
 from tests.builders import Builder

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pushdown_lab.ranger_standin import Standin
 
 from pushdown.model import changes as ch
 from pushdown.model import events as ev
@@ -20,7 +21,6 @@ from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
 from pushdown_ranger.compile.desired import RangerNaming, compile_desired
 from pushdown_ranger.facts import PolicyFact, RoleFact
-from pushdown_ranger.standin import Standin
 from tests.builders import Builder
 
 from .probe import Probe, probe

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pushdown_lab.ranger_standin import Standin
 
 from pushdown.errors import ModelError
 from pushdown.model import changes as ch
@@ -26,7 +27,6 @@ from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.scope import scope_of as event_scope
 from pushdown.reconcile.sync import reconcile
-from pushdown_ranger.standin import Standin
 from tests.backend_histories import TABLE_STEPS, model_changes
 from tests.backend_histories import steps as history_steps
 from tests.builders import Builder

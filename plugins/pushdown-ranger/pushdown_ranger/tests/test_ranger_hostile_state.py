@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pushdown_lab.ranger_standin import Standin
 
 from pushdown.errors import PermanentBackendError, TemporaryBackendError
 from pushdown.model import changes as ch
@@ -17,7 +18,6 @@ from pushdown.reconcile import planner
 from pushdown.reconcile.plan import Op
 from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
-from pushdown_ranger.standin import Standin
 from pushdown_ranger.writer import Writer
 from tests.builders import Builder
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pushdown_lab.ranger_standin import Standin
 
 from pushdown.model import changes
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
-from pushdown_ranger.standin import Standin
 from tests.builders import Builder
 
 from .probe import _asker, probe

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pushdown_lab.ranger_standin import Standin
+
 from pushdown.model.principals import Principal
 from pushdown.reconcile.backend import BackendContext
 from pushdown_ranger.backend import RangerBackend
-from pushdown_ranger.standin import Standin
 from tests.builders import Builder
 
 SERVICES = ("hive", "hdfs", "kafka")

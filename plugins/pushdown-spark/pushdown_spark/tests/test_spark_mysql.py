@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pushdown_lab.mariadb import LocalMariaDB
 from pushdown_mysql.backend import MySQLBackend
-from pushdown_mysql.server import LocalMariaDB
 from pushdown_mysql.tests.conftest import mariadb, world  # noqa: F401 - the MySQL tests' fixtures
 from pushdown_mysql.tests.test_mysql_sync import sales
 from pushdown_mysql.tests.world import BACKEND, PUSHDOWN, PUSHDOWN_PASSWORD, World, backend_for

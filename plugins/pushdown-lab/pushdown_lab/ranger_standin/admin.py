@@ -1,0 +1,230 @@
+"""The Ranger Admin stand-in as one object: its store, its HTTP server, its faults, its evaluation."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from pushdown_lab.ranger_standin.faults import Faults
+from pushdown_lab.ranger_standin.policy_evaluation import AccessRequest, AccessResult, ServicePolicies
+from pushdown_lab.ranger_standin.resources import (
+    SELF,
+    SELF_AND_ALL_DESCENDANTS,
+    PolicyResourceMatcher,
+    ServiceDefHelper,
+)
+from pushdown_lab.ranger_standin.server import StandinHTTPServer
+from pushdown_lab.ranger_standin.servicedefs import load_service_defs
+from pushdown_lab.ranger_standin.store import Store
+
+__all__ = ["Standin"]
+
+ADMIN_USER = "admin"
+ADMIN_PASSWORD = "rangerR0cks!"  # noqa: S105 - the stand-in's own test login (Ranger's sample admin password)
+
+
+class Standin:
+    """A Ranger Admin stand-in on 127.0.0.1; use as a context manager or ``start()`` / ``stop()``."""
+
+    def __init__(
+        self,
+        *,
+        port: int = 0,
+        users: dict[str, str] | None = None,
+        service_defs_dir: Path | None = None,
+        strict_principals: bool = False,
+    ) -> None:
+        self.store = Store(load_service_defs(service_defs_dir), strict_principals=strict_principals)
+        self.users = dict(users) if users is not None else {ADMIN_USER: ADMIN_PASSWORD}
+        self.faults = Faults()
+        self.port = port
+        self._server: StandinHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._log: list[tuple[str, str, int]] = []
+        self._lifecycle = threading.RLock()
+        self._service_policies: dict[tuple[str, str], tuple[tuple[int, int, int, str], ServicePolicies]] = {}
+        self._dying: threading.Thread | None = None
+
+    # lifecycle -------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        """The base URL to give ``RangerClient``."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def auth(self) -> tuple[str, str]:
+        """The (user, password) of the first configured user (``admin`` by default)."""
+        user = next(iter(self.users))
+        return user, self.users[user]
+
+    @property
+    def running(self) -> bool:
+        return self._server is not None
+
+    def start(self) -> Standin:
+        self._await_death()
+        with self._lifecycle:
+            if self._server is not None:
+                return self
+            server = StandinHTTPServer(self.port, self.store, self.users, self.faults)
+            server.on_die = self._die
+            self.port = server.server_address[1]
+            self._server = server
+            self._thread = threading.Thread(
+                target=server.serve_forever, args=(0.05,), name="ranger-standin", daemon=True
+            )
+            self._thread.start()
+            return self
+
+    def stop(self) -> None:
+        with self._lifecycle:
+            server, self._server = self._server, None
+            if server is None:
+                return
+            server.dead = True
+            server.shutdown()
+            server.server_close()
+            with server.log_lock:
+                self._log.extend(server.request_log)
+            if self._thread is not None:
+                self._thread.join(timeout=5)
+
+    def _await_death(self) -> None:
+        dying = self._dying
+        if dying is not None and dying is not threading.current_thread():
+            dying.join(timeout=5)
+
+    def restart(self) -> Standin:
+        """Start again on the same port with the same state (after :meth:`stop` or a die fault)."""
+        self._await_death()
+        self.stop()
+        return self.start()
+
+    def _die(self) -> None:
+        self._dying = threading.Thread(target=self.stop, name="ranger-standin-die", daemon=True)
+        self._dying.start()
+
+    def __enter__(self) -> Standin:
+        return self.start()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self._await_death()
+        self.stop()
+
+    # request accounting ----------------------------------------------------------------
+    @property
+    def request_log(self) -> list[tuple[str, str, int]]:
+        """Every request served so far: (method, path, status), oldest first."""
+        current: list[tuple[str, str, int]] = []
+        if self._server is not None:
+            with self._server.log_lock:
+                current = list(self._server.request_log)
+        return self._log + current
+
+    def reset_log(self) -> None:
+        self._log = []
+        if self._server is not None:
+            with self._server.log_lock:
+                self._server.request_log.clear()
+
+    def call_counts(self) -> Counter[str]:
+        """Requests by method (``GET``, ``POST``, ``PUT``, ``DELETE``)."""
+        return Counter(method for method, _, _ in self.request_log)
+
+    # convenience -----------------------------------------------------------------------
+    def add_principals(self, users: Iterable[str] = (), groups: Iterable[str] = ()) -> None:
+        """Users and groups Ranger knows (as usersync would bring them)."""
+        with self.store.lock:
+            self.store.principals.users.update(users)
+            self.store.principals.groups.update(groups)
+
+    def create_service(self, name: str, service_type: str, **configs: Any) -> dict[str, Any]:
+        """Create a service directly (as a test's setup; no HTTP call is counted)."""
+        return self.store.create_service({"name": name, "type": service_type, "configs": configs})
+
+    # evaluation ------------------------------------------------------------------------
+    def zone_of(self, service: str, resource: dict[str, Any]) -> str:
+        """The security zone whose resources hold ``resource`` in ``service`` (``""``: none):
+        at or below one of the zone's resource sets (recursive where the resource supports it).
+        Two zones holding one resource: the first by name (Ranger asks for it to be unique)."""
+        with self.store.lock:
+            if not self.store.zones:
+                return ""
+            zones = [z for z in self.store.list_zones({}) if service in z["services"]]
+            if not zones:
+                return ""
+            sdef = self.store.service_defs[self.store.service(service)["type"]]
+        helper = ServiceDefHelper(sdef)
+        for zone in sorted(zones, key=lambda z: str(z["name"])):
+            for spec in zone["services"][service].get("resources") or []:
+                resources = {
+                    name: {"values": list(values), "isRecursive": _recursive(helper, name)}
+                    for name, values in spec.items()
+                }
+                found = PolicyResourceMatcher(helper, resources).match_type(resource, {}, {})
+                if found in (SELF, SELF_AND_ALL_DESCENDANTS):
+                    return str(zone["name"])
+        return ""
+
+    def service_policies(self, service: str, zone: str = "") -> ServicePolicies:
+        """The evaluation of ``service``'s current policies (of security zone ``zone``; ``""``:
+        the unzoned ones) and roles (rebuilt when they change)."""
+        with self.store.lock:
+            svc = self.store.service(service)
+            sdef = self.store.service_defs[svc["type"]]
+            options = json.dumps(sdef.get("options") or {}, sort_keys=True)
+            versions = (
+                int(svc["policyVersion"]),
+                int(svc["roleVersion"]),
+                int(sdef.get("version") or 0),
+                options,
+            )
+            cached = self._service_policies.get((service, zone))
+            if cached is not None and cached[0] == versions:
+                return cached[1]
+            policies = self.store.list_policies({"serviceName": service, "zoneName": zone})
+            built = ServicePolicies(self.store.service_def(svc["type"]), policies, self.store.list_roles({}))
+            self._service_policies[(service, zone)] = (versions, built)
+            return built
+
+    def evaluate(
+        self,
+        service: str,
+        resource: dict[str, str | list[str]],
+        access_type: str,
+        user: str,
+        groups: Iterable[str] = (),
+        owner: str | None = None,
+    ) -> AccessResult:
+        """Ranger's decision for ``user`` (in ``groups``) doing ``access_type`` on ``resource``.
+
+        ``resource`` maps the service definition's resource names to a value (or a list of
+        values), e.g. ``{"database": "db1", "table": "t1", "column": "c1"}``. Roles are resolved
+        from the stand-in's roles (users, groups, nested roles). ``access_type`` ``""`` or
+        ``_any`` asks for any access; ``_admin`` for delegated admin.
+        """
+        request = AccessRequest(dict(resource), access_type, user, list(groups), owner)
+        return self.service_policies(service, self.zone_of(service, dict(resource))).evaluate(request)
+
+    def is_access_allowed(
+        self,
+        service: str,
+        resource: dict[str, str | list[str]],
+        access_type: str,
+        user: str,
+        groups: Iterable[str] = (),
+        owner: str | None = None,
+    ) -> bool:
+        """:meth:`evaluate`'s ``allowed``: True only when a policy allows (undecided is denied)."""
+        return self.evaluate(service, resource, access_type, user, groups, owner).allowed
+
+
+def _recursive(helper: ServiceDefHelper, name: str) -> bool:
+    return bool(helper.defs.get(name, {}).get("recursiveSupported"))

@@ -1,0 +1,68 @@
+"""The stand-in's state, common part: object ids, audit stamps, version bumps, JSON clones.
+
+Objects are plain JSON dicts (the shapes of Ranger's REST API). Every write goes through one
+lock, is validated first (nothing is half-applied) and bumps the versions Ranger bumps: the
+object's own ``version``, its service's ``policyVersion``; a role change bumps every service's
+``roleVersion``. Reads hand out deep copies.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections import Counter
+from typing import Any, TypeVar
+
+from pushdown_lab.ranger_standin.principals import Principals
+
+__all__ = ["Json", "StoreBase", "clone", "now_ms"]
+
+Json = dict[str, Any]
+_T = TypeVar("_T")
+
+
+def clone(value: _T) -> _T:
+    """A deep copy of JSON data (a JSON round trip: several times faster than copy.deepcopy)."""
+    copied: _T = json.loads(json.dumps(value))
+    return copied
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class StoreBase:
+    """The fields every part of the store shares (thread safe through :attr:`lock`)."""
+
+    def __init__(self, *, strict_principals: bool = False) -> None:
+        self.lock = threading.RLock()
+        self.principals = Principals(strict_principals)
+        self.service_defs: dict[str, Json] = {}
+        self.services: dict[str, Json] = {}
+        self.policies: dict[int, Json] = {}
+        self.roles: dict[int, Json] = {}
+        self.zones: dict[int, Json] = {}
+        self._by_name: dict[tuple[str, str], int] = {}
+        self._by_signature: dict[tuple[str, str], int] = {}
+        self._role_refs: Counter[str] = Counter()
+        self._next_id = 1000
+
+    def _new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    def _stamp(self, obj: Json, user: str, created: Json | None = None) -> None:
+        now = now_ms()
+        obj["guid"] = (created or {}).get("guid") or obj.get("guid") or str(uuid.uuid4())
+        obj["createdBy"] = (created or {}).get("createdBy", user)
+        obj["createTime"] = (created or {}).get("createTime", now)
+        obj["updatedBy"] = user
+        obj["updateTime"] = now
+        obj["version"] = int((created or {}).get("version") or 0) + 1
+        obj.setdefault("isEnabled", True)
+
+    def _bump_roles(self) -> None:
+        for svc in self.services.values():
+            svc["roleVersion"] += 1

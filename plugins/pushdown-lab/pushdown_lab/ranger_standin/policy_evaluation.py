@@ -1,0 +1,170 @@
+"""Ranger's access policy engine, in pure Python: one service's policies and roles, one request at a time.
+
+Semantics of RangerPolicyEngineImpl and RangerDefaultPolicyEvaluator:
+
+* Policies are evaluated by priority (override first), then those with deny items (or
+  ``isDenyAllElse``) first, then by Ranger's evaluation-order score and name. Disabled and
+  non-access policies are ignored.
+* A policy applies when its resources match the request (SELF or SELF_AND_ALL_DESCENDANTS; for
+  an "any access" request, ``accessType`` empty or ``_any``, DESCENDANT too).
+* In a policy, deny items (minus deny exceptions) are looked at first, then allow items (minus
+  allow exceptions); no item and ``isDenyAllElse``: denied. Deny items and exceptions count only
+  when the service definition's ``enableDenyAndExceptionsInPolicies`` option is not "false".
+* Across policies: a deny at the same or higher priority wins over an allow; an allow of a higher
+  priority wins over a deny. An allow of an "any access" request needs one allowed access type;
+  a deny of a descendant is ignored for it.
+* Audited: some matching policy has ``isAuditEnabled`` (or the audit mode says all / none).
+* Super users and super groups are allowed everything.
+
+Not evaluated (they raise :class:`Unsupported`, whose message names the feature): policy and
+item conditions, validity schedules, request expressions in resource values, matchers other
+than the default, path and URL ones. Tags, zones, data masking and row filtering are outside.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pushdown_lab.ranger_standin.access import AccessRequest, AccessResult, Ask
+from pushdown_lab.ranger_standin.evaluator import PolicyEvaluator, option_true
+from pushdown_lab.ranger_standin.options import Unsupported
+from pushdown_lab.ranger_standin.policyitems import RoleBook, implied_grants
+from pushdown_lab.ranger_standin.resources import ServiceDefHelper
+
+__all__ = ["AccessRequest", "AccessResult", "ServicePolicies", "Unsupported"]
+
+SUPER_USER_ACCESS = "_super_user"
+
+
+class _Index:
+    """Which policies can match a request: per resource name, the policies limited to fixed
+    values (by value) and the others. Skipping a policy whose resources cannot match changes
+    nothing: it would neither allow nor deny, and an earlier allow stays final either way."""
+
+    def __init__(self, evaluators: list[PolicyEvaluator], helper: ServiceDefHelper) -> None:
+        self.fold = {name: opts.ignore_case for name, opts in helper.options.items()}
+        self.exact: dict[str, dict[str, set[int]]] = {name: {} for name in helper.defs}
+        self.open: dict[str, set[int]] = {name: set() for name in helper.defs}
+        for position, evaluator in enumerate(evaluators):
+            for name in helper.defs:
+                values = evaluator.literals(name)
+                if values is None:
+                    self.open[name].add(position)
+                    continue
+                for value in values:
+                    self.exact[name].setdefault(value, set()).add(position)
+
+    def candidates(self, request: AccessRequest, evaluators: list[PolicyEvaluator]) -> list[PolicyEvaluator]:
+        narrowed: set[int] | None = None
+        for name, value in request.resource.items():
+            if name not in self.exact or not isinstance(value, str) or value in ("", "*"):
+                continue
+            if request.scopes.get(name) not in (None, "SELF"):
+                continue
+            key = value.lower() if self.fold[name] else value
+            found = self.exact[name].get(key, set()) | self.open[name]
+            narrowed = found if narrowed is None else narrowed & found
+        if narrowed is None:
+            return evaluators
+        return [evaluators[position] for position in sorted(narrowed)]
+
+
+class ServicePolicies:
+    """The access policies of one service, with its service definition and the roles they use."""
+
+    def __init__(
+        self,
+        service_def: dict[str, Any],
+        policies: Iterable[dict[str, Any]],
+        roles: Iterable[dict[str, Any]] = (),
+        *,
+        super_users: Iterable[str] = (),
+        super_groups: Iterable[str] = (),
+        audit_mode: str | None = None,
+        audit_excluded: tuple[Iterable[str], Iterable[str], Iterable[str]] = ((), (), ()),
+        use_index: bool = True,
+    ) -> None:
+        self.service_def = service_def
+        self.roles = list(roles)
+        self.role_book = RoleBook(self.roles)
+        self.super_users, self.super_groups = frozenset(super_users), frozenset(super_groups)
+        self.excluded_users, self.excluded_groups, self.excluded_roles = (
+            frozenset(x) for x in audit_excluded
+        )
+        self.audit_mode = (audit_mode or "audit-default").lower()
+        self.all_accesses = [str(a["name"]) for a in service_def.get("accessTypes") or []]
+        chosen = [
+            p
+            for p in policies
+            if p.get("isEnabled", True) is not False and int(p.get("policyType") or 0) == 0
+        ]
+        helper = ServiceDefHelper(service_def)
+        implied = implied_grants(service_def)
+        deny = option_true(service_def, "enableDenyAndExceptionsInPolicies", True)
+        self.evaluators = sorted(
+            (PolicyEvaluator(p, helper, implied, deny) for p in chosen), key=PolicyEvaluator.sort_key
+        )
+        self.index = _Index(self.evaluators, helper)
+        self.use_index = use_index
+
+    def _ask(self, request: AccessRequest) -> Ask:
+        groups = frozenset(request.groups)
+        roles = frozenset(request.roles) | self.role_book.roles_of(request.user, groups)
+        tokens = {"USER": request.user}
+        if request.owner is not None:
+            tokens["OWNER"] = request.owner
+        listed = request.context.get("ALLACCESSTYPES")
+        if request.any_access:
+            accesses = list(self.all_accesses)
+        elif listed:
+            accesses = sorted(str(a) for a in listed)
+        else:
+            accesses = [request.access_type]
+        any_in_context = request.any_access or request.context.get("ISANYACCESS") is True
+        access_groups = [sorted(str(a) for a in g) for g in request.context.get("ALLACCESSTYPEGROUPS") or []]
+        if request.any_access and not request.ignore_descendant_deny:
+            access_groups = [[access] for access in accesses]  # every access type must be allowed
+        return Ask(
+            request,
+            (request.user, groups, roles, request.owner),
+            tokens,
+            accesses,
+            any_in_context,
+            groups=access_groups,
+        )
+
+    def evaluate(self, request: AccessRequest) -> AccessResult:
+        """Ranger's decision for one request (RangerPolicyEngineImpl.evaluatePolicies)."""
+        ask = self._ask(request)
+        result = AccessResult()
+        is_super = request.user in self.super_users or not self.super_groups.isdisjoint(ask.who[1])
+        if is_super or request.access_type == SUPER_USER_ACCESS:
+            result.allowed, result.determined, result.priority = is_super, True, 1 << 30
+        chosen = self.index.candidates(request, self.evaluators) if self.use_index else self.evaluators
+        for evaluator in chosen:
+            if result.allowed and result.priority > evaluator.priority:
+                result.determined = True
+            evaluator.evaluate(ask, result)
+            if result.allowed and not evaluator.has_deny:
+                result.determined = True
+            if result.determined and result.audit_determined:
+                break
+        if result.allowed:
+            result.determined = True
+        if self.audit_mode == "audit-all":
+            result.audited = True
+        elif self.audit_mode == "audit-none" or self._audit_excluded(ask):
+            result.audited = False
+        return result
+
+    def _audit_excluded(self, ask: Ask) -> bool:
+        user, groups, roles, _ = ask.who
+        return (
+            user in self.excluded_users
+            or not self.excluded_groups.isdisjoint(groups)
+            or not self.excluded_roles.isdisjoint(roles)
+        )
+
+    def is_access_allowed(self, request: AccessRequest) -> bool:
+        return self.evaluate(request).allowed
