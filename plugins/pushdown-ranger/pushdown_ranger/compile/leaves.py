@@ -11,6 +11,9 @@ Ranger resource, over every enforced catalog at once (they share the services). 
   under it: a user allowed deeper but denied in the middle is denied (narrower, noted).
   Without deny items (the service definition does not enable them), an outer location
   gets, per access, only the users allowed it on everything it encloses (narrower).
+- A DENY on a topic or fileset is also written as deny items (where the service definition
+  enables them) for the users it bars, so an allow somebody else made on a wider resource
+  (``topic=*``, an enclosing path) for a group the host resolves does not beat it.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from pushdown.decide.inventory import Inventory
+from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown_ranger.compile.fileset_paths import nest, path_of
@@ -47,12 +51,47 @@ def leaf_items(
             continue
         allowed = _shared(objs, groups, KAFKA_ACCESS, naming.kafka_service, notes)
         res: tuple[Resource, ...] = (("topic", (names[0],), False),)
+        barred = _barred(objs, groups, KAFKA_ACCESS, model)
+        kafka_deny = deny_enabled.get(naming.kafka_service, False)
         for access, users in allowed.items():
             if users:
                 items.add(False, naming.kafka_service, res, access, users)
+            if kafka_deny and barred[access] - users:
+                items.add(True, naming.kafka_service, res, access, barred[access] - users)
     by_path = {p: _shared(objs, groups, HDFS_ACCESS, naming.hdfs_service, notes) for p, objs in paths.items()}
-    notes += nest(items, by_path, paths, naming.hdfs_service, deny_enabled.get(naming.hdfs_service, False))
+    bars = {p: _barred(objs, groups, HDFS_ACCESS, model) for p, objs in paths.items()}
+    hdfs_deny = deny_enabled.get(naming.hdfs_service, False)
+    notes += nest(items, by_path, paths, naming.hdfs_service, hdfs_deny, bars)
     return notes
+
+
+def _barred(
+    objs: list[ObjectRef],
+    groups: Mapping[str, list[Group]],
+    accesses: tuple[tuple[str, str], ...],
+    model: Model,
+) -> Users:
+    """Per access, the users a DENY of the model bars from one of ``objs`` (one of their
+    roles holds a DENY on it or above it) and who are not allowed it there."""
+    out: Users = {access: set() for access, _ in accesses}
+    for obj in objs:
+        path = set(obj.path)
+        for users, view in groups.get(obj.names[0], []):
+            for user in users:
+                if not _denies(model, user, path):
+                    continue
+                for access, op in accesses:
+                    if not view.allowed(op, obj):
+                        out[access].add(user)
+    return out
+
+
+def _denies(model: Model, user: str, path: set[ObjectRef]) -> bool:
+    return any(
+        g.condition is Condition.DENY and g.object in path
+        for role in model.roles_of(user)
+        for g in model.roles.get(role, ())
+    )
 
 
 def _resources(
