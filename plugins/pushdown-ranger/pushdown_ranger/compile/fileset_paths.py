@@ -18,6 +18,43 @@ Users = dict[str, set[str]]
 Names = Mapping[str, list[ObjectRef]]
 
 
+def literal_path(location: str) -> str:
+    """The HDFS path of a location whatever Ranger can name (``""``: not on HDFS), for
+    what may enclose a location :func:`path_of` refuses."""
+    text = location.strip()
+    if "://" in text:
+        scheme, text = text.split("://", 1)
+        if scheme.lower() != "hdfs":
+            return ""
+        text = urllib.parse.unquote(text[text.find("/") :] if "/" in text else "")
+    parts: list[str] = []
+    for part in text.split("/"):
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    return "/" + "/".join(parts) if text.startswith("/") else ""
+
+
+def withhold(held: dict[str, Users], unnamed: dict[str, Users], names: Names) -> list[str]:
+    """A location Ranger cannot name gets no policy, but a recursive allow of a location
+    enclosing it would reach it: there each access goes only to the users it allows too."""
+    notes: list[str] = []
+    for inner, allowed in unnamed.items():
+        for path, by_access in held.items():
+            if path == "/" or inner == path or inner.startswith(path + "/"):
+                for access, who in by_access.items():
+                    cut = who - allowed.get(access, set())
+                    if cut:
+                        who -= cut
+                        what = (
+                            f"it cannot be named in Ranger, so {access} goes only to the users allowed both"
+                        )
+                        notes.append(_note(names, path, inner, what))
+    return notes
+
+
 def path_of(location: str) -> str:
     """The path of an HDFS location (``hdfs://nn:8020/a/b`` -> ``/a/b``; a URI's path is
     percent-decoded: ``a%20b`` is ``a b``), ``.`` and ``..`` segments resolved as HDFS

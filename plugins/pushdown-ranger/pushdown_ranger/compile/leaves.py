@@ -24,7 +24,7 @@ from pushdown.decide.inventory import Inventory
 from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
-from pushdown_ranger.compile.fileset_paths import nest, path_of
+from pushdown_ranger.compile.fileset_paths import literal_path, nest, path_of, withhold
 from pushdown_ranger.compile.naming import Group, Items, RangerNaming, exact
 from pushdown_ranger.facts import Resource
 from pushdown_ranger.mapping import HDFS_ACCESS, KAFKA_ACCESS
@@ -42,7 +42,7 @@ def leaf_items(
     deny_enabled: Mapping[str, bool],
 ) -> list[str]:
     notes: list[str] = []
-    topics, paths = _resources(by_root, inventory, model, notes)
+    topics, paths, unnamed = _resources(by_root, inventory, model, notes)
     groups = {root.names[0]: g for root, g in by_root.items()}
     for objs in topics.values():
         names = sorted({o.names[-1] for o in objs}, key=lambda n: (n != n.lower(), n))
@@ -60,6 +60,9 @@ def leaf_items(
                 items.add(True, naming.kafka_service, res, access, barred[access] - users)
     by_path = {p: _shared(objs, groups, HDFS_ACCESS, naming.hdfs_service, notes) for p, objs in paths.items()}
     bars = {p: _barred(objs, groups, HDFS_ACCESS, model) for p, objs in paths.items()}
+    notes += withhold(
+        by_path, {p: _shared(o, groups, HDFS_ACCESS, "", []) for p, o in unnamed.items()}, paths
+    )
     hdfs_deny = deny_enabled.get(naming.hdfs_service, False)
     notes += nest(items, by_path, paths, naming.hdfs_service, hdfs_deny, bars)
     return notes
@@ -96,10 +99,12 @@ def _denies(model: Model, user: str, path: set[ObjectRef]) -> bool:
 
 def _resources(
     by_root: Mapping[ObjectRef, list[Group]], inventory: Inventory, model: Model, notes: list[str]
-) -> tuple[dict[str, list[ObjectRef]], dict[str, list[ObjectRef]]]:
-    """Topics by case-folded name and filesets by path, over every catalog."""
+) -> tuple[dict[str, list[ObjectRef]], dict[str, list[ObjectRef]], dict[str, list[ObjectRef]]]:
+    """Topics by case-folded name and filesets by path, over every catalog; and the
+    filesets whose HDFS path Ranger cannot name, by that path."""
     topics: dict[str, list[ObjectRef]] = {}
     paths: dict[str, list[ObjectRef]] = {}
+    unnamed: dict[str, list[ObjectRef]] = {}
     for obj in (o for root in by_root for o in inventory.within(root)):
         if obj.type is T.TOPIC:
             if exact(obj.names[-1]):
@@ -107,12 +112,15 @@ def _resources(
             else:
                 notes.append(f"{obj}: {UNNAMED}; nothing pushed (narrower)")
         elif obj.type is T.FILESET:
-            path = path_of((model.objects.get(obj) or {}).get("location", ""))
+            location = (model.objects.get(obj) or {}).get("location", "")
+            path = path_of(location)
             if path:
                 paths.setdefault(path, []).append(obj)
             else:
                 notes.append(f"{obj}: no usable location (an HDFS path); nothing pushed (narrower)")
-    return topics, paths
+                if literal_path(location):
+                    unnamed.setdefault(literal_path(location), []).append(obj)
+    return topics, paths, unnamed
 
 
 UNNAMED = "its name holds a * or ?, or a {, } or \\ of Ranger's tokens"
