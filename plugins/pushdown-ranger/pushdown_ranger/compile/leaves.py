@@ -44,6 +44,7 @@ def leaf_items(
     notes: list[str] = []
     topics, paths, unnamed = _resources(by_root, inventory, model, notes)
     groups = {root.names[0]: g for root, g in by_root.items()}
+    denied_at = _denied_at(model)
     for objs in topics.values():
         names = sorted({o.names[-1] for o in objs}, key=lambda n: (n != n.lower(), n))
         if any(n.lower() != names[0].lower() for n in names):
@@ -51,7 +52,7 @@ def leaf_items(
             continue
         allowed = _shared(objs, groups, KAFKA_ACCESS, naming.kafka_service, notes)
         res: tuple[Resource, ...] = (("topic", (names[0],), False),)
-        barred = _barred(objs, groups, KAFKA_ACCESS, model)
+        barred = _barred(objs, groups, KAFKA_ACCESS, denied_at)
         kafka_deny = deny_enabled.get(naming.kafka_service, False)
         for access, users in allowed.items():
             if users:
@@ -59,7 +60,7 @@ def leaf_items(
             if kafka_deny and barred[access] - users:
                 items.add(True, naming.kafka_service, res, access, barred[access] - users)
     by_path = {p: _shared(objs, groups, HDFS_ACCESS, naming.hdfs_service, notes) for p, objs in paths.items()}
-    bars = {p: _barred(objs, groups, HDFS_ACCESS, model) for p, objs in paths.items()}
+    bars = {p: _barred(objs, groups, HDFS_ACCESS, denied_at) for p, objs in paths.items()}
     notes += withhold(
         by_path, {p: _shared(o, groups, HDFS_ACCESS, "", []) for p, o in unnamed.items()}, paths
     )
@@ -72,7 +73,7 @@ def _barred(
     objs: list[ObjectRef],
     groups: Mapping[str, list[Group]],
     accesses: tuple[tuple[str, str], ...],
-    model: Model,
+    denied_at: Mapping[str, set[ObjectRef]],
 ) -> Users:
     """Per access, the users a DENY of the model bars from one of ``objs`` (one of their
     roles holds a DENY on it or above it) and who are not allowed it there."""
@@ -80,21 +81,22 @@ def _barred(
     for obj in objs:
         path = set(obj.path)
         for users, view in groups.get(obj.names[0], []):
-            for user in users:
-                if not _denies(model, user, path):
-                    continue
-                for access, op in accesses:
-                    if not view.allowed(op, obj):
-                        out[access].add(user)
+            hit = {u for u in users if u in denied_at and denied_at[u] & path}
+            for access, op in accesses:
+                if hit and not view.allowed(op, obj):
+                    out[access] |= hit
     return out
 
 
-def _denies(model: Model, user: str, path: set[ObjectRef]) -> bool:
-    return any(
-        g.condition is Condition.DENY and g.object in path
-        for role in model.roles_of(user)
-        for g in model.roles.get(role, ())
-    )
+def _denied_at(model: Model) -> dict[str, set[ObjectRef]]:
+    """Per user holding a DENY, the objects their DENYs are on (once per compile)."""
+    out: dict[str, set[ObjectRef]] = {}
+    for role, grants in model.roles.items():
+        objects = {g.object for g in grants if g.condition is Condition.DENY}
+        if objects:
+            for user in model.holders_of(role):
+                out.setdefault(user, set()).update(objects)
+    return out
 
 
 def _resources(

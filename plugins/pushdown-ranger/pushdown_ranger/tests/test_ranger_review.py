@@ -714,3 +714,25 @@ def test_the_deny_option_read_as_ranger_reads_it(ranger_standin: Standin, value:
     ranger_standin.store.update_service_def("hive", sdef)
     reconcile(backend, b.model, ALL)
     assert wider(ranger_standin, b) == []
+
+
+@pytest.mark.parametrize(
+    ("value", "on"),
+    [
+        (None, True),
+        ("", True),
+        ("true", True),
+        ("TRUE", True),
+        (" true", False),
+        ("yes", False),
+        ("no", False),
+    ],
+)
+def test_the_standin_reads_the_deny_option_as_ranger_does(value: str | None, on: bool) -> None:
+    """The stand-in's engine reads the option as Ranger does (Boolean.valueOf, untrimmed)."""
+    from pushdown_ranger.backend import _deny_enabled
+    from pushdown_ranger.standin.evaluator import option_true
+
+    sdef = {"options": {} if value is None else {"enableDenyAndExceptionsInPolicies": value}}
+    assert option_true(sdef, "enableDenyAndExceptionsInPolicies", True) is on
+    assert _deny_enabled(sdef) is on
