@@ -46,6 +46,7 @@ from pushdown_ranger.compile.desired import RangerNaming, hive_catalog
 from pushdown_ranger.facts import PolicyFact, fact_from_json
 from pushdown_ranger.handmade import (
     exception_findings,
+    is_voided,
     role_bypasses,
     role_findings,
     role_reach,
@@ -69,6 +70,7 @@ from pushdown_ranger.ordering import (  # noqa: F401 - the order's names, as bef
 )
 from pushdown_ranger.readback import bypasses, policy_fact, resource_key, role_fact, unenforced
 from pushdown_ranger.scoping import Focus, covering, focus_of
+from pushdown_ranger.serviceconf import service_findings, stray_finding
 from pushdown_ranger.writer import Writer
 
 Json = dict[str, Any]
@@ -95,6 +97,9 @@ class RangerSnapshot(Snapshot):
     shadowed: tuple[Json, ...] = field(default=(), compare=False)
     #: Hive databases where hand-made policies void deny items: database -> why
     voided: Mapping[str, str] = field(default_factory=dict, compare=False)
+    #: policies with pushdown's label in services it is not configured for (written before
+    #: a ``*_service`` setting changed): reported
+    strays: tuple[Json, ...] = field(default=(), compare=False)
     #: resource sets of other services with a policy voiding deny items
     voiding: frozenset[tuple[str, Any]] = frozenset()
 
@@ -105,9 +110,10 @@ class RangerSnapshot(Snapshot):
 
 
 def _deny_enabled(sdef: Json) -> bool:
-    """Ranger's default is on; only an explicit ``false`` turns deny items off."""
-    value = (sdef.get("options") or {}).get(DENY_OPTION, "true")
-    return str(value).strip().lower() != "false"
+    """As Ranger reads it (``Boolean.valueOf``): absent or empty is the default (on); any
+    other value turns deny items on only when it is ``true`` (any case, not trimmed)."""
+    value = (sdef.get("options") or {}).get(DENY_OPTION)
+    return value is None or value == "" or str(value).lower() == "true"
 
 
 class RangerBackend(Backend):
@@ -160,6 +166,9 @@ class RangerBackend(Backend):
         self.last: RangerSnapshot | None = None
         #: what could not be read, in words (a finding while it lasts)
         self.problems: dict[str, str] = {}
+        #: Ranger names of the users and groups of every model seen (see with_findings)
+        self.seen_users: set[str] = set()
+        self.seen_groups: set[str] = set()
         self._compiled: tuple[object, Desired, Model] | None = None
         self._hive: tuple[object, str | None, Model] | None = None
 
@@ -168,9 +177,11 @@ class RangerBackend(Backend):
         """The cheap check: pushdown's services with their policy versions (one call), and
         the role version (one more, answered 304 when it is still ``known_roles``)."""
         wanted = set(self.naming.services)
+        services = list(self.api.services())
+        self.problems["services"] = "\n".join(service_findings(services, wanted))
         found = sorted(
             (str(s.get("name")), s.get("policyVersion"), s.get("roleVersion"))
-            for s in self.api.services()
+            for s in services
             if s.get("name") in wanted
         )
         if self.role_service in {name for name, _, _ in found} and any(v[2] is None for v in found):
@@ -220,8 +231,12 @@ class RangerBackend(Backend):
     def with_findings(self, snap: RangerSnapshot, model: Model) -> RangerSnapshot:
         """The snapshot with the access paths that bypass the model: allow items somebody
         else made for a model user or group (or ``public``) in pushdown's services."""
-        users = {self.naming.user(u) for u in model.users}
-        groups = {self.naming.group(g) for g in model.groups}
+        # principals pushdown has seen stay reported after they leave the model: a hand-made
+        # allow for a removed user or group still works (the directory keeps them)
+        self.seen_users |= {self.naming.user(u) for u in model.users}
+        self.seen_users |= {str(m.get("name")) for r in snap.roles.values() for m in r.get("users") or ()}
+        self.seen_groups |= {self.naming.group(g) for g in model.groups}
+        users, groups = set(self.seen_users), set(self.seen_groups)
         ours = self.naming.ours
         reach = role_reach([*snap.roles.values(), *snap.others], users, groups, ours)
         found = [text for p in snap.policies.values() for text in bypasses(p, users, groups)]
@@ -239,7 +254,8 @@ class RangerBackend(Backend):
                 f"(options.{DENY_OPTION}): Ranger ignores deny items and exceptions there; pushdown "
                 "writes none (per-table allow items instead; narrower)"
             )
-        found += [text for text in self.problems.values() if text]
+        found += [stray_finding(p, self.label) for p in snap.strays]
+        found += [line for text in self.problems.values() if text for line in text.split("\n")]
         return replace(snap, findings=tuple(sorted(set(found))))
 
     def _read(self, versions: tuple[tuple[str, Any, Any], ...], deny: Mapping[str, bool]) -> RangerSnapshot:
@@ -278,6 +294,7 @@ class RangerBackend(Backend):
                 f"the security zones could not be read ({exc}): whether a zone holds a resource "
                 "pushdown writes for (its policies then do not apply there) is not checked"
             )
+        strays = self._strays(services)
         snap = self._snapshot(versions, policies, roles, deny)
         voided = dict(snap.voided)
         more = set(snap.voiding)
@@ -291,10 +308,28 @@ class RangerBackend(Backend):
             snap,
             zones=zones,
             zoned=tuple(zoned),
+            strays=strays,
             others=tuple(others),
             shadowed=tuple(shadowed),
             voided=voided,
             voiding=frozenset(more),
+        )
+
+    def _strays(self, services: frozenset[str]) -> tuple[Json, ...]:
+        """pushdown's labelled policies outside ``services`` (one search over every service)."""
+        self.problems["strays"] = ""
+        try:
+            found = self.api.labelled(self.label)
+        except PermanentBackendError as exc:
+            self.problems["strays"] = (
+                f"the policies labelled {self.label!r} could not be searched ({exc}): policies "
+                "pushdown wrote in a service it is no longer configured for are not checked"
+            )
+            return ()
+        return tuple(
+            p
+            for p in found
+            if str(p.get("service")) not in services and self.label in (p.get("policyLabels") or ())
         )
 
     def _preferred(self, policy: Json) -> tuple[bool, bool, int]:
@@ -358,7 +393,7 @@ class RangerBackend(Backend):
             if k == "database"
             for d in v
         }
-        stale = held if off else held & set(snapshot.voided)
+        stale = held if off else {d for d in held if is_voided(d, snapshot.voided)}
         stale |= _implying_more(snapshot, service)
         return focus | {ObjectRef(SecurableType.SCHEMA, (hive, d)) for d in stale}
 

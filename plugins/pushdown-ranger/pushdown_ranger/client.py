@@ -260,6 +260,16 @@ class RangerAPI:
             )
         )
 
+    def labelled(self, label: str) -> list[Json]:
+        """Policies of every service whose labels hold ``label`` (Ranger's search filter
+        ``policyLabelsPartial``; the caller keeps the exact label)."""
+        return list(
+            self._paged(
+                f"list policies labelled {label!r}",
+                lambda p: self.client.find_policies({**p, "policyLabelsPartial": label}),
+            )
+        )
+
     def roles(self) -> list[Json]:
         return list(self._paged("list roles", lambda p: self.client.find_roles(p)))
 

@@ -32,6 +32,8 @@ class RoleFact:
     groups: frozenset[str] = frozenset()
     #: member roles (pushdown's roles have none: one found there was nested by hand)
     roles: frozenset[str] = frozenset()
+    #: members flagged ``isAdmin`` (they may grant the role to anyone): pushdown sets none
+    admins: frozenset[str] = frozenset()
     phase = ROLE_PHASE
 
     @property
@@ -41,6 +43,7 @@ class RoleFact:
     def __str__(self) -> str:
         members = [f"user {u}" for u in sorted(self.users)] + [f"group {g}" for g in sorted(self.groups)]
         members += [f"role {r}" for r in sorted(self.roles)]
+        members += [f"admin {a}" for a in sorted(self.admins)]
         return f"role {self.name!r} [{', '.join(members) or 'no members'}]"
 
     def to_json(self) -> dict[str, Any]:
@@ -52,6 +55,8 @@ class RoleFact:
         }
         if self.roles:
             out["roles"] = sorted(self.roles)
+        if self.admins:
+            out["admins"] = sorted(self.admins)
         return out
 
 
@@ -106,7 +111,8 @@ def _pairs(pairs: frozenset[Pair]) -> str:
 def fact_from_json(data: Mapping[str, Any]) -> RoleFact | PolicyFact:
     if data.get("kind") == "role":
         roles = frozenset(str(r) for r in data.get("roles") or ())
-        return RoleFact(str(data["name"]), frozenset(data["users"]), frozenset(data["groups"]), roles)
+        admins = frozenset(str(a) for a in data.get("admins") or ())
+        return RoleFact(str(data["name"]), frozenset(data["users"]), frozenset(data["groups"]), roles, admins)
     resources = tuple((str(k), tuple(v), bool(r)) for k, v, r in data["resources"])
     allow = frozenset((str(a), str(b)) for a, b in data["allow"])
     deny = frozenset((str(a), str(b)) for a, b in data["deny"])

@@ -59,17 +59,39 @@ def _shaped_database(key: tuple[Resource, ...]) -> str | None:
 
 
 def voided_databases(policies: Mapping[tuple[str, Any], Json], hive_service: str) -> dict[str, str]:
-    """Hive databases with a policy on one of pushdown's resource sets that voids deny items:
-    database -> the reason, in words."""
+    """Hive databases where a hand-made policy voids deny items: database (or a pattern of
+    database names: ``*``, ``cr*``) -> the reason, in words. A policy on one of pushdown's
+    resource sets voids them in every way :func:`voiding` names; a policy with override
+    priority on any other resource set (several databases or tables, a wildcard, excludes,
+    some columns) beats deny items on every database its resources may match."""
     out: dict[str, str] = {}
     for (service, key), policy in sorted(policies.items(), key=lambda kv: str(kv[0])):
         if service != hive_service:
             continue
         database = _shaped_database(key)
         why = voiding(policy)
-        if database is not None and why is not None and database not in out:
-            out[database] = f"policy {policy.get('name')!r} ({service}:{describe(key)}): {why}"
+        if why is None:
+            continue
+        where = f"policy {policy.get('name')!r} ({service}:{describe(key)}): {why}"
+        if database is not None:
+            out.setdefault(database, where)
+        elif int(policy.get("policyPriority") or 0) != 0:
+            for pattern in _database_patterns(policy):
+                out.setdefault(pattern, where)
     return out
+
+
+def _database_patterns(policy: Json) -> tuple[str, ...]:
+    spec = (policy.get("resources") or {}).get("database") or {}
+    values = tuple(str(v) for v in spec.get("values") or ())
+    if spec.get("isExcludes") or not values or policy.get("additionalResources"):
+        return ("*",)
+    return values
+
+
+def is_voided(database: str, voided: Iterable[str]) -> bool:
+    """Whether a key of :func:`voided_databases` may match ``database``."""
+    return any(_may_overlap((database,), (pattern,)) for pattern in voided)
 
 
 def exception_findings(
@@ -127,6 +149,17 @@ def role_findings(roles: Iterable[Json], ours: Callable[[str], bool]) -> list[st
     for role in roles:
         name = str(role.get("name"))
         nested = sorted(str(m.get("name")) for m in role.get("roles") or ())
+        admins = sorted(
+            str(m.get("name"))
+            for k in ("users", "groups", "roles")
+            for m in role.get(k) or ()
+            if m.get("isAdmin")
+        )
+        if ours(name) and admins:
+            out.append(
+                f"role {name!r} has admin member(s) {', '.join(admins)} set outside pushdown: a role "
+                "admin may grant the role to anyone; reset"
+            )
         if ours(name) and nested:
             out.append(
                 f"role {name!r} has member role(s) {', '.join(nested)} made outside pushdown: "

@@ -63,7 +63,13 @@ def role_fact(role: Json) -> RoleFact:
     users = frozenset(str(m["name"]) for m in role.get("users") or ())
     groups = frozenset(str(m["name"]) for m in role.get("groups") or ())
     roles = frozenset(str(m["name"]) for m in role.get("roles") or ())
-    return RoleFact(str(role["name"]), users, groups, roles)
+    admins = frozenset(
+        str(m["name"])
+        for kind in ("users", "groups", "roles")
+        for m in role.get(kind) or ()
+        if m.get("isAdmin")
+    )
+    return RoleFact(str(role["name"]), users, groups, roles, admins)
 
 
 def _strip(items: Iterable[Json], ours: Callable[[str], bool]) -> list[Json]:

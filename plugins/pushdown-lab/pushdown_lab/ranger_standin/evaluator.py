@@ -26,7 +26,8 @@ __all__ = ["PolicyEvaluator", "eval_order", "option_true"]
 
 def option_true(service_def: dict[str, Any], key: str, default: bool) -> bool:
     value = (service_def.get("options") or {}).get(key)
-    return default if value is None else str(value).strip().lower() == "true"
+    # Ranger: Boolean.valueOf of a non-empty value (only "true", any case, untrimmed)
+    return default if value is None or value == "" else str(value).lower() == "true"
 
 
 def _resource_discount(policy: dict[str, Any], helper: ServiceDefHelper) -> int:

@@ -299,6 +299,11 @@ def _policy_matches(policy: Json, filters: dict[str, str]) -> bool:
     part = filters.get("policyNamePartial")
     if part is not None and part.lower() not in str(policy.get("name")).lower():
         return False
+    label = filters.get("policyLabelsPartial")
+    if label is not None and not any(
+        label.lower() in str(x).lower() for x in policy.get("policyLabels") or ()
+    ):
+        return False
     for key, value in filters.items():
         if key.startswith("resource:"):
             res = (policy.get("resources") or {}).get(key[len("resource:") :])

@@ -23,6 +23,7 @@ from pushdown.reconcile.plan import Fact
 from pushdown_ranger.compile.collide import apart, collisions, fold
 from pushdown_ranger.compile.desired import RangerNaming, compile_desired
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
+from pushdown_ranger.handmade import is_voided
 
 
 def compile_all(
@@ -50,7 +51,8 @@ def compile_all(
 
     desired = run(deny)
     hive = naming.hive_service
-    databases = set(voided) if deny.get(hive, False) and _databases(desired, hive) & set(voided) else set()
+    held = _databases(desired, hive) if deny.get(hive, False) else set()
+    databases = {d for d in held if is_voided(d, voided)}
     leaves = {
         f.service
         for f in desired.facts

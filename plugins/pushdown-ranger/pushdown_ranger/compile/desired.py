@@ -65,13 +65,18 @@ __all__ = [
 
 def hive_catalog(model: Model, catalogs: Iterable[str]) -> str | None:
     """The catalog whose tables the Hive service holds: the first enforced catalog (by
-    name) with tables, or with no topics or filesets."""
-    for catalog in sorted(catalogs):
-        root = ObjectRef(T.CATALOG, (catalog,))
-        if root in model.objects:
-            kinds = {o.type for o in model.within(root)}
-            if T.TABLE in kinds or not kinds.intersection({T.TOPIC, T.FILESET}):
-                return catalog
+    name) with tables (registered, or named by a grant); only when none has any, the first
+    with no topics or filesets. A new empty catalog never takes the service from one
+    holding tables (pushdown's deny items there would go)."""
+    roots = [ObjectRef(T.CATALOG, (c,)) for c in sorted(catalogs)]
+    roots = [r for r in roots if r in model.objects]
+    named = {g.object.names[0] for grants in model.roles.values() for g in grants if g.object.type is T.TABLE}
+    for root in roots:
+        if root.names[0] in named or any(o.type is T.TABLE for o in model.within(root)):
+            return root.names[0]
+    for root in roots:
+        if not {o.type for o in model.within(root)}.intersection({T.TOPIC, T.FILESET}):
+            return root.names[0]
     return None
 
 

@@ -7,6 +7,7 @@ everything below it. :func:`nest` makes an inner location's own decision win the
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Mapping
 
 from pushdown.model.securables import ObjectRef
@@ -17,21 +18,65 @@ Users = dict[str, set[str]]
 Names = Mapping[str, list[ObjectRef]]
 
 
+def literal_path(location: str) -> str:
+    """The HDFS path of a location whatever Ranger can name (``""``: not on HDFS), for
+    what may enclose a location :func:`path_of` refuses."""
+    text = location.strip()
+    if "://" in text:
+        scheme, text = text.split("://", 1)
+        if scheme.lower() != "hdfs":
+            return ""
+        text = urllib.parse.unquote(text[text.find("/") :] if "/" in text else "")
+    parts: list[str] = []
+    for part in text.split("/"):
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    return "/" + "/".join(parts) if text.startswith("/") else ""
+
+
+def withhold(held: dict[str, Users], unnamed: dict[str, Users], names: Names) -> list[str]:
+    """A location Ranger cannot name gets no policy, but a recursive allow of a location
+    enclosing it would reach it: there each access goes only to the users it allows too."""
+    notes: list[str] = []
+    for inner, allowed in unnamed.items():
+        for path, by_access in held.items():
+            if path == "/" or inner == path or inner.startswith(path + "/"):
+                for access, who in by_access.items():
+                    cut = who - allowed.get(access, set())
+                    if cut:
+                        who -= cut
+                        what = (
+                            f"it cannot be named in Ranger, so {access} goes only to the users allowed both"
+                        )
+                        notes.append(_note(names, path, inner, what))
+    return notes
+
+
 def path_of(location: str) -> str:
-    """The path of an HDFS location (``hdfs://nn:8020/a/b`` -> ``/a/b``), or ``""`` when it
-    is not one Ranger can name exactly (wildcards, tokens, ``.`` or ``..`` segments) or not
-    on HDFS at all (``s3a://bucket/a`` is no HDFS path ``/a``)."""
+    """The path of an HDFS location (``hdfs://nn:8020/a/b`` -> ``/a/b``; a URI's path is
+    percent-decoded: ``a%20b`` is ``a b``), ``.`` and ``..`` segments resolved as HDFS
+    resolves them, or ``""`` when it is not one Ranger can name exactly (wildcards, tokens,
+    a ``..`` above the root) or not on HDFS at all (``s3a://bucket/a`` is no HDFS path ``/a``)."""
     text = location.strip()
     if "://" in text:
         scheme, text = text.split("://", 1)
         if scheme.lower() != "hdfs":
             return ""
         text = text[text.find("/") :] if "/" in text else ""
+        text = urllib.parse.unquote(text.split("?", 1)[0].split("#", 1)[0])
     if not text.startswith("/") or not exact(text):
         return ""
-    parts = [p for p in text.split("/") if p]
-    if any(p in (".", "..") for p in parts):
-        return ""
+    parts: list[str] = []
+    for part in text.split("/"):
+        if part == "..":
+            if not parts:
+                return ""
+            parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
     return "/" + "/".join(parts)
 
 
@@ -46,21 +91,38 @@ def enclosing(path: str, held: dict[str, Users]) -> list[str]:
     return [a for a in above if a in held and a != path]
 
 
-def nest(items: Items, held: dict[str, Users], names: Names, service: str, deny: bool) -> list[str]:
-    """The items of every held path, nested locations included; the notes where narrower."""
+def nest(
+    items: Items,
+    held: dict[str, Users],
+    names: Names,
+    service: str,
+    deny: bool,
+    barred: Mapping[str, Users] | None = None,
+) -> list[str]:
+    """The items of every held path, nested locations included; the notes where narrower.
+    ``barred``: per path, the users a DENY of the model bars (deny items where enabled)."""
     outer = {p: enclosing(p, held) for p in held}
-    return (_with_deny if deny else _without_deny)(items, held, outer, names, service)
+    if not deny:
+        return _without_deny(items, held, outer, names, service)
+    return _with_deny(items, held, outer, names, service, barred or {})
 
 
 def _with_deny(
-    items: Items, held: dict[str, Users], outer: dict[str, list[str]], names: Names, service: str
+    items: Items,
+    held: dict[str, Users],
+    outer: dict[str, list[str]],
+    names: Names,
+    service: str,
+    barred: Mapping[str, Users],
 ) -> list[str]:
-    """Each path allows its own users and denies whoever an enclosing path allows more."""
+    """Each path allows its own users and denies whoever an enclosing path allows more,
+    and whoever a DENY bars."""
     denied: dict[str, Users] = {}
     for path, above in outer.items():
         denied[path] = {}
         for access, who in held[path].items():
             wider = set().union(*(held[a][access] for a in above)) - who
+            wider |= barred.get(path, {}).get(access, set()) - who
             denied[path][access] = wider
             if who:
                 items.add(False, service, resource(path), access, who)

@@ -11,6 +11,9 @@ Ranger resource, over every enforced catalog at once (they share the services). 
   under it: a user allowed deeper but denied in the middle is denied (narrower, noted).
   Without deny items (the service definition does not enable them), an outer location
   gets, per access, only the users allowed it on everything it encloses (narrower).
+- A DENY on a topic or fileset is also written as deny items (where the service definition
+  enables them) for the users it bars, so an allow somebody else made on a wider resource
+  (``topic=*``, an enclosing path) for a group the host resolves does not beat it.
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from pushdown.decide.inventory import Inventory
+from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
-from pushdown_ranger.compile.fileset_paths import nest, path_of
+from pushdown_ranger.compile.fileset_paths import literal_path, nest, path_of, withhold
 from pushdown_ranger.compile.naming import Group, Items, RangerNaming, exact
 from pushdown_ranger.facts import Resource
 from pushdown_ranger.mapping import HDFS_ACCESS, KAFKA_ACCESS
@@ -38,8 +42,9 @@ def leaf_items(
     deny_enabled: Mapping[str, bool],
 ) -> list[str]:
     notes: list[str] = []
-    topics, paths = _resources(by_root, inventory, model, notes)
+    topics, paths, unnamed = _resources(by_root, inventory, model, notes)
     groups = {root.names[0]: g for root, g in by_root.items()}
+    denied_at = _denied_at(model)
     for objs in topics.values():
         names = sorted({o.names[-1] for o in objs}, key=lambda n: (n != n.lower(), n))
         if any(n.lower() != names[0].lower() for n in names):
@@ -47,20 +52,61 @@ def leaf_items(
             continue
         allowed = _shared(objs, groups, KAFKA_ACCESS, naming.kafka_service, notes)
         res: tuple[Resource, ...] = (("topic", (names[0],), False),)
+        barred = _barred(objs, groups, KAFKA_ACCESS, denied_at)
+        kafka_deny = deny_enabled.get(naming.kafka_service, False)
         for access, users in allowed.items():
             if users:
                 items.add(False, naming.kafka_service, res, access, users)
+            if kafka_deny and barred[access] - users:
+                items.add(True, naming.kafka_service, res, access, barred[access] - users)
     by_path = {p: _shared(objs, groups, HDFS_ACCESS, naming.hdfs_service, notes) for p, objs in paths.items()}
-    notes += nest(items, by_path, paths, naming.hdfs_service, deny_enabled.get(naming.hdfs_service, False))
+    bars = {p: _barred(objs, groups, HDFS_ACCESS, denied_at) for p, objs in paths.items()}
+    notes += withhold(
+        by_path, {p: _shared(o, groups, HDFS_ACCESS, "", []) for p, o in unnamed.items()}, paths
+    )
+    hdfs_deny = deny_enabled.get(naming.hdfs_service, False)
+    notes += nest(items, by_path, paths, naming.hdfs_service, hdfs_deny, bars)
     return notes
+
+
+def _barred(
+    objs: list[ObjectRef],
+    groups: Mapping[str, list[Group]],
+    accesses: tuple[tuple[str, str], ...],
+    denied_at: Mapping[str, set[ObjectRef]],
+) -> Users:
+    """Per access, the users a DENY of the model bars from one of ``objs`` (one of their
+    roles holds a DENY on it or above it) and who are not allowed it there."""
+    out: Users = {access: set() for access, _ in accesses}
+    for obj in objs:
+        path = set(obj.path)
+        for users, view in groups.get(obj.names[0], []):
+            hit = {u for u in users if u in denied_at and denied_at[u] & path}
+            for access, op in accesses:
+                if hit and not view.allowed(op, obj):
+                    out[access] |= hit
+    return out
+
+
+def _denied_at(model: Model) -> dict[str, set[ObjectRef]]:
+    """Per user holding a DENY, the objects their DENYs are on (once per compile)."""
+    out: dict[str, set[ObjectRef]] = {}
+    for role, grants in model.roles.items():
+        objects = {g.object for g in grants if g.condition is Condition.DENY}
+        if objects:
+            for user in model.holders_of(role):
+                out.setdefault(user, set()).update(objects)
+    return out
 
 
 def _resources(
     by_root: Mapping[ObjectRef, list[Group]], inventory: Inventory, model: Model, notes: list[str]
-) -> tuple[dict[str, list[ObjectRef]], dict[str, list[ObjectRef]]]:
-    """Topics by case-folded name and filesets by path, over every catalog."""
+) -> tuple[dict[str, list[ObjectRef]], dict[str, list[ObjectRef]], dict[str, list[ObjectRef]]]:
+    """Topics by case-folded name and filesets by path, over every catalog; and the
+    filesets whose HDFS path Ranger cannot name, by that path."""
     topics: dict[str, list[ObjectRef]] = {}
     paths: dict[str, list[ObjectRef]] = {}
+    unnamed: dict[str, list[ObjectRef]] = {}
     for obj in (o for root in by_root for o in inventory.within(root)):
         if obj.type is T.TOPIC:
             if exact(obj.names[-1]):
@@ -68,12 +114,15 @@ def _resources(
             else:
                 notes.append(f"{obj}: {UNNAMED}; nothing pushed (narrower)")
         elif obj.type is T.FILESET:
-            path = path_of((model.objects.get(obj) or {}).get("location", ""))
+            location = (model.objects.get(obj) or {}).get("location", "")
+            path = path_of(location)
             if path:
                 paths.setdefault(path, []).append(obj)
             else:
                 notes.append(f"{obj}: no usable location (an HDFS path); nothing pushed (narrower)")
-    return topics, paths
+                if literal_path(location):
+                    unnamed.setdefault(literal_path(location), []).append(obj)
+    return topics, paths, unnamed
 
 
 UNNAMED = "its name holds a * or ?, or a {, } or \\ of Ranger's tokens"
