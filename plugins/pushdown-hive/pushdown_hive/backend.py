@@ -45,7 +45,6 @@ from pushdown_hive.batches import BATCH, Sent, chunks, not_widening, refusal, se
 from pushdown_hive.compile import RoleSetup, compile_desired, mapped
 from pushdown_hive.facts import (
     ROLE,
-    USER,
     HiveFact,
     HiveGrant,
     HiveHeld,
@@ -53,6 +52,7 @@ from pushdown_hive.facts import (
     HiveRole,
     fact_from_json,
 )
+from pushdown_hive.hostile import Hostile, bare, owners_of
 from pushdown_hive.identity import Identity, identity_of
 from pushdown_hive.mapping import BUILTIN_ROLES
 from pushdown_hive.metastore import Listed, Metastore, Refused, Unreachable
@@ -64,6 +64,7 @@ from pushdown_hive.readback import (
     foreign_findings,
     managed_facts,
     normalised,
+    ours,
     read_roles,
     read_server,
     role_facts,
@@ -192,16 +193,13 @@ class HiveBackend(Backend):
             findings = foreign_findings(
                 (x for x in server.listed if within(x.grant)),
                 self.grantor,
-                lambda g: (
-                    (g.principal_type == USER and not identity.orphan(g.principal))
-                    or (
-                        self.role_fence is not None
-                        and g.principal_type == ROLE
-                        and g.principal.startswith(self.role_fence)
-                    )
-                ),
+                # every user (a removed one, a padded name too) and every group: pushdown
+                # cannot resolve the enforcing host's groups, nor tell a removed user apart
+                lambda g: g.principal_type != ROLE or self._fenced(g.principal),
                 catalog,
             )
+        if catalog is not None:
+            findings += self._hostile(model, catalog, server, within, identity)
         findings += [
             f"{what}: the metastore refused to list its grants (dropped meanwhile?); nothing is granted on "
             "it in this sync, and the next sync reads it again"
@@ -218,6 +216,39 @@ class HiveBackend(Backend):
             plays=in_play,
             identity=identity,
         )
+
+    def _fenced(self, role: str) -> bool:
+        return self.role_fence is not None and role.startswith(self.role_fence)
+
+    def _hostile(
+        self,
+        model: Model,
+        catalog: str,
+        server: ServerRead,
+        within: Callable[[object], bool],
+        identity: Identity,
+    ) -> list[str]:
+        """Hand-made state outside the fence (:mod:`pushdown_hive.hostile`), reported."""
+        users = {bare(n) for n in identity.users}
+        owners = owners_of(model, catalog, identity)
+        h = Hostile(self.metastore, lambda n: bare(n) in users, catalog)
+        try:
+            if not self.own_foreign:
+                h.roles(
+                    (x for x in server.listed if within(x.grant)),
+                    lambda x: ours(x, self.grantor),
+                    self._fenced,
+                )
+            h.admin()
+            h.server(lambda g: g.grantor == self.grantor)
+            h.tables(server.tables, lambda db, t, owner: owners.get((db, t.lower())) == bare(owner))
+        except Unreachable as exc:
+            raise self._gone(exc, "reading hand-made state") from exc
+        except Refused as exc:
+            raise self._refused(exc, "reading hand-made state") from exc
+        finally:
+            self.calls += h.calls
+        return sorted(h.findings)
 
     def _read_roles(self) -> ServerRoles:
         try:

@@ -130,7 +130,7 @@ def foreign_findings(
         g = x.grant
         if ours(x, grantor):
             continue
-        everyone = g.principal_type == "ROLE" and g.principal.lower() == "public"
+        everyone = g.principal_type == "ROLE" and g.principal.rstrip(" ").lower() == "public"
         if not (everyone or manages(g)):
             continue
         how = " WITH GRANT OPTION" if x.grant_option else ""
