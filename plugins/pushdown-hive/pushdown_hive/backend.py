@@ -45,7 +45,9 @@ from pushdown_hive.batches import BATCH, Sent, chunks, not_widening, refusal, se
 from pushdown_hive.compile import RoleSetup, compile_desired, mapped
 from pushdown_hive.facts import (
     ROLE,
+    USER,
     HiveFact,
+    HiveGlobal,
     HiveGrant,
     HiveHeld,
     HiveMember,
@@ -55,7 +57,7 @@ from pushdown_hive.facts import (
 from pushdown_hive.hostile import Hostile, bare, owners_of
 from pushdown_hive.identity import Identity, identity_of
 from pushdown_hive.mapping import BUILTIN_ROLES
-from pushdown_hive.metastore import Listed, Metastore, Refused, Unreachable
+from pushdown_hive.metastore import Listed, Metastore, Other, Refused, Unreachable
 from pushdown_hive.readback import (
     ServerRead,
     ServerScope,
@@ -189,6 +191,7 @@ class HiveBackend(Backend):
             in_play = tuple(Play(r, None) for r in scope.regions)
         within = fact_scope(in_play, catalog, where, identity, self.role_fence)
         findings: list[str] = []
+        globals_: set[HiveFact] = set()
         if catalog is not None and not self.own_foreign:
             findings = foreign_findings(
                 (x for x in server.listed if within(x.grant)),
@@ -199,13 +202,15 @@ class HiveBackend(Backend):
                 catalog,
             )
         if catalog is not None:
-            findings += self._hostile(model, catalog, server, within, identity)
+            more, own = self._hostile(model, catalog, server, within, identity)
+            findings += more
+            globals_ |= own
         findings += [
             f"{what}: the metastore refused to list its grants (dropped meanwhile?); nothing is granted on "
             "it in this sync, and the next sync reads it again"
             for what in server.unread
         ]
-        facts = frozenset(f for f in self._managed(server.listed) | role_facts(roles) if within(f))
+        facts = frozenset(f for f in self._managed(server.listed) | role_facts(roles) | globals_ if within(f))
         return HiveSnapshot(
             facts=facts,
             within=within,
@@ -227,8 +232,9 @@ class HiveBackend(Backend):
         server: ServerRead,
         within: Callable[[object], bool],
         identity: Identity,
-    ) -> list[str]:
-        """Hand-made state outside the fence (:mod:`pushdown_hive.hostile`), reported."""
+    ) -> tuple[list[str], set[HiveGlobal]]:
+        """Hand-made state outside the fence (:mod:`pushdown_hive.hostile`): findings, and
+        the server-level grants by pushdown's own grantor (facts, never wanted)."""
         users = {bare(n) for n in identity.users}
         owners = owners_of(model, catalog, identity)
         h = Hostile(self.metastore, lambda n: bare(n) in users, catalog)
@@ -240,7 +246,7 @@ class HiveBackend(Backend):
                     self._fenced,
                 )
             h.admin()
-            h.server(lambda g: g.grantor == self.grantor)
+            h.server(self._own_global)
             h.tables(server.tables, lambda db, t, owner: owners.get((db, t.lower())) == bare(owner))
         except Unreachable as exc:
             raise self._gone(exc, "reading hand-made state") from exc
@@ -248,7 +254,10 @@ class HiveBackend(Backend):
             raise self._refused(exc, "reading hand-made state") from exc
         finally:
             self.calls += h.calls
-        return sorted(h.findings)
+        return sorted(h.findings), h.own
+
+    def _own_global(self, g: Other) -> bool:
+        return g.grantor == self.grantor and g.grantor_type == USER
 
     def _read_roles(self) -> ServerRoles:
         try:
@@ -306,6 +315,12 @@ class HiveBackend(Backend):
         ms, sent = self.metastore, Sent()
         steps: list[tuple[str, list[Op], int, Callable[[list[Any]], None]]] = [
             ("revoking privileges", _ops(plan, "remove", HiveGrant), self.batch, ms.revoke),
+            (
+                "revoking server-level privileges",
+                _ops(plan, "remove", HiveGlobal),
+                1,
+                lambda g: ms.revoke_global(g[0].principal_type, g[0].principal, g[0].privilege),
+            ),
             (
                 "revoking roles nested by hand",
                 _ops(plan, "remove", HiveHeld),
@@ -365,24 +380,35 @@ class HiveBackend(Backend):
             if isinstance(op.fact, HiveGrant):
                 touched.setdefault(op.fact.db, set()).add(op.fact.table)
         roles = any(isinstance(op.fact, HiveRole | HiveMember | HiveHeld) for op in plan.ops)
+        server = any(isinstance(op.fact, HiveGlobal) for op in plan.ops)
         listed: list[Listed] = []
+        fresh: set[HiveFact] = set()
         try:
             for db, tables in sorted(touched.items()):
                 for table in sorted(tables, key=lambda t: t or ""):
                     listed += [normalised(x) for x in self.metastore.grants_on(db, table)]
                     self.calls += 1
+            if server:
+                self.calls += 1
+                fresh |= {
+                    HiveGlobal(g.principal_type, g.principal, g.privilege)
+                    for g in self.metastore.server_grants()
+                    if self._own_global(g)
+                }
         except Unreachable as exc:
             raise self._gone(exc, "reading back what it applied") from exc
         except Refused as exc:
             raise self._refused(exc, "reading back what it applied") from exc
         self.rows += len(listed)
-        fresh: set[HiveFact] = set(self._managed(tuple(listed)))
+        fresh |= set(self._managed(tuple(listed)))
         if roles:
             fresh |= role_facts(self._read_roles())
 
         def touches(fact: Fact) -> bool:
             if isinstance(fact, HiveRole | HiveMember | HiveHeld):
                 return roles
+            if isinstance(fact, HiveGlobal):
+                return server
             return isinstance(fact, HiveGrant) and fact.table in touched.get(fact.db, ())
 
         kept = {f for f in snapshot.facts if not touches(f)}

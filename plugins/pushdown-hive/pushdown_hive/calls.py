@@ -53,7 +53,9 @@ def listed(row: Grant) -> Listed | None:
 
 
 def other(row: Grant, on: str) -> Other:
-    return Other(row.principal_type.name, row.principal, row.privilege.upper(), row.grantor, on)
+    return Other(
+        row.principal_type.name, row.principal, row.privilege.upper(), row.grantor, on, row.grantor_type.name
+    )
 
 
 class ThriftMetastore:
@@ -81,6 +83,10 @@ class ThriftMetastore:
     def server_grants(self) -> list[Other]:
         rows = self._do(lambda: self.client.list_privileges(HiveObject.server()))
         return [other(r, "the server (GLOBAL)") for r in rows]
+
+    def revoke_global(self, principal_type: str, principal: str, privilege: str) -> None:
+        grant = Grant(HiveObject.server(), principal, PrincipalType[principal_type], privilege)
+        self._do(lambda: self.client.revoke_privileges([grant]))
 
     def table_infos(self, db: str, tables: Sequence[str]) -> list[TableInfo]:
         rows = self._do(lambda: self.client.get_table_objects(db, tables))

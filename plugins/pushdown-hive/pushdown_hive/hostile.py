@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 
 from pushdown.model.securables import SecurableType
 from pushdown.model.state import Model
-from pushdown_hive.facts import GROUP, ROLE, USER
+from pushdown_hive.facts import GROUP, ROLE, USER, HiveGlobal
 from pushdown_hive.identity import Identity
 from pushdown_hive.metastore import Listed, Metastore, Other, Refused
 
@@ -58,6 +58,8 @@ class Hostile:
         self.catalog = catalog
         self.calls = 0
         self.findings: list[str] = []
+        #: server-level grants by pushdown's own grantor: facts, never wanted
+        self.own: set[HiveGlobal] = set()
 
     def _members(self, role: str) -> list[tuple[str, str]]:
         self.calls += 1
@@ -104,19 +106,22 @@ class Hostile:
             )
 
     def server(self, ours: Callable[[Other], bool]) -> None:
-        """Server-level grants: pushdown never grants there, so each is reported."""
+        """Server-level grants: pushdown never grants there. Its own grantor's are facts
+        (``own``: revoked), every other one reaching somebody is reported."""
         self.calls += 1
         for g in self.ms.server_grants():
+            if ours(g):
+                self.own.add(HiveGlobal(g.principal_type, g.principal, g.privilege))
+                continue
             if g.principal_type == ROLE and bare(g.principal) == "admin":
                 continue  # the metastore's own: its holders are reported
             if not self.reaches(g.principal_type, g.principal):
                 continue
-            whose = "pushdown's grantor (by hand)" if ours(g) else f"{g.grantor!r}, not pushdown"
             self.findings.append(
-                f"{g.privilege} ON the server TO {g.principal_type} {g.principal!r} (granted by {whose}; "
-                f"catalog {self.catalog}): a server-level grant covers every database and table; the "
-                "model grants nothing on the metalake, and pushdown does not revoke server-level grants: "
-                "revoke it by hand"
+                f"{g.privilege} ON the server TO {g.principal_type} {g.principal!r} (granted by "
+                f"{g.grantor_type} {g.grantor!r}, not by pushdown; catalog {self.catalog}): a server-level "
+                "grant covers every database and table and the model grants nothing on the metalake; "
+                "pushdown leaves it alone (revoke it by hand)"
             )
 
     def tables(self, tables: Iterable[tuple[str, str]], owns: Callable[[str, str, str], bool]) -> None:

@@ -34,6 +34,7 @@ class Other:
     privilege: str
     grantor: str
     on: str
+    grantor_type: str = "USER"
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,10 @@ class Metastore(Protocol):
 
     def server_grants(self) -> list[Other]:
         """``list_privileges`` on the server object (GLOBAL): one call."""
+        ...
+
+    def revoke_global(self, principal_type: str, principal: str, privilege: str) -> None:
+        """``revoke_privileges`` of one server-level privilege."""
         ...
 
     def table_infos(self, db: str, tables: Sequence[str]) -> list[TableInfo]:

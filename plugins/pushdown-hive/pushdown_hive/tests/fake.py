@@ -44,6 +44,10 @@ class FakeMetastore:
         self._call("list_privileges")
         return []
 
+    def revoke_global(self, principal_type: str, principal: str, privilege: str) -> None:
+        self._call("revoke_privileges", 1)
+        raise Refused(f"Internal error processing revoke_privileges ({privilege} ON SERVER)")
+
     def table_infos(self, db: str, tables: Sequence[str]) -> list[TableInfo]:
         self._call("get_table_objects_by_name")
         return [TableInfo(t, "", ()) for t in tables if t in self.dbs.get(db, ())]

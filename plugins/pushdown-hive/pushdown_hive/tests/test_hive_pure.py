@@ -16,7 +16,7 @@ from pushdown.reconcile.backend import BackendContext
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
 from pushdown_hive.backend import HiveBackend
-from pushdown_hive.facts import USER, HiveGrant, fact_from_json
+from pushdown_hive.facts import USER, HiveGlobal, HiveGrant, fact_from_json
 from pushdown_hive.metastore import Listed, Refused
 from pushdown_hive.readback import server_scope
 from tests.builders import ALLOW, DENY, Builder
@@ -203,6 +203,8 @@ def test_the_metastore_gone_mid_apply_is_a_clear_temporary_error_and_the_next_sy
 def test_saved_facts_round_trip_and_bad_ones_are_clear_errors() -> None:
     fact = g("alice", "s", None, "CREATE")
     assert fact_from_json(fact.to_json()) == fact
+    server = HiveGlobal("USER", "alice", "SELECT")
+    assert fact_from_json(server.to_json()) == server
     _, ms = world()
     with pytest.raises(ConfigError, match="not a saved Hive grant"):
         backend(ms).fact_from_json({"grant": [1]})

@@ -255,6 +255,24 @@ def test_global_grant_by_our_grantor_to_a_managed_user_is_revoked_or_reported(wo
         hive.close()
 
 
+def test_global_grant_by_our_grantor_is_revoked_by_a_one_table_sync(world: World) -> None:
+    """pushdown's grantor's server-level SELECT to alice (by hand) is pushdown's: the
+    server's grants are read on every sync (one call), so even a sync scoped to one table
+    revokes it; another grantor's stays, named by a finding."""
+    db, hive = setup(world)
+    try:
+        grant(world, HiveObject.server(), "alice", PrincipalType.USER, "SELECT", world.grantor)
+        grant(world, HiveObject.server(), "bob", PrincipalType.USER, "SELECT")
+        plan, _ = reconcile(hive, world.model, Scope.of([ObjectRef.parse(f"table c.{db}.a")]))
+        assert held(world, None, None, "alice") == set()
+        assert named(plan.findings, "'bob'", "server"), plan.findings
+    finally:
+        world.client.revoke_privileges(
+            [g for g in world.client.list_privileges(HiveObject.server()) if g.principal in ("alice", "bob")]
+        )
+        hive.close()
+
+
 def test_column_grant_on_a_denied_table_is_revoked_or_reported(world: World) -> None:
     """Another grantor grants alice SELECT on column s.secret.id; HiveServer2 honours a
     column's SELECT, and get_privilege_set on that column says {SELECT}; the model denies
