@@ -47,15 +47,17 @@ from pushdown_hive.facts import (
     ROLE,
     USER,
     HiveFact,
+    HiveGlobal,
     HiveGrant,
     HiveHeld,
     HiveMember,
     HiveRole,
     fact_from_json,
 )
+from pushdown_hive.hostile import Hostile, bare, owners_of
 from pushdown_hive.identity import Identity, identity_of
 from pushdown_hive.mapping import BUILTIN_ROLES
-from pushdown_hive.metastore import Listed, Metastore, Refused, Unreachable
+from pushdown_hive.metastore import Listed, Metastore, Other, Refused, Unreachable
 from pushdown_hive.readback import (
     ServerRead,
     ServerScope,
@@ -64,6 +66,7 @@ from pushdown_hive.readback import (
     foreign_findings,
     managed_facts,
     normalised,
+    ours,
     read_roles,
     read_server,
     role_facts,
@@ -188,26 +191,26 @@ class HiveBackend(Backend):
             in_play = tuple(Play(r, None) for r in scope.regions)
         within = fact_scope(in_play, catalog, where, identity, self.role_fence)
         findings: list[str] = []
+        globals_: set[HiveFact] = set()
         if catalog is not None and not self.own_foreign:
             findings = foreign_findings(
                 (x for x in server.listed if within(x.grant)),
                 self.grantor,
-                lambda g: (
-                    (g.principal_type == USER and not identity.orphan(g.principal))
-                    or (
-                        self.role_fence is not None
-                        and g.principal_type == ROLE
-                        and g.principal.startswith(self.role_fence)
-                    )
-                ),
+                # every user (a removed one, a padded name too) and every group: pushdown
+                # cannot resolve the enforcing host's groups, nor tell a removed user apart
+                lambda g: g.principal_type != ROLE or self._fenced(g.principal),
                 catalog,
             )
+        if catalog is not None:
+            more, own = self._hostile(model, catalog, server, within, identity)
+            findings += more
+            globals_ |= own
         findings += [
             f"{what}: the metastore refused to list its grants (dropped meanwhile?); nothing is granted on "
             "it in this sync, and the next sync reads it again"
             for what in server.unread
         ]
-        facts = frozenset(f for f in self._managed(server.listed) | role_facts(roles) if within(f))
+        facts = frozenset(f for f in self._managed(server.listed) | role_facts(roles) | globals_ if within(f))
         return HiveSnapshot(
             facts=facts,
             within=within,
@@ -218,6 +221,43 @@ class HiveBackend(Backend):
             plays=in_play,
             identity=identity,
         )
+
+    def _fenced(self, role: str) -> bool:
+        return self.role_fence is not None and role.startswith(self.role_fence)
+
+    def _hostile(
+        self,
+        model: Model,
+        catalog: str,
+        server: ServerRead,
+        within: Callable[[object], bool],
+        identity: Identity,
+    ) -> tuple[list[str], set[HiveGlobal]]:
+        """Hand-made state outside the fence (:mod:`pushdown_hive.hostile`): findings, and
+        the server-level grants by pushdown's own grantor (facts, never wanted)."""
+        users = {bare(n) for n in identity.users}
+        owners = owners_of(model, catalog, identity)
+        h = Hostile(self.metastore, lambda n: bare(n) in users, catalog)
+        try:
+            if not self.own_foreign:
+                h.roles(
+                    (x for x in server.listed if within(x.grant)),
+                    lambda x: ours(x, self.grantor),
+                    self._fenced,
+                )
+            h.admin()
+            h.server(self._own_global)
+            h.tables(server.tables, lambda db, t, owner: owners.get((db, t.lower())) == bare(owner))
+        except Unreachable as exc:
+            raise self._gone(exc, "reading hand-made state") from exc
+        except Refused as exc:
+            raise self._refused(exc, "reading hand-made state") from exc
+        finally:
+            self.calls += h.calls
+        return sorted(h.findings), h.own
+
+    def _own_global(self, g: Other) -> bool:
+        return g.grantor == self.grantor and g.grantor_type == USER
 
     def _read_roles(self) -> ServerRoles:
         try:
@@ -275,6 +315,12 @@ class HiveBackend(Backend):
         ms, sent = self.metastore, Sent()
         steps: list[tuple[str, list[Op], int, Callable[[list[Any]], None]]] = [
             ("revoking privileges", _ops(plan, "remove", HiveGrant), self.batch, ms.revoke),
+            (
+                "revoking server-level privileges",
+                _ops(plan, "remove", HiveGlobal),
+                1,
+                lambda g: ms.revoke_global(g[0].principal_type, g[0].principal, g[0].privilege),
+            ),
             (
                 "revoking roles nested by hand",
                 _ops(plan, "remove", HiveHeld),
@@ -334,24 +380,35 @@ class HiveBackend(Backend):
             if isinstance(op.fact, HiveGrant):
                 touched.setdefault(op.fact.db, set()).add(op.fact.table)
         roles = any(isinstance(op.fact, HiveRole | HiveMember | HiveHeld) for op in plan.ops)
+        server = any(isinstance(op.fact, HiveGlobal) for op in plan.ops)
         listed: list[Listed] = []
+        fresh: set[HiveFact] = set()
         try:
             for db, tables in sorted(touched.items()):
                 for table in sorted(tables, key=lambda t: t or ""):
                     listed += [normalised(x) for x in self.metastore.grants_on(db, table)]
                     self.calls += 1
+            if server:
+                self.calls += 1
+                fresh |= {
+                    HiveGlobal(g.principal_type, g.principal, g.privilege)
+                    for g in self.metastore.server_grants()
+                    if self._own_global(g)
+                }
         except Unreachable as exc:
             raise self._gone(exc, "reading back what it applied") from exc
         except Refused as exc:
             raise self._refused(exc, "reading back what it applied") from exc
         self.rows += len(listed)
-        fresh: set[HiveFact] = set(self._managed(tuple(listed)))
+        fresh |= set(self._managed(tuple(listed)))
         if roles:
             fresh |= role_facts(self._read_roles())
 
         def touches(fact: Fact) -> bool:
             if isinstance(fact, HiveRole | HiveMember | HiveHeld):
                 return roles
+            if isinstance(fact, HiveGlobal):
+                return server
             return isinstance(fact, HiveGrant) and fact.table in touched.get(fact.db, ())
 
         kept = {f for f in snapshot.facts if not touches(f)}

@@ -16,7 +16,7 @@ from pushdown_hive.client import (
     PrincipalType,
 )
 from pushdown_hive.facts import HiveGrant
-from pushdown_hive.metastore import Listed, Refused, Unreachable
+from pushdown_hive.metastore import Listed, Other, Refused, TableInfo, Unreachable
 
 T = TypeVar("T")
 
@@ -52,6 +52,12 @@ def listed(row: Grant) -> Listed | None:
     return Listed(fact, row.grantor, row.grantor_type.name, row.grant_option)
 
 
+def other(row: Grant, on: str) -> Other:
+    return Other(
+        row.principal_type.name, row.principal, row.privilege.upper(), row.grantor, on, row.grantor_type.name
+    )
+
+
 class ThriftMetastore:
     def __init__(self, client: MetastoreClient) -> None:
         self.client = client
@@ -73,6 +79,26 @@ class ThriftMetastore:
     def grants_on(self, db: str, table: str | None) -> list[Listed]:
         rows = self._do(lambda: self.client.list_privileges(_object(db, table)))
         return [x for x in map(listed, rows) if x is not None]
+
+    def server_grants(self) -> list[Other]:
+        rows = self._do(lambda: self.client.list_privileges(HiveObject.server()))
+        return [other(r, "the server (GLOBAL)") for r in rows]
+
+    def revoke_global(self, principal_type: str, principal: str, privilege: str) -> None:
+        grant = Grant(HiveObject.server(), principal, PrincipalType[principal_type], privilege)
+        self._do(lambda: self.client.revoke_privileges([grant]))
+
+    def table_infos(self, db: str, tables: Sequence[str]) -> list[TableInfo]:
+        rows = self._do(lambda: self.client.get_table_objects(db, tables))
+        return [
+            TableInfo(t.tableName, t.owner or "", tuple(c.name for c in (t.sd.cols if t.sd else None) or ()))
+            for t in rows
+        ]
+
+    def column_grants(self, db: str, table: str, column: str) -> list[Other]:
+        obj = HiveObject(ObjectType.COLUMN, db, table, column)
+        rows = self._do(lambda: self.client.list_privileges(obj))
+        return [other(r, f"column {db}.{table}.{column}") for r in rows]
 
     def grant(self, grants: Sequence[HiveGrant], grantor: str) -> None:
         self._do(lambda: self.client.grant_privileges([to_client(g, grantor) for g in grants]))

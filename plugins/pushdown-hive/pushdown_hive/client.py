@@ -410,6 +410,12 @@ class MetastoreClient:
             ),
         )
 
+    def get_table_objects(self, db: str, tables: Sequence[str]) -> list[Any]:
+        """``get_table_objects_by_name``: the Thrift tables (owner, columns) of ``tables``, one call."""
+        rows: list[Any] = self._call("get_table_objects_by_name", db, list(tables)) or []
+        self.rows += len(rows)
+        return rows
+
     def drop_table(self, db: str, table: str, *, delete_data: bool = True) -> None:
         self._call("drop_table", db, table, delete_data)
 

@@ -115,7 +115,29 @@ class HiveHeld:
         return f"ROLE {_quote(self.role)} TO {self.principal_type} {_quote(self.principal)}"
 
 
-HiveFact = HiveGrant | HiveRole | HiveMember | HiveHeld
+@dataclass(frozen=True, order=True)
+class HiveGlobal:
+    """A server-level (GLOBAL) privilege by pushdown's grantor (made by hand: pushdown
+    never grants there). It covers every database and table, so it is never wanted."""
+
+    principal_type: str
+    principal: str
+    privilege: str
+
+    phase = 1
+
+    @property
+    def key(self) -> HiveGlobal:
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        return {"hive_global": [self.principal_type, self.principal, self.privilege]}
+
+    def __str__(self) -> str:
+        return f"{self.privilege} ON SERVER TO {self.principal_type} {_quote(self.principal)}"
+
+
+HiveFact = HiveGrant | HiveRole | HiveMember | HiveHeld | HiveGlobal
 
 
 def _quote(name: str) -> str:
@@ -130,6 +152,9 @@ def fact_from_json(data: Mapping[str, Any]) -> HiveFact:
     nested = data.get("hive_held")
     if isinstance(nested, list) and len(nested) == 3 and nested[1] in PRINCIPAL_TYPES:
         return HiveHeld(str(nested[0]), str(nested[1]), str(nested[2]))
+    server = data.get("hive_global")
+    if isinstance(server, list) and len(server) == 3 and server[0] in PRINCIPAL_TYPES:
+        return HiveGlobal(str(server[0]), str(server[1]), str(server[2]))
     member = data.get("hive_member")
     if isinstance(member, list) and len(member) == 2:
         return HiveMember(str(member[0]), str(member[1]))

@@ -25,6 +25,27 @@ class Listed:
     grant_option: bool = False
 
 
+@dataclass(frozen=True)
+class Other:
+    """A grant the backend never manages as a fact (on the server, or on a column)."""
+
+    principal_type: str
+    principal: str
+    privilege: str
+    grantor: str
+    on: str
+    grantor_type: str = "USER"
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """A table's owner and columns (``get_table_objects_by_name``)."""
+
+    table: str
+    owner: str
+    columns: tuple[str, ...]
+
+
 class Refused(Exception):
     """The metastore refused a call (its own words); the same call will fail again."""
 
@@ -45,6 +66,22 @@ class Metastore(Protocol):
     def grants_on(self, db: str, table: str | None) -> list[Listed]:
         """Every principal's grants on one database or table (``list_privileges`` with no
         principal name: one call per object)."""
+        ...
+
+    def server_grants(self) -> list[Other]:
+        """``list_privileges`` on the server object (GLOBAL): one call."""
+        ...
+
+    def revoke_global(self, principal_type: str, principal: str, privilege: str) -> None:
+        """``revoke_privileges`` of one server-level privilege."""
+        ...
+
+    def table_infos(self, db: str, tables: Sequence[str]) -> list[TableInfo]:
+        """``get_table_objects_by_name``: owners and columns of a database's tables, one call."""
+        ...
+
+    def column_grants(self, db: str, table: str, column: str) -> list[Other]:
+        """``list_privileges`` on one column (the metastore lists no table's columns at once)."""
         ...
 
     def grant(self, grants: Sequence[HiveGrant], grantor: str) -> None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.reconcile.reach import Reach, scope_reach
 from pushdown.reconcile.scope import Region, Resolved
-from pushdown_hive.facts import ROLE, USER, HiveFact, HiveGrant, HiveHeld, HiveMember, HiveRole
+from pushdown_hive.facts import ROLE, USER, HiveFact, HiveGlobal, HiveGrant, HiveHeld, HiveMember, HiveRole
 from pushdown_hive.identity import Identity
 from pushdown_hive.metastore import Listed, Metastore, Refused
 from pushdown_hive.roles import Play, ServerRoles
@@ -130,7 +130,7 @@ def foreign_findings(
         g = x.grant
         if ours(x, grantor):
             continue
-        everyone = g.principal_type == "ROLE" and g.principal.lower() == "public"
+        everyone = g.principal_type == "ROLE" and g.principal.rstrip(" ").lower() == "public"
         if not (everyone or manages(g)):
             continue
         how = " WITH GRANT OPTION" if x.grant_option else ""
@@ -177,6 +177,8 @@ def fact_scope(
             return True  # no catalog names the backend: every fact it manages is unwanted
         if isinstance(fact, HiveRole | HiveHeld):
             return role_prefix is not None  # never wanted, read on every sync
+        if isinstance(fact, HiveGlobal):
+            return True  # never wanted, read on every sync
         if isinstance(fact, HiveMember):
             # a role in play is recomputed with all its holders: every member it has is read
             role = (

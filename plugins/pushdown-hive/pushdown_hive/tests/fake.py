@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pushdown_hive.facts import HiveGrant
-from pushdown_hive.metastore import Listed, Refused, Unreachable
+from pushdown_hive.metastore import Listed, Other, Refused, TableInfo, Unreachable
 
 
 @dataclass
@@ -39,6 +39,22 @@ class FakeMetastore:
     def grants_on(self, db: str, table: str | None) -> list[Listed]:
         self._call("list_privileges")
         return [x for g, x in self.held.items() if g.db == db and g.table == table]
+
+    def server_grants(self) -> list[Other]:
+        self._call("list_privileges")
+        return []
+
+    def revoke_global(self, principal_type: str, principal: str, privilege: str) -> None:
+        self._call("revoke_privileges", 1)
+        raise Refused(f"Internal error processing revoke_privileges ({privilege} ON SERVER)")
+
+    def table_infos(self, db: str, tables: Sequence[str]) -> list[TableInfo]:
+        self._call("get_table_objects_by_name")
+        return [TableInfo(t, "", ()) for t in tables if t in self.dbs.get(db, ())]
+
+    def column_grants(self, db: str, table: str, column: str) -> list[Other]:
+        self._call("list_privileges")
+        return []
 
     def grant(self, grants: Sequence[HiveGrant], grantor: str) -> None:
         self._call("grant_privileges", len(grants))
@@ -71,7 +87,7 @@ class FakeMetastore:
 
     def members(self, role: str) -> list[tuple[str, str]]:
         self._call("get_principals_in_role")
-        return [("USER", u) for u in sorted(self.roles[role])]
+        return [("USER", u) for u in sorted(self.roles.get(role, ()))]
 
     def roles_held_by_role(self, role: str) -> list[str]:
         self._call("get_role_grants_for_principal")

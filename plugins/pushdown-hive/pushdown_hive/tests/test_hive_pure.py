@@ -16,7 +16,7 @@ from pushdown.reconcile.backend import BackendContext
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
 from pushdown_hive.backend import HiveBackend
-from pushdown_hive.facts import USER, HiveGrant, fact_from_json
+from pushdown_hive.facts import USER, HiveGlobal, HiveGrant, fact_from_json
 from pushdown_hive.metastore import Listed, Refused
 from pushdown_hive.readback import server_scope
 from tests.builders import ALLOW, DENY, Builder
@@ -160,8 +160,12 @@ def test_a_table_scope_reads_one_table_and_its_database() -> None:
     plan, _ = reconcile(hive, b.model, Scope.of([ObjectRef.parse("table c.s.new")]))
     assert {op.fact for op in plan.ops} == {g("alice", "s", "new", "SELECT"), g("bob", "s", "new", "SELECT")}
     names = [name for name, _ in ms.log]
-    assert names.count("list_privileges") == 3  # the table and its database, then the table read back
-    assert len(names) == 7  # and get_role_names: the roles' fence is read even with roles = false
+    # the table and its database, the server, then the table read back
+    assert names.count("list_privileges") == 4
+    # and get_role_names (the roles' fence is read even with roles = false), the admin role's
+    # holders, and the table's owner and columns
+    assert len(names) == 10
+    assert names.count("get_table_objects_by_name") == 1
     assert names.count("grant_privileges") == 1
 
 
@@ -185,7 +189,9 @@ def test_discovery_finds_a_table_created_by_other_hands() -> None:
 def test_the_metastore_gone_mid_apply_is_a_clear_temporary_error_and_the_next_sync_converges() -> None:
     b, ms = world()
     hive = backend(ms, batch_size=1)
-    ms.alive = 12  # the read (10 calls) and two grants answer, then it stops
+    # the read (10 calls, then the admin role's holders, the server's grants and the two
+    # databases' tables) and two grants answer, then it stops
+    ms.alive = 16
     with pytest.raises(TemporaryBackendError, match=r"did not answer while granting .* nothing is lost"):
         reconcile(hive, b.model, Scope.everything(), retries=0)
     assert len(ms.held) == 2
@@ -197,6 +203,8 @@ def test_the_metastore_gone_mid_apply_is_a_clear_temporary_error_and_the_next_sy
 def test_saved_facts_round_trip_and_bad_ones_are_clear_errors() -> None:
     fact = g("alice", "s", None, "CREATE")
     assert fact_from_json(fact.to_json()) == fact
+    server = HiveGlobal("USER", "alice", "SELECT")
+    assert fact_from_json(server.to_json()) == server
     _, ms = world()
     with pytest.raises(ConfigError, match="not a saved Hive grant"):
         backend(ms).fact_from_json({"grant": [1]})

@@ -93,7 +93,6 @@ def named(findings: tuple[str, ...], *words: str) -> bool:
 # -- hand-made roles and grants outside the fence ----------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="hand-made role without the prefix held by a managed user: unread")
 def test_hand_role_without_prefix_held_by_a_managed_user_is_revoked_or_reported(world: World) -> None:
     """A DBA creates role ``hand_<w>analyst`` (no prefix), grants it SELECT on s.secret
     and grants the role to alice. get_privilege_set(s.secret, alice) = {SELECT}; the
@@ -129,9 +128,6 @@ def test_hand_role_without_prefix_with_our_grantor_grant_is_revoked(world: World
         hive.close()
 
 
-@pytest.mark.xfail(
-    strict=True, reason="grant by another grantor to a GROUP reaching a managed user: no finding"
-)
 def test_foreign_group_grant_reaching_a_managed_user_is_reported(world: World) -> None:
     """A DBA grants SELECT on s.secret to GROUP ``hand_<w>staff``; on the enforcing host
     alice is in that group (Hadoop's group mapping, which pushdown cannot read).
@@ -164,7 +160,6 @@ def test_our_grantor_group_grant_is_revoked_by_a_scoped_sync_of_its_table(world:
         hive.close()
 
 
-@pytest.mark.xfail(strict=True, reason="hand-made role granted to role public: unread, no finding")
 def test_hand_role_granted_to_public_is_revoked_or_reported(world: World) -> None:
     """A DBA creates role ``hand_<w>everyone`` carrying SELECT on s.secret and grants it to
     role ``public``. The metastore resolves roles held by ``public`` for every user:
@@ -239,9 +234,6 @@ def test_database_level_all_by_another_grantor_is_reported(world: World) -> None
         hive.close()
 
 
-@pytest.mark.xfail(
-    strict=True, reason="global (server-level) grants are never read: not revoked, not reported"
-)
 def test_global_grant_by_our_grantor_to_a_managed_user_is_revoked_or_reported(world: World) -> None:
     """pushdown's grantor (by hand) grants alice SELECT at the server level.
     get_privilege_set(GLOBAL, alice) = {SELECT}; Hive's legacy authorization checks a
@@ -263,7 +255,24 @@ def test_global_grant_by_our_grantor_to_a_managed_user_is_revoked_or_reported(wo
         hive.close()
 
 
-@pytest.mark.xfail(strict=True, reason="column-level grants are never read: not revoked, not reported")
+def test_global_grant_by_our_grantor_is_revoked_by_a_one_table_sync(world: World) -> None:
+    """pushdown's grantor's server-level SELECT to alice (by hand) is pushdown's: the
+    server's grants are read on every sync (one call), so even a sync scoped to one table
+    revokes it; another grantor's stays, named by a finding."""
+    db, hive = setup(world)
+    try:
+        grant(world, HiveObject.server(), "alice", PrincipalType.USER, "SELECT", world.grantor)
+        grant(world, HiveObject.server(), "bob", PrincipalType.USER, "SELECT")
+        plan, _ = reconcile(hive, world.model, Scope.of([ObjectRef.parse(f"table c.{db}.a")]))
+        assert held(world, None, None, "alice") == set()
+        assert named(plan.findings, "'bob'", "server"), plan.findings
+    finally:
+        world.client.revoke_privileges(
+            [g for g in world.client.list_privileges(HiveObject.server()) if g.principal in ("alice", "bob")]
+        )
+        hive.close()
+
+
 def test_column_grant_on_a_denied_table_is_revoked_or_reported(world: World) -> None:
     """Another grantor grants alice SELECT on column s.secret.id; HiveServer2 honours a
     column's SELECT, and get_privilege_set on that column says {SELECT}; the model denies
@@ -317,9 +326,6 @@ def test_grantor_changed_old_grants_on_a_managed_role_are_reported(world: World)
         hive.close()
 
 
-@pytest.mark.xfail(
-    strict=True, reason="grantor and role_prefix changed together: old roles keep old grants, unreported"
-)
 def test_grantor_and_role_prefix_changed_together_leave_nothing_wider_unreported(world: World) -> None:
     """Synced with (grantor g1, role_prefix p1): role p1reader carries SELECT on s.a and
     s.b, held by alice and bob. The settings then say (g2, p2) (a new installation's
@@ -340,9 +346,6 @@ def test_grantor_and_role_prefix_changed_together_leave_nothing_wider_unreported
         hive.close()
 
 
-@pytest.mark.xfail(
-    strict=True, reason="role_prefix changed: another grantor's grant on the old role no longer reported"
-)
 def test_role_prefix_changed_foreign_grant_on_the_old_role_still_reported(world: World) -> None:
     """A DBA grants SELECT on s.secret to pushdown's role pd_reader (a finding while the
     role has the prefix). The role_prefix setting changes: the old role keeps its members
@@ -395,7 +398,6 @@ def test_mapping_changed_between_syncs_leaves_no_old_name_with_grants(world: Wor
         hive.close()
 
 
-@pytest.mark.xfail(strict=True, reason="another grantor's grant to a removed user (orphan): not reported")
 def test_foreign_grant_to_a_removed_user_is_reported(world: World) -> None:
     """A DBA grants alice SELECT on s.a (reported while alice is in the model). alice is
     removed: the model allows her nothing, get_privilege_set(s.a, alice) = {SELECT}, and
@@ -504,9 +506,6 @@ def test_hand_role_without_prefix_is_revoked_when_the_backend_owns_foreign_grant
         hive.close()
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the metastore's admin role granted to a managed user: unread, no finding"
-)
 def test_admin_role_granted_to_a_managed_user_is_reported(world: World) -> None:
     """A DBA grants the metastore's ``admin`` role (it holds ``All`` on the server, with
     grant option) to alice. get_privilege_set does not count a role's global grants
@@ -527,9 +526,6 @@ def test_admin_role_granted_to_a_managed_user_is_reported(world: World) -> None:
         hive.close()
 
 
-@pytest.mark.xfail(
-    strict=True, reason="a role named like the prefix in other case is outside the fence, unread"
-)
 def test_hand_role_with_the_prefix_in_capitals_held_by_a_managed_user(world: World) -> None:
     """A DBA creates ``PD_<w>READER`` (the prefix upper-cased: a different role on Hive
     2.3), grants it SELECT on s.secret and grants it to alice. get_privilege_set(s.secret,
@@ -582,9 +578,6 @@ def test_padded_name_by_our_grantor_is_revoked(world: World) -> None:
         hive.close()
 
 
-@pytest.mark.xfail(
-    strict=True, reason="another grantor's grant to a padded user name ('alice ') reaches alice: no finding"
-)
 def test_padded_name_by_another_grantor_reaching_a_managed_user_is_reported(world: World) -> None:
     """Another grantor grants SELECT on s.secret to USER ``'alice '`` (a trailing space).
     The metastore's Derby compares names with SQL's padding rule (``'alice' = 'alice '``),
@@ -603,9 +596,6 @@ def test_padded_name_by_another_grantor_reaching_a_managed_user_is_reported(worl
         hive.close()
 
 
-@pytest.mark.xfail(
-    strict=True, reason="grant by another grantor to a MODEL group of a managed user: no finding"
-)
 def test_foreign_grant_to_a_model_group_of_a_managed_user_is_reported(world: World) -> None:
     """The model puts alice in group ``<w>staff``; a DBA grants SELECT on s.secret to
     GROUP ``<w>staff``. get_privilege_set(s.secret, alice, [staff]) = {SELECT}; the model
@@ -622,9 +612,6 @@ def test_foreign_grant_to_a_model_group_of_a_managed_user_is_reported(world: Wor
         hive.close()
 
 
-@pytest.mark.xfail(
-    strict=True, reason="another grantor's grant to role 'public ' (padded) reaches everyone: no finding"
-)
 def test_foreign_grant_to_a_padded_public_role_is_reported(world: World) -> None:
     """Another grantor grants SELECT on s.secret to ROLE ``'public '``. The metastore
     matches the roles a user holds (``public`` among them) padding-insensitively, so
@@ -656,9 +643,6 @@ def test_managed_role_granted_to_public_by_hand_is_revoked(world: World) -> None
         hive.close()
 
 
-@pytest.mark.xfail(
-    strict=True, reason="a table's owner changed by hand to a managed user: never read, no finding"
-)
 def test_table_owner_set_by_hand_to_a_managed_user_is_reported(world: World) -> None:
     """A DBA sets s.secret's owner (the metastore's ``Table.owner``) to alice. HiveServer2's
     SQL-standard authorization gives a table's owner its ``OWNER`` privilege (DROP, ALTER,

@@ -1,0 +1,161 @@
+"""Hand-made state outside the fence that can reach a user, read on every sync and
+reported (pushdown may not remove what others made; ``manage_foreign_grants`` aside).
+
+What a sync reads beyond its grants, and what it costs:
+
+- the holders of each role that is not managed (no prefix, the prefix in another case, an
+  earlier ``role_prefix``) and carries a grant by another hand on an object read: one
+  ``get_principals_in_role`` per such role; a finding when anybody holds it;
+- the holders of the metastore's ``admin`` role: one call per sync;
+- the server-level (GLOBAL) grants: one call per sync;
+- the owners and columns of the tables read: one ``get_table_objects_by_name`` per
+  database read, then one ``list_privileges`` per column of those tables.
+
+Names are compared as the metastore's database compares them: trailing blanks dropped,
+case folded (``'alice '`` is ``alice``, ``'public '`` is ``public``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from pushdown.model.securables import SecurableType
+from pushdown.model.state import Model
+from pushdown_hive.facts import GROUP, ROLE, USER, HiveGlobal
+from pushdown_hive.identity import Identity
+from pushdown_hive.metastore import Listed, Metastore, Other, Refused
+
+#: the tail of every finding here: pushdown leaves it alone
+ALONE = "pushdown leaves it alone (revoke it by hand, or set manage_foreign_grants = true)"
+
+
+def bare(name: str) -> str:
+    """A principal name as the metastore compares it."""
+    return name.rstrip(" ").lower()
+
+
+def is_public(principal_type: str, name: str) -> bool:
+    return principal_type == ROLE and bare(name) == "public"
+
+
+def owners_of(model: Model, catalog: str, identity: Identity) -> dict[tuple[str, str], str]:
+    """(database, table) -> the metastore name of the user the model makes its owner."""
+    out = {}
+    for obj, owner in model.owners.items():
+        if obj.type is SecurableType.TABLE and obj.names[0] == catalog:
+            name = identity.name(owner)
+            if name is not None:
+                out[(obj.names[1].lower(), obj.names[2].lower())] = bare(name)
+    return out
+
+
+class Hostile:
+    """Reads (counted in ``calls``) and the findings they lead to."""
+
+    def __init__(self, ms: Metastore, managed_user: Callable[[str], bool], catalog: str) -> None:
+        self.ms = ms
+        self.managed_user = managed_user
+        self.catalog = catalog
+        self.calls = 0
+        self.findings: list[str] = []
+        #: server-level grants by pushdown's own grantor: facts, never wanted
+        self.own: set[HiveGlobal] = set()
+
+    def _members(self, role: str) -> list[tuple[str, str]]:
+        self.calls += 1
+        try:
+            return self.ms.members(role)
+        except Refused:
+            return []  # dropped meanwhile: nobody holds it
+
+    def roles(
+        self, listed: Iterable[Listed], ours: Callable[[Listed], bool], fenced: Callable[[str], bool]
+    ) -> None:
+        """Grants by other hands to roles outside the fence that somebody holds."""
+        by_role: dict[str, list[Listed]] = {}
+        for x in listed:
+            g = x.grant
+            if g.principal_type == ROLE and not ours(x) and not fenced(g.principal):
+                if not is_public(ROLE, g.principal):
+                    by_role.setdefault(g.principal, []).append(x)
+        for role, grants in sorted(by_role.items()):
+            holders = self._members(role)
+            if not holders:
+                continue
+            who = ", ".join(f"{kind} {name!r}" for kind, name in sorted(holders))
+            for x in grants:
+                self.findings.append(
+                    f"{x.grant} (granted by {x.grantor_type} {x.grantor!r}, not by pushdown; in catalog "
+                    f"{self.catalog}) reaches role {role!r}'s holders ({who}), outside pushdown's roles: "
+                    + ALONE
+                )
+
+    def reaches(self, principal_type: str, name: str) -> bool:
+        if principal_type == USER:
+            return self.managed_user(name)
+        return principal_type in (GROUP, ROLE)
+
+    def admin(self) -> None:
+        """Holders of the metastore's ``admin`` role that a model user (or everyone) is."""
+        for kind, name in self._members("admin"):
+            if kind == USER and not self.managed_user(name):
+                continue
+            self.findings.append(
+                f"{kind} {name!r} holds the metastore's role 'admin' (every privilege after SET ROLE ADMIN, "
+                f"with grant option; in catalog {self.catalog}), which the model does not give: {ALONE}"
+            )
+
+    def server(self, ours: Callable[[Other], bool]) -> None:
+        """Server-level grants: pushdown never grants there. Its own grantor's are facts
+        (``own``: revoked), every other one reaching somebody is reported."""
+        self.calls += 1
+        for g in self.ms.server_grants():
+            if ours(g):
+                self.own.add(HiveGlobal(g.principal_type, g.principal, g.privilege))
+                continue
+            if g.principal_type == ROLE and bare(g.principal) == "admin":
+                continue  # the metastore's own: its holders are reported
+            if not self.reaches(g.principal_type, g.principal):
+                continue
+            self.findings.append(
+                f"{g.privilege} ON the server TO {g.principal_type} {g.principal!r} (granted by "
+                f"{g.grantor_type} {g.grantor!r}, not by pushdown; catalog {self.catalog}): a server-level "
+                "grant covers every database and table and the model grants nothing on the metalake; "
+                "pushdown leaves it alone (revoke it by hand)"
+            )
+
+    def tables(self, tables: Iterable[tuple[str, str]], owns: Callable[[str, str, str], bool]) -> None:
+        """Owners the model does not make, and column grants, of the tables read."""
+        by_db: dict[str, list[str]] = {}
+        for db, table in tables:
+            by_db.setdefault(db, []).append(table)
+        for db, names in sorted(by_db.items()):
+            self.calls += 1
+            try:
+                infos = self.ms.table_infos(db, sorted(names))
+            except Refused:
+                continue  # dropped meanwhile: the grant read says so
+            for info in infos:
+                if info.owner and self.managed_user(info.owner) and not owns(db, info.table, info.owner):
+                    self.findings.append(
+                        f"table {db}.{info.table} has owner {info.owner!r} on the metastore (set by hand; "
+                        f"catalog {self.catalog}), which the model does not make its owner: HiveServer2 "
+                        "gives an owner DROP, ALTER and GRANT there; pushdown leaves owners alone "
+                        "(set it back by hand)"
+                    )
+                for column in info.columns:
+                    self._column(db, info.table, column)
+
+    def _column(self, db: str, table: str, column: str) -> None:
+        self.calls += 1
+        try:
+            rows = self.ms.column_grants(db, table, column)
+        except Refused:
+            return
+        for g in rows:
+            if self.reaches(g.principal_type, g.principal) or is_public(g.principal_type, g.principal):
+                self.findings.append(
+                    f"{g.privilege} ON {g.on} TO {g.principal_type} {g.principal!r} (granted by "
+                    f"{g.grantor!r}; catalog {self.catalog}): pushdown manages tables, not columns; a "
+                    "column grant is never wanted and pushdown does not revoke it: revoke it by hand"
+                )
