@@ -234,8 +234,10 @@ def test_sigkill_at_random_points_then_restart_converges_with_nothing_lost_or_ex
     server: Any, tmp_path: Path, daemons: list[DaemonProcess]
 ) -> None:
     # a swap moves half of one user's grants; after a kill mid-apply, a full reconcile may
-    # remove most of what the server holds: the removal guard (not under test) is lifted
-    config = estate(server, tmp_path, tables=120, backend="max_removal_share = 1.0\n")
+    # remove most of what the server holds: the removal guard (not under test) is lifted;
+    # 480 tables, so that an apply (about 0.2 s on an idle machine, 480 grants moved) outlasts
+    # the wait for its first log line and the random pause before the kill
+    config = estate(server, tmp_path, tables=480, backend="max_removal_share = 1.0\n")
     first = DaemonProcess(config, tmp_path / "d.log")  # the estate first (a swap then moves a quarter)
     daemons.append(first)
     wait_for(lambda: converged(config), 60, "the first convergence")
