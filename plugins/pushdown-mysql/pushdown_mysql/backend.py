@@ -1,7 +1,7 @@
 """The ``mysql`` backend: one MySQL/MariaDB server enforces one catalog.
 
 ``read`` reads the server once, narrowed to the scope with WHERE clauses
-(:mod:`pushdown_mysql.readback`, :mod:`pushdown_mysql.scoping`); ``compile`` turns the
+(:mod:`pushdown_mysql.readback`); ``compile`` turns the
 core's entitlement compiler's answer into grants (:mod:`pushdown_mysql.compile`);
 ``apply`` runs the fewest GRANT/REVOKE statements (:mod:`pushdown_mysql.statements`)
 on one connection, and a statement the server refuses does not stop the others.
@@ -57,6 +57,8 @@ from pushdown_mysql.identity import sharing
 from pushdown_mysql.readback import (
     Dialect,
     ServerRead,
+    ServerRegion,
+    ServerScope,
     admin_roles,
     dialect_of,
     parse_columns,
@@ -66,8 +68,8 @@ from pushdown_mysql.readback import (
     parse_roles,
     parse_tables,
     parse_users,
+    server_scope,
 )
-from pushdown_mysql.scoping import ServerRegion, ServerScope, server_scope
 from pushdown_mysql.statements import Statement, statements
 
 

@@ -7,7 +7,7 @@ wildcards there; an exact database name is stored escaped), so a hand-made wildc
 grant never compares equal to an exact one.
 
 A fact is its own key: a grant either exists or it does not (there is nothing to
-"change" about a MySQL grant row). :func:`pushdown_mysql.scoping.server_scope` says
+"change" about a MySQL grant row). :func:`pushdown_mysql.readback.server_scope` says
 which facts a scope covers.
 """
 

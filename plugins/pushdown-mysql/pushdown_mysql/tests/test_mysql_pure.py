@@ -5,6 +5,7 @@ from __future__ import annotations
 from pushdown.reconcile.plan import add, remove
 from pushdown_mysql.facts import Account, Grant, RoleGrant, escape_db_pattern, exact_db_name, fact_from_json
 from pushdown_mysql.readback import (
+    ServerRegion,
     dialect_of,
     parse_db,
     parse_inventory,
@@ -12,7 +13,6 @@ from pushdown_mysql.readback import (
     parse_tables,
     parse_users,
 )
-from pushdown_mysql.scoping import ServerRegion
 from pushdown_mysql.statements import MAX_ACCOUNTS, statements
 
 ANN, BOB, CY = Account("pd_ann", "%"), Account("pd_bob", "%"), Account("pd_cy", "%")
