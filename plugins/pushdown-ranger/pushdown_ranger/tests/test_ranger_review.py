@@ -730,8 +730,9 @@ def test_the_deny_option_read_as_ranger_reads_it(ranger_standin: Standin, value:
 )
 def test_the_standin_reads_the_deny_option_as_ranger_does(value: str | None, on: bool) -> None:
     """The stand-in's engine reads the option as Ranger does (Boolean.valueOf, untrimmed)."""
-    from pushdown_ranger.backend import _deny_enabled
     from pushdown_lab.ranger_standin.evaluator import option_true
+
+    from pushdown_ranger.backend import _deny_enabled
 
     sdef = {"options": {} if value is None else {"enableDenyAndExceptionsInPolicies": value}}
     assert option_true(sdef, "enableDenyAndExceptionsInPolicies", True) is on
