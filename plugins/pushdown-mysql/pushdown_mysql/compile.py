@@ -44,6 +44,7 @@ from pushdown_mysql.names import (
     blocked,
     fold_notes,
     folded,
+    folding_twins,
     keyed_objects,
     named,
     unseen_notes,
@@ -119,7 +120,8 @@ def compile_desired(
     for region in scope.regions:
         roots = _roots(region, catalog, fold)
         names = named(model, catalog, roots, keyed)
-        cased |= folded(names, held, catalog, fold)
+        twins = folding_twins(model, catalog, roots, keyed) if fold else set()
+        cased |= folded(names | twins, held, catalog, fold)
         known = with_named_tables(held, catalog, names)
         ent = engine.compile(model, OPERATIONS, known, region.users, roots)
         for user in ent.users:

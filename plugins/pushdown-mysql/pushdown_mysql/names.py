@@ -45,6 +45,22 @@ def named(
     return out
 
 
+def folding_twins(
+    model: Model, catalog: str, roots: list[ObjectRef] | None, keyed: list[ObjectRef]
+) -> set[ObjectRef]:
+    """On a server that folds names: the schemas and tables the model names (registered,
+    granted or owned) whose database is, once folded, one that ``roots`` reach. ``c.S1``
+    blocks the database ``s1`` for everyone, so a sync that reaches ``s1`` through
+    ``c.s1.a`` (a table created or granted by hand there) must see it too."""
+    if roots is None:
+        return named(model, catalog, None, keyed)
+    dbs = {r.names[1].lower() for r in roots if len(r.names) >= 2}
+    top = ObjectRef(SecurableType.CATALOG, (catalog,))
+    schemas = [o for o in model.children(top) if o.type is SecurableType.SCHEMA and o.names[1].lower() in dbs]
+    out = {o for schema in schemas for o in model.within(schema) if o.type in _DATA}
+    return out | {o for o in keyed if len(o.names) >= 2 and o.names[1].lower() in dbs}
+
+
 def keyed_objects(model: Model, catalog: str) -> list[ObjectRef]:
     """The schemas and tables of ``catalog`` that carry a grant or an owner (one pass over
     the model's indexes: as many as objects with grants or owners, not every object)."""

@@ -128,3 +128,25 @@ def test_m2_a_capitalised_name_in_another_users_grant_blocks_everyone_at_once(
     plan, _ = reconcile(fbackend, fworld.model, Scope.union([scope_of(e) for e in events]))
     assert not any("pd_ann" in str(f) for f in held(fbackend)), plan.render()
     assert planner.plan(fbackend, fworld.model, Scope.everything()).empty
+
+
+def test_m2_a_sync_reaching_a_folded_database_through_a_lower_case_table_keeps_it_blocked(
+    fworld: World, fbackend: MySQLBackend
+) -> None:
+    """(Found by the adversary's slow run.) The model names ``schema c.Crm``, which blocks the
+    database ``crm`` on this server for everyone. A hand-made grant on ``crm.orders`` is then
+    synced over that table's scope (as discovery would): the sync reached ``crm`` through
+    ``c.crm.orders``, did not see ``c.Crm`` and granted ``SELECT ON crm.*`` to ann."""
+    reader(fworld)
+    fworld.user("bob")
+    fworld.role("other", to=["bob"])
+    crm = ObjectRef.of("schema", ("c", "Crm"))
+    do(fworld.model, ch.grant_privileges(fworld.model, "other", crm, ["USE_SCHEMA"], Condition.ALLOW))
+    reconcile(fbackend, fworld.model, Scope.everything())
+    assert not any("pd_ann" in str(f) for f in held(fbackend))
+    with admin(fworld.server) as cur:
+        cur.execute("GRANT SELECT ON `crm`.`orders` TO 'pd_ann'@'%'")
+    orders = ObjectRef.of("table", ("c", "crm", "orders"))
+    plan, _ = reconcile(fbackend, fworld.model, Scope.of([orders]))
+    assert not any("pd_ann" in str(f) for f in held(fbackend)), plan.render()
+    assert planner.plan(fbackend, fworld.model, Scope.everything()).empty
