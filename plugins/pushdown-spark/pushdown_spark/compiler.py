@@ -34,7 +34,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +49,7 @@ from pushdown.decide.requirements import AllOf, AnyOf, ServiceAdmin, Term
 from pushdown.decide.views import CompositeView, Keys, Owned, OwnerView, View
 from pushdown.model.securables import LEAF_TYPES, METALAKE, ObjectRef, SecurableType
 from pushdown.model.state import Model
+from pushdown_spark.facts import BOOL, INT, NAMES, STRING, schema, staging
 from pushdown_spark.rules import DEPTHS, allow_col, deny_col, owned_col, rule, target
 
 T = SecurableType
@@ -173,8 +174,9 @@ class SparkCompile:
     namespaced by their number, so the joins never mix them, and the run costs the
     same few Spark jobs as a single compile (what the differential tests rely on)."""
 
-    def __init__(self, spark: SparkSession, operations: Sequence[str]) -> None:
+    def __init__(self, spark: SparkSession, operations: Sequence[str], staging: str | None = None) -> None:
         self.spark = spark
+        self.staging = staging
         self.operations = tuple(dict.fromkeys(operations))
         self.admin_matters = any(_needs_admin(compilable(op).requires) for op in self.operations)
         self.counters = Counters()
@@ -192,54 +194,71 @@ class SparkCompile:
         return df.localCheckpoint(eager=True)
 
     # -- facts -------------------------------------------------------------------------
-    def _df(self, rows: list[tuple[Any, ...]], schema: str) -> DataFrame:
-        """A fact table from the driver, materialised once on the executors (a local list
-        becomes a Python RDD: without this, every later step would re-read it through
-        Python workers)."""
-        return self._keep(self.spark.createDataFrame(rows, schema))
-
     def _facts(self, jobs: list[tuple[Job, list[str], list[str]]]) -> dict[str, DataFrame]:
-        user_rows: list[tuple[Any, ...]] = []
-        hold_rows: list[tuple[Any, ...]] = []
-        grant_rows: list[tuple[Any, ...]] = []
-        owner_rows: list[tuple[Any, ...]] = []
-        part_rows: list[tuple[Any, ...]] = []
-        for mid, (job, users, parts) in enumerate(jobs):
-            model, held = job.model, job.inventory.__contains__
-            admins = model.service_admins if self.admin_matters else set()
-            user_rows += [(mid, ns(mid, u), u in admins) for u in users]
-            hold_rows += [(ns(mid, u), ns(mid, r)) for u in users for r in model.roles_of(u)]
-            for obj, by_priv in model.by_object.items():
-                if obj.type is not T.METALAKE and (obj.type not in _DATA or not held(obj)):
-                    continue
-                names = list(obj.names)
-                for priv, conds in by_priv.items():
-                    for cond, roles in conds.items():
-                        grant_rows += [
-                            (mid, obj.type.value, names, priv.value, cond.value, ns(mid, r)) for r in roles
-                        ]
-            wanted = set(users)
-            owner_rows += [
-                (mid, ns(mid, u), obj.type.value, list(obj.names))
-                for u, objs in model.owned_by.items()
-                if u in wanted
-                for obj in objs
-                if obj == METALAKE or (obj.type in _DATA and held(obj))
-            ]
-            part_rows += [(mid, ns(mid, p), p) for p in parts]
-        # one table, one job: each fact is a row of one kind (a local list is read through
-        # Python workers, so it is read once and kept on the executors)
-        rows: list[tuple[Any, ...]] = []
-        rows += [("user", mid, u, None, None, None, None, None, admin) for mid, u, admin in user_rows]
-        rows += [("hold", None, u, r, None, None, None, None, None) for u, r in hold_rows]
-        rows += [("grant", mid, None, r, t, n, p, c, None) for mid, t, n, p, c, r in grant_rows]
-        rows += [("owner", mid, u, None, t, n, None, None, None) for mid, u, t, n in owner_rows]
-        rows += [("part", mid, p, raw, None, None, None, None, None) for mid, p, raw in part_rows]
-        facts = self._df(
-            rows,
-            "kind string, mid int, a string, b string, ntype string, names array<string>, "
-            "priv string, cond string, admin boolean",
+        """The facts of every compile as one Parquet file that pyarrow writes from the
+        models, a batch at a time (:mod:`pushdown_spark.facts`), and the executors read:
+        neither the driver's Python nor its JVM holds them all at once."""
+
+        def rows() -> Iterator[tuple[Any, ...]]:
+            for mid, (job, users, parts) in enumerate(jobs):
+                model, held = job.model, job.inventory.__contains__
+                admins = model.service_admins if self.admin_matters else set()
+                for u in users:
+                    yield ("user", mid, ns(mid, u), None, None, None, None, None, u in admins)
+                    for r in model.roles_of(u):
+                        yield ("hold", None, ns(mid, u), ns(mid, r), None, None, None, None, None)
+                for obj, by_priv in model.by_object.items():
+                    if obj.type is not T.METALAKE and (obj.type not in _DATA or not held(obj)):
+                        continue
+                    names = list(obj.names)
+                    for priv, conds in by_priv.items():
+                        for cond, roles in conds.items():
+                            for r in roles:
+                                yield (
+                                    "grant",
+                                    mid,
+                                    None,
+                                    ns(mid, r),
+                                    obj.type.value,
+                                    names,
+                                    priv.value,
+                                    cond.value,
+                                    None,
+                                )
+                wanted = set(users)
+                for u, objs in model.owned_by.items():
+                    if u not in wanted:
+                        continue
+                    for obj in objs:
+                        if obj == METALAKE or (obj.type in _DATA and held(obj)):
+                            yield (
+                                "owner",
+                                mid,
+                                ns(mid, u),
+                                None,
+                                obj.type.value,
+                                list(obj.names),
+                                None,
+                                None,
+                                None,
+                            )
+                for p in parts:
+                    yield ("part", mid, ns(mid, p), p, None, None, None, None, None)
+
+        columns = schema(
+            kind=STRING,
+            mid=INT,
+            a=STRING,
+            b=STRING,
+            ntype=STRING,
+            names=NAMES,
+            priv=STRING,
+            cond=STRING,
+            admin=BOOL,
         )
+        with staging(self.staging) as stage:
+            # read once and kept on the executors: the file can go when this step is done
+            facts = self._keep(self.spark.read.parquet(stage.write("facts", columns, rows())))
         kind = F.col("kind")
         return {
             "users": facts.where(kind == "user").select("mid", F.col("a").alias("user"), "admin"),

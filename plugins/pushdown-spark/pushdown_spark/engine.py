@@ -129,7 +129,7 @@ class SparkEngine:
         jobs for all of them: what a test of many small models wants)."""
         from pushdown_spark.compiler import SparkCompile
 
-        run = SparkCompile(self.session, operations)
+        run = SparkCompile(self.session, operations, self.staging)
         with self._watching():
             results = run.run_many(jobs)
         self.last = run.counters
