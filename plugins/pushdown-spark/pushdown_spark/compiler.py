@@ -277,6 +277,54 @@ class SparkCompile:
         return self.run_many([Job(model, inventory, users)])[0]
 
     def run_many(self, batch: Sequence[Job]) -> list[Entitlements]:
+        jobs = self._jobs(batch)
+        if not any(wanted for _, wanted, _ in jobs):
+            return [self._empty(job, parts) for job, _, parts in jobs]
+        members_df, found_df, answers_df = self._pipeline(jobs)
+        members = _collect(members_df)
+        found = _collect(found_df)
+        key_rows = [row for row in found if row["pcls"] is None]
+        personal_rows = [row for row in found if row["pcls"] is not None]
+        answer_rows = _collect(answers_df)
+        self.counters.jobs += 3
+        return self._assemble(jobs, members, key_rows, personal_rows, answer_rows)
+
+    def run_parts(
+        self, model: Model, inventory: Inventory, users: Collection[str] | None = None
+    ) -> Iterator[tuple[str, Entitlements]]:
+        """A full compile of every held catalog in one Spark run, handed out one catalog at
+        a time: each catalog's compact form (with the metalake's level, collected once) is
+        collected, wrapped and yielded as the :class:`Entitlements` a compile of that
+        catalog alone gives; the driver holds one catalog's at a time (the caller drops
+        the previous one), never the estate's. The answers stay on the executors between
+        catalogs."""
+        jobs = self._jobs([Job(model, inventory, users)])
+        _, wanted, parts = jobs[0]
+        catalogs = parts[1:]
+        if not wanted:
+            for name in catalogs:
+                yield name, self._empty(Job(model, _only(inventory, name), users), ["", name])
+            return
+        members_df, found_df, answers_df = (self._keep(df) for df in self._pipeline(jobs))
+        top = ns(0, "")
+        shared = [_collect(df.where(F.col("part") == top)) for df in (members_df, found_df, answers_df)]
+        self.counters.jobs += 3
+        for name in catalogs:
+            here = ns(0, name)
+            mine = [_collect(df.where(F.col("part") == here)) for df in (members_df, found_df, answers_df)]
+            self.counters.jobs += 3
+            members = shared[0] + mine[0]
+            found = shared[1] + mine[1]
+            key_rows = [row for row in found if row["pcls"] is None]
+            personal_rows = [row for row in found if row["pcls"] is not None]
+            job = Job(model, _only(inventory, name), users)
+            result = self._assemble(
+                [(job, wanted, ["", name])], members, key_rows, personal_rows, shared[2] + mine[2]
+            )
+            del members, found, key_rows, personal_rows, mine
+            yield name, result[0]
+
+    def _jobs(self, batch: Sequence[Job]) -> list[tuple[Job, list[str], list[str]]]:
         jobs: list[tuple[Job, list[str], list[str]]] = []
         for job in batch:
             model = job.model
@@ -284,8 +332,14 @@ class SparkCompile:
             wanted = sorted(model.users if users is None else [u for u in users if u in model.users])
             parts = ["", *sorted(c.names[0] for c in job.inventory.children(METALAKE))]
             jobs.append((job, wanted, parts))
-        if not any(wanted for _, wanted, _ in jobs):
-            return [self._empty(job, parts) for job, _, parts in jobs]
+        return jobs
+
+    def _pipeline(
+        self, jobs: list[tuple[Job, list[str], list[str]]]
+    ) -> tuple[DataFrame, DataFrame, DataFrame]:
+        """The compact form as three DataFrames, each with its (namespaced) ``part``: the
+        members per class, the keys per class and per owner, the allowed operations per
+        question. Nothing is collected here."""
         f = self._facts(jobs)
         depth = _depth(F.col("names"))
         # each grant's parts: the metalake is on every path; a catalog is in its own part
@@ -484,24 +538,25 @@ class SparkCompile:
         )
         answers = answers.where(F.size("ops") > 0)
 
-        # collect the compact form: members per class, keys per class, allowed ops per question
-        members = _collect(
-            sig.groupBy("cls", "part", "roles", "admin").agg(F.collect_list("user").alias("users"))
-        )
+        # the compact form: members per class, keys per class, allowed ops per question
+        members = sig.groupBy("cls", "part", "roles", "admin").agg(F.collect_list("user").alias("users"))
+        cls_part = F.substring_index(F.col("cls"), KEY_SEP, 1)
         nodes_found = keys.select(
             F.lit(None).cast("string").alias("pcls"),
-            F.lit(None).cast("string").alias("part"),
+            cls_part.alias("part"),
             F.lit(None).cast("string").alias("user"),
             "cls",
             "ntype",
             "names",
         ).unionByName(personal.select("pcls", "part", "user", "cls", "ntype", "names"))
-        found = _collect(nodes_found)
-        key_rows = [row for row in found if row["pcls"] is None]
-        personal_rows = [row for row in found if row["pcls"] is not None]
-        answer_rows = _collect(answers)
-        self.counters.jobs += 3
-        return self._assemble(jobs, members, key_rows, personal_rows, answer_rows)
+        qcls = F.col("qcls")
+        answers = answers.withColumn(
+            "part",
+            F.when(qcls.startswith("owner" + KEY_SEP), F.split(qcls, KEY_SEP)[1]).otherwise(
+                F.substring_index(qcls, KEY_SEP, 1)
+            ),
+        )
+        return members, nodes_found, answers
 
     # -- the driver's side: the core's views over the collected answers -------------------
     def _empty(self, job: Job, parts: list[str]) -> Entitlements:
@@ -592,6 +647,11 @@ def _collect(df: DataFrame) -> list[Any]:
         rows = df.collect()
         gc.collect()
     return rows
+
+
+def _only(inventory: Inventory, catalog: str) -> Inventory:
+    """The held objects of one catalog (and the metalake above it)."""
+    return Inventory.of(inventory.within(ObjectRef(T.CATALOG, (catalog,))))
 
 
 def _starts(part: str) -> set[ObjectRef]:

@@ -124,6 +124,27 @@ class SparkEngine:
 
         return self.compile_many(operations, [Job(model, inventory, users)])[0]
 
+    def compile_catalogs(
+        self,
+        model: Model,
+        operations: Sequence[str],
+        inventory: Inventory,
+        users: Collection[str] | None = None,
+    ) -> Iterator[tuple[str, Entitlements]]:
+        """A full compile in one Spark run, handed out one catalog at a time (see
+        :meth:`pushdown_spark.compiler.SparkCompile.run_parts`)."""
+        from pushdown_spark.compiler import SparkCompile
+
+        run = SparkCompile(self.session, operations, self.staging)
+        self.last = run.counters
+        parts = run.run_parts(model, inventory, users)
+        while True:
+            with self._watching():  # Spark's progress while a catalog is collected, not between
+                step = next(parts, None)
+            if step is None:
+                return
+            yield step
+
     def compile_many(self, operations: Sequence[str], jobs: Sequence[Job]) -> list[Entitlements]:
         """Full compiles of several (model, inventory) pairs in one Spark run (one set of
         jobs for all of them: what a test of many small models wants)."""
