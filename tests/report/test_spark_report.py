@@ -17,10 +17,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from pushdown.app.spec import load_spec
+from pushdown.decide.inventory import Inventory
 from pushdown.model.state import Model
 from pushdown.report.files import read_manifest, read_rows
+from pushdown.report.local import local_rows
+from pushdown.report.operations import REPORTED
 from pushdown.report.run import Request, write_report
-from pushdown.report.schema import COLUMNS
+from pushdown.report.schema import COLUMNS, sort_key
+from pushdown.report.tally import Changes
 from tests import builders
 from tests.report.test_files import awkward
 
@@ -30,8 +34,8 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
 ]
 ROOT = Path(__file__).resolve().parents[2]
-#: random models per run: each is one Spark report (a few seconds on a warm session)
-RANDOM_MODELS = 4
+#: random models per run, all in one Spark run (more cost little Spark time)
+RANDOM_MODELS = 12
 
 
 def _random_models() -> list[Model]:
@@ -64,17 +68,16 @@ def engine(request: pytest.FixtureRequest) -> Any:
 
 
 def test_the_spark_report_equals_the_local_one(engine: Any, tmp_path: Path) -> None:
-    models = [("demo", load_spec(str(ROOT / "examples" / "demo.yaml"))), ("awkward", awkward())]
-    models += [(f"random{i}", m) for i, m in enumerate(_random_models())]
+    """Through ``write_report``: the files Spark's writers make read back as the local ones."""
     counts = []
-    for name, model in models:
+    for name, model in (("demo", load_spec(str(ROOT / "examples" / "demo.yaml"))), ("awkward", awkward())):
         mine, theirs = tmp_path / f"{name}-local", tmp_path / f"{name}-spark"
         local = write_report(model, Request(out=mine))
         remote = write_report(model, Request(out=theirs, engine="spark", compiler=engine))
         rows = list(read_rows(mine))
         spark_rows = list(read_rows(theirs))  # the CSV parts, in name order
         assert spark_rows == sorted(spark_rows), f"{name}: Spark's parts are not in the report's order"
-        assert sorted(rows) == spark_rows, name
+        assert sorted(rows) == spark_rows and rows, name
         assert _parquet_rows(mine) == _parquet_rows(theirs), name
         assert not (theirs / "entitlements.csv").exists() and any((theirs / "csv").iterdir())
         assert not [p for p in theirs.rglob("*") if p.name.endswith(".crc") or p.name == "_SUCCESS"]
@@ -88,7 +91,32 @@ def test_the_spark_report_equals_the_local_one(engine: Any, tmp_path: Path) -> N
             == remote.summary.split("\n", 3)[3]
         )
         counts.append(f"{name} {len(rows)}")
-    print("\nreport, spark vs local (rows equal):", ", ".join(counts))
+    print("\nreport files, spark vs local (rows equal):", ", ".join(counts))
+
+
+def test_spark_rows_equal_the_local_rows_on_random_models(engine: Any, tmp_path: Path) -> None:
+    """Random models in one Spark run (their facts numbered apart): every model's rows equal
+    its local report's, reasons, roles, sources, via and group included."""
+    from pushdown_spark.facts import staging
+    from pushdown_spark.report import BATCH_SEP, report_rows, write_batch
+
+    models = [awkward(), *_random_models()]
+    with staging(None) as stage, engine._planned():
+        files = write_batch(stage, [(m, Inventory.of(m.objects)) for m in models], admin_matters=False)
+        collected = report_rows(engine.session, files, REPORTED).collect()
+    got: dict[int, list[tuple[str, ...]]] = {i: [] for i in range(len(models))}
+    for row in collected:
+        values = ["" if v is None else v for v in row]
+        mid = int(values[0].split(BATCH_SEP, 1)[0])
+        for i in (0, 1, 6):  # catalog, user, role carry the model's number
+            values[i] = values[i].split(BATCH_SEP, 1)[1] if values[i] else ""
+        got[mid].append(tuple(values))
+    total = 0
+    for mid, model in enumerate(models):
+        want = sorted(sort_key(r) for part in local_rows(model, REPORTED) for b in part.batches for r in b)
+        assert sorted(got[mid]) == want, f"model {mid}: {model!r}"
+        total += len(want)
+    print(f"\nreport rows, spark vs local: {len(models)} models in one Spark run, {total} rows equal")
 
 
 def test_since_in_spark_counts_what_the_local_merge_counts(engine: Any, tmp_path: Path) -> None:
@@ -106,13 +134,17 @@ def test_since_in_spark_counts_what_the_local_merge_counts(engine: Any, tmp_path
     write_report(before, Request(out=old_spark, engine="spark", compiler=engine, formats=("csv",)))
     local = write_report(after, Request(out=tmp_path / "new-local", since=old_local))
     assert local.changes is not None and local.changes.added and local.changes.removed
-    expected = local.changes.to_json()
-    for previous in (old_local, old_spark):  # a local report and a Spark one (CSV parts only)
-        out = tmp_path / f"new-spark-from-{previous.name}"
-        remote = write_report(after, Request(out=out, since=previous, engine="spark", compiler=engine))
-        assert remote.changes is not None
-        got = remote.changes.to_json()
-        same = {k: v for k, v in got.items() if not k.startswith("previous")}
-        assert same == {k: v for k, v in expected.items() if not k.startswith("previous")}
-        assert json.loads((out / "report.json").read_text())["since"]["added"] == expected["added"]
+    expected = {k: v for k, v in local.changes.to_json().items() if not k.startswith("previous")}
+    # a Spark report since a Spark one (CSV parts only) ...
+    out = tmp_path / "new-spark"
+    remote = write_report(after, Request(out=out, since=old_spark, engine="spark", compiler=engine))
+    assert remote.changes is not None
+    assert {k: v for k, v in remote.changes.to_json().items() if not k.startswith("previous")} == expected
+    assert json.loads((out / "report.json").read_text())["since"]["added"] == expected["added"]
+    # ... and Spark's comparison of a local report (Parquet) with the Spark one
+    theirs = Changes(str(old_local), "?")
+    listed = (old_local, read_manifest(old_local)["files"]), (out, read_manifest(out)["files"])
+    with engine._planned():
+        engine.compare_reports(*listed, theirs)
+    assert {k: v for k, v in theirs.to_json().items() if not k.startswith("previous")} == expected
     print(f"\n--since in Spark: {expected['added']} added, {expected['removed']} removed, as the local merge")

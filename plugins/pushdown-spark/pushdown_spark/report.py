@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -58,47 +60,77 @@ KEY_SEP, NAME_SEP, NOBODY = "\x1d", "\x1f", "\x1c"
 CSV_DIR = "csv"
 _DATA = frozenset({T.CATALOG, T.SCHEMA, *LEAF_TYPES})
 Progress = Callable[[str], None]
+TIMING = bool(os.environ.get("PUSHDOWN_SPARK_TIMING"))
+#: before a batched model's number (no name holds a control character)
+BATCH_SEP = "\x1c"
 
 
 # -- the facts ----------------------------------------------------------------------------
 def write_facts(stage: Staging, model: Model, inventory: Inventory, admin_matters: bool) -> dict[str, str]:
     """The model's facts for a report, one Parquet file each, streamed from the model."""
-    users = model.users
-    admins = model.service_admins if admin_matters else set()
-    held = inventory.__contains__
+    return write_batch(stage, [(model, inventory)], admin_matters)
+
+
+def write_batch(
+    stage: Staging, batch: Sequence[tuple[Model, Inventory]], admin_matters: bool
+) -> dict[str, str]:
+    """The facts of one report, or of several models' reports at once (what a test of many
+    small models wants): with more than one, each model's users, roles, catalogs and
+    object keys carry its number before :data:`BATCH_SEP`, so no join meets another
+    model's facts, and the rows come out with numbered users, roles and catalogs."""
+    many = len(batch) > 1
+
+    def tag(mid: int, name: str) -> str:
+        return f"{mid}{BATCH_SEP}{name}" if many else name
 
     def objects() -> Iterator[tuple[Any, ...]]:
-        top = ("metalake" + "\x1e", model.metalake, "metalake")
-        for obj in inventory.within(METALAKE):
-            if obj.type not in _DATA:
-                continue
-            path = [top, *((node_key(a), a.name, a.type.value) for a in obj.path[1:])]
-            yield (obj.names[0], node_key(obj), obj.name, obj.type.value, len(obj.names), path)
+        for mid, (model, inventory) in enumerate(batch):
+            top = (tag(mid, "metalake" + "\x1e"), model.metalake, "metalake")
+            for obj in inventory.within(METALAKE):
+                if obj.type not in _DATA:
+                    continue
+                path = [top, *((tag(mid, node_key(a)), a.name, a.type.value) for a in obj.path[1:])]
+                okey = tag(mid, node_key(obj))
+                yield (tag(mid, obj.names[0]), okey, obj.name, obj.type.value, len(obj.names), path)
 
     def grants() -> Iterator[tuple[Any, ...]]:
-        for obj, by_priv in model.by_object.items():
-            if obj != METALAKE and (obj.type not in _DATA or not held(obj)):
-                continue
-            catalog = obj.names[0] if obj.names else None
-            for priv, conds in by_priv.items():
-                for cond, roles in conds.items():
-                    for role in roles:
-                        yield (node_key(obj), catalog, priv.value, cond.value, role)
+        for mid, (model, inventory) in enumerate(batch):
+            held = inventory.__contains__
+            for obj, by_priv in model.by_object.items():
+                if obj != METALAKE and (obj.type not in _DATA or not held(obj)):
+                    continue
+                gkey = tag(mid, "metalake" + "\x1e") if obj == METALAKE else tag(mid, node_key(obj))
+                catalog = tag(mid, obj.names[0]) if obj.names else None
+                for priv, conds in by_priv.items():
+                    for cond, roles in conds.items():
+                        for role in roles:
+                            yield (gkey, catalog, priv.value, cond.value, tag(mid, role))
 
     def holds() -> Iterator[tuple[Any, ...]]:
-        for user in users:
-            for role, how in model.roles_of(user).items():
-                if how == "directly":
-                    yield (user, role, DIRECT, None)
-                else:
-                    yield (user, role, GROUP, how.removeprefix("through group "))
+        for mid, (model, _) in enumerate(batch):
+            for user in model.users:
+                for role, how in model.roles_of(user).items():
+                    if how == "directly":
+                        yield (tag(mid, user), tag(mid, role), DIRECT, None)
+                    else:
+                        yield (tag(mid, user), tag(mid, role), GROUP, how.removeprefix("through group "))
 
     def owners() -> Iterator[tuple[Any, ...]]:
-        for user, owned in model.owned_by.items():
-            if user in users:
-                for obj in owned:
-                    if obj == METALAKE or (obj.type in _DATA and held(obj)):
-                        yield (user, node_key(obj))
+        for mid, (model, inventory) in enumerate(batch):
+            held = inventory.__contains__
+            for user, owned in model.owned_by.items():
+                if user in model.users:
+                    for obj in owned:
+                        if obj == METALAKE:
+                            yield (tag(mid, user), tag(mid, "metalake" + "\x1e"))
+                        elif obj.type in _DATA and held(obj):
+                            yield (tag(mid, user), tag(mid, node_key(obj)))
+
+    def users() -> Iterator[tuple[Any, ...]]:
+        for mid, (model, _) in enumerate(batch):
+            admins = model.service_admins if admin_matters else set()
+            for user in sorted(model.users):
+                yield (tag(mid, user), user in admins)
 
     return {
         "objects": stage.write(
@@ -111,9 +143,7 @@ def write_facts(stage: Staging, model: Model, inventory: Inventory, admin_matter
         ),
         "holds": stage.write("holds", schema(user=STRING, role=STRING, via=STRING, grp=STRING), holds()),
         "owners": stage.write("owners", schema(user=STRING, okey=STRING), owners()),
-        "users": stage.write(
-            "users", schema(user=STRING, admin=BOOL), ((u, u in admins) for u in sorted(users))
-        ),
+        "users": stage.write("users", schema(user=STRING, admin=BOOL), users()),
     }
 
 
@@ -159,7 +189,7 @@ def report_rows(spark: SparkSession, files: dict[str, str], operations: Sequence
             ),
         )
     )
-    sig = sig.persist(StorageLevel.MEMORY_AND_DISK)
+    sig = _kept(sig)
     classes = sig.select("cls", "catalog", "roles", "admin").distinct()
     class_grants = (
         classes.select("cls", "catalog", F.explode("roles").alias("role"))
@@ -200,7 +230,7 @@ def report_rows(spark: SparkSession, files: dict[str, str], operations: Sequence
         ["user", "akey"],
         "left",
     )
-    path = path.persist(StorageLevel.MEMORY_AND_DISK)
+    path = _kept(path)
     d = F.col("d")
     aggs: list[Column] = []
     for level in DEPTHS:
@@ -234,6 +264,7 @@ def report_rows(spark: SparkSession, files: dict[str, str], operations: Sequence
         F.array(*[F.col(f"at_{level}") for level in DEPTHS]).alias("at"),
         F.explode(F.filter(found, lambda x: x.isNotNull())).alias("e"),
     )
+    entries = _kept(entries)
 
     # 4. the reasons, then the fan-out to users
     keep: list[Column | str] = ["cls", "pid", "user", "okey", "catalog", "name", "ntype"]
@@ -320,6 +351,18 @@ def report_rows(spark: SparkSession, files: dict[str, str], operations: Sequence
         F.col("grp").alias("group"),
     )
     return out
+
+
+def _kept(df: DataFrame) -> DataFrame:
+    """``df`` computed once on the executors and its plan cut there: the steps after it
+    neither recompute it nor re-analyse its (long) plan, which costs the driver more than
+    the data does at small sizes."""
+    if not TIMING:
+        return df.localCheckpoint(eager=True)
+    started = time.perf_counter()
+    kept = df.localCheckpoint(eager=True)
+    print(f"  spark report step: {time.perf_counter() - started:.2f} s", file=sys.stderr)
+    return kept
 
 
 def in_order(rows: DataFrame, partitions: int) -> DataFrame:
