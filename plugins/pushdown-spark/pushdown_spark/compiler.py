@@ -305,14 +305,24 @@ class SparkCompile:
             for name in catalogs:
                 yield name, self._empty(Job(model, _only(inventory, name), users), ["", name])
             return
-        members_df, found_df, answers_df = (self._keep(df) for df in self._pipeline(jobs))
-        top = ns(0, "")
-        shared = [_collect(df.where(F.col("part") == top)) for df in (members_df, found_df, answers_df)]
-        self.counters.jobs += 3
+        # the three kinds of rows in one table, kept on the executors: one collect per catalog
+        kinds = [df.withColumn("k", F.lit(i)) for i, df in enumerate(self._pipeline(jobs))]
+        compact = self._keep(
+            kinds[0]
+            .unionByName(kinds[1], allowMissingColumns=True)
+            .unionByName(kinds[2], allowMissingColumns=True)
+        )
+
+        def collected(part: str) -> list[list[Any]]:
+            by_kind: list[list[Any]] = [[], [], []]
+            for row in _collect(compact.where(F.col("part") == ns(0, part))):
+                by_kind[row["k"]].append(row)
+            self.counters.jobs += 1
+            return by_kind
+
+        shared = collected("")
         for name in catalogs:
-            here = ns(0, name)
-            mine = [_collect(df.where(F.col("part") == here)) for df in (members_df, found_df, answers_df)]
-            self.counters.jobs += 3
+            mine = collected(name)
             members = shared[0] + mine[0]
             found = shared[1] + mine[1]
             key_rows = [row for row in found if row["pcls"] is None]
