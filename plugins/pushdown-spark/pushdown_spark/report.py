@@ -30,10 +30,12 @@ random models.
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -445,9 +447,19 @@ def _tally(rows: DataFrame, catalogs: Iterable[str]) -> Tally:
         F.countDistinct("catalog", "object", "operation").alias("access"),
         F.collect_set("catalog").alias("catalogs"),
     )
-    for row in per_user.toLocalIterator():
+    for row in _streamed(per_user):
         tally.users[row["user"]] = UserCount(row["rows"], row["access"], set(row["catalogs"]))
     return tally
+
+
+def _streamed(df: DataFrame) -> Iterator[Any]:
+    """``df``'s rows, a partition at a time (``toLocalIterator``), and the local socket
+    pyspark reads them through closed quietly (left to the garbage collector, it would
+    warn later, anywhere)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        yield from df.toLocalIterator()
+        gc.collect()
 
 
 def _tidy(root: Path) -> None:
@@ -521,7 +533,7 @@ def compare(
         new = new.where(F.col("operation").isin(*changes.only))
     added = new.exceptAll(old).groupBy("user").agg(F.count(F.lit(1)).alias("n")).withColumn("i", F.lit(0))
     removed = old.exceptAll(new).groupBy("user").agg(F.count(F.lit(1)).alias("n")).withColumn("i", F.lit(1))
-    for row in added.unionByName(removed).toLocalIterator():
+    for row in _streamed(added.unionByName(removed)):
         counts = changes.by_user.setdefault(row["user"], [0, 0])
         counts[row["i"]] += row["n"]
         if row["i"] == 0:
