@@ -41,10 +41,14 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import sys
 import tempfile
+import tracemalloc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +58,7 @@ from harness.clock import Clock
 from harness.memory import MemoryProbe
 from harness.report import Report, fmt_bytes
 from harness.worlds import make_world
+from pushdown_spark.engine import SparkEngine
 
 from pushdown.decide.compiler import EntitlementCompiler
 from pushdown.decide.engine import by_catalog
@@ -135,8 +140,6 @@ def local_run(model: Model, inventory: Inventory) -> float:
 
 
 def spark_run(spark: Any, model: Model, inventory: Inventory) -> tuple[float, float, Any]:
-    from pushdown_spark.engine import SparkEngine
-
     engine = SparkEngine(session=spark)
     with MemoryProbe() as mem, Clock() as clock:
         compact(engine.compile(model, OPERATIONS, inventory))
@@ -153,23 +156,32 @@ def fit(points: list[tuple[int, float]]) -> tuple[float, float]:
     return my - per * mx, per
 
 
+@contextmanager
+def python_heap() -> Iterator[list[float]]:
+    """The peak of the Python objects allocated in the block (tracemalloc), in MiB: what the
+    driver's Python holds at most, independent of what the allocator kept from before."""
+    out = [0.0]
+    tracemalloc.start()
+    try:
+        yield out
+    finally:
+        out[0] = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
+
+
 def by_catalog_run(spark: Any, model: Model, inventory: Inventory) -> tuple[float, float]:
     """The full compile handed out one catalog at a time, each walked and dropped."""
-    from pushdown_spark.engine import SparkEngine
-
     engine = SparkEngine(session=spark)
-    with MemoryProbe() as mem, Clock() as clock:
+    with python_heap() as heap, Clock() as clock:
         for _, ent in by_catalog(engine, model, OPERATIONS, inventory):
             compact(ent)
             del ent
-    return clock.wall, mem.peak_mib
+    return clock.wall, heap[0]
 
 
 def report_run(model: Model, spark: Any = None) -> dict[str, float]:
     """One report (Parquet + CSV) into a temporary directory: wall, rows, Python peak above
     the start, and (Spark) the JVM's cpu and its peak RSS."""
-    from pushdown_spark.engine import SparkEngine
-
     where = Path(tempfile.mkdtemp(prefix="bench-spark-report-"))
     request = Request(out=where / "report")
     if spark is not None:
@@ -177,11 +189,14 @@ def report_run(model: Model, spark: Any = None) -> dict[str, float]:
         jvm_reset_peak(spark)
         cpu_before = jvm_cpu_s(spark)
     try:
-        with MemoryProbe() as mem, Clock() as clock:
+        # the Spark report's driver does little Python work: its heap is traced in the timed run
+        heap = python_heap() if spark is not None else contextlib.nullcontext([0.0])
+        with heap as traced, MemoryProbe() as mem, Clock() as clock:
             result = write_report(model, request)
     finally:
         shutil.rmtree(where, ignore_errors=True)
     out = {"wall": clock.wall, "cpu": clock.cpu, "rows": float(result.tally.rows), "py_peak": mem.peak_mib}
+    out["heap"] = traced[0]
     if spark is not None:
         out["jvm_cpu"] = jvm_cpu_s(spark) - cpu_before
         out["jvm_peak"] = jvm_peak_mib(spark) or 0.0
@@ -192,7 +207,7 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
     """``spark``: a running session to use (the test run's one, for the smoke test): then
     only its own master is measured, and the session is left running."""
     ap = cli.parser(__doc__, default_scale=0.05)
-    ap.add_argument("--report-only", action="store_true", help="skip the compile's crossover (section 2)")
+    ap.add_argument("--report-only", action="store_true", help="only the report (sections 3 and 4)")
     args: argparse.Namespace = ap.parse_args(argv)
     given = spark is not None
     smoke = args.scale <= SMOKE or given
@@ -214,42 +229,47 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
             with Clock() as warm:
                 spark_run(spark, tiny.model, Inventory.of(tiny.model.objects))
             report.row("Spark: warm-up compile of the scale-0.001 estate (not timed below)", warm.wall, "s")
-        masters = (
-            [spark.sparkContext.master] if given else ["local[2]"] if smoke else ["local[1]", "local[2]"]
-        )
-        times: dict[str, float] = {}
-        last: Any = None
-        driver_peak = 0.0
-        for master in masters:
-            if spark.sparkContext.master != master:
-                spark.stop()
-                spark = session(master)
-            times[master], peak, last = spark_run(spark, model, inventory)
-            driver_peak = max(driver_peak, peak)
-            report.row(f"Spark {master}: full compile + compact form", times[master], "s")
-        report.ratio(f"Spark {masters[-1]} / local engine", times[masters[-1]], local)
-        if "local[1]" in times:
-            report.row(
-                "scaling local[1] -> local[2] (time 1 core / time 2 cores)",
-                times["local[1]"] / times["local[2]"],
-                "x",
+        if smoke or not args.report_only:  # section 1 proper: the compile
+            masters = (
+                [spark.sparkContext.master] if given else ["local[2]"] if smoke else ["local[1]", "local[2]"]
             )
-        report.row(
-            "rows the driver collected (keys + allowed questions)", last.keys + last.questions_collected
-        )
-        report.row("  the expansion it never collected: users x tables x 3", cfg.users * tables * 3)
-        report.row(
-            "classes | owner views | Spark jobs", f"{last.classes:,} | {last.owner_views:,} | {last.jobs}"
-        )
-        report.row("Python driver peak during the Spark compile", driver_peak, "MiB")
-        jvm = jvm_peak_mib(spark)
-        report.row("JVM peak RSS (driver + local executors)", fmt_bytes((jvm or 0) * 2**20) if jvm else "n/a")
-        if spark.sparkContext.master != "local[2]" and not given:
-            spark.stop()
-            spark = session("local[2]")
-        t_parts, parts_peak = by_catalog_run(spark, model, inventory)
-        report.row("Spark local[2]: the same compile handed out one catalog at a time", t_parts, "s")
-        report.row("  Python driver peak, one catalog's compact form at a time", parts_peak, "MiB")
+            times: dict[str, float] = {}
+            last: Any = None
+            driver_peak = 0.0
+            for master in masters:
+                if spark.sparkContext.master != master:
+                    spark.stop()
+                    spark = session(master)
+                times[master], peak, last = spark_run(spark, model, inventory)
+                driver_peak = max(driver_peak, peak)
+                report.row(f"Spark {master}: full compile + compact form", times[master], "s")
+            report.ratio(f"Spark {masters[-1]} / local engine", times[masters[-1]], local)
+            if "local[1]" in times:
+                report.row(
+                    "scaling local[1] -> local[2] (time 1 core / time 2 cores)",
+                    times["local[1]"] / times["local[2]"],
+                    "x",
+                )
+            report.row(
+                "rows the driver collected (keys + allowed questions)", last.keys + last.questions_collected
+            )
+            report.row("  the expansion it never collected: users x tables x 3", cfg.users * tables * 3)
+            report.row(
+                "classes | owner views | Spark jobs", f"{last.classes:,} | {last.owner_views:,} | {last.jobs}"
+            )
+            report.row("Python driver peak during the Spark compile", driver_peak, "MiB")
+            jvm = jvm_peak_mib(spark)
+            shown = fmt_bytes((jvm or 0) * 2**20) if jvm else "n/a"
+            report.row("JVM peak RSS (driver + local executors)", shown)
+            if spark.sparkContext.master != "local[2]" and not given:
+                spark.stop()
+                spark = session("local[2]")
+            t_parts, parts_peak = by_catalog_run(spark, model, inventory)
+            report.row("Spark local[2]: the same compile handed out one catalog at a time", t_parts, "s")
+            with python_heap() as heap:
+                compact(SparkEngine(session=spark).compile(model, OPERATIONS, inventory))
+            report.row("Python heap peak (tracemalloc): the compile all at once", heap[0], "MiB")
+            report.row("  the same, one catalog's compact form at a time", parts_peak, "MiB")
 
         if not smoke and not args.report_only:
             report.section("2. the crossover: local engine and Spark local[2] at 3 sizes")
@@ -307,8 +327,13 @@ def report_sections(
         report.ratio(
             f"Spark local[2] report / local engine at scale {scale:g}", remote["wall"], local["wall"]
         )
-        report.row("  Python driver peak during the Spark report (above the model)", remote["py_peak"], "MiB")
-        report.row("  the local engine's peak, for comparison", local["py_peak"], "MiB")
+        report.row(
+            "  Python driver peak RSS during the Spark report (above the model)", remote["py_peak"], "MiB"
+        )
+        report.row(
+            "  Python heap peak (tracemalloc): Spark report | local report",
+            f"{remote['heap']:.2f} | {local['heap']:.2f} MiB",
+        )
         report.row(
             "  JVM peak RSS during the Spark report (driver + local executors)", remote["jvm_peak"], "MiB"
         )
@@ -322,7 +347,10 @@ def report_sections(
         f"{w1.config.users / w0.config.users:.1f} x, "
         f"{len(w1.tables) / len(w0.tables):.1f} x, {l1['rows'] / max(l0['rows'], 1):.1f} x",
     )
-    report.row("Python driver peak growth (Spark report)", r1["py_peak"] / max(r0["py_peak"], 0.1), "x")
+    report.row("Python heap peak growth (Spark report)", r1["heap"] / max(r0["heap"], 0.01), "x")
+    report.row(
+        "Python heap peak growth (local report), for comparison", l1["heap"] / max(l0["heap"], 0.01), "x"
+    )
     report.row("JVM peak RSS growth (Spark report)", r1["jvm_peak"] / max(r0["jvm_peak"], 0.1), "x")
     fl, pl = fit([(l0["rows"], l0["wall"]), (l1["rows"], l1["wall"])])
     fs, ps = fit([(r0["rows"], r0["wall"]), (r1["rows"], r1["wall"])])
