@@ -389,7 +389,8 @@ class AccessControl:
         store that already has one refuses another."""
         check_name("metalake", name)
         actor = self.actor
-        if actor is not None and not actor.trusted and actor.user not in self.access.service_admins:
+        admins = set(self.access.service_admins) | self.model.service_admins  # config, or a spec's
+        if actor is not None and not actor.trusted and actor.user not in admins:
             raise Forbidden(
                 actor.user,
                 "create_metalake",
