@@ -10,7 +10,7 @@ branch of the table and is not affected by DENY.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from pushdown.decide.requirements import (
@@ -180,6 +180,27 @@ class Evaluator:
         else:
             allowed = self._op(ctx, op, target_ref, other_ref)
         return Decision(user, op.name, _show(target_ref), allowed, tuple(ctx.trace))
+
+    def allowed_among(self, user: str, operation: str, targets: Iterable[Target]) -> list[Target]:
+        """The ``targets`` that ``operation`` allows ``user``, in their order.
+
+        Each target is judged as ``authorize(user, operation, target, explain=False)`` judges
+        it (targets given already resolved: ObjectRefs, or names for user and group
+        operations); the nested checks they share, such as the load_catalog and load_schema
+        gates of one schema's tables, are made once for all of them.
+        """
+        op = operation_named(operation)
+        if user not in self.model.users:
+            return []
+        ctx = _Context(self.model, user, self._user_roles(user), False)
+        term, term_of = op.requires, self._term
+        return [t for t in targets if term_of(ctx, term, t, None)]
+
+    def holds(self, user: str, term: Term, target: Target) -> bool:
+        """Whether ``user`` meets one requirement term on ``target`` (no trace)."""
+        if user not in self.model.users:
+            return False
+        return self._term(_Context(self.model, user, self._user_roles(user), False), term, target, None)
 
     def effective_privileges(self, principal: Principal | str, obj: ObjectRef) -> frozenset[Privilege]:
         """Privileges effectively ALLOWed to ``principal`` on ``obj`` (DENY and inheritance applied)."""
