@@ -21,6 +21,8 @@ from typing import Any
 
 from pushdown.app.daemon.settings import DaemonSettings
 from pushdown.app.daemon.settings import parse as parse_daemon
+from pushdown.app.rest.settings import ServeSettings
+from pushdown.app.rest.settings import parse as parse_serve
 from pushdown.errors import ConfigError
 from pushdown.journal.connection import MEMORY, problem_with
 
@@ -62,6 +64,8 @@ class Config:
     store_explicit: bool = False
     #: the ``[daemon]`` table (``pushdown daemon``)
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
+    #: the ``[serve]`` table (``pushdown serve``)
+    serve: ServeSettings = field(default_factory=ServeSettings)
     #: what computes entitlements: "local" (the default) or an engine a plugin provides
     engine: str = "local"
     #: the engine's own table (``[spark]``: ``master`` and any ``spark.*`` setting)
@@ -195,13 +199,14 @@ def from_mapping(
     raw: Mapping[str, Any], base: Path, source: str, *, explicit_store: bool | None = None
 ) -> Config:
     """Check and resolve a config; ``explicit_store`` defaults to whether ``store`` is set."""
-    unknown = set(raw) - {"store", "backends", "daemon", "engine", *ENGINES}
+    unknown = set(raw) - {"store", "backends", "daemon", "serve", "engine", *ENGINES}
     if unknown:
         raise ConfigError(
             f"{source}: unknown setting(s) {', '.join(sorted(unknown))}; "
-            f"known: store, backends, daemon, engine, {', '.join(ENGINES)}"
+            f"known: store, backends, daemon, serve, engine, {', '.join(ENGINES)}"
         )
     daemon = parse_daemon(raw.get("daemon"), source)
+    serve = parse_serve(raw.get("serve"), source, base)
     engine, engine_settings = _engine(raw, source)
     store = _store(raw, base, source)
     backends = raw.get("backends", {})
@@ -211,7 +216,7 @@ def from_mapping(
     explicit = "store" in raw if explicit_store is None else explicit_store
     return Config(
         store, made, source, explicit and store != MEMORY, daemon=daemon, engine=engine,
-        engine_settings=engine_settings,
+        engine_settings=engine_settings, serve=serve,
     )
 
 

@@ -1,0 +1,146 @@
+"""Every route the server answers, in one table: method, path template, the operation of
+the requirement table that authorizes it, and the handler.
+
+``operation`` is a name from :data:`pushdown.decide.requirements.OPERATIONS`, or
+:data:`LOAD_OBJECT` (the load operation of the ``{type}`` segment's object type, e.g.
+``load_table``, ``get_role``), or None (the version and ``CLOSE``: no requirement).
+A route test (the route × caller matrix) iterates :data:`ROUTES`.
+
+Templates are matched segment by segment against the raw path, each segment decoded on
+its own (``%2F`` stays inside its segment); ``{name}`` matches one whole segment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pushdown.app.rest import access, metadata
+from pushdown.app.rest.call import Call
+from pushdown.decide.requirements import LOAD_OPERATION
+from pushdown.model.securables import SecurableType as T
+
+Handler = Callable[[Call], dict[str, Any]]
+LOAD_OBJECT = "load_object"
+
+
+@dataclass(frozen=True)
+class Route:
+    method: str
+    template: str
+    operation: str | None
+    handler: Handler
+    #: True when the route changes the model (the backend workers are woken after it)
+    writes: bool = False
+
+    @property
+    def segments(self) -> tuple[str, ...]:
+        return tuple(self.template.strip("/").split("/"))
+
+    def match(self, segments: tuple[str, ...]) -> dict[str, str] | None:
+        mine = self.segments
+        if len(mine) != len(segments):
+            return None
+        params = {}
+        for want, got in zip(mine, segments, strict=True):
+            if want.startswith("{"):
+                params[want[1:-1]] = got
+            elif want != got:
+                return None
+        return params
+
+    def operation_for(self, params: Mapping[str, str]) -> str | None:
+        """The requirement-table operation this route checks, for these path parameters."""
+        if self.operation == LOAD_OBJECT:
+            return LOAD_OPERATION[T(params["type"].lower())]
+        return self.operation
+
+
+M = "/api/metalakes/{metalake}"
+
+
+def _object_routes(kind: T, base: str, item: str) -> list[Route]:
+    word = metadata.KINDS[kind][0]
+    single = kind.value
+    listing = f"list_{word}"
+    return [
+        Route("GET", f"{base}/{word}", listing, metadata.list_objects(kind, listing)),
+        Route("POST", f"{base}/{word}", f"create_{single}", metadata.create_object(kind), True),
+        Route("GET", f"{base}/{word}/{{{item}}}", f"load_{single}", metadata.load_object(kind)),
+        Route("DELETE", f"{base}/{word}/{{{item}}}", f"drop_{single}", metadata.drop_object(kind), True),
+    ]
+
+
+_C = f"{M}/catalogs/{{catalog}}"
+_S = f"{_C}/schemas/{{schema}}"
+
+ROUTES: tuple[Route, ...] = (
+    Route("GET", "/api/version", None, metadata.version),
+    Route("CLOSE", "/", None, metadata.close),
+    # metalakes
+    Route("GET", "/api/metalakes", "load_metalake", metadata.list_metalakes),
+    Route("POST", "/api/metalakes", "create_metalake", metadata.create_metalake, True),
+    Route("GET", M, "load_metalake", metadata.load_metalake),
+    Route("DELETE", M, "drop_metalake", metadata.drop_metalake, True),
+    # users and groups
+    Route("POST", f"{M}/users", "add_user", access.add_user, True),
+    Route("GET", f"{M}/users", "list_users", access.list_users),
+    Route("GET", f"{M}/users/{{user}}", "get_user", access.get_user),
+    Route("DELETE", f"{M}/users/{{user}}", "remove_user", access.remove_user, True),
+    Route("POST", f"{M}/groups", "add_group", access.add_group, True),
+    Route("GET", f"{M}/groups", "list_groups", access.list_groups),
+    Route("GET", f"{M}/groups/{{group}}", "get_group", access.get_group),
+    Route("DELETE", f"{M}/groups/{{group}}", "remove_group", access.remove_group, True),
+    # roles
+    Route("POST", f"{M}/roles", "create_role", access.create_role, True),
+    Route("GET", f"{M}/roles", "list_roles", access.list_roles),
+    Route("GET", f"{M}/roles/{{role}}", "get_role", access.get_role),
+    Route("DELETE", f"{M}/roles/{{role}}", "delete_role", access.delete_role, True),
+    # permissions
+    Route("PUT", f"{M}/permissions/users/{{user}}/grant", "grant_role", access.grant_roles_to_user, True),
+    Route(
+        "PUT", f"{M}/permissions/users/{{user}}/revoke", "revoke_role", access.revoke_roles_from_user, True
+    ),
+    Route("PUT", f"{M}/permissions/groups/{{group}}/grant", "grant_role", access.grant_roles_to_group, True),
+    Route(
+        "PUT", f"{M}/permissions/groups/{{group}}/revoke", "revoke_role", access.revoke_roles_from_group, True
+    ),
+    Route(
+        "PUT",
+        f"{M}/permissions/roles/{{role}}/{{type}}/{{fullName}}/grant",
+        "grant_privilege",
+        access.grant_privileges,
+        True,
+    ),
+    Route(
+        "PUT",
+        f"{M}/permissions/roles/{{role}}/{{type}}/{{fullName}}/revoke",
+        "revoke_privilege",
+        access.revoke_privileges,
+        True,
+    ),
+    # owners and the roles bound to an object
+    Route("GET", f"{M}/owners/{{type}}/{{fullName}}", LOAD_OBJECT, access.get_owner),
+    Route("PUT", f"{M}/owners/{{type}}/{{fullName}}", "set_owner", access.set_owner, True),
+    Route("GET", f"{M}/objects/{{type}}/{{fullName}}/roles", LOAD_OBJECT, access.object_roles),
+    # metadata objects (registered, never created on a server)
+    *_object_routes(T.CATALOG, M, "catalog"),
+    *_object_routes(T.SCHEMA, _C, "schema"),
+    *_object_routes(T.TABLE, _S, "name"),
+    *_object_routes(T.TOPIC, _S, "name"),
+    *_object_routes(T.FILESET, _S, "name"),
+)
+
+
+def find(method: str, segments: tuple[str, ...]) -> tuple[Route | None, dict[str, str], bool]:
+    """The route for a request: (route, parameters, whether the path matched another method)."""
+    path_known = False
+    for route in ROUTES:
+        params = route.match(segments)
+        if params is None:
+            continue
+        if route.method == method:
+            return route, params, True
+        path_known = True
+    return None, {}, path_known
