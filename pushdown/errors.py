@@ -21,6 +21,28 @@ class UnknownPrincipal(ModelError):
     """A user, group or role that the model does not hold."""
 
 
+class AlreadyExists(ModelError):
+    """A user, group, role, object or metalake that exists already."""
+
+
+class UnknownObject(ModelError):
+    """An object (or the metalake) that the model does not hold."""
+
+
+class NotEmpty(ModelError):
+    """A drop that would take more with it than asked (the metalake still holds things)."""
+
+
+class Forbidden(PushdownError):
+    """The acting user may not make this change; nothing was written.
+
+    ``decision`` is the evaluator's: its trace says which checks failed."""
+
+    def __init__(self, user: str, operation: str, target: str, why: str, decision: object = None) -> None:
+        self.user, self.operation, self.target, self.decision = user, operation, target, decision
+        super().__init__(f"{user} may not {operation.replace('_', ' ')} (on {target}): {why}")
+
+
 class SpecError(PushdownError):
     """A spec file with problems; ``problems`` holds one message per problem."""
 

@@ -1,4 +1,4 @@
-"""The ``pushdown`` command: plan, apply, verify, explain, report, plugins, daemon, serve, status.
+"""The ``pushdown`` command: plan, apply, verify, explain, report, plugins, daemon, serve, status, log.
 
 Exit codes: 0 when there is nothing to do (or the command succeeded), 2 when ``plan``
 or ``verify`` finds drift, 1 on any error. Secrets never come from the command line.
@@ -55,7 +55,7 @@ def _open(ctx: click.Context, *, create: bool | None = False, scratch: bool = Fa
         config = dataclasses.replace(config, store=MEMORY)
     ac = AccessControl.open(config, push=False, create_store=create)
     ctx.call_on_close(ac.close)
-    return ac
+    return ac.as_admin("cli")
 
 
 def _target(spec: str, allow_empty: bool) -> Model:
@@ -201,7 +201,7 @@ def apply(
         if saved is not None:
             planfile.check_before_recording(ac, saved, target)
         if target is not None:
-            recorded = ac.load_model(target)
+            recorded = ac.as_admin("spec").load_model(target)
             where = _shown(ctx.obj["config"].store)
             click.echo(f"spec {spec}: {len(recorded.events)} model change(s) recorded in {where}")
         expect = None if saved is None else saved.check
@@ -477,6 +477,48 @@ def status(ctx: click.Context, as_json: bool) -> None:
             if r.findings:
                 click.echo(f"  findings at the last reconcile: {r.findings} (see `pushdown verify`)")
     ctx.exit(2 if any(r.lag_events or r.failing for r in rows) else 0)
+
+
+@main.command("log")
+@click.option("--user", "users", multiple=True, help="Changes that name this user (repeatable).")
+@click.option("--group", "groups", multiple=True, help="Changes that name this group (repeatable).")
+@click.option("--role", "roles", multiple=True, help="Changes that name this role (repeatable).")
+@click.option(
+    "--object", "objects", multiple=True, help='Changes on this object, e.g. "table c.s.t" (repeatable).'
+)
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per change.")
+@click.pass_context
+def log_command(
+    ctx: click.Context,
+    users: tuple[str, ...],
+    groups: tuple[str, ...],
+    roles: tuple[str, ...],
+    objects: tuple[str, ...],
+    limit: int,
+    as_json: bool,
+) -> None:
+    """Who changed what, and when, newest first: every journalled change with its author
+    and the way it came (library, cli, spec, rest with the request id, daemon)."""
+    import json
+
+    from pushdown.app import history
+
+    config: Config = ctx.obj["config"]
+    with _errors():
+        wanted = [history.subject("user", u) for u in users] + [history.subject("group", g) for g in groups]
+        wanted += [history.subject("role", r) for r in roles] + [
+            history.subject("object", o) for o in objects
+        ]
+        store = open_store(config, create=False)
+        try:
+            found = history.entries(store, wanted, limit)
+        finally:
+            store.close()
+    for entry in found:
+        click.echo(json.dumps(history.as_dict(entry)) if as_json else escaped_lines(history.line(entry)))
+    if not found and not as_json:
+        click.echo("no changes recorded" + (" that name " + ", ".join(wanted) if wanted else ""))
 
 
 Hooks.load().register_commands(main)

@@ -53,6 +53,18 @@ class BackendConfig:
 
 
 @dataclass(frozen=True)
+class AccessSettings:
+    """The ``[access]`` table: who administers pushdown itself.
+
+    ``service_admins``: who may create a metalake (Gravitino's service admins).
+    ``admin``: the identity the CLI and the spec loader act as; its changes are recorded
+    under that name and not checked against the requirement table (an operator's tool)."""
+
+    service_admins: tuple[str, ...] = ()
+    admin: str = "pushdown"
+
+
+@dataclass(frozen=True)
 class Config:
     """``store_explicit``: the store was named by ``store =`` in a config file, so it must
     exist already (``pushdown init`` creates it); the default store is created by the
@@ -70,6 +82,8 @@ class Config:
     engine: str = "local"
     #: the engine's own table (``[spark]``: ``master`` and any ``spark.*`` setting)
     engine_settings: Mapping[str, Any] = field(default_factory=dict)
+    #: the ``[access]`` table
+    access: AccessSettings = field(default_factory=AccessSettings)
 
 
 def resolve_secret(backend: str, key: str, ref: Any) -> str | None:
@@ -199,12 +213,13 @@ def from_mapping(
     raw: Mapping[str, Any], base: Path, source: str, *, explicit_store: bool | None = None
 ) -> Config:
     """Check and resolve a config; ``explicit_store`` defaults to whether ``store`` is set."""
-    unknown = set(raw) - {"store", "backends", "daemon", "serve", "engine", *ENGINES}
+    unknown = set(raw) - {"store", "backends", "daemon", "serve", "engine", "access", *ENGINES}
     if unknown:
         raise ConfigError(
             f"{source}: unknown setting(s) {', '.join(sorted(unknown))}; "
-            f"known: store, backends, daemon, serve, engine, {', '.join(ENGINES)}"
+            f"known: store, backends, daemon, serve, engine, access, {', '.join(ENGINES)}"
         )
+    access = _access(raw.get("access", {}), source)
     daemon = parse_daemon(raw.get("daemon"), source)
     serve = parse_serve(raw.get("serve"), source, base)
     engine, engine_settings = _engine(raw, source)
@@ -215,9 +230,33 @@ def from_mapping(
     made = {n: _backend(n, b, base, source) for n, b in backends.items()}
     explicit = "store" in raw if explicit_store is None else explicit_store
     return Config(
-        store, made, source, explicit and store != MEMORY, daemon=daemon, engine=engine,
-        engine_settings=engine_settings, serve=serve,
+        store,
+        made,
+        source,
+        explicit and store != MEMORY,
+        daemon=daemon,
+        engine=engine,
+        engine_settings=engine_settings,
+        access=access,
+        serve=serve,
     )
+
+
+def _access(table: Any, source: str) -> AccessSettings:
+    if not isinstance(table, Mapping):
+        raise ConfigError(f'{source}: [access] must be a table (service_admins = ["..."], admin = "...")')
+    unknown = set(table) - {"service_admins", "admin"}
+    if unknown:
+        raise ConfigError(
+            f"{source}: access.{sorted(unknown)[0]}: unknown setting; known: service_admins, admin"
+        )
+    admins = table.get("service_admins", [])
+    if not isinstance(admins, list) or any(_check_text(a) is not None for a in admins):
+        raise ConfigError(f"{source}: access.service_admins must be a list of user names")
+    admin = table.get("admin", AccessSettings.admin)
+    if _check_text(admin) is not None:
+        raise ConfigError(f"{source}: access.admin = {_toml(admin)}: {_check_text(admin)}")
+    return AccessSettings(tuple(admins), str(admin))
 
 
 #: Engines and the settings their table accepts (besides any ``spark.*`` key for spark).
@@ -232,7 +271,7 @@ def _engine(raw: Mapping[str, Any], source: str) -> tuple[str, dict[str, Any]]:
         raise ConfigError(f"{source}: engine = {_toml(name)}: must be one of {known}")
     table = raw.get("spark", {})
     if not isinstance(table, Mapping):
-        raise ConfigError(f"{source}: [spark] must be a table (master = \"local[*]\", spark.* settings)")
+        raise ConfigError(f'{source}: [spark] must be a table (master = "local[*]", spark.* settings)')
     settings: dict[str, Any] = {"master": "local[*]", "app_name": "pushdown", "progress": True}
     for key, value in _flat(table).items():
         where = f"{source}: spark.{key}" if not key.startswith("spark.") else f"{source}: [spark] {key}"
@@ -241,7 +280,7 @@ def _engine(raw: Mapping[str, Any], source: str) -> tuple[str, dict[str, Any]]:
                 raise ConfigError(f"{where} = {_toml(value)}: {_check_text(value)}")
             if key == "master" and not _spark_master(value):
                 raise ConfigError(
-                    f"{where} = {_toml(value)}: Spark takes \"yarn\" or a master beginning with "
+                    f'{where} = {_toml(value)}: Spark takes "yarn" or a master beginning with '
                     "local, spark, mesos or k8s (local[*], spark://host:7077, k8s://https://host:443)"
                 )
         elif key == "progress":

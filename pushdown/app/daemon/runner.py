@@ -46,6 +46,7 @@ from pushdown.errors import ConfigError, PushdownError, TemporaryBackendError
 from pushdown.host.plugins import Hooks
 from pushdown.journal import lease
 from pushdown.journal.store import Store
+from pushdown.model.actor import Actor
 from pushdown.reconcile.sync import TEMPORARY, SyncResult
 
 log = logging.getLogger("pushdown.daemon")
@@ -163,6 +164,7 @@ class Worker(threading.Thread):
             )
             ac = Following.open(one, push=False, hooks=self.d.hooks, create_store=False)
             assert isinstance(ac, Following)
+            ac.actor = Actor(ac.access.admin, "daemon", None, trusted=True)  # what it journals is its own
             self.ac = ac
             self.ac.lease_timeout = max(self.settings.poll, 1.0)
         return self.ac
