@@ -26,10 +26,19 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from pushdown.app.rest import problems
 from pushdown.app.rest.auth import Authenticator
 from pushdown.app.rest.call import Call
-from pushdown.app.rest.routes import Route, find
+from pushdown.app.rest.routes import CLOSE, Route, find
 from pushdown.app.rest.settings import ServeSettings
 from pushdown.app.service import AccessControl
-from pushdown.errors import Busy, Forbidden, ModelError, PushdownError, UnknownPrincipal
+from pushdown.errors import (
+    AlreadyExists,
+    Busy,
+    Forbidden,
+    ModelError,
+    NotEmpty,
+    PushdownError,
+    UnknownObject,
+    UnknownPrincipal,
+)
 
 log = logging.getLogger("pushdown.serve")
 SEGMENTS = "pushdown.segments"
@@ -94,7 +103,7 @@ class Dispatcher:
             if isinstance(segments, problems.Problem):
                 raise segments
             route, params = self._route(request.method, segments)
-            if route.template != "/":  # CLOSE / (the client's close()) carries no identity
+            if route is not CLOSE:  # the client's close() carries no identity
                 user = self.auth.user(request.headers.get("authorization"))
             raw = await self._body(request)
             call = Call(self.ac, user, rid, params, dict(request.query_params), raw)
@@ -158,6 +167,12 @@ def translate(exc: Exception, request_id: str) -> problems.Problem:
         return problems.busy(str(exc), exc.delay or 1.0)
     if isinstance(exc, UnknownPrincipal):
         return problems.not_found("NotFoundException", str(exc))
+    if isinstance(exc, UnknownObject):
+        return problems.not_found("NoSuchMetadataObjectException", str(exc))
+    if isinstance(exc, AlreadyExists):
+        return problems.already_exists("AlreadyExistsException", str(exc))
+    if isinstance(exc, NotEmpty):
+        return problems.not_empty("NotEmptyException", str(exc))
     if isinstance(exc, ModelError):
         return problems.bad_request(str(exc))
     if isinstance(exc, PushdownError):

@@ -36,7 +36,8 @@ class Route:
 
     @property
     def segments(self) -> tuple[str, ...]:
-        return tuple(self.template.strip("/").split("/"))
+        inner = self.template.strip("/")
+        return tuple(inner.split("/")) if inner else ()
 
     def match(self, segments: tuple[str, ...]) -> dict[str, str] | None:
         mine = self.segments
@@ -72,12 +73,14 @@ def _object_routes(kind: T, base: str, item: str) -> list[Route]:
     ]
 
 
+#: The client's ``close()``: answered whatever the path, without authentication.
+CLOSE = Route("CLOSE", "/", None, metadata.close)
 _C = f"{M}/catalogs/{{catalog}}"
 _S = f"{_C}/schemas/{{schema}}"
 
 ROUTES: tuple[Route, ...] = (
     Route("GET", "/api/version", None, metadata.version),
-    Route("CLOSE", "/", None, metadata.close),
+    CLOSE,
     # metalakes
     Route("GET", "/api/metalakes", "load_metalake", metadata.list_metalakes),
     Route("POST", "/api/metalakes", "create_metalake", metadata.create_metalake, True),
@@ -135,6 +138,8 @@ ROUTES: tuple[Route, ...] = (
 
 def find(method: str, segments: tuple[str, ...]) -> tuple[Route | None, dict[str, str], bool]:
     """The route for a request: (route, parameters, whether the path matched another method)."""
+    if method == "CLOSE":  # the client's close(), whatever path it names
+        return CLOSE, {}, True
     path_known = False
     for route in ROUTES:
         params = route.match(segments)
