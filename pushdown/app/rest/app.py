@@ -20,7 +20,6 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pushdown.app.rest import problems
@@ -188,6 +187,10 @@ def build_app(
     wake: Callable[[], None] = lambda: None,
 ) -> Starlette:
     auth = authenticator or Authenticator.from_settings(settings)
-    app = Starlette(routes=[Mount("/", app=Dispatcher(ac, settings, auth, wake))])
+    app = Starlette()
+    # No framework routes: every request goes to the dispatcher, which routes on the raw
+    # path's segments (the framework's patterns match the decoded path, where %2F and %0A
+    # would already be a separator and a line break).
+    app.router.default = Dispatcher(ac, settings, auth, wake)
     app.add_middleware(RawPath)
     return app
