@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import errno
 import logging
+import signal
 import socket
 import ssl
 import threading
+from types import FrameType
 
 import uvicorn
 
@@ -101,6 +103,7 @@ def serve(config: Config, settings: ServeSettings) -> int:
             ", ".join(settings.authenticators),
             extra={"port": port, "scheme": scheme},
         )
+        _keep_signals_for_cleanup()
         server.run(sockets=[sock])
     finally:
         if daemon is not None:
@@ -117,3 +120,15 @@ def serve(config: Config, settings: ServeSettings) -> int:
 
 def _nothing() -> None:
     return None
+
+
+def _keep_signals_for_cleanup() -> None:
+    """uvicorn stops on SIGTERM/SIGINT, then raises the signal again to the handler that was
+    installed before it: make that one log instead of killing the process, so the workers
+    stop, the daemon lease is given back and the store closed before the process exits."""
+
+    def stopped(signum: int, frame: FrameType | None) -> None:
+        log.info("%s: stopping", signal.Signals(signum).name)
+
+    signal.signal(signal.SIGTERM, stopped)
+    signal.signal(signal.SIGINT, stopped)
