@@ -227,3 +227,9 @@ def test_lists_show_what_the_caller_may_see(s: Site) -> None:
         r = error(h.get(f"{M}/users"), 403, 1008)
         assert r["message"].startswith("anonymous may not")
         assert h.get("/api/metalakes").json() == {"code": 0, "metalakes": []}
+
+
+def test_docs_list_every_route() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "rest.md").read_text()
+    missing = [f"{r.method} {r.template}" for r in ROUTES if f"| {r.method} | `{r.template}` |" not in docs]
+    assert missing == []
