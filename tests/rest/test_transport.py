@@ -233,3 +233,21 @@ def test_docs_list_every_route() -> None:
     docs = (Path(__file__).resolve().parents[2] / "docs" / "rest.md").read_text()
     missing = [f"{r.method} {r.template}" for r in ROUTES if f"| {r.method} | `{r.template}` |" not in docs]
     assert missing == []
+
+
+def test_an_unexpected_fault_is_a_500_naming_the_request_never_a_traceback(
+    s: Site, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from pushdown.app.rest.call import Call
+
+    def broken(self: Call, operation: str, target: object) -> None:
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(Call, "check", broken)
+    with s.http("admin") as h:
+        r = h.get(f"{M}/users/admin")
+    body = error(r, 500, 1002)
+    assert (
+        r.headers["X-Request-Id"] in body["message"] and "Traceback" not in r.text and "a bug" not in r.text
+    )
+    assert any(rec.exc_info and r.headers["X-Request-Id"] in rec.getMessage() for rec in caplog.records)

@@ -111,6 +111,9 @@ class Dispatcher:
                 self.wake()
         except problems.Problem as exc:
             status, body, headers = exc.status, problems.body(exc), dict(exc.headers or {})
+        except Exception as exc:  # never a framework's bare 500, never a traceback to the caller
+            problem = translate(exc, rid)
+            status, body, headers = problem.status, problems.body(problem), dict(problem.headers or {})
         headers["X-Request-Id"] = rid
         log.info(
             "%s %s -> %d (%s, %.1f ms, request %s)",

@@ -22,7 +22,7 @@ from pushdown.app.service import AccessControl
 from pushdown.decide.evaluator import Evaluator, Target
 from pushdown.decide.requirements import OPERATIONS
 from pushdown.errors import Forbidden, ModelError, UnknownPrincipal
-from pushdown.model.securables import METALAKE, ObjectRef
+from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
 from pushdown.model.state import Model
 
 
@@ -93,16 +93,18 @@ class Call:
 def object_exists(model: Model, ref: ObjectRef) -> bool:
     if ref == METALAKE:
         return True
-    if ref.type.value == "role":
+    if ref.type is SecurableType.ROLE:
         return ref.names[0] in model.roles
     return ref in model.objects
 
 
 def require_object(call: Call, ref: ObjectRef, metalake: str) -> None:
+    """404 unless the object is registered (a role: created)."""
     if not object_exists(call.model, ref):
+        then = "" if ref.type is SecurableType.ROLE else "; register it first"
         raise problems.not_found(
             "NoSuchMetadataObjectException",
-            f"{ref.type.label} {shapes.full_name(ref, metalake)!r} does not exist; register it first",
+            f"{ref.type.label} {shapes.full_name(ref, metalake)!r} does not exist{then}",
         )
 
 
