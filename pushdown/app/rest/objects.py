@@ -65,7 +65,8 @@ def object_json(call: Call, ref: ObjectRef) -> Json:
         out["provider"] = props.get(HIDDEN + "provider", "")
     elif ref.type is SecurableType.TABLE:
         out["columns"] = json.loads(props.get(HIDDEN + "columns", "[]"))
-        out.update({"partitioning": [], "sortOrders": [], "indexes": []})
+        none = {"strategy": "none", "number": 0, "funcArgs": []}  # no distribution, partitioning, ...
+        out.update({"distribution": none, "partitioning": [], "sortOrders": [], "indexes": []})
     elif ref.type is SecurableType.FILESET:
         out["type"] = props.get(HIDDEN + "type", "managed")
         out["storageLocation"] = props.get(HIDDEN + "storageLocation")
