@@ -1,4 +1,4 @@
-"""The ``pushdown`` command: plan, apply, verify, explain, report, plugins, daemon, status, log.
+"""The ``pushdown`` command: plan, apply, verify, explain, report, plugins, daemon, serve, status, log.
 
 Exit codes: 0 when there is nothing to do (or the command succeeded), 2 when ``plan``
 or ``verify`` finds drift, 1 on any error. Secrets never come from the command line.
@@ -409,6 +409,34 @@ def daemon(ctx: click.Context, log_format: str, log_level: str, port: int | None
             d.close()
             raise
         code = d.run()
+    ctx.exit(code)
+
+
+@main.command()
+@click.option("--host", default=None, help="Listen on this address (overrides [serve] host).")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=None, help="Listen here (overrides [serve] port)."
+)
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text")
+@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info")
+@click.pass_context
+def serve(ctx: click.Context, host: str | None, port: int | None, log_format: str, log_level: str) -> None:
+    """Serve Gravitino's access-control REST API and push every change to the backends.
+
+    Settings come from the config's [serve] table (see docs/rest.md); the daemon's
+    workers run in the same process. SIGTERM stops it."""
+    from pushdown.app.daemon import logs
+    from pushdown.app.rest.server import serve as run
+
+    logs.setup(log_format, log_level)
+    config: Config = ctx.obj["config"]
+    settings = dataclasses.replace(
+        config.serve,
+        host=config.serve.host if host is None else host,
+        port=config.serve.port if port is None else port,
+    )
+    with _errors():
+        code = run(config, settings)
     ctx.exit(code)
 
 

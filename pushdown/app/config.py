@@ -21,6 +21,8 @@ from typing import Any
 
 from pushdown.app.daemon.settings import DaemonSettings
 from pushdown.app.daemon.settings import parse as parse_daemon
+from pushdown.app.rest.settings import ServeSettings
+from pushdown.app.rest.settings import parse as parse_serve
 from pushdown.errors import ConfigError
 from pushdown.journal.connection import MEMORY, problem_with
 
@@ -74,6 +76,8 @@ class Config:
     store_explicit: bool = False
     #: the ``[daemon]`` table (``pushdown daemon``)
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
+    #: the ``[serve]`` table (``pushdown serve``)
+    serve: ServeSettings = field(default_factory=ServeSettings)
     #: what computes entitlements: "local" (the default) or an engine a plugin provides
     engine: str = "local"
     #: the engine's own table (``[spark]``: ``master`` and any ``spark.*`` setting)
@@ -209,14 +213,15 @@ def from_mapping(
     raw: Mapping[str, Any], base: Path, source: str, *, explicit_store: bool | None = None
 ) -> Config:
     """Check and resolve a config; ``explicit_store`` defaults to whether ``store`` is set."""
-    unknown = set(raw) - {"store", "backends", "daemon", "engine", "access", *ENGINES}
+    unknown = set(raw) - {"store", "backends", "daemon", "serve", "engine", "access", *ENGINES}
     if unknown:
         raise ConfigError(
             f"{source}: unknown setting(s) {', '.join(sorted(unknown))}; "
-            f"known: store, backends, daemon, engine, access, {', '.join(ENGINES)}"
+            f"known: store, backends, daemon, serve, engine, access, {', '.join(ENGINES)}"
         )
     access = _access(raw.get("access", {}), source)
     daemon = parse_daemon(raw.get("daemon"), source)
+    serve = parse_serve(raw.get("serve"), source, base)
     engine, engine_settings = _engine(raw, source)
     store = _store(raw, base, source)
     backends = raw.get("backends", {})
@@ -233,6 +238,7 @@ def from_mapping(
         engine=engine,
         engine_settings=engine_settings,
         access=access,
+        serve=serve,
     )
 
 
