@@ -196,7 +196,8 @@ class AccessControl:
             for backend in backends.values():
                 backend.close()
             raise
-        return cls(store, backends, hooks, push, access=cfg.access)
+        follows = None if cfg.follow is None else cfg.follow.describe()
+        return cls(store, backends, hooks, push, access=cfg.access, follows=follows)
 
     def close(self) -> None:
         for backend in self.backends.values():
