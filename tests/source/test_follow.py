@@ -321,3 +321,16 @@ def test_an_unreachable_source_says_so(tmp_path: Path) -> None:
         assert ac.store.last_seq() == 0
     finally:
         ac.close()
+
+
+def test_a_metalake_the_source_does_not_have_says_so(rig: Rig, tmp_path: Path) -> None:
+    from .conftest import follow_config
+
+    (tmp_path / "x").mkdir()
+    config = follow_config(tmp_path / "x", rig.proxy.uri, metalake="nosuch")
+    ac = AccessControl.open(config, push=False, create_store=True)
+    try:
+        result = Follower(config).poll(ac)
+        assert not result.ok and result.kind == "no such metalake" and "nosuch" in result.error
+    finally:
+        ac.close()

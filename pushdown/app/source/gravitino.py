@@ -11,7 +11,7 @@ What goes wrong is a :class:`SourceUnreadable` whose ``kind`` says what: ``unrea
 (connection refused, reset, cut off, timed out), ``unauthorized`` (401), ``forbidden``
 (403), ``server error`` (5xx), ``changed during the read`` (a role, user, catalog or
 schema listed by one call and gone by the next, or named by a user but not listed),
-``bad answer`` (not what the API says). Nothing of a failed read is used.
+``bad answer`` (not what the API says), ``no such metalake``. Nothing of a failed read is used.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ UNAUTHORIZED = "unauthorized"
 FORBIDDEN = "forbidden"
 SERVER_ERROR = "server error"
 CHANGED = "changed during the read"
+NO_METALAKE = "no such metalake"
 BAD_ANSWER = "bad answer"
 
 
@@ -130,6 +131,7 @@ def classify(exc: BaseException) -> SourceUnreadable:
     """A client error as a :class:`SourceUnreadable` (never with a credential in it)."""
     from gravitino.exceptions.base import (
         ForbiddenException,
+        NoSuchMetalakeException,
         NotFoundException,
         RESTException,
         UnauthorizedException,
@@ -141,6 +143,8 @@ def classify(exc: BaseException) -> SourceUnreadable:
         return SourceUnreadable(FORBIDDEN, f"the source refused the read (403): {exc}")
     if isinstance(exc, UnauthorizedException) or "401" in str(exc) or "Unauthorized" in str(exc):
         return SourceUnreadable(UNAUTHORIZED, f"the source did not accept the credentials (401): {exc}")
+    if isinstance(exc, NoSuchMetalakeException):
+        return SourceUnreadable(NO_METALAKE, f"the source has no such metalake: {exc}")
     if isinstance(exc, NotFoundException):
         return SourceUnreadable(CHANGED, f"something listed was gone when read: {exc}")
     if isinstance(exc, OSError | http.client.HTTPException):
