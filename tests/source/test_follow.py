@@ -334,3 +334,12 @@ def test_a_metalake_the_source_does_not_have_says_so(rig: Rig, tmp_path: Path) -
         assert not result.ok and result.kind == "no such metalake" and "nosuch" in result.error
     finally:
         ac.close()
+
+
+def test_a_source_answering_401_says_unauthorized(rig: Rig) -> None:
+    def fault(r: Rig) -> None:
+        no = (401, error_body(1011, "UnauthorizedException", "bad credentials"))
+        r.proxy.rule = lambda n, m, p: no
+
+    result = _unchanged_after(rig, fault)
+    assert result.kind == "unauthorized"

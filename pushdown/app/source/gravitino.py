@@ -152,7 +152,11 @@ def classify(exc: BaseException) -> SourceUnreadable:
     if isinstance(exc, json.JSONDecodeError | KeyError | TypeError | ValueError | AttributeError):
         return SourceUnreadable(BAD_ANSWER, f"{type(exc).__name__}: {exc}")
     if isinstance(exc, RESTException) and "Unable to process" in str(exc):
-        return SourceUnreadable(BAD_ANSWER, str(exc))
+        # an error code the 1.3.1 client does not know: on a read that is Gravitino's 401
+        # (code 1011; the client keeps neither the code nor the HTTP status)
+        return SourceUnreadable(
+            UNAUTHORIZED, f"the source refused the credentials (an error the client does not know): {exc}"
+        )
     if isinstance(exc, RuntimeError):  # the client's 500 (code 1002) and its other errors
         return SourceUnreadable(SERVER_ERROR, f"{type(exc).__name__}: {exc}")
     return SourceUnreadable(BAD_ANSWER, f"unexpected {type(exc).__name__}: {exc}")
