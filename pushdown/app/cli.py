@@ -480,10 +480,12 @@ def serve(ctx: click.Context, host: str | None, port: int | None, log_format: st
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
-    """Each backend's cursor, lag, last success and last error, from the store.
+    """Each backend's cursor, lag, last success and last error, and the model source's last
+    read ([source]), from the store.
 
-    Exit 0: every backend caught up and its last attempt succeeded; 2: some backend lags
-    or failed last; 1: an error."""
+    Exit 0: every backend caught up and its last attempt succeeded (and the source's last
+    read was used); 2: some backend lags or failed last, or the source's last read was not
+    used; 1: an error."""
     import json
 
     from pushdown.app.daemon.status import daemon_holder, statuses, when
@@ -563,7 +565,7 @@ def log_command(
     as_json: bool,
 ) -> None:
     """Who changed what, and when, newest first: every journalled change with its author
-    and the way it came (library, cli, spec, rest with the request id, daemon)."""
+    and the way it came (library, cli, spec, rest with the request id, daemon, source)."""
     import json
 
     from pushdown.app import history
