@@ -166,7 +166,17 @@ def follow_config(tmp: Path, address: str, **source: Any) -> Config:
     raw = {
         "store": str(tmp / "follow.db"),
         "backends": {"demo": {"kind": "recording", "state": "demo.json"}},
-        "source": {"kind": "gravitino", "uri": address, "metalake": "test", "user": "admin", **source},
+        "source": {
+            k: v
+            for k, v in {
+                "kind": "gravitino",
+                "uri": address,
+                "metalake": "test",
+                "user": "admin",
+                **source,
+            }.items()
+            if v is not None
+        },
     }
     return from_mapping(raw, tmp, "pushdown.toml", explicit_store=False)
 

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from click.testing import CliRunner
 from gravitino.api.authorization.privileges import SelectTable
@@ -343,3 +344,31 @@ def test_a_source_answering_401_says_unauthorized(rig: Rig) -> None:
 
     result = _unchanged_after(rig, fault)
     assert result.kind == "unauthorized"
+
+
+def test_a_bearer_token_from_a_secret_reference_and_a_real_401(tmp_path: Path) -> None:
+    """An oauth-only pushdown serve: the token from { file = ... } is accepted; simple
+    authentication is refused with the server's own 401 (unauthorized); the token never
+    appears in the status."""
+    from ..rest.inprocess import site
+    from ..rest.test_auth import settings
+    from ..rest.tokens import token
+    from .conftest import follow_config
+
+    (tmp_path / "g").mkdir()
+    with site(tmp_path / "g", settings(tmp_path / "g", "oauth"), metalake=None) as g:
+        secret = token("admin")
+        with httpx.Client(base_url=g.uri, headers={"Authorization": f"Bearer {secret}"}) as h:
+            assert h.post("/api/metalakes", json={"name": "test"}).status_code == 200
+            assert h.post("/api/metalakes/test/users", json={"name": "ann"}).status_code == 200
+        (tmp_path / "token").write_text(secret + "\n")
+        config = follow_config(tmp_path, g.uri, user=None, token={"file": str(tmp_path / "token")})
+        ac = AccessControl.open(config, push=False, create_store=True)
+        try:
+            assert Follower(config).poll(ac).ok and "ann" in ac.model.users
+            simple = follow_config(tmp_path, g.uri)
+            refused = Follower(simple).poll(ac)
+            assert not refused.ok and refused.kind == "unauthorized"
+            assert secret not in (ac.store.get_meta("source_status") or "")
+        finally:
+            ac.close()
