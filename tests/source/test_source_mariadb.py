@@ -22,6 +22,7 @@ from gravitino.api.authorization.privileges import SelectTable, UseCatalog, UseS
 from gravitino.api.authorization.securable_objects import SecurableObjects
 
 from ..daemon.conftest import DaemonProcess
+from ..daemon.test_daemon_mariadb import get
 from ..rest.conftest import PUSHDOWN, ROOT, admin_client, client, init_store, serving, wait_for
 from ..rest.test_client_mariadb import (
     DB,
@@ -154,6 +155,8 @@ def test_a_role_granted_through_the_gravitino_client_becomes_a_mariadb_grant(
                 return s["error_kind"] == "unreachable" and (s["last_error_at"] or 0) > killed_at[0]
 
             wait_for(says_unreachable, 60, "the status says the source is unreachable")
+            code, body = get(daemon.port(), "/readyz")
+            assert code == 503 and "source: the last read was not used" in body
             assert server_selects(server) == granted  # nothing lost, nothing widened
             assert model_selects(model_of(follow_db)) == granted
             assert daemon.alive()
@@ -164,6 +167,7 @@ def test_a_role_granted_through_the_gravitino_client_becomes_a_mariadb_grant(
                 front.upstream = again.ready()
                 both = granted | {("pd_bob", t) for t in ("t0", "t1", "t2")}
                 wait_for(lambda: enforced(both), 60, "bob's grant reaches MariaDB")
+                wait_for(lambda: get(daemon.port(), "/readyz")[0] == 200, 60, "ready again")
                 assert not status(fconfig)["error_kind"] or status(fconfig)["last_good"] > killed_at[0]
                 shown = pushdown(fconfig, "status")
                 assert "last good read" in shown.stdout and "role granted" in shown.stdout

@@ -418,7 +418,7 @@ class _Held(Exception):
 
 
 def _words(changed: Mapping[str, int]) -> str:
-    return ", ".join(f"{n} {what}" for what, n in sorted(changed.items())) or "nothing"
+    return ", ".join(f"{n} × {what}" for what, n in sorted(changed.items())) or "nothing"
 
 
 def describe_change(changed: Mapping[str, int]) -> str:
