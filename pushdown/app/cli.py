@@ -535,6 +535,11 @@ def _show_source(source: SourceStatus) -> None:
     click.echo(f"  last good read: {when(source.last_good)}")
     if source.last_change is not None:
         click.echo(f"  last change: {when(source.last_change)}: {describe_change(source.changed)}")
+        for example in source.examples:
+            click.echo(f"    {escaped_lines(example)}")
+        more = sum(source.changed.values()) - len(source.examples)
+        if more > 0:
+            click.echo(f"    ... and {more} more (pushdown log)")
     if source.last_error is not None and source.failing:
         first = escaped_lines(source.last_error).splitlines()[0]
         click.echo(f"  last read not used: {when(source.last_error_at)} [{source.error_kind}] {first}")

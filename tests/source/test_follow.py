@@ -233,6 +233,7 @@ def test_the_cli_pull_and_status_show_the_source(rig: Rig, tmp_path: Path) -> No
     shown = runner.invoke(main, ["--config", str(config), "status"])
     assert "source gravitino metalake 'test'" in shown.output and "last good read" in shown.output
     assert "last change" in shown.output and "not enforced" not in shown.output  # other is mapped
+    assert "added user ann" in shown.output and "more (pushdown log)" in shown.output
     spec = tmp_path / "s.yaml"
     spec.write_text("users: [zed]\n")
     refused = runner.invoke(main, ["--config", str(config), "apply", "--spec", str(spec)])

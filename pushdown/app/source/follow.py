@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from pushdown.app.config import BackendConfig, Config
+from pushdown.app.history import describe
 from pushdown.app.service import AccessControl
 from pushdown.app.source.gravitino import CHANGED, GravitinoReader, Snapshot, SourceUnreadable
 from pushdown.app.source.settings import SourceSettings
@@ -43,6 +44,7 @@ from pushdown.model.state import Model
 
 log = logging.getLogger("pushdown.source")
 META_KEY = "source_status"
+EXAMPLES = 5
 GUARDED = "guarded"
 NOT_EXACT = "cannot be enforced exactly"
 FAILED = "failed"
@@ -57,6 +59,8 @@ class SourceStatus:
     last_good: float | None = None
     last_change: float | None = None
     changed: dict[str, int] = field(default_factory=dict)
+    #: the first few changes of the last change, in words (``pushdown log`` has them all)
+    examples: list[str] = field(default_factory=list)
     last_error: str | None = None
     last_error_at: float | None = None
     error_kind: str | None = None
@@ -366,6 +370,7 @@ class Follower:
                 log.warning("source: %s", note, extra={"source": status.source, "note": note})
         if events:
             status.last_change, status.changed = now, summary(events)
+            status.examples = [describe(e) for e in events[:EXAMPLES]]
             log.info(
                 "source: %d model change(s) from %s: %s",
                 len(events),
