@@ -189,7 +189,8 @@ class GravitinoReader:
                 from gravitino.client.gravitino_client_config import GravitinoClientConfig
             except ImportError:
                 raise ConfigError(
-                    "source: the official Gravitino client is not installed (pip install apache-gravitino)"
+                    "source: the official Gravitino client is not installed "
+                    "(pip install 'pushdown[gravitino]')"
                 ) from None
             timeout = max(int(self.settings.timeout), 1)  # whole seconds
             self.calls += 2  # the client's version check and its metalake lookup
