@@ -43,6 +43,18 @@ class Forbidden(PushdownError):
         super().__init__(f"{user} may not {operation.replace('_', ' ')} (on {target}): {why}")
 
 
+class Followed(PushdownError):
+    """The model follows a source (``[source]`` in the config): every change is made there,
+    and pushdown refuses its own; nothing was written. ``source`` names it."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        super().__init__(
+            f"the model follows {source}: make this change there (pushdown's own changes are refused "
+            "while [source] is configured)"
+        )
+
+
 class SpecError(PushdownError):
     """A spec file with problems; ``problems`` holds one message per problem."""
 

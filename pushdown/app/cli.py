@@ -17,6 +17,7 @@ from pushdown.app import planfile
 from pushdown.app.config import Config, load_config, redact
 from pushdown.app.output import escaped_lines, model_warnings, progress_bar, report, show
 from pushdown.app.service import AccessControl
+from pushdown.app.source.follow import SourceStatus, load_status
 from pushdown.app.spec import load_spec
 from pushdown.app.storefile import open_store, store_exists
 from pushdown.decide.evaluator import operation_named
@@ -235,6 +236,41 @@ def _next_step(result: SyncResult) -> str:
 
 
 @main.command()
+@click.option(
+    "--allow-mass-removal",
+    is_flag=True,
+    help="Record a read that removes more than source.max_removal_share of the model.",
+)
+@click.pass_context
+def pull(ctx: click.Context, allow_mass_removal: bool) -> None:
+    """Read the model source ([source]) once and record its model (one change); push nothing.
+
+    `pushdown apply` (or the daemon) then pushes what changed. Exit 0: recorded (or
+    nothing changed); 1: the read was not used (the status says why; the model is kept)."""
+    from pushdown.app.source.follow import Follower, describe_change
+
+    config: Config = ctx.obj["config"]
+    with _errors():
+        follower = Follower(config)
+        ctx.call_on_close(follower.close)
+        ac = AccessControl.open(config, push=False, create_store=None)
+        ctx.call_on_close(ac.close)
+        result = follower.poll(ac, allow_mass_removal=allow_mass_removal)
+    for note in result.notes:
+        click.echo(f"note: {escaped_lines(note)}", err=True)
+    if not result.ok:
+        click.echo(f"error: {escaped_lines(result.error or '')}", err=True)
+        click.echo("nothing was changed; the model stays as it was", err=True)
+        ctx.exit(1)
+    what = "no model change" if not result.changes else f"{result.changes} model change(s): "
+    detail = describe_change(result.summary) if result.changes else ""
+    click.echo(
+        f"source {config.follow.describe() if config.follow else ''}: {result.reads} read(s), "
+        f"{result.calls} call(s), {result.seconds:.2f} s; {what}{detail}"
+    )
+
+
+@main.command()
 @click.pass_context
 def init(ctx: click.Context) -> None:
     """Create the configured store, empty, if it does not exist yet."""
@@ -444,10 +480,12 @@ def serve(ctx: click.Context, host: str | None, port: int | None, log_format: st
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
-    """Each backend's cursor, lag, last success and last error, from the store.
+    """Each backend's cursor, lag, last success and last error, and the model source's last
+    read ([source]), from the store.
 
-    Exit 0: every backend caught up and its last attempt succeeded; 2: some backend lags
-    or failed last; 1: an error."""
+    Exit 0: every backend caught up and its last attempt succeeded (and the source's last
+    read was used); 2: some backend lags or failed last, or the source's last read was not
+    used; 1: an error."""
     import json
 
     from pushdown.app.daemon.status import daemon_holder, statuses, when
@@ -459,14 +497,23 @@ def status(ctx: click.Context, as_json: bool) -> None:
             rows = statuses(store, config.backends)
             holder = daemon_holder(store)
             last = store.last_seq()
+            source = None if config.follow is None else load_status(store, config.follow.describe())
         finally:
             store.close()
     if as_json:
-        out = {"journal_seq": last, "daemon": holder, "backends": [dataclasses.asdict(r) for r in rows]}
+        out: dict[str, object] = {
+            "journal_seq": last,
+            "daemon": holder,
+            "backends": [dataclasses.asdict(r) for r in rows],
+        }
+        if source is not None:
+            out["source"] = dataclasses.asdict(source)
         click.echo(json.dumps(out, indent=2))
     else:
         click.echo(f"store {_shown(config.store)}: journal at seq {last}")
         click.echo(f"daemon: {'active, ' + holder if holder else 'none active'}")
+        if source is not None:
+            _show_source(source)
         for r in rows:
             click.echo(f"backend {r.backend}:")
             click.echo(f"  cursor {r.cursor}, lag {r.lag_events} event(s), {r.lag_seconds:.0f} s")
@@ -476,7 +523,31 @@ def status(ctx: click.Context, as_json: bool) -> None:
                 click.echo(f"  last error: {when(r.last_error_at)} [{r.error_kind}] {first}")
             if r.findings:
                 click.echo(f"  findings at the last reconcile: {r.findings} (see `pushdown verify`)")
-    ctx.exit(2 if any(r.lag_events or r.failing for r in rows) else 0)
+    failing = source is not None and (source.failing or source.last_good is None)
+    ctx.exit(2 if failing or any(r.lag_events or r.failing for r in rows) else 0)
+
+
+def _show_source(source: SourceStatus) -> None:
+    from pushdown.app.daemon.status import when
+    from pushdown.app.source.follow import describe_change
+
+    click.echo(f"source {escaped_lines(source.source)}:")
+    click.echo(f"  last good read: {when(source.last_good)}")
+    if source.last_change is not None:
+        click.echo(f"  last change: {when(source.last_change)}: {describe_change(source.changed)}")
+        for example in source.examples:
+            click.echo(f"    {escaped_lines(example)}")
+        more = sum(source.changed.values()) - len(source.examples)
+        if more > 0:
+            click.echo(f"    ... and {more} more (pushdown log)")
+    if source.last_error is not None and source.failing:
+        first = escaped_lines(source.last_error).splitlines()[0]
+        click.echo(f"  last read not used: {when(source.last_error_at)} [{source.error_kind}] {first}")
+    if source.size:
+        held = (f"{what.replace('_', ' ')} {n}" for what, n in source.size.items())
+        click.echo("  holds: " + ", ".join(held))
+    for note in source.notes:
+        click.echo(f"  not enforced: {escaped_lines(note)}")
 
 
 @main.command("log")
@@ -499,7 +570,7 @@ def log_command(
     as_json: bool,
 ) -> None:
     """Who changed what, and when, newest first: every journalled change with its author
-    and the way it came (library, cli, spec, rest with the request id, daemon)."""
+    and the way it came (library, cli, spec, rest with the request id, daemon, source)."""
     import json
 
     from pushdown.app import history

@@ -23,6 +23,8 @@ from pushdown.app.daemon.settings import DaemonSettings
 from pushdown.app.daemon.settings import parse as parse_daemon
 from pushdown.app.rest.settings import ServeSettings
 from pushdown.app.rest.settings import parse as parse_serve
+from pushdown.app.source.settings import SourceSettings, check_backends
+from pushdown.app.source.settings import parse as parse_source
 from pushdown.errors import ConfigError
 from pushdown.journal.connection import MEMORY, problem_with
 
@@ -84,6 +86,8 @@ class Config:
     engine_settings: Mapping[str, Any] = field(default_factory=dict)
     #: the ``[access]`` table
     access: AccessSettings = field(default_factory=AccessSettings)
+    #: the ``[source]`` table: the model follows this source (None: pushdown's own model)
+    follow: SourceSettings | None = None
 
 
 def resolve_secret(backend: str, key: str, ref: Any) -> str | None:
@@ -213,11 +217,11 @@ def from_mapping(
     raw: Mapping[str, Any], base: Path, source: str, *, explicit_store: bool | None = None
 ) -> Config:
     """Check and resolve a config; ``explicit_store`` defaults to whether ``store`` is set."""
-    unknown = set(raw) - {"store", "backends", "daemon", "serve", "engine", "access", *ENGINES}
+    unknown = set(raw) - {"store", "backends", "daemon", "serve", "engine", "access", "source", *ENGINES}
     if unknown:
         raise ConfigError(
             f"{source}: unknown setting(s) {', '.join(sorted(unknown))}; "
-            f"known: store, backends, daemon, serve, engine, access, {', '.join(ENGINES)}"
+            f"known: store, backends, daemon, serve, engine, access, source, {', '.join(ENGINES)}"
         )
     access = _access(raw.get("access", {}), source)
     daemon = parse_daemon(raw.get("daemon"), source)
@@ -228,6 +232,9 @@ def from_mapping(
     if not isinstance(backends, Mapping):
         raise ConfigError(f"{source}: [backends] must be a table of backend tables")
     made = {n: _backend(n, b, base, source) for n, b in backends.items()}
+    follow = parse_source(raw.get("source"), source)
+    if follow is not None:
+        check_backends(follow, made, source)
     explicit = "store" in raw if explicit_store is None else explicit_store
     return Config(
         store,
@@ -239,6 +246,7 @@ def from_mapping(
         engine_settings=engine_settings,
         access=access,
         serve=serve,
+        follow=follow,
     )
 
 

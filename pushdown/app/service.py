@@ -29,7 +29,15 @@ from pushdown.app.converge import converge
 from pushdown.app.storefile import open_store
 from pushdown.decide.evaluator import Decision, Evaluator, Target
 from pushdown.decide.requirements import OPERATIONS
-from pushdown.errors import AlreadyExists, Forbidden, ModelError, NotEmpty, PushdownError, UnknownObject
+from pushdown.errors import (
+    AlreadyExists,
+    Followed,
+    Forbidden,
+    ModelError,
+    NotEmpty,
+    PushdownError,
+    UnknownObject,
+)
 from pushdown.host.plugins import Hooks
 from pushdown.journal.store import Store, now_iso
 from pushdown.model import changes as ch
@@ -109,6 +117,10 @@ class AccessControl:
     lease_timeout: float = 60.0
     access: AccessSettings = field(default_factory=AccessSettings)
     actor: Actor | None = None
+    #: the source the model follows (``[source]``, e.g. a Gravitino metalake): while set,
+    #: only the source's own changes (an actor with via "source") are made; every other is
+    #: refused with :class:`Followed`
+    follows: str | None = None
 
     def __post_init__(self) -> None:
         self._shared = _Shared(self.store.load(), self.store.last_seq())
@@ -145,6 +157,15 @@ class AccessControl:
         recorded as the author, not checked (the CLI and the spec loader)."""
         return self._as(Actor(self.access.admin, via, None, trusted=True))
 
+    def as_source(self) -> AccessControl:
+        """A view acting as the model source (trusted, recorded with via "source"): the only
+        writer while ``follows`` is set."""
+        return self._as(Actor(self.access.admin, "source", None, trusted=True))
+
+    def _refuse_if_followed(self) -> None:
+        if self.follows is not None and (self.actor is None or self.actor.via != "source"):
+            raise Followed(self.follows)
+
     def _as(self, actor: Actor) -> AccessControl:
         view = copy.copy(self)
         view.actor = actor
@@ -175,7 +196,8 @@ class AccessControl:
             for backend in backends.values():
                 backend.close()
             raise
-        return cls(store, backends, hooks, push, access=cfg.access)
+        follows = None if cfg.follow is None else cfg.follow.describe()
+        return cls(store, backends, hooks, push, access=cfg.access, follows=follows)
 
     def close(self) -> None:
         for backend in self.backends.values():
@@ -203,8 +225,12 @@ class AccessControl:
         push: bool | None = None,
         operation: str | None = None,
         target: Target | None = None,
+        directory: bool = False,
     ) -> ChangeResult:
         """Validate and commit one change (all of its events, or nothing), then push.
+
+        While the model follows a source only the source's changes are made (``directory``:
+        the directory's group members, which any sync records, are not the model's).
 
         ``operation`` (a row of the requirement table) on ``target``: what the acting user
         must be allowed; ``None`` with an actor: only the trusted administrator may make
@@ -213,6 +239,8 @@ class AccessControl:
         The change is computed before the store's write lock is taken, so the lock is
         held only while the events are written; if another writer committed in between,
         the change is computed again (and checked again) under the lock."""
+        if not directory:
+            self._refuse_if_followed()
         if self.actor is not None and not self.actor.trusted:
             actor, inner = self.actor, build
 
@@ -388,6 +416,7 @@ class AccessControl:
         creator is added as a user and becomes its owner. pushdown serves one metalake: a
         store that already has one refuses another."""
         check_name("metalake", name)
+        self._refuse_if_followed()
         actor = self.actor
         admins = set(self.access.service_admins) | self.model.service_admins  # config, or a spec's
         if actor is not None and not actor.trusted and actor.user not in admins:
@@ -428,6 +457,7 @@ class AccessControl:
         """Drop the metalake and everything in it (its owner, or the administrator): the
         model becomes empty and every backend revokes what pushdown granted. Without
         ``force`` a metalake that holds anything besides its owner is refused."""
+        self._refuse_if_followed()
         info = self.metalake()
         if not info.exists or info.name != name:
             raise UnknownObject(f"metalake {name!r} does not exist")
@@ -498,7 +528,7 @@ class AccessControl:
         observer = self
         if self.actor is not None and not self.actor.trusted:
             observer = self._as(Actor(self.access.admin, self.actor.via, self.actor.request, trusted=True))
-        return list(observer.change(changed, push=False).events)
+        return list(observer.change(changed, push=False, directory=True).events)
 
     def sync_model(self, outside: dict[str, set[str]] | None = None) -> Model:
         """The model a sync compiles from, with the directory's members added (for that sync)."""

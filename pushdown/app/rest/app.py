@@ -31,6 +31,7 @@ from pushdown.app.service import AccessControl
 from pushdown.errors import (
     AlreadyExists,
     Busy,
+    Followed,
     Forbidden,
     ModelError,
     NotEmpty,
@@ -165,6 +166,8 @@ def translate(exc: Exception, request_id: str) -> problems.Problem:
     """A core error as Gravitino's error; anything unexpected is logged, answered as 500."""
     if isinstance(exc, Forbidden):
         return problems.forbidden(str(exc))
+    if isinstance(exc, Followed):
+        return problems.unsupported(str(exc))
     if isinstance(exc, Busy):
         return problems.busy(str(exc), exc.delay or 1.0)
     if isinstance(exc, UnknownPrincipal):
