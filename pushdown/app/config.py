@@ -268,7 +268,7 @@ def _access(table: Any, source: str) -> AccessSettings:
 
 
 #: Engines and the settings their table accepts (besides any ``spark.*`` key for spark).
-ENGINES: dict[str, frozenset[str]] = {"spark": frozenset({"master", "app_name", "progress"})}
+ENGINES: dict[str, frozenset[str]] = {"spark": frozenset({"master", "app_name", "progress", "staging"})}
 
 
 def _engine(raw: Mapping[str, Any], source: str) -> tuple[str, dict[str, Any]]:
@@ -283,7 +283,7 @@ def _engine(raw: Mapping[str, Any], source: str) -> tuple[str, dict[str, Any]]:
     settings: dict[str, Any] = {"master": "local[*]", "app_name": "pushdown", "progress": True}
     for key, value in _flat(table).items():
         where = f"{source}: spark.{key}" if not key.startswith("spark.") else f"{source}: [spark] {key}"
-        if key in ("master", "app_name"):
+        if key in ("master", "app_name", "staging"):
             if _check_text(value) is not None:
                 raise ConfigError(f"{where} = {_toml(value)}: {_check_text(value)}")
             if key == "master" and not _spark_master(value):
@@ -304,7 +304,7 @@ def _engine(raw: Mapping[str, Any], source: str) -> tuple[str, dict[str, Any]]:
             value = str(value)
         else:
             raise ConfigError(
-                f"{where}: unknown setting; known: master, app_name, progress and any spark.* key"
+                f"{where}: unknown setting; known: master, app_name, progress, staging and any spark.* key"
             )
         settings[key] = value
     return str(name), settings if name == "spark" or "spark" in raw else {}

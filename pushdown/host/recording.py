@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pushdown.decide.compiler import Entitlements
+from pushdown.decide.engine import by_catalog
 from pushdown.decide.inventory import Inventory
 from pushdown.host.hookspecs import hookimpl
 from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
@@ -30,7 +32,7 @@ from pushdown.reconcile.backend import (
 )
 from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.registry import BackendRegistry
-from pushdown.reconcile.scope import Resolved
+from pushdown.reconcile.scope import Region, Resolved
 
 #: The operations recorded per object type: what a reader of the plan cares about.
 OPERATIONS_BY_TYPE: dict[SecurableType, tuple[str, ...]] = {
@@ -101,19 +103,15 @@ class RecordingBackend(Backend):
         engine = self.context.engine  # the local compiler unless engine = "spark" (full syncs)
         facts: set[Fact] = set()
         for region in scope.regions:
+            if region.roots is None:  # a full compile: one catalog's answer at a time
+                for _, ent in by_catalog(engine, model, ops, held, region.users):
+                    facts |= _permits(ent, held, region, set(ent.inventory.within(METALAKE)))
+                continue
             ent = engine.compile(model, ops, held, region.users, region.roots)
-            roots = region.roots or (METALAKE,)
+            roots = region.roots
             objects = {o for root in roots for o in held.within(root)}
             objects |= {o for root in roots for o in root.path if o in held}  # containers overlap too
-            objects = {o for o in objects if o.type in OPERATIONS_BY_TYPE}
-            for user in ent.users:
-                view = ent.view(user)
-                for obj in objects:
-                    if not region.covers(user, obj):
-                        continue
-                    for op in OPERATIONS_BY_TYPE[obj.type]:
-                        if view.allowed(op, _target(held, obj, op)):
-                            facts.add(Permit(user, op, obj))
+            facts |= _permits(ent, held, region, objects)
         return Desired(frozenset(facts))
 
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
@@ -129,6 +127,21 @@ class RecordingBackend(Backend):
 
     def fact_from_json(self, data: Mapping[str, Any]) -> Fact:
         return Permit(str(data["user"]), str(data["operation"]), ObjectRef.parse(str(data["object"])))
+
+
+def _permits(ent: Entitlements, held: Inventory, region: Region, objects: set[ObjectRef]) -> set[Fact]:
+    """The operations the entitlements allow on ``objects``, per user in the region."""
+    facts: set[Fact] = set()
+    objects = {o for o in objects if o.type in OPERATIONS_BY_TYPE}
+    for user in ent.users:
+        view = ent.view(user)
+        for obj in objects:
+            if not region.covers(user, obj):
+                continue
+            for op in OPERATIONS_BY_TYPE[obj.type]:
+                if view.allowed(op, _target(held, obj, op)):
+                    facts.add(Permit(user, op, obj))
+    return facts
 
 
 def _target(held: Inventory, obj: ObjectRef, operation: str) -> ObjectRef:

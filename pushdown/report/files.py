@@ -17,6 +17,12 @@ Layout of a report directory::
                            only in a report without rows: no rows, every column (the
                            ``catalog`` one too), so ``parquet/`` still reads as a dataset
 
+A report a distributed engine writes (``--engine spark``) has the same columns and rows,
+written by that engine's writers: ``csv/part-*.csv`` in place of ``entitlements.csv``
+(each part with the header; the parts, in name order, hold the rows in order) and
+several ``part-*.parquet`` files in each catalog's partition. The manifest lists the
+files either way, and everything here reads both.
+
 Rows are written as they come (one batch at a time) and read back the same way.
 """
 
@@ -35,6 +41,8 @@ from pushdown.report.schema import COLUMNS, REQUIRED, Row
 MANIFEST = "report.json"
 SUMMARY = "SUMMARY.md"
 CSV_FILE = "entitlements.csv"
+#: a distributed engine's CSV: part files in this directory, in name order
+CSV_DIR = "csv"
 PARQUET_FILE = "part-00000.parquet"
 PARQUET_DIR = "parquet"
 PARTITION = "catalog="
@@ -166,8 +174,12 @@ def read_rows(root: Path) -> Iterator[tuple[str, ...]]:
     manifest = read_manifest(root)
     files = manifest.get("files", [])
     try:
+        csv_parts = sorted(f for f in files if f.startswith(f"{CSV_DIR}/") and f.endswith(".csv"))
         if CSV_FILE in files:
             yield from _csv_rows(root / CSV_FILE)
+        elif csv_parts:
+            for part in csv_parts:
+                yield from _csv_rows(root / part)
         else:
             yield from _parquet_rows(root, [f for f in files if f.startswith(f"{PARQUET_DIR}/")])
     except (OSError, csv.Error, UnicodeDecodeError, ValueError) as exc:
@@ -177,7 +189,10 @@ def read_rows(root: Path) -> Iterator[tuple[str, ...]]:
 def _csv_rows(path: Path) -> Iterator[tuple[str, ...]]:
     with path.open(newline="", encoding="utf-8") as handle:
         reader = csv.reader(handle)
-        if tuple(next(reader, ())) != COLUMNS:
+        header = next(reader, None)
+        if header is None and path.parent.name == CSV_DIR:
+            return  # a distributed writer's part with no rows
+        if tuple(header or ()) != COLUMNS:
             raise ValueError(f"{path.name} does not start with the report's header")
         for row in reader:
             if len(row) != len(COLUMNS):
@@ -188,7 +203,7 @@ def _csv_rows(path: Path) -> Iterator[tuple[str, ...]]:
 def _parquet_rows(root: Path, files: list[str]) -> Iterator[tuple[str, ...]]:
     _, pq = _arrow()
     # a catalog's partition only: the file of a report without rows sits beside them
-    parts = [f for f in files if f.split("/")[1].startswith(PARTITION)]
+    parts = [f for f in files if f.split("/")[1].startswith(PARTITION) and f.endswith(".parquet")]
     by_catalog = sorted((unquote(f.split("/")[1].removeprefix(PARTITION)), f) for f in parts)
     for catalog, name in by_catalog:
         for batch in pq.ParquetFile(root / name).iter_batches(columns=list(COLUMNS[1:])):

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from pushdown.decide.engine import LOCAL, Engine
 from pushdown.decide.inventory import Inventory
@@ -38,6 +39,33 @@ from pushdown.report.tally import CatalogCount, Changes, Tally, compare
 
 Progress = Callable[[str], None]
 EVERY_S = 2.0
+
+
+@runtime_checkable
+class DistributedReport(Protocol):
+    """An engine that writes the report itself, where its rows are made (the ``spark``
+    plugin's: a Spark job whose executors decide, explain, fan out and write; the driver
+    holds counts only). The same columns and rows as the local report, order aside in
+    the files' layout (see :mod:`pushdown.report.files`)."""
+
+    def write_report_rows(
+        self,
+        model: Model,
+        operations: Sequence[str],
+        inventory: Inventory,
+        root: Path,
+        formats: tuple[str, ...],
+        progress: Progress | None,
+    ) -> tuple[Tally, list[str]]:
+        """Write the rows into ``root`` (every chosen format); their counts and the files."""
+        ...
+
+    def compare_reports(
+        self, before: tuple[Path, list[str]], after: tuple[Path, list[str]], changes: Changes
+    ) -> Changes:
+        """Count the rows one report (directory, its files) has and the other has not,
+        per user (only the operations ``changes.only`` names, when it names some)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -117,8 +145,15 @@ def write_report(
     except OSError as exc:
         raise PushdownError(f"cannot write the report to {request.out}: {exc.strerror or exc}") from None
     try:
-        parts = local_rows(model, operations, inventory, progress, compiler=request.compiler)
-        tally, files = _write_rows(request, parts, partial, progress)
+        distributed = request.compiler if isinstance(request.compiler, DistributedReport) else None
+        if distributed is not None:
+            held = inventory if inventory is not None else Inventory.of(model.objects)
+            tally, files = distributed.write_report_rows(
+                model, operations, held, partial, request.formats, progress
+            )
+        else:
+            parts = local_rows(model, operations, inventory, progress, compiler=request.compiler)
+            tally, files = _write_rows(request, parts, partial, progress)
         manifest = {
             "created": created,
             "engine": request.engine,
@@ -142,7 +177,12 @@ def write_report(
                 since.only = tuple(op for op in operations if op in both)
                 before = (r for r in before if r[4] in both)
                 after = (r for r in after if r[4] in both)
-            changes = compare(before, after, since)
+            if distributed is not None:  # compared where the rows are, never on the driver
+                listed = previous.get("files")
+                theirs_files = [str(f) for f in listed] if isinstance(listed, list) else []
+                changes = distributed.compare_reports((request.since, theirs_files), (partial, files), since)
+            else:
+                changes = compare(before, after, since)
             write_manifest(partial, {**manifest, "since": changes.to_json()})
         summary = render(
             tally,

@@ -36,7 +36,7 @@ def render(
         "| --- | ---: | ---: | ---: |",
     ]
     for name, count in sorted(tally.catalogs.items()):
-        lines.append(f"| {_cell(name)} | {count.rows} | {len(count.users)} | {len(count.objects)} |")
+        lines.append(f"| {_cell(name)} | {count.rows} | {count.user_count} | {count.object_count} |")
     lines += [
         "",
         f"## Widest access (top {top})",

@@ -18,6 +18,16 @@ class CatalogCount:
     rows: int = 0
     users: set[str] = field(default_factory=set)
     objects: set[str] = field(default_factory=set)
+    #: (users, objects) counted elsewhere (a distributed report's aggregates), in place of the sets
+    counted: tuple[int, int] | None = None
+
+    @property
+    def user_count(self) -> int:
+        return len(self.users) if self.counted is None else self.counted[0]
+
+    @property
+    def object_count(self) -> int:
+        return len(self.objects) if self.counted is None else self.counted[1]
 
 
 @dataclass
@@ -62,7 +72,7 @@ class Tally:
         return {
             "rows": self.rows,
             "catalogs": {
-                c: {"rows": n.rows, "users": len(n.users), "objects": len(n.objects)}
+                c: {"rows": n.rows, "users": n.user_count, "objects": n.object_count}
                 for c, n in sorted(self.catalogs.items())
             },
             "users": {

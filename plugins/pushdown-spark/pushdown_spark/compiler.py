@@ -34,7 +34,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +49,7 @@ from pushdown.decide.requirements import AllOf, AnyOf, ServiceAdmin, Term
 from pushdown.decide.views import CompositeView, Keys, Owned, OwnerView, View
 from pushdown.model.securables import LEAF_TYPES, METALAKE, ObjectRef, SecurableType
 from pushdown.model.state import Model
+from pushdown_spark.facts import BOOL, INT, NAMES, STRING, schema, staging
 from pushdown_spark.rules import DEPTHS, allow_col, deny_col, owned_col, rule, target
 
 T = SecurableType
@@ -173,8 +174,9 @@ class SparkCompile:
     namespaced by their number, so the joins never mix them, and the run costs the
     same few Spark jobs as a single compile (what the differential tests rely on)."""
 
-    def __init__(self, spark: SparkSession, operations: Sequence[str]) -> None:
+    def __init__(self, spark: SparkSession, operations: Sequence[str], staging: str | None = None) -> None:
         self.spark = spark
+        self.staging = staging
         self.operations = tuple(dict.fromkeys(operations))
         self.admin_matters = any(_needs_admin(compilable(op).requires) for op in self.operations)
         self.counters = Counters()
@@ -192,54 +194,71 @@ class SparkCompile:
         return df.localCheckpoint(eager=True)
 
     # -- facts -------------------------------------------------------------------------
-    def _df(self, rows: list[tuple[Any, ...]], schema: str) -> DataFrame:
-        """A fact table from the driver, materialised once on the executors (a local list
-        becomes a Python RDD: without this, every later step would re-read it through
-        Python workers)."""
-        return self._keep(self.spark.createDataFrame(rows, schema))
-
     def _facts(self, jobs: list[tuple[Job, list[str], list[str]]]) -> dict[str, DataFrame]:
-        user_rows: list[tuple[Any, ...]] = []
-        hold_rows: list[tuple[Any, ...]] = []
-        grant_rows: list[tuple[Any, ...]] = []
-        owner_rows: list[tuple[Any, ...]] = []
-        part_rows: list[tuple[Any, ...]] = []
-        for mid, (job, users, parts) in enumerate(jobs):
-            model, held = job.model, job.inventory.__contains__
-            admins = model.service_admins if self.admin_matters else set()
-            user_rows += [(mid, ns(mid, u), u in admins) for u in users]
-            hold_rows += [(ns(mid, u), ns(mid, r)) for u in users for r in model.roles_of(u)]
-            for obj, by_priv in model.by_object.items():
-                if obj.type is not T.METALAKE and (obj.type not in _DATA or not held(obj)):
-                    continue
-                names = list(obj.names)
-                for priv, conds in by_priv.items():
-                    for cond, roles in conds.items():
-                        grant_rows += [
-                            (mid, obj.type.value, names, priv.value, cond.value, ns(mid, r)) for r in roles
-                        ]
-            wanted = set(users)
-            owner_rows += [
-                (mid, ns(mid, u), obj.type.value, list(obj.names))
-                for u, objs in model.owned_by.items()
-                if u in wanted
-                for obj in objs
-                if obj == METALAKE or (obj.type in _DATA and held(obj))
-            ]
-            part_rows += [(mid, ns(mid, p), p) for p in parts]
-        # one table, one job: each fact is a row of one kind (a local list is read through
-        # Python workers, so it is read once and kept on the executors)
-        rows: list[tuple[Any, ...]] = []
-        rows += [("user", mid, u, None, None, None, None, None, admin) for mid, u, admin in user_rows]
-        rows += [("hold", None, u, r, None, None, None, None, None) for u, r in hold_rows]
-        rows += [("grant", mid, None, r, t, n, p, c, None) for mid, t, n, p, c, r in grant_rows]
-        rows += [("owner", mid, u, None, t, n, None, None, None) for mid, u, t, n in owner_rows]
-        rows += [("part", mid, p, raw, None, None, None, None, None) for mid, p, raw in part_rows]
-        facts = self._df(
-            rows,
-            "kind string, mid int, a string, b string, ntype string, names array<string>, "
-            "priv string, cond string, admin boolean",
+        """The facts of every compile as one Parquet file that pyarrow writes from the
+        models, a batch at a time (:mod:`pushdown_spark.facts`), and the executors read:
+        neither the driver's Python nor its JVM holds them all at once."""
+
+        def rows() -> Iterator[tuple[Any, ...]]:
+            for mid, (job, users, parts) in enumerate(jobs):
+                model, held = job.model, job.inventory.__contains__
+                admins = model.service_admins if self.admin_matters else set()
+                for u in users:
+                    yield ("user", mid, ns(mid, u), None, None, None, None, None, u in admins)
+                    for r in model.roles_of(u):
+                        yield ("hold", None, ns(mid, u), ns(mid, r), None, None, None, None, None)
+                for obj, by_priv in model.by_object.items():
+                    if obj.type is not T.METALAKE and (obj.type not in _DATA or not held(obj)):
+                        continue
+                    names = list(obj.names)
+                    for priv, conds in by_priv.items():
+                        for cond, roles in conds.items():
+                            for r in roles:
+                                yield (
+                                    "grant",
+                                    mid,
+                                    None,
+                                    ns(mid, r),
+                                    obj.type.value,
+                                    names,
+                                    priv.value,
+                                    cond.value,
+                                    None,
+                                )
+                wanted = set(users)
+                for u, objs in model.owned_by.items():
+                    if u not in wanted:
+                        continue
+                    for obj in objs:
+                        if obj == METALAKE or (obj.type in _DATA and held(obj)):
+                            yield (
+                                "owner",
+                                mid,
+                                ns(mid, u),
+                                None,
+                                obj.type.value,
+                                list(obj.names),
+                                None,
+                                None,
+                                None,
+                            )
+                for p in parts:
+                    yield ("part", mid, ns(mid, p), p, None, None, None, None, None)
+
+        columns = schema(
+            kind=STRING,
+            mid=INT,
+            a=STRING,
+            b=STRING,
+            ntype=STRING,
+            names=NAMES,
+            priv=STRING,
+            cond=STRING,
+            admin=BOOL,
         )
+        with staging(self.staging) as stage:
+            # read once and kept on the executors: the file can go when this step is done
+            facts = self._keep(self.spark.read.parquet(stage.write("facts", columns, rows())))
         kind = F.col("kind")
         return {
             "users": facts.where(kind == "user").select("mid", F.col("a").alias("user"), "admin"),
@@ -258,6 +277,64 @@ class SparkCompile:
         return self.run_many([Job(model, inventory, users)])[0]
 
     def run_many(self, batch: Sequence[Job]) -> list[Entitlements]:
+        jobs = self._jobs(batch)
+        if not any(wanted for _, wanted, _ in jobs):
+            return [self._empty(job, parts) for job, _, parts in jobs]
+        members_df, found_df, answers_df = self._pipeline(jobs)
+        members = _collect(members_df)
+        found = _collect(found_df)
+        key_rows = [row for row in found if row["pcls"] is None]
+        personal_rows = [row for row in found if row["pcls"] is not None]
+        answer_rows = _collect(answers_df)
+        self.counters.jobs += 3
+        return self._assemble(jobs, members, key_rows, personal_rows, answer_rows)
+
+    def run_parts(
+        self, model: Model, inventory: Inventory, users: Collection[str] | None = None
+    ) -> Iterator[tuple[str, Entitlements]]:
+        """A full compile of every held catalog in one Spark run, handed out one catalog at
+        a time: each catalog's compact form (with the metalake's level, collected once) is
+        collected, wrapped and yielded as the :class:`Entitlements` a compile of that
+        catalog alone gives; the driver holds one catalog's at a time (the caller drops
+        the previous one), never the estate's. The answers stay on the executors between
+        catalogs."""
+        jobs = self._jobs([Job(model, inventory, users)])
+        _, wanted, parts = jobs[0]
+        catalogs = parts[1:]
+        if not wanted:
+            for name in catalogs:
+                yield name, self._empty(Job(model, _only(inventory, name), users), ["", name])
+            return
+        # the three kinds of rows in one table, kept on the executors: one collect per catalog
+        kinds = [df.withColumn("k", F.lit(i)) for i, df in enumerate(self._pipeline(jobs))]
+        compact = self._keep(
+            kinds[0]
+            .unionByName(kinds[1], allowMissingColumns=True)
+            .unionByName(kinds[2], allowMissingColumns=True)
+        )
+
+        def collected(part: str) -> list[list[Any]]:
+            by_kind: list[list[Any]] = [[], [], []]
+            for row in _collect(compact.where(F.col("part") == ns(0, part))):
+                by_kind[row["k"]].append(row)
+            self.counters.jobs += 1
+            return by_kind
+
+        shared = collected("")
+        for name in catalogs:
+            mine = collected(name)
+            members = shared[0] + mine[0]
+            found = shared[1] + mine[1]
+            key_rows = [row for row in found if row["pcls"] is None]
+            personal_rows = [row for row in found if row["pcls"] is not None]
+            job = Job(model, _only(inventory, name), users)
+            result = self._assemble(
+                [(job, wanted, ["", name])], members, key_rows, personal_rows, shared[2] + mine[2]
+            )
+            del members, found, key_rows, personal_rows, mine
+            yield name, result[0]
+
+    def _jobs(self, batch: Sequence[Job]) -> list[tuple[Job, list[str], list[str]]]:
         jobs: list[tuple[Job, list[str], list[str]]] = []
         for job in batch:
             model = job.model
@@ -265,8 +342,14 @@ class SparkCompile:
             wanted = sorted(model.users if users is None else [u for u in users if u in model.users])
             parts = ["", *sorted(c.names[0] for c in job.inventory.children(METALAKE))]
             jobs.append((job, wanted, parts))
-        if not any(wanted for _, wanted, _ in jobs):
-            return [self._empty(job, parts) for job, _, parts in jobs]
+        return jobs
+
+    def _pipeline(
+        self, jobs: list[tuple[Job, list[str], list[str]]]
+    ) -> tuple[DataFrame, DataFrame, DataFrame]:
+        """The compact form as three DataFrames, each with its (namespaced) ``part``: the
+        members per class, the keys per class and per owner, the allowed operations per
+        question. Nothing is collected here."""
         f = self._facts(jobs)
         depth = _depth(F.col("names"))
         # each grant's parts: the metalake is on every path; a catalog is in its own part
@@ -465,24 +548,25 @@ class SparkCompile:
         )
         answers = answers.where(F.size("ops") > 0)
 
-        # collect the compact form: members per class, keys per class, allowed ops per question
-        members = _collect(
-            sig.groupBy("cls", "part", "roles", "admin").agg(F.collect_list("user").alias("users"))
-        )
+        # the compact form: members per class, keys per class, allowed ops per question
+        members = sig.groupBy("cls", "part", "roles", "admin").agg(F.collect_list("user").alias("users"))
+        cls_part = F.substring_index(F.col("cls"), KEY_SEP, 1)
         nodes_found = keys.select(
             F.lit(None).cast("string").alias("pcls"),
-            F.lit(None).cast("string").alias("part"),
+            cls_part.alias("part"),
             F.lit(None).cast("string").alias("user"),
             "cls",
             "ntype",
             "names",
         ).unionByName(personal.select("pcls", "part", "user", "cls", "ntype", "names"))
-        found = _collect(nodes_found)
-        key_rows = [row for row in found if row["pcls"] is None]
-        personal_rows = [row for row in found if row["pcls"] is not None]
-        answer_rows = _collect(answers)
-        self.counters.jobs += 3
-        return self._assemble(jobs, members, key_rows, personal_rows, answer_rows)
+        qcls = F.col("qcls")
+        answers = answers.withColumn(
+            "part",
+            F.when(qcls.startswith("owner" + KEY_SEP), F.split(qcls, KEY_SEP)[1]).otherwise(
+                F.substring_index(qcls, KEY_SEP, 1)
+            ),
+        )
+        return members, nodes_found, answers
 
     # -- the driver's side: the core's views over the collected answers -------------------
     def _empty(self, job: Job, parts: list[str]) -> Entitlements:
@@ -573,6 +657,11 @@ def _collect(df: DataFrame) -> list[Any]:
         rows = df.collect()
         gc.collect()
     return rows
+
+
+def _only(inventory: Inventory, catalog: str) -> Inventory:
+    """The held objects of one catalog (and the metalake above it)."""
+    return Inventory.of(inventory.within(ObjectRef(T.CATALOG, (catalog,))))
 
 
 def _starts(part: str) -> set[ObjectRef]:

@@ -14,6 +14,7 @@ import sys
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pushdown.decide.compiler import Entitlements
@@ -22,6 +23,7 @@ from pushdown.decide.inventory import Inventory
 from pushdown.errors import ConfigError
 from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
+from pushdown.report.tally import Changes, Tally
 
 if TYPE_CHECKING:
     from pushdown_spark.compiler import Job
@@ -122,16 +124,90 @@ class SparkEngine:
 
         return self.compile_many(operations, [Job(model, inventory, users)])[0]
 
+    def compile_catalogs(
+        self,
+        model: Model,
+        operations: Sequence[str],
+        inventory: Inventory,
+        users: Collection[str] | None = None,
+    ) -> Iterator[tuple[str, Entitlements]]:
+        """A full compile in one Spark run, handed out one catalog at a time (see
+        :meth:`pushdown_spark.compiler.SparkCompile.run_parts`)."""
+        from pushdown_spark.compiler import SparkCompile
+
+        run = SparkCompile(self.session, operations, self.staging)
+        self.last = run.counters
+        parts = run.run_parts(model, inventory, users)
+        while True:
+            with self._watching():  # Spark's progress while a catalog is collected, not between
+                step = next(parts, None)
+            if step is None:
+                return
+            yield step
+
     def compile_many(self, operations: Sequence[str], jobs: Sequence[Job]) -> list[Entitlements]:
         """Full compiles of several (model, inventory) pairs in one Spark run (one set of
         jobs for all of them: what a test of many small models wants)."""
         from pushdown_spark.compiler import SparkCompile
 
-        run = SparkCompile(self.session, operations)
+        run = SparkCompile(self.session, operations, self.staging)
         with self._watching():
             results = run.run_many(jobs)
         self.last = run.counters
         return results
+
+    def write_report_rows(
+        self,
+        model: Model,
+        operations: Sequence[str],
+        inventory: Inventory,
+        root: Path,
+        formats: tuple[str, ...],
+        progress: Callable[[str], None] | None,
+    ) -> tuple[Tally, list[str]]:
+        """The report as one Spark job (:mod:`pushdown_spark.report`): the executors decide,
+        explain, fan out and write; the driver writes the facts and collects counts."""
+        from pushdown_spark.facts import staging
+        from pushdown_spark.report import write_rows
+
+        with staging(self.staging) as stage, self._watching(), self._planned():
+            return write_rows(self.session, model, operations, inventory, root, formats, stage, progress)
+
+    def compare_reports(
+        self, before: tuple[Path, list[str]], after: tuple[Path, list[str]], changes: Changes
+    ) -> Changes:
+        """``--since`` on Spark: the rows each report has and the other has not, per user."""
+        from pushdown_spark.report import compare
+
+        with self._watching(), self._planned():
+            return compare(self.session, before, after, changes)
+
+    @contextmanager
+    def _planned(self) -> Iterator[None]:
+        """Spark's adaptive execution off while a report runs (unless the ``[spark]`` table
+        sets it): it re-plans after every shuffle, one job per stage, which costs more than
+        it saves on the report's many small joins of facts; restored afterwards."""
+        key = "spark.sql.adaptive.enabled"
+        if key in self.settings:
+            yield
+            return
+        conf = self.session.conf
+        before = conf.get(key, None)
+        conf.set(key, "false")
+        try:
+            yield
+        finally:
+            if before is None:
+                conf.unset(key)
+            else:
+                conf.set(key, before)
+
+    @property
+    def staging(self) -> str | None:
+        """Where the model's fact files go (``[spark] staging``; default: a temporary
+        directory, which only executors on this machine can read)."""
+        value = self.settings.get("staging")
+        return None if value is None else str(value)
 
     @contextmanager
     def _watching(self) -> Iterator[None]:

@@ -177,3 +177,27 @@ def test_the_cli_plans_with_the_spark_engine_as_with_the_local_one(
     assert outputs[0] == outputs[1]
     assert "25 to add" in outputs[1]
     assert spark.sparkContext._jsc is not None  # the session is still running
+
+
+def test_a_full_compile_is_handed_out_one_catalog_at_a_time(spark: Any) -> None:
+    """``compile_catalogs``: one Spark run, then each catalog's compact form collected on its
+    own, equal to the local compile of that catalog (every user, every question in it)."""
+    from pushdown.decide.engine import by_catalog
+
+    job = _benchmark_world()  # 10 catalogs
+    engine = SparkEngine(session=spark)
+    local = EntitlementCompiler(job.model, OPS).compile(job.inventory)
+    seen, checks = [], 0
+    for name, ent in by_catalog(engine, job.model, OPS, job.inventory):
+        seen.append(name)
+        assert {c.names[0] for c in ent.inventory.children(METALAKE)} == {name}
+        for user in [*sorted(job.model.users), "stranger"]:
+            for op, obj in questions(ent.inventory):
+                if obj.names and obj.names[0] == name:
+                    checks += 1
+                    assert ent.allowed(user, op, obj) == local.allowed(user, op, obj), (name, user, op, obj)
+    catalogs = sorted(c.names[0] for c in job.inventory.children(METALAKE))
+    assert seen == catalogs and checks
+    # one pipeline, then the metalake's level once and one collect per catalog
+    assert engine.last.jobs >= len(catalogs) + 1
+    print(f"\nby catalog: {len(seen)} catalogs, {checks} decisions equal to the local compiler")
