@@ -3,10 +3,10 @@
 MariaDB: requests per second and p50/p99 for reads and for writes, against the same
 server answering a constant, and a write's commit -> grant visible on MariaDB.
 
-The estate (at ``--scale 1``): 2,000 users, 500 roles (each with grants on 10 tables,
-each held by 8 users), 20 schemas x 500 = 10,000 tables registered in a catalog that
-names no backend, and catalog ``c`` on MariaDB (backend ``mysql1``: database ``bench``,
-50 real tables). The serving process runs the daemon's workers; their journal poll is 5
+The estate (at ``--scale 1``, the issue's sizes): 10,000 users, 10,000 roles (each with
+grants on 10 tables, each held by 8 users), 100 schemas x 1,000 = 100,000 tables
+registered in a catalog that names no backend, and catalog ``c`` on MariaDB (backend
+``mysql1``: database ``bench``, 50 real tables). The serving process runs the daemon's workers; their journal poll is 5
 minutes, so only the wake of an HTTP change carries it to MariaDB.
 
 One client (httpx, keep-alive, Basic auth), requests one after the other:
@@ -76,15 +76,17 @@ def wait(check: Callable[[], bool], timeout: float, what: str) -> None:
 
 
 class Sizes:
+    """At scale 1 the issue's estate: 10,000 users, 10,000 roles, 100,000 tables."""
+
     def __init__(self, scale: float) -> None:
-        self.users = max(20, round(2000 * scale))
-        self.roles = max(10, round(500 * scale))
-        self.schemas = max(2, round(20 * scale**0.5))
-        self.tables = max(5, round(500 * scale**0.5))  # per schema
+        self.users = max(20, round(10000 * scale))
+        self.roles = max(10, round(10000 * scale))
+        self.schemas = max(2, round(100 * scale**0.5))
+        self.tables = max(5, round(1000 * scale**0.5))  # per schema
         self.real_tables = max(5, min(50, round(50 * scale)))
-        self.reads = max(20, round(1000 * scale))  # per kind
-        self.writes = max(20, round(1000 * scale))  # per kind
-        self.changes = max(5, round(200 * scale))
+        self.reads = max(20, min(1000, round(1000 * scale)))  # per kind
+        self.writes = max(20, min(1000, round(1000 * scale)))  # per kind
+        self.changes = max(5, min(200, round(200 * scale)))
 
 
 def prepare_mariadb(server: LocalMariaDB, sizes: Sizes) -> None:

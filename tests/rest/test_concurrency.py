@@ -13,6 +13,7 @@ what it last did to each pair, and a lost update shows. Then:
 
 from __future__ import annotations
 
+import base64
 import os
 import random
 import threading
@@ -200,3 +201,5 @@ def test_eight_clients_and_the_library_at_once_lose_nothing(served: tuple[str, P
         }
     text = log.read_text()
     assert '"status": 500' not in text and " -> 500 " not in text
+    assert " -> 200 " in text  # the log holds the requests: the check below looks at something
+    assert base64.b64encode(b"admin:x").decode() not in text and "admin:x" not in text
