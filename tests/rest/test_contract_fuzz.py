@@ -132,6 +132,7 @@ KNOWN = {
 }
 
 
+@pytest.mark.timeout(600)  # a bound on a hung run, not a speed target
 @pytest.mark.parametrize("label", [f"{o.method.upper()} {o.path}" for o in OPERATIONS])
 def test_fuzzed_requests_get_no_5xx_and_answers_valid_against_the_schema(
     fuzzed: Site, schema: Any, label: str
@@ -250,3 +251,41 @@ def test_bad_input_is_a_400_with_a_message_and_writes_nothing(
     assert err["code"] == 1001 and err["type"] and err["message"].strip(), err
     assert "Traceback" not in err["message"]
     assert estate.seq() == before, f"{what}: refused, yet something was written"
+
+
+#: a good value for each path parameter of the estate
+GOOD = {
+    "metalake": "test",
+    "user": "alice",
+    "group": "team",
+    "role": "reader",
+    "catalog": "cat",
+    "schema": "db",
+    "name": "t",
+    "type": "table",
+    "fullName": "cat.db.t",
+}
+BAD_SEGMENTS = ("a%0Ab", "a%00b", "a%1B%5B31m", "a%7F", "%0D")
+PATH_CASES = [
+    (route.method, route.template, param)
+    for route in ROUTES
+    for param in (s[1:-1] for s in route.segments if s.startswith("{"))
+]
+
+
+@pytest.mark.parametrize(("method", "template", "param"), PATH_CASES, ids=[" ".join(c) for c in PATH_CASES])
+def test_a_control_character_in_any_name_of_the_path_is_a_400_that_writes_nothing(
+    estate: Site, method: str, template: str, param: str
+) -> None:
+    bad = BAD_SEGMENTS[PATH_CASES.index((method, template, param)) % len(BAD_SEGMENTS)]
+    path = template
+    for key, value in GOOD.items():
+        path = path.replace(f"{{{key}}}", bad if key == param else value)
+    body = {"name": "x", "roleNames": ["reader"], "type": "USER"}
+    before = estate.seq()
+    with estate.http("admin") as h:
+        r = h.request(method, path, json=body if method in ("POST", "PUT") else None)
+    assert r.status_code == 400, f"{method} {path}: {r.status_code} {r.text[:300]}"
+    err = r.json()
+    assert err["code"] == 1001 and f"{{{param}}}" in err["message"] and "control character" in err["message"]
+    assert estate.seq() == before
