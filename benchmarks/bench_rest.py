@@ -6,8 +6,9 @@ server answering a constant, and a write's commit -> grant visible on MariaDB.
 The estate (at ``--scale 1``, the issue's sizes): 10,000 users, 10,000 roles (each with
 grants on 10 tables, each held by 8 users), 100 schemas x 1,000 = 100,000 tables
 registered in a catalog that names no backend, and catalog ``c`` on MariaDB (backend
-``mysql1``: database ``bench``, 50 real tables). The serving process runs the daemon's workers; their journal poll is 5
-minutes, so only the wake of an HTTP change carries it to MariaDB.
+``mysql1``: database ``bench``, 50 real tables). The serving process runs the daemon's
+workers; their journal poll is 5 minutes, so only the wake of an HTTP change carries it
+to MariaDB.
 
 One client (httpx, keep-alive, Basic auth), requests one after the other:
 1. the floor: ``GET /api/version`` (the whole stack: uvicorn, Starlette, authentication,
