@@ -241,3 +241,17 @@ def test_pushdown_log_answers_who_granted_this_and_when(
     assert "USE_CATALOG" in row["change"] and row["at"].endswith("Z")
     out = CliRunner().invoke(main, ["log", "--role", "nobody"])
     assert out.exit_code == 0 and "no changes recorded that name role nobody" in out.stdout
+
+
+def test_an_acting_change_is_pushed_and_what_the_directory_says_is_recorded_by_pushdown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    ac = AccessControl.open()  # the embedded defaults: the recording backend, push on
+    ac.add_user("meg")
+    ac.set_owner("metalake", "meg")
+    ac.add_group("staff", ["meg"])
+    result = ac.acting("meg", via="rest", request="q1").add_user("ann")
+    assert [r.ok for r in result.synced] == [True] and result.lagging == {}
+    assert ac.store.history(limit=1)[0].actor == "meg"
+    ac.close()

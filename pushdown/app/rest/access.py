@@ -23,7 +23,7 @@ from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
 Json = dict[str, Any]
 
 
-def _created(
+def created(
     call: Call, make: Callable[[], object], exists: Callable[[], bool], conflict: problems.Problem
 ) -> None:
     """Run a create; a refusal because the name is taken is a 409 (never a refusal to act)."""
@@ -59,7 +59,7 @@ def user_json(call: Call, user: str) -> Json:
 def add_user(call: Call) -> Json:
     call.metalake()
     user = shapes.name(shapes.obj(call.body).get("name"), "name")
-    _created(
+    created(
         call,
         lambda: call.acting().add_user(user),
         lambda: user in call.model.users,
@@ -112,7 +112,7 @@ def group_json(call: Call, group: str) -> Json:
 def add_group(call: Call) -> Json:
     call.metalake()
     group = shapes.name(shapes.obj(call.body).get("name"), "name")
-    _created(
+    created(
         call,
         lambda: call.acting().add_group(group),
         lambda: group in call.model.groups,

@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from pushdown.app.rest import problems, shapes
-from pushdown.app.rest.access import _created
+from pushdown.app.rest.access import created
 from pushdown.app.rest.call import Call
 from pushdown.errors import Forbidden, ModelError
 from pushdown.model.names import format_name
@@ -218,7 +218,7 @@ def create_object(kind: SecurableType) -> Any:
         parent = _parent(call, kind)
         if parent is not None:
             _require(call, parent)
-        _created(
+        created(
             call,
             lambda: call.acting().create_object(ref, properties=props),
             lambda: ref in call.model.objects,

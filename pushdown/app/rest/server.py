@@ -64,8 +64,17 @@ def check_tls(settings: ServeSettings) -> None:
         ) from None
 
 
+class _Plain(logging.Filter):
+    """uvicorn adds a copy of some messages with terminal colour codes: keep the plain one."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.__dict__.pop("color_message", None)
+        return True
+
+
 def serve(config: Config, settings: ServeSettings) -> int:
     """Serve until SIGTERM or SIGINT; 0 when stopped."""
+    logging.getLogger("uvicorn.error").addFilter(_Plain())
     authenticator = Authenticator.from_settings(settings)
     check_tls(settings)
     sock = listen(settings.host, settings.port)
