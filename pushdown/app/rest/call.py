@@ -12,7 +12,7 @@ and the two ways to be refused.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -21,6 +21,7 @@ from pushdown.app.rest import problems, shapes
 from pushdown.app.service import AccessControl
 from pushdown.decide.evaluator import Evaluator, Target
 from pushdown.decide.requirements import OPERATIONS
+from pushdown.errors import Forbidden, ModelError, UnknownPrincipal
 from pushdown.model.securables import METALAKE, ObjectRef
 from pushdown.model.state import Model
 
@@ -95,3 +96,36 @@ def object_exists(model: Model, ref: ObjectRef) -> bool:
     if ref.type.value == "role":
         return ref.names[0] in model.roles
     return ref in model.objects
+
+
+def require_object(call: Call, ref: ObjectRef, metalake: str) -> None:
+    if not object_exists(call.model, ref):
+        raise problems.not_found(
+            "NoSuchMetadataObjectException",
+            f"{ref.type.label} {shapes.full_name(ref, metalake)!r} does not exist; register it first",
+        )
+
+
+def created(
+    call: Call, make: Callable[[], object], exists: Callable[[], bool], conflict: problems.Problem
+) -> None:
+    """Run a create; a refusal because the name is taken is a 409 (never a refusal to act)."""
+    try:
+        make()
+    except Forbidden:
+        raise
+    except ModelError:
+        if exists():
+            raise conflict from None
+        raise
+
+
+def removed(remove: Callable[[], object]) -> bool:
+    """Run a remove; False when there was nothing to remove (Gravitino answers 200 false)."""
+    try:
+        remove()
+    except Forbidden:
+        raise
+    except UnknownPrincipal:
+        return False
+    return True

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pushdown.app.rest import access, metadata
+from pushdown.app.rest import metalakes, objects, owners, principals, roles
 from pushdown.app.rest.call import Call
 from pushdown.decide.requirements import LOAD_OPERATION
 from pushdown.model.securables import SecurableType as T
@@ -62,71 +62,69 @@ M = "/api/metalakes/{metalake}"
 
 
 def _object_routes(kind: T, base: str, item: str) -> list[Route]:
-    word = metadata.KINDS[kind][0]
+    word = objects.KINDS[kind][0]
     single = kind.value
     listing = f"list_{word}"
     return [
-        Route("GET", f"{base}/{word}", listing, metadata.list_objects(kind, listing)),
-        Route("POST", f"{base}/{word}", f"create_{single}", metadata.create_object(kind), True),
-        Route("GET", f"{base}/{word}/{{{item}}}", f"load_{single}", metadata.load_object(kind)),
-        Route("DELETE", f"{base}/{word}/{{{item}}}", f"drop_{single}", metadata.drop_object(kind), True),
+        Route("GET", f"{base}/{word}", listing, objects.list_objects(kind, listing)),
+        Route("POST", f"{base}/{word}", f"create_{single}", objects.create_object(kind), True),
+        Route("GET", f"{base}/{word}/{{{item}}}", f"load_{single}", objects.load_object(kind)),
+        Route("DELETE", f"{base}/{word}/{{{item}}}", f"drop_{single}", objects.drop_object(kind), True),
     ]
 
 
 #: The client's ``close()``: answered whatever the path, without authentication.
-CLOSE = Route("CLOSE", "/", None, metadata.close)
+CLOSE = Route("CLOSE", "/", None, metalakes.close)
 _C = f"{M}/catalogs/{{catalog}}"
+_PU = f"{M}/permissions/users/{{user}}"
+_PG = f"{M}/permissions/groups/{{group}}"
 _S = f"{_C}/schemas/{{schema}}"
 
 ROUTES: tuple[Route, ...] = (
-    Route("GET", "/api/version", None, metadata.version),
+    Route("GET", "/api/version", None, metalakes.version),
     CLOSE,
     # metalakes
-    Route("GET", "/api/metalakes", "load_metalake", metadata.list_metalakes),
-    Route("POST", "/api/metalakes", "create_metalake", metadata.create_metalake, True),
-    Route("GET", M, "load_metalake", metadata.load_metalake),
-    Route("DELETE", M, "drop_metalake", metadata.drop_metalake, True),
+    Route("GET", "/api/metalakes", "load_metalake", metalakes.list_metalakes),
+    Route("POST", "/api/metalakes", "create_metalake", metalakes.create_metalake, True),
+    Route("GET", M, "load_metalake", metalakes.load_metalake),
+    Route("DELETE", M, "drop_metalake", metalakes.drop_metalake, True),
     # users and groups
-    Route("POST", f"{M}/users", "add_user", access.add_user, True),
-    Route("GET", f"{M}/users", "list_users", access.list_users),
-    Route("GET", f"{M}/users/{{user}}", "get_user", access.get_user),
-    Route("DELETE", f"{M}/users/{{user}}", "remove_user", access.remove_user, True),
-    Route("POST", f"{M}/groups", "add_group", access.add_group, True),
-    Route("GET", f"{M}/groups", "list_groups", access.list_groups),
-    Route("GET", f"{M}/groups/{{group}}", "get_group", access.get_group),
-    Route("DELETE", f"{M}/groups/{{group}}", "remove_group", access.remove_group, True),
+    Route("POST", f"{M}/users", "add_user", principals.add_user, True),
+    Route("GET", f"{M}/users", "list_users", principals.list_users),
+    Route("GET", f"{M}/users/{{user}}", "get_user", principals.get_user),
+    Route("DELETE", f"{M}/users/{{user}}", "remove_user", principals.remove_user, True),
+    Route("POST", f"{M}/groups", "add_group", principals.add_group, True),
+    Route("GET", f"{M}/groups", "list_groups", principals.list_groups),
+    Route("GET", f"{M}/groups/{{group}}", "get_group", principals.get_group),
+    Route("DELETE", f"{M}/groups/{{group}}", "remove_group", principals.remove_group, True),
     # roles
-    Route("POST", f"{M}/roles", "create_role", access.create_role, True),
-    Route("GET", f"{M}/roles", "list_roles", access.list_roles),
-    Route("GET", f"{M}/roles/{{role}}", "get_role", access.get_role),
-    Route("DELETE", f"{M}/roles/{{role}}", "delete_role", access.delete_role, True),
+    Route("POST", f"{M}/roles", "create_role", roles.create_role, True),
+    Route("GET", f"{M}/roles", "list_roles", roles.list_roles),
+    Route("GET", f"{M}/roles/{{role}}", "get_role", roles.get_role),
+    Route("DELETE", f"{M}/roles/{{role}}", "delete_role", roles.delete_role, True),
     # permissions
-    Route("PUT", f"{M}/permissions/users/{{user}}/grant", "grant_role", access.grant_roles_to_user, True),
-    Route(
-        "PUT", f"{M}/permissions/users/{{user}}/revoke", "revoke_role", access.revoke_roles_from_user, True
-    ),
-    Route("PUT", f"{M}/permissions/groups/{{group}}/grant", "grant_role", access.grant_roles_to_group, True),
-    Route(
-        "PUT", f"{M}/permissions/groups/{{group}}/revoke", "revoke_role", access.revoke_roles_from_group, True
-    ),
+    Route("PUT", f"{_PU}/grant", "grant_role", principals.grant_roles_to_user, True),
+    Route("PUT", f"{_PU}/revoke", "revoke_role", principals.revoke_roles_from_user, True),
+    Route("PUT", f"{_PG}/grant", "grant_role", principals.grant_roles_to_group, True),
+    Route("PUT", f"{_PG}/revoke", "revoke_role", principals.revoke_roles_from_group, True),
     Route(
         "PUT",
         f"{M}/permissions/roles/{{role}}/{{type}}/{{fullName}}/grant",
         "grant_privilege",
-        access.grant_privileges,
+        roles.grant_privileges,
         True,
     ),
     Route(
         "PUT",
         f"{M}/permissions/roles/{{role}}/{{type}}/{{fullName}}/revoke",
         "revoke_privilege",
-        access.revoke_privileges,
+        roles.revoke_privileges,
         True,
     ),
     # owners and the roles bound to an object
-    Route("GET", f"{M}/owners/{{type}}/{{fullName}}", LOAD_OBJECT, access.get_owner),
-    Route("PUT", f"{M}/owners/{{type}}/{{fullName}}", "set_owner", access.set_owner, True),
-    Route("GET", f"{M}/objects/{{type}}/{{fullName}}/roles", LOAD_OBJECT, access.object_roles),
+    Route("GET", f"{M}/owners/{{type}}/{{fullName}}", LOAD_OBJECT, owners.get_owner),
+    Route("PUT", f"{M}/owners/{{type}}/{{fullName}}", "set_owner", owners.set_owner, True),
+    Route("GET", f"{M}/objects/{{type}}/{{fullName}}/roles", LOAD_OBJECT, owners.object_roles),
     # metadata objects (registered, never created on a server)
     *_object_routes(T.CATALOG, M, "catalog"),
     *_object_routes(T.SCHEMA, _C, "schema"),
