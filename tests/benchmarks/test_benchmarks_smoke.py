@@ -82,3 +82,7 @@ def test_bench_spark_runs_at_a_tiny_scale_on_the_runs_one_session(spark: object,
     assert [r for r in rows if r["kind"] == "floor"], "bench_spark printed no floor"
     ratios = [r for r in rows if r["kind"] == "ratio"]
     assert ratios and all(math.isfinite(r["ratio"]) and r["ratio"] > 0 for r in ratios)
+
+
+def test_the_rest_benchmark_is_found() -> None:
+    assert "bench_rest.py" in {p.name for p in SCRIPTS}

@@ -1,103 +1,165 @@
-"""The reference's "Example" workflow, end to end through the official client against
-``pushdown serve``, each step as the user the reference names, and each step the
-requirement table forbids to the wrong user refused (ForbiddenException, nothing written).
+"""The reference's "Example" workflow end to end, each step over HTTP as the user the
+reference names (Basic auth, the simple authenticator), and beside each step the same
+call by a user the requirement table forbids it to: refused with 403, code 1008,
+``ForbiddenException``, nothing written.
 
-1-3. The service admin creates the metalake, adds Manager and makes Manager its owner;
-4-6. Manager adds Staff, creates role catalog_manager with CREATE_CATALOG and grants it
-to Staff; 7-12. Staff creates a Hive catalog, a schema and a table, then a MySQL catalog,
-schema and table, and owns them; 13. Staff may load (query) both tables."""
+1. the service admin creates the metalake; 2. adds Manager; 3. makes Manager its owner;
+4. Manager adds Staff; 5. creates role catalog_manager with CREATE_CATALOG; 6. grants it
+to Staff; 7-9. Staff creates a Hive catalog, schema hive_db, table hive_table;
+10-12. a MySQL catalog, schema mysql_db, table mysql_table.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-from gravitino import Catalog, NameIdentifier
-from gravitino.api.authorization.owner import Owner
-from gravitino.api.authorization.privileges import CreateCatalog
-from gravitino.api.authorization.securable_objects import SecurableObjects
-from gravitino.api.metadata_object import MetadataObject
-from gravitino.api.metadata_objects import MetadataObjects
-from gravitino.api.rel.column import Column
-from gravitino.api.rel.types.types import Types
-from gravitino.exceptions import base as gx
+import httpx
 
-from pushdown.decide.evaluator import Evaluator
-from pushdown.journal.store import Store
+from pushdown.model.securables import METALAKE, ObjectRef
 
-from .conftest import admin_client, client, init_store, serving
+from .inprocess import Site, site
+
+M = "/api/metalakes/test"
 
 
-def refused(db: Path, call: Callable[[], Any]) -> None:
-    """``call`` is refused with ForbiddenException and writes nothing."""
-    store = Store(db)
-    before = store.last_seq()
-    with pytest.raises(gx.ForbiddenException):
-        call()
-    assert store.last_seq() == before
-    store.close()
+class Steps:
+    def __init__(self, s: Site) -> None:
+        self.s = s
+        self.clients: dict[str, httpx.Client] = {}
+
+    def http(self, user: str) -> httpx.Client:
+        if user not in self.clients:
+            self.clients[user] = self.s.http(user)
+        return self.clients[user]
+
+    def ok(self, user: str, method: str, path: str, body: Any = None) -> dict[str, Any]:
+        r = self.http(user).request(method, path, json=body)
+        assert r.status_code == 200, f"{user} {method} {path}: {r.status_code} {r.text}"
+        out: dict[str, Any] = r.json()
+        assert out["code"] == 0, out
+        return out
+
+    def refused(self, user: str, method: str, path: str, body: Any = None) -> str:
+        before = self.s.seq()
+        r = self.http(user).request(method, path, json=body)
+        assert r.status_code == 403, f"{user} {method} {path}: {r.status_code} {r.text}"
+        err = r.json()
+        assert (err["code"], err["type"]) == (1008, "ForbiddenException"), err
+        assert err["message"].startswith(f"{user} may not"), err
+        assert self.s.seq() == before, f"{user} {method} {path}: refused, yet something was written"
+        return str(err["message"])
+
+    def close(self) -> None:
+        for c in self.clients.values():
+            c.close()
 
 
-def create_all(c: Any, catalog: str, provider: str, schema: str, table: str) -> None:
-    made = c.create_catalog(catalog, Catalog.Type.RELATIONAL, provider, f"a {provider} catalog", {})
-    made.as_schemas().create_schema(schema, "", {})
-    columns = [Column.of("id", Types.IntegerType.get())]
-    made.as_table_catalog().create_table(NameIdentifier.of(schema, table), columns, "", {})
+def catalog(name: str, provider: str) -> dict[str, Any]:
+    return {"name": name, "type": "RELATIONAL", "provider": provider, "comment": name, "properties": {}}
 
 
-def test_the_reference_example_workflow_as_its_users(tmp_path: Path) -> None:
-    config = tmp_path / "pushdown.toml"
-    config.write_text('store = "pd.db"\n[access]\nservice_admins = ["admin"]\n')
-    init_store(config)
-    db = tmp_path / "pd.db"
-    with serving(config, tmp_path / "serve.log") as server:
-        uri = server.ready()
-        # 1. the service admin creates the metalake; nobody else may
-        refused(db, lambda: admin_client(uri, "Manager").create_metalake("test", "", {}))
-        admin_client(uri, "admin").create_metalake("test", "the example", {})
-        admin = client(uri, "admin")
-        # 2-3. the service admin adds Manager and makes Manager the metalake's owner
-        admin.add_user("Manager")
-        metalake = MetadataObjects.of(["test"], MetadataObject.Type.METALAKE)
-        refused(db, lambda: client(uri, "Manager").set_owner(metalake, "Manager", Owner.Type.USER))
-        admin.set_owner(metalake, "Manager", Owner.Type.USER)
-        assert admin.get_owner(metalake).name() == "Manager"
-        manager = client(uri, "Manager")
-        # 4. Manager adds Staff (and Other, who is given nothing); the admin no longer may
-        refused(db, lambda: admin.add_user("Staff"))
-        manager.add_user("Staff")
-        manager.add_user("Other")
-        staff = client(uri, "Staff")
-        refused(db, lambda: staff.add_user("Intruder"))
-        # 5. Manager creates role catalog_manager with CREATE_CATALOG on the metalake
-        grants = [SecurableObjects.of_metalake("test", [CreateCatalog.allow()])]
-        refused(db, lambda: staff.create_role("catalog_manager", {}, grants))
-        manager.create_role("catalog_manager", {}, grants)
-        # 6. Manager grants it to Staff; Staff may not grant it to himself
-        refused(db, lambda: staff.create_catalog("catalog_hive", Catalog.Type.RELATIONAL, "hive", "", {}))
-        refused(db, lambda: staff.grant_roles_to_user(["catalog_manager"], "Staff"))
-        manager.grant_roles_to_user(["catalog_manager"], "Staff")
-        # 7-9. Staff creates a Hive catalog, schema hive_db and table hive_table
-        create_all(staff, "catalog_hive", "hive", "hive_db", "hive_table")
-        # 10-12. then a MySQL catalog, schema mysql_db and table mysql_table
-        create_all(staff, "catalog_mysql", "jdbc-mysql", "mysql_db", "mysql_table")
-        other = client(uri, "Other")
-        refused(db, lambda: other.create_catalog("catalog_x", Catalog.Type.RELATIONAL, "hive", "", {}))
-        refused(db, lambda: other.load_catalog("catalog_hive").as_schemas().create_schema("x", "", {}))
-        for catalog in ("catalog_hive", "catalog_mysql"):
-            ref = MetadataObjects.of([catalog], MetadataObject.Type.CATALOG)
-            assert staff.get_owner(ref).name() == "Staff"
-        table = MetadataObjects.of(["catalog_mysql", "mysql_db", "mysql_table"], MetadataObject.Type.TABLE)
-        assert staff.get_owner(table).name() == "Staff"
-        refused(db, lambda: other.get_owner(table))
-        # 13. Staff may query both tables (load_table), Other neither
-        store = Store(db)
-        ev = Evaluator(store.load())
-        store.close()
-        for t in ("catalog_hive.hive_db.hive_table", "catalog_mysql.mysql_db.mysql_table"):
-            assert ev.authorize("Staff", "load_table", t).allowed
-            assert not ev.authorize("Other", "load_table", t).allowed
-        assert sorted(staff.list_catalogs()) == ["catalog_hive", "catalog_mysql"]
-        assert other.list_catalogs() == []
+def test_the_reference_workflow_as_its_users(tmp_path: Path) -> None:
+    with site(tmp_path, metalake=None) as s:  # "admin" is the service admin (its config)
+        w = Steps(s)
+        try:
+            _workflow(s, w)
+        finally:
+            w.close()
+
+
+def _workflow(s: Site, w: Steps) -> None:
+    # 1. the service admin creates the metalake; nobody else may
+    w.refused("Manager", "POST", "/api/metalakes", {"name": "test"})
+    made = w.ok("admin", "POST", "/api/metalakes", {"name": "test", "comment": "the example"})
+    assert made["metalake"]["audit"]["creator"] == "admin"
+    # 2. ... adds the user Manager (a stranger may not add users)
+    w.refused("Manager", "POST", f"{M}/users", {"name": "Manager"})
+    w.ok("admin", "POST", f"{M}/users", {"name": "Manager"})
+    # 3. ... sets Manager as the metalake's owner (Manager may not take it)
+    w.refused("Manager", "PUT", f"{M}/owners/metalake/test", {"name": "Manager", "type": "USER"})
+    assert w.ok("admin", "PUT", f"{M}/owners/metalake/test", {"name": "Manager", "type": "USER"})["set"]
+    owner = w.ok("Manager", "GET", f"{M}/owners/metalake/test")["owner"]
+    assert owner == {"name": "Manager", "type": "user"}
+    # 4. Manager adds Staff; the service admin, no longer the owner, may not add users
+    w.refused("admin", "POST", f"{M}/users", {"name": "Staff"})
+    w.ok("Manager", "POST", f"{M}/users", {"name": "Staff"})
+    w.ok("Manager", "POST", f"{M}/users", {"name": "Nobody"})  # a user with nothing granted
+    w.refused("Staff", "POST", f"{M}/users", {"name": "Friend"})
+    # 5. Manager creates catalog_manager with CREATE_CATALOG on the metalake; Staff may not
+    role = {
+        "name": "catalog_manager",
+        "properties": {},
+        "securableObjects": [
+            {
+                "fullName": "test",
+                "type": "metalake",
+                "privileges": [{"name": "create_catalog", "condition": "allow"}],
+            }
+        ],
+    }
+    w.refused("Staff", "POST", f"{M}/roles", {**role, "name": "staff_role"})
+    got = w.ok("Manager", "POST", f"{M}/roles", role)["role"]
+    assert got["securableObjects"][0]["privileges"] == [{"name": "create_catalog", "condition": "allow"}]
+    # before the grant, Staff may not create a catalog
+    w.refused("Staff", "POST", f"{M}/catalogs", catalog("hive_catalog", "hive"))
+    # 6. Manager grants the role to Staff; Staff may not grant it (to himself or anyone)
+    grant = {"roleNames": ["catalog_manager"]}
+    w.refused("Staff", "PUT", f"{M}/permissions/users/Staff/grant", grant)
+    w.refused("Staff", "PUT", f"{M}/permissions/users/Nobody/grant", grant)
+    assert w.ok("Manager", "PUT", f"{M}/permissions/users/Staff/grant", grant)["user"]["roles"] == [
+        "catalog_manager"
+    ]
+    # 7-12. Staff creates each catalog, then a schema and a table in it; the others may not
+    base = ""
+    for cat, provider, db, table in (
+        ("hive_catalog", "hive", "hive_db", "hive_table"),
+        ("mysql_catalog", "jdbc-mysql", "mysql_db", "mysql_table"),
+    ):
+        w.refused("Nobody", "POST", f"{M}/catalogs", catalog(cat, provider))
+        w.refused("outsider", "POST", f"{M}/catalogs", catalog(cat, provider))
+        made = w.ok("Staff", "POST", f"{M}/catalogs", catalog(cat, provider))["catalog"]
+        assert (made["name"], made["provider"], made["audit"]["creator"]) == (cat, provider, "Staff")
+        base = f"{M}/catalogs/{cat}/schemas"
+        w.refused("Nobody", "POST", base, {"name": db})
+        assert w.ok("Staff", "POST", base, {"name": db})["schema"]["name"] == db
+        tables = f"{base}/{db}/tables"
+        w.refused("Nobody", "POST", tables, {"name": table, "columns": [{"name": "id"}]})
+        assert w.ok("Staff", "POST", tables, {"name": table, "columns": [{"name": "id"}]})["table"]["name"]
+        # the creator owns what he created
+        assert w.ok("Staff", "GET", f"{M}/owners/table/{cat}.{db}.{table}")["owner"]["name"] == "Staff"
+        # Nobody may not even see it; Staff and the metalake's owner may load it
+        w.refused("Nobody", "GET", f"{tables}/{table}")
+        w.ok("Staff", "GET", f"{tables}/{table}")
+        w.ok("Manager", "GET", f"{tables}/{table}")
+    # what each user sees at the end
+    names = [i["name"] for i in w.ok("Staff", "GET", f"{M}/catalogs")["identifiers"]]
+    assert names == ["hive_catalog", "mysql_catalog"]
+    assert w.ok("Nobody", "GET", f"{M}/catalogs")["identifiers"] == []
+    assert w.ok("Manager", "GET", f"{M}/users")["names"] == ["Manager", "Nobody", "Staff", "admin"]
+    assert w.ok("Staff", "GET", f"{M}/users")["names"] == ["Staff"]
+    assert w.ok("Staff", "GET", f"{M}/roles")["names"] == ["catalog_manager"]
+    # Staff holds CREATE_CATALOG, not MANAGE_GRANTS: he may not grant roles; he owns his
+    # catalogs, so he may grant privileges on them (the requirement table's grant privilege)
+    w.refused("Staff", "PUT", f"{M}/permissions/users/Nobody/grant", grant)
+    select = {"privileges": [{"name": "select_table", "condition": "allow"}]}
+    on_table = f"{M}/permissions/roles/catalog_manager/table/hive_catalog.hive_db.hive_table/grant"
+    w.refused("Nobody", "PUT", on_table, select)
+    assert w.ok("Staff", "PUT", on_table, select)["role"]["name"] == "catalog_manager"
+    model = s.ac.model
+    assert model.owners[METALAKE] == "Manager"
+    assert {str(o): model.owners.get(o) for o in model.objects} == {
+        f"{kind} {name}": "Staff"
+        for kind, name in (
+            ("catalog", "hive_catalog"),
+            ("schema", "hive_catalog.hive_db"),
+            ("table", "hive_catalog.hive_db.hive_table"),
+            ("catalog", "mysql_catalog"),
+            ("schema", "mysql_catalog.mysql_db"),
+            ("table", "mysql_catalog.mysql_db.mysql_table"),
+        )
+    }
+    # the journal says who did each step
+    authors = {e.actor for e in s.ac.store.history(limit=200) if e.actor is not None}
+    assert authors >= {"admin", "Manager", "Staff"} and "Nobody" not in authors
+    assert ObjectRef.parse("role catalog_manager") in model.owned_by.get("Manager", set())

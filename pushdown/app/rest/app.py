@@ -39,6 +39,7 @@ from pushdown.errors import (
     UnknownObject,
     UnknownPrincipal,
 )
+from pushdown.model.text import has_control
 
 log = logging.getLogger("pushdown.serve")
 SEGMENTS = "pushdown.segments"
@@ -131,6 +132,11 @@ class Dispatcher:
     def _route(self, method: str, segments: tuple[str, ...]) -> tuple[Route, dict[str, str]]:
         route, params, path_known = find(method.upper(), segments)
         if route is not None:
+            for key, value in params.items():  # every name in the path, before anything is decided
+                if has_control(value):
+                    raise problems.bad_request(
+                        f"path segment {{{key}}} {value!r} contains a control character; names may not"
+                    )
             return route, params
         shown = "/" + "/".join(segments)
         if path_known or segments[:1] == ("api",):

@@ -75,6 +75,8 @@ def drop_metalake(call: Call) -> Json:
     info = call.ac.metalake()
     if not info.exists or info.name != name:
         return {"code": 0, "dropped": False}
+    # refused before "not empty" is said: a caller who may not drop it learns nothing
+    call.check("drop_metalake", METALAKE)
     try:
         call.acting().drop_metalake(name, force=force)
     except Forbidden:
