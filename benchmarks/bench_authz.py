@@ -133,7 +133,15 @@ def build(report: Report, args: argparse.Namespace) -> Bench:
         if i % 30 == 0:
             apply(ev.PrivilegesGranted("bench_reader", t, frozenset({P.SELECT_TABLE}), DENY))
     apply(ev.RoleGranted("bench_reader", Principal.user(LISTER)))
-    for group in rng.sample(sorted(model.groups), 2):  # a typical user's groups, and their roles
+    # a typical user's groups and their roles, among those granting nothing on the schema's path
+    # (a DENY SELECT_TABLE on cat00 would hide every table: the listing would show owned ones only)
+    path = set(wide.path)
+    quiet = [
+        g
+        for g in sorted(model.groups)
+        if not any(grant.object in path for r in model.group_roles.get(g, ()) for grant in model.roles[r])
+    ]
+    for group in rng.sample(quiet, min(2, len(quiet))):
         apply(ev.GroupMemberAdded(group, LISTER))
     # two users holding the same roles: one directly, one through a group
     apply(ev.RoleCreated("bench_ops"))

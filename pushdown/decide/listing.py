@@ -7,8 +7,10 @@ each item is shown only if the operation named by ``Operation.lists`` allows it.
 A listing costs what it shows, not the estate:
 
 - objects are listed from their container's registered children (``Model.kids``), and
-  the per-item checks share the nested checks every item makes alike (the load_catalog
-  and load_schema gates of a schema's tables are made once per listing);
+  the requirement is read once against the path they share (the load_catalog and
+  load_schema gates of a schema's tables, owners and grants above them), leaving per
+  child a look at its owner and, when it carries grants of its own, at them
+  (``Evaluator.allowed_children``);
 - users, groups and roles are listed from the requirement of their get operation, read
   as the reference's sentence: when a term that does not depend on the item holds (the
   metalake's owner, MANAGE_USERS on the metalake, ...), every item is shown; otherwise
@@ -58,6 +60,14 @@ def visible(evaluator: Evaluator, user: str, list_op: str, container: Target) ->
         shown = _principals(evaluator, user, item_op)
         if shown is not None:
             return shown
+    kind = item_op.target
+    if isinstance(kind, SecurableType) and kind is not _ROLE:
+        root = target if isinstance(target, ObjectRef) else METALAKE
+        if kind.depth == root.type.depth + 1:  # every object listing of the table: the root's children
+            children = {o for o in evaluator.model.kids.get(root, ()) if o.type is kind}
+            objects = evaluator.allowed_children(user, item_op.name, root, children)
+            objects.sort(key=_names)  # what is shown, sorted
+            return cast("list[Target]", objects)  # a list of ObjectRefs, read only by the caller
     return evaluator.allowed_among(user, item_op.name, _candidates(evaluator.model, item_op, target))
 
 
@@ -87,7 +97,7 @@ def _objects_within(model: Model, kind: SecurableType, root: ObjectRef) -> Itera
     gap = kind.depth - root.type.depth
     if gap <= 0:  # a path holds one node per depth: nothing of this kind lies below root
         return []
-    if gap == 1:  # every listing of the table: the container's own children
+    if gap == 1:
         return [o for o in model.kids.get(root, ()) if o.type is kind]
     return [o for o in model.within(root) if o.type is kind]
 
