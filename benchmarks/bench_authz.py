@@ -207,6 +207,26 @@ def request_calls(b: Bench, n: int, rng: random.Random) -> list[tuple[str, Targe
     return calls
 
 
+class FullCollections:
+    """The pauses of the garbage collector's full (generation 2) collections in a ``with`` block."""
+
+    def __enter__(self) -> FullCollections:
+        self.pauses: list[float] = []
+        self._start = 0.0
+        gc.callbacks.append(self._on_gc)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._on_gc)
+
+    def _on_gc(self, phase: str, info: dict[str, int]) -> None:
+        if info["generation"] == 2:
+            if phase == "start":
+                self._start = time.perf_counter()
+            else:
+                self.pauses.append(time.perf_counter() - self._start)
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -256,7 +276,8 @@ def section_checks(report: Report, b: Bench, args: argparse.Namespace) -> None:
     answers: dict[str, dict[str, list[bool]]] = {}
     for label, fresh in (("a new Evaluator per request, with the trace", True),
                          ("one Evaluator kept, no trace", False)):  # fmt: skip
-        times, said = timed_checks(b.model, calls, fresh)
+        with FullCollections() as collections:
+            times, said = timed_checks(b.model, calls, fresh)
         results[label], answers[label] = times, said
         for user, how in ((DIRECT, "user-held"), (GROUPED, "group-held")):
             ms = [t * 1e3 for t in times[user]]
@@ -265,6 +286,11 @@ def section_checks(report: Report, b: Bench, args: argparse.Namespace) -> None:
                 f"{pct(ms, 0.5):.3f} / {pct(ms, 0.99):.3f} / {max(ms):.3f}",
                 "ms",
             )
+        report.row(
+            "  full garbage collections during these checks: count, longest",
+            f"{len(collections.pauses)}, {max(collections.pauses, default=0.0) * 1e3:.1f}",
+            "ms",
+        )
         report.ratio(
             f"  group-held / user-held p99 ({label})",
             pct(times[GROUPED], 0.99),
