@@ -247,7 +247,7 @@ class Evaluator:
             return None
         if isinstance(term, Can):
             node = parent.ancestor(term.at)
-            if node is None or term.at is kind:
+            if node is None:  # the child itself (or nothing): judged child by child
                 return None
             return children if self._nested(ctx, term.operation, node) else set()
         if isinstance(term, Owner):

@@ -189,3 +189,34 @@ def test_the_fast_paths_are_taken_and_agree_on_a_known_model() -> None:
 
 def names(item: Target) -> str:
     return item if isinstance(item, str) else item.name
+
+
+#: operations judged on one object (no second object): what allowed_children may be asked
+ON_OBJECTS = sorted(
+    name
+    for name, op in OPERATIONS.items()
+    if op.other is None and (isinstance(op.target, SecurableType) or op.target in ("object", "securable"))
+)
+
+
+@settings(max_examples=60, deadline=None, database=None)
+@given(listed_models())
+def test_allowed_children_equals_judging_each_child(model: Model) -> None:
+    """For every operation on objects, not only the listings' (Loadable and Can on the child
+    itself are judged child by child): the same children as ``allowed_among``."""
+    fast, slow = Evaluator(model), Evaluator(model)
+    parents = sorted({METALAKE, *model.kids})
+    for parent in parents:
+        kinds = sorted({o.type for o in model.kids.get(parent, ())})
+        for kind in kinds:
+            children = {o for o in model.kids[parent] if o.type is kind}
+            for operation in ON_OBJECTS:
+                for user in (*USERS, "nobody"):
+                    try:
+                        expected = slow.allowed_among(user, operation, sorted(children))
+                    except ModelError:
+                        with pytest.raises(ModelError):
+                            fast.allowed_children(user, operation, parent, children)
+                        continue
+                    got = fast.allowed_children(user, operation, parent, children)
+                    assert sorted(got) == expected, (user, operation, parent, kind)
