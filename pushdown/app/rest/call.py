@@ -20,6 +20,7 @@ from typing import Any
 from pushdown.app.rest import problems, shapes
 from pushdown.app.service import AccessControl
 from pushdown.decide.evaluator import Evaluator, Target
+from pushdown.decide.listing import visible
 from pushdown.decide.requirements import OPERATIONS
 from pushdown.errors import Forbidden, ModelError, UnknownPrincipal
 from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
@@ -85,6 +86,12 @@ class Call:
         assert per_item is not None, f"{listing} names no per-item operation"
         ev = self._evaluator()
         return [i for i in items if ev.authorize(self.user, per_item, i, explain=False).allowed]
+
+    def listed(self, listing: str, container: Target = METALAKE) -> list[Target]:
+        """What ``listing`` on ``container`` shows the caller, from the core's listing: it
+        costs what it shows (the candidates come from the container's children, or from the
+        caller's own roles and groups), and equals filtering every item by its operation."""
+        return visible(self._evaluator(), self.user, listing, container)
 
     def audit(self, kind: str, name: str) -> dict[str, Any]:
         return shapes.audit(self.ac.audit(kind, name))

@@ -85,9 +85,8 @@ def list_objects(kind: SecurableType, listing: str) -> Any:
         call.check(listing, parent if parent is not None else METALAKE)
         if parent is not None:
             _require(call, parent)
-        kids = call.model.kids.get(parent if parent is not None else METALAKE, set())
-        found = sorted(o for o in kids if o.type is kind)
-        seen = [o for o in call.visible(listing, found) if isinstance(o, ObjectRef)]
+        shown = call.listed(listing, parent if parent is not None else METALAKE)
+        seen = sorted(o for o in shown if isinstance(o, ObjectRef) and o.type is kind)
         if kind is SecurableType.CATALOG and shapes.flag(call.query.get("details"), "details"):
             return {"code": 0, "catalogs": [object_json(call, o) for o in seen]}
         return {"code": 0, "identifiers": [_identifier(call, o) for o in seen]}

@@ -41,7 +41,7 @@ def add_user(call: Call) -> Json:
 def list_users(call: Call) -> Json:
     call.metalake()
     call.check("list_users", METALAKE)
-    names = sorted(str(u) for u in call.visible("list_users", sorted(call.model.users)))
+    names = [str(u) for u in call.listed("list_users")]
     if shapes.flag(call.query.get("details"), "details"):
         audits, held = call.ac.audits("user"), call.model.user_roles
         users = [
@@ -94,7 +94,7 @@ def add_group(call: Call) -> Json:
 def list_groups(call: Call) -> Json:
     call.metalake()
     call.check("list_groups", METALAKE)
-    names = sorted(str(g) for g in call.visible("list_groups", sorted(call.model.groups)))
+    names = [str(g) for g in call.listed("list_groups")]
     if shapes.flag(call.query.get("details"), "details"):
         audits, held = call.ac.audits("group"), call.model.group_roles
         groups = [

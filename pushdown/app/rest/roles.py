@@ -89,7 +89,7 @@ def create_role(call: Call) -> Json:
 def list_roles(call: Call) -> Json:
     call.metalake()
     call.check("list_roles", METALAKE)
-    names = sorted(str(r) for r in call.visible("list_roles", sorted(call.model.roles)))
+    names = sorted(r.names[0] if isinstance(r, ObjectRef) else str(r) for r in call.listed("list_roles"))
     return {"code": 0, "names": names}
 
 
