@@ -64,6 +64,9 @@ def test_spark_settings_are_passed_through_and_checked() -> None:
     assert cfg.engine_settings["spark.sql.shuffle.partitions"] == "64"
     assert cfg.engine_settings["spark.dynamicAllocation.enabled"] == "true"
     assert _config('engine = "spark"').engine_settings["master"] == "local[*]"
+    assert "staging" not in _config('engine = "spark"').engine_settings  # a temporary directory
+    staged = _config('engine = "spark"\n[spark]\nstaging = "hdfs:///tmp/pushdown"\n')
+    assert staged.engine_settings["staging"] == "hdfs:///tmp/pushdown"
 
 
 @pytest.mark.parametrize(
@@ -76,6 +79,8 @@ def test_spark_settings_are_passed_through_and_checked() -> None:
         ('engine = "spark"\n[spark]\nmaster = "locl[2]"', "spark.master = \"locl[2]\": Spark takes"),
         ('engine = "spark"\n[spark]\nexecutors = 3', "spark.executors: unknown setting"),
         ('engine = "spark"\n[spark]\nprogress = "yes"', "must be true or false"),
+        ('engine = "spark"\n[spark]\nstaging = ""', "spark.staging"),
+        ('engine = "spark"\n[spark]\nstaging = 3', "spark.staging = 3: must be a non-empty string"),
         ('engine = "spark"\n[spark]\nspark.ssl.keyPassword = "x"', "secrets do not belong"),
         ('engine = "spark"\n[spark]\nspark.app.x = [1]', "must be a string, number or boolean"),
     ],

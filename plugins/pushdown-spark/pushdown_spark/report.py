@@ -52,7 +52,7 @@ from pushdown.model.state import Model
 from pushdown.report.files import CSV_FILE, FORMULA, PARQUET_DIR, PARQUET_FILE
 from pushdown.report.schema import COLUMNS, DIRECT, GRANT, GROUP, OWNER, SERVICE_ADMIN
 from pushdown.report.tally import CatalogCount, Changes, Tally, UserCount
-from pushdown_spark.compiler import _needs_admin, node_key
+from pushdown_spark.compiler import _collect, _needs_admin, node_key
 from pushdown_spark.facts import BOOL, INT, PATH, STRING, Staging, schema, spark_path
 from pushdown_spark.rules import DEPTHS, Rules, allow_col, deny_col, owned_col, target
 
@@ -437,7 +437,7 @@ def _tally(rows: DataFrame, catalogs: Iterable[str]) -> Tally:
         F.countDistinct("user").alias("users"),
         F.countDistinct("object").alias("objects"),
     )
-    for row in per_catalog.collect():
+    for row in _collect(per_catalog):
         tally.catalogs[row["catalog"]] = CatalogCount(row["rows"], counted=(row["users"], row["objects"]))
         tally.rows += row["rows"]
     for name in catalogs:  # counted when no one has access
