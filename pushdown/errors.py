@@ -21,6 +21,40 @@ class UnknownPrincipal(ModelError):
     """A user, group or role that the model does not hold."""
 
 
+class AlreadyExists(ModelError):
+    """A user, group, role, object or metalake that exists already."""
+
+
+class UnknownObject(ModelError):
+    """An object (or the metalake) that the model does not hold."""
+
+
+class NotEmpty(ModelError):
+    """A drop that would take more with it than asked (the metalake still holds things)."""
+
+
+class Forbidden(PushdownError):
+    """The acting user may not make this change; nothing was written.
+
+    ``decision`` is the evaluator's: its trace says which checks failed."""
+
+    def __init__(self, user: str, operation: str, target: str, why: str, decision: object = None) -> None:
+        self.user, self.operation, self.target, self.decision = user, operation, target, decision
+        super().__init__(f"{user} may not {operation.replace('_', ' ')} (on {target}): {why}")
+
+
+class Followed(PushdownError):
+    """The model follows a source (``[source]`` in the config): every change is made there,
+    and pushdown refuses its own; nothing was written. ``source`` names it."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        super().__init__(
+            f"the model follows {source}: make this change there (pushdown's own changes are refused "
+            "while [source] is configured)"
+        )
+
+
 class SpecError(PushdownError):
     """A spec file with problems; ``problems`` holds one message per problem."""
 

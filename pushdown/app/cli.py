@@ -1,4 +1,4 @@
-"""The ``pushdown`` command: plan, apply, verify, explain, report, plugins, daemon, status.
+"""The ``pushdown`` command: plan, apply, verify, explain, report, plugins, daemon, serve, status, log.
 
 Exit codes: 0 when there is nothing to do (or the command succeeded), 2 when ``plan``
 or ``verify`` finds drift, 1 on any error. Secrets never come from the command line.
@@ -17,6 +17,7 @@ from pushdown.app import planfile
 from pushdown.app.config import Config, load_config, redact
 from pushdown.app.output import escaped_lines, model_warnings, progress_bar, report, show
 from pushdown.app.service import AccessControl
+from pushdown.app.source.follow import SourceStatus, load_status
 from pushdown.app.spec import load_spec
 from pushdown.app.storefile import open_store, store_exists
 from pushdown.decide.evaluator import operation_named
@@ -55,7 +56,7 @@ def _open(ctx: click.Context, *, create: bool | None = False, scratch: bool = Fa
         config = dataclasses.replace(config, store=MEMORY)
     ac = AccessControl.open(config, push=False, create_store=create)
     ctx.call_on_close(ac.close)
-    return ac
+    return ac.as_admin("cli")
 
 
 def _target(spec: str, allow_empty: bool) -> Model:
@@ -201,7 +202,7 @@ def apply(
         if saved is not None:
             planfile.check_before_recording(ac, saved, target)
         if target is not None:
-            recorded = ac.load_model(target)
+            recorded = ac.as_admin("spec").load_model(target)
             where = _shown(ctx.obj["config"].store)
             click.echo(f"spec {spec}: {len(recorded.events)} model change(s) recorded in {where}")
         expect = None if saved is None else saved.check
@@ -232,6 +233,41 @@ def _next_step(result: SyncResult) -> str:
     if result.kind == CONFIG:
         return "fix the configuration; the model is kept"
     return "the model is kept; run apply again to catch up"
+
+
+@main.command()
+@click.option(
+    "--allow-mass-removal",
+    is_flag=True,
+    help="Record a read that removes more than source.max_removal_share of the model.",
+)
+@click.pass_context
+def pull(ctx: click.Context, allow_mass_removal: bool) -> None:
+    """Read the model source ([source]) once and record its model (one change); push nothing.
+
+    `pushdown apply` (or the daemon) then pushes what changed. Exit 0: recorded (or
+    nothing changed); 1: the read was not used (the status says why; the model is kept)."""
+    from pushdown.app.source.follow import Follower, describe_change
+
+    config: Config = ctx.obj["config"]
+    with _errors():
+        follower = Follower(config)
+        ctx.call_on_close(follower.close)
+        ac = AccessControl.open(config, push=False, create_store=None)
+        ctx.call_on_close(ac.close)
+        result = follower.poll(ac, allow_mass_removal=allow_mass_removal)
+    for note in result.notes:
+        click.echo(f"note: {escaped_lines(note)}", err=True)
+    if not result.ok:
+        click.echo(f"error: {escaped_lines(result.error or '')}", err=True)
+        click.echo("nothing was changed; the model stays as it was", err=True)
+        ctx.exit(1)
+    what = "no model change" if not result.changes else f"{result.changes} model change(s): "
+    detail = describe_change(result.summary) if result.changes else ""
+    click.echo(
+        f"source {config.follow.describe() if config.follow else ''}: {result.reads} read(s), "
+        f"{result.calls} call(s), {result.seconds:.2f} s; {what}{detail}"
+    )
 
 
 @main.command()
@@ -413,13 +449,43 @@ def daemon(ctx: click.Context, log_format: str, log_level: str, port: int | None
 
 
 @main.command()
+@click.option("--host", default=None, help="Listen on this address (overrides [serve] host).")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=None, help="Listen here (overrides [serve] port)."
+)
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text")
+@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info")
+@click.pass_context
+def serve(ctx: click.Context, host: str | None, port: int | None, log_format: str, log_level: str) -> None:
+    """Serve Gravitino's access-control REST API and push every change to the backends.
+
+    Settings come from the config's [serve] table (see docs/rest.md); the daemon's
+    workers run in the same process. SIGTERM stops it."""
+    from pushdown.app.daemon import logs
+    from pushdown.app.rest.server import serve as run
+
+    logs.setup(log_format, log_level)
+    config: Config = ctx.obj["config"]
+    settings = dataclasses.replace(
+        config.serve,
+        host=config.serve.host if host is None else host,
+        port=config.serve.port if port is None else port,
+    )
+    with _errors():
+        code = run(config, settings)
+    ctx.exit(code)
+
+
+@main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
-    """Each backend's cursor, lag, last success and last error, from the store.
+    """Each backend's cursor, lag, last success and last error, and the model source's last
+    read ([source]), from the store.
 
-    Exit 0: every backend caught up and its last attempt succeeded; 2: some backend lags
-    or failed last; 1: an error."""
+    Exit 0: every backend caught up and its last attempt succeeded (and the source's last
+    read was used); 2: some backend lags or failed last, or the source's last read was not
+    used; 1: an error."""
     import json
 
     from pushdown.app.daemon.status import daemon_holder, statuses, when
@@ -431,14 +497,23 @@ def status(ctx: click.Context, as_json: bool) -> None:
             rows = statuses(store, config.backends)
             holder = daemon_holder(store)
             last = store.last_seq()
+            source = None if config.follow is None else load_status(store, config.follow.describe())
         finally:
             store.close()
     if as_json:
-        out = {"journal_seq": last, "daemon": holder, "backends": [dataclasses.asdict(r) for r in rows]}
+        out: dict[str, object] = {
+            "journal_seq": last,
+            "daemon": holder,
+            "backends": [dataclasses.asdict(r) for r in rows],
+        }
+        if source is not None:
+            out["source"] = dataclasses.asdict(source)
         click.echo(json.dumps(out, indent=2))
     else:
         click.echo(f"store {_shown(config.store)}: journal at seq {last}")
         click.echo(f"daemon: {'active, ' + holder if holder else 'none active'}")
+        if source is not None:
+            _show_source(source)
         for r in rows:
             click.echo(f"backend {r.backend}:")
             click.echo(f"  cursor {r.cursor}, lag {r.lag_events} event(s), {r.lag_seconds:.0f} s")
@@ -448,7 +523,73 @@ def status(ctx: click.Context, as_json: bool) -> None:
                 click.echo(f"  last error: {when(r.last_error_at)} [{r.error_kind}] {first}")
             if r.findings:
                 click.echo(f"  findings at the last reconcile: {r.findings} (see `pushdown verify`)")
-    ctx.exit(2 if any(r.lag_events or r.failing for r in rows) else 0)
+    failing = source is not None and (source.failing or source.last_good is None)
+    ctx.exit(2 if failing or any(r.lag_events or r.failing for r in rows) else 0)
+
+
+def _show_source(source: SourceStatus) -> None:
+    from pushdown.app.daemon.status import when
+    from pushdown.app.source.follow import describe_change
+
+    click.echo(f"source {escaped_lines(source.source)}:")
+    click.echo(f"  last good read: {when(source.last_good)}")
+    if source.last_change is not None:
+        click.echo(f"  last change: {when(source.last_change)}: {describe_change(source.changed)}")
+        for example in source.examples:
+            click.echo(f"    {escaped_lines(example)}")
+        more = sum(source.changed.values()) - len(source.examples)
+        if more > 0:
+            click.echo(f"    ... and {more} more (pushdown log)")
+    if source.last_error is not None and source.failing:
+        first = escaped_lines(source.last_error).splitlines()[0]
+        click.echo(f"  last read not used: {when(source.last_error_at)} [{source.error_kind}] {first}")
+    if source.size:
+        held = (f"{what.replace('_', ' ')} {n}" for what, n in source.size.items())
+        click.echo("  holds: " + ", ".join(held))
+    for note in source.notes:
+        click.echo(f"  not enforced: {escaped_lines(note)}")
+
+
+@main.command("log")
+@click.option("--user", "users", multiple=True, help="Changes that name this user (repeatable).")
+@click.option("--group", "groups", multiple=True, help="Changes that name this group (repeatable).")
+@click.option("--role", "roles", multiple=True, help="Changes that name this role (repeatable).")
+@click.option(
+    "--object", "objects", multiple=True, help='Changes on this object, e.g. "table c.s.t" (repeatable).'
+)
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per change.")
+@click.pass_context
+def log_command(
+    ctx: click.Context,
+    users: tuple[str, ...],
+    groups: tuple[str, ...],
+    roles: tuple[str, ...],
+    objects: tuple[str, ...],
+    limit: int,
+    as_json: bool,
+) -> None:
+    """Who changed what, and when, newest first: every journalled change with its author
+    and the way it came (library, cli, spec, rest with the request id, daemon, source)."""
+    import json
+
+    from pushdown.app import history
+
+    config: Config = ctx.obj["config"]
+    with _errors():
+        wanted = [history.subject("user", u) for u in users] + [history.subject("group", g) for g in groups]
+        wanted += [history.subject("role", r) for r in roles] + [
+            history.subject("object", o) for o in objects
+        ]
+        store = open_store(config, create=False)
+        try:
+            found = history.entries(store, wanted, limit)
+        finally:
+            store.close()
+    for entry in found:
+        click.echo(json.dumps(history.as_dict(entry)) if as_json else escaped_lines(history.line(entry)))
+    if not found and not as_json:
+        click.echo("no changes recorded" + (" that name " + ", ".join(wanted) if wanted else ""))
 
 
 Hooks.load().register_commands(main)

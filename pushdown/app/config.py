@@ -21,6 +21,10 @@ from typing import Any
 
 from pushdown.app.daemon.settings import DaemonSettings
 from pushdown.app.daemon.settings import parse as parse_daemon
+from pushdown.app.rest.settings import ServeSettings
+from pushdown.app.rest.settings import parse as parse_serve
+from pushdown.app.source.settings import SourceSettings, check_backends
+from pushdown.app.source.settings import parse as parse_source
 from pushdown.errors import ConfigError
 from pushdown.journal.connection import MEMORY, problem_with
 
@@ -51,6 +55,18 @@ class BackendConfig:
 
 
 @dataclass(frozen=True)
+class AccessSettings:
+    """The ``[access]`` table: who administers pushdown itself.
+
+    ``service_admins``: who may create a metalake (Gravitino's service admins).
+    ``admin``: the identity the CLI and the spec loader act as; its changes are recorded
+    under that name and not checked against the requirement table (an operator's tool)."""
+
+    service_admins: tuple[str, ...] = ()
+    admin: str = "pushdown"
+
+
+@dataclass(frozen=True)
 class Config:
     """``store_explicit``: the store was named by ``store =`` in a config file, so it must
     exist already (``pushdown init`` creates it); the default store is created by the
@@ -62,10 +78,16 @@ class Config:
     store_explicit: bool = False
     #: the ``[daemon]`` table (``pushdown daemon``)
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
+    #: the ``[serve]`` table (``pushdown serve``)
+    serve: ServeSettings = field(default_factory=ServeSettings)
     #: what computes entitlements: "local" (the default) or an engine a plugin provides
     engine: str = "local"
     #: the engine's own table (``[spark]``: ``master`` and any ``spark.*`` setting)
     engine_settings: Mapping[str, Any] = field(default_factory=dict)
+    #: the ``[access]`` table
+    access: AccessSettings = field(default_factory=AccessSettings)
+    #: the ``[source]`` table: the model follows this source (None: pushdown's own model)
+    follow: SourceSettings | None = None
 
 
 def resolve_secret(backend: str, key: str, ref: Any) -> str | None:
@@ -195,24 +217,54 @@ def from_mapping(
     raw: Mapping[str, Any], base: Path, source: str, *, explicit_store: bool | None = None
 ) -> Config:
     """Check and resolve a config; ``explicit_store`` defaults to whether ``store`` is set."""
-    unknown = set(raw) - {"store", "backends", "daemon", "engine", *ENGINES}
+    unknown = set(raw) - {"store", "backends", "daemon", "serve", "engine", "access", "source", *ENGINES}
     if unknown:
         raise ConfigError(
             f"{source}: unknown setting(s) {', '.join(sorted(unknown))}; "
-            f"known: store, backends, daemon, engine, {', '.join(ENGINES)}"
+            f"known: store, backends, daemon, serve, engine, access, source, {', '.join(ENGINES)}"
         )
+    access = _access(raw.get("access", {}), source)
     daemon = parse_daemon(raw.get("daemon"), source)
+    serve = parse_serve(raw.get("serve"), source, base)
     engine, engine_settings = _engine(raw, source)
     store = _store(raw, base, source)
     backends = raw.get("backends", {})
     if not isinstance(backends, Mapping):
         raise ConfigError(f"{source}: [backends] must be a table of backend tables")
     made = {n: _backend(n, b, base, source) for n, b in backends.items()}
+    follow = parse_source(raw.get("source"), source)
+    if follow is not None:
+        check_backends(follow, made, source)
     explicit = "store" in raw if explicit_store is None else explicit_store
     return Config(
-        store, made, source, explicit and store != MEMORY, daemon=daemon, engine=engine,
+        store,
+        made,
+        source,
+        explicit and store != MEMORY,
+        daemon=daemon,
+        engine=engine,
         engine_settings=engine_settings,
+        access=access,
+        serve=serve,
+        follow=follow,
     )
+
+
+def _access(table: Any, source: str) -> AccessSettings:
+    if not isinstance(table, Mapping):
+        raise ConfigError(f'{source}: [access] must be a table (service_admins = ["..."], admin = "...")')
+    unknown = set(table) - {"service_admins", "admin"}
+    if unknown:
+        raise ConfigError(
+            f"{source}: access.{sorted(unknown)[0]}: unknown setting; known: service_admins, admin"
+        )
+    admins = table.get("service_admins", [])
+    if not isinstance(admins, list) or any(_check_text(a) is not None for a in admins):
+        raise ConfigError(f"{source}: access.service_admins must be a list of user names")
+    admin = table.get("admin", AccessSettings.admin)
+    if _check_text(admin) is not None:
+        raise ConfigError(f"{source}: access.admin = {_toml(admin)}: {_check_text(admin)}")
+    return AccessSettings(tuple(admins), str(admin))
 
 
 #: Engines and the settings their table accepts (besides any ``spark.*`` key for spark).
@@ -227,7 +279,7 @@ def _engine(raw: Mapping[str, Any], source: str) -> tuple[str, dict[str, Any]]:
         raise ConfigError(f"{source}: engine = {_toml(name)}: must be one of {known}")
     table = raw.get("spark", {})
     if not isinstance(table, Mapping):
-        raise ConfigError(f"{source}: [spark] must be a table (master = \"local[*]\", spark.* settings)")
+        raise ConfigError(f'{source}: [spark] must be a table (master = "local[*]", spark.* settings)')
     settings: dict[str, Any] = {"master": "local[*]", "app_name": "pushdown", "progress": True}
     for key, value in _flat(table).items():
         where = f"{source}: spark.{key}" if not key.startswith("spark.") else f"{source}: [spark] {key}"
@@ -236,7 +288,7 @@ def _engine(raw: Mapping[str, Any], source: str) -> tuple[str, dict[str, Any]]:
                 raise ConfigError(f"{where} = {_toml(value)}: {_check_text(value)}")
             if key == "master" and not _spark_master(value):
                 raise ConfigError(
-                    f"{where} = {_toml(value)}: Spark takes \"yarn\" or a master beginning with "
+                    f'{where} = {_toml(value)}: Spark takes "yarn" or a master beginning with '
                     "local, spark, mesos or k8s (local[*], spark://host:7077, k8s://https://host:443)"
                 )
         elif key == "progress":

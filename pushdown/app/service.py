@@ -16,24 +16,36 @@ sync catches the backend up.
 from __future__ import annotations
 
 import copy
+import dataclasses
+import json
 import logging
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from pushdown.app.config import Config, load_config
+from pushdown.app.config import AccessSettings, Config, load_config
 from pushdown.app.converge import converge
 from pushdown.app.storefile import open_store
 from pushdown.decide.evaluator import Decision, Evaluator, Target
-from pushdown.errors import ModelError, PushdownError
+from pushdown.decide.requirements import OPERATIONS
+from pushdown.errors import (
+    AlreadyExists,
+    Followed,
+    Forbidden,
+    ModelError,
+    NotEmpty,
+    PushdownError,
+    UnknownObject,
+)
 from pushdown.host.plugins import Hooks
-from pushdown.journal.store import Store
+from pushdown.journal.store import Store, now_iso
 from pushdown.model import changes as ch
-from pushdown.model.events import Event, ExternalMembersChanged, GroupMemberAdded, UserAdded
+from pushdown.model.actor import Actor, Audit
+from pushdown.model.events import Event, ExternalMembersChanged, GroupMemberAdded, OwnerSet, UserAdded
 from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.model.privileges import Condition, Privilege
-from pushdown.model.securables import ObjectRef
+from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.model.text import check_name
 from pushdown.reconcile.backend import Backend, BackendContext
@@ -73,19 +85,91 @@ def _obj(value: ObjectLike) -> ObjectRef:
 LEASE_TTL = 3600.0
 
 
+@dataclass(frozen=True)
+class MetalakeInfo:
+    """The metalake this store serves (pushdown serves one): ``exists`` once it was created
+    (or named by a spec); a store nobody named holds the unnamed default."""
+
+    name: str
+    comment: str | None
+    properties: dict[str, str]
+    exists: bool
+
+
+@dataclass
+class _Shared:
+    """The model in memory and the journal position it reflects, shared by every acting view."""
+
+    model: Model
+    seq: int
+
+
 @dataclass
 class AccessControl:
+    """The library. ``actor``: who makes the changes (None: the plain library, unchecked,
+    recorded without an author); :meth:`acting` gives a view whose changes are checked."""
+
     store: Store
     backends: dict[str, Backend] = field(default_factory=dict)
     hooks: Hooks | None = None
     push: bool = True
     #: seconds a sync waits for another writer of the same backend before giving up
     lease_timeout: float = 60.0
+    access: AccessSettings = field(default_factory=AccessSettings)
+    actor: Actor | None = None
+    #: the source the model follows (``[source]``, e.g. a Gravitino metalake): while set,
+    #: only the source's own changes (an actor with via "source") are made; every other is
+    #: refused with :class:`Followed`
+    follows: str | None = None
 
     def __post_init__(self) -> None:
-        self._model = self.store.load()
-        self._seq = self.store.last_seq()
+        self._shared = _Shared(self.store.load(), self.store.last_seq())
         self.dispatcher = Dispatcher(self.store, self.backends, lease=self._lease)
+
+    @property
+    def _model(self) -> Model:
+        return self._shared.model
+
+    @_model.setter
+    def _model(self, model: Model) -> None:
+        self._shared.model = model
+
+    @property
+    def _seq(self) -> int:
+        return self._shared.seq
+
+    @_seq.setter
+    def _seq(self, seq: int) -> None:
+        self._shared.seq = seq
+
+    # -- who acts ----------------------------------------------------------------------
+
+    def acting(self, user: str, *, via: str = "library", request: str | None = None) -> AccessControl:
+        """A view over the same store, backends and model whose changes ``user`` makes:
+        each is checked against the requirement table before anything is written (a
+        refusal raises :class:`Forbidden`), and journalled with that author. Close the
+        original, not the view."""
+        check_name("user", user)
+        return self._as(Actor(user, via, request))
+
+    def as_admin(self, via: str = "cli") -> AccessControl:
+        """A view acting as the configured administrator identity (``[access] admin``):
+        recorded as the author, not checked (the CLI and the spec loader)."""
+        return self._as(Actor(self.access.admin, via, None, trusted=True))
+
+    def as_source(self) -> AccessControl:
+        """A view acting as the model source (trusted, recorded with via "source"): the only
+        writer while ``follows`` is set."""
+        return self._as(Actor(self.access.admin, "source", None, trusted=True))
+
+    def _refuse_if_followed(self) -> None:
+        if self.follows is not None and (self.actor is None or self.actor.via != "source"):
+            raise Followed(self.follows)
+
+    def _as(self, actor: Actor) -> AccessControl:
+        view = copy.copy(self)
+        view.actor = actor
+        return view
 
     def _lease(self, backend: str) -> AbstractContextManager[None]:
         """One writer per backend, whoever writes (CLI, library, daemon): the store's lease."""
@@ -112,7 +196,8 @@ class AccessControl:
             for backend in backends.values():
                 backend.close()
             raise
-        return cls(store, backends, hooks, push)
+        follows = None if cfg.follow is None else cfg.follow.describe()
+        return cls(store, backends, hooks, push, access=cfg.access, follows=follows)
 
     def close(self) -> None:
         for backend in self.backends.values():
@@ -138,12 +223,31 @@ class AccessControl:
         *,
         metalake: str | None = None,
         push: bool | None = None,
+        operation: str | None = None,
+        target: Target | None = None,
+        directory: bool = False,
     ) -> ChangeResult:
         """Validate and commit one change (all of its events, or nothing), then push.
 
+        While the model follows a source only the source's changes are made (``directory``:
+        the directory's group members, which any sync records, are not the model's).
+
+        ``operation`` (a row of the requirement table) on ``target``: what the acting user
+        must be allowed; ``None`` with an actor: only the trusted administrator may make
+        it. The check runs on the model the change is built from.
+
         The change is computed before the store's write lock is taken, so the lock is
         held only while the events are written; if another writer committed in between,
-        the change is computed again under the lock."""
+        the change is computed again (and checked again) under the lock."""
+        if not directory:
+            self._refuse_if_followed()
+        if self.actor is not None and not self.actor.trusted:
+            actor, inner = self.actor, build
+
+            def build(model: Model) -> list[Event]:
+                _check(model, actor, operation, target)
+                return inner(model)
+
         self._refresh()
         base = self._version()
         events = build(self._model)
@@ -176,7 +280,7 @@ class AccessControl:
                 touched = True
                 for event in events:
                     self._model.apply(event)
-                seqs = self.store.append(events)
+                seqs = self.store.append(events, self.actor)
                 if metalake is not None and metalake != self._model.metalake:
                     self.store.set_meta("metalake", metalake)
                     self._model.metalake = metalake
@@ -186,32 +290,47 @@ class AccessControl:
             raise
         return seqs
 
-    def _one(self, fn: Callable[..., list[Event]], *args: Any) -> ChangeResult:
-        return self.change(lambda model: fn(model, *args))
+    def _one(
+        self, fn: Callable[..., list[Event]], *args: Any, op: str | None = None, on: Target | None = None
+    ) -> ChangeResult:
+        return self.change(lambda model: fn(model, *args), operation=op, target=on)
+
+    @property
+    def _author(self) -> str | None:
+        """The acting user when it may own what it creates (a user of the model)."""
+        if self.actor is None:
+            return None
+        return self.actor.user if self.actor.user in self._model.users else None
 
     def add_user(self, user: str) -> ChangeResult:
-        return self._one(ch.add_user, user)
+        return self._one(ch.add_user, user, op="add_user", on=user)
 
     def remove_user(self, user: str) -> ChangeResult:
-        return self._one(ch.remove_user, user)
+        return self._one(ch.remove_user, user, op="remove_user", on=user)
 
     def add_group(self, group: str, members: Iterable[str] = ()) -> ChangeResult:
-        return self._one(ch.add_group, group, list(members))
+        return self._one(ch.add_group, group, list(members), op="add_group", on=group)
 
     def remove_group(self, group: str) -> ChangeResult:
-        return self._one(ch.remove_group, group)
+        return self._one(ch.remove_group, group, op="remove_group", on=group)
 
     def add_member(self, group: str, user: str) -> ChangeResult:
-        return self._one(ch.add_member, group, user)
+        return self._one(ch.add_member, group, user, op="add_group", on=group)
 
     def remove_member(self, group: str, user: str) -> ChangeResult:
-        return self._one(ch.remove_member, group, user)
+        return self._one(ch.remove_member, group, user, op="remove_group", on=group)
 
     def create_role(self, role: str, owner: str | None = None) -> ChangeResult:
-        return self._one(ch.create_role, role, owner)
+        """Create a role; an acting user who is in the model becomes its owner unless
+        ``owner`` names another."""
+        return self.change(
+            lambda model: ch.create_role(model, role, owner if owner is not None else self._author),
+            operation="create_role",
+            target=role,
+        )
 
     def delete_role(self, role: str) -> ChangeResult:
-        return self._one(ch.delete_role, role)
+        return self._one(ch.delete_role, role, op="delete_role", on=role)
 
     def grant_privileges(
         self,
@@ -221,7 +340,8 @@ class AccessControl:
         condition: Condition | str = Condition.ALLOW,
     ) -> ChangeResult:
         cond = condition if isinstance(condition, Condition) else Condition.parse(condition)
-        return self._one(ch.grant_privileges, role, _obj(obj), list(privileges), cond)
+        ref = _obj(obj)
+        return self._one(ch.grant_privileges, role, ref, list(privileges), cond, op="grant_privilege", on=ref)
 
     def revoke_privileges(
         self,
@@ -231,30 +351,45 @@ class AccessControl:
         condition: Condition | str = Condition.ALLOW,
     ) -> ChangeResult:
         cond = condition if isinstance(condition, Condition) else Condition.parse(condition)
-        return self._one(ch.revoke_privileges, role, _obj(obj), list(privileges), cond)
+        ref = _obj(obj)
+        return self._one(
+            ch.revoke_privileges, role, ref, list(privileges), cond, op="revoke_privilege", on=ref
+        )
 
     def grant_role(self, role: str, to: Principal | str) -> ChangeResult:
-        return self._one(ch.grant_role, role, _principal(to))
+        return self._one(ch.grant_role, role, _principal(to), op="grant_role", on=role)
 
     def revoke_role(self, role: str, to: Principal | str) -> ChangeResult:
-        return self._one(ch.revoke_role, role, _principal(to))
+        return self._one(ch.revoke_role, role, _principal(to), op="revoke_role", on=role)
 
     def set_owner(
         self, obj: ObjectLike, owner: str, kind: PrincipalKind | str = PrincipalKind.USER
     ) -> ChangeResult:
         k = kind if isinstance(kind, PrincipalKind) else PrincipalKind(kind.lower())
-        return self._one(ch.set_owner, _obj(obj), owner, k)
+        ref = _obj(obj)
+        return self._one(ch.set_owner, ref, owner, k, op="set_owner", on=ref)
 
     def create_object(
         self, obj: ObjectLike, creator: str | None = None, properties: dict[str, str] | None = None
     ) -> ChangeResult:
-        return self._one(ch.create_object, _obj(obj), creator, properties)
+        """Register an object; its creator becomes its owner (``creator``, else the acting
+        user when it is in the model)."""
+        ref = _obj(obj)
+        return self.change(
+            lambda model: ch.create_object(
+                model, ref, creator if creator is not None else self._author, properties
+            ),
+            operation=_object_operation("create", ref),
+            target=ref,
+        )
 
     def drop_object(self, obj: ObjectLike) -> ChangeResult:
-        return self._one(ch.drop_object, _obj(obj))
+        ref = _obj(obj)
+        return self._one(ch.drop_object, ref, op=_object_operation("drop", ref), on=ref)
 
     def rename_object(self, obj: ObjectLike, new_name: str) -> ChangeResult:
-        return self._one(ch.rename_object, _obj(obj), new_name)
+        ref = _obj(obj)
+        return self._one(ch.rename_object, ref, new_name, op=_object_operation("alter", ref), on=ref)
 
     def set_service_admins(self, users: Iterable[str]) -> ChangeResult:
         return self._one(ch.set_service_admins, list(users))
@@ -263,6 +398,94 @@ class AccessControl:
         """Make the stored model equal ``target`` (a loaded spec), as one change."""
         check_name("metalake", target.metalake)
         return self.change(lambda model: _converge_events(model, target), metalake=target.metalake)
+
+    # -- the metalake --------------------------------------------------------------------
+
+    def metalake(self) -> MetalakeInfo:
+        """The metalake this store serves."""
+        name = self.store.get_meta("metalake")
+        props = json.loads(self.store.get_meta("metalake_properties") or "{}")
+        return MetalakeInfo(
+            name or self.model.metalake, self.store.get_meta("metalake_comment"), props, name is not None
+        )
+
+    def create_metalake(
+        self, name: str, comment: str | None = None, properties: dict[str, str] | None = None
+    ) -> ChangeResult:
+        """Create the metalake (service admins only, ``[access] service_admins``): its
+        creator is added as a user and becomes its owner. pushdown serves one metalake: a
+        store that already has one refuses another."""
+        check_name("metalake", name)
+        self._refuse_if_followed()
+        actor = self.actor
+        admins = set(self.access.service_admins) | self.model.service_admins  # config, or a spec's
+        if actor is not None and not actor.trusted and actor.user not in admins:
+            raise Forbidden(
+                actor.user,
+                "create_metalake",
+                f"metalake {name}",
+                "only a service admin ([access] service_admins) may create a metalake",
+            )
+        current = self.store.get_meta("metalake")
+        if current == name:
+            raise AlreadyExists(f"metalake {name!r} already exists")
+        if current is not None or _holds_anything(self.model):
+            raise ModelError(
+                f"cannot create metalake {name!r}: this store serves metalake "
+                f"{current or self.model.metalake!r} (pushdown serves one metalake per store)"
+            )
+        creator = None if actor is None or actor.trusted else actor.user
+
+        def build(model: Model) -> list[Event]:
+            if creator is None:
+                return []
+            out: list[Event] = [] if creator in model.users else [UserAdded(creator)]
+            return [*out, OwnerSet(METALAKE, creator, None)]
+
+        # checked above (a service admin need not be a user of any metalake yet)
+        writer = self if actor is None else self._as(dataclasses.replace(actor, trusted=True))
+        result = writer.change(build, metalake=name)
+        with self.store.write_lock():
+            self.store.set_meta("metalake", name)
+            if comment is not None:
+                self.store.set_meta("metalake_comment", comment)
+            self.store.set_meta("metalake_properties", json.dumps(dict(properties or {}), sort_keys=True))
+            self.store.touch_audit("metalake", "", creator, now_iso())
+        return result
+
+    def drop_metalake(self, name: str, force: bool = False) -> ChangeResult:
+        """Drop the metalake and everything in it (its owner, or the administrator): the
+        model becomes empty and every backend revokes what pushdown granted. Without
+        ``force`` a metalake that holds anything besides its owner is refused."""
+        self._refuse_if_followed()
+        info = self.metalake()
+        if not info.exists or info.name != name:
+            raise UnknownObject(f"metalake {name!r} does not exist")
+        model = self.model
+        if not force and _holds_anything(model, besides=model.owners.get(METALAKE)):
+            raise NotEmpty(f"metalake {name!r} is not empty; drop it with force to remove everything in it")
+        result = self.change(
+            lambda m: _converge_events(m, Model(metalake=name)), operation="drop_metalake", target=METALAKE
+        )
+        with self.store.write_lock():
+            for key in ("metalake", "metalake_comment", "metalake_properties"):
+                self.store.db.execute("DELETE FROM meta WHERE key = ?", (key,))
+            self.store.db.execute("DELETE FROM audit WHERE kind = 'metalake'")
+        self._refresh()
+        return result
+
+    # -- audit ---------------------------------------------------------------------------
+
+    def audit(self, kind: str, name: str) -> Audit | None:
+        """Who created an entity and when, who changed it last and when (None: unknown).
+        ``kind``: metalake, user, group, role or object (``name``: ``str(ObjectRef)``)."""
+        return self.store.audit(kind, "" if kind == "metalake" else name).get(
+            "" if kind == "metalake" else name
+        )
+
+    def audits(self, kind: str) -> dict[str, Audit]:
+        """The audit of every entity of a kind, by name."""
+        return self.store.audit(kind)
 
     # -- decisions -------------------------------------------------------------------
 
@@ -301,16 +524,18 @@ class AccessControl:
 
         if self.hooks is None:
             return []
-        return list(self.change(changed, push=False).events)
+        # what the directory says is observed by pushdown itself, whoever's change led here
+        observer = self
+        if self.actor is not None and not self.actor.trusted:
+            observer = self._as(Actor(self.access.admin, self.actor.via, self.actor.request, trusted=True))
+        return list(observer.change(changed, push=False, directory=True).events)
 
     def sync_model(self, outside: dict[str, set[str]] | None = None) -> Model:
         """The model a sync compiles from, with the directory's members added (for that sync)."""
         model = self.model
         return _with_members(model, model.external_members if outside is None else outside)
 
-    def preview(
-        self, target: Model, names: list[str] | None = None
-    ) -> tuple[list[Event], list[SyncResult]]:
+    def preview(self, target: Model, names: list[str] | None = None) -> tuple[list[Event], list[SyncResult]]:
         """What :meth:`load_model` of ``target`` and a full sync would do, writing nothing:
         the model changes it would record and each backend's plan against ``target``."""
         check_name("metalake", target.metalake)
@@ -346,6 +571,46 @@ class AccessControl:
         (asked under a backend's lease: another writer may have committed meanwhile)."""
         model = self.sync_model()
         return model, self._seq
+
+
+#: The operation that creates, drops or alters an object of each type.
+_OBJECT_OPERATIONS: dict[tuple[str, SecurableType], str] = {
+    ("create", SecurableType.MODEL): "register_model",
+    ("create", SecurableType.JOB_TEMPLATE): "register_job_template",
+    ("drop", SecurableType.TAG): "delete_tag",
+    ("drop", SecurableType.POLICY): "delete_policy",
+    ("drop", SecurableType.JOB_TEMPLATE): "delete_job_template",
+}
+
+
+def _object_operation(verb: str, obj: ObjectRef) -> str | None:
+    """The requirement-table row for ``verb`` on ``obj``'s type (None: no row, so only the
+    administrator may)."""
+    name = _OBJECT_OPERATIONS.get((verb, obj.type), f"{verb}_{obj.type.value}")
+    return name if name in OPERATIONS else None
+
+
+def _check(model: Model, actor: Actor, operation: str | None, target: Target | None) -> None:
+    """Refuse, before anything is written, what ``actor`` may not do."""
+    if operation is None or target is None:
+        raise Forbidden(
+            actor.user, "change", "the model", "only the administrator identity may make this change"
+        )
+    evaluator = Evaluator(model)
+    if evaluator.authorize(actor.user, operation, target, explain=False).allowed:
+        return
+    decision = evaluator.authorize(actor.user, operation, target)  # again, with the trace to show
+    if not decision.allowed:
+        failed = [step.text for step in decision.trace if not step.ok]
+        why = failed[-1] if failed else "not allowed"
+        kind = OPERATIONS[operation].target
+        shown = f"{kind} {decision.target}" if kind in ("user", "group") else decision.target
+        raise Forbidden(actor.user, operation, shown, why, decision)
+
+
+def _holds_anything(model: Model, besides: str | None = None) -> bool:
+    """Whether the model holds anything (users other than ``besides``, groups, roles, objects)."""
+    return bool(model.users - {besides} or model.groups or model.roles or model.objects)
 
 
 def _backends(cfg: Config, hooks: Hooks) -> dict[str, Backend]:

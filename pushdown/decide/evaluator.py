@@ -10,7 +10,7 @@ branch of the table and is not affected by DENY.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from pushdown.decide.requirements import (
@@ -180,6 +180,138 @@ class Evaluator:
         else:
             allowed = self._op(ctx, op, target_ref, other_ref)
         return Decision(user, op.name, _show(target_ref), allowed, tuple(ctx.trace))
+
+    def allowed_among(self, user: str, operation: str, targets: Iterable[Target]) -> list[Target]:
+        """The ``targets`` that ``operation`` allows ``user``, in their order.
+
+        Each target is judged as ``authorize(user, operation, target, explain=False)`` judges
+        it (targets given already resolved: ObjectRefs, or names for user and group
+        operations); the nested checks they share, such as the load_catalog and load_schema
+        gates of one schema's tables, are made once for all of them.
+        """
+        op = operation_named(operation)
+        if user not in self.model.users:
+            return []
+        ctx = _Context(self.model, user, self._user_roles(user), False)
+        term, term_of = op.requires, self._term
+        return [t for t in targets if term_of(ctx, term, t, None)]
+
+    def allowed_children(
+        self, user: str, operation: str, parent: ObjectRef, children: Collection[ObjectRef]
+    ) -> list[ObjectRef]:
+        """``allowed_among`` for objects of one type that are all children of ``parent``.
+
+        The requirement is read once against the path the children share (gates on
+        ancestors, owners of ancestors, grants on ancestors) and then applied to them as
+        sets: the children the user owns come from ``Model.owned_by``, and only the
+        children carrying grants of their own are looked at one by one. Where the
+        requirement holds a term not read this way (a nested check on the child itself),
+        every child is judged in full. The result is in no particular order.
+        """
+        op = operation_named(operation)
+        if user not in self.model.users or not children:
+            return []
+        ctx = _Context(self.model, user, self._user_roles(user), False)
+        kind = next(iter(children)).type
+        given = children if isinstance(children, set) else set(children)  # read, never changed
+        meeting = self._children_meeting(ctx, op.requires, parent, kind, given)
+        if meeting is None:
+            return [t for t in children if self._term(ctx, op.requires, t, None)]
+        return list(meeting)
+
+    def _children_meeting(
+        self, ctx: _Context, term: Term, parent: ObjectRef, kind: SecurableType, children: set[ObjectRef]
+    ) -> set[ObjectRef] | None:
+        """The ``children`` (of ``parent``, of type ``kind``) meeting ``term``; None: not read here."""
+        if isinstance(term, AllOf):
+            for sub in term.terms:
+                if not children:
+                    break
+                part = self._children_meeting(ctx, sub, parent, kind, children)
+                if part is None:
+                    return None
+                children = part
+            return children
+        if isinstance(term, AnyOf):
+            met: set[ObjectRef] = set()
+            for sub in term.terms:
+                if not children:
+                    break
+                part = self._children_meeting(ctx, sub, parent, kind, children)
+                if part is None:
+                    return None
+                met |= part
+                children = children - part if part else children
+            return met
+        if getattr(term, "on", "target") != "target":
+            return None
+        if isinstance(term, Can):
+            node = parent.ancestor(term.at)
+            if node is None:  # the child itself (or nothing): judged child by child
+                return None
+            return children if self._nested(ctx, term.operation, node) else set()
+        if isinstance(term, Owner):
+            user = ctx.user
+            if term.levels and any(
+                ctx.model.owners.get(n) == user for n in parent.path if n.type in term.levels
+            ):
+                return children
+            if term.levels and kind not in term.levels:
+                return set()
+            return children & ctx.model.owned_by.get(user, set())
+        if isinstance(term, Has):
+            return self._children_having(ctx, term, parent, children)
+        if isinstance(term, (ServiceAdmin, InMetalake)):
+            return children if self._simple(ctx, term, parent) else set()
+        return None  # Loadable, and the terms about principals: judged child by child
+
+    def _children_having(
+        self, ctx: _Context, term: Has, parent: ObjectRef, children: set[ObjectRef]
+    ) -> set[ObjectRef]:
+        """The children on which one of the term's privileges is effectively allowed."""
+        model, held = ctx.model, ctx.roles.keys()
+        by_object = model.by_object
+        # each privilege on the shared path: (ALLOWed above, DENYed above)
+        above: dict[Privilege, tuple[bool, bool]] = {}
+        for privilege in term.privileges:
+            allowed = denied = False
+            for node in parent.path:
+                conds = by_object.get(node, {}).get(privilege)
+                if conds:
+                    holders = conds.get(Condition.DENY)
+                    denied = denied or (holders is not None and not held.isdisjoint(holders))
+                    holders = conds.get(Condition.ALLOW)
+                    allowed = allowed or (holders is not None and not held.isdisjoint(holders))
+            above[privilege] = (allowed, denied)
+        inherited = any(a and not d for a, d in above.values())
+        own = children & by_object.keys()  # the children carrying grants of their own
+        met = children - own if inherited else set()
+        for child in own:
+            by_priv = by_object[child]
+            for privilege, (allowed, denied) in above.items():
+                if denied:
+                    continue
+                conds = by_priv.get(privilege)
+                if not conds:
+                    if allowed:
+                        break
+                    continue
+                holders = conds.get(Condition.DENY)
+                if holders and not held.isdisjoint(holders):
+                    continue
+                holders = conds.get(Condition.ALLOW)
+                if allowed or (holders and not held.isdisjoint(holders)):
+                    break
+            else:
+                continue
+            met.add(child)
+        return met
+
+    def holds(self, user: str, term: Term, target: Target) -> bool:
+        """Whether ``user`` meets one requirement term on ``target`` (no trace)."""
+        if user not in self.model.users:
+            return False
+        return self._term(_Context(self.model, user, self._user_roles(user), False), term, target, None)
 
     def effective_privileges(self, principal: Principal | str, obj: ObjectRef) -> frozenset[Privilege]:
         """Privileges effectively ALLOWed to ``principal`` on ``obj`` (DENY and inheritance applied)."""

@@ -213,9 +213,11 @@ def _principal_rows() -> list[Operation]:
         Operation("delete_role", role, Owner((M, role)), "delete role"),
         Operation("get_role", role, AnyOf((*grants.terms, Owner((role,)), HoldsRole())), "get role"),
         Operation("list_roles", M, InMetalake(), "list roles", lists="get_role"),
-        # The reference asks MANAGE_GRANTS on the metalake only, not ownership.
-        Operation("grant_role", role, Has((P.MANAGE_GRANTS,)), "grant role"),
-        Operation("revoke_role", role, Has((P.MANAGE_GRANTS,)), "revoke role"),
+        # The table asks MANAGE_GRANTS on the metalake; the metalake's owner may too: owners
+        # hold the management privileges implicitly, and the reference's own workflow has
+        # the metalake's owner (Manager) grant catalog_manager to Staff.
+        Operation("grant_role", role, grants, "grant role"),
+        Operation("revoke_role", role, grants, "revoke role"),
         Operation(
             "grant_privilege",
             "securable",

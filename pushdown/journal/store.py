@@ -12,6 +12,7 @@ import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,12 +20,14 @@ from typing import Any
 from pushdown.journal import lease
 from pushdown.journal.connection import connect, prepare
 from pushdown.model import events as ev
+from pushdown.model.actor import Actor, Audit, mentions, touched
 from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.model.privileges import Condition, Privilege
 from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
 
-SCHEMA = """
+SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS users(name TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS groups_(name TEXT PRIMARY KEY);
@@ -40,16 +43,48 @@ CREATE TABLE IF NOT EXISTS objects(obj TEXT PRIMARY KEY, properties TEXT NOT NUL
 CREATE TABLE IF NOT EXISTS service_admins(name TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS journal(
     seq INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, name TEXT NOT NULL,
-    payload TEXT NOT NULL);
+    payload TEXT NOT NULL, actor TEXT, via TEXT, request TEXT);
 CREATE TABLE IF NOT EXISTS external_members(grp TEXT, usr TEXT, PRIMARY KEY (grp, usr));
 CREATE TABLE IF NOT EXISTS cursors(backend TEXT PRIMARY KEY, seq INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS members_by_user ON members(usr);
 CREATE INDEX IF NOT EXISTS assignments_by_role ON assignments(role);
-""" + lease.LEASES + """
+"""
+    + lease.LEASES
+    + """
+CREATE TABLE IF NOT EXISTS audit(
+    kind TEXT, name TEXT, creator TEXT, created TEXT NOT NULL, modifier TEXT, modified TEXT NOT NULL,
+    PRIMARY KEY (kind, name));
 CREATE TABLE IF NOT EXISTS sync_status(
     backend TEXT PRIMARY KEY, last_attempt REAL, last_success REAL, last_error TEXT,
     last_error_at REAL, error_kind TEXT, findings INTEGER NOT NULL DEFAULT 0);
-"""  # sync_status: added after the first release; CREATE IF NOT EXISTS upgrades older stores
+"""
+)  # sync_status, audit: added after the first release; CREATE IF NOT EXISTS upgrades older stores
+
+#: Columns added to the journal after the first release (who made each change): an older
+#: store gets them when it is opened; its earlier entries have no author.
+AUTHOR_COLUMNS = (("actor", "TEXT"), ("via", "TEXT"), ("request", "TEXT"))
+
+
+def now_iso() -> str:
+    """Now, as the journal and the audit write it: ISO-8601 UTC, milliseconds, ending in Z."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    """One journalled event and who made it (``actor`` None: before authors were recorded,
+    or the plain library)."""
+
+    seq: int
+    at: str
+    event: ev.Event
+    actor: str | None
+    via: str | None
+    request: str | None
+
+
+def _names(event: ev.Event, wanted: Sequence[str]) -> bool:
+    return not mentions(event).isdisjoint(wanted)
 
 
 class Store:
@@ -65,9 +100,20 @@ class Store:
         self.db = connect(self.path, busy_timeout)
         prepare(self.db, SCHEMA)
         self._mutex = threading.RLock()  # one transaction at a time on this connection
+        self._add_author_columns()
 
     def close(self) -> None:
         self.db.close()
+
+    def _add_author_columns(self) -> None:
+        have = {str(row[1]) for row in self.db.execute("PRAGMA table_info(journal)")}
+        missing = [(n, t) for n, t in AUTHOR_COLUMNS if n not in have]
+        if missing:
+            with self.write_lock():
+                have = {str(row[1]) for row in self.db.execute("PRAGMA table_info(journal)")}
+                for name, kind in missing:
+                    if name not in have:  # another process may have added it meanwhile
+                        self.db.execute(f"ALTER TABLE journal ADD COLUMN {name} {kind}")
 
     # -- transactions ------------------------------------------------------------------
 
@@ -95,18 +141,86 @@ class Store:
         seconds. Not reentrant: a holder asking again waits like anyone else."""
         return lease.backend_lease(self, name, timeout=timeout, ttl=ttl)
 
-    def append(self, events: Sequence[ev.Event]) -> list[int]:
-        """Write events' effects and journal entries. Call inside :meth:`write_lock`."""
-        now = datetime.now(UTC).isoformat(timespec="seconds")
+    def append(self, events: Sequence[ev.Event], actor: Actor | None = None) -> list[int]:
+        """Write events' effects, journal entries (with their author) and the audit of each
+        entity they touch. Call inside :meth:`write_lock`."""
+        now = now_iso()
+        who, via, request = (
+            (None, "library", None) if actor is None else (actor.user, actor.via, actor.request)
+        )
         seqs = []
         for event in events:
             _EFFECTS[type(event)](self, event)
+            self._audit(event, who, now)
             cur = self.db.execute(
-                "INSERT INTO journal(at, name, payload) VALUES (?, ?, ?)",
-                (now, event.name, event.to_json()),
+                "INSERT INTO journal(at, name, payload, actor, via, request) VALUES (?, ?, ?, ?, ?, ?)",
+                (now, event.name, event.to_json(), who, via, request),
             )
             seqs.append(int(cur.lastrowid or 0))
         return seqs
+
+    def _audit(self, event: ev.Event, who: str | None, now: str) -> None:
+        created, changed, removed = touched(event)
+        for kind, name in removed:
+            self._x("DELETE FROM audit WHERE kind = ? AND name = ?", kind, name)
+        for kind, name in created:
+            self._x("INSERT OR REPLACE INTO audit VALUES (?, ?, ?, ?, ?, ?)", kind, name, who, now, who, now)
+        for kind, name in changed:
+            self.touch_audit(kind, name, who, now)
+        if isinstance(event, ev.ObjectRenamed):
+            for (text,) in self.db.execute("SELECT name FROM audit WHERE kind = 'object'").fetchall():
+                new = ObjectRef.parse(text).renamed(event.object, event.new_object)
+                if str(new) != text:
+                    self._x("UPDATE audit SET name = ? WHERE kind = 'object' AND name = ?", str(new), text)
+            self.touch_audit("object", str(event.new_object), who, now)
+
+    def touch_audit(self, kind: str, name: str, who: str | None, now: str) -> None:
+        """Record that ``who`` changed an entity now (created now if it has no audit yet)."""
+        self._x(
+            "INSERT INTO audit VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(kind, name) DO UPDATE SET "
+            "modifier = excluded.modifier, modified = excluded.modified",
+            kind,
+            name,
+            who,
+            now,
+            who,
+            now,
+        )
+
+    def audit(self, kind: str, name: str | None = None) -> dict[str, Audit]:
+        """The audit of one entity (``name``) or of every entity of a kind."""
+        sql = "SELECT name, creator, created, modifier, modified FROM audit WHERE kind = ?"
+        rows = self.db.execute(
+            sql + (" AND name = ?" if name is not None else ""), (kind,) if name is None else (kind, name)
+        )
+        return {str(r[0]): Audit(r[1], str(r[2]), r[3], str(r[4])) for r in rows}
+
+    def history(
+        self, *, mentions: Sequence[str] = (), limit: int | None = None, before: int | None = None
+    ) -> list[JournalEntry]:
+        """Journal entries, newest first; ``mentions``: only those whose event names one of
+        these strings as a field value (a principal's name, an object's full name)."""
+        sql = "SELECT seq, at, payload, actor, via, request FROM journal"
+        where: list[str] = []
+        args: list[object] = []
+        if before is not None:
+            where.append("seq < ?")
+            args.append(before)
+        if mentions:  # a coarse filter in SQL (the name's text in the payload), exact below
+            where.append("(" + " OR ".join(["instr(payload, ?) > 0"] * len(mentions)) + ")")
+            args += [json.dumps(m.split(" ", 1)[-1], ensure_ascii=False)[1:-1] for m in mentions]
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY seq DESC"
+        out: list[JournalEntry] = []
+        for seq, at, payload, actor, via, request in self.db.execute(sql, args):
+            event = ev.event_from_json(payload)
+            if mentions and not _names(event, mentions):
+                continue
+            out.append(JournalEntry(int(seq), str(at), event, actor, via, request))
+            if limit is not None and len(out) >= limit:
+                break
+        return out
 
     # -- reading -----------------------------------------------------------------------
 

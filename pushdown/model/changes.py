@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pushdown.errors import ModelError, UnknownPrincipal
+from pushdown.errors import AlreadyExists, ModelError, UnknownObject, UnknownPrincipal
 from pushdown.model import events as ev
 from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.model.privileges import Condition, Privilege
@@ -56,7 +56,7 @@ def require_object(model: Model, obj: ObjectRef) -> None:
             require_role(model, obj.names[0])
         return
     if obj not in model.objects:
-        raise ModelError(f"unknown {obj}; register it first")
+        raise UnknownObject(f"unknown {obj}; register it first")
 
 
 def require_catalog(model: Model, obj: ObjectRef) -> None:
@@ -64,7 +64,7 @@ def require_catalog(model: Model, obj: ObjectRef) -> None:
     check_object_name(obj)
     catalog = obj.ancestor(SecurableType.CATALOG)
     if catalog is not None and catalog not in model.objects:
-        raise ModelError(f"{obj} lies in unknown {catalog}; register the catalog first")
+        raise UnknownObject(f"{obj} lies in unknown {catalog}; register the catalog first")
 
 
 # -- principals ------------------------------------------------------------------------
@@ -73,7 +73,7 @@ def require_catalog(model: Model, obj: ObjectRef) -> None:
 def add_user(model: Model, user: str) -> list[ev.Event]:
     check_principal_name("user", user)
     if user in model.users:
-        raise ModelError(f"user {user!r} already exists")
+        raise AlreadyExists(f"user {user!r} already exists")
     return [ev.UserAdded(user)]
 
 
@@ -94,7 +94,7 @@ def remove_user(model: Model, user: str) -> list[ev.Event]:
 def add_group(model: Model, group: str, members: Iterable[str] = ()) -> list[ev.Event]:
     check_principal_name("group", group)
     if group in model.groups:
-        raise ModelError(f"group {group!r} already exists")
+        raise AlreadyExists(f"group {group!r} already exists")
     out: list[ev.Event] = [ev.GroupAdded(group)]
     for user in sorted(set(members)):
         require_user(model, user)
@@ -133,7 +133,7 @@ def set_service_admins(model: Model, users: Iterable[str]) -> list[ev.Event]:
 def create_role(model: Model, role: str, owner: str | None = None) -> list[ev.Event]:
     check_principal_name("role", role)
     if role in model.roles:
-        raise ModelError(f"role {role!r} already exists")
+        raise AlreadyExists(f"role {role!r} already exists")
     out: list[ev.Event] = [ev.RoleCreated(role)]
     if owner is not None:
         require_user(model, owner)
@@ -274,7 +274,7 @@ def create_object(
     if obj.type in (SecurableType.METALAKE, SecurableType.ROLE):
         raise ModelError(f"a {obj.type.label} is not created as an object; use its own call")
     if obj in model.objects:
-        raise ModelError(f"{obj} already exists")
+        raise AlreadyExists(f"{obj} already exists")
     if obj.type in DATA_TYPES and obj.parent is not None:
         require_object(model, obj.parent)
     if creator is not None:

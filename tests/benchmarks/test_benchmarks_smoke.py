@@ -66,6 +66,10 @@ def test_the_hive_benchmark_is_found() -> None:
     assert "bench_hive.py" in {p.name for p in SCRIPTS}
 
 
+def test_the_authorization_benchmark_is_found() -> None:
+    assert "bench_authz.py" in {p.name for p in SCRIPTS}
+
+
 @pytest.mark.spark
 def test_bench_spark_runs_at_a_tiny_scale_on_the_runs_one_session(spark: object, tmp_path: Path) -> None:
     """bench_spark would start a JVM of its own as a subprocess; here it reuses the session."""
@@ -78,3 +82,7 @@ def test_bench_spark_runs_at_a_tiny_scale_on_the_runs_one_session(spark: object,
     assert [r for r in rows if r["kind"] == "floor"], "bench_spark printed no floor"
     ratios = [r for r in rows if r["kind"] == "ratio"]
     assert ratios and all(math.isfinite(r["ratio"]) and r["ratio"] > 0 for r in ratios)
+
+
+def test_the_rest_benchmark_is_found() -> None:
+    assert "bench_rest.py" in {p.name for p in SCRIPTS}

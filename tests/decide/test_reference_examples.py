@@ -42,6 +42,7 @@ CASES = [
     ("outsider", "load_table", "hive_catalog.hive_db.hive_table", False, "not outsider"),
     ("staff", "add_user", "outsider", False, "MANAGE_USERS: no role of the user"),
     ("staff", "grant_role", "catalog_manager", False, "MANAGE_GRANTS: no role of the user"),
+    ("manager", "grant_role", "catalog_manager", True, "manager owns metalake"),
 ]
 
 

@@ -467,9 +467,8 @@ CASES: list[Case] = [
         case(
             "",
             "role:r",
-            ["MANAGE_GRANTS@metalake"],
+            ["MANAGE_GRANTS@metalake", "own@metalake"],
             [
-                "own@metalake",
                 "own@role:r",
                 "CREATE_ROLE@metalake",
                 "holds",

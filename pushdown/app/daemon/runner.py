@@ -46,6 +46,7 @@ from pushdown.errors import ConfigError, PushdownError, TemporaryBackendError
 from pushdown.host.plugins import Hooks
 from pushdown.journal import lease
 from pushdown.journal.store import Store
+from pushdown.model.actor import Actor
 from pushdown.reconcile.sync import TEMPORARY, SyncResult
 
 log = logging.getLogger("pushdown.daemon")
@@ -163,6 +164,7 @@ class Worker(threading.Thread):
             )
             ac = Following.open(one, push=False, hooks=self.d.hooks, create_store=False)
             assert isinstance(ac, Following)
+            ac.actor = Actor(ac.access.admin, "daemon", None, trusted=True)  # what it journals is its own
             self.ac = ac
             self.ac.lease_timeout = max(self.settings.poll, 1.0)
         return self.ac
@@ -317,6 +319,61 @@ def _error_result(backend: str, exc: Exception) -> SyncResult:
     return SyncResult(backend, None, error=f"{backend}: {text}", failure=TemporaryBackendError(backend, text))
 
 
+class SourcePoller(threading.Thread):
+    """Reads the model source every ``[source] interval`` and converges the store's model to
+    it (:mod:`pushdown.app.source.follow`); the backends' workers push what changed. A
+    read that fails or is held back changes nothing: the store records why, and the next
+    interval tries again."""
+
+    def __init__(self, daemon: Daemon) -> None:
+        super().__init__(name="pushdown-source", daemon=True)
+        from pushdown.app.source.follow import Follower
+
+        self.d = daemon
+        self.follower = Follower(daemon.config)
+        self.last_ok: bool | None = None
+        self.last_error: str | None = None
+        self.ac: AccessControl | None = None
+
+    def run(self) -> None:
+        settings = self.follower.settings
+        try:
+            while not self.d.stop.is_set():
+                self.poll()
+                self.d.stop.wait(settings.interval)
+        finally:
+            self.follower.close()
+            if self.ac is not None:
+                self.ac.close()
+
+    def poll(self) -> None:
+        try:
+            if self.ac is None:
+                cfg = self.d.config
+                self.ac = AccessControl(
+                    open_store(cfg, create=False),
+                    push=False,
+                    access=cfg.access,
+                    follows=None if cfg.follow is None else cfg.follow.describe(),
+                )
+            result = self.follower.poll(self.ac)
+        except Exception as exc:  # a fault here must not end the poller: report, retry next interval
+            log.exception("source: unexpected error: %s", exc)
+            result = None
+            if self.ac is not None:
+                self.ac.close()
+                self.ac = None
+        self.last_ok = result is not None and result.ok
+        self.last_error = None if result is None else result.error
+
+    def not_ready(self) -> str | None:
+        if self.last_ok:
+            return None
+        if self.last_ok is None:
+            return "source: not read yet"
+        return f"source: the last read was not used ({self.last_error})"
+
+
 class Daemon:
     """The daemon: the instance lease, one worker per backend, the HTTP endpoints."""
 
@@ -337,6 +394,7 @@ class Daemon:
         self.store = open_store(config, create=False)  # the lease's connection (checks the store exists)
         self.holder = lease.holder_id()
         self.workers = {name: Worker(self, name) for name in sorted(config.backends)}
+        self.source = SourcePoller(self) if config.follow is not None else None
         self.endpoints: Endpoints | None = None
         self.waiting_for: str | None = None
         self.active = False
@@ -345,7 +403,9 @@ class Daemon:
     def ready(self) -> list[str]:
         if not self.active:
             return [f"standby: {self.waiting_for or 'another daemon'} holds the store's daemon lease"]
-        return [why for w in self.workers.values() if (why := w.not_ready()) is not None]
+        waiting = [why for w in self.workers.values() if (why := w.not_ready()) is not None]
+        source = None if self.source is None else self.source.not_ready()
+        return waiting if source is None else [source, *waiting]
 
     def serve(self) -> tuple[str, int]:
         """Start the HTTP endpoints; return the address they listen on."""
@@ -378,6 +438,8 @@ class Daemon:
                 return 0
             for worker in self.workers.values():
                 worker.start()
+            if self.source is not None:
+                self.source.start()
             renew = max(min(self.settings.lease_ttl / 3, 5.0), 0.05)
             next_renew = time.monotonic() + renew
             while not self.stop.wait(min(renew, 0.5)):
@@ -389,6 +451,8 @@ class Daemon:
                     self.stop.set()
             for worker in self.workers.values():
                 worker.join()
+            if self.source is not None:
+                self.source.join()
         finally:
             self.close()
         log.info("stopped", extra={"result": "stopped"})

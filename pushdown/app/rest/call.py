@@ -1,0 +1,140 @@
+"""One request as a handler sees it: who asks, the path's names, the body, the model,
+and the two ways to be refused.
+
+- Reads are decided here, with the evaluator over the current model: :meth:`Call.check`
+  refuses (403, ``ForbiddenException``, the failed checks in the message) and
+  :meth:`Call.visible` filters a listing by the operation the requirement table names
+  for each item (``Operation.lists``).
+- Changes go through the core acting as the caller (:meth:`Call.acting`), which checks
+  them against the same table before anything is written and records the author and
+  this request's id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from pushdown.app.rest import problems, shapes
+from pushdown.app.service import AccessControl
+from pushdown.decide.evaluator import Evaluator, Target
+from pushdown.decide.listing import visible
+from pushdown.decide.requirements import OPERATIONS
+from pushdown.errors import Forbidden, ModelError, UnknownPrincipal
+from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
+from pushdown.model.state import Model
+
+
+@dataclass
+class Call:
+    ac: AccessControl
+    user: str
+    request_id: str
+    params: Mapping[str, str]
+    query: Mapping[str, str]
+    raw_body: bytes = b""
+    #: set when the handler asked the core to change something (the workers are woken)
+    changed: bool = field(default=False, init=False)
+
+    @cached_property
+    def body(self) -> Any:
+        return shapes.parse_json(self.raw_body)
+
+    @property
+    def model(self) -> Model:
+        return self.ac.model
+
+    def acting(self) -> AccessControl:
+        """The core acting as the caller: every change checked, then recorded with its author."""
+        self.changed = True
+        return self.ac.acting(self.user, via="rest", request=self.request_id)
+
+    # -- the served metalake ------------------------------------------------------------
+
+    def metalake(self) -> str:
+        """The metalake the path names, which must be the one this store serves (else 404)."""
+        wanted = self.params["metalake"]
+        info = self.ac.metalake()
+        if not info.exists or info.name != wanted:
+            raise problems.not_found("NoSuchMetalakeException", f"metalake {wanted!r} does not exist")
+        return wanted
+
+    # -- decisions ----------------------------------------------------------------------
+
+    def _evaluator(self) -> Evaluator:
+        return Evaluator(self.model)
+
+    def may(self, operation: str, target: Target) -> bool:
+        return self._evaluator().authorize(self.user, operation, target, explain=False).allowed
+
+    def check(self, operation: str, target: Target) -> None:
+        """Refuse (403) unless the caller may perform ``operation`` on ``target``."""
+        decision = self._evaluator().authorize(self.user, operation, target)
+        if decision.allowed:
+            return
+        failed = [
+            step.text for step in decision.trace if not step.ok and step.text not in ("all of:", "any of:")
+        ]
+        why = "; ".join(failed) or "not allowed"
+        raise problems.forbidden(f"{self.user} may not {decision.operation} {decision.target}: {why}")
+
+    def visible(self, listing: str, items: Iterable[Target]) -> list[Target]:
+        """The items of a listing the caller may see: the listing's per-item operation."""
+        per_item = OPERATIONS[listing].lists
+        assert per_item is not None, f"{listing} names no per-item operation"
+        ev = self._evaluator()
+        return [i for i in items if ev.authorize(self.user, per_item, i, explain=False).allowed]
+
+    def listed(self, listing: str, container: Target = METALAKE) -> list[Target]:
+        """What ``listing`` on ``container`` shows the caller, from the core's listing: it
+        costs what it shows (the candidates come from the container's children, or from the
+        caller's own roles and groups), and equals filtering every item by its operation."""
+        return visible(self._evaluator(), self.user, listing, container)
+
+    def audit(self, kind: str, name: str) -> dict[str, Any]:
+        return shapes.audit(self.ac.audit(kind, name))
+
+
+def object_exists(model: Model, ref: ObjectRef) -> bool:
+    if ref == METALAKE:
+        return True
+    if ref.type is SecurableType.ROLE:
+        return ref.names[0] in model.roles
+    return ref in model.objects
+
+
+def require_object(call: Call, ref: ObjectRef, metalake: str) -> None:
+    """404 unless the object is registered (a role: created)."""
+    if not object_exists(call.model, ref):
+        then = "" if ref.type is SecurableType.ROLE else "; register it first"
+        raise problems.not_found(
+            "NoSuchMetadataObjectException",
+            f"{ref.type.label} {shapes.full_name(ref, metalake)!r} does not exist{then}",
+        )
+
+
+def created(
+    call: Call, make: Callable[[], object], exists: Callable[[], bool], conflict: problems.Problem
+) -> None:
+    """Run a create; a refusal because the name is taken is a 409 (never a refusal to act)."""
+    try:
+        make()
+    except Forbidden:
+        raise
+    except ModelError:
+        if exists():
+            raise conflict from None
+        raise
+
+
+def removed(remove: Callable[[], object]) -> bool:
+    """Run a remove; False when there was nothing to remove (Gravitino answers 200 false)."""
+    try:
+        remove()
+    except Forbidden:
+        raise
+    except UnknownPrincipal:
+        return False
+    return True

@@ -1,0 +1,88 @@
+"""The version, the client's ``close()``, and the metalake: pushdown serves one metalake
+per store (``ac.metalake()``), created by a service admin, dropped by its owner."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pushdown.app.rest import problems, shapes
+from pushdown.app.rest.call import Call
+from pushdown.errors import Forbidden, ModelError
+from pushdown.model.securables import METALAKE
+
+Json = dict[str, Any]
+API_VERSION = "1.3.0"
+
+
+def version(call: Call) -> Json:
+    return {"code": 0, "version": {"version": API_VERSION, "compileDate": "", "gitCommit": ""}}
+
+
+def close(call: Call) -> Json:
+    """The client's ``close()`` sends ``CLOSE /``: nothing to close on this side."""
+    return {"code": 0}
+
+
+# -- the metalake -----------------------------------------------------------------------
+
+
+def metalake_json(call: Call) -> Json:
+    info = call.ac.metalake()
+    return {
+        "name": info.name,
+        "comment": info.comment,
+        "properties": dict(info.properties or {}),
+        "audit": call.audit("metalake", info.name),
+    }
+
+
+def list_metalakes(call: Call) -> Json:
+    info = call.ac.metalake()
+    shown = info.exists and call.may("load_metalake", METALAKE)
+    return {"code": 0, "metalakes": [metalake_json(call)] if shown else []}
+
+
+def create_metalake(call: Call) -> Json:
+    body = shapes.obj(call.body)
+    name = shapes.name(body.get("name"), "name")
+    comment = shapes.optional_text(body.get("comment"), "comment")
+    props = shapes.properties(body.get("properties"))
+    try:
+        call.acting().create_metalake(name, comment=comment, properties=props)
+    except Forbidden:
+        raise
+    except ModelError as exc:
+        info = call.ac.metalake()
+        if info.exists and info.name == name:
+            raise problems.already_exists(
+                "MetalakeAlreadyExistsException", f"metalake {name!r} already exists"
+            ) from None
+        if info.exists:
+            raise problems.unsupported(str(exc)) from None
+        raise
+    return {"code": 0, "metalake": metalake_json(call)}
+
+
+def load_metalake(call: Call) -> Json:
+    call.metalake()
+    call.check("load_metalake", METALAKE)
+    return {"code": 0, "metalake": metalake_json(call)}
+
+
+def drop_metalake(call: Call) -> Json:
+    name = call.params["metalake"]
+    force = shapes.flag(call.query.get("force"), "force")
+    info = call.ac.metalake()
+    if not info.exists or info.name != name:
+        return {"code": 0, "dropped": False}
+    # refused before "not empty" is said: a caller who may not drop it learns nothing
+    call.check("drop_metalake", METALAKE)
+    try:
+        call.acting().drop_metalake(name, force=force)
+    except Forbidden:
+        raise
+    except ModelError as exc:
+        raise problems.Problem(
+            problems.IN_USE, "MetalakeInUseException", f"{exc} (drop it with force=true)"
+        ) from None
+    return {"code": 0, "dropped": True}

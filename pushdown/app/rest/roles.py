@@ -1,0 +1,134 @@
+"""Roles and the privileges they grant on metadata objects (Gravitino's role routes and
+its permission routes for roles)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pushdown.app.rest import problems, shapes
+from pushdown.app.rest.call import Call, removed, require_object
+from pushdown.errors import ModelError
+from pushdown.model.privileges import Condition, Privilege
+from pushdown.model.securables import METALAKE, ObjectRef
+
+Json = dict[str, Any]
+
+
+# -- roles ------------------------------------------------------------------------------
+
+
+def role_json(call: Call, role: str, metalake: str) -> Json:
+    by_object: dict[ObjectRef, list[tuple[Privilege, Condition]]] = {}
+    for grant in sorted(call.model.roles.get(role, ())):
+        by_object.setdefault(grant.object, []).append((grant.privilege, grant.condition))
+    objects = [
+        {
+            "fullName": shapes.full_name(ref, metalake),
+            "type": ref.type.value,
+            "privileges": [shapes.privilege_json(p, c) for p, c in privs],
+        }
+        for ref, privs in sorted(by_object.items())
+    ]
+    return {"name": role, "properties": {}, "securableObjects": objects, "audit": call.audit("role", role)}
+
+
+def _securable(
+    call: Call, item: Any, where: str, metalake: str
+) -> tuple[ObjectRef, list[tuple[Privilege, Condition]]]:
+    entry = shapes.obj(item, where)
+    ref = shapes.object_ref(entry.get("type"), entry.get("fullName"), metalake)
+    privileges = shapes.privileges(entry.get("privileges"), f"{where}.privileges")
+    for privilege, _ in privileges:
+        try:
+            privilege.check_grantable_on(ref.type)
+        except ModelError as exc:
+            raise problems.bad_request(f"{where}: {exc}", "IllegalPrivilegeException") from None
+    return ref, privileges
+
+
+def _grant(
+    call: Call, role: str, ref: ObjectRef, privileges: list[tuple[Privilege, Condition]], revoke: bool
+) -> None:
+    for condition in (Condition.ALLOW, Condition.DENY):
+        chosen = [p for p, c in privileges if c is condition]
+        if chosen:
+            acting = call.acting()
+            change = acting.revoke_privileges if revoke else acting.grant_privileges
+            change(role, ref, chosen, condition)
+
+
+def create_role(call: Call) -> Json:
+    """A role and its securable objects, all or nothing: the caller must be allowed to
+    create the role and to grant each object's privileges (checked before anything is
+    written); a later failure deletes the role again."""
+    metalake = call.metalake()
+    body = shapes.obj(call.body)
+    role = shapes.name(body.get("name"), "name")
+    shapes.properties(body.get("properties"))
+    raw = body.get("securableObjects") or []
+    if not isinstance(raw, list):
+        raise problems.bad_request('"securableObjects" must be a list')
+    objects = [_securable(call, item, f"securableObjects[{i}]", metalake) for i, item in enumerate(raw)]
+    call.check("create_role", role)
+    for ref, _ in objects:
+        call.check("grant_privilege", ref)
+    if role in call.model.roles:
+        raise problems.already_exists("RoleAlreadyExistsException", f"role {role!r} already exists")
+    for ref, _ in objects:
+        require_object(call, ref, metalake)
+    call.acting().create_role(role)
+    try:
+        for ref, privileges in objects:
+            _grant(call, role, ref, privileges, revoke=False)
+    except BaseException:
+        call.acting().delete_role(role)
+        raise
+    return {"code": 0, "role": role_json(call, role, metalake)}
+
+
+def list_roles(call: Call) -> Json:
+    call.metalake()
+    call.check("list_roles", METALAKE)
+    names = sorted(r.names[0] if isinstance(r, ObjectRef) else str(r) for r in call.listed("list_roles"))
+    return {"code": 0, "names": names}
+
+
+def get_role(call: Call) -> Json:
+    metalake = call.metalake()
+    role = call.params["role"]
+    call.check("get_role", role)
+    if role not in call.model.roles:
+        raise problems.not_found("NoSuchRoleException", f"role {role!r} does not exist")
+    return {"code": 0, "role": role_json(call, role, metalake)}
+
+
+def delete_role(call: Call) -> Json:
+    call.metalake()
+    role = call.params["role"]
+    dropped = removed(lambda: call.acting().delete_role(role))
+    return {"code": 0, "dropped": dropped, "deleted": dropped}
+
+
+# -- privileges on objects ------------------------------------------------------------
+
+
+def _privileges_on(call: Call, revoke: bool) -> Json:
+    metalake = call.metalake()
+    role = call.params["role"]
+    item = {"type": call.params["type"], "fullName": call.params["fullName"], "privileges": None}
+    item["privileges"] = shapes.obj(call.body).get("privileges")
+    ref, privileges = _securable(call, item, "privileges", metalake)
+    call.check("revoke_privilege" if revoke else "grant_privilege", ref)
+    if role not in call.model.roles:
+        raise problems.not_found("NoSuchRoleException", f"role {role!r} does not exist")
+    require_object(call, ref, metalake)
+    _grant(call, role, ref, privileges, revoke)
+    return {"code": 0, "role": role_json(call, role, metalake)}
+
+
+def grant_privileges(call: Call) -> Json:
+    return _privileges_on(call, revoke=False)
+
+
+def revoke_privileges(call: Call) -> Json:
+    return _privileges_on(call, revoke=True)

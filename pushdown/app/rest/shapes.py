@@ -1,0 +1,159 @@
+"""Gravitino's JSON shapes, in and out.
+
+In: a request body is checked field by field (a wrong type, a missing name, a control
+character or an unknown privilege is a 400 naming the field) before anything runs.
+Out: enums are written lower case (``select_table``, ``allow``, ``table``, ``user``);
+audit objects carry ISO-8601 UTC times ending in ``Z``; a metadata object's full name
+is its dotted name, the metalake's is the metalake's own name.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from pushdown.app.rest import problems
+from pushdown.errors import ModelError
+from pushdown.model.names import format_name, parse_name
+from pushdown.model.privileges import Condition, Privilege
+from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
+from pushdown.model.text import has_control
+
+Json = dict[str, Any]
+
+#: Gravitino's metadata-object types that pushdown's model holds (the rest are refused).
+TYPES = {t.value: t for t in SecurableType}
+
+
+def parse_json(raw: bytes) -> Any:
+    if not raw.strip():
+        return None
+    try:
+        return json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise problems.bad_request(f"the request body is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise problems.bad_request("the request body is nested too deeply") from None
+
+
+def obj(body: Any, what: str = "the request body") -> Mapping[str, Any]:
+    if not isinstance(body, Mapping):
+        raise problems.bad_request(f"{what} must be a JSON object")
+    return body
+
+
+def name(value: Any, field: str) -> str:
+    """A name: a non-empty string without control characters."""
+    if not isinstance(value, str) or not value.strip():
+        raise problems.bad_request(f'"{field}" must be a non-empty string')
+    if has_control(value):
+        raise problems.bad_request(f'"{field}" {value!r} contains a control character; names may not')
+    return value
+
+
+def optional_text(value: Any, field: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise problems.bad_request(f'"{field}" must be a string or null')
+    return value
+
+
+def properties(value: Any, field: str = "properties") -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise problems.bad_request(f'"{field}" must be an object of string values')
+    for key in value:
+        if not key or has_control(key):
+            raise problems.bad_request(f'"{field}" has an empty key or a key with a control character')
+    return dict(value)
+
+
+def names_list(value: Any, field: str) -> list[str]:
+    if not isinstance(value, list) or not value:
+        raise problems.bad_request(f'"{field}" must be a non-empty list of names')
+    return [name(v, f"{field}[{i}]") for i, v in enumerate(value)]
+
+
+def flag(value: str | None, field: str, default: bool = False) -> bool:
+    """A query flag: ``true``/``false`` in any case (the client sends ``True``)."""
+    if value is None:
+        return default
+    if value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise problems.bad_request(f"query parameter {field}={value!r}: use true or false")
+
+
+# -- metadata objects -------------------------------------------------------------------
+
+
+def securable_type(text: Any) -> SecurableType:
+    if not isinstance(text, str) or text.lower() not in TYPES:
+        raise problems.bad_request(
+            f"unknown metadata object type {text!r}; known: {', '.join(TYPES)}",
+            "IllegalMetadataObjectException",
+        )
+    return TYPES[text.lower()]
+
+
+def object_ref(type_text: Any, full_name: Any, metalake: str) -> ObjectRef:
+    """A metadata object from its type and full name (``cat.db.t``; the metalake's own name)."""
+    kind = securable_type(type_text)
+    text = name(full_name, "fullName")
+    if kind is SecurableType.METALAKE:
+        if text != metalake:
+            raise problems.not_found("NoSuchMetadataObjectException", f"metalake {text!r} is not served here")
+        return METALAKE
+    try:
+        return ObjectRef(kind, parse_name(text))
+    except ModelError as exc:
+        raise problems.bad_request(
+            f"{kind.label} {text!r}: {exc}", "IllegalMetadataObjectException"
+        ) from None
+
+
+def full_name(ref: ObjectRef, metalake: str) -> str:
+    return metalake if ref == METALAKE else format_name(ref.names)
+
+
+def privilege(item: Any, where: str) -> tuple[Privilege, Condition]:
+    """``{"name": "select_table", "condition": "allow"}``, any case; an unknown name is a 400."""
+    entry = obj(item, where)
+    raw_name, raw_cond = entry.get("name"), entry.get("condition", "allow")
+    if not isinstance(raw_name, str) or not isinstance(raw_cond, str):
+        raise problems.bad_request(
+            f"{where}: name and condition must be strings", "IllegalPrivilegeException"
+        )
+    try:
+        return Privilege.parse(raw_name), Condition.parse(raw_cond)
+    except ModelError as exc:
+        raise problems.bad_request(f"{where}: {exc}", "IllegalPrivilegeException") from None
+
+
+def privileges(value: Any, field: str = "privileges") -> list[tuple[Privilege, Condition]]:
+    if not isinstance(value, list) or not value:
+        raise problems.bad_request(f'"{field}" must be a non-empty list', "IllegalPrivilegeException")
+    return [privilege(item, f"{field}[{i}]") for i, item in enumerate(value)]
+
+
+def privilege_json(p: Privilege, c: Condition) -> Json:
+    return {"name": p.value.lower(), "condition": c.value.lower()}
+
+
+# -- audit ------------------------------------------------------------------------------
+
+
+def audit(record: Any) -> Json:
+    """An audit object from the core's ``Audit`` (None: nothing recorded, an empty object)."""
+    if record is None:
+        return {}
+    return {
+        "creator": record.creator,
+        "createTime": record.create_time,
+        "lastModifier": record.last_modifier,
+        "lastModifiedTime": record.last_modified_time,
+    }
