@@ -69,13 +69,18 @@ from pushdown.report.run import Request, write_report
 SMOKE = 0.001
 
 
-def session(master: str) -> Any:
+def session(master: str, memory: str | None = None) -> Any:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
     cores = 1 if master == "local[1]" else 2
+    builder = (
+        SparkSession.builder
+        if memory is None
+        else SparkSession.builder.config("spark.executor.memory", memory)
+    )
     built = (
-        SparkSession.builder.master(master)
+        builder.master(master)
         .appName(f"pushdown-bench-{master}")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
@@ -208,9 +213,25 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
     only its own master is measured, and the session is left running."""
     ap = cli.parser(__doc__, default_scale=0.05)
     ap.add_argument("--report-only", action="store_true", help="only the report (sections 3 and 4)")
+    ap.add_argument(
+        "--cluster",
+        action="store_true",
+        help="also the report on a standalone cluster here (the driver alone)",
+    )
     args: argparse.Namespace = ap.parse_args(argv)
     given = spark is not None
     smoke = args.scale <= SMOKE or given
+    if args.cluster and not given:  # in a process of its own: the driver's JVM is fresh
+        with Report("spark", args) as report:
+            report.section(f"3b. the report at scale {args.scale / 10:g} and {args.scale:g}: local floors")
+            sizes = []
+            for scale in (args.scale / 10, args.scale):
+                w = make_world(scale, args.seed)
+                local = report_run(w.model)
+                report.floor(f"local engine report at scale {scale:g}", local["wall"], "s")
+                sizes.append((w, local))
+            cluster_section(report, args, sizes)
+        return 0
     with Report("spark", args) as report:
         report.section(f"1. the full compile at scale {args.scale:g}: local engine vs Spark")
         world = make_world(args.scale, args.seed)
@@ -301,6 +322,36 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
         if not given:
             spark.stop()
     return 0
+
+
+def cluster_section(
+    report: Report, args: argparse.Namespace, sizes: list[tuple[Any, dict[str, float]]]
+) -> None:
+    """The driver alone: the same two reports submitted to a standalone cluster on this
+    machine (a master and two workers of one core), where the executors are processes of
+    their own and the driver's JVM is this process's py4j JVM only."""
+    from pushdown_lab.spark_cluster import throwaway_cluster
+
+    report.section("3b. the driver alone: the Spark report on a standalone cluster (2 workers x 1 core)")
+    with throwaway_cluster(workers=2, cores=1, memory="3g") as cluster:
+        remote = session(cluster.master, memory="2g")
+        try:
+            seen = []
+            for w, local in sizes:
+                run = report_run(w.model, remote)
+                assert run["rows"] == local["rows"]
+                seen.append(run)
+                report.ratio(
+                    f"{w.config.users:,} users, {run['rows']:,.0f} rows: cluster / local",
+                    run["wall"],
+                    local["wall"],
+                )
+                report.row("  driver JVM peak RSS (no executor in it)", run["jvm_peak"], "MiB")
+                report.row("  driver Python heap peak (tracemalloc)", run["heap"], "MiB")
+            report.row("driver JVM peak growth", seen[1]["jvm_peak"] / max(seen[0]["jvm_peak"], 0.1), "x")
+            report.row("driver Python heap growth", seen[1]["heap"] / max(seen[0]["heap"], 0.01), "x")
+        finally:
+            remote.stop()
 
 
 def report_sections(

@@ -148,3 +148,21 @@ def test_since_in_spark_counts_what_the_local_merge_counts(engine: Any, tmp_path
         engine.compare_reports(*listed, theirs)
     assert {k: v for k, v in theirs.to_json().items() if not k.startswith("previous")} == expected
     print(f"\n--since in Spark: {expected['added']} added, {expected['removed']} removed, as the local merge")
+
+
+def test_a_spark_report_without_rows_reads_as_an_empty_dataset(engine: Any, tmp_path: Path) -> None:
+    """No one may do anything: the same files as the local report's (an empty Parquet file
+    with every column, a CSV with no rows), the same counts."""
+    model = builders.Builder().users("ann").catalog("c").schema("c.s").table("c.s.t").model
+    write_report(model, Request(out=tmp_path / "local"))
+    write_report(model, Request(out=tmp_path / "spark", engine="spark", compiler=engine))
+    assert list(read_rows(tmp_path / "spark")) == list(read_rows(tmp_path / "local")) == []
+    assert (
+        _parquet_rows(tmp_path / "spark") == [] and (tmp_path / "spark/parquet/part-00000.parquet").is_file()
+    )
+    ours, theirs = read_manifest(tmp_path / "local"), read_manifest(tmp_path / "spark")
+    assert (ours["rows"], ours["catalogs"], ours["users"]) == (
+        theirs["rows"],
+        theirs["catalogs"],
+        theirs["users"],
+    )
