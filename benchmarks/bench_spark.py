@@ -331,10 +331,7 @@ def report_sections(
         report.row(
             "  Python driver peak RSS during the Spark report (above the model)", remote["py_peak"], "MiB"
         )
-        report.row(
-            "  Python heap peak (tracemalloc): Spark report | local report",
-            f"{remote['heap']:.2f} | {local['heap']:.2f} MiB",
-        )
+        report.row("  Python heap peak of the Spark report (tracemalloc)", remote["heap"], "MiB")
         report.row(
             "  JVM peak RSS during the Spark report (driver + local executors)", remote["jvm_peak"], "MiB"
         )
@@ -349,9 +346,6 @@ def report_sections(
         f"{len(w1.tables) / len(w0.tables):.1f} x, {l1['rows'] / max(l0['rows'], 1):.1f} x",
     )
     report.row("Python heap peak growth (Spark report)", r1["heap"] / max(r0["heap"], 0.01), "x")
-    report.row(
-        "Python heap peak growth (local report), for comparison", l1["heap"] / max(l0["heap"], 0.01), "x"
-    )
     report.row("JVM peak RSS growth (Spark report)", r1["jvm_peak"] / max(r0["jvm_peak"], 0.1), "x")
     fl, pl = fit([(l0["rows"], l0["wall"]), (l1["rows"], l1["wall"])])
     fs, ps = fit([(r0["rows"], r0["wall"]), (r1["rows"], r1["wall"])])

@@ -40,7 +40,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -325,7 +324,8 @@ def report_rows(spark: SparkSession, files: dict[str, str], operations: Sequence
             *[F.lit(None).cast("string").alias(c) for c in ("role", "privilege", "source", "source_type")],
         )
     )
-    reasons = grant_rows.unionByName(owned_rows).unionByName(admin_rows).distinct()
+    # no two of these are alike: one row per (entry, role, source), per owned depth, per admin
+    reasons = grant_rows.unionByName(owned_rows).unionByName(admin_rows)
     members = sig.select("cls", F.col("user").alias("member"))
     shared = (
         reasons.where(F.col("user").isNull())
@@ -398,29 +398,26 @@ def write_rows(
     if progress is not None:
         progress("spark: writing the model's facts")
     files = write_facts(stage, model, inventory, admin_matters)
+    if progress is not None:
+        progress("spark: deciding, explaining and writing the rows")
     rows = report_rows(spark, files, operations)
     partitions = max(int(spark.conf.get("spark.sql.shuffle.partitions") or 200), 1)
-    ordered = in_order(rows, partitions).persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        if progress is not None:
-            progress("spark: deciding, explaining and writing the rows")
-        if "parquet" in formats:
-            ordered.write.partitionBy("catalog").parquet(spark_path(str(root / PARQUET_DIR)))
-        if "csv" in formats:
-            ordered.select(*[_csv_escaped(c) for c in COLUMNS]).write.csv(
-                spark_path(str(root / CSV_DIR)),
-                header=True,
-                quote='"',
-                escape='"',
-                nullValue="",
-                emptyValue="",
-                ignoreLeadingWhiteSpace=False,
-                ignoreTrailingWhiteSpace=False,
-            )
-        tally = _tally(ordered, catalogs=sorted(c.names[0] for c in inventory.children(METALAKE)))
-    finally:
-        ordered.unpersist()
-        spark.catalog.clearCache()
+    # the rows computed once (the range partitioning samples them before it shuffles them)
+    ordered = _kept(in_order(_kept(rows), partitions))
+    if "parquet" in formats:
+        ordered.write.partitionBy("catalog").parquet(spark_path(str(root / PARQUET_DIR)))
+    if "csv" in formats:
+        ordered.select(*[_csv_escaped(c) for c in COLUMNS]).write.csv(
+            spark_path(str(root / CSV_DIR)),
+            header=True,
+            quote='"',
+            escape='"',
+            nullValue="",
+            emptyValue="",
+            ignoreLeadingWhiteSpace=False,
+            ignoreTrailingWhiteSpace=False,
+        )
+    tally = _tally(ordered, catalogs=sorted(c.names[0] for c in inventory.children(METALAKE)))
     _tidy(root)
     written = _listed(root)
     if "parquet" in formats and not any(f.split("/")[1].startswith("catalog=") for f in written if "/" in f):
