@@ -180,6 +180,13 @@ class Tally:
     narrower: int = 0
     narrower_with_note: int = 0
     examples: list[str] = field(default_factory=list)
+    #: surface keys (``Backend.SURFACE``) this run drew, and the size of the table
+    drawn: set[str] = field(default_factory=set)
+    surface: int = 0
+
+    def draw(self, key: str) -> None:
+        """One draw of a surface entry (a hand-made state, a principal form, a field)."""
+        self.drawn.add(key)
 
     def record(
         self,
@@ -203,4 +210,5 @@ class Tally:
         return (
             f"{backend} adversary: {self.histories} histories, {self.syncs} syncs, {self.checks} checks, "
             f"{self.wider} wider, {self.narrower} narrower ({self.narrower_with_note} with a note)"
+            + (f", surface drawn {len(self.drawn)}/{self.surface}" if self.surface else "")
         )

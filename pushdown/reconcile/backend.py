@@ -26,7 +26,7 @@ import abc
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from pushdown.decide.engine import LOCAL, Engine
 from pushdown.errors import ConfigError
@@ -35,6 +35,7 @@ from pushdown.model.securables import LEAF_TYPES, METALAKE, ObjectRef, Securable
 from pushdown.model.state import Model
 from pushdown.reconcile.plan import Fact, Op, Plan, narrow_first
 from pushdown.reconcile.scope import Resolved, Scope
+from pushdown.reconcile.surface import SurfaceEntry
 
 Progress = Callable[[int], None]
 
@@ -132,6 +133,9 @@ class Backend(abc.ABC):
 
     kind: str = "abstract"
     capabilities: Capabilities = Capabilities()
+    #: every field and principal form of the server's authorization model, with what
+    #: pushdown does with it (:mod:`pushdown.reconcile.surface`); a test fails on a gap
+    SURFACE: ClassVar[tuple[SurfaceEntry, ...]] = ()
 
     def __init__(self, context: BackendContext) -> None:
         self.context = context

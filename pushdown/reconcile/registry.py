@@ -29,5 +29,9 @@ class BackendRegistry:
             raise ConfigError(f"backend {context.name}: unknown kind {kind!r}; installed kinds: {known}")
         return self._factories[kind](context)
 
+    def factories(self) -> dict[str, BackendFactory]:
+        """Each kind's factory (the backend class, for the built-in ones)."""
+        return dict(sorted(self._factories.items()))
+
     def kinds(self) -> dict[str, str]:
         return dict(sorted(self._origins.items()))
