@@ -42,7 +42,8 @@ from pushdown.host.plugins import Hooks
 from pushdown.journal.store import Store, now_iso
 from pushdown.model import changes as ch
 from pushdown.model.actor import Actor, Audit
-from pushdown.model.events import Event, ExternalMembersChanged, GroupMemberAdded, OwnerSet, UserAdded
+from pushdown.model.directory import EnforcedView, enforced, with_members
+from pushdown.model.events import Event, ExternalMembersChanged, OwnerSet, UserAdded
 from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.model.privileges import Condition, Privilege
 from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
@@ -102,6 +103,8 @@ class _Shared:
 
     model: Model
     seq: int
+    #: the model with the directory's recorded members, which every decision uses
+    view: EnforcedView = field(default_factory=EnforcedView)
 
 
 @dataclass
@@ -245,7 +248,7 @@ class AccessControl:
             actor, inner = self.actor, build
 
             def build(model: Model) -> list[Event]:
-                _check(model, actor, operation, target)
+                _check(self._decisions_on(model), actor, operation, target)
                 return inner(model)
 
         self._refresh()
@@ -489,11 +492,22 @@ class AccessControl:
 
     # -- decisions -------------------------------------------------------------------
 
+    def decision_model(self) -> Model:
+        """The model every decision is made on (``authorize``, ``explain``, the REST
+        service's checks and listings, the report): the store's model with the directory's
+        members recorded at the last sync, exactly the model a sync hands the backends
+        (:func:`pushdown.model.directory.enforced`). Asks no directory plugin; one copy per
+        model version, none when the directory adds nobody. Read it, never change it."""
+        return self._decisions_on(self.model)
+
+    def _decisions_on(self, model: Model) -> Model:
+        return self._shared.view.of(model)
+
     def authorize(self, user: str, operation: str, target: Target, other: Target | None = None) -> Decision:
-        return Evaluator(self.model).authorize(user, operation, target, other)
+        return Evaluator(self.decision_model()).authorize(user, operation, target, other)
 
     def effective_privileges(self, principal: Principal | str, obj: ObjectLike) -> frozenset[Privilege]:
-        return Evaluator(self.model).effective_privileges(principal, _obj(obj))
+        return Evaluator(self.decision_model()).effective_privileges(principal, _obj(obj))
 
     # -- backends --------------------------------------------------------------------
 
@@ -531,9 +545,11 @@ class AccessControl:
         return list(observer.change(changed, push=False, directory=True).events)
 
     def sync_model(self, outside: dict[str, set[str]] | None = None) -> Model:
-        """The model a sync compiles from, with the directory's members added (for that sync)."""
+        """The model a sync compiles from, with the directory's members added (for that sync):
+        those recorded in the model (:func:`enforced`, the model every decision uses too),
+        or ``outside`` (a dry run's fresh answer, recorded nowhere)."""
         model = self.model
-        return _with_members(model, model.external_members if outside is None else outside)
+        return enforced(model) if outside is None else _with_members(model, outside)
 
     def preview(self, target: Model, names: list[str] | None = None) -> tuple[list[Event], list[SyncResult]]:
         """What :meth:`load_model` of ``target`` and a full sync would do, writing nothing:
@@ -634,18 +650,8 @@ def _converge_events(model: Model, target: Model) -> list[Event]:
     return converge(copy.deepcopy(model), target)
 
 
-def _with_members(model: Model, members: dict[str, set[str]]) -> Model:
-    """``model``, or a copy with the directory's members added to their groups."""
-    if not members:
-        return model
-    view = copy.deepcopy(model)
-    for group, users in sorted(members.items()):
-        for user in sorted(users):
-            if user not in view.users:
-                view.apply(UserAdded(user))
-            if group in view.groups:
-                view.apply(GroupMemberAdded(group, user))
-    return view
+#: kept for callers of the old name: the one function is pushdown.model.directory.with_members
+_with_members = with_members
 
 
 def _principal(value: Principal | str) -> Principal:

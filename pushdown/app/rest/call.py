@@ -64,7 +64,9 @@ class Call:
     # -- decisions ----------------------------------------------------------------------
 
     def _evaluator(self) -> Evaluator:
-        return Evaluator(self.model)
+        """Decides on the core's decision model: the directory's members included, as the
+        backends enforce them."""
+        return Evaluator(self.ac.decision_model())
 
     def may(self, operation: str, target: Target) -> bool:
         return self._evaluator().authorize(self.user, operation, target, explain=False).allowed

@@ -1,0 +1,57 @@
+"""The directory's members, in the one model every answer comes from.
+
+Groups may have members the model does not list: a directory plugin
+(``pushdown_resolve_group_members``) names them, and every sync records its answer in the
+model (``Model.external_members``, journalled as ``ExternalMembersChanged``) before the
+backends compile. The model a backend enforces and the model ``authorize``, ``explain``,
+the REST service's checks and the report decide on are both :func:`enforced` of the
+store's model: one resolution (the recorded one, no hook call per decision), one answer.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Set
+from dataclasses import dataclass
+
+from pushdown.model.events import GroupMemberAdded, UserAdded
+from pushdown.model.state import Model
+
+
+def with_members(model: Model, members: Mapping[str, Set[str]]) -> Model:
+    """``model``, or a copy with ``members`` added to their groups (users the model does not
+    list are added as users: the directory says they exist)."""
+    if not members:
+        return model
+    view = copy.deepcopy(model)
+    for group, users in sorted(members.items()):
+        for user in sorted(users):
+            if user not in view.users:
+                view.apply(UserAdded(user))
+            if group in view.groups:
+                view.apply(GroupMemberAdded(group, user))
+    return view
+
+
+def enforced(model: Model) -> Model:
+    """The model with the directory's members recorded at the last sync: what the backends
+    enforce, and what every decision is made on."""
+    return with_members(model, model.external_members)
+
+
+@dataclass
+class EnforcedView:
+    """:func:`enforced` of one model, kept while that model object stays at the same
+    version (one copy per change, none while the directory adds nobody). Decisions only
+    read the view; nothing may change it."""
+
+    _source: Model | None = None
+    _version: int = -1
+    _view: Model | None = None
+
+    def of(self, model: Model) -> Model:
+        if model is self._source and model.version == self._version and self._view is not None:
+            return self._view
+        view = enforced(model)
+        self._source, self._version, self._view = model, model.version, view
+        return view
