@@ -42,7 +42,7 @@ from pushdown.host.plugins import Hooks
 from pushdown.journal.store import Store, now_iso
 from pushdown.model import changes as ch
 from pushdown.model.actor import Actor, Audit
-from pushdown.model.directory import EnforcedView, enforced, with_members
+from pushdown.model.directory import EnforcedView, with_members
 from pushdown.model.events import Event, ExternalMembersChanged, OwnerSet, UserAdded
 from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.model.privileges import Condition, Privilege
@@ -496,8 +496,9 @@ class AccessControl:
         """The model every decision is made on (``authorize``, ``explain``, the REST
         service's checks and listings, the report): the store's model with the directory's
         members recorded at the last sync, exactly the model a sync hands the backends
-        (:func:`pushdown.model.directory.enforced`). Asks no directory plugin; one copy per
-        model version, none when the directory adds nobody. Read it, never change it."""
+        (:func:`pushdown.model.directory.enforced`). Asks no directory plugin; one view per
+        model version, copying only what the directory adds (nothing when it adds nobody).
+        Read it, never change it."""
         return self._decisions_on(self.model)
 
     def _decisions_on(self, model: Model) -> Model:
@@ -546,10 +547,12 @@ class AccessControl:
 
     def sync_model(self, outside: dict[str, set[str]] | None = None) -> Model:
         """The model a sync compiles from, with the directory's members added (for that sync):
-        those recorded in the model (:func:`enforced`, the model every decision uses too),
+        those recorded in the model (as :meth:`decision_model` adds them for every decision),
         or ``outside`` (a dry run's fresh answer, recorded nowhere)."""
         model = self.model
-        return enforced(model) if outside is None else _with_members(model, outside)
+        members = model.external_members if outside is None else outside
+        # a copy of its own: a sync may run while another thread changes the live model
+        return with_members(copy.deepcopy(model), members) if members else model
 
     def preview(self, target: Model, names: list[str] | None = None) -> tuple[list[Event], list[SyncResult]]:
         """What :meth:`load_model` of ``target`` and a full sync would do, writing nothing:

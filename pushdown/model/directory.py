@@ -11,6 +11,7 @@ store's model: one resolution (the recorded one, no hook call per decision), one
 from __future__ import annotations
 
 import copy
+from collections import defaultdict
 from collections.abc import Mapping, Set
 from dataclasses import dataclass
 
@@ -19,11 +20,25 @@ from pushdown.model.state import Model
 
 
 def with_members(model: Model, members: Mapping[str, Set[str]]) -> Model:
-    """``model``, or a copy with ``members`` added to their groups (users the model does not
-    list are added as users: the directory says they exist)."""
+    """``model``, or a view of it with ``members`` added to their groups (users the model
+    does not list are added as users: the directory says they exist).
+
+    The view copies only what the members change (the user set, the changed groups'
+    member sets and the members' group sets); everything else it shares with ``model``,
+    so it costs what the directory adds, not the size of the estate. Read it, never
+    change it; it is stale once ``model`` changes."""
     if not members:
         return model
-    view = copy.deepcopy(model)
+    view = copy.copy(model)
+    view.users = set(model.users)
+    view.groups = dict(model.groups)
+    view.user_groups = defaultdict(set, model.user_groups)
+    for group, users in sorted(members.items()):
+        if group not in view.groups:
+            continue
+        view.groups[group] = set(view.groups[group])
+        for user in sorted(users):
+            view.user_groups[user] = set(view.user_groups.get(user, ()))
     for group, users in sorted(members.items()):
         for user in sorted(users):
             if user not in view.users:

@@ -180,7 +180,7 @@ def test_a_member_only_the_directory_names_is_decided_as_mariadb_enforces(
         ac.close()
 
 
-def test_the_decision_view_is_one_copy_per_model_version_and_asks_no_plugin() -> None:
+def test_the_decision_view_is_one_per_model_version_and_leaves_the_model_alone() -> None:
     model = Model(metalake="m")
     view = EnforcedView()
     assert view.of(model) is model  # the directory adds nobody: no copy at all
@@ -189,6 +189,8 @@ def test_the_decision_view_is_one_copy_per_model_version_and_asks_no_plugin() ->
     model.version += 1
     first = view.of(model)
     assert first is not model and "zed" in first.users and "zed" in first.groups["g"]
+    assert first.user_groups["zed"] == {"g"} and first.roles is model.roles  # shares the rest
+    assert "zed" not in model.users and model.groups["g"] == set() and "zed" not in model.user_groups
     assert view.of(model) is first  # the same version: the same view
     model.version += 1
     assert view.of(model) is not first
