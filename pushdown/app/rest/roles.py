@@ -46,10 +46,20 @@ def _securable(
     return ref, privileges
 
 
+#: The order of a request's changes: every step is narrower than the request's end, so a
+#: failure (or a sync) in between never leaves an ALLOW without the DENY sent with it.
+NARROWER_FIRST = {False: (Condition.DENY, Condition.ALLOW), True: (Condition.ALLOW, Condition.DENY)}
+
+
 def _grant(
-    call: Call, role: str, ref: ObjectRef, privileges: list[tuple[Privilege, Condition]], revoke: bool
+    call: Call,
+    role: str,
+    ref: ObjectRef,
+    privileges: list[tuple[Privilege, Condition]],
+    revoke: bool,
+    conditions: tuple[Condition, ...] | None = None,
 ) -> None:
-    for condition in (Condition.ALLOW, Condition.DENY):
+    for condition in conditions or NARROWER_FIRST[revoke]:
         chosen = [p for p, c in privileges if c is condition]
         if chosen:
             acting = call.acting()
@@ -77,9 +87,10 @@ def create_role(call: Call) -> Json:
     for ref, _ in objects:
         require_object(call, ref, metalake)
     call.acting().create_role(role)
-    try:
-        for ref, privileges in objects:
-            _grant(call, role, ref, privileges, revoke=False)
+    try:  # every object's DENYs before any ALLOW: see NARROWER_FIRST
+        for condition in NARROWER_FIRST[False]:
+            for ref, privileges in objects:
+                _grant(call, role, ref, privileges, revoke=False, conditions=(condition,))
     except BaseException:
         call.acting().delete_role(role)
         raise
