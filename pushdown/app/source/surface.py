@@ -43,6 +43,10 @@ UNPLACED_TYPES: tuple[str, ...] = ("VIEW", "COLUMN", "FUNCTION")
 
 _T = "tests/source/test_source_surface.py::"
 _N10 = "tests/source/test_follow.py::test_n10_a_deny_of_select_view_is_never_dropped"
+_N10_DB = "tests/source/test_source_deny_mariadb.py::test_n10_a_deny_of_select_view_keeps_the_view_unread_on_mariadb"
+_ADVERSARY = (
+    "tests/source/test_source_adversary.py::test_the_source_adversary_draws_from_the_surface_and_never_widens"
+)
 _REFUSED = "tests/source/test_follow.py::test_a_deny_pushdown_cannot_hold_refuses_the_whole_read"
 _ALLOWS = _T + "test_each_privilege_and_type_is_treated_as_the_table_says"
 
@@ -87,13 +91,17 @@ def _privilege_entries() -> Iterable[SurfaceEntry]:
                 f"{COVERED_BY[name].value} on the same object (wider: a view is read with the table "
                 "read privilege), with a note; on an object pushdown cannot place, the read is refused"
             )
-            yield SurfaceEntry(f"privilege:{name}", "privilege", name, (N, H, R), how, (_ALLOWS, _N10))
+            yield SurfaceEntry(
+                f"privilege:{name}", "privilege", name, (N, H, R), how, (_ALLOWS, _N10, _N10_DB)
+            )
             continue
         how = (
             "an ALLOW is left out with a note (narrower); a DENY makes the whole read unusable "
             "(the status names the grant; the model stays as it was)"
         )
-        yield SurfaceEntry(f"privilege:{name}", "privilege", name, (N, R), how, (_ALLOWS, _REFUSED))
+        yield SurfaceEntry(
+            f"privilege:{name}", "privilege", name, (N, R), how, (_ALLOWS, _REFUSED, _ADVERSARY)
+        )
     yield SurfaceEntry(
         "privilege:(a name the client does not know)",
         "privilege",
