@@ -57,16 +57,17 @@ def enforced(model: Model) -> Model:
 @dataclass
 class EnforcedView:
     """:func:`enforced` of one model, kept while that model object stays at the same
-    version (one copy per change, none while the directory adds nobody). Decisions only
-    read the view; nothing may change it."""
+    version (one view per change; none at all while the directory adds nobody). Decisions
+    only read the view; nothing may change it. One entry, replaced whole, so a reader on
+    another thread sees a model and its own view, never a mix."""
 
-    _source: Model | None = None
-    _version: int = -1
-    _view: Model | None = None
+    _entry: tuple[Model, int, Model] | None = None
 
     def of(self, model: Model) -> Model:
-        if model is self._source and model.version == self._version and self._view is not None:
-            return self._view
+        entry = self._entry
+        if entry is not None and entry[0] is model and entry[1] == model.version:
+            return entry[2]
+        version = model.version
         view = enforced(model)
-        self._source, self._version, self._view = model, model.version, view
+        self._entry = (model, version, view)
         return view
