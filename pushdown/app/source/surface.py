@@ -51,6 +51,8 @@ _ADVERSARY = (
 )
 _REFUSED = "tests/source/test_follow.py::test_a_deny_pushdown_cannot_hold_refuses_the_whole_read"
 _ALLOWS = _T + "test_each_privilege_and_type_is_treated_as_the_table_says"
+_TYPES = _T + "test_each_securable_type_is_treated_as_the_table_says"
+_CONDITIONS = _T + "test_the_conditions_are_read_as_they_are"
 
 
 def privilege_of(name: str, condition: Condition) -> tuple[Privilege | None, bool]:
@@ -122,7 +124,7 @@ def _condition_entries() -> Iterable[SurfaceEntry]:
             c.value,
             H,
             "read as it is; DENY wins over ALLOW",
-            (_ALLOWS,),
+            (_CONDITIONS,),
         )
     yield SurfaceEntry(
         "condition:(other)",
@@ -145,7 +147,7 @@ def _type_entries() -> Iterable[SurfaceEntry]:
             t.value.upper(),
             H,
             "placed in the model; a grant the model cannot hold there is handled as an unheld privilege",
-            (_ALLOWS,),
+            (_TYPES,),
         )
     for name in UNPLACED_TYPES:
         yield SurfaceEntry(
@@ -154,7 +156,7 @@ def _type_entries() -> Iterable[SurfaceEntry]:
             name,
             (N, R),
             "an ALLOW on it is left out with a note (narrower); a DENY on it makes the whole read unusable",
-            (_ALLOWS, _REFUSED),
+            (_TYPES, _REFUSED),
         )
 
 
