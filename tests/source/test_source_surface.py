@@ -169,7 +169,15 @@ def test_each_securable_type_is_treated_as_the_table_says(tmp_path: Path, type_:
     kind = type_.lower()
     row_allow = (kind, _place(kind), "SELECT_TABLE", "ALLOW")
     if Treatment.HANDLED in entry.treatments():
-        SecurableType.parse(kind)  # pushdown places it (a grant the model refuses there: above)
+        placed = SecurableType.parse(kind)
+        held = sorted(p for p in Privilege if placed in p.securable_types)
+        full = _place(kind) if kind in ("metalake", "catalog", "schema", "table") else None
+        if held and full is not None:  # a DENY there is kept as it is
+            deny = _read(tmp_path, (kind, full, held[0].value, "DENY"))
+            assert any(g.startswith(f"DENY {held[0].value}") for g in _grants(deny))
+        else:  # no privilege of this one's can be placed here: a DENY refuses the read
+            with pytest.raises(SourceUnreadable, match=NOT_EXACT):
+                _read(tmp_path, (kind, _place(kind), "SELECT_TABLE", "DENY"))
         return
     built = _read(tmp_path, row_allow)
     assert _grants(built) == {"ALLOW SELECT_TABLE on schema c.db"}
