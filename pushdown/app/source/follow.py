@@ -144,7 +144,8 @@ def to_model(
     """The model a read describes, and what of it pushdown cannot enforce (notes).
 
     What cannot be expressed is left out only when leaving it out is narrower (an allow,
-    an owner); a deny that cannot be expressed makes the read unusable."""
+    an owner); a deny is never left out: it is enforced as it is, or as a deny at least as
+    wide (:data:`pushdown.app.source.surface.COVERED_BY`), or it makes the read unusable."""
     model = Model(metalake=snap.metalake)
     notes = list(snap.unlisted)
 
