@@ -225,3 +225,26 @@ def test_rest_keeps_every_deny_and_writes_the_denies_first(rest: Site) -> None:
     first_request, second_request = conditions[:3], conditions[3:]
     assert first_request == [Condition.DENY, Condition.DENY, Condition.ALLOW], conditions
     assert second_request == [Condition.DENY, Condition.ALLOW], conditions
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(PLACES), st.sampled_from(READS), st.sampled_from(["allow", "deny"])),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_the_library_loading_a_model_keeps_every_deny(grants: list[tuple[str, str, str]]) -> None:
+    """``load_model`` (what the spec, the source and a library caller hand the store)
+    converges the store to the target with every DENY of it."""
+    text = "".join(f"      - on: {place}\n        {cond}: [{name}]\n" for place, name, cond in grants)
+    target = load_spec_text(_spec(text))
+    ac = AccessControl(Store(":memory:"), push=False)
+    try:
+        ac.load_model(target)
+        assert _denies(ac.model) == _denies(target)
+        assert bool(_denies(target)) == any(c == "deny" for _, _, c in grants)
+        assert {str(g) for g in ac.model.roles["r"]} == {str(g) for g in target.roles["r"]}
+    finally:
+        ac.close()
