@@ -61,6 +61,7 @@ from pushdown_hive.metastore import Listed, Metastore, Other, Refused, Unreachab
 from pushdown_hive.readback import (
     ServerRead,
     ServerScope,
+    bare_grant,
     fact_scope,
     folded,
     foreign_findings,
@@ -304,7 +305,8 @@ class HiveBackend(Backend):
         )
         # a privilege somebody else granted already satisfies the model: the metastore would
         # refuse a second grant of it (whoever the grantor), so it is not sent
-        taken = {x.grant for x in snapshot.server.listed} - snapshot.facts
+        # (with or without grant option: the option of another grantor's is a finding)
+        taken = {bare_grant(x.grant) for x in snapshot.server.listed if x.grant not in snapshot.facts}
         if not taken & desired.facts:
             return desired
         return replace(desired, facts=desired.facts - taken)

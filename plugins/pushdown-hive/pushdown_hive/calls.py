@@ -39,6 +39,7 @@ def to_client(grant: HiveGrant, grantor: str = "") -> Grant:
         PrincipalType[grant.principal_type],
         grant.privilege,
         grantor=grantor,
+        grant_option=grant.grant_option,
     )
 
 
@@ -48,7 +49,16 @@ def listed(row: Grant) -> Listed | None:
     if obj.type not in (ObjectType.DATABASE, ObjectType.TABLE) or obj.db is None or obj.column:
         return None
     table = obj.table if obj.type is ObjectType.TABLE else None
-    fact = HiveGrant(row.principal_type.name, row.principal, obj.db, table, row.privilege)
+    fact = HiveGrant(
+        row.principal_type.name,
+        row.principal,
+        obj.db,
+        table,
+        row.privilege,
+        row.grant_option,
+        row.grantor,
+        row.grantor_type.name,
+    )
     return Listed(fact, row.grantor, row.grantor_type.name, row.grant_option)
 
 
@@ -112,9 +122,9 @@ class ThriftMetastore:
     def role_names(self) -> list[str]:
         return self._do(self.client.get_role_names)
 
-    def members(self, role: str) -> list[tuple[str, str]]:
+    def members(self, role: str) -> list[tuple[str, str, bool]]:
         rows = self._do(lambda: self.client.get_principals_in_role(role))
-        return [(r.principal_type.name, r.principal) for r in rows]
+        return [(r.principal_type.name, r.principal, r.grant_option) for r in rows]
 
     def roles_held_by_role(self, role: str) -> list[str]:
         rows = self._do(lambda: self.client.get_role_grants_for_principal(role, PrincipalType.ROLE))

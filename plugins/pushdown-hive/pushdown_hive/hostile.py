@@ -64,7 +64,7 @@ class Hostile:
     def _members(self, role: str) -> list[tuple[str, str]]:
         self.calls += 1
         try:
-            return self.ms.members(role)
+            return [(kind, name) for kind, name, _ in self.ms.members(role)]
         except Refused:
             return []  # dropped meanwhile: nobody holds it
 

@@ -101,8 +101,9 @@ class Metastore(Protocol):
         """``get_role_names``: every role of the metastore."""
         ...
 
-    def members(self, role: str) -> list[tuple[str, str]]:
-        """``get_principals_in_role``: (principal type, name) of each direct holder."""
+    def members(self, role: str) -> list[tuple[str, str, bool]]:
+        """``get_principals_in_role``: (principal type, name, WITH ADMIN OPTION) of each
+        direct holder."""
         ...
 
     def roles_held_by_role(self, role: str) -> list[str]:

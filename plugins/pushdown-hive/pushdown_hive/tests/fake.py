@@ -85,9 +85,9 @@ class FakeMetastore:
         self._call("get_role_names")
         return sorted(self.roles)
 
-    def members(self, role: str) -> list[tuple[str, str]]:
+    def members(self, role: str) -> list[tuple[str, str, bool]]:
         self._call("get_principals_in_role")
-        return [("USER", u) for u in sorted(self.roles.get(role, ()))]
+        return [("USER", u, False) for u in sorted(self.roles.get(role, ()))]
 
     def roles_held_by_role(self, role: str) -> list[str]:
         self._call("get_role_grants_for_principal")

@@ -394,8 +394,8 @@ def test_a_managed_role_held_by_a_group_is_revoked() -> None:
     reconcile(hive, b.model, Scope.everything())
     real = ms.members
 
-    def members(role: str) -> list[tuple[str, str]]:
-        return real(role) + ([("GROUP", "contractors")] if role == "pd_reader" else [])
+    def members(role: str) -> list[tuple[str, str, bool]]:
+        return real(role) + ([("GROUP", "contractors", False)] if role == "pd_reader" else [])
 
     ms.members = members  # type: ignore[method-assign]
     plan = planner.plan(hive, b.model, Scope.everything())
