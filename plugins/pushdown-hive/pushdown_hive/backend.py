@@ -248,6 +248,7 @@ class HiveBackend(Backend):
                 )
             h.admin()
             h.server(self._own_global)
+            h.databases(server.databases, lambda db, owner: owners.get((db, None)) == bare(owner))
             h.tables(server.tables, lambda db, t, owner: owners.get((db, t.lower())) == bare(owner))
         except Unreachable as exc:
             raise self._gone(exc, "reading hand-made state") from exc

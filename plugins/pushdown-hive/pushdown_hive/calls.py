@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pushdown_hive.client import (
     Grant,
@@ -68,6 +68,19 @@ def other(row: Grant, on: str) -> Other:
     )
 
 
+def table_info(t: Any) -> TableInfo:
+    """A Thrift table's owner, columns and partition-level privilege setting."""
+    params = t.parameters or {}
+    level = str(params.get("PARTITION_LEVEL_PRIVILEGE", "")).strip().upper() == "TRUE"
+    return TableInfo(
+        t.tableName,
+        t.owner or "",
+        tuple(c.name for c in (t.sd.cols if t.sd else None) or ()),
+        PrincipalType(t.ownerType).name if getattr(t, "ownerType", None) else "USER",
+        bool(t.partitionKeys) and level,
+    )
+
+
 class ThriftMetastore:
     def __init__(self, client: MetastoreClient) -> None:
         self.client = client
@@ -100,10 +113,12 @@ class ThriftMetastore:
 
     def table_infos(self, db: str, tables: Sequence[str]) -> list[TableInfo]:
         rows = self._do(lambda: self.client.get_table_objects(db, tables))
-        return [
-            TableInfo(t.tableName, t.owner or "", tuple(c.name for c in (t.sd.cols if t.sd else None) or ()))
-            for t in rows
-        ]
+        return [table_info(t) for t in rows]
+
+    def database_owner(self, db: str) -> tuple[str, str]:
+        row = self._do(lambda: self.client.get_database(db))
+        kind = PrincipalType(row.ownerType).name if row.ownerType else "USER"
+        return row.ownerName or "", kind
 
     def column_grants(self, db: str, table: str, column: str) -> list[Other]:
         obj = HiveObject(ObjectType.COLUMN, db, table, column)

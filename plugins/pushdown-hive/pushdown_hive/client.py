@@ -370,6 +370,22 @@ class MetastoreClient:
             ),
         )
 
+    def get_database(self, db: str) -> Any:
+        """``get_database``: the Thrift database (owner name and type, location, parameters)."""
+        return self._call("get_database", db)
+
+    def set_database_owner(self, db: str, owner: str, owner_type: PrincipalType = USER) -> None:
+        """``alter_database`` with another owner (what ``ALTER DATABASE ... SET OWNER`` does)."""
+        row = self._call("get_database", db)
+        row.ownerName, row.ownerType = owner, int(owner_type)
+        self._call("alter_database", db, row)
+
+    def set_table_owner(self, db: str, table: str, owner: str) -> None:
+        """``alter_table`` with another owner (what ``ALTER TABLE ... SET OWNER`` does)."""
+        row = self._call("get_table", db, table)
+        row.owner = owner
+        self._call("alter_table", db, table, row)
+
     def drop_database(self, db: str, *, cascade: bool = True, delete_data: bool = True) -> None:
         self._call("drop_database", db, delete_data, cascade)
 
@@ -381,8 +397,11 @@ class MetastoreClient:
         *,
         owner: str = "pushdown",
         location: str | None = None,
+        partitions: Sequence[tuple[str, str]] = (),
+        parameters: dict[str, str] | None = None,
     ) -> None:
-        """A plain text-format managed table (what tests and demos need; Spark makes real ones)."""
+        """A plain text-format managed table (what tests and demos need; Spark makes real ones),
+        partitioned by ``partitions`` (name, type), with table ``parameters``."""
         sd = _tt.StorageDescriptor(
             cols=[_tt.FieldSchema(name, kind, "") for name, kind in columns],
             location=location,
@@ -404,8 +423,8 @@ class MetastoreClient:
                 dbName=db,
                 owner=owner,
                 sd=sd,
-                partitionKeys=[],
-                parameters={},
+                partitionKeys=[_tt.FieldSchema(name, kind, "") for name, kind in partitions],
+                parameters=dict(parameters or {}),
                 tableType="MANAGED_TABLE",
             ),
         )

@@ -44,6 +44,11 @@ class TableInfo:
     table: str
     owner: str
     columns: tuple[str, ...]
+    #: the owner's principal type (Hive 3 and later; a 2.3 table's owner is a USER)
+    owner_type: str = "USER"
+    #: partitioned, with the table parameter ``PARTITION_LEVEL_PRIVILEGE`` set to true:
+    #: Hive's legacy authorizer then decides on each partition's own grants
+    partition_level: bool = False
 
 
 class Refused(Exception):
@@ -78,6 +83,10 @@ class Metastore(Protocol):
 
     def table_infos(self, db: str, tables: Sequence[str]) -> list[TableInfo]:
         """``get_table_objects_by_name``: owners and columns of a database's tables, one call."""
+        ...
+
+    def database_owner(self, db: str) -> tuple[str, str]:
+        """``get_database``: the database's owner and owner type (``("", "USER")`` for none)."""
         ...
 
     def column_grants(self, db: str, table: str, column: str) -> list[Other]:

@@ -52,6 +52,10 @@ class FakeMetastore:
         self._call("get_table_objects_by_name")
         return [TableInfo(t, "", ()) for t in tables if t in self.dbs.get(db, ())]
 
+    def database_owner(self, db: str) -> tuple[str, str]:
+        self._call("get_database")
+        return "", "USER"
+
     def column_grants(self, db: str, table: str, column: str) -> list[Other]:
         self._call("list_privileges")
         return []

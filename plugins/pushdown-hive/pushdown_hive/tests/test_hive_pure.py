@@ -163,8 +163,9 @@ def test_a_table_scope_reads_one_table_and_its_database() -> None:
     # the table and its database, the server, then the table read back
     assert names.count("list_privileges") == 4
     # and get_role_names (the roles' fence is read even with roles = false), the admin role's
-    # holders, and the table's owner and columns
-    assert len(names) == 10
+    # holders, the database's owner, and the table's owner and columns
+    assert len(names) == 11
+    assert names.count("get_database") == 1
     assert names.count("get_table_objects_by_name") == 1
     assert names.count("grant_privileges") == 1
 
@@ -189,9 +190,9 @@ def test_discovery_finds_a_table_created_by_other_hands() -> None:
 def test_the_metastore_gone_mid_apply_is_a_clear_temporary_error_and_the_next_sync_converges() -> None:
     b, ms = world()
     hive = backend(ms, batch_size=1)
-    # the read (10 calls, then the admin role's holders, the server's grants and the two
-    # databases' tables) and two grants answer, then it stops
-    ms.alive = 16
+    # the read (10 calls, then the admin role's holders, the server's grants, the two
+    # databases' owners and their tables) and two grants answer, then it stops
+    ms.alive = 18
     with pytest.raises(TemporaryBackendError, match=r"did not answer while granting .* nothing is lost"):
         reconcile(hive, b.model, Scope.everything(), retries=0)
     assert len(ms.held) == 2
