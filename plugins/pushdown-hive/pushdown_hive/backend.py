@@ -74,6 +74,7 @@ from pushdown_hive.readback import (
     server_scope,
 )
 from pushdown_hive.roles import Play, ServerRoles, Triple, plays
+from pushdown_hive.surface import ENTRIES
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,6 +93,7 @@ def _ops(plan: Plan, action: str, kind: type) -> list[Op]:
 
 class HiveBackend(Backend):
     kind = "hive"
+    SURFACE = ENTRIES
     capabilities = Capabilities(
         securable_types=frozenset({SecurableType.CATALOG, SecurableType.SCHEMA, SecurableType.TABLE})
     )
