@@ -206,6 +206,8 @@ class PrivilegeSet:
     users: dict[str, frozenset[str]]
     groups: dict[str, frozenset[str]]
     roles: dict[str, frozenset[str]]
+    #: the privilege names held WITH GRANT OPTION (``PrivilegeGrantInfo.grantOption``), however
+    options: frozenset[str] = frozenset()
 
     @property
     def all(self) -> frozenset[str]:
@@ -221,7 +223,11 @@ class PrivilegeSet:
         def names(by: dict[str, list[Any]] | None) -> dict[str, frozenset[str]]:
             return {k: frozenset(i.privilege for i in v) for k, v in (by or {}).items()}
 
-        return cls(names(ps.userPrivileges), names(ps.groupPrivileges), names(ps.rolePrivileges))
+        parts = (ps.userPrivileges, ps.groupPrivileges, ps.rolePrivileges)
+        options = frozenset(
+            i.privilege for by in parts for infos in (by or {}).values() for i in infos if i.grantOption
+        )
+        return cls(names(ps.userPrivileges), names(ps.groupPrivileges), names(ps.rolePrivileges), options)
 
 
 def parse_uri(uri: str) -> tuple[str, int]:
