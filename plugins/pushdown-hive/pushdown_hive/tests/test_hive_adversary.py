@@ -323,18 +323,18 @@ class Run:
         (wider where the evaluator denies ``grant_role`` on the model role)."""
         w, checks = self.world, 0
         prefix = self.settings.get("role_prefix", w.role_prefix)
-        for user, name in sorted(self.seen):
-            checks += 2
-            before = self.stage.global_before.get(name, set())
-            for privilege in sorted(self.stage.global_held(name) - before):
-                server.add((user, privilege, "the server"))
+        for name in sorted(live):
+            users = sorted(u for u, n in self.seen if n == name)
+            checks += 2 * len(users)
+            more = self.stage.global_held(name) - self.stage.global_before.get(name, set())
+            server |= {(u, p, "the server") for u in users for p in more}
             for grant in w.client.get_role_grants_for_principal(name, PrincipalType.USER):
                 if not grant.grant_option:
                     continue
-                server.add((user, "ADMIN OPTION", grant.role))
+                server |= {(u, "ADMIN OPTION", grant.role) for u in users}
                 role = grant.role[len(prefix) :] if grant.role.startswith(prefix) else None
                 if role is not None and _may_grant_role(evaluator, live[name], role):
-                    decided.add((user, "ADMIN OPTION", grant.role))
+                    decided |= {(u, "ADMIN OPTION", grant.role) for u in users}
         return checks
 
     def close(self) -> None:
