@@ -221,6 +221,7 @@ MODIFIERS = (
             "test_hand_grant_with_grant_option_by_the_grantor_is_revoked",
         )
         + _t("review", "test_foreign_grant_with_grant_option_to_a_managed_user_is_reported")
+        + _t("client", "test_options_owners_and_partition_parameters_read_back")
         + (ADVERSARY,),
     ),
     SurfaceEntry(
