@@ -141,9 +141,8 @@ def foreign_findings(
         everyone = g.principal_type == "ROLE" and g.principal.rstrip(" ").lower() == "public"
         if not (everyone or manages(g)):
             continue
-        how = " WITH GRANT OPTION" if x.grant_option else ""
         out.append(
-            f"{g}{how} (granted by {x.grantor_type} {x.grantor!r}, not by pushdown; in catalog "
+            f"{g} (granted by {x.grantor_type} {x.grantor!r}, not by pushdown; in catalog "
             f"{catalog}): access that bypasses the model; pushdown leaves it alone (revoke it by hand, "
             "or set manage_foreign_grants = true)"
         )
