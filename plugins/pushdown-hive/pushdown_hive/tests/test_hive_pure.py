@@ -3,6 +3,7 @@ findings, saved facts and the scope of a read, against a fake metastore."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ from pushdown.reconcile.backend import BackendContext
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
 from pushdown_hive.backend import HiveBackend
-from pushdown_hive.facts import USER, HiveGlobal, HiveGrant, fact_from_json
+from pushdown_hive.facts import USER, HiveGlobal, HiveGrant, HiveMember, fact_from_json
 from pushdown_hive.metastore import Listed, Refused
 from pushdown_hive.readback import server_scope
 from tests.builders import ALLOW, DENY, Builder
@@ -206,6 +207,12 @@ def test_saved_facts_round_trip_and_bad_ones_are_clear_errors() -> None:
     assert fact_from_json(fact.to_json()) == fact
     server = HiveGlobal("USER", "alice", "SELECT")
     assert fact_from_json(server.to_json()) == server
+    # the modifiers are part of a fact, and of its saved form
+    option = replace(g("alice", "s", "a", "SELECT"), grant_option=True)
+    assert fact_from_json(option.to_json()) == option != g("alice", "s", "a", "SELECT")
+    admin = HiveMember("pd_reader", "alice", admin=True)
+    assert fact_from_json(admin.to_json()) == admin != HiveMember("pd_reader", "alice")
+    assert str(option).endswith("WITH GRANT OPTION") and str(admin).endswith("WITH ADMIN OPTION")
     _, ms = world()
     with pytest.raises(ConfigError, match="not a saved Hive grant"):
         backend(ms).fact_from_json({"grant": [1]})
