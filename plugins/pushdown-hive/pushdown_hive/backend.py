@@ -8,7 +8,9 @@ privilege the metastore refuses does not stop the others.
 
 Fence: the backend manages the grants whose grantor is its own (setting ``grantor``,
 default the setting ``user``, else ``pushdown``), granted as a USER grantor without
-grant option. Grants by other hands — the owner grants the metastore adds to tables
+grant option; the option (and a membership's admin option) is part of a fact, so one
+held WITH GRANT / ADMIN OPTION is revoked, and granted again without it where the model
+wants it. Grants by other hands — the owner grants the metastore adds to tables
 Spark creates, grants made by hand — are findings when they reach a user the model
 manages, never removed, unless ``manage_foreign_grants = true`` gives the backend the
 whole catalog (then they are managed facts like its own, and revoked when the model
