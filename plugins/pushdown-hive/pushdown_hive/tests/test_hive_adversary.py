@@ -178,6 +178,9 @@ class Run:
         #: (pool user, metastore name) for every name a user has had in this history
         self.seen: set[tuple[str, str]] = set()
         self.hand_role = f"hand_{self.world.prefix}{n}"
+        #: the pool user the surface draws aim at, in turn over the histories: managed
+        #: ones, and u3 (in the model only once a step adds it) or one a step removed
+        self.target = USERS[n % len(USERS)]
 
     def name(self, user: str) -> str:
         return self.naming(Principal.user(user))
@@ -575,8 +578,10 @@ def _membership_with_admin_option(run: Run) -> Scope | None:
 
 
 def _ours_global(run: Run) -> Scope | None:
-    """pushdown's grantor, by hand: SELECT on the server (GLOBAL) to u1's name."""
-    if not run.grant(HiveObject.server(), run.name("u1"), PrincipalType.USER, "SELECT", run.world.grantor):
+    """pushdown's grantor, by hand: SELECT on the server (GLOBAL) to the target's name."""
+    if not run.grant(
+        HiveObject.server(), run.name(run.target), PrincipalType.USER, "SELECT", run.world.grantor
+    ):
         return None
     run.drew("object.global")
     return Scope.of([run.ref("table s1.a")])  # any scope: the server is read by every sync
@@ -592,23 +597,23 @@ def _others_global(run: Run) -> Scope | None:
 
 
 def _ours_database(run: Run) -> Scope | None:
-    """pushdown's grantor, by hand: SELECT on database s1 to u2's name (never wanted)."""
+    """pushdown's grantor, by hand: SELECT on database s1 to the target's name (never wanted)."""
     db = HiveObject.database(run.world.db("s1"))
-    if not run.grant(db, run.name("u2"), PrincipalType.USER, "SELECT", run.world.grantor):
+    if not run.grant(db, run.name(run.target), PrincipalType.USER, "SELECT", run.world.grantor):
         return None
     run.drew("object.database")
     return Scope.of([run.ref("schema s1")])
 
 
 def _column_grant(run: Run) -> Scope | None:
-    """A grant on column s1.a.id to u1's name (pushdown's grantor or another): reported."""
+    """A grant on column s1.a.id to the target's name (pushdown's grantor or another): reported."""
     column = HiveObject(ObjectType.COLUMN, run.world.db("s1"), "a", COLUMN)
     grantor = OTHER if run.own else run.world.grantor
-    if not run.grant(column, run.name("u1"), PrincipalType.USER, "SELECT", grantor):
+    if not run.grant(column, run.name(run.target), PrincipalType.USER, "SELECT", grantor):
         return None
     run.drew("object.column")
-    if run.managed("u1"):
-        run.expect(f"column {run.world.db('s1')}.a.{COLUMN}", repr(run.name("u1")))
+    if run.managed(run.target):
+        run.expect(f"column {run.world.db('s1')}.a.{COLUMN}", repr(run.name(run.target)))
     return Scope.of([run.ref("table s1.a")])
 
 
@@ -624,36 +629,37 @@ def _partition_level(run: Run) -> Scope | None:
 
 
 def _admin_to_user(run: Run) -> Scope | None:
-    """The metastore's role ``admin`` granted to u1's name: reported, never revoked."""
-    name = run.name("u1")
+    """The metastore's role ``admin`` granted to the target's name: reported, never revoked."""
+    name = run.name(run.target)
     if name in run.stage.admins:
         return None
     run.world.client.grant_role("admin", name, PrincipalType.USER)
     run.stage.admins.add(name)
     run.drew("role.admin")
-    if run.managed("u1"):
+    if run.managed(run.target):
         run.expect(repr(name), "'admin'")
-    return Scope.of(principals={Principal.user("u1")})
+    return Scope.of(principals={Principal.user(run.target)})
 
 
 def _table_owner(run: Run) -> Scope | None:
-    """Table s2.b's owner set by hand to u1's name: reported unless the model makes u1's
-    name its owner."""
-    run.world.client.set_table_owner(run.world.db("s2"), "b", run.name("u1"))
+    """Table s2.b's owner set by hand to the target's name: reported while the target is
+    managed, unless the model makes that name its owner."""
+    run.world.client.set_table_owner(run.world.db("s2"), "b", run.name(run.target))
     run.drew("owner.table")
     owner = run.world.model.owners.get(run.ref("table s2.b"))
-    if run.managed("u1") and (owner is None or run.name(owner) != run.name("u1")):
-        run.expect(f"table {run.world.db('s2')}.b", repr(run.name("u1")), "owner")
+    if run.managed(run.target) and (owner is None or run.name(owner) != run.name(run.target)):
+        run.expect(f"table {run.world.db('s2')}.b", repr(run.name(run.target)), "owner")
     return Scope.of([run.ref("table s2.b")])
 
 
 def _database_owner(run: Run) -> Scope | None:
-    """Database s2's owner set by hand: u1's name while u1 is managed, else a hand role."""
+    """Database s2's owner set by hand: the target's name while the target is managed (and
+    not the schema's owner in the model), else a hand role."""
     db, c = run.world.db("s2"), run.world.client
     owner = run.world.model.owners.get(run.ref("schema s2"))
-    if run.managed("u1") and (owner is None or run.name(owner) != run.name("u1")):
-        c.set_database_owner(db, run.name("u1"))
-        run.expect(f"database {db}", repr(run.name("u1")))
+    if run.managed(run.target) and (owner is None or run.name(owner) != run.name(run.target)):
+        c.set_database_owner(db, run.name(run.target))
+        run.expect(f"database {db}", repr(run.name(run.target)))
     else:
         c.set_database_owner(db, run.hand_role, PrincipalType.ROLE)
         run.expect(f"database {db}", f"ROLE {run.hand_role!r}")
@@ -662,8 +668,10 @@ def _database_owner(run: Run) -> Scope | None:
 
 
 def _never_granted_privilege(run: Run) -> Scope | None:
-    """pushdown's grantor, by hand: LOCK on s1.a to u2's name (a name it never grants)."""
-    if not run.grant(run.table("s1", "a"), run.name("u2"), PrincipalType.USER, "LOCK", run.world.grantor):
+    """pushdown's grantor, by hand: LOCK on s1.a to the target's name (a name it never grants)."""
+    if not run.grant(
+        run.table("s1", "a"), run.name(run.target), PrincipalType.USER, "LOCK", run.world.grantor
+    ):
         return None
     run.drew("privilege.other")
     return Scope.of([run.ref("table s1.a")])
