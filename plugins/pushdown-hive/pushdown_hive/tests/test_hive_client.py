@@ -151,3 +151,43 @@ def test_uri() -> None:
     for bad in ("http://h:1", "thrift://h", "h:9083"):
         with pytest.raises(ValueError, match="not a metastore URI"):
             parse_uri(bad)
+
+
+def test_options_owners_and_partition_parameters_read_back(
+    hms: MetastoreClient, hive_db: Callable[[str], str]
+) -> None:
+    """What the surface reads beyond privilege names: the grant option in
+    ``get_privilege_set`` (own and through a role), the admin option of a membership, a
+    database's owner and owner type, and a partitioned table's parameters."""
+    db = hive_db("modifiers")
+    hms.create_table(db, "t")
+    table, role = HiveObject.of_table(db, "t"), "client_optioned"
+    hms.create_role(role)
+    try:
+        hms.grant_privileges(
+            [
+                Grant(table, "dave", USER, "SELECT", grant_option=True),
+                Grant(table, "dave", USER, "INSERT"),
+                Grant(table, role, ROLE, "DELETE", grant_option=True),
+            ]
+        )
+        hms.grant_role(role, "dave", USER, grant_option=True)
+        ps = hms.get_privilege_set(table, "dave", [])
+        assert ps.all == {"SELECT", "INSERT", "DELETE"} and ps.options == {"SELECT", "DELETE"}
+        (held,) = [g for g in hms.get_role_grants_for_principal("dave", USER) if g.role == role]
+        assert held.grant_option is True
+        assert [g.grant_option for g in hms.get_principals_in_role(role)] == [True]
+    finally:
+        hms.drop_role(role)
+    hms.set_database_owner(db, "etl_team", ROLE)
+    row = hms.get_database(db)
+    assert (row.ownerName, row.ownerType) == ("etl_team", int(ROLE))
+    hms.create_table(
+        db, "p", partitions=[("day", "string")], parameters={"PARTITION_LEVEL_PRIVILEGE": "TRUE"}
+    )
+    (p,) = hms.get_table_objects(db, ["p"])
+    assert [k.name for k in p.partitionKeys] == ["day"] and p.parameters[
+        "PARTITION_LEVEL_PRIVILEGE"
+    ] == "TRUE"
+    hms.set_table_owner(db, "p", "erin")
+    assert hms.get_table_objects(db, ["p"])[0].owner == "erin"
