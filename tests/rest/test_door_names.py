@@ -21,7 +21,11 @@ M = "/api/metalakes/test"
 CREATOR = {
     "name": "creators",
     "securableObjects": [
-        {"type": "metalake", "fullName": "test", "privileges": [{"name": "create_role", "condition": "allow"}]}
+        {
+            "type": "metalake",
+            "fullName": "test",
+            "privileges": [{"name": "create_role", "condition": "allow"}],
+        }
     ],
 }
 
@@ -91,7 +95,9 @@ def test_e4_a_role_with_dots_or_backticks_is_read_granted_revoked_and_deleted_ov
     path = f"{M}/roles/{segment(role)}"
     got = door.request("GET", path, "admin")
     assert got.status == 200 and got.json()["role"]["name"] == role
-    assert door.request("PUT", f"{M}/permissions/users/eve/grant", "admin", {"roleNames": [role]}).status == 200
+    assert (
+        door.request("PUT", f"{M}/permissions/users/eve/grant", "admin", {"roleNames": [role]}).status == 200
+    )
     assert role in door.ac.model.user_roles["eve"]
     privileges = {"privileges": [{"name": "select_table", "condition": "allow"}]}
     on_table = f"{M}/permissions/roles/{segment(role)}/table/c1.s1.t1"
@@ -99,7 +105,9 @@ def test_e4_a_role_with_dots_or_backticks_is_read_granted_revoked_and_deleted_ov
     assert door.request("PUT", f"{on_table}/revoke", "admin", privileges).status == 200
     owner = door.request("GET", f"{M}/owners/role/{segment(role)}", "admin")
     assert owner.status == 200 and owner.json()["owner"]["name"] == "admin"
-    assert door.request("PUT", f"{M}/permissions/users/eve/revoke", "admin", {"roleNames": [role]}).status == 200
+    assert (
+        door.request("PUT", f"{M}/permissions/users/eve/revoke", "admin", {"roleNames": [role]}).status == 200
+    )
     assert door.request("DELETE", path, "admin").json()["deleted"] is True
     assert role not in door.ac.model.roles
 
