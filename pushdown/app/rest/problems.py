@@ -78,11 +78,12 @@ def forbidden(message: str) -> Problem:
     return Problem(FORBIDDEN, "ForbiddenException", message)
 
 
-def refused(user: str, operation: str, target: str) -> Problem:
-    """The one refusal a caller sees: who, what, on the name the caller gave, and nothing
-    else (no owner, holder or grant: the reasons stay in the server's log and in
-    ``pushdown explain``), so a missing object and a forbidden one read the same."""
-    return forbidden(f"{user} may not {operation} {target}")
+def refused(user: str, operation: str, target: str, rule: str | None = None) -> Problem:
+    """The one refusal a caller sees: who, what, on the name the caller gave, and at most
+    a fixed rule that holds for every object alike (never an owner, holder or grant: the
+    reasons stay in the server's log and in ``pushdown explain``), so a missing object and
+    a forbidden one read the same."""
+    return forbidden(f"{user} may not {operation} {target}" + (f": {rule}" if rule else ""))
 
 
 def unsupported(message: str) -> Problem:
