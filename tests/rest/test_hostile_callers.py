@@ -30,7 +30,7 @@ import pytest
 from pushdown.app.rest.routes import LOAD_OBJECT, ROUTES, Route
 from pushdown.app.service import AccessControl
 from pushdown.decide.evaluator import Evaluator, Target
-from pushdown.decide.requirements import LOAD_OPERATION, OPERATIONS
+from pushdown.decide.requirements import LOAD_OPERATION
 from pushdown.errors import PushdownError
 from pushdown.model.principals import Principal
 from pushdown.model.privileges import Privilege
@@ -189,7 +189,7 @@ class Request:
     #: the checks the requirement table names for it (operation, target)
     checks: list[tuple[str, Target]]
     #: the users whose permissions it may change when allowed (None: anyone, e.g. a drop)
-    affects: Callable[[Model], set[str]] | None
+    affects: set[str] | None
 
 
 def _pick_ref(rng: random.Random, e: Estate, model: Model) -> ObjectRef:
@@ -227,7 +227,7 @@ def draw_request(rng: random.Random, e: Estate, model: Model, route: Route, call
     params |= {"role": role, "type": ref.type.value, "fullName": _full(ref)}
     body: Any = None
     checks: list[tuple[str, Target]] = []
-    affects: Callable[[Model], set[str]] | None = lambda m: set()
+    affects: set[str] | None = set()
     op = route.operation
     if "{catalog}" in t:  # an object route: the path names a catalog (and a schema, a leaf)
         depth = t.count("{") - 1  # without {metalake}
@@ -244,7 +244,7 @@ def draw_request(rng: random.Random, e: Estate, model: Model, route: Route, call
                 body["properties"] = {"backend": "mysql", "location": "/finance"}
             target = ObjectRef(kind, (*names, new))
             checks = [(f"create_{kind.value}", target)]
-            affects = lambda m: {me}  # noqa: E731 - the creator owns what it creates
+            affects = {me}  # the creator owns what it creates
         elif route.method == "DELETE":
             checks = [(f"drop_{kind.value}", ObjectRef(kind, tuple(names)))]
             affects = None
@@ -257,7 +257,7 @@ def draw_request(rng: random.Random, e: Estate, model: Model, route: Route, call
         if route.method == "POST":
             body = {"name": rng.choice([new, user])}
             checks = [(op, body["name"])]  # type: ignore[list-item]
-            affects = lambda m, n=body["name"]: {n, me}  # noqa: E731
+            affects = {body["name"], me}
     elif t.endswith("/roles") and route.method == "POST":
         objects = []
         if rng.random() < 0.5:
@@ -266,30 +266,30 @@ def draw_request(rng: random.Random, e: Estate, model: Model, route: Route, call
             checks.append(("grant_privilege", obj))
         body = {"name": rng.choice([new, role]), "securableObjects": objects}
         checks.insert(0, ("create_role", _role(body["name"])))
-        affects = lambda m: {me}  # noqa: E731
+        affects = {me}
     elif route.method == "DELETE":  # a user, a group or a role
         if "{role}" in t:
             checks = [("delete_role", _role(role))]
-            affects = lambda m: holders(m, role) | {me}  # noqa: E731
+            affects = holders(model, role) | {me}
         else:
             who = user if "{user}" in t else group
             checks = [(op, who)]  # type: ignore[list-item]
-            affects = lambda m: {who} | m.groups.get(group, set())  # noqa: E731
+            affects = {who} | model.groups.get(group, set())
     elif t.endswith("/grant") or t.endswith("/revoke"):
         verb = "grant" if t.endswith("/grant") else "revoke"
         if "{fullName}" in t:
             body = _priv_body(rng, ref)
             checks = [(f"{verb}_privilege", ref)]
-            affects = lambda m: holders(m, role)  # noqa: E731
+            affects = holders(model, role)
         else:
             names = [rng.choice([role, *model.roles])]
             body = {"roleNames": names}
             checks = [(f"{verb}_role", _role(n)) for n in names]
-            affects = lambda m: {user} if "{user}" in t else set(m.groups.get(group, ()))  # noqa: E731
+            affects = {user} if "{user}" in t else set(model.groups.get(group, ()))
     elif route.method == "PUT" and "/owners/" in t:
         body = {"name": rng.choice([user, *USERS]), "type": "USER"}
         checks = [("set_owner", ref)]
-        affects = lambda m, n=body["name"]: {n, me, m.owners.get(ref, "")}  # noqa: E731
+        affects = {body["name"], me, model.owners.get(ref, "")}
     elif route.operation == LOAD_OBJECT:
         pass
     path = t
@@ -335,7 +335,6 @@ def attack(door: Door, e: Estate, rng: random.Random, tally: Tally, rounds: int)
             ok = allowed(model, caller, req.checks)
             before, seq = permits(model, users), door.ac.store.last_seq()
             existed = {*model.objects, METALAKE, *(_role(r) for r in model.roles)}
-            may_before = req.affects(model) if req.affects is not None else set()
             if route.method == "GET":
                 before = set()  # a read: the store must not move; permits are not recomputed
             answer = door.request(req.method, req.path, caller, req.body)
@@ -352,7 +351,7 @@ def attack(door: Door, e: Estate, rng: random.Random, tally: Tally, rounds: int)
             survivors = [u for u in users if u in after_model.users or u == "mallory"]
             after = permits(after_model, survivors)
             common = existed & {*after_model.objects, METALAKE, *(_role(r) for r in after_model.roles)}
-            may_change = may_before | req.affects(after_model)
+            may_change = req.affects
             changed = {
                 p[0]
                 for p in before ^ after
@@ -378,7 +377,8 @@ def _probes(victim: ObjectRef, e: Estate, rng: random.Random) -> list[tuple[str,
         out += [("PUT", f"{M}/permissions/users/eve/grant", {"roleNames": [victim.names[0]]})]
         return out
     path = M + "".join(
-        f"/{w}/{segment(n)}" for w, n in zip(("catalogs", "schemas", LEAF.get(victim.type, "")), victim.names)
+        f"/{w}/{segment(n)}"
+        for w, n in zip(("catalogs", "schemas", LEAF.get(victim.type, "")), victim.names, strict=False)
     )
     out += [("GET", path, None), ("DELETE", path, None)]
     if victim.type is T.CATALOG:
