@@ -164,3 +164,13 @@ def test_l2_a_caller_cannot_tell_an_existing_catalog_or_metalake_from_a_missing_
         assert real.status in (401, 403) and ghost.body == real.body.replace(b"test", b"nope")
     assert ghost.status in (401, 403)  # a service admin, and only one, learns what does not exist
     assert door.request("GET", "/api/metalakes/nope", "admin").status == 404
+
+
+def test_l1_a_refusal_by_the_core_names_no_owner_or_holder(doors: Callable[..., Door]) -> None:
+    door = doors()
+    held = door.request("DELETE", f"{M}/roles/creators", "eve")  # refused by the core's check
+    assert held.status == 403
+    assert held.json()["message"] == "eve may not delete_role role creators"
+    grant = {"roleNames": ["creators"]}
+    refused = door.request("PUT", f"{M}/permissions/users/eve/grant", "alice", grant)
+    assert refused.status == 403 and "admin" not in refused.json()["message"]
