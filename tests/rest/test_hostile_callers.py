@@ -47,6 +47,7 @@ USERS = ("alice", "bob", "carol", "dave", "eve")
 #: the kinds of caller: the service admin owns the metalake; the rest are drawn per estate
 CALLERS = ("admin", "alice", "bob", "carol", "dave", "eve", "mallory", None)
 LEAF = {T.TABLE: "tables", T.TOPIC: "topics", T.FILESET: "filesets"}
+TEAM, CAROL = Principal.group("team"), Principal.user("carol")
 
 
 def hostile(rng: random.Random) -> str:
@@ -58,7 +59,9 @@ def hostile(rng: random.Random) -> str:
 
 # -- estates ------------------------------------------------------------------------------
 
-Step = tuple[Callable[[AccessControl], object], frozenset[ObjectRef]]
+#: what a step names: an object (and so what lies below it), a user or a group
+Named = ObjectRef | Principal
+Step = tuple[Callable[[AccessControl], object], frozenset[Named]]
 
 
 @dataclass
@@ -70,15 +73,21 @@ class Estate:
     objects: list[ObjectRef] = field(default_factory=list)
     roles: list[str] = field(default_factory=list)
 
-    def add(self, step: Callable[[AccessControl], object], *names: ObjectRef) -> None:
+    def add(self, step: Callable[[AccessControl], object], *names: Named) -> None:
         self.steps.append((step, frozenset(names)))
 
-    def build(self, door: Door, without: ObjectRef | None = None) -> None:
+    def build(self, door: Door, without: Named | None = None) -> None:
         assert door.request("POST", "/api/metalakes", "admin", {"name": "test"}).status == 200
         ac = door.ac.acting("admin")
         for step, names in self.steps:
-            if without is None or not any(n.is_within(without) for n in names):
+            if without is None or not any(_names(n, without) for n in names):
                 step(ac)
+
+
+def _names(named: Named, victim: Named) -> bool:
+    if isinstance(named, ObjectRef) and isinstance(victim, ObjectRef):
+        return named.is_within(victim)
+    return named == victim
 
 
 def _grantable(rng: random.Random, ref: ObjectRef) -> Privilege:
@@ -96,8 +105,8 @@ def draw_estate(seed: int) -> Estate:
     rng = random.Random(seed)
     e = Estate(seed)
     for user in USERS:
-        e.add(lambda ac, u=user: ac.add_user(u))
-    e.add(lambda ac: ac.add_group("team", ["bob", "eve"]))
+        e.add(lambda ac, u=user: ac.add_user(u), Principal.user(user))
+    e.add(lambda ac: ac.add_group("team", ["bob", "eve"]), TEAM)
     for c in range(rng.randint(1, 2)):
         cat = ObjectRef(T.CATALOG, (hostile(rng) if rng.random() < 0.5 else f"c{c}",))
         if cat in e.objects:
@@ -128,7 +137,7 @@ def draw_estate(seed: int) -> Estate:
         p = _grantable(rng, ref)
         e.add(lambda ac, r=ref, p=p: ac.grant_privileges(holder, r, [p]), _role(holder), ref)
     e.add(lambda ac: ac.grant_role(holder, Principal.user("bob")), _role(holder))
-    e.add(lambda ac: ac.grant_role(holder, Principal.group("team")), _role(holder))
+    e.add(lambda ac: ac.grant_role(holder, TEAM), _role(holder), TEAM)
     denier = hostile(rng) + "!"
     e.add(lambda ac: ac.create_role(denier), _role(denier))
     cat = e.objects[0]
@@ -137,7 +146,7 @@ def draw_estate(seed: int) -> Estate:
     below = rng.choice([o for o in e.objects if o.type is not T.CATALOG])
     deny = Privilege.SELECT_TABLE if below.type in (T.SCHEMA, T.TABLE) else _grantable(rng, below)
     e.add(lambda ac: ac.grant_privileges(denier, below, [deny], "deny"), _role(denier), below)
-    e.add(lambda ac: ac.grant_role(denier, Principal.user("carol")), _role(denier))
+    e.add(lambda ac: ac.grant_role(denier, CAROL), _role(denier), CAROL)
     owned = rng.choice(e.objects)
     e.add(lambda ac: ac.set_owner(owned, "dave"), owned)
     e.roles = [creator, holder, denier]
@@ -361,8 +370,23 @@ def attack(door: Door, e: Estate, rng: random.Random, tally: Tally, rounds: int)
                 tally.escalations.append(f"changed what {sorted(changed)} may do: {where}")
 
 
-def _probes(victim: ObjectRef, e: Estate, rng: random.Random) -> list[tuple[str, str, Any]]:
+def _principal_probes(victim: Principal, e: Estate) -> list[tuple[str, str, Any]]:
+    """Requests naming a user or a group."""
+    path = f"{M}/{victim.kind.value}s/{segment(victim.name)}"
+    grants = f"{M}/permissions/{victim.kind.value}s/{segment(victim.name)}"
+    roles = {"roleNames": [e.roles[1]]}
+    return [
+        ("GET", path, None),
+        ("DELETE", path, None),
+        ("PUT", f"{grants}/grant", roles),
+        ("PUT", f"{grants}/revoke", roles),
+    ]
+
+
+def _probes(victim: Named, e: Estate, rng: random.Random) -> list[tuple[str, str, Any]]:
     """Requests naming ``victim`` (or naming it as the parent of what they ask for)."""
+    if isinstance(victim, Principal):
+        return _principal_probes(victim, e)
     full = segment(_full(victim))
     kind = victim.type.value
     out: list[tuple[str, str, Any]] = [
@@ -388,10 +412,13 @@ def _probes(victim: ObjectRef, e: Estate, rng: random.Random) -> list[tuple[str,
     return out
 
 
-def _sees_by_grant(model: Model, caller: str | None, victim: ObjectRef) -> bool:
-    """The caller's own roles name the victim or something below it (it knows it exists)."""
+def _sees_by_grant(model: Model, caller: str | None, victim: Named) -> bool:
+    """The caller's own roles name the victim or something below it (it knows it exists);
+    a user is the victim, or a member of the victim group."""
     if caller is None:
         return False
+    if isinstance(victim, Principal):
+        return victim.name == caller or caller in model.groups.get(victim.name, ())
     held = (
         set(model.roles_of(caller)) if hasattr(model, "roles_of") else set(model.user_roles.get(caller, ()))
     )
@@ -405,7 +432,8 @@ def _sees_by_grant(model: Model, caller: str | None, victim: ObjectRef) -> bool:
 
 def probe(tmp: Path, e: Estate, rng: random.Random, tally: Tally) -> None:
     """Each caller, each request naming a victim: with and without the victim, the same bytes."""
-    victims = [*rng.sample(e.objects, min(2, len(e.objects))), _role(rng.choice(e.roles))]
+    victims: list[Named] = [*rng.sample(e.objects, min(2, len(e.objects))), _role(rng.choice(e.roles))]
+    victims.append(rng.choice([TEAM, CAROL]))
     for i, victim in enumerate(victims):
         with_it, without = Door.open(tmp / f"a{e.seed}-{i}.db"), Door.open(tmp / f"b{e.seed}-{i}.db")
         try:
