@@ -170,8 +170,9 @@ class Dispatcher:
 
 def translate(exc: Exception, request_id: str) -> problems.Problem:
     """A core error as Gravitino's error; anything unexpected is logged, answered as 500."""
-    if isinstance(exc, Forbidden):
-        return problems.forbidden(str(exc))
+    if isinstance(exc, Forbidden):  # the reasons to the log only: the caller learns no holder
+        log.info("request %s refused: %s", request_id, exc, extra={"request": request_id})
+        return problems.refused(exc.user, exc.operation, exc.target, exc.rule)
     if isinstance(exc, Followed):
         return problems.unsupported(str(exc))
     if isinstance(exc, Busy):

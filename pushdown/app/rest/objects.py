@@ -135,6 +135,7 @@ def create_object(kind: SecurableType) -> Any:
         props.update(_extra(kind, body))
         ref = _ref(kind, (*_names(call, kind.depth - 1), name))
         parent = _parent(call, kind)
+        call.check(f"create_{kind.value}", ref)  # before the parent is looked up (404)
         if parent is not None:
             _require(call, parent)
         created(

@@ -15,7 +15,6 @@ from typing import Any
 
 from pushdown.app.rest import problems
 from pushdown.errors import ModelError
-from pushdown.model.names import format_name, parse_name
 from pushdown.model.privileges import Condition, Privilege
 from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
 from pushdown.model.text import has_control
@@ -101,7 +100,10 @@ def securable_type(text: Any) -> SecurableType:
 
 
 def object_ref(type_text: Any, full_name: Any, metalake: str) -> ObjectRef:
-    """A metadata object from its type and full name (``cat.db.t``; the metalake's own name)."""
+    """The one reading of a path's ``{type}/{fullName}`` (and a body's ``type``/``fullName``):
+    a data object's dotted name (``cat.db.t``, backticks quote a segment), a role's flat name
+    (dots and backticks are part of it), the metalake's own name. Both the check and the
+    change use the key this returns."""
     kind = securable_type(type_text)
     text = name(full_name, "fullName")
     if kind is SecurableType.METALAKE:
@@ -109,7 +111,7 @@ def object_ref(type_text: Any, full_name: Any, metalake: str) -> ObjectRef:
             raise problems.not_found("NoSuchMetadataObjectException", f"metalake {text!r} is not served here")
         return METALAKE
     try:
-        return ObjectRef(kind, parse_name(text))
+        return ObjectRef.of(kind, text)
     except ModelError as exc:
         raise problems.bad_request(
             f"{kind.label} {text!r}: {exc}", "IllegalMetadataObjectException"
@@ -117,7 +119,7 @@ def object_ref(type_text: Any, full_name: Any, metalake: str) -> ObjectRef:
 
 
 def full_name(ref: ObjectRef, metalake: str) -> str:
-    return metalake if ref == METALAKE else format_name(ref.names)
+    return metalake if ref == METALAKE else ref.name
 
 
 def privilege(item: Any, where: str) -> tuple[Privilege, Condition]:
