@@ -3,7 +3,7 @@
 Every row is normalised into facts (:mod:`pushdown_mysql.facts`): privilege columns
 and SET values become upper-case privilege names (``Grant`` is ``GRANT OPTION``), a
 database-level row keeps the pattern MySQL stores, hosts are compared in lower case.
-Seven queries per snapshot, whatever the number of accounts, databases and tables.
+Nine queries per snapshot, whatever the number of accounts, databases and tables.
 
 What a read covers is the scope in server terms (:func:`server_scope`): each region
 (model users × object subtrees) becomes (accounts × databases): a user becomes its
@@ -33,6 +33,7 @@ from pushdown_mysql.facts import (
     exact_db_name,
 )
 from pushdown_mysql.mapping import SYSTEM_DATABASES
+from pushdown_mysql.routines import ProxyGrant, RoutineGrant
 
 _COMMON = (
     ("Select_priv", "SELECT"),
@@ -126,10 +127,16 @@ class Dialect:
         if lean is not None:
             del out["inventory"]
             return out
+        out["mysql.procs_priv"] = _q(
+            "SELECT User, Host, Db, Routine_name, Routine_type, Proc_priv FROM mysql.procs_priv",
+            _where(("Host", hosts), ("Db", databases), ("User", accounts)),
+        )
         # read on every snapshot (one value, same round trip): a server restarted with
         # another setting folds names differently from then on
         out["settings"] = ("SELECT @@lower_case_table_names", ())
-        if databases is None:  # role grants concern no database: read them when all are in scope
+        if databases is None:  # role and proxy grants concern no database: read them when all are
+            proxies = "SELECT User, Host, Proxied_user, Proxied_host, With_grant FROM mysql.proxies_priv"
+            out["mysql.proxies_priv"] = (proxies, ())
             if self.mariadb:
                 roles = "SELECT User, Host, Role, '', Admin_option FROM mysql.roles_mapping"
                 out["mysql.roles_mapping"] = _q(roles, by_user)
@@ -150,7 +157,10 @@ def _where(*conditions: tuple[str, frozenset[str] | None]) -> Where:
         return " WHERE 1 = 0", ()  # an empty IN () is a syntax error; nothing matches
     if not parts:
         return "", ()
-    return " WHERE " + " AND ".join(f"{col} IN %s" for col, _ in parts), tuple(v for _, v in parts)
+    # the rows of the anonymous user (``''``) at any host: a login from a host they match
+    # may be theirs, and their database rows apply to every user name
+    text = ("(Host IN %s OR User = '')" if col == "Host" else f"{col} IN %s" for col, _ in parts)
+    return " WHERE " + " AND ".join(text), tuple(v for _, v in parts)
 
 
 def _q(select: str, where: Where) -> tuple[str, tuple[Any, ...]]:
@@ -188,6 +198,9 @@ class ServerRead:
     admin_roles: frozenset[tuple[str, str]] = frozenset()
     #: ``lower_case_table_names``: 0 compares names as spelled, 1 and 2 in lower case
     fold: int = 0
+    #: ``mysql.procs_priv`` and ``mysql.proxies_priv`` rows (never facts: only findings)
+    routines: frozenset[RoutineGrant] = frozenset()
+    proxies: frozenset[ProxyGrant] = frozenset()
 
     def held_by(self, account: Account) -> frozenset[ServerFact]:
         return frozenset(g for g in self.grants if g.account == account)
