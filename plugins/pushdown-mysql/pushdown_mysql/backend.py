@@ -52,7 +52,15 @@ from pushdown_mysql.facts import (
     exact_db_name,
     fact_from_json,
 )
-from pushdown_mysql.findings import ANONYMOUS, PUBLIC, in_reach, public_findings, shadow_findings, stuck
+from pushdown_mysql.findings import (
+    ANONYMOUS,
+    PUBLIC,
+    in_reach,
+    mandatory_findings,
+    public_findings,
+    shadow_findings,
+    stuck,
+)
 from pushdown_mysql.identity import sharing
 from pushdown_mysql.readback import (
     Dialect,
@@ -65,6 +73,7 @@ from pushdown_mysql.readback import (
     parse_db,
     parse_fold,
     parse_inventory,
+    parse_mandatory,
     parse_roles,
     parse_tables,
     parse_users,
@@ -167,6 +176,7 @@ class MySQLBackend(Backend):
             *stuck_findings,
             *routine_findings(server.routines, reaches),
             *proxy_findings(server.proxies, reaches, mine),
+            *mandatory_findings(server),
         )
         return MySQLSnapshot(
             facts=managed - beyond,
@@ -210,6 +220,7 @@ class MySQLBackend(Backend):
             parse_fold(rows["settings"]) if "settings" in rows else 0,
             frozenset(parse_routines(rows.get("mysql.procs_priv", []))),
             frozenset(parse_proxies(rows.get("mysql.proxies_priv", []))),
+            parse_mandatory(rows.get("settings", [])),
         )
         return snap
 

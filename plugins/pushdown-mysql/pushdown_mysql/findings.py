@@ -133,6 +133,17 @@ def shadow_findings(server: ServerRead, managed: Callable[[Account], bool]) -> I
         )
 
 
+def mandatory_findings(server: ServerRead) -> Iterator[str]:
+    """MySQL 8's ``mandatory_roles``: every account holds them (pushdown cannot revoke a setting)."""
+    if server.mandatory:
+        yield (
+            f"the server setting mandatory_roles = {server.mandatory!r} gives those roles to every "
+            "account, the ones pushdown manages included, whatever the model decides (active at login "
+            "where activate_all_roles_on_login is on, else after SET ROLE); pushdown never changes server "
+            "settings: clear it by hand: SET PERSIST mandatory_roles = ''"
+        )
+
+
 def revocable(server: ServerRead, fact: ServerFact) -> tuple[str, ...]:
     """What pushdown's account lacks to revoke ``fact`` (empty: it may)."""
     if isinstance(fact, RoleGrant):

@@ -133,7 +133,10 @@ class Dialect:
         )
         # read on every snapshot (one value, same round trip): a server restarted with
         # another setting folds names differently from then on
-        out["settings"] = ("SELECT @@lower_case_table_names", ())
+        # MySQL 8: roles every account holds (``mandatory_roles``), active at login where
+        # ``activate_all_roles_on_login`` is on
+        roles_set = "" if self.mariadb else ", @@mandatory_roles, @@activate_all_roles_on_login"
+        out["settings"] = (f"SELECT @@lower_case_table_names{roles_set}", ())
         if databases is None:  # role and proxy grants concern no database: read them when all are
             proxies = "SELECT User, Host, Proxied_user, Proxied_host, With_grant FROM mysql.proxies_priv"
             out["mysql.proxies_priv"] = (proxies, ())
@@ -201,6 +204,8 @@ class ServerRead:
     #: ``mysql.procs_priv`` and ``mysql.proxies_priv`` rows (never facts: only findings)
     routines: frozenset[RoutineGrant] = frozenset()
     proxies: frozenset[ProxyGrant] = frozenset()
+    #: MySQL 8 ``mandatory_roles`` (roles every account holds; empty on MariaDB)
+    mandatory: str = ""
 
     def held_by(self, account: Account) -> frozenset[ServerFact]:
         return frozenset(g for g in self.grants if g.account == account)
@@ -212,6 +217,11 @@ def parse_fold(rows: list[tuple[Any, ...]]) -> int:
         return int(rows[0][0])
     except (IndexError, TypeError, ValueError):
         return 1
+
+
+def parse_mandatory(rows: list[tuple[Any, ...]]) -> str:
+    """MySQL 8's ``mandatory_roles`` from the settings row (empty when not read)."""
+    return str(rows[0][1] or "").strip() if rows and len(rows[0]) > 1 else ""
 
 
 def _account(user: str, host: str) -> Account:
