@@ -81,6 +81,7 @@ from pushdown_mysql.readback import (
 )
 from pushdown_mysql.routines import parse_proxies, parse_routines, proxy_findings, routine_findings
 from pushdown_mysql.statements import Statement, statements
+from pushdown_mysql.surface import ENTRIES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,6 +116,7 @@ class MySQLBackend(Backend):
     capabilities = Capabilities(
         securable_types=frozenset({SecurableType.CATALOG, SecurableType.SCHEMA, SecurableType.TABLE})
     )
+    SURFACE = ENTRIES
 
     def __init__(self, context: BackendContext) -> None:
         super().__init__(context)
