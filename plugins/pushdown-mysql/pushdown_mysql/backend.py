@@ -8,10 +8,15 @@ on one connection, and a statement the server refuses does not stop the others.
 
 Fence: the backend manages the accounts ``<account_prefix><user>@<account_host>``
 (settings; default ``pd_`` and ``%``), never its own account, never roles, never
-``root``/``mariadb.sys``/``mysql`` (``PUBLIC`` only where its grants reach a governed
-database and pushdown may revoke them). An empty prefix manages every account at
-that host: the configuration then gives it the whole server. It never creates or
-drops accounts.
+``root``/``mariadb.sys``/``mysql``. The rows of a principal that reaches a managed login
+(``PUBLIC``, the anonymous user ``''``, a managed user name at another host) are
+revoked where they reach a governed database and pushdown may revoke them, and their
+role memberships where pushdown holds the role WITH ADMIN OPTION; the rest is reported
+with the statement to run (:mod:`pushdown_mysql.findings`, :mod:`pushdown_mysql.routines`).
+An empty prefix manages every account at that host: the configuration then gives it
+the whole server. It never creates or drops accounts. ``SURFACE`` lists every grant
+table, principal form and modifier of the server and what the backend does with it
+(:mod:`pushdown_mysql.surface`).
 """
 
 from __future__ import annotations

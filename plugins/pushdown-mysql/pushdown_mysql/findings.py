@@ -5,11 +5,16 @@ They make ``pushdown plan`` and ``verify`` report drift (exit 2) even when pushd
 has nothing it may change:
 
 - grants ``TO PUBLIC`` (MariaDB ≥ 10.11 keeps them under the role ``PUBLIC``): every
-  account holds them, managed ones included. Those on a table or database pushdown
-  governs, that its account may revoke, are revoked (:func:`public_in_reach`: they
-  would make every managed account wider than the model); the others are reported;
-- a second account with a managed account's user name at a more specific host
-  (``pd_x@localhost`` shadows ``pd_x@%``): a login from there is that account;
+  account holds them, managed ones included; and the anonymous user's (``''@host``: its
+  database rows match every user name), and those of a managed user name at another
+  host. Those on a table or database pushdown governs, that its account may revoke, are
+  revoked (:func:`in_reach`: they would make a managed login wider than the model); the
+  others are reported (:func:`public_findings`). Their role memberships (``GRANT r TO
+  PUBLIC``) are revoked like a managed account's, or reported (:func:`stuck`);
+- a second account with a managed account's user name at another host
+  (``pd_x@localhost`` shadows ``pd_x@%``), or an anonymous account at a host more
+  specific than a managed account's: a login from there is that account;
+- MySQL 8's ``mandatory_roles``: every account holds them;
 - wildcard (```s%`.*``), global (``*.*``) and role grants on a managed account that
   pushdown's least-privileged account cannot revoke (it would need the privilege WITH
   GRANT OPTION at that level, or the role WITH ADMIN OPTION): they are left out of the
