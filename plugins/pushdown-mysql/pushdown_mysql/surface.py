@@ -33,6 +33,7 @@ _N4 = _T + "test_mysql_surface_paths.py::test_n4_routine_grant_is_reported"
 _N4P = _T + "test_mysql_surface_paths.py::test_n4_proxy_grant_is_reported"
 _N5 = _T + "test_mysql_surface_paths.py::test_n5_anonymous_database_row_is_revoked_or_reported"
 _N5S = _T + "test_mysql_surface_paths.py::test_n5_anonymous_account_at_a_more_specific_host_is_reported"
+_PUBLIC_GLOBAL = _T + "test_mysql_surface_paths.py::test_a_global_grant_to_public_is_reported"
 _FOLD = _T + "test_mysql_case.py::test_m2_the_setting_is_read_every_sync"
 _OWN = _T + "test_mysql_identity.py::test_a_user_mapped_to_pushdowns_own_account_is_refused"
 
@@ -146,7 +147,7 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         "principal.public", PRINCIPAL, "PUBLIC (MariaDB >= 10.11): every account", (G, R),
         "Its grants and roles reach every managed login: revoked on governed objects where pushdown "
         "may, else reported with the REVOKE … FROM PUBLIC to run.",
-        (_PUBLIC, _N3, ADVERSARY),
+        (_PUBLIC, _N3, _PUBLIC_GLOBAL, ADVERSARY),
     ),
     SurfaceEntry(
         "principal.anonymous", PRINCIPAL, "the anonymous user ''@host", (G, R),

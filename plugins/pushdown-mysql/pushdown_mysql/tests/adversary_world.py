@@ -57,6 +57,9 @@ def reset_server(
             cur.execute(f"DELETE FROM mysql.{table} WHERE User = 'PUBLIC'")
         cur.execute("DELETE FROM mysql.proxies_priv WHERE User IN %s", (tuple(names),))
         cur.execute("FLUSH PRIVILEGES")
+        cur.execute("SELECT 1 FROM mysql.user WHERE User = 'PUBLIC' AND 'Y' IN (Select_priv, Process_priv)")
+        if cur.fetchall():
+            cur.execute("REVOKE SELECT, PROCESS ON *.* FROM PUBLIC")
         wanted = set(base)
         cur.execute(
             "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA IN %s",

@@ -201,6 +201,8 @@ HAND: tuple[tuple[str, Hand, str, tuple[str, ...]], ...] = (
     ("wildcard database grant", _grant("GRANT SELECT ON `s%`.*"), "catalog c",
      ("modifier.database_pattern",)),
     ("account outside the fence", _other, "catalog c", ("principal.other",)),
+    ("global grant TO PUBLIC", lambda cur, user: cur.execute("GRANT SELECT, PROCESS ON *.* TO PUBLIC"),
+     "catalog c", ("principal.public", "table.user", "modifier.global_privileges")),
 )  # fmt: skip
 
 steps = hostile_steps(

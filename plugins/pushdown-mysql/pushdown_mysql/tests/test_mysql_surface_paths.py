@@ -140,3 +140,14 @@ def test_n5_anonymous_account_at_a_more_specific_host_is_reported(crm: World, ba
     )
     assert not _reads(crm, "SELECT * FROM crm.secret")  # pd_ann with her password, herself again
     assert reconcile(backend, crm.model, Scope.everything())[0].findings == ()
+
+
+def test_a_global_grant_to_public_is_reported(crm: World, backend: MySQLBackend) -> None:
+    """``GRANT SELECT ON *.* TO PUBLIC`` (kept in ``mysql.user`` under the role PUBLIC): every
+    login reads every table; pushdown's account may not revoke a global grant: reported."""
+    _run(crm, "GRANT SELECT ON *.* TO PUBLIC")
+    assert _reads(crm, "SELECT * FROM crm.secret")
+    plan, _ = reconcile(backend, crm.model, Scope.everything())
+    statement = _by_hand(crm, plan.findings, "SELECT on *.* is granted TO PUBLIC")
+    assert statement == "REVOKE SELECT ON *.* FROM PUBLIC"
+    assert not _reads(crm, "SELECT * FROM crm.secret")
