@@ -74,6 +74,7 @@ from pushdown_mysql.readback import (
     ServerScope,
     admin_roles,
     dialect_of,
+    parse_access,
     parse_columns,
     parse_db,
     parse_fold,
@@ -215,6 +216,7 @@ class MySQLBackend(Backend):
         accounts_found, roles, global_grants = parse_users(dialect, rows["mysql.user"])
         role_key = "mysql.roles_mapping" if dialect.mariadb else "mysql.role_edges"
         grants = global_grants | parse_db(dialect, rows["mysql.db"]) | parse_tables(rows["mysql.tables_priv"])
+        grants |= parse_access(rows.get("mysql.global_priv", []))
         role_rows = rows.get(role_key, [])
         snap = ServerRead(
             dialect,

@@ -3,7 +3,7 @@
 Every row is normalised into facts (:mod:`pushdown_mysql.facts`): privilege columns
 and SET values become upper-case privilege names (``Grant`` is ``GRANT OPTION``), a
 database-level row keeps the pattern MySQL stores, hosts are compared in lower case.
-Nine queries per snapshot, whatever the number of accounts, databases and tables.
+Ten queries per snapshot (nine on MySQL 8), whatever the number of accounts, databases and tables.
 
 What a read covers is the scope in server terms (:func:`server_scope`): each region
 (model users × object subtrees) becomes (accounts × databases): a user becomes its
@@ -127,6 +127,9 @@ class Dialect:
         if lean is not None:
             del out["inventory"]
             return out
+        if self.mariadb:  # privileges past the mysql.user view's columns live only here
+            access = "SELECT User, Host, JSON_VALUE(Priv, '$.access') FROM mysql.global_priv"
+            out["mysql.global_priv"] = _q(access, by_user)
         out["mysql.procs_priv"] = _q(
             "SELECT User, Host, Db, Routine_name, Routine_type, Proc_priv FROM mysql.procs_priv",
             _where(("Host", hosts), ("Db", databases), ("User", accounts)),
@@ -247,6 +250,37 @@ def parse_users(
         held = (p for (_, p), f in zip(columns, flags, strict=True) if f == "Y")
         grants |= {Grant(account, None, None, p) for p in held}
     return accounts, roles, grants
+
+
+#: MariaDB's global privileges that ``mysql.user`` shows no column for: bit of
+#: ``global_priv.Priv->'$.access'`` -> name (10.11: SET USER … SLAVE MONITOR)
+ACCESS_ONLY = {
+    30: "SET USER",
+    31: "FEDERATED ADMIN",
+    32: "CONNECTION ADMIN",
+    33: "READ_ONLY ADMIN",
+    34: "REPLICATION SLAVE ADMIN",
+    35: "REPLICATION MASTER ADMIN",
+    36: "BINLOG ADMIN",
+    37: "BINLOG REPLAY",
+    38: "SLAVE MONITOR",
+}
+
+
+def parse_access(rows: Iterable[tuple[Any, ...]]) -> set[Grant]:
+    """The global privileges only ``mysql.global_priv`` holds; a bit past the known ones is
+    named by its number (never dropped: it may be a privilege of a newer server)."""
+    out: set[Grant] = set()
+    for user, host, access in rows:
+        try:
+            bits = int(access or 0)
+        except (TypeError, ValueError):
+            continue
+        for bit in range(30, bits.bit_length()):
+            if bits >> bit & 1:
+                name = ACCESS_ONLY.get(bit, f"PRIVILEGE BIT {bit}")
+                out.add(Grant(_account(str(user), str(host)), None, None, name))
+    return out
 
 
 def parse_db(dialect: Dialect, rows: Iterable[tuple[Any, ...]]) -> set[Grant]:

@@ -34,6 +34,7 @@ _N4P = _T + "test_mysql_surface_paths.py::test_n4_proxy_grant_is_reported"
 _N5 = _T + "test_mysql_surface_paths.py::test_n5_anonymous_database_row_is_revoked_or_reported"
 _N5S = _T + "test_mysql_surface_paths.py::test_n5_anonymous_account_at_a_more_specific_host_is_reported"
 _PUBLIC_GLOBAL = _T + "test_mysql_surface_paths.py::test_a_global_grant_to_public_is_reported"
+_GLOBAL_PRIV = _T + "test_mysql_surface_paths.py::test_a_global_privilege_only_global_priv_holds_is_reported"
 _FOLD = _T + "test_mysql_case.py::test_m2_the_setting_is_read_every_sync"
 _OWN = _T + "test_mysql_identity.py::test_a_user_mapped_to_pushdowns_own_account_is_refused"
 
@@ -50,9 +51,10 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
     ),
     SurfaceEntry(
         "table.global_priv", TABLE, "mysql.global_priv (MariaDB): privileges bitmask, default_role", (G, R),
-        "Read through the mysql.user view, which shows each of its privilege bits as a column "
-        "(treated as table.user); its default_role activates only a membership, which is governed.",
-        (_PURE, _BYPASS, ADVERSARY),
+        "Its access bits are read: those the mysql.user view shows as columns and those it does not "
+        "(SET USER … SLAVE MONITOR, unknown bits by number), treated as table.user; its default_role "
+        "activates only a membership, which is governed.",
+        (_PURE, _GLOBAL_PRIV, ADVERSARY),
     ),
     SurfaceEntry(
         "table.db", TABLE, "mysql.db: database-level rows (exact name or pattern)", (H, G, R),

@@ -24,7 +24,15 @@ from pushdown_lab.mariadb import LocalMariaDB
 
 from pushdown_mysql.diagnose import pattern_matches
 from pushdown_mysql.facts import Account
-from pushdown_mysql.readback import Dialect, parse_columns, parse_db, parse_roles, parse_tables, parse_users
+from pushdown_mysql.readback import (
+    Dialect,
+    parse_access,
+    parse_columns,
+    parse_db,
+    parse_roles,
+    parse_tables,
+    parse_users,
+)
 from pushdown_mysql.routines import parse_proxies, parse_routines
 
 from .world import DENIED_CODES, q
@@ -50,13 +58,14 @@ def from_grant_tables(
     rows: dict[str, list[tuple[Any, ...]]] = {}
     for key in (
         "mysql.user", "mysql.db", "mysql.tables_priv", "mysql.columns_priv", "mysql.roles_mapping",
-        "mysql.procs_priv", "mysql.proxies_priv",
+        "mysql.procs_priv", "mysql.proxies_priv", "mysql.global_priv",
     ):  # fmt: skip
         sql, args = reads[key]
         cur.execute(sql, args or None)
         rows[key] = list(cur.fetchall())
     logins, _, grants = parse_users(DIALECT, rows["mysql.user"])
     facts = grants | parse_db(DIALECT, rows["mysql.db"]) | parse_tables(rows["mysql.tables_priv"])
+    facts |= parse_access(rows["mysql.global_priv"])
     columns = parse_columns(rows["mysql.columns_priv"])
     edges: dict[Key, set[Key]] = {}
     for r in parse_roles(rows["mysql.roles_mapping"]):

@@ -196,7 +196,7 @@ HAND: tuple[tuple[str, Hand, str, tuple[str, ...]], ...] = (
     ("function TO PUBLIC", _routine("FUNCTION", "s2", True, "EXECUTE, ALTER ROUTINE"), "catalog c",
      ("table.procs_priv", "modifier.routine_kind", "principal.public")),
     ("proxy", _grant("GRANT PROXY ON 'root'@'localhost'"), "catalog c", ("table.proxies_priv",)),
-    ("global grant", _grant("GRANT SELECT, SUPER, FILE, PROCESS, CREATE USER ON *.*"), "catalog c",
+    ("global grant", _grant("GRANT SELECT, SUPER, FILE, PROCESS, CREATE USER, SET USER ON *.*"), "catalog c",
      ("table.user", "table.global_priv", "modifier.global_privileges")),
     ("wildcard database grant", _grant("GRANT SELECT ON `s%`.*"), "catalog c",
      ("modifier.database_pattern",)),

@@ -151,3 +151,13 @@ def test_a_global_grant_to_public_is_reported(crm: World, backend: MySQLBackend)
     statement = _by_hand(crm, plan.findings, "SELECT on *.* is granted TO PUBLIC")
     assert statement == "REVOKE SELECT ON *.* FROM PUBLIC"
     assert not _reads(crm, "SELECT * FROM crm.secret")
+
+
+def test_a_global_privilege_only_global_priv_holds_is_reported(crm: World, backend: MySQLBackend) -> None:
+    """``SET USER`` (and the other admin privileges MariaDB 10.5+ added) has no column in the
+    ``mysql.user`` view: only ``mysql.global_priv`` holds it. It used to be never read."""
+    _run(crm, "GRANT SET USER, BINLOG ADMIN ON *.* TO 'pd_ann'@'%'")
+    plan, _ = reconcile(backend, crm.model, Scope.everything())
+    statement = _by_hand(crm, plan.findings, "'pd_ann'@'%' holds BINLOG ADMIN, SET USER on *.*")
+    assert statement == "REVOKE BINLOG ADMIN, SET USER ON *.* FROM 'pd_ann'@'%'"
+    assert reconcile(backend, crm.model, Scope.everything())[0].findings == ()
