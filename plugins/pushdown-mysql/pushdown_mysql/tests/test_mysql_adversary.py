@@ -131,7 +131,8 @@ def _anonymous(host: str, sql: str) -> Hand:
 
 
 def _routine(kind: str, db: str, to_public: bool, privileges: str = "EXECUTE") -> Hand:
-    """A definer-rights routine, and a grant on it to the user's account or to PUBLIC."""
+    """A definer-rights routine, and a grant on it to the user's account (WITH GRANT OPTION)
+    or to PUBLIC."""
     name = "adv_p" if kind == "PROCEDURE" else "adv_f"
     body = "() " + ("" if kind == "PROCEDURE" else "RETURNS INT ") + "SQL SECURITY DEFINER "
     body += "SELECT 1" if kind == "PROCEDURE" else "RETURN 1"
@@ -142,7 +143,7 @@ def _routine(kind: str, db: str, to_public: bool, privileges: str = "EXECUTE") -
         if to_public:
             cur.execute(f"GRANT {on}PUBLIC")
         else:
-            cur.execute(f"GRANT {on}%s@'%%'", (user,))
+            cur.execute(f"GRANT {on}%s@'%%' WITH GRANT OPTION", (user,))
 
     return hand
 
