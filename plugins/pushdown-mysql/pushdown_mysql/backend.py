@@ -77,6 +77,7 @@ from pushdown_mysql.readback import (
     parse_access,
     parse_columns,
     parse_db,
+    parse_dynamic,
     parse_fold,
     parse_inventory,
     parse_mandatory,
@@ -217,6 +218,7 @@ class MySQLBackend(Backend):
         role_key = "mysql.roles_mapping" if dialect.mariadb else "mysql.role_edges"
         grants = global_grants | parse_db(dialect, rows["mysql.db"]) | parse_tables(rows["mysql.tables_priv"])
         grants |= parse_access(rows.get("mysql.global_priv", []))
+        grants |= parse_dynamic(rows.get("mysql.global_grants", []))
         role_rows = rows.get(role_key, [])
         snap = ServerRead(
             dialect,

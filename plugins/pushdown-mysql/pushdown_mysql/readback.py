@@ -3,7 +3,7 @@
 Every row is normalised into facts (:mod:`pushdown_mysql.facts`): privilege columns
 and SET values become upper-case privilege names (``Grant`` is ``GRANT OPTION``), a
 database-level row keeps the pattern MySQL stores, hosts are compared in lower case.
-Ten queries per snapshot (nine on MySQL 8), whatever the number of accounts, databases and tables.
+Ten queries per snapshot, whatever the number of accounts, databases and tables.
 
 What a read covers is the scope in server terms (:func:`server_scope`): each region
 (model users × object subtrees) becomes (accounts × databases): a user becomes its
@@ -130,6 +130,9 @@ class Dialect:
         if self.mariadb:  # privileges past the mysql.user view's columns live only here
             access = "SELECT User, Host, JSON_VALUE(Priv, '$.access') FROM mysql.global_priv"
             out["mysql.global_priv"] = _q(access, by_user)
+        else:  # MySQL 8's dynamic privileges (SET_USER_ID, ROLE_ADMIN, SYSTEM_USER, …)
+            dynamic = "SELECT USER, HOST, PRIV FROM mysql.global_grants"
+            out["mysql.global_grants"] = _q(dynamic, _where(("USER", accounts if lean is None else lean)))
         out["mysql.procs_priv"] = _q(
             "SELECT User, Host, Db, Routine_name, Routine_type, Proc_priv FROM mysql.procs_priv",
             _where(("Host", hosts), ("Db", databases), ("User", accounts)),
@@ -281,6 +284,11 @@ def parse_access(rows: Iterable[tuple[Any, ...]]) -> set[Grant]:
                 name = ACCESS_ONLY.get(bit, f"PRIVILEGE BIT {bit}")
                 out.add(Grant(_account(str(user), str(host)), None, None, name))
     return out
+
+
+def parse_dynamic(rows: Iterable[tuple[Any, ...]]) -> set[Grant]:
+    """MySQL 8's dynamic privileges (``mysql.global_grants``): global grants by their own name."""
+    return {Grant(_account(str(u), str(h)), None, None, str(p).upper()) for u, h, p, *_ in rows}
 
 
 def parse_db(dialect: Dialect, rows: Iterable[tuple[Any, ...]]) -> set[Grant]:

@@ -57,6 +57,12 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         (_PURE, _GLOBAL_PRIV, ADVERSARY),
     ),
     SurfaceEntry(
+        "table.global_grants", TABLE, "mysql.global_grants (MySQL 8): dynamic privileges", R,
+        "Read on MySQL 8: each dynamic privilege (SET_USER_ID, ROLE_ADMIN, SYSTEM_USER, …) is a global "
+        "grant by its own name, treated as table.user (reported with its REVOKE … ON *.*).",
+        (_MYSQL8,),
+    ),
+    SurfaceEntry(
         "table.db", TABLE, "mysql.db: database-level rows (exact name or pattern)", (H, G, R),
         "Exact-name rows of managed accounts are compiled and written; hand-made ones on governed "
         "databases are revoked; wildcard patterns pushdown may not revoke are reported.",
@@ -219,6 +225,7 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
 NOT_DRAWN = frozenset(
     {
         "table.role_edges",  # MySQL 8 only
+        "table.global_grants",  # MySQL 8 only
         "setting.mandatory_roles",  # MySQL 8 only
         "setting.activate_all_roles_on_login",  # MySQL 8 only
         "principal.pushdown",  # refused at mapping time (test_mysql_identity), never a hostile state

@@ -14,6 +14,7 @@ from pushdown_mysql.readback import (
     ServerRegion,
     dialect_of,
     parse_db,
+    parse_dynamic,
     parse_inventory,
     parse_mandatory,
     parse_roles,
@@ -124,11 +125,14 @@ def test_two_users_mapping_to_one_account_get_nothing() -> None:
 
 
 def test_mysql8_reads_role_edges_and_the_role_settings() -> None:
-    """MySQL 8: memberships in ``mysql.role_edges``; ``mandatory_roles`` (every account holds
+    """MySQL 8: memberships in ``mysql.role_edges``; dynamic privileges in
+    ``mysql.global_grants`` (global grants by their own name); ``mandatory_roles`` (every account holds
     them) and ``activate_all_roles_on_login`` read with the settings; a mandatory role is a
     finding with the statement that clears it."""
     reads = Dialect("mysql").queries()
     assert "mysql.role_edges" in reads and "mysql.roles_mapping" not in reads
+    assert "mysql.global_grants" in reads and "mysql.global_priv" not in reads
+    assert parse_dynamic([("pd_bob", "%", "set_user_id", "N")]) == {Grant(BOB, None, None, "SET_USER_ID")}
     assert "@@mandatory_roles, @@activate_all_roles_on_login" in reads["settings"][0]
     assert "mandatory_roles" not in MARIADB.queries()["settings"][0]
     assert parse_mandatory([(0, "`r_all`@`%`", 1)]) == "`r_all`@`%`" and parse_mandatory([(0,)]) == ""
