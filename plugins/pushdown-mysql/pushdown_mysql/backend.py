@@ -184,7 +184,7 @@ class MySQLBackend(Backend):
             *shadow_findings(server, mine),
             *stuck_findings,
             *routine_findings(server.routines, reaches),
-            *proxy_findings(server.proxies, reaches, mine),
+            *proxy_findings(server.proxies, reaches),
             *mandatory_findings(server),
         )
         return MySQLSnapshot(

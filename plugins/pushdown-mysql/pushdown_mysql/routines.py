@@ -8,8 +8,8 @@ managed login.
   one, and its least-privileged account may not revoke one (it would need ``EXECUTE`` or
   ``ALTER ROUTINE`` WITH GRANT OPTION): each is a finding with the exact REVOKE.
 - ``PROXY ON x TO y``: ``y`` may log in as ``x`` (through a plugin that proxies), so ``y``
-  holds all ``x`` holds. A proxy held by a login pushdown manages, or one that lets any
-  account but an administrator act as a managed account, is a finding.
+  holds all ``x`` holds. A proxy held by a login pushdown reaches, or one that lets any
+  account but an administrator act as a managed account (or as any user), is a finding.
 """
 
 from __future__ import annotations
@@ -84,11 +84,11 @@ def routine_findings(
         )
 
 
-def proxy_findings(
-    proxies: Iterable[ProxyGrant], reaches: Callable[[Account], bool], managed: Callable[[Account], bool]
-) -> Iterator[str]:
+def proxy_findings(proxies: Iterable[ProxyGrant], reaches: Callable[[Account], bool]) -> Iterator[str]:
+    """A proxy held by a login pushdown reaches, or one that lets another account act as a
+    managed one (or as any user: the proxied user ``''``); administrators' rows aside."""
     for p in sorted(proxies):
-        if p.account.user in ADMINISTRATORS or not (reaches(p.account) or managed(p.proxied)):
+        if p.account.user in ADMINISTRATORS or not (reaches(p.account) or reaches(p.proxied)):
             continue
         option = " WITH GRANT OPTION" if p.grant_option else ""
         yield (

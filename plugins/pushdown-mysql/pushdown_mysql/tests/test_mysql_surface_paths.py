@@ -108,10 +108,17 @@ def test_n4_proxy_grant_is_reported(crm: World, backend: MySQLBackend) -> None:
     """``GRANT PROXY ON root TO pd_ann``: ann may act as root through a proxying plugin.
     ``mysql.proxies_priv`` used to be never read."""
     _run(crm, "GRANT PROXY ON 'root'@'localhost' TO 'pd_ann'@'%'")
-    plan, _ = reconcile(backend, crm.model, Scope.everything())
-    statement = _by_hand(crm, plan.findings, "'pd_ann'@'%' holds PROXY ON 'root'@'localhost'")
-    assert statement == "REVOKE PROXY ON 'root'@'localhost' FROM 'pd_ann'@'%'"
-    assert reconcile(backend, crm.model, Scope.everything())[0].findings == ()
+    # another account that may act as any user (the proxied user ''), pd_ann included
+    _run(crm, "CREATE USER 'proxy_bob'@'%'", "GRANT PROXY ON ''@'%' TO 'proxy_bob'@'%'")
+    try:
+        plan, _ = reconcile(backend, crm.model, Scope.everything())
+        statement = _by_hand(crm, plan.findings, "'pd_ann'@'%' holds PROXY ON 'root'@'localhost'")
+        assert statement == "REVOKE PROXY ON 'root'@'localhost' FROM 'pd_ann'@'%'"
+        statement = _by_hand(crm, plan.findings, "'proxy_bob'@'%' holds PROXY ON ''@'%'")
+        assert statement == "REVOKE PROXY ON ''@'%' FROM 'proxy_bob'@'%'"
+        assert reconcile(backend, crm.model, Scope.everything())[0].findings == ()
+    finally:
+        _run(crm, "DROP USER IF EXISTS 'proxy_bob'@'%'")
 
 
 def test_n5_anonymous_database_row_is_revoked_or_reported(crm: World, backend: MySQLBackend) -> None:
