@@ -89,7 +89,7 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
     SurfaceEntry(
         "table.proxies_priv", TABLE, "mysql.proxies_priv: PROXY ON x TO y", R,
         "Read on full snapshots; a proxy held by a login pushdown reaches, or one on a managed account "
-        "held by anyone but an administrator, is a finding with the REVOKE PROXY to run.",
+        "or on any user ('') held by anyone but an administrator, is a finding with the REVOKE PROXY.",
         (_N4P, ADVERSARY),
     ),
     SurfaceEntry(
