@@ -161,7 +161,8 @@ def test_bad_input_is_a_400_with_a_message_and_writes_nothing(
 ) -> None:
     before = s.seq()
     with s.http("admin") as h:
-        r = h.request("PUT" if "permissions" in path else "POST", path, content=body)
+        method = "PUT" if "permissions" in path else "POST"
+        r = h.request(method, path, content=body, headers={"Content-Type": "application/json"})
     assert needle in error(r, 400, 1001)["message"]
     assert s.seq() == before
 
