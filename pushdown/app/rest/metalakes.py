@@ -12,6 +12,9 @@ from pushdown.model.securables import METALAKE
 
 Json = dict[str, Any]
 API_VERSION = "1.3.0"
+#: Gravitino's reserved metalake property (``Metalake.PROPERTY_IN_USE``): the served
+#: metalake is always in use; a caller may not set it.
+IN_USE = "in-use"
 
 
 def version(call: Call) -> Json:
@@ -31,7 +34,7 @@ def metalake_json(call: Call) -> Json:
     return {
         "name": info.name,
         "comment": info.comment,
-        "properties": dict(info.properties or {}),
+        "properties": {**dict(info.properties or {}), IN_USE: "true"},
         "audit": call.audit("metalake", info.name),
     }
 
@@ -47,6 +50,8 @@ def create_metalake(call: Call) -> Json:
     name = shapes.name(body.get("name"), "name")
     comment = shapes.optional_text(body.get("comment"), "comment")
     props = shapes.properties(body.get("properties"))
+    if IN_USE in props:
+        raise problems.bad_request(f"property {IN_USE!r} is reserved: a metalake is in use once created")
     try:
         call.acting().create_metalake(name, comment=comment, properties=props)
     except Forbidden:
