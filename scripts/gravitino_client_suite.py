@@ -16,7 +16,12 @@ written next to them, never a change to their files) points every client they ma
 configure Gravitino (``gravitino.authorization.serviceAdmins``); the server restart they
 ask for after rewriting ``gravitino.conf`` is a no-op (pushdown serve always authorizes).
 
-    python scripts/gravitino_client_suite.py [--source DIR] [-- PYTEST ARGS]
+    python scripts/gravitino_client_suite.py [--source DIR] [--per-module] [-- PYTEST ARGS]
+
+All modules run against one server, as Gravitino's CI runs them; ``--per-module`` gives
+each module a fresh store (pushdown serves one metalake per store, and a module that
+leaves its metalake behind, as ``test_owner`` does once it gave the metalake away, would
+otherwise refuse every later module's metalake).
 
 prints pytest's summary and a last line ``gravitino client tests: PASSED/TOTAL passed``;
 exit status 0 when every selected test passed.
@@ -143,8 +148,8 @@ def _env(extra: dict[str, str]) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": path, **extra}
 
 
-def run(tests: Path, pytest_args: list[str]) -> tuple[int, int, int]:
-    """Start ``pushdown serve`` on a fresh store, run the modules; (status, passed, total)."""
+def run(tests: Path, modules: tuple[str, ...], pytest_args: list[str]) -> tuple[int, int, int]:
+    """Start ``pushdown serve`` on a fresh store, run ``modules``; (status, passed, total)."""
     sys.path.insert(0, str(ROOT))
     from tests.rest.conftest import init_store, serving
 
@@ -165,21 +170,9 @@ def run(tests: Path, pytest_args: list[str]) -> tuple[int, int, int]:
                 }
             )
             env.pop("GRAVITINO_USER", None)
+            command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts="]
             proc = subprocess.run(  # noqa: S603 (this Python's pytest)
-                [
-                    sys.executable,
-                    "-m",
-                    "pytest",
-                    "-q",
-                    "-p",
-                    "no:cacheprovider",
-                    "-o",
-                    "addopts=",
-                    "--rootdir",
-                    str(tests),
-                    *MODULES,
-                    *pytest_args,
-                ],
+                [*command, "--rootdir", str(tests), *modules, *pytest_args],
                 cwd=tests,
                 env=env,
                 capture_output=True,
@@ -201,9 +194,19 @@ def counts(summary: str) -> tuple[int, int]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source", type=Path, help="a git clone of apache/gravitino with the tag")
+    parser.add_argument(
+        "--per-module",
+        action="store_true",
+        help="a fresh pushdown serve (a fresh store) for each module, as one metalake per store",
+    )
     args, rest = parser.parse_known_args(argv)
     tests = fetch(args.source)
-    status, passed, total = run(tests, [a for a in rest if a != "--"])
+    extra = [a for a in rest if a != "--"]
+    batches = [(m,) for m in MODULES] if args.per_module else [MODULES]
+    status, passed, total = 0, 0, 0
+    for batch in batches:
+        code, ok, ran = run(tests, batch, extra)
+        status, passed, total = status or code, passed + ok, total + ran
     print(f"gravitino client tests: {passed}/{total} passed")
     return status
 

@@ -29,12 +29,15 @@ def close(call: Call) -> Json:
 # -- the metalake -----------------------------------------------------------------------
 
 
-def metalake_json(call: Call) -> Json:
+def metalake_json(call: Call, created: bool = False) -> Json:
+    """The metalake; loaded or listed, its properties carry ``in-use`` (as Gravitino 1.3's
+    load does; its create answers the properties as given)."""
     info = call.ac.metalake()
+    shown = dict(info.properties or {}) if created else {**dict(info.properties or {}), IN_USE: "true"}
     return {
         "name": info.name,
         "comment": info.comment,
-        "properties": {**dict(info.properties or {}), IN_USE: "true"},
+        "properties": shown,
         "audit": call.audit("metalake", info.name),
     }
 
@@ -65,7 +68,7 @@ def create_metalake(call: Call) -> Json:
         if info.exists:
             raise problems.unsupported(str(exc)) from None
         raise
-    return {"code": 0, "metalake": metalake_json(call)}
+    return {"code": 0, "metalake": metalake_json(call, created=True)}
 
 
 def load_metalake(call: Call) -> Json:
