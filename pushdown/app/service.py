@@ -453,6 +453,28 @@ class AccessControl:
             self.store.touch_audit("metalake", "", creator, now_iso())
         return result
 
+    def alter_metalake(
+        self, name: str, comment: str | None = None, properties: dict[str, str] | None = None
+    ) -> MetalakeInfo:
+        """Set the metalake's comment and properties (its owner, as Gravitino's
+        ``METALAKE::OWNER``; checked before anything is written). Neither is part of the
+        model: nothing is pushed. The metalake keeps its name (pushdown does not rename it)."""
+        self._refuse_if_followed()
+        info = self.metalake()
+        if not info.exists or info.name != name:
+            raise UnknownObject(f"metalake {name!r} does not exist")
+        actor = self.actor
+        if actor is not None and not actor.trusted:
+            _check(self.model, actor, "alter_metalake", METALAKE)
+        with self.store.write_lock():
+            if comment is None:
+                self.store.db.execute("DELETE FROM meta WHERE key = 'metalake_comment'")
+            else:
+                self.store.set_meta("metalake_comment", comment)
+            self.store.set_meta("metalake_properties", json.dumps(dict(properties or {}), sort_keys=True))
+            self.store.touch_audit("metalake", "", None if actor is None else actor.user, now_iso())
+        return self.metalake()
+
     def drop_metalake(self, name: str, force: bool = False) -> ChangeResult:
         """Drop the metalake and everything in it (its owner, or the administrator): the
         model becomes empty and every backend revokes what pushdown granted. Without

@@ -152,6 +152,13 @@ ROWS: list[Row] = [
     ),
     Row("POST", "/api/metalakes", "/api/metalakes", METALAKE, {"name": "test"}, allowed_status=409),
     Row("GET", "/api/metalakes/{metalake}", M, METALAKE),
+    Row(
+        "PUT",
+        "/api/metalakes/{metalake}",
+        M,
+        METALAKE,
+        {"updates": [{"@type": "setProperty", "property": "k", "value": "v"}]},
+    ),
     Row("DELETE", "/api/metalakes/{metalake}", M, METALAKE, allowed_status=409),  # not empty, no force
     Row("POST", f"{M}/users", f"{M}/users", "newuser", {"name": "newuser"}),
     Row("GET", f"{M}/users", f"{M}/users", lists=("list_users", METALAKE), items=_names, expect=_plain),

@@ -77,6 +77,47 @@ def load_metalake(call: Call) -> Json:
     return {"code": 0, "metalake": metalake_json(call)}
 
 
+#: Gravitino's metalake updates (``MetalakeUpdateRequest``'s ``@type``) pushdown applies.
+UPDATES = ("rename", "updateComment", "setProperty", "removeProperty")
+
+
+def alter_metalake(call: Call) -> Json:
+    """``PUT /api/metalakes/{m}`` with ``{"updates": [...]}``: the owner changes the comment
+    and properties, all updates or none; a rename to another name is not supported (1006)."""
+    name = call.metalake()
+    call.check("alter_metalake", METALAKE)
+    updates = shapes.obj(call.body).get("updates")
+    if not isinstance(updates, list) or not updates:
+        raise problems.bad_request('"updates" must be a non-empty list of metalake updates')
+    info = call.ac.metalake()
+    comment, props = info.comment, dict(info.properties or {})
+    for i, update in enumerate(updates):
+        comment = _apply(shapes.obj(update, f"updates[{i}]"), name, comment, props)
+    call.acting().alter_metalake(name, comment=comment, properties=props)
+    return {"code": 0, "metalake": metalake_json(call)}
+
+
+def _apply(update: Any, name: str, comment: str | None, props: dict[str, str]) -> str | None:
+    kind = update.get("@type")
+    if kind not in UPDATES:
+        raise problems.bad_request(f'"@type" {kind!r}: one of {", ".join(UPDATES)}')
+    if kind == "rename":
+        new = shapes.name(update.get("newName"), "newName")
+        if new != name:
+            raise problems.unsupported("renaming a metalake is not supported by pushdown serve")
+    elif kind == "updateComment":
+        return shapes.optional_text(update.get("newComment"), "newComment")
+    else:
+        key = shapes.name(update.get("property"), "property")
+        if key == IN_USE:
+            raise problems.bad_request(f"property {IN_USE!r} is reserved: the served metalake is in use")
+        if kind == "setProperty":
+            props[key] = shapes.properties({key: update.get("value")})[key]
+        else:
+            props.pop(key, None)
+    return comment
+
+
 def drop_metalake(call: Call) -> Json:
     name = call.params["metalake"]
     force = shapes.flag(call.query.get("force"), "force")

@@ -87,6 +87,7 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/api/metalakes", "load_metalake", metalakes.list_metalakes),
     Route("POST", "/api/metalakes", "create_metalake", metalakes.create_metalake, True),
     Route("GET", M, "load_metalake", metalakes.load_metalake),
+    Route("PUT", M, "alter_metalake", metalakes.alter_metalake, True),
     Route("DELETE", M, "drop_metalake", metalakes.drop_metalake, True),
     # users and groups
     Route("POST", f"{M}/users", "add_user", principals.add_user, True),
