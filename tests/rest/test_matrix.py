@@ -204,6 +204,21 @@ ROWS: list[Row] = [
         TABLE,
         HELD,
     ),
+    Row(  # the web UI's override: r1 keeps modify_table on the table and gains select_table
+        "PUT",
+        f"{M}/permissions/roles/{{role}}",
+        f"{M}/permissions/roles/r1",
+        TABLE,
+        {
+            "overrides": [
+                {
+                    "fullName": "cat.db.t",
+                    "type": "table",
+                    "privileges": [*HELD["privileges"], *PRIVS["privileges"]],
+                }
+            ]
+        },
+    ),
     Row("GET", f"{M}/owners/{{type}}/{{fullName}}", f"{M}/owners/table/cat.db.t", TABLE),
     Row(
         "PUT",
