@@ -454,18 +454,27 @@ class AccessControl:
         return result
 
     def alter_metalake(
-        self, name: str, comment: str | None = None, properties: dict[str, str] | None = None
+        self,
+        name: str,
+        comment: str | None = None,
+        properties: dict[str, str] | None = None,
+        new_name: str | None = None,
     ) -> MetalakeInfo:
-        """Set the metalake's comment and properties (its owner, as Gravitino's
-        ``METALAKE::OWNER``; checked before anything is written). Neither is part of the
-        model: nothing is pushed. The metalake keeps its name (pushdown does not rename it)."""
+        """Rename the metalake, set its comment and properties (its owner, as Gravitino's
+        ``METALAKE::OWNER``; checked before anything is written). None of them is part of
+        what a backend enforces: nothing is pushed."""
         self._refuse_if_followed()
         info = self.metalake()
         if not info.exists or info.name != name:
             raise UnknownObject(f"metalake {name!r} does not exist")
+        if new_name is not None:
+            check_name("metalake", new_name)
         actor = self.actor
         if actor is not None and not actor.trusted:
             _check(self.model, actor, "alter_metalake", METALAKE)
+        if new_name is not None and new_name != name:
+            writer = self if actor is None else self._as(dataclasses.replace(actor, trusted=True))
+            writer.change(lambda model: [], metalake=new_name)  # checked above
         with self.store.write_lock():
             if comment is None:
                 self.store.db.execute("DELETE FROM meta WHERE key = 'metalake_comment'")

@@ -127,7 +127,7 @@ def test_reference_curl_shapes_enums_in_any_case_out_lower_case(s: Site) -> None
 def test_unsupported_and_unknown_routes(s: Site) -> None:
     with s.http("admin") as h:
         error(h.get(f"{M}/tags"), 405, 1006, "UnsupportedOperationException")
-        error(h.put(M, json={"updates": [{"@type": "rename", "newName": "other"}]}), 405, 1006)
+        error(h.patch(M, json={"inUse": False}), 405, 1006)
         error(h.get("/elsewhere"), 404, 1003)
 
 

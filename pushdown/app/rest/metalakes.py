@@ -82,31 +82,30 @@ UPDATES = ("rename", "updateComment", "setProperty", "removeProperty")
 
 
 def alter_metalake(call: Call) -> Json:
-    """``PUT /api/metalakes/{m}`` with ``{"updates": [...]}``: the owner changes the comment
-    and properties, all updates or none; a rename to another name is not supported (1006)."""
+    """``PUT /api/metalakes/{m}`` with ``{"updates": [...]}``: the owner renames the
+    metalake, changes its comment and properties; all updates or none."""
     name = call.metalake()
     call.check("alter_metalake", METALAKE)
     updates = shapes.obj(call.body).get("updates")
     if not isinstance(updates, list) or not updates:
         raise problems.bad_request('"updates" must be a non-empty list of metalake updates')
     info = call.ac.metalake()
-    comment, props = info.comment, dict(info.properties or {})
+    state: dict[str, Any] = {"name": name, "comment": info.comment}
+    props = dict(info.properties or {})
     for i, update in enumerate(updates):
-        comment = _apply(shapes.obj(update, f"updates[{i}]"), name, comment, props)
-    call.acting().alter_metalake(name, comment=comment, properties=props)
+        _apply(shapes.obj(update, f"updates[{i}]"), state, props)
+    call.acting().alter_metalake(name, comment=state["comment"], properties=props, new_name=state["name"])
     return {"code": 0, "metalake": metalake_json(call)}
 
 
-def _apply(update: Any, name: str, comment: str | None, props: dict[str, str]) -> str | None:
+def _apply(update: Any, state: dict[str, Any], props: dict[str, str]) -> None:
     kind = update.get("@type")
     if kind not in UPDATES:
         raise problems.bad_request(f'"@type" {kind!r}: one of {", ".join(UPDATES)}')
     if kind == "rename":
-        new = shapes.name(update.get("newName"), "newName")
-        if new != name:
-            raise problems.unsupported("renaming a metalake is not supported by pushdown serve")
+        state["name"] = shapes.name(update.get("newName"), "newName")
     elif kind == "updateComment":
-        return shapes.optional_text(update.get("newComment"), "newComment")
+        state["comment"] = shapes.optional_text(update.get("newComment"), "newComment")
     else:
         key = shapes.name(update.get("property"), "property")
         if key == IN_USE:
@@ -115,7 +114,6 @@ def _apply(update: Any, name: str, comment: str | None, props: dict[str, str]) -
             props[key] = shapes.properties({key: update.get("value")})[key]
         else:
             props.pop(key, None)
-    return comment
 
 
 def drop_metalake(call: Call) -> Json:
