@@ -235,15 +235,20 @@ def test_half_sent_requests_are_closed_and_connections_are_capped(tmp_path: Path
     with serving(config, tmp_path / "serve.log") as server:
         uri = server.ready()
         port = int(uri.rsplit(":", 1)[1])
-        half = [
-            _open(port, b""),
-            _open(port, b"GET /api/vers"),
-            _open(port, b"GET /api/version HTTP/1.1\r\nHost: x\r\n"),
-            _open(port, b"POST /api/metalakes HTTP/1.1\r\nHost: x\r\n" + b"X-A: b\r\n" * 20),
-        ] * 5
+        heads = (
+            b"",
+            b"GET /api/vers",
+            b"GET /api/version HTTP/1.1\r\nHost: x\r\n",
+            b"POST /api/metalakes HTTP/1.1\r\nHost: x\r\n" + b"X-A: b\r\n" * 20,
+        )
+        half = [_open(port, head) for head in heads for _ in range(5)]
         started = time.monotonic()
-        wait_for(lambda: all(_closed(c) for c in half), 15, "half-sent requests are closed")
+        answers = [_answer(c) for c in half]
         assert time.monotonic() - started < 10
+        assert [a[:12] for a in answers] == [b"HTTP/1.1 408"] * len(answers)
+        for answer in answers:  # each told why, in Gravitino's error shape, then closed
+            assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+            assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["code"] == 1001
         body = _open(
             port,
             b"POST /api/metalakes HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"

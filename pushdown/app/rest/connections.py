@@ -4,8 +4,9 @@
   sends half a request line or half its headers and then waits: such a connection would
   hold a descriptor forever. Here a connection whose request line and headers have not all
   arrived ``header_timeout`` seconds after it opened (or after its first byte following an
-  answer) is closed.
-- **A cap on connections.** A connection beyond ``max_connections`` is closed as it opens.
+  answer) gets a JSON 408 and is closed.
+- **A cap on connections.** A connection beyond ``max_connections`` is closed as it opens
+  (h11 serves one request at a time per connection: this caps requests in flight too).
 - **A JSON 400** for bytes that are not HTTP (uvicorn answers those in plain text).
 
 The body's own timeout is the ASGI app's (``Dispatcher._body``): it answers 408 in JSON.
@@ -70,6 +71,8 @@ class GuardedH11(H11Protocol):
         self._header_timer = None
         if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
             log.info("connection closed: no complete request head within %g s", self.header_timeout)
+            if self.conn.our_state is h11.IDLE:  # nothing of ours half-written: say why, then close
+                self.transport.write(_late(self.header_timeout))
             self.transport.close()
 
     def send_400_response(self, msg: str) -> None:
@@ -84,6 +87,22 @@ class GuardedH11(H11Protocol):
         except h11.LocalProtocolError:  # too broken to answer at all
             pass
         self.transport.close()
+
+
+def _late(seconds: float) -> bytes:
+    """A 408 in Gravitino's error shape, written raw: h11 answers only a request it has read."""
+    problem = problems.Problem(
+        problems.ILLEGAL_ARGUMENTS,
+        "IllegalArgumentException",
+        f"the request line and headers did not arrive within {seconds:g} s",
+        status=408,
+    )
+    body = json.dumps(problems.body(problem)).encode("ascii")
+    head = (
+        "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    return head.encode("ascii") + body
 
 
 def protocol(header_timeout: float, max_connections: int) -> type[GuardedH11]:

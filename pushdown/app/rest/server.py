@@ -105,7 +105,6 @@ def serve(config: Config, settings: ServeSettings) -> int:
                 timeout_graceful_shutdown=10,
                 http=protocol(settings.header_timeout, settings.max_connections),
                 timeout_keep_alive=settings.keep_alive_timeout,  # type: ignore[arg-type]
-                limit_concurrency=settings.max_connections + 1,
                 h11_max_incomplete_event_size=MAX_HEAD,
             )
         )

@@ -18,7 +18,6 @@
     body_timeout = 30               # seconds for the whole body to arrive; then 408
     keep_alive_timeout = 5          # seconds an idle kept-alive connection stays open
     max_connections = 256           # open connections at most; one more is closed at once
-                                    # (and requests beyond it in flight get uvicorn's 503)
 
 Every value is checked when the config is loaded; an error names the key and the value.
 Paths are relative to the config file.
