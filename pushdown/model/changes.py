@@ -16,7 +16,7 @@ from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.model.privileges import Condition, Privilege
 from pushdown.model.securables import DATA_TYPES, METALAKE, ObjectRef, SecurableType
 from pushdown.model.state import Grant, Model
-from pushdown.model.text import MAX_NAME, check_name, escaped, has_control, too_long
+from pushdown.model.text import MAX_NAME, check_name, has_control, too_long
 
 GROUP_OWNER_REASON = (
     "groups can be granted roles and privileges, but they cannot be owners of "
@@ -34,9 +34,7 @@ def check_object_name(obj: ObjectRef) -> None:
     if any(too_long(part) for part in obj.names):
         raise ModelError(f"{obj.type.label} name: each part may hold at most {MAX_NAME} characters")
     if any(has_control(part) for part in obj.names):
-        raise ModelError(
-            f"{obj.type.label} name {escaped(obj.name)!r} contains a control character; names may not"
-        )
+        raise ModelError(f"{obj.type.label} name {obj.name!r} contains a control character; names may not")
 
 
 def require_user(model: Model, user: str) -> None:

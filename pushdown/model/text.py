@@ -46,7 +46,7 @@ def check_name(kind: str, name: object) -> None:
     if too_long(name):
         raise ModelError(f"a {kind} name may hold at most {MAX_NAME} characters, this one has {len(name)}")
     if has_control(name):
-        raise ModelError(f"{kind} name {escaped(name)!r} contains a control character; names may not")
+        raise ModelError(f"{kind} name {name!r} contains a control character; names may not")
 
 
 def _hidden(ch: str) -> bool:

@@ -18,7 +18,7 @@ from pushdown.errors import ModelError
 from pushdown.model.names import format_name, parse_name
 from pushdown.model.privileges import Condition, Privilege
 from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
-from pushdown.model.text import MAX_NAME, escaped, has_control, too_long
+from pushdown.model.text import MAX_NAME, has_control, too_long
 
 Json = dict[str, Any]
 
@@ -104,9 +104,7 @@ def name(value: Any, field: str) -> str:
     if too_long(value):
         raise problems.bad_request(f'"{field}" may hold at most {MAX_NAME} characters, not {len(value)}')
     if has_control(value):
-        raise problems.bad_request(
-            f'"{field}" {escaped(value)!r} contains a control character; names may not'
-        )
+        raise problems.bad_request(f'"{field}" {value!r} contains a control character; names may not')
     return value
 
 
