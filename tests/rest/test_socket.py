@@ -268,3 +268,11 @@ def test_half_sent_requests_are_closed_and_connections_are_capped(tmp_path: Path
             wait_for(lambda: h.get("/api/version").status_code == 200, 15, "serves again")
         assert server.stop() == 0
     assert "Traceback" not in (tmp_path / "serve.log").read_text()
+
+
+def test_an_answer_always_encodes_even_text_that_is_not_utf8() -> None:
+    from pushdown.app.rest.app import Answer
+
+    body = Answer({"code": 1001, "message": "name '\ud800' refused"}, 400).body
+    assert json.loads(body) == {"code": 1001, "message": "name '\ud800' refused"}
+    assert b"\\ud800" in body
