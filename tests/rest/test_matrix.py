@@ -159,7 +159,7 @@ ROWS: list[Row] = [
         METALAKE,
         {"updates": [{"@type": "setProperty", "property": "k", "value": "v"}]},
     ),
-    Row("DELETE", "/api/metalakes/{metalake}", M, METALAKE, allowed_status=409),  # not empty, no force
+    Row("DELETE", "/api/metalakes/{metalake}", M, METALAKE, allowed_status=409),  # in use, no force
     Row("POST", f"{M}/users", f"{M}/users", "newuser", {"name": "newuser"}),
     Row("GET", f"{M}/users", f"{M}/users", lists=("list_users", METALAKE), items=_names, expect=_plain),
     Row("GET", f"{M}/users/{{user}}", f"{M}/users/u1", "u1"),

@@ -122,8 +122,14 @@ def drop_metalake(call: Call) -> Json:
     info = call.ac.metalake()
     if not info.exists or info.name != name:
         return {"code": 0, "dropped": False}
-    # refused before "not empty" is said: a caller who may not drop it learns nothing
+    # refused before "in use" is said: a caller who may not drop it learns nothing
     call.check("drop_metalake", METALAKE)
+    if not force:  # Gravitino 1.3: a metalake in use is dropped only with force; this one always is
+        raise problems.Problem(
+            problems.IN_USE,
+            "MetalakeInUseException",
+            f"metalake {name!r} is in use: drop it with force=true (everything in it is dropped too)",
+        )
     try:
         call.acting().drop_metalake(name, force=force)
     except Forbidden:
