@@ -167,7 +167,9 @@ def test_gravitino_s_own_client_tests_pass_against_pushdown_serve() -> None:
         timeout=600,
         cwd=ROOT,
     )
-    last = done.stdout.strip().splitlines()[-1]
+    lines = done.stdout.strip().splitlines()
+    assert lines and lines[-1].startswith("gravitino client tests:"), done.stderr[-3000:]
+    last = lines[-1]
     passed, total = (int(n) for n in last.split(": ")[1].split(" ")[0].split("/"))
     print(last)
     assert (passed, total) == (38, 38), done.stdout[-4000:]
