@@ -456,6 +456,37 @@ class AccessControl:
             self.store.touch_audit("metalake", "", creator, now_iso())
         return result
 
+    def alter_metalake(
+        self,
+        name: str,
+        comment: str | None = None,
+        properties: dict[str, str] | None = None,
+        new_name: str | None = None,
+    ) -> MetalakeInfo:
+        """Rename the metalake, set its comment and properties (its owner, as Gravitino's
+        ``METALAKE::OWNER``; checked before anything is written). None of them is part of
+        what a backend enforces: nothing is pushed."""
+        self._refuse_if_followed()
+        info = self.metalake()
+        if not info.exists or info.name != name:
+            raise UnknownObject(f"metalake {name!r} does not exist")
+        if new_name is not None:
+            check_name("metalake", new_name)
+        actor = self.actor
+        if actor is not None and not actor.trusted:
+            _check(self.model, actor, "alter_metalake", METALAKE)
+        if new_name is not None and new_name != name:
+            writer = self if actor is None else self._as(dataclasses.replace(actor, trusted=True))
+            writer.change(lambda model: [], metalake=new_name)  # checked above
+        with self.store.write_lock():
+            if comment is None:
+                self.store.db.execute("DELETE FROM meta WHERE key = 'metalake_comment'")
+            else:
+                self.store.set_meta("metalake_comment", comment)
+            self.store.set_meta("metalake_properties", json.dumps(dict(properties or {}), sort_keys=True))
+            self.store.touch_audit("metalake", "", None if actor is None else actor.user, now_iso())
+        return self.metalake()
+
     def drop_metalake(self, name: str, force: bool = False) -> ChangeResult:
         """Drop the metalake and everything in it (its owner, or the administrator): the
         model becomes empty and every backend revokes what pushdown granted. Without
