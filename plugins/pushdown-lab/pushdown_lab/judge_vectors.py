@@ -1,0 +1,161 @@
+"""Ranger's policy-engine test vectors put to the Java judge (:mod:`pushdown_lab.ranger_judge`).
+
+Each vector file becomes what Ranger's own ``TestPolicyEngine`` builds from it: a
+``ServicePolicies`` (service definition, policies, security zones, service config, audit
+mode, tag policies), roles from ``userRoles`` / ``groupRoles`` / ``roleRoles``, and a plugin
+configuration of type ``hive`` with the super users and groups, the audit exclusions, and
+the forwarded-address and tag-date settings that test sets. Policy deltas are applied to
+the engine before the tests that follow them, as a plugin applies a download. A case
+compares ``isAllowed`` and ``isAudited``, as Ranger's test does.
+
+Cases the judge does not decide say why: a test with no access result (data masking, row
+filtering, resource access info: the judge answers access requests), and the files meant
+for other harnesses of Ranger's (GDS, the base plugin's file-based policy source).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pushdown_lab.ranger_judge import Answer, RangerJudge
+
+__all__ = ["JudgeOutcome", "run_file"]
+
+#: what Ranger's TestPolicyEngine adds to every engine's plugin configuration
+_TEST_CONFIG = {
+    "ranger.plugin.hive.use.x-forwarded-for.ipaddress": "true",
+    "ranger.plugin.hive.trusted.proxy.ipaddresses": "255.255.255.255; 128.101.101.101;128.101.101.99",
+    "ranger.plugin.tag.attr.additional.date.formats": "abcd||xyz||yyyy/MM/dd'T'HH:mm:ss.SSS'Z'",
+}
+_LISTS = {
+    "superUsers": "super.users",
+    "superGroups": "super.groups",
+    "auditExcludedUsers": "audit.exclude.users",
+    "auditExcludedGroups": "audit.exclude.groups",
+    "auditExcludedRoles": "audit.exclude.roles",
+}
+
+
+@dataclass(frozen=True)
+class JudgeOutcome:
+    """One test of one file: ``status`` pass, fail or skip; ``detail`` says why."""
+
+    file: str
+    name: str
+    status: str
+    detail: str = ""
+
+
+def file_skip(data: dict[str, Any]) -> str | None:
+    if "serviceDef" not in data:
+        kept = [k for k in ("gdsInfoFilename", "policiesFilename") if k in data]
+        return f"written for another harness of Ranger's (its inputs in {', '.join(kept) or 'other files'})"
+    return None
+
+
+def service_policies(data: dict[str, Any], policies: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "serviceName": data.get("serviceName"),
+        "policyVersion": 100,
+        "serviceDef": data["serviceDef"],
+        "policies": policies,
+        "securityZones": data.get("securityZones"),
+        "serviceConfig": data.get("serviceConfig"),
+    }
+    if data.get("auditMode"):
+        out["auditMode"] = data["auditMode"]
+    info = data.get("tagPolicyInfo")
+    if info:
+        out["tagPolicies"] = {
+            "serviceName": info.get("serviceName"),
+            "serviceDef": info.get("serviceDef"),
+            "policies": info.get("tagPolicies"),
+            "serviceConfig": info.get("serviceConfig"),
+            **({"auditMode": data["auditMode"]} if data.get("auditMode") else {}),
+        }
+    return out
+
+
+def roles(data: dict[str, Any]) -> dict[str, Any]:
+    members: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for key, kind in (("userRoles", "users"), ("groupRoles", "groups"), ("roleRoles", "roles")):
+        for member, names in (data.get(key) or {}).items():
+            for name in names:
+                role = members.setdefault(name, {"users": [], "groups": [], "roles": []})
+                role[kind].append({"name": member, "isAdmin": True})
+    return {
+        "serviceName": data.get("serviceName"),
+        "roleVersion": -1,
+        "rangerRoles": [{"name": name, "description": name, **lists} for name, lists in members.items()],
+    }
+
+
+def config(data: dict[str, Any]) -> dict[str, str]:
+    out = dict(_TEST_CONFIG)
+    for key, suffix in _LISTS.items():
+        out[f"ranger.plugin.hive.{suffix}"] = ",".join(data.get(key) or [])
+    return out
+
+
+def stages(data: dict[str, Any]) -> list[tuple[list[dict[str, Any]], dict[str, Any] | None]]:
+    """Each stage's tests and the update (policy deltas, zones) applied before them."""
+    if "testsInfo" not in data:
+        out: list[tuple[list[dict[str, Any]], dict[str, Any] | None]] = [(data.get("tests") or [], None)]
+        if data.get("updatedPolicies") is not None:
+            out.append((data.get("updatedTests") or [], data["updatedPolicies"]))
+        return out
+    out, info, update = [], data.get("testsInfo") or {}, None
+    while info:
+        out.append((info.get("tests") or [], update))
+        update = info.get("updatedPolicies") or {}
+        info = info.get("updatedTestsInfo") or {}
+    return out
+
+
+def _request(test: dict[str, Any]) -> dict[str, Any]:
+    raw = dict(test.get("request") or {})
+    for key in ("userAttributes", "groupAttributes"):
+        if test.get(key):
+            raw[key] = test[key]
+    return raw
+
+
+def _compare(file: str, test: dict[str, Any], answer: Answer) -> JudgeOutcome:
+    expected = test["result"]
+    wanted = (bool(expected.get("isAllowed")), bool(expected.get("isAudited")))
+    got = (answer.allowed, answer.audited)
+    if got != wanted:
+        return JudgeOutcome(file, str(test.get("name")), "fail", f"isAllowed/isAudited {got}, expected {wanted}")
+    return JudgeOutcome(file, str(test.get("name")), "pass")
+
+
+def run_file(judge: RangerJudge, path: Path) -> list[JudgeOutcome]:
+    """Every test of one vector file, decided by the judge."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    file, skip = path.name, file_skip(data)
+    if skip:
+        tests = [t for tests, _ in stages(data) for t in tests]
+        return [JudgeOutcome(file, str(t.get("name")), "skip", skip) for t in tests]
+    base = f"vectors:{path}"
+    judge.load(base, service_policies(data, list(data.get("policies") or [])), roles(data), config=config(data))
+    outcomes: list[JudgeOutcome] = []
+    engine = base
+    for number, (tests, update) in enumerate(stages(data)):
+        if update is not None:
+            updated = service_policies(data, list(data.get("policies") or []))
+            updated["policyDeltas"] = update.get("policyDeltas")
+            updated["securityZones"] = update.get("securityZones")
+            engine = f"{base}:{number}"
+            judge.load(engine, updated, base=base if number == 1 else f"{base}:{number - 1}")
+        decided = [t for t in tests if "result" in t]
+        answers = judge.decide(engine, [_request(t) for t in decided])
+        outcomes += [_compare(file, t, a) for t, a in zip(decided, answers, strict=True)]
+        outcomes += [
+            JudgeOutcome(file, str(t.get("name")), "skip", "no access result: the judge answers access requests")
+            for t in tests
+            if "result" not in t
+        ]
+    return outcomes
