@@ -11,6 +11,9 @@ on a free 127.0.0.1 port, with the hdfs, hive and kafka service definitions load
 services; stopped when the test ends. Starting one takes milliseconds, so each test gets
 its own state.
 
+``ranger_judge``: the run's one Ranger judge, Ranger 2.9's own policy engine in a Java process
+(:mod:`pushdown_lab.ranger_judge`, jars from Maven Central): what Ranger enforces is its answer.
+
 ``spark``: the test run's one SparkSession. Spark starts in seconds, not milliseconds,
 so the session is created once, on first use, and stopped when the run ends; tests
 that only need pure code never start it. It has Hive support and is pointed at
@@ -67,6 +70,22 @@ def hive_metastore(request: pytest.FixtureRequest) -> Any:
     if request.param == "hive2-local":
         return request.getfixturevalue("local_hive_metastore")
     return request.getfixturevalue("hive4_metastore")
+
+
+@pytest.fixture(scope="session")
+def ranger_judge() -> Iterator[Any]:
+    """The run's one Ranger judge: Ranger 2.9's own policy engine in a Java process
+    (:class:`pushdown_lab.ranger_judge.RangerJudge`), about 2 s to start; the folder holding
+    Ranger's policy-engine vectors is on its classpath (their tag files are read from there)."""
+    from pushdown_lab.judge_vectors import vector_folder
+    from pushdown_lab.ranger_judge import JudgeUnavailable, RangerJudge
+
+    folder = vector_folder()
+    try:
+        with RangerJudge(resources=[folder.parent] if folder else []) as judge:
+            yield judge
+    except JudgeUnavailable as exc:
+        _unavailable("Ranger judge", exc)
 
 
 @pytest.fixture

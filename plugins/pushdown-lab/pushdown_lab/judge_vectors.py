@@ -16,13 +16,17 @@ for other harnesses of Ranger's (GDS, the base plugin's file-based policy source
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pushdown_lab.ranger_judge import Answer, RangerJudge
 
-__all__ = ["JudgeOutcome", "run_file"]
+__all__ = ["ANOTHER_HARNESS", "NO_ACCESS_RESULT", "JudgeOutcome", "run_file", "vector_files", "vector_folder"]
+
+NO_ACCESS_RESULT = "no access result (data masking, row filtering, resource access info): the judge answers access"
+ANOTHER_HARNESS = "written for another harness of Ranger's"
 
 #: what Ranger's TestPolicyEngine adds to every engine's plugin configuration
 _TEST_CONFIG = {
@@ -52,7 +56,7 @@ class JudgeOutcome:
 def file_skip(data: dict[str, Any]) -> str | None:
     if "serviceDef" not in data:
         kept = [k for k in ("gdsInfoFilename", "policiesFilename") if k in data]
-        return f"written for another harness of Ranger's (its inputs in {', '.join(kept) or 'other files'})"
+        return f"{ANOTHER_HARNESS} (its inputs in {', '.join(kept) or 'other files'})"
     return None
 
 
@@ -140,22 +144,51 @@ def run_file(judge: RangerJudge, path: Path) -> list[JudgeOutcome]:
         tests = [t for tests, _ in stages(data) for t in tests]
         return [JudgeOutcome(file, str(t.get("name")), "skip", skip) for t in tests]
     base = f"vectors:{path}"
+    loaded = [base]
     judge.load(base, service_policies(data, list(data.get("policies") or [])), roles(data), config=config(data))
     outcomes: list[JudgeOutcome] = []
-    engine = base
-    for number, (tests, update) in enumerate(stages(data)):
-        if update is not None:
-            updated = service_policies(data, list(data.get("policies") or []))
-            updated["policyDeltas"] = update.get("policyDeltas")
-            updated["securityZones"] = update.get("securityZones")
-            engine = f"{base}:{number}"
-            judge.load(engine, updated, base=base if number == 1 else f"{base}:{number - 1}")
-        decided = [t for t in tests if "result" in t]
-        answers = judge.decide(engine, [_request(t) for t in decided])
-        outcomes += [_compare(file, t, a) for t, a in zip(decided, answers, strict=True)]
-        outcomes += [
-            JudgeOutcome(file, str(t.get("name")), "skip", "no access result: the judge answers access requests")
-            for t in tests
-            if "result" not in t
-        ]
+    try:
+        for number, (tests, update) in enumerate(stages(data)):
+            if update is not None:
+                updated = service_policies(data, list(data.get("policies") or []))
+                updated["policyDeltas"] = update.get("policyDeltas")
+                updated["securityZones"] = update.get("securityZones")
+                loaded.append(f"{base}:{number}")
+                judge.load(loaded[-1], updated, base=loaded[-2])
+            outcomes += _decide(judge, loaded[-1], file, tests)
+    finally:
+        for engine in loaded:
+            judge.drop(engine)
     return outcomes
+
+
+def _decide(judge: RangerJudge, engine: str, file: str, tests: list[dict[str, Any]]) -> list[JudgeOutcome]:
+    decided = [t for t in tests if "result" in t]
+    answers = judge.decide(engine, [_request(t) for t in decided])
+    outcomes = [_compare(file, t, a) for t, a in zip(decided, answers, strict=True)]
+    return outcomes + [
+        JudgeOutcome(file, str(t.get("name")), "skip", NO_ACCESS_RESULT) for t in tests if "result" not in t
+    ]
+
+
+def vector_folder() -> Path | None:
+    """Ranger's policy-engine vectors, read in place: ``$PUSHDOWN_RANGER_POLICYENGINE``, else
+    ``shared/ranger/policyengine`` beside the checkout (or beside a folder above it)."""
+    given = os.environ.get("PUSHDOWN_RANGER_POLICYENGINE")
+    if given:
+        return Path(given)
+    for parent in Path(__file__).resolve().parents:
+        candidate = parent / "shared" / "ranger" / "policyengine"
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def vector_files(folder: Path) -> list[Path]:
+    """The policy-engine vector files under ``folder`` (those with a ``tests`` list)."""
+    found = []
+    for path in sorted(folder.rglob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and ({"tests", "testsInfo"} & set(data)):
+            found.append(path)
+    return found

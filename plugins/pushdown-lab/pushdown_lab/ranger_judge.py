@@ -36,6 +36,9 @@ from pushdown_lab.maven import RANGER_ENGINE, MavenUnavailable, cache_dir, class
 __all__ = ["Answer", "JudgeUnavailable", "RangerJudge", "request"]
 
 MAIN = "RangerJudge"
+#: our Java sources: the judge, and the one condition evaluator Ranger's vectors name that
+#: ships only in Ranger's test sources
+SOURCES = (f"{MAIN}.java", "RangerSimpleMatcher.java")
 
 
 class JudgeUnavailable(RuntimeError):
@@ -95,18 +98,20 @@ def _java(name: str) -> str:
 
 def judge_classes(jars: Sequence[Path]) -> Path:
     """The compiled judge, keyed by its source and the jars; compiled once (about 3 s)."""
-    source = importlib.resources.files("pushdown_lab").joinpath(f"java/{MAIN}.java").read_bytes()
-    key = hashlib.sha256(source + "\n".join(p.name for p in jars).encode()).hexdigest()
+    folder = importlib.resources.files("pushdown_lab").joinpath("java")
+    sources = {name: folder.joinpath(name).read_bytes() for name in SOURCES}
+    key = hashlib.sha256(b"".join(sources.values()) + "\n".join(p.name for p in jars).encode()).hexdigest()
     target = cache_dir() / "ranger-judge" / key[:16]
     if (target / f"{MAIN}.class").is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     build = Path(tempfile.mkdtemp(prefix="build-", dir=target.parent))
     try:
-        (build / f"{MAIN}.java").write_bytes(source)
+        for name, source in sources.items():
+            (build / name).write_bytes(source)
         cp = os.pathsep.join(str(j) for j in jars)
         done = subprocess.run(  # noqa: S603 - fixed arguments, no shell
-            [_java("javac"), "-nowarn", "-d", str(build), "-cp", cp, str(build / f"{MAIN}.java")],
+            [_java("javac"), "-nowarn", "-d", str(build), "-cp", cp, *(str(build / name) for name in sources)],
             capture_output=True,
             text=True,
             check=False,
@@ -125,8 +130,11 @@ def judge_classes(jars: Sequence[Path]) -> Path:
 class RangerJudge:
     """The judge process; commands are answered in order, one at a time (thread-safe)."""
 
-    def __init__(self, log: Path | None = None) -> None:
+    def __init__(self, log: Path | None = None, resources: Sequence[Path] = ()) -> None:
+        """``resources``: folders put on the judge's classpath (files a service definition's
+        context enrichers name, such as a tag file ``/policyengine/resourceTags.json``)."""
         self._log_path = log
+        self._resources = list(resources)
         self._process: subprocess.Popen[str] | None = None
         self._lock = threading.Lock()
 
@@ -143,7 +151,7 @@ class RangerJudge:
         except MavenUnavailable as exc:
             raise JudgeUnavailable(str(exc)) from exc
         classes = judge_classes(jars)
-        cp = os.pathsep.join([str(classes), *(str(j) for j in jars)])
+        cp = os.pathsep.join([str(classes), *(str(r) for r in self._resources), *(str(j) for j in jars)])
         log: IO[str] | int = self._log_path.open("a") if self._log_path else subprocess.DEVNULL
         self._process = subprocess.Popen(  # noqa: S603 - fixed arguments, no shell
             [_java("java"), "-Xss4m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp, MAIN],
