@@ -154,7 +154,7 @@ class RangerJudge:
         cp = os.pathsep.join([str(classes), *(str(r) for r in self._resources), *(str(j) for j in jars)])
         log: IO[str] | int = self._log_path.open("a") if self._log_path else subprocess.DEVNULL
         self._process = subprocess.Popen(  # noqa: S603 - fixed arguments, no shell
-            [_java("java"), "-Xss4m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp, MAIN],
+            [_java("java"), "-Xss4m", "-cp", cp, MAIN],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log,

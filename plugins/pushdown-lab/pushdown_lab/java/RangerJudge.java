@@ -73,6 +73,11 @@ public final class RangerJudge {
     public static void main(String[] args) throws Exception {
         PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true, "UTF-8");
         System.setOut(System.err); // whatever the engine prints stays off the protocol
+        // log4j unconfigured logs at DEBUG to nowhere, building every debug message first
+        org.apache.log4j.Logger root = org.apache.log4j.Logger.getRootLogger();
+        root.removeAllAppenders();
+        root.addAppender(new org.apache.log4j.ConsoleAppender(new org.apache.log4j.PatternLayout("%p %c{1}: %m%n"), "System.err"));
+        root.setLevel(org.apache.log4j.Level.WARN);
         new RangerJudge().serve(new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)), out);
     }
 
