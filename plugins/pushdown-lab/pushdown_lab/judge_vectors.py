@@ -25,7 +25,9 @@ from pushdown_lab.ranger_judge import Answer, RangerJudge
 
 __all__ = ["ANOTHER_HARNESS", "NO_ACCESS_RESULT", "JudgeOutcome", "run_file", "vector_files", "vector_folder"]
 
-NO_ACCESS_RESULT = "no access result (data masking, row filtering, resource access info): the judge answers access"
+NO_ACCESS_RESULT = (
+    "no access result (data masking, row filtering, resource access info): the judge answers access"
+)
 ANOTHER_HARNESS = "written for another harness of Ranger's"
 
 #: what Ranger's TestPolicyEngine adds to every engine's plugin configuration
@@ -132,7 +134,9 @@ def _compare(file: str, test: dict[str, Any], answer: Answer) -> JudgeOutcome:
     wanted = (bool(expected.get("isAllowed")), bool(expected.get("isAudited")))
     got = (answer.allowed, answer.audited)
     if got != wanted:
-        return JudgeOutcome(file, str(test.get("name")), "fail", f"isAllowed/isAudited {got}, expected {wanted}")
+        return JudgeOutcome(
+            file, str(test.get("name")), "fail", f"isAllowed/isAudited {got}, expected {wanted}"
+        )
     return JudgeOutcome(file, str(test.get("name")), "pass")
 
 
@@ -145,7 +149,9 @@ def run_file(judge: RangerJudge, path: Path) -> list[JudgeOutcome]:
         return [JudgeOutcome(file, str(t.get("name")), "skip", skip) for t in tests]
     base = f"vectors:{path}"
     loaded = [base]
-    judge.load(base, service_policies(data, list(data.get("policies") or [])), roles(data), config=config(data))
+    judge.load(
+        base, service_policies(data, list(data.get("policies") or [])), roles(data), config=config(data)
+    )
     outcomes: list[JudgeOutcome] = []
     try:
         for number, (tests, update) in enumerate(stages(data)):

@@ -120,7 +120,9 @@ def _resolve(work: Path, text: str, listing: Path) -> None:
         command.append(f"-Dmaven.repo.local={repo}")
     done = subprocess.run(command, cwd=work, capture_output=True, text=True, check=False)  # noqa: S603
     if done.returncode != 0:
-        raise MavenUnavailable(f"Maven could not resolve the classpath:\n{(done.stdout + done.stderr)[-3000:]}")
+        raise MavenUnavailable(
+            f"Maven could not resolve the classpath:\n{(done.stdout + done.stderr)[-3000:]}"
+        )
     (work / f"{listing.name}.part").rename(listing)
 
 

@@ -126,7 +126,9 @@ def _compare(standin: Standin, asks: Sequence[Ask], answers: Sequence[Answer]) -
             )
     if differ:
         shown = "\n  ".join(differ[:20])
-        raise Disagreement(f"the stand-in's engine differs from Ranger's on {len(differ)} of {len(asks)}:\n  {shown}")
+        raise Disagreement(
+            f"the stand-in's engine differs from Ranger's on {len(differ)} of {len(asks)}:\n  {shown}"
+        )
 
 
 def allows(standin: Standin, asks: Sequence[Ask]) -> list[bool]:

@@ -111,7 +111,15 @@ def judge_classes(jars: Sequence[Path]) -> Path:
             (build / name).write_bytes(source)
         cp = os.pathsep.join(str(j) for j in jars)
         done = subprocess.run(  # noqa: S603 - fixed arguments, no shell
-            [_java("javac"), "-nowarn", "-d", str(build), "-cp", cp, *(str(build / name) for name in sources)],
+            [
+                _java("javac"),
+                "-nowarn",
+                "-d",
+                str(build),
+                "-cp",
+                cp,
+                *(str(build / name) for name in sources),
+            ],
             capture_output=True,
             text=True,
             check=False,
@@ -142,7 +150,9 @@ class RangerJudge:
         self.start()
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
 
     def start(self) -> None:
