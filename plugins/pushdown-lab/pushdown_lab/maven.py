@@ -14,7 +14,8 @@ calls :func:`prefetch` so a fresh machine has everything before the tests run.
 What Maven Central held when this was written (``mvn dependency:get``):
 ``org.apache.ranger:ranger-plugins-common:2.9.0`` (the policy engine, 61 jars with its
 dependencies, 74 MB); ``org.apache.ranger:authz-embedded`` is not published (2.7.0, 2.8.0 and
-2.9.0 all fail to resolve).
+2.9.0 all fail to resolve); ``org.apache.hive:hive-standalone-metastore-server`` 4.0.0 and 4.0.1
+(not 4.1.0: that release publishes the parent pom and the common jar only).
 """
 
 from __future__ import annotations
@@ -39,8 +40,19 @@ RANGER_ENGINE = (
     "org.graalvm.js:js-scriptengine:22.3.0",
 )
 
+#: Hive Metastore 4 standalone: 4.0.1 is the newest server on Central (4.1.0 publishes no
+#: ``hive-standalone-metastore-server``); it runs on JDK 17 with Hadoop's shaded 3.3 client in
+#: place of the Hadoop 2.6 jars its pom drags in. ``-group:artifact`` excludes a dependency.
+HIVE4_METASTORE = (
+    "org.apache.hive:hive-standalone-metastore-server:4.0.1 -jdk.tools:jdk.tools -org.apache.hadoop:hadoop-common"
+    " -org.apache.hadoop:hadoop-auth -org.slf4j:slf4j-log4j12 -log4j:log4j",
+    "org.apache.hadoop:hadoop-client-api:3.3.6",
+    "org.apache.hadoop:hadoop-client-runtime:3.3.6",
+    "commons-cli:commons-cli:1.5.0",
+)
+
 #: what ``scripts/setup.sh`` fetches ahead of the tests
-PINNED = (RANGER_ENGINE,)
+PINNED = (RANGER_ENGINE, HIVE4_METASTORE)
 
 
 class MavenUnavailable(RuntimeError):
@@ -55,13 +67,20 @@ def cache_dir() -> Path:
 
 
 def pom(coordinates: Sequence[str]) -> str:
-    """A pom depending on each ``group:artifact:version`` (and nothing else)."""
+    """A pom depending on each ``group:artifact:version`` (followed by ``-group:artifact``
+    for each dependency of it to leave out), and nothing else."""
     deps = []
     for coordinate in coordinates:
-        group, artifact, version = coordinate.split(":")
+        main, *excluded = coordinate.split()
+        group, artifact, version = main.split(":")
+        exclusions = "".join(
+            f"<exclusion><groupId>{escape(g)}</groupId><artifactId>{escape(a)}</artifactId></exclusion>"
+            for g, a in (e.lstrip("-").split(":") for e in excluded)
+        )
         deps.append(
             f"    <dependency><groupId>{escape(group)}</groupId><artifactId>{escape(artifact)}</artifactId>"
-            f"<version>{escape(version)}</version></dependency>\n"
+            f"<version>{escape(version)}</version>"
+            f"{f'<exclusions>{exclusions}</exclusions>' if exclusions else ''}</dependency>\n"
         )
     return (
         '<project xmlns="http://maven.apache.org/POM/4.0.0">\n'
