@@ -48,6 +48,7 @@ HIVE4_METASTORE = (
     " -org.apache.hadoop:hadoop-auth -org.slf4j:slf4j-log4j12 -log4j:log4j",
     "org.apache.hadoop:hadoop-client-api:3.3.6",
     "org.apache.hadoop:hadoop-client-runtime:3.3.6",
+    "org.apache.hadoop:hadoop-hdfs:3.3.6 -*:*",  # HMSHandler loads its SnapshotException; alone
     "commons-cli:commons-cli:1.5.0",
 )
 
