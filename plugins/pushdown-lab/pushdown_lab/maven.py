@@ -44,8 +44,8 @@ RANGER_ENGINE = (
 #: ``hive-standalone-metastore-server``); it runs on JDK 17 with Hadoop's shaded 3.3 client in
 #: place of the Hadoop 2.6 jars its pom drags in. ``-group:artifact`` excludes a dependency.
 HIVE4_METASTORE = (
-    "org.apache.hive:hive-standalone-metastore-server:4.0.1 -jdk.tools:jdk.tools -org.apache.hadoop:hadoop-common"
-    " -org.apache.hadoop:hadoop-auth -org.slf4j:slf4j-log4j12 -log4j:log4j",
+    "org.apache.hive:hive-standalone-metastore-server:4.0.1 -jdk.tools:jdk.tools"
+    " -org.apache.hadoop:hadoop-common -org.apache.hadoop:hadoop-auth -org.slf4j:slf4j-log4j12 -log4j:log4j",
     "org.apache.hadoop:hadoop-client-api:3.3.6",
     "org.apache.hadoop:hadoop-client-runtime:3.3.6",
     "org.apache.hadoop:hadoop-hdfs:3.3.6 -*:*",  # HMSHandler loads its SnapshotException; alone

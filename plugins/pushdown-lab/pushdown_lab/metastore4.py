@@ -114,10 +114,14 @@ class Hive4Metastore(LocalMetastore):
                 code = self.process.returncode
                 self._close_pipe()
                 self.process = None
-                raise MetastoreUnavailable(f"the Hive 4 metastore exited with {code} while starting:\n{self.tail()}")
+                raise MetastoreUnavailable(
+                    f"the Hive 4 metastore exited with {code} while starting:\n{self.tail()}"
+                )
             if time.monotonic() > deadline:
                 self.kill()
-                raise MetastoreUnavailable(f"the Hive 4 metastore did not serve within {timeout:.0f}s:\n{self.tail()}")
+                raise MetastoreUnavailable(
+                    f"the Hive 4 metastore did not serve within {timeout:.0f}s:\n{self.tail()}"
+                )
             time.sleep(0.2)  # poll interval, not a fixed wait
 
 
