@@ -6,11 +6,13 @@ mode, tag policies), roles from ``userRoles`` / ``groupRoles`` / ``roleRoles``, 
 configuration of type ``hive`` with the super users and groups, the audit exclusions, and
 the forwarded-address and tag-date settings that test sets. Policy deltas are applied to
 the engine before the tests that follow them, as a plugin applies a download. A case
-compares ``isAllowed`` and ``isAudited``, as Ranger's test does.
+compares what Ranger's test compares: ``isAllowed`` and ``isAudited``; the mask type,
+condition, masked value and policy id of a data-masking result; the filter expression and
+policy id of a row-filter result; the allowed and denied users and groups of resource
+access info.
 
-Cases the judge does not decide say why: a test with no access result (data masking, row
-filtering, resource access info: the judge answers access requests), and the files meant
-for other harnesses of Ranger's (GDS, the base plugin's file-based policy source).
+The cases the judge does not decide say why: the files written for other harnesses of
+Ranger's (GDS, the base plugin's file-based policy source).
 """
 
 from __future__ import annotations
@@ -21,13 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pushdown_lab.ranger_judge import Answer, RangerJudge
+from pushdown_lab.ranger_judge import RangerJudge
 
 __all__ = ["ANOTHER_HARNESS", "NO_ACCESS_RESULT", "JudgeOutcome", "run_file", "vector_files", "vector_folder"]
 
-NO_ACCESS_RESULT = (
-    "no access result (data masking, row filtering, resource access info): the judge answers access"
-)
+NO_ACCESS_RESULT = "nothing to compare (no result, mask, row filter or resource access info)"
+_INFO = ("allowedUsers", "allowedGroups", "deniedUsers", "deniedGroups")
+#: the judge's name of a field a vector names otherwise
+_ANSWER = {"isAllowed": "allowed", "isAudited": "audited"}
+_TOP = {"isAllowed", "isAudited", "policyId", *_INFO}
 ANOTHER_HARNESS = "written for another harness of Ranger's"
 
 #: what Ranger's TestPolicyEngine adds to every engine's plugin configuration
@@ -129,17 +133,6 @@ def _request(test: dict[str, Any]) -> dict[str, Any]:
     return raw
 
 
-def _compare(file: str, test: dict[str, Any], answer: Answer) -> JudgeOutcome:
-    expected = test["result"]
-    wanted = (bool(expected.get("isAllowed")), bool(expected.get("isAudited")))
-    got = (answer.allowed, answer.audited)
-    if got != wanted:
-        return JudgeOutcome(
-            file, str(test.get("name")), "fail", f"isAllowed/isAudited {got}, expected {wanted}"
-        )
-    return JudgeOutcome(file, str(test.get("name")), "pass")
-
-
 def run_file(judge: RangerJudge, path: Path) -> list[JudgeOutcome]:
     """Every test of one vector file, decided by the judge."""
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -168,13 +161,50 @@ def run_file(judge: RangerJudge, path: Path) -> list[JudgeOutcome]:
     return outcomes
 
 
+#: what a test expects -> (the request's extra fields, the answer's fields compared)
+_KINDS: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
+    "result": ({}, ("isAllowed", "isAudited")),
+    "dataMaskResult": ({"policyType": 1}, ("maskType", "maskCondition", "maskedValue", "policyId")),
+    "rowFilterResult": ({"policyType": 2}, ("filterExpr", "policyId")),
+    "resourceAccessInfo": ({"resourceAccessInfo": True}, _INFO),
+}
+
+
 def _decide(judge: RangerJudge, engine: str, file: str, tests: list[dict[str, Any]]) -> list[JudgeOutcome]:
-    decided = [t for t in tests if "result" in t]
-    answers = judge.decide(engine, [_request(t) for t in decided])
-    outcomes = [_compare(file, t, a) for t, a in zip(decided, answers, strict=True)]
-    return outcomes + [
-        JudgeOutcome(file, str(t.get("name")), "skip", NO_ACCESS_RESULT) for t in tests if "result" not in t
-    ]
+    """Each test's expectations (access, masking, row filter, resource access info) asked in
+    one batch; a test passes when every one of them holds."""
+    asked = [(t, kind) for t in tests for kind in _KINDS if kind in t]
+    answers = judge.decide_raw(engine, [{**_request(t), **_KINDS[kind][0]} for t, kind in asked])
+    wrong: dict[int, list[str]] = {}
+    for (test, kind), answer in zip(asked, answers, strict=True):
+        wrong.setdefault(id(test), []).extend(_differences(kind, test[kind], answer))
+    outcomes = []
+    for test in tests:
+        name = str(test.get("name"))
+        if id(test) not in wrong:
+            outcomes.append(JudgeOutcome(file, name, "skip", NO_ACCESS_RESULT))
+        elif wrong[id(test)]:
+            outcomes.append(JudgeOutcome(file, name, "fail", "; ".join(wrong[id(test)])))
+        else:
+            outcomes.append(JudgeOutcome(file, name, "pass"))
+    return outcomes
+
+
+def _differences(kind: str, expected: dict[str, Any], answer: dict[str, Any]) -> list[str]:
+    out = []
+    for field in _KINDS[kind][1]:
+        got = answer.get(_ANSWER.get(field, field))
+        # a result's mask and filter live in its additionalInfo, as RangerAccessResult keeps them
+        want = expected.get(field) if field in _TOP else (expected.get("additionalInfo") or {}).get(field)
+        if kind == "resourceAccessInfo":
+            got, want = set(got or ()), set(want or ())
+        elif field in ("isAllowed", "isAudited"):
+            got, want = bool(got), bool(want)
+        elif field == "policyId":
+            want = -1 if want is None else want
+        if got != want:
+            out.append(f"{kind}.{field} {got!r}, expected {want!r}")
+    return out
 
 
 def vector_folder() -> Path | None:

@@ -236,9 +236,6 @@ class RangerJudge:
 
     def decide(self, engine: str, requests: Sequence[Mapping[str, Any]]) -> list[Answer]:
         """Ranger's answers to ``requests`` (see :func:`request`), in order."""
-        if not requests:
-            return []
-        reply = self._call({"op": "decide", "engine": engine, "requests": list(requests)})
         return [
             Answer(
                 allowed=bool(a["allowed"]),
@@ -248,5 +245,16 @@ class RangerJudge:
                 policy_id=int(a["policyId"]),
                 reason=a.get("reason"),
             )
-            for a in reply["answers"]
+            for a in self.decide_raw(engine, requests)
         ]
+
+    def decide_raw(self, engine: str, requests: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """The judge's answers as it sends them: with ``"policyType": 1`` in a request also
+        ``maskType``, ``maskCondition``, ``maskedValue``; with 2 ``filterExpr``; a request with
+        ``"resourceAccessInfo": true`` is answered with ``allowedUsers``, ``allowedGroups``,
+        ``deniedUsers``, ``deniedGroups`` instead."""
+        if not requests:
+            return []
+        reply = self._call({"op": "decide", "engine": engine, "requests": list(requests)})
+        answers: list[dict[str, Any]] = reply["answers"]
+        return answers

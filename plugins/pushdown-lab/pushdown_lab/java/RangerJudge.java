@@ -8,6 +8,9 @@
 //   {"op": "decide", "engine": "e1", "requests": [{...}, ...]}
 //       -> {"ok": true, "answers": [{"allowed": .., "determined": .., "audited": ..,
 //                                   "auditDetermined": .., "policyId": .., "reason": ..}]}
+//       a request with "policyType" 1 (data masking) also answers maskType, maskCondition,
+//       maskedValue; 2 (row filtering) filterExpr; one with "resourceAccessInfo": true answers
+//       the allowed and denied users and groups of its resource instead
 //   {"op": "drop", "engine": "e1"} -> {"ok": true}
 //   anything that fails        -> {"ok": false, "error": "..."}
 //
@@ -53,6 +56,7 @@ import org.apache.ranger.plugin.policyengine.RangerAccessResult;
 import org.apache.ranger.plugin.policyengine.RangerPluginContext;
 import org.apache.ranger.plugin.policyengine.RangerPolicyEngine;
 import org.apache.ranger.plugin.policyengine.RangerPolicyEngineImpl;
+import org.apache.ranger.plugin.policyengine.RangerResourceAccessInfo;
 import org.apache.ranger.plugin.service.RangerBasePlugin;
 import org.apache.ranger.plugin.util.RangerAccessRequestUtil;
 import org.apache.ranger.plugin.util.RangerRequestedResources;
@@ -171,16 +175,34 @@ public final class RangerJudge {
         RangerPolicyEngine engine = engine(name);
         List<Map<String, Object>> answers = new ArrayList<>();
         for (JsonElement raw : command.getAsJsonArray("requests")) {
-            RangerAccessRequest request = request(raw.getAsJsonObject(), serviceDefs.get(name));
-            RangerAccessResult result = engine.evaluatePolicies(request, RangerPolicy.POLICY_TYPE_ACCESS, null);
-            engine.evaluateAuditPolicies(result);
+            JsonObject fields = raw.getAsJsonObject();
+            RangerAccessRequest request = request(fields, serviceDefs.get(name));
             Map<String, Object> answer = new LinkedHashMap<>();
+            if (fields.has("resourceAccessInfo")) {
+                RangerResourceAccessInfo info = engine.getResourceAccessInfo(request);
+                answer.put("allowedUsers", info.getAllowedUsers());
+                answer.put("allowedGroups", info.getAllowedGroups());
+                answer.put("deniedUsers", info.getDeniedUsers());
+                answer.put("deniedGroups", info.getDeniedGroups());
+                answers.add(answer);
+                continue;
+            }
+            int policyType = fields.has("policyType") ? fields.get("policyType").getAsInt() : RangerPolicy.POLICY_TYPE_ACCESS;
+            RangerAccessResult result = engine.evaluatePolicies(request, policyType, null);
+            engine.evaluateAuditPolicies(result);
             answer.put("allowed", result.getIsAllowed());
             answer.put("determined", result.getIsAccessDetermined());
             answer.put("audited", result.getIsAudited());
             answer.put("auditDetermined", result.getIsAuditedDetermined());
             answer.put("policyId", result.getPolicyId());
             answer.put("reason", result.getReason());
+            if (policyType == RangerPolicy.POLICY_TYPE_DATAMASK) {
+                answer.put("maskType", result.getMaskType());
+                answer.put("maskCondition", result.getMaskCondition());
+                answer.put("maskedValue", result.getMaskedValue());
+            } else if (policyType == RangerPolicy.POLICY_TYPE_ROWFILTER) {
+                answer.put("filterExpr", result.getFilterExpr());
+            }
             answers.add(answer);
         }
         return answers;
