@@ -87,17 +87,15 @@ def hive_metastore(request: pytest.FixtureRequest) -> Any:
 
 
 @pytest.fixture(scope="session")
-def ranger_judge() -> Iterator[Any]:
+def ranger_judge() -> Any:
     """The run's one Ranger judge: Ranger 2.9's own policy engine in a Java process
-    (:class:`pushdown_lab.ranger_judge.RangerJudge`), about 2 s to start; the folder holding
-    Ranger's policy-engine vectors is on its classpath (their tag files are read from there)."""
-    from pushdown_lab.judge_vectors import vector_folder
-    from pushdown_lab.ranger_judge import JudgeUnavailable, RangerJudge
+    (:class:`pushdown_lab.ranger_judge.RangerJudge`, about 2 s to start), the same process
+    ``pushdown_lab.ranger_ground_truth`` asks; it ends with the run."""
+    from pushdown_lab.ranger_ground_truth import shared_judge
+    from pushdown_lab.ranger_judge import JudgeUnavailable
 
-    folder = vector_folder()
     try:
-        with RangerJudge(resources=[folder.parent] if folder else []) as judge:
-            yield judge
+        return shared_judge()
     except JudgeUnavailable as exc:
         _unavailable("Ranger judge", exc)
 

@@ -23,6 +23,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pushdown_lab.judge_vectors import vector_folder
 from pushdown_lab.ranger_judge import Answer, RangerJudge, request
 from pushdown_lab.ranger_standin import Standin
 
@@ -42,11 +43,14 @@ class Disagreement(AssertionError):
 
 
 def shared_judge() -> RangerJudge:
-    """The process's one judge, started on first use (about 2 s) and stopped at exit."""
+    """The process's one judge, started on first use (about 2 s) and stopped at exit; the
+    folder of Ranger's policy-engine vectors is on its classpath (their tag files are read
+    from there)."""
     global _judge
     with _judge_lock:
         if _judge is None:
-            judge = RangerJudge()
+            folder = vector_folder()
+            judge = RangerJudge(resources=[folder.parent] if folder else [])
             judge.start()
             atexit.register(judge.stop)
             _judge = judge
