@@ -10,14 +10,15 @@ differential check over every draw: 0 disagreements). It returns the judge's ans
     asks = [("hive", {"database": "sales", "table": "orders"}, "select", "alice", ["analysts"]), ...]
     allowed = [a.allowed for a in judged(standin, asks)]
 
-An engine is loaded into the judge once per service and policy / role / service-definition
-version, so a test asking again after no change costs one batch. The judge is the run's one
+An engine is loaded into the judge once per service and content of its download (policies,
+zones, roles, service definition), so a test asking again after no change costs one batch. The judge is the run's one
 (:func:`shared_judge`; the root ``conftest.py``'s ``ranger_judge`` fixture is the same process).
 """
 
 from __future__ import annotations
 
 import atexit
+import hashlib
 import json
 import threading
 from collections.abc import Mapping, Sequence
@@ -94,7 +95,9 @@ def download(standin: Standin, service: str) -> tuple[dict[str, Any], dict[str, 
 def _engine(judge: RangerJudge, standin: Standin, service: str) -> str:
     name = f"standin:{standin.url}:{service}"
     policies, roles, versions = download(standin, service)
-    key = (id(judge), *versions)
+    # the content too: a later stand-in on the same port starts from the same versions
+    content = hashlib.sha256(json.dumps([policies, roles], sort_keys=True, default=str).encode()).hexdigest()
+    key = (id(judge), *versions, content)
     if _loaded.get(name) != key:
         judge.load(name, policies, roles)
         _loaded[name] = key
