@@ -11,8 +11,9 @@ differential check over every draw: 0 disagreements). It returns the judge's ans
     allowed = [a.allowed for a in judged(standin, asks)]
 
 An engine is loaded into the judge once per service and content of its download (policies,
-zones, roles, service definition), so a test asking again after no change costs one batch. The judge is the run's one
-(:func:`shared_judge`; the root ``conftest.py``'s ``ranger_judge`` fixture is the same process).
+zones, roles, service definition), so a test asking again after no change costs one batch.
+The judge is the run's one (:func:`shared_judge`; the root ``conftest.py``'s ``ranger_judge``
+fixture is the same process).
 """
 
 from __future__ import annotations
