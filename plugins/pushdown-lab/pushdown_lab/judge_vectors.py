@@ -59,11 +59,20 @@ class JudgeOutcome:
     detail: str = ""
 
 
-def file_skip(data: dict[str, Any]) -> str | None:
-    if "serviceDef" not in data:
-        kept = [k for k in ("gdsInfoFilename", "policiesFilename") if k in data]
-        return f"{ANOTHER_HARNESS} (its inputs in {', '.join(kept) or 'other files'})"
-    return None
+def file_skip(data: dict[str, Any], root: Path) -> str | None:
+    """Why the judge cannot decide a file's tests (``root``: the folder its file names
+    start from), or None."""
+    if "serviceDef" in data:
+        return None
+    named = [str(v) for k, v in data.items() if k.endswith("Filename")]
+    missing = [n for n in named if not (root / n.lstrip("/")).is_file()]
+    if missing:
+        return (
+            f"{ANOTHER_HARNESS} (RangerBasePlugin's file sources), and {', '.join(missing)} not in the folder"
+        )
+    if "gdsInfoFilename" in data:
+        return f"{ANOTHER_HARNESS} (governed data sharing: the GDS evaluator over {data['gdsInfoFilename']})"
+    return f"{ANOTHER_HARNESS} (no service definition)"
 
 
 def service_policies(data: dict[str, Any], policies: list[dict[str, Any]]) -> dict[str, Any]:
@@ -136,7 +145,8 @@ def _request(test: dict[str, Any]) -> dict[str, Any]:
 def run_file(judge: RangerJudge, path: Path) -> list[JudgeOutcome]:
     """Every test of one vector file, decided by the judge."""
     data = json.loads(path.read_text(encoding="utf-8"))
-    file, skip = path.name, file_skip(data)
+    root = next((p for p in path.parents if p.name == "policyengine"), path.parent).parent
+    file, skip = path.name, file_skip(data, root)
     if skip:
         tests = [t for tests, _ in stages(data) for t in tests]
         return [JudgeOutcome(file, str(t.get("name")), "skip", skip) for t in tests]
