@@ -240,6 +240,7 @@ def parse_uri(uri: str) -> tuple[str, int]:
 
 _PERMANENT: dict[str, type[HiveRefused]] = {
     "NoSuchObjectException": HiveNotFound,
+    "UnknownDBException": HiveNotFound,  # the batch table read's answer for a missing database
     "AlreadyExistsException": HiveAlreadyExists,
 }
 
@@ -266,6 +267,8 @@ class MetastoreClient:
         self.rows = 0
         self._transport: Any = None
         self._client: Any = None
+        #: the metastore answers only the request forms of some calls (Hive 4)
+        self._requests_only = False
 
     @classmethod
     def connect(
@@ -357,11 +360,11 @@ class MetastoreClient:
         return names
 
     def table_exists(self, db: str, table: str) -> bool:
+        # Hive 4 has no get_table; the batch read answers on 2.3 and 4 alike
         try:
-            self._call("get_table", db, table)
+            return bool(self.get_table_objects(db, [table]))
         except HiveNotFound:
             return False
-        return True
 
     def create_database(self, db: str, location: str | None = None, owner: str | None = None) -> None:
         self._call(
@@ -436,8 +439,21 @@ class MetastoreClient:
         )
 
     def get_table_objects(self, db: str, tables: Sequence[str]) -> list[Any]:
-        """``get_table_objects_by_name``: the Thrift tables (owner, columns) of ``tables``, one call."""
-        rows: list[Any] = self._call("get_table_objects_by_name", db, list(tables)) or []
+        """``get_table_objects_by_name``: the Thrift tables (owner, columns) of ``tables``, one
+        call (``get_table_objects_by_name_req`` on a metastore without it: Hive 4)."""
+        rows: list[Any]
+        if not self._requests_only:
+            try:
+                rows = self._call("get_table_objects_by_name", db, list(tables)) or []
+            except HiveRefused as exc:
+                if "Invalid method name" not in str(exc):
+                    raise
+                self._requests_only = True
+        if self._requests_only:
+            found = self._call(
+                "get_table_objects_by_name_req", _tt.GetTablesRequest(dbName=db, tblNames=list(tables))
+            )
+            rows = list(found.tables or [])
         self.rows += len(rows)
         return rows
 
