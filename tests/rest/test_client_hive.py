@@ -5,6 +5,8 @@ run's real metastore, each user's privilege set there equal to the evaluator's d
 
 from __future__ import annotations
 
+import time
+
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -62,6 +64,7 @@ def holds(world: Any, user: str, table: str, privilege: str) -> bool:
         except HiveRefused as exc:
             if "Internal error" not in str(exc) or attempt == 19:
                 raise
+            time.sleep(0.1)  # a pause between asks, not a wait for an outcome
     raise AssertionError("unreachable")
 
 
