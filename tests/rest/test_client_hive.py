@@ -6,7 +6,6 @@ run's real metastore, each user's privilege set there equal to the evaluator's d
 from __future__ import annotations
 
 import time
-
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
