@@ -47,6 +47,8 @@ from pushdown_ranger.facts import PolicyFact, fact_from_json
 from pushdown_ranger.handmade import (
     exception_findings,
     is_voided,
+    override_findings,
+    overriding_policies,
     role_bypasses,
     role_findings,
     role_reach,
@@ -102,6 +104,8 @@ class RangerSnapshot(Snapshot):
     strays: tuple[Json, ...] = field(default=(), compare=False)
     #: resource sets of other services with a policy voiding deny items
     voiding: frozenset[tuple[str, Any]] = frozenset()
+    #: resource sets of override-priority policies in the topic and fileset services
+    overriding: frozenset[tuple[str, Any]] = frozenset()
 
     @property
     def role_version(self) -> int:
@@ -248,6 +252,8 @@ class RangerBackend(Backend):
         found += voided_findings(snap.voided, not snap.deny.get(self.naming.hive_service, False))
         found += role_findings([*snap.roles.values(), *snap.others], ours)
         found += zone_findings(snap.zones, snap.zoned, held, users, groups, ours)
+        every = {**snap.policies, **{(str(p.get("service")), resource_key(p)): p for p in snap.shadowed}}
+        found += override_findings(every, snap.overriding, held)
         if not snap.deny.get(self.naming.hive_service, False) and self.deny_items != "off":
             found.append(
                 f"service {self.naming.hive_service}: its definition does not enable deny items "
@@ -298,6 +304,8 @@ class RangerBackend(Backend):
         snap = self._snapshot(versions, policies, roles, deny)
         voided = dict(snap.voided)
         more = set(snap.voiding)
+        shadow_keys = {(str(p.get("service")), resource_key(p)): p for p in shadowed}
+        overriding = snap.overriding | overriding_policies(shadow_keys, self.naming.hive_service)
         for policy in shadowed:
             key = (str(policy.get("service")), resource_key(policy))
             if key[0] != self.naming.hive_service and voiding(policy):
@@ -313,6 +321,7 @@ class RangerBackend(Backend):
             shadowed=tuple(shadowed),
             voided=voided,
             voiding=frozenset(more),
+            overriding=overriding,
         )
 
     def _strays(self, services: frozenset[str]) -> tuple[Json, ...]:
@@ -360,6 +369,7 @@ class RangerBackend(Backend):
             voiding=frozenset(
                 k for k, p in policies.items() if k[0] != self.naming.hive_service and voiding(p)
             ),
+            overriding=overriding_policies(policies, self.naming.hive_service),
         )
 
     def _type_of(self, service: str) -> str:
@@ -422,6 +432,7 @@ class RangerBackend(Backend):
             tuple(sorted(snapshot.voided.items())),
             snapshot.implied,
             snapshot.voiding,
+            snapshot.overriding,
         )
         if self._compiled is not None and self._compiled[0] == key:
             return self._compiled[1]
@@ -449,6 +460,7 @@ class RangerBackend(Backend):
             services=snapshot.services,
             implied=snapshot.implied,
             voiding=snapshot.voiding,
+            overriding=snapshot.overriding,
         )
 
     # apply ------------------------------------------------------------------------------
@@ -528,6 +540,7 @@ class RangerBackend(Backend):
                 shadowed=snapshot.shadowed,
                 voided={**snapshot.voided, **patched.voided},
                 voiding=snapshot.voiding | patched.voiding,
+                overriding=snapshot.overriding | patched.overriding,
             )
         else:
             self.last = replace(self._read(fresh, snapshot.deny), implied=snapshot.implied)

@@ -9,6 +9,7 @@ from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown_ranger.compile.hive_names import TableNames, unnamable_schemas
 from pushdown_ranger.compile.naming import Group, Items
+from pushdown_ranger.compile.principals import denied_objects
 from pushdown_ranger.facts import Resource
 from pushdown_ranger.mapping import DATABASE_ACCESS, TABLE_ACCESS
 
@@ -52,12 +53,48 @@ def hive_items(
             continue
         shape = shapes[schema] = TableNames.of([t for t in inventory.children(schema) if t.type is T.TABLE])
         notes += shape.notes(schema)
+    denied_at = denied_objects(model) if deny else {}
     for users, view in groups:
         where = schemas if isinstance(view, OwnerView) else view.containers(T.SCHEMA)
         for schema in where:
             if schema in shapes:
                 _hive_schema(items, users, view, schema, inventory, service, deny, shapes[schema])
+        barred = {u: denied_at[u] for u in users if u in denied_at}
+        for schema, shape in shapes.items() if barred else ():
+            _hive_barred(items, barred, view, schema, inventory, service, shape)
     return notes
+
+
+def _hive_barred(
+    items: Items,
+    barred: dict[str, set[ObjectRef]],
+    view: View,
+    schema: ObjectRef,
+    inventory: Inventory,
+    service: str,
+    names: TableNames,
+) -> None:
+    """Deny items for the users a DENY of the model bars (on the schema, its catalog or one of
+    its tables), wherever they are not allowed: a user holding only a DENY, with no allow to
+    cut, is denied in Ranger too, so an allow somebody else made on a wider resource
+    (``database=*``) for a group the host resolves does not beat it (issue 23, N9). A deny
+    item for a user the model does not allow is never narrower."""
+    d = schema.names[1]
+    above = set(schema.path)
+    at_schema = {u for u, objs in barred.items() if objs & above}
+    for access, op in DATABASE_ACCESS:
+        ok = view.coverage(op, schema).default if op == "create_table" else view.allowed(op, schema)
+        if at_schema and not ok:
+            items.add(True, service, hive_database(d), access, at_schema)
+    for access, op in TABLE_ACCESS:
+        cover = view.coverage(op, schema)
+        if at_schema and not cover.default and not cover.exceptions:
+            items.add(True, service, hive_every_table(d), access, at_schema)
+        for name, twins in names.twins.items():
+            path = {p for t in twins for p in t.path}
+            who = {u for u, objs in barred.items() if objs & path}
+            if who and not any(view.allowed(op, t) for t in twins):
+                items.add(True, service, hive_table(d, name), access, who)
 
 
 def _hive_schema(

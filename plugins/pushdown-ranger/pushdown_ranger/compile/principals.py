@@ -27,6 +27,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from pushdown.model.privileges import Condition
+from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
 from pushdown.reconcile.identity import Identity
 from pushdown_ranger.compile.collide import MARK
@@ -96,3 +98,14 @@ def _base(name: str) -> str:
     """The Ranger name itself: users that map to one name are compiled apart under
     ``name`` + :data:`~pushdown_ranger.compile.collide.MARK` + user, then folded into it."""
     return name.split(MARK, 1)[0]
+
+
+def denied_objects(model: Model) -> dict[str, set[ObjectRef]]:
+    """Per user holding a DENY, the objects their DENYs are on (once per compile)."""
+    out: dict[str, set[ObjectRef]] = {}
+    for role, grants in model.roles.items():
+        objects = {g.object for g in grants if g.condition is Condition.DENY}
+        if objects:
+            for user in model.holders_of(role):
+                out.setdefault(user, set()).update(objects)
+    return out

@@ -1,0 +1,274 @@
+"""Issue 23's Ranger paths: fields and forms of Ranger's own authorization model that
+pushdown did not read, each a place where Ranger allowed what the model denies (or an error
+held back a narrowing). After each, the stand-in's engine is never wider than the evaluator,
+or a finding names what pushdown cannot remove."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pushdown_lab.ranger_standin import Standin
+
+from pushdown.reconcile import planner
+from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.sync import reconcile
+from pushdown_ranger.facts import PolicyFact
+from pushdown_ranger.readback import policy_name
+from tests.builders import Builder
+
+from .probe import _asker, probe
+from .world import backend_for, sales
+
+pytestmark = pytest.mark.ranger
+ALL = Scope.everything()
+USERS = ("alice", "bob", "carol", "stranger")
+ORDERS = {"database": {"values": ["crm"]}, "table": {"values": ["orders"]}, "column": {"values": ["*"]}}
+
+
+def world() -> Builder:
+    """bob and alice (group analysts) read every table of crm; reader's DENY on orders."""
+    return (
+        sales()
+        .schema("sales.ops")
+        .table("sales.ops.runs")
+        .deny("reader", "table sales.crm.orders", "SELECT_TABLE")
+    )
+
+
+def hand(standin: Standin, resources: dict[str, Any], service: str = "hive", **extra: Any) -> dict[str, Any]:
+    policy = {
+        "service": service,
+        "name": "hand " + ",".join(f"{k}={v['values'][0]}" for k, v in sorted(resources.items())),
+        "resources": resources,
+        "policyItems": [{"users": ["zed"], "accesses": [{"type": "select", "isAllowed": True}]}],
+        **extra,
+    }
+    return standin.store.create_policy(policy, create_missing=True)
+
+
+def etl(b: Builder, *who: str) -> Any:
+    """Groups as the enforcing host resolves them: ``who`` are also in ``etl``, a group the
+    model does not know."""
+    return lambda u: sorted(b.model.user_groups.get(u, ())) + (["etl"] if u in who else [])
+
+
+# -- N1: override priority on a wider topic or fileset resource ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("obj", "service", "resources", "access"),
+    [
+        ("topic sales.crm.events", "kafka", {"topic": {"values": ["*"]}}, "consume"),
+        ("fileset sales.crm.raw", "hdfs", {"path": {"values": ["/lake"], "isRecursive": True}}, "read"),
+    ],
+    ids=["kafka-all-topics", "hdfs-recursive-lake"],
+)
+def test_n1_override_priority_policy_on_wider_kafka_or_hdfs_resource_is_reported(
+    ranger_standin: Standin, obj: str, service: str, resources: dict[str, Any], access: str
+) -> None:
+    """reader is DENIED ``obj``; a hand-made policy with override priority on a wider
+    resource allows ``etl`` (the host puts bob in it): its allow beats every normal deny
+    item. pushdown cannot remove it; it must not stay silent (the Hive service already
+    treats override priority on any matching shape)."""
+    b = (
+        world()
+        .create("topic sales.crm.events")
+        .create("fileset sales.crm.raw", properties={"location": "/lake/raw"})
+        .allow("reader", "catalog sales", "CONSUME_TOPIC", "READ_FILESET")
+        .deny("reader", obj, "CONSUME_TOPIC" if service == "kafka" else "READ_FILESET")
+    )
+    backend = backend_for(ranger_standin)
+    item = [{"groups": ["etl"], "accesses": [{"type": access}]}]
+    policy = hand(ranger_standin, resources, service=service, policyPriority=1, policyItems=item)
+    plan, _ = reconcile(backend, b.model, ALL)
+    bad = [
+        w
+        for w in probe(ranger_standin, b.model, "sales", USERS, groups_of=etl(b, "bob")).wider
+        if w[2] == obj
+    ]
+    found = [f for f in plan.findings if str(policy["name"]) in f and "override priority" in f]
+    assert bad == [] or found, (bad, plan.findings)
+    assert found
+    assert probe(ranger_standin, b.model, "sales", USERS).wider == []
+    assert planner.plan(backend, b.model, ALL).empty
+
+
+# -- N2: a denied fileset in another location form under an allowed one ---------------------------
+
+
+@pytest.mark.parametrize(
+    "location",
+    [
+        "hdfs:/lake/raw/pii",
+        "webhdfs://nn:9870/lake/raw/pii",
+        "swebhdfs://nn:9871/lake/raw/pii",
+        "viewfs://cluster/lake/raw/pii",
+        "HDFS:///lake/raw/pii",
+    ],
+    ids=["no-authority", "webhdfs", "swebhdfs", "viewfs", "empty-authority"],
+)
+def test_n2_a_denied_fileset_in_any_location_form_under_an_allowed_one_is_denied(
+    ranger_standin: Standin, location: str
+) -> None:
+    """``raw`` at ``/lake/raw`` (reader may read), ``pii`` at ``location`` (reader DENIED):
+    every form is the HDFS path ``/lake/raw/pii`` (``viewfs`` may be any HDFS path: the mount
+    table decides), so the recursive allow on ``/lake/raw`` must not reach bob there."""
+    b = (
+        sales()
+        .create("fileset sales.crm.raw", properties={"location": "/lake/raw"})
+        .create("fileset sales.crm.pii", properties={"location": location})
+        .allow("reader", "catalog sales", "READ_FILESET")
+        .deny("reader", "fileset sales.crm.pii", "READ_FILESET")
+    )
+    plan, _ = reconcile(backend_for(ranger_standin), b.model, ALL)
+    ask = _asker(ranger_standin)
+    assert not ask("hdfs", {"path": "/lake/raw/pii"}, "read", "bob", [])
+    assert not ask("hdfs", {"path": "/lake/raw/pii/part-0"}, "read", "bob", [])
+    assert not any(
+        "pii" in n and "narrower" in n and "cannot" not in n and "usable" not in n for n in plan.notes
+    ) or (not ask("hdfs", {"path": "/lake/raw/pii"}, "read", "bob", []))
+
+
+# -- N8: a second catalog with tables on the same Ranger backend ---------------------------------
+
+
+def test_n8_a_second_catalog_with_tables_keeps_the_first_catalogs_deny_items(ranger_standin: Standin) -> None:
+    """``sales`` holds tables in service hive, with reader's DENY on orders written as a deny
+    item; a hand-made allow on ``database=*`` for ``etl`` (bob in it) loses to it. Then a
+    catalog ``aaa`` *with tables* joins the backend: Ranger has one Hive service, so every
+    Hive policy holds only what every catalog decides and reader's DENY stays."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    resources = {"database": {"values": ["*"]}, "table": {"values": ["*"]}, "column": {"values": ["*"]}}
+    hand(ranger_standin, resources, policyItems=[{"groups": ["etl"], "accesses": [{"type": "select"}]}])
+    reconcile(backend, b.model, ALL)
+    assert probe(ranger_standin, b.model, "sales", USERS, groups_of=etl(b, "bob")).wider == []
+    b.catalog("aaa", backend="rg").schema("aaa.other").table("aaa.other.t")
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert probe(ranger_standin, b.model, "sales", USERS, groups_of=etl(b, "bob")).wider == []
+    ask = _asker(ranger_standin)
+    assert not ask("hive", {"database": "crm", "table": "orders"}, "select", "bob", ["etl"])
+    assert any("aaa" in n and "sales" in n for n in plan.notes), plan.notes
+    assert planner.plan(backend, b.model, ALL).empty
+
+
+def test_n8_two_catalogs_naming_one_database_keep_what_both_decide(ranger_standin: Standin) -> None:
+    """``sales`` and ``aaa`` both hold Hive database ``crm`` (one Hive metastore): Ranger
+    cannot tell which catalog a request comes through, so an allow stands only where both
+    allow it and a DENY of either is written."""
+    b = world().catalog("aaa", backend="rg").schema("aaa.crm").table("aaa.crm.orders")
+    b.role("other", users=["carol"]).allow(
+        "other", "catalog aaa", "USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE"
+    )
+    reconcile(backend_for(ranger_standin), b.model, ALL)
+    ask = _asker(ranger_standin)
+    assert not ask("hive", {"database": "crm", "table": "orders"}, "select", "bob", [])
+    assert not ask("hive", {"database": "crm", "table": "orders"}, "select", "carol", [])
+    assert not ask("hive", {"database": "crm", "table": "leads"}, "select", "carol", [])
+
+
+# -- N9: a user holding only a DENY ---------------------------------------------------------------
+
+
+def test_n9_a_user_holding_only_a_deny_on_a_table_gets_the_deny_written(ranger_standin: Standin) -> None:
+    """carol holds ``blocked`` (DENY select on orders) and nothing else; a hand-made allow on
+    ``database=*`` for ``etl`` (the host puts carol in it). The DENY must be written: Ranger's
+    deny item beats the normal-priority allow, as it does for a topic."""
+    b = world().role("blocked", users=["carol"]).deny("blocked", "table sales.crm.orders", "SELECT_TABLE")
+    b.deny("blocked", "schema sales.ops", "SELECT_TABLE")
+    resources = {"database": {"values": ["*"]}, "table": {"values": ["*"]}, "column": {"values": ["*"]}}
+    backend = backend_for(ranger_standin)
+    hand(ranger_standin, resources, policyItems=[{"groups": ["etl"], "accesses": [{"type": "select"}]}])
+    reconcile(backend, b.model, ALL)
+    ask = _asker(ranger_standin)
+    assert not ask("hive", {"database": "crm", "table": "orders"}, "select", "carol", ["etl"])
+    assert not ask("hive", {"database": "ops", "table": "runs"}, "select", "carol", ["etl"])
+    assert not ask("hive", {"database": "ops", "table": "later"}, "select", "carol", ["etl"])
+    assert ask("hive", {"database": "crm", "table": "leads"}, "select", "carol", ["etl"])  # not denied there
+    assert planner.plan(backend, b.model, ALL).empty
+
+
+# -- N11 and the held-out class: policy names ----------------------------------------------------
+
+
+def test_n11_a_hand_made_policy_taking_pushdowns_deny_policy_name_never_holds_back_the_deny(
+    ranger_standin: Standin,
+) -> None:
+    """A hand-made policy (elsewhere) takes the name pushdown gives its deny policy on
+    orders: Ranger refuses a second policy of that name (3006). pushdown writes it under
+    another name; the DENY holds and no allow stands behind a refused write."""
+    backend = backend_for(ranger_standin)
+    fact = PolicyFact(
+        "hive",
+        (("column", ("*",), False), ("database", ("crm",), False), ("table", ("orders",), False)),
+        frozenset(),
+        frozenset(),
+    )
+    squatter = {
+        "service": "hive",
+        "name": policy_name(fact),
+        "resources": {"database": {"values": ["elsewhere"]}},
+        "policyItems": [{"users": ["zed"], "accesses": [{"type": "select"}]}],
+    }
+    ranger_standin.store.create_policy(squatter)
+    b = world()
+    reconcile(backend, b.model, ALL)
+    assert probe(ranger_standin, b.model, "sales", USERS).wider == []
+    assert planner.plan(backend, b.model, ALL).empty
+
+
+@pytest.mark.parametrize("database", ["d,table=y", "d|x", "d/**"])
+def test_n11_a_database_whose_policy_name_equals_another_resource_sets_gets_its_own(
+    ranger_standin: Standin, database: str
+) -> None:
+    """A database named ``d,table=y`` has the readable name of ``database=d, table=y``'s
+    policy: each resource set's policy name must be its own (held out by the review)."""
+    b = (
+        Builder()
+        .users("alice", "bob", "carol")
+        .catalog("sales", backend="rg")
+        .schema("sales.d")
+        .table("sales.d.y")
+        .schema(f"sales.{database}")
+        .role("reader", users=["bob"])
+        .allow("reader", "catalog sales", "USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE")
+        .deny("reader", "table sales.d.y", "SELECT_TABLE")
+        .deny("reader", f"schema sales.{database}", "SELECT_TABLE")
+    )
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    names = [p["name"] for p in ranger_standin.store.list_policies({})]
+    assert len(names) == len(set(names))
+    assert probe(ranger_standin, b.model, "sales", USERS).wider == []
+    assert planner.plan(backend, b.model, ALL).empty
+
+
+def test_policy_names_are_unique_per_resource_set() -> None:
+    a = PolicyFact("hive", (("database", ("d,table=y",), False),), frozenset(), frozenset())
+    b = PolicyFact("hive", (("database", ("d",), False), ("table", ("y",), False)), frozenset(), frozenset())
+    assert policy_name(a) != policy_name(b)
+    assert policy_name(a) != policy_name(a, "x")
+
+
+# -- side bug: a voided database keeps its per-table allows --------------------------------------
+
+
+def test_a_voided_database_keeps_pushdowns_per_table_allows(ranger_standin: Standin) -> None:
+    """A hand-made policy with deny exceptions on orders voids crm's deny items: crm is
+    compiled without them (per-table allow items), and the finding says so. The second
+    compile must keep the Hive catalog, or every Hive policy of crm goes (bob may read
+    leads, and the finding claims per-table allows were written)."""
+    b = world()
+    exempt = [{"users": ["zed"], "accesses": [{"type": "select", "isAllowed": True}]}]
+    backend = backend_for(ranger_standin)
+    hand(ranger_standin, ORDERS, denyExceptions=exempt)
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert any("database crm" in f and "no deny items" in f for f in plan.findings)
+    ask = _asker(ranger_standin)
+    assert ask("hive", {"database": "crm", "table": "leads"}, "select", "bob", [])
+    assert not ask("hive", {"database": "crm", "table": "orders"}, "select", "bob", [])
+    result = probe(ranger_standin, b.model, "sales", USERS)
+    assert (
+        result.wider == [] and ("bob", "select_table/select", "table sales.crm.leads") not in result.narrower
+    )
