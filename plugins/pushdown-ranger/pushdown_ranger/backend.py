@@ -163,6 +163,11 @@ class RangerBackend(Backend):
         #: "auto": deny items where the service definition enables them (Ranger's default);
         #: "off": never rely on deny items, for plugins configured to ignore them
         self.deny_items = c.choice("deny_items", "auto", ("auto", "off"))
+        #: Ranger's HDFS plugin falls back to HDFS's own permissions where no policy decides
+        #: (``xasecure.add-hadoop-authorization``, true by default): "on" (as by default: a
+        #: finding while pushdown enforces filesets), "off" (the operator set it to false on
+        #: every HDFS plugin, so what pushdown's policies do not allow is denied)
+        self.hdfs_fallback = c.choice("hdfs_fallback", "on", ("on", "off"))
         if _overlap(self.naming):
             raise c.bad("role_prefix", "role_prefix and user_role_prefix must not start one another")
         self.label = c.text("label", "pushdown")
@@ -261,8 +266,26 @@ class RangerBackend(Backend):
                 "writes none (per-table allow items instead; narrower)"
             )
         found += [stray_finding(p, self.label) for p in snap.strays]
+        found += self.fallback_findings(model)
         found += [line for text in self.problems.values() if text for line in text.split("\n")]
         return replace(snap, findings=tuple(sorted(set(found))))
+
+    def fallback_findings(self, model: Model) -> list[str]:
+        """Issue 23, N7: a user no HDFS policy decides for is not denied but "not determined",
+        and the HDFS plugin then asks HDFS's own permissions (a 644 file is readable)."""
+        if self.hdfs_fallback == "off":
+            return []
+        roots = [ObjectRef(SecurableType.CATALOG, (c,)) for c in self.enforces(model)]
+        if not any(
+            o.type is SecurableType.FILESET for r in roots if r in model.objects for o in model.within(r)
+        ):
+            return []
+        return [
+            f"service {self.naming.hdfs_service}: Ranger's HDFS plugin falls back to HDFS permissions "
+            "for whoever no policy decides (xasecure.add-hadoop-authorization, true by default), so a "
+            "user the model does not allow a fileset may still read it through its HDFS mode bits; "
+            "set xasecure.add-hadoop-authorization=false on every HDFS plugin, then hdfs_fallback: off"
+        ]
 
     def _read(self, versions: tuple[tuple[str, Any, Any], ...], deny: Mapping[str, bool]) -> RangerSnapshot:
         services = frozenset(name for name, _, _ in versions if name)

@@ -272,3 +272,109 @@ def test_a_voided_database_keeps_pushdowns_per_table_allows(ranger_standin: Stan
     assert (
         result.wider == [] and ("bob", "select_table/select", "table sales.crm.leads") not in result.narrower
     )
+
+
+# -- N7: the HDFS plugin's fallback to HDFS permissions ------------------------------------------
+
+
+@pytest.mark.parametrize("fallback", ["on", "off"])
+def test_n7_the_hdfs_plugins_fallback_to_hdfs_permissions_is_reported(
+    ranger_standin: Standin, fallback: str
+) -> None:
+    """carol has no grant on fileset raw: Ranger's answer is "not determined", and the HDFS
+    plugin then asks HDFS's mode bits (``xasecure.add-hadoop-authorization``, on by default).
+    pushdown cannot see the plugin's settings: a finding until the operator says it is off."""
+    b = sales().create("fileset sales.crm.raw", properties={"location": "/lake/raw"})
+    b.allow("reader", "catalog sales", "READ_FILESET")
+    backend = backend_for(ranger_standin, hdfs_fallback=fallback)
+    reconcile(backend, b.model, ALL)
+    found = [
+        f for f in planner.plan(backend, b.model, ALL).findings if "xasecure.add-hadoop-authorization" in f
+    ]
+    assert bool(found) == (fallback == "on")
+    assert probe(ranger_standin, b.model, "sales", USERS).wider == []
+
+
+# -- fields that change a decision only some of the time, or only narrow ---------------------------
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"conditions": [{"type": "ip-range", "values": ["10.0.0.0/8"]}]},
+        {"validitySchedules": [{"startTime": "2020/01/01 00:00:00", "endTime": "2020/01/02 00:00:00"}]},
+        {"isEnabled": False},
+    ],
+    ids=["policy-conditions", "validity-schedule", "disabled"],
+)
+def test_a_policy_holding_deny_items_only_some_of_the_time_is_never_relied_on(
+    ranger_standin: Standin, extra: dict[str, Any]
+) -> None:
+    """A hand-made policy on orders (where pushdown would merge reader's deny item) with
+    policy conditions, a validity schedule, or disabled: its deny items hold only some of the
+    time or never, so crm is compiled without deny items, and a finding says so."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    hand(ranger_standin, ORDERS, **extra)
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert any("database crm" in f and "no deny items" in f for f in plan.findings), plan.findings
+    ours = [p for p in ranger_standin.store.list_policies({}) if p["name"].startswith("pushdown")]
+    assert all(not p.get("denyPolicyItems") for p in ours if p["resources"]["database"]["values"] == ["crm"])
+    assert planner.plan(backend, b.model, ALL).empty
+
+
+@pytest.mark.parametrize(
+    "field",
+    ["deny-all-else", "masking", "row-filter", "audit-off", "public-deny"],
+)
+def test_fields_that_only_narrow_or_only_audit_never_widen(ranger_standin: Standin, field: str) -> None:
+    """``isDenyAllElse`` only denies; a masking or row-filter policy (policy types 1 and 2)
+    applies after the access decision and never allows an access; ``isAuditEnabled`` only
+    says what is logged; a deny item for ``public`` only denies. None makes Ranger wider."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    every = {"database": {"values": ["*"]}, "table": {"values": ["*"]}, "column": {"values": ["*"]}}
+    if field == "deny-all-else":
+        hand(ranger_standin, every, isDenyAllElse=True, policyItems=[])
+    elif field in ("masking", "row-filter"):
+        body: dict[str, Any] = {
+            "service": "hive",
+            "name": f"hand {field}",
+            "policyType": 1 if field == "masking" else 2,
+        }
+        if field == "masking":
+            body["resources"] = ORDERS
+            body["dataMaskPolicyItems"] = [
+                {
+                    "users": ["bob"],
+                    "accesses": [{"type": "select"}],
+                    "dataMaskInfo": {"dataMaskType": "MASK_NONE"},
+                }
+            ]
+        else:
+            body["resources"] = {k: v for k, v in ORDERS.items() if k != "column"}
+            body["rowFilterPolicyItems"] = [
+                {"users": ["bob"], "accesses": [{"type": "select"}], "rowFilterInfo": {"filterExpr": "1=1"}}
+            ]
+        ranger_standin.store.create_policy(body)
+    elif field == "audit-off":
+        for p in ranger_standin.store.list_policies({}):
+            ranger_standin.store.update_policy(p["id"], {**p, "isAuditEnabled": False})
+    else:
+        items = [{"groups": ["public"], "accesses": [{"type": "select"}]}]
+        hand(ranger_standin, every, policyItems=[], denyPolicyItems=items)
+    reconcile(backend, b.model, ALL)
+    assert probe(ranger_standin, b.model, "sales", USERS).wider == []
+
+
+def test_a_hand_made_allow_to_the_public_group_is_a_finding(ranger_standin: Standin) -> None:
+    """An allow item for group ``public`` reaches every user: reported."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    every = {"database": {"values": ["*"]}, "table": {"values": ["*"]}, "column": {"values": ["*"]}}
+    policy = hand(
+        ranger_standin, every, policyItems=[{"groups": ["public"], "accesses": [{"type": "select"}]}]
+    )
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert any(str(policy["name"]) in f and "group public" in f for f in plan.findings)
