@@ -38,6 +38,7 @@ from pushdown.reconcile.backend import (
 from pushdown.reconcile.holdback import HoldBack
 from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.scope import Resolved, Scope
+from pushdown_ranger import surface
 from pushdown_ranger.answers import Written
 from pushdown_ranger.checked import SERVICE_NAME, RangerSettings  # noqa: F401 - SERVICE_NAME, as before
 from pushdown_ranger.client import RangerAPI
@@ -122,6 +123,7 @@ def _deny_enabled(sdef: Json) -> bool:
 
 class RangerBackend(Backend):
     kind = "ranger"
+    SURFACE = surface.ENTRIES
     capabilities = Capabilities(
         roles=True,
         groups=True,

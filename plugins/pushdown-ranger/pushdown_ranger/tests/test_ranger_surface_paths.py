@@ -378,3 +378,31 @@ def test_a_hand_made_allow_to_the_public_group_is_a_finding(ranger_standin: Stan
     )
     plan, _ = reconcile(backend, b.model, ALL)
     assert any(str(policy["name"]) in f and "group public" in f for f in plan.findings)
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"isEnabled": False}, "is disabled"),
+        ({"configs": {"service.admin.users": "zed"}}, "service.admin.users"),
+        ({"configs": {"service.admin.groups": "etl"}}, "service.admin.groups"),
+    ],
+    ids=["service-disabled", "service-admin-users", "service-admin-groups"],
+)
+def test_a_disabled_service_and_service_admins_are_reported(
+    ranger_standin: Standin, change: dict[str, Any], words: str
+) -> None:
+    """A disabled service enforces none of pushdown's policies (HDFS falls back to its
+    permissions); service admin users may write policies outside pushdown: both reported."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    store = ranger_standin.store
+    with store.lock:
+        service = store.services["hive"]
+        for key, value in change.items():
+            if isinstance(value, dict):
+                service.setdefault(key, {}).update(value)
+            else:
+                service[key] = value
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert any(words in f for f in plan.findings), plan.findings
