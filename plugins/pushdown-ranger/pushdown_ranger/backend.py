@@ -74,6 +74,7 @@ from pushdown_ranger.ordering import (  # noqa: F401 - the order's names, as bef
 from pushdown_ranger.readback import bypasses, policy_fact, resource_key, role_fact, unenforced
 from pushdown_ranger.scoping import Focus, covering, focus_of
 from pushdown_ranger.serviceconf import service_findings, stray_finding
+from pushdown_ranger.withdraw import withdraw
 from pushdown_ranger.writer import Writer
 
 Json = dict[str, Any]
@@ -535,12 +536,42 @@ class RangerBackend(Backend):
             if write.last:
                 done += 1
                 progress(1)
+        failures += self._withdraw(writer, plan, refused, snapshot)
         if unanswered is not None:
             raise TemporaryBackendError(
                 self.name,
                 f"{unanswered}; {done} of {len(plan.ops)} operation(s) done (every narrowing tried)",
             )
         return RangerApplied(done, tuple(failures), written=writer.written)
+
+    def _withdraw(
+        self, writer: Writer, plan: Plan, refused: set[Op], snapshot: RangerSnapshot
+    ) -> list[Failure]:
+        """Refused writes that add deny items: withdraw the allow items they protect
+        (:mod:`pushdown_ranger.withdraw`); a failure naming each (the sync is not clean)."""
+        denied = [
+            op.fact
+            for op in refused
+            if isinstance(op.fact, PolicyFact) and op.action != "remove" and op.fact.deny
+        ]
+        if not denied:
+            return []
+        policies = {
+            **snapshot.policies,
+            **{k: v for k, v in writer.written.policies.items() if v is not None},
+        }
+
+        def write(key: tuple[str, Any], fact: PolicyFact) -> None:
+            writer.write(Op("change", after=fact, before=fact))
+
+        out: list[Failure] = []
+        try:
+            said = withdraw(sorted(denied, key=str), policies, self.naming.ours, write)
+        except BackendError as exc:
+            said = [f"withdrawing the allow items a refused deny protects failed too: {exc}"]
+        for text in said:
+            out.append(Failure(tuple(op for op in refused if op.fact in denied), f"{self.name}: {text}"))
+        return out
 
     def reread(
         self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot, applied: Applied | None = None

@@ -149,8 +149,10 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         "policy name (unique per service, error 3006)",
         H,
         "pushdown's names end in a digest of the service and resource set (unambiguous: a database named "
-        "`d,table=y` gets its own); a name taken by hand is written under another, unpredictable one",
+        "`d,table=y` gets its own); a name taken by hand is written under another, unpredictable one; a "
+        "deny write refused anyway withdraws the allow items it protects",
         (
+            PATHS + "test_n11_a_refused_deny_write_withdraws_the_allow_it_protects",
             PATHS + "test_n11_a_hand_made_policy_taking_pushdowns_deny_policy_name_never_holds_back_the_deny",
             PATHS + "test_n11_a_database_whose_policy_name_equals_another_resource_sets_gets_its_own",
             BACKEND + "test_a_policy_name_taken_by_hand_is_written_under_another_name",

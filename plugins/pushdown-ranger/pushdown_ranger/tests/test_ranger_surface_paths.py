@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from pushdown_lab.ranger_standin import Standin
 
+from pushdown.errors import BackendError
 from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
@@ -406,3 +407,34 @@ def test_a_disabled_service_and_service_admins_are_reported(
                 service[key] = value
     plan, _ = reconcile(backend, b.model, ALL)
     assert any(words in f for f in plan.findings), plan.findings
+
+
+def test_n11_a_refused_deny_write_withdraws_the_allow_it_protects(
+    ranger_standin: Standin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """reader reads every table of crm; then reader is DENIED orders. Ranger refuses the new
+    deny policy on orders (any rule of the server): the every-table allow it protects
+    against is withdrawn, never left standing; the next sync writes both."""
+    b = sales()
+    backend = backend_for(ranger_standin, retries=0)
+    reconcile(backend, b.model, ALL)
+    ask = _asker(ranger_standin)
+    assert ask("hive", {"database": "crm", "table": "orders"}, "select", "bob", [])
+    b.deny("reader", "table sales.crm.orders", "SELECT_TABLE")
+    create = backend.api.create_policy
+
+    def refuse(policy: dict[str, Any]) -> dict[str, Any]:
+        if policy["resources"].get("table", {}).get("values") == ["orders"]:
+            raise BackendError("rg", "Ranger refused create policy (HTTP 400): a rule of the server")
+        return create(policy)
+
+    monkeypatch.setattr(backend.api, "create_policy", refuse)
+    with pytest.raises(BackendError, match="withdrawn"):
+        reconcile(backend, b.model, ALL, retries=0)
+    assert not ask("hive", {"database": "crm", "table": "orders"}, "select", "bob", [])
+    assert probe(ranger_standin, b.model, "sales", USERS).wider == []
+    monkeypatch.undo()
+    reconcile(backend, b.model, ALL)
+    assert planner.plan(backend, b.model, ALL).empty
+    assert ask("hive", {"database": "crm", "table": "leads"}, "select", "bob", [])
+    assert not ask("hive", {"database": "crm", "table": "orders"}, "select", "bob", [])
