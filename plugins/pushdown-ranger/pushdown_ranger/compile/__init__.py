@@ -28,7 +28,7 @@ from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.plan import Fact
 from pushdown_ranger.compile.collide import apart, collisions, fold
 from pushdown_ranger.compile.desired import RangerNaming, compile_desired
-from pushdown_ranger.compile.shared import shared_hive, table_catalogs
+from pushdown_ranger.compile.shared import same_databases, shared_hive, table_catalogs
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
 from pushdown_ranger.handmade import is_voided, overridden
 
@@ -53,6 +53,8 @@ def compile_all(
     local = apart(naming, colliding) if colliding else naming
 
     sharing = table_catalogs(model, catalogs)
+    if len(sharing) > 1 and focus is not None:
+        focus = same_databases(model, sharing, focus)
 
     def run(deny_now: Mapping[str, bool]) -> Desired:
         if len(sharing) < 2:

@@ -36,6 +36,21 @@ def table_catalogs(model: Model, catalogs: Iterable[str]) -> list[str]:
     return out
 
 
+def same_databases(
+    model: Model, catalogs: Iterable[str], focus: frozenset[ObjectRef]
+) -> frozenset[ObjectRef]:
+    """``focus`` (Hive schemas) with the schemas of the same Hive database (any case) in every
+    catalog of ``catalogs``: a scoped sync of one catalog's database compiles every catalog's."""
+    names = {s.names[1].casefold() for s in focus}
+    more = {
+        o
+        for c in catalogs
+        for o in model.within(ObjectRef(T.CATALOG, (c,)))
+        if o.type is T.SCHEMA and o.names[1].casefold() in names
+    }
+    return focus | more
+
+
 def shared_hive(
     parts: Mapping[str, Desired], model: Model, hive_service: str, user_role_prefix: str
 ) -> Desired:

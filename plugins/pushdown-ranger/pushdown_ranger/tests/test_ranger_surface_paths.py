@@ -11,8 +11,10 @@ import pytest
 from pushdown_lab.ranger_standin import Standin
 
 from pushdown.errors import BackendError
+from pushdown.model import changes as ch
+from pushdown.model.securables import ObjectRef
 from pushdown.reconcile import planner
-from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
 from pushdown_ranger.facts import PolicyFact
 from pushdown_ranger.readback import policy_name
@@ -437,4 +439,21 @@ def test_n11_a_refused_deny_write_withdraws_the_allow_it_protects(
     reconcile(backend, b.model, ALL)
     assert planner.plan(backend, b.model, ALL).empty
     assert ask("hive", {"database": "crm", "table": "leads"}, "select", "bob", [])
+    assert not ask("hive", {"database": "crm", "table": "orders"}, "select", "bob", [])
+
+
+def test_n8_a_scoped_sync_in_one_catalog_keeps_the_other_catalogs_deny_items(ranger_standin: Standin) -> None:
+    """``aaa`` (first by name) and ``sales`` both hold Hive database crm; sales DENIES reader
+    orders. A change in ``aaa.crm`` is a scoped sync of that database: it compiles every
+    catalog's crm, or sales' deny item on orders would go."""
+    b = world().catalog("aaa", backend="rg").schema("aaa.crm").table("aaa.crm.orders")
+    b.allow("reader", "catalog aaa", "USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE")
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    ask = _asker(ranger_standin)
+    assert not ask("hive", {"database": "crm", "table": "orders"}, "select", "bob", [])
+    events = ch.create_object(b.model, ObjectRef.parse("table aaa.crm.more"))
+    for event in events:
+        b.model.apply(event)
+    reconcile(backend, b.model, Scope.union(scope_of(e) for e in events))
     assert not ask("hive", {"database": "crm", "table": "orders"}, "select", "bob", [])
