@@ -221,28 +221,35 @@ def test_n11_a_hand_made_policy_taking_pushdowns_deny_policy_name_never_holds_ba
     assert planner.plan(backend, b.model, ALL).empty
 
 
-@pytest.mark.parametrize("database", ["d,table=y", "d|x", "d/**"])
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [(("crm", "orders,table=x"), ("crm,table=orders", "x")), (("d", "y"), ("d,table=y", "z"))],
+    ids=["table-in-name", "database-in-name"],
+)
 def test_n11_a_database_whose_policy_name_equals_another_resource_sets_gets_its_own(
-    ranger_standin: Standin, database: str
+    ranger_standin: Standin, first: tuple[str, str], second: tuple[str, str]
 ) -> None:
-    """A database named ``d,table=y`` has the readable name of ``database=d, table=y``'s
-    policy: each resource set's policy name must be its own (held out by the review)."""
+    """Table ``orders,table=x`` of database ``crm`` and table ``x`` of database
+    ``crm,table=orders`` read alike (``column=*,database=crm,table=orders,table=x``): with
+    names made of the resources alone the second DENY's policy is refused (3006) at every
+    sync while the every-table allow stays. Each resource set's name must be its own."""
     b = (
         Builder()
         .users("alice", "bob", "carol")
         .catalog("sales", backend="rg")
-        .schema("sales.d")
-        .table("sales.d.y")
-        .schema(f"sales.{database}")
         .role("reader", users=["bob"])
         .allow("reader", "catalog sales", "USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE")
-        .deny("reader", "table sales.d.y", "SELECT_TABLE")
-        .deny("reader", f"schema sales.{database}", "SELECT_TABLE")
     )
+    for d, t in (first, second):
+        b.schema(f"sales.{d}").table(f"sales.{d}.{t}").table(f"sales.{d}.other")
+        b.deny("reader", f"table sales.{d}.{t}", "SELECT_TABLE")
     backend = backend_for(ranger_standin)
     reconcile(backend, b.model, ALL)
     names = [p["name"] for p in ranger_standin.store.list_policies({})]
     assert len(names) == len(set(names))
+    ask = _asker(ranger_standin)
+    for d, t in (first, second):
+        assert not ask("hive", {"database": d, "table": t}, "select", "bob", [])
     assert probe(ranger_standin, b.model, "sales", USERS).wider == []
     assert planner.plan(backend, b.model, ALL).empty
 
