@@ -48,8 +48,6 @@ from pushdown_ranger.facts import PolicyFact, fact_from_json
 from pushdown_ranger.handmade import (
     exception_findings,
     is_voided,
-    override_findings,
-    overriding_policies,
     role_bypasses,
     role_findings,
     role_reach,
@@ -71,6 +69,7 @@ from pushdown_ranger.ordering import (  # noqa: F401 - the order's names, as bef
     schedule,
     stage_of,
 )
+from pushdown_ranger.overrides import override_findings, overriding_policies
 from pushdown_ranger.readback import bypasses, policy_fact, resource_key, role_fact, unenforced
 from pushdown_ranger.scoping import Focus, covering, focus_of
 from pushdown_ranger.serviceconf import service_findings, stray_finding

@@ -30,7 +30,8 @@ from pushdown_ranger.compile.collide import apart, collisions, fold
 from pushdown_ranger.compile.desired import RangerNaming, compile_desired
 from pushdown_ranger.compile.shared import same_databases, shared_hive, table_catalogs
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
-from pushdown_ranger.handmade import is_voided, overridden
+from pushdown_ranger.handmade import is_voided
+from pushdown_ranger.overrides import overridden
 
 
 def compile_all(
