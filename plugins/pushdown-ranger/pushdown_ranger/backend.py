@@ -38,6 +38,7 @@ from pushdown.reconcile.backend import (
 from pushdown.reconcile.holdback import HoldBack
 from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.scope import Resolved, Scope
+from pushdown_ranger import surface
 from pushdown_ranger.answers import Written
 from pushdown_ranger.checked import SERVICE_NAME, RangerSettings  # noqa: F401 - SERVICE_NAME, as before
 from pushdown_ranger.client import RangerAPI
@@ -68,9 +69,11 @@ from pushdown_ranger.ordering import (  # noqa: F401 - the order's names, as bef
     schedule,
     stage_of,
 )
+from pushdown_ranger.overrides import override_findings, overriding_policies
 from pushdown_ranger.readback import bypasses, policy_fact, resource_key, role_fact, unenforced
 from pushdown_ranger.scoping import Focus, covering, focus_of
 from pushdown_ranger.serviceconf import service_findings, stray_finding
+from pushdown_ranger.withdraw import withdraw
 from pushdown_ranger.writer import Writer
 
 Json = dict[str, Any]
@@ -102,6 +105,8 @@ class RangerSnapshot(Snapshot):
     strays: tuple[Json, ...] = field(default=(), compare=False)
     #: resource sets of other services with a policy voiding deny items
     voiding: frozenset[tuple[str, Any]] = frozenset()
+    #: resource sets of override-priority policies in the topic and fileset services
+    overriding: frozenset[tuple[str, Any]] = frozenset()
 
     @property
     def role_version(self) -> int:
@@ -118,6 +123,7 @@ def _deny_enabled(sdef: Json) -> bool:
 
 class RangerBackend(Backend):
     kind = "ranger"
+    SURFACE = surface.ENTRIES
     capabilities = Capabilities(
         roles=True,
         groups=True,
@@ -159,6 +165,11 @@ class RangerBackend(Backend):
         #: "auto": deny items where the service definition enables them (Ranger's default);
         #: "off": never rely on deny items, for plugins configured to ignore them
         self.deny_items = c.choice("deny_items", "auto", ("auto", "off"))
+        #: Ranger's HDFS plugin falls back to HDFS's own permissions where no policy decides
+        #: (``xasecure.add-hadoop-authorization``, true by default): "on" (as by default: a
+        #: finding while pushdown enforces filesets), "off" (the operator set it to false on
+        #: every HDFS plugin, so what pushdown's policies do not allow is denied)
+        self.hdfs_fallback = c.choice("hdfs_fallback", "on", ("on", "off"))
         if _overlap(self.naming):
             raise c.bad("role_prefix", "role_prefix and user_role_prefix must not start one another")
         self.label = c.text("label", "pushdown")
@@ -248,6 +259,8 @@ class RangerBackend(Backend):
         found += voided_findings(snap.voided, not snap.deny.get(self.naming.hive_service, False))
         found += role_findings([*snap.roles.values(), *snap.others], ours)
         found += zone_findings(snap.zones, snap.zoned, held, users, groups, ours)
+        every = {**snap.policies, **{(str(p.get("service")), resource_key(p)): p for p in snap.shadowed}}
+        found += override_findings(every, snap.overriding, held)
         if not snap.deny.get(self.naming.hive_service, False) and self.deny_items != "off":
             found.append(
                 f"service {self.naming.hive_service}: its definition does not enable deny items "
@@ -255,8 +268,26 @@ class RangerBackend(Backend):
                 "writes none (per-table allow items instead; narrower)"
             )
         found += [stray_finding(p, self.label) for p in snap.strays]
+        found += self.fallback_findings(model)
         found += [line for text in self.problems.values() if text for line in text.split("\n")]
         return replace(snap, findings=tuple(sorted(set(found))))
+
+    def fallback_findings(self, model: Model) -> list[str]:
+        """Issue 23, N7: a user no HDFS policy decides for is not denied but "not determined",
+        and the HDFS plugin then asks HDFS's own permissions (a 644 file is readable)."""
+        if self.hdfs_fallback == "off":
+            return []
+        roots = [ObjectRef(SecurableType.CATALOG, (c,)) for c in self.enforces(model)]
+        if not any(
+            o.type is SecurableType.FILESET for r in roots if r in model.objects for o in model.within(r)
+        ):
+            return []
+        return [
+            f"service {self.naming.hdfs_service}: Ranger's HDFS plugin falls back to HDFS permissions "
+            "for whoever no policy decides (xasecure.add-hadoop-authorization, true by default), so a "
+            "user the model does not allow a fileset may still read it through its HDFS mode bits; "
+            "set xasecure.add-hadoop-authorization=false on every HDFS plugin, then hdfs_fallback: off"
+        ]
 
     def _read(self, versions: tuple[tuple[str, Any, Any], ...], deny: Mapping[str, bool]) -> RangerSnapshot:
         services = frozenset(name for name, _, _ in versions if name)
@@ -298,6 +329,8 @@ class RangerBackend(Backend):
         snap = self._snapshot(versions, policies, roles, deny)
         voided = dict(snap.voided)
         more = set(snap.voiding)
+        shadow_keys = {(str(p.get("service")), resource_key(p)): p for p in shadowed}
+        overriding = snap.overriding | overriding_policies(shadow_keys, self.naming.hive_service)
         for policy in shadowed:
             key = (str(policy.get("service")), resource_key(policy))
             if key[0] != self.naming.hive_service and voiding(policy):
@@ -313,6 +346,7 @@ class RangerBackend(Backend):
             shadowed=tuple(shadowed),
             voided=voided,
             voiding=frozenset(more),
+            overriding=overriding,
         )
 
     def _strays(self, services: frozenset[str]) -> tuple[Json, ...]:
@@ -360,6 +394,7 @@ class RangerBackend(Backend):
             voiding=frozenset(
                 k for k, p in policies.items() if k[0] != self.naming.hive_service and voiding(p)
             ),
+            overriding=overriding_policies(policies, self.naming.hive_service),
         )
 
     def _type_of(self, service: str) -> str:
@@ -422,6 +457,7 @@ class RangerBackend(Backend):
             tuple(sorted(snapshot.voided.items())),
             snapshot.implied,
             snapshot.voiding,
+            snapshot.overriding,
         )
         if self._compiled is not None and self._compiled[0] == key:
             return self._compiled[1]
@@ -449,6 +485,7 @@ class RangerBackend(Backend):
             services=snapshot.services,
             implied=snapshot.implied,
             voiding=snapshot.voiding,
+            overriding=snapshot.overriding,
         )
 
     # apply ------------------------------------------------------------------------------
@@ -498,12 +535,42 @@ class RangerBackend(Backend):
             if write.last:
                 done += 1
                 progress(1)
+        failures += self._withdraw(writer, plan, refused, snapshot)
         if unanswered is not None:
             raise TemporaryBackendError(
                 self.name,
                 f"{unanswered}; {done} of {len(plan.ops)} operation(s) done (every narrowing tried)",
             )
         return RangerApplied(done, tuple(failures), written=writer.written)
+
+    def _withdraw(
+        self, writer: Writer, plan: Plan, refused: set[Op], snapshot: RangerSnapshot
+    ) -> list[Failure]:
+        """Refused writes that add deny items: withdraw the allow items they protect
+        (:mod:`pushdown_ranger.withdraw`); a failure naming each (the sync is not clean)."""
+        denied = [
+            op.fact
+            for op in refused
+            if isinstance(op.fact, PolicyFact) and op.action != "remove" and op.fact.deny
+        ]
+        if not denied:
+            return []
+        policies = {
+            **snapshot.policies,
+            **{k: v for k, v in writer.written.policies.items() if v is not None},
+        }
+
+        def write(key: tuple[str, Any], fact: PolicyFact) -> None:
+            writer.write(Op("change", after=fact, before=fact))
+
+        out: list[Failure] = []
+        try:
+            said = withdraw(sorted(denied, key=str), policies, self.naming.ours, write)
+        except BackendError as exc:
+            said = [f"withdrawing the allow items a refused deny protects failed too: {exc}"]
+        for text in said:
+            out.append(Failure(tuple(op for op in refused if op.fact in denied), f"{self.name}: {text}"))
+        return out
 
     def reread(
         self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot, applied: Applied | None = None
@@ -528,6 +595,7 @@ class RangerBackend(Backend):
                 shadowed=snapshot.shadowed,
                 voided={**snapshot.voided, **patched.voided},
                 voiding=snapshot.voiding | patched.voiding,
+                overriding=snapshot.overriding | patched.overriding,
             )
         else:
             self.last = replace(self._read(fresh, snapshot.deny), implied=snapshot.implied)

@@ -91,7 +91,7 @@ def _database_patterns(policy: Json) -> tuple[str, ...]:
 
 def is_voided(database: str, voided: Iterable[str]) -> bool:
     """Whether a key of :func:`voided_databases` may match ``database``."""
-    return any(_may_overlap((database,), (pattern,)) for pattern in voided)
+    return any(may_overlap((database,), (pattern,)) for pattern in voided)
 
 
 def exception_findings(
@@ -221,7 +221,9 @@ def role_bypasses(policy: Json, reach: Mapping[str, list[str]]) -> list[str]:
     return out
 
 
-def _may_overlap(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+def may_overlap(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Whether two lists of Ranger resource values may match one name (wildcards either
+    way, one a prefix of the other: a path above or below; any case)."""
     for x in a:
         for y in b:
             x1, y1 = x.lower(), y.lower()
@@ -256,7 +258,7 @@ def zone_findings(
                         for f in held
                         if f.service == service
                         and all(
-                            _may_overlap(v, tuple(str(x) for x in resources.get(k) or ("*",)))
+                            may_overlap(v, tuple(str(x) for x in resources.get(k) or ("*",)))
                             for k, v, _ in f.resources
                             if k in resources
                         )

@@ -121,21 +121,25 @@ def foreign_items(policy: Json) -> bool:
     return any(policy.get(f) for f in ("policyItems", "denyPolicyItems", "allowExceptions", "denyExceptions"))
 
 
-def policy_name(fact: PolicyFact) -> str:
-    text = f"pushdown {describe(fact.resources)}"
-    if len(text) <= 200:
-        return text
-    return text[:160] + " #" + hashlib.sha256(text.encode()).hexdigest()[:16]
+def policy_name(fact: PolicyFact, salt: str = "") -> str:
+    """The name of a policy pushdown creates: readable, and unique per resource set. The
+    readable part (``describe``) is ambiguous (a database named ``d,table=y``), so the name
+    ends in a digest of the service and the resource set, encoded unambiguously (JSON).
+    ``salt``: another name for the same resource set, when a policy already took this one
+    (Ranger refuses a second policy of a name, error 3006)."""
+    exact = json.dumps([fact.service, [[k, list(v), r] for k, v, r in fact.resources], salt])
+    digest = hashlib.sha256(exact.encode()).hexdigest()[:16]
+    return f"pushdown {describe(fact.resources)[:160]} #{digest}"
 
 
-def new_policy(fact: PolicyFact, label: str) -> Json:
+def new_policy(fact: PolicyFact, label: str, salt: str = "") -> Json:
     resources = {
         name: {"values": list(values), "isExcludes": False, "isRecursive": recursive}
         for name, values, recursive in fact.resources
     }
     return {
         "service": fact.service,
-        "name": policy_name(fact),
+        "name": policy_name(fact, salt),
         "description": "managed by pushdown",
         "isEnabled": True,
         "isAuditEnabled": True,

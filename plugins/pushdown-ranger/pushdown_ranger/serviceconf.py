@@ -7,6 +7,9 @@ list of services the cheap version check fetches anyway (no extra call). Pure.
 - A policy with pushdown's label in a service pushdown is no longer configured for (a
   ``*_service`` setting pointed elsewhere): its items still grant where that service's
   plugin enforces; pushdown no longer manages it: a finding naming it and what it allows.
+- A disabled service (``isEnabled``): its plugins enforce none of its policies: a finding.
+- Service admin users and groups (``service.admin.users`` / ``.groups``): they may write
+  policies outside pushdown: a finding (what they write is read like any hand-made policy).
 - Super users and groups (``ranger.plugin.super.users`` / ``.groups`` in the service's
   configs): the plugin allows them everything, DENYs included: a finding.
 """
@@ -17,6 +20,8 @@ from collections.abc import Iterable
 from typing import Any
 
 SUPER = ("ranger.plugin.super.users", "ranger.plugin.super.groups")
+#: users and groups who administer the service's policies in Ranger Admin (and may write one)
+ADMINS = ("service.admin.users", "service.admin.groups")
 
 
 def service_findings(services: Iterable[Any], wanted: Iterable[str]) -> list[str]:
@@ -33,7 +38,19 @@ def service_findings(services: Iterable[Any], wanted: Iterable[str]) -> list[str
                 "first (an allow or an override there reaches resources whatever pushdown writes); "
                 "pushdown does not read them"
             )
+        if service.get("isEnabled") is False:
+            out.append(
+                f"service {name} is disabled: its plugins enforce none of its policies, pushdown's "
+                "included (Hive and Kafka then deny; HDFS falls back to HDFS permissions); enable it"
+            )
         configs = service.get("configs") or {}
+        for key in ADMINS:
+            listed = sorted({v.strip() for v in str(configs.get(key) or "").split(",") if v.strip()})
+            if listed:
+                out.append(
+                    f"service {name}: {key} = {', '.join(listed)}: they may write its policies in "
+                    "Ranger Admin, outside pushdown (what they write is read and reported)"
+                )
         for key in SUPER:
             listed = sorted({v.strip() for v in str(configs.get(key) or "").split(",") if v.strip()})
             if listed:

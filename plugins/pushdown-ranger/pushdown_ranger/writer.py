@@ -10,10 +10,12 @@ is the read-back of the touched key.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pushdown.errors import PermanentBackendError
 from pushdown.reconcile.plan import Op
 from pushdown_ranger.answers import Written
 from pushdown_ranger.client import RangerAPI
@@ -69,6 +71,27 @@ class Writer:
             else:
                 self.written.policy(key, self.api.update_policy(int(raw["id"]), rest))
         elif raw is None:
-            self.written.policy(key, self.api.create_policy(new_policy(fact, self.label)))
+            self.written.policy(key, self.create(fact))
         else:
             self.written.policy(key, self.api.update_policy(int(raw["id"]), merged(raw, fact, ours)))
+
+    def create(self, fact: PolicyFact) -> Json:
+        """A new policy; when its name is taken (Ranger's error 3006: a hand-made policy took
+        it), the same policy under another name: a refused name never holds back a write."""
+        for attempt in range(NAME_ATTEMPTS):
+            salt = "" if attempt == 0 else secrets.token_hex(8)
+            try:
+                return self.api.create_policy(new_policy(fact, self.label, salt))
+            except PermanentBackendError as exc:
+                if attempt == NAME_ATTEMPTS - 1 or not name_taken(str(exc)):
+                    raise
+        raise AssertionError("unreachable")
+
+
+#: names tried for one new policy (the first, then unpredictable ones)
+NAME_ATTEMPTS = 3
+
+
+def name_taken(message: str) -> bool:
+    """Whether Ranger refused a policy because another one holds its name (error 3006)."""
+    return "3006" in message or "already exists for this name" in message

@@ -6,6 +6,12 @@ state and name mapping require of it (see :mod:`pushdown_ranger.handmade` and
   policies from a second compile without deny items; so does a topic or fileset service
   where such a policy is on one of pushdown's resource sets (``voiding``); the rest comes
   from the first.
+- A topic or fileset service where a hand-made policy with override priority may match one
+  of pushdown's resources (``overriding``: ``topic=*``, an enclosing recursive path), as the
+  Hive service where one may match a database: its allow items beat deny items, so the
+  service is compiled without deny items (issue 23, N1), and the policy is reported.
+- Two or more catalogs with tables share the one Hive service: each Hive policy holds only
+  what every catalog decides (:mod:`pushdown_ranger.compile.shared`; issue 23, N8).
 - Model users mapping to one Ranger user are compiled apart, then folded into that user.
 - Policies of a service Ranger does not have are not pushed (a note).
 """
@@ -22,8 +28,10 @@ from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.plan import Fact
 from pushdown_ranger.compile.collide import apart, collisions, fold
 from pushdown_ranger.compile.desired import RangerNaming, compile_desired
+from pushdown_ranger.compile.shared import same_databases, shared_hive, table_catalogs
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
 from pushdown_ranger.handmade import is_voided
+from pushdown_ranger.overrides import overridden
 
 
 def compile_all(
@@ -39,28 +47,42 @@ def compile_all(
     services: frozenset[str],
     implied: tuple[tuple[str, str, frozenset[str]], ...] = (),
     voiding: frozenset[tuple[str, Any]] = frozenset(),
+    overriding: frozenset[tuple[str, Any]] = frozenset(),
 ) -> Desired:
     catalogs = list(catalogs)
     colliding = collisions(model, naming)
     local = apart(naming, colliding) if colliding else naming
 
+    sharing = table_catalogs(model, catalogs)
+    if len(sharing) > 1 and focus is not None:
+        focus = same_databases(model, sharing, focus)
+
     def run(deny_now: Mapping[str, bool]) -> Desired:
-        return compile_desired(
-            model, catalogs, local, deny_now, focus=focus, named_elsewhere=elsewhere, hive=hive
-        )
+        if len(sharing) < 2:
+            return compile_desired(
+                model, catalogs, local, deny_now, focus=focus, named_elsewhere=elsewhere, hive=hive
+            )
+        parts = {
+            c: compile_desired(
+                model, catalogs, local, deny_now, focus=focus, named_elsewhere=elsewhere, hive=c
+            )
+            for c in sharing
+        }
+        return shared_hive(parts, model, local.hive_service, local.user_role_prefix)
 
     desired = run(deny)
-    hive = naming.hive_service
-    held = _databases(desired, hive) if deny.get(hive, False) else set()
+    # the Hive *service* (``hive`` is the catalog, which ``run`` passes on every call)
+    service = naming.hive_service
+    held = _databases(desired, service) if deny.get(service, False) else set()
     databases = {d for d in held if is_voided(d, voided)}
     leaves = {
         f.service
         for f in desired.facts
-        if isinstance(f, PolicyFact) and f.service != hive and deny.get(f.service, False)
-        if (f.service, f.resources) in voiding
+        if isinstance(f, PolicyFact) and f.service != service and deny.get(f.service, False)
+        if (f.service, f.resources) in voiding or overridden(f.service, f.resources, overriding)
     }
     if databases or leaves:
-        off = run({**deny, **dict.fromkeys(leaves, False), **({hive: False} if databases else {})})
+        off = run({**deny, **dict.fromkeys(leaves, False), **({service: False} if databases else {})})
         desired = _splice(desired, off, databases, leaves, naming, elsewhere)
     desired = fold(desired, model, local, colliding, elsewhere) if colliding else desired
     return _unserviced(_implying(desired, implied), services)

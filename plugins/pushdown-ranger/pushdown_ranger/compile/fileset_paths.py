@@ -7,6 +7,7 @@ everything below it. :func:`nest` makes an inner location's own decision win the
 
 from __future__ import annotations
 
+import re
 import urllib.parse
 from collections.abc import Mapping
 
@@ -18,15 +19,43 @@ Users = dict[str, set[str]]
 Names = Mapping[str, list[ObjectRef]]
 
 
+#: schemes whose paths are the HDFS namespace Ranger's HDFS plugin sees (``webhdfs`` and
+#: ``swebhdfs`` are HDFS over HTTP: the authority is the namenode's HTTP address)
+HDFS_SCHEMES = frozenset({"hdfs", "webhdfs", "swebhdfs"})
+#: schemes whose paths may be any HDFS path (a ``viewfs`` mount table maps them, and pushdown
+#: does not read it): a fileset there may lie under any HDFS path
+UNKNOWN_SCHEMES = frozenset({"viewfs"})
+#: the HDFS path of a location pushdown cannot place: it may lie anywhere (``/`` holds it)
+ANYWHERE = "/"
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):(.*)$", re.DOTALL)
+
+
+def split_location(location: str) -> tuple[str, str]:
+    """(scheme in lower case, or ``""``; the path part: without the authority, the query
+    and the fragment). ``hdfs:/a`` (no authority), ``hdfs:///a``, ``hdfs://nn:8020/a`` and
+    ``/a`` are all the path ``/a`` of scheme ``hdfs`` (or none)."""
+    text = location.strip()
+    found = _SCHEME.match(text)
+    if found is None:
+        return "", text
+    scheme, rest = found.group(1).lower(), found.group(2)
+    if rest.startswith("//"):
+        rest = rest[2:]
+        rest = rest[rest.find("/") :] if "/" in rest else ""
+    return scheme, rest.split("?", 1)[0].split("#", 1)[0]
+
+
 def literal_path(location: str) -> str:
     """The HDFS path of a location whatever Ranger can name (``""``: not on HDFS), for
-    what may enclose a location :func:`path_of` refuses."""
-    text = location.strip()
-    if "://" in text:
-        scheme, text = text.split("://", 1)
-        if scheme.lower() != "hdfs":
-            return ""
-        text = urllib.parse.unquote(text[text.find("/") :] if "/" in text else "")
+    what may enclose a location :func:`path_of` refuses; :data:`ANYWHERE` for a location
+    on HDFS at a path pushdown cannot know (``viewfs://``, a relative path)."""
+    scheme, text = split_location(location)
+    if scheme in UNKNOWN_SCHEMES:
+        return ANYWHERE
+    if (scheme and scheme not in HDFS_SCHEMES) or not text.strip():
+        return ""
+    if scheme:
+        text = urllib.parse.unquote(text)
     parts: list[str] = []
     for part in text.split("/"):
         if part == "..":
@@ -34,7 +63,8 @@ def literal_path(location: str) -> str:
                 parts.pop()
         elif part not in ("", "."):
             parts.append(part)
-    return "/" + "/".join(parts) if text.startswith("/") else ""
+    # a relative path resolves against a working directory pushdown does not know
+    return "/" + "/".join(parts) if text.startswith("/") else ANYWHERE
 
 
 def withhold(held: dict[str, Users], unnamed: dict[str, Users], names: Names) -> list[str]:
@@ -43,7 +73,7 @@ def withhold(held: dict[str, Users], unnamed: dict[str, Users], names: Names) ->
     notes: list[str] = []
     for inner, allowed in unnamed.items():
         for path, by_access in held.items():
-            if path == "/" or inner == path or inner.startswith(path + "/"):
+            if inner == ANYWHERE or path == "/" or inner == path or inner.startswith(path + "/"):
                 for access, who in by_access.items():
                     cut = who - allowed.get(access, set())
                     if cut:
@@ -56,17 +86,17 @@ def withhold(held: dict[str, Users], unnamed: dict[str, Users], names: Names) ->
 
 
 def path_of(location: str) -> str:
-    """The path of an HDFS location (``hdfs://nn:8020/a/b`` -> ``/a/b``; a URI's path is
-    percent-decoded: ``a%20b`` is ``a b``), ``.`` and ``..`` segments resolved as HDFS
-    resolves them, or ``""`` when it is not one Ranger can name exactly (wildcards, tokens,
-    a ``..`` above the root) or not on HDFS at all (``s3a://bucket/a`` is no HDFS path ``/a``)."""
-    text = location.strip()
-    if "://" in text:
-        scheme, text = text.split("://", 1)
-        if scheme.lower() != "hdfs":
-            return ""
-        text = text[text.find("/") :] if "/" in text else ""
-        text = urllib.parse.unquote(text.split("?", 1)[0].split("#", 1)[0])
+    """The path of an HDFS location (``hdfs://nn:8020/a/b``, ``hdfs:/a/b``,
+    ``webhdfs://nn:9870/a/b`` -> ``/a/b``; a URI's path is percent-decoded: ``a%20b`` is
+    ``a b``), ``.`` and ``..`` segments resolved as HDFS resolves them, or ``""`` when it is
+    not one Ranger can name exactly (wildcards, tokens, a ``..`` above the root, a
+    ``viewfs://`` path the mount table maps) or not on HDFS at all (``s3a://bucket/a`` is
+    no HDFS path ``/a``)."""
+    scheme, text = split_location(location)
+    if scheme and scheme not in HDFS_SCHEMES:
+        return ""
+    if scheme:
+        text = urllib.parse.unquote(text)
     if not text.startswith("/") or not exact(text):
         return ""
     parts: list[str] = []

@@ -3,12 +3,16 @@ an every-table policy (``table=?*``) and per-table exceptions (allow or deny). P
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from pushdown.decide.inventory import Inventory
 from pushdown.decide.views import OwnerView, View
+from pushdown.model.privileges import Privilege
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown_ranger.compile.hive_names import TableNames, unnamable_schemas
 from pushdown_ranger.compile.naming import Group, Items
+from pushdown_ranger.compile.principals import denied_privileges, privileges_of
 from pushdown_ranger.facts import Resource
 from pushdown_ranger.mapping import DATABASE_ACCESS, TABLE_ACCESS
 
@@ -52,12 +56,53 @@ def hive_items(
             continue
         shape = shapes[schema] = TableNames.of([t for t in inventory.children(schema) if t.type is T.TABLE])
         notes += shape.notes(schema)
+    denied_at = denied_privileges(model) if deny else {}
     for users, view in groups:
         where = schemas if isinstance(view, OwnerView) else view.containers(T.SCHEMA)
         for schema in where:
             if schema in shapes:
                 _hive_schema(items, users, view, schema, inventory, service, deny, shapes[schema])
+        barred = {u: denied_at[u] for u in users if u in denied_at}
+        for schema, shape in shapes.items() if barred else ():
+            _hive_barred(items, barred, view, schema, inventory, service, shape)
     return notes
+
+
+def _hive_barred(
+    items: Items,
+    barred: dict[str, set[tuple[ObjectRef, Privilege]]],
+    view: View,
+    schema: ObjectRef,
+    inventory: Inventory,
+    service: str,
+    names: TableNames,
+) -> None:
+    """Deny items for the users a DENY of the model bars (on the schema, its catalog or one of
+    its tables, of a privilege the operation needs), wherever they are not allowed: a user
+    holding only a DENY, with no allow to cut, is denied in Ranger too, so an allow somebody
+    else made on a wider resource (``database=*``) for a group the host resolves does not
+    beat it (issue 23, N9). A deny item for a user the model does not allow is never narrower."""
+    d = schema.names[1]
+
+    def who(op: str, objs: Iterable[ObjectRef]) -> set[str]:
+        path = {p for o in objs for p in o.path}
+        privs = privileges_of(op)
+        return {u for u, denied in barred.items() if any(o in path and p in privs for o, p in denied)}
+
+    for access, op in DATABASE_ACCESS:
+        ok = view.coverage(op, schema).default if op == "create_table" else view.allowed(op, schema)
+        users = set() if ok else who(op, [schema])
+        if users:
+            items.add(True, service, hive_database(d), access, users)
+    for access, op in TABLE_ACCESS:
+        cover = view.coverage(op, schema)
+        users = who(op, [schema]) if not cover.default and not cover.exceptions else set()
+        if users:
+            items.add(True, service, hive_every_table(d), access, users)
+        for name, twins in names.twins.items():
+            users = set() if any(view.allowed(op, t) for t in twins) else who(op, twins)
+            if users:
+                items.add(True, service, hive_table(d, name), access, users)
 
 
 def _hive_schema(

@@ -21,11 +21,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from pushdown.decide.inventory import Inventory
-from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown_ranger.compile.fileset_paths import literal_path, nest, path_of, withhold
 from pushdown_ranger.compile.naming import Group, Items, RangerNaming, exact
+from pushdown_ranger.compile.principals import denied_objects
 from pushdown_ranger.facts import Resource
 from pushdown_ranger.mapping import HDFS_ACCESS, KAFKA_ACCESS
 
@@ -44,7 +44,7 @@ def leaf_items(
     notes: list[str] = []
     topics, paths, unnamed = _resources(by_root, inventory, model, notes)
     groups = {root.names[0]: g for root, g in by_root.items()}
-    denied_at = _denied_at(model)
+    denied_at = denied_objects(model)
     for objs in topics.values():
         names = sorted({o.names[-1] for o in objs}, key=lambda n: (n != n.lower(), n))
         if any(n.lower() != names[0].lower() for n in names):
@@ -85,17 +85,6 @@ def _barred(
             for access, op in accesses:
                 if hit and not view.allowed(op, obj):
                     out[access] |= hit
-    return out
-
-
-def _denied_at(model: Model) -> dict[str, set[ObjectRef]]:
-    """Per user holding a DENY, the objects their DENYs are on (once per compile)."""
-    out: dict[str, set[ObjectRef]] = {}
-    for role, grants in model.roles.items():
-        objects = {g.object for g in grants if g.condition is Condition.DENY}
-        if objects:
-            for user in model.holders_of(role):
-                out.setdefault(user, set()).update(objects)
     return out
 
 

@@ -24,9 +24,14 @@ refused: the user or role gets nothing from pushdown (narrower) and a note says 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
+from pushdown.decide.requirements import OPERATIONS, AllOf, AnyOf, Can, Has
+from pushdown.model.privileges import Condition, Privilege
+from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
 from pushdown.reconcile.identity import Identity
 from pushdown_ranger.compile.collide import MARK
@@ -96,3 +101,41 @@ def _base(name: str) -> str:
     """The Ranger name itself: users that map to one name are compiled apart under
     ``name`` + :data:`~pushdown_ranger.compile.collide.MARK` + user, then folded into it."""
     return name.split(MARK, 1)[0]
+
+
+def denied_objects(model: Model) -> dict[str, set[ObjectRef]]:
+    """Per user holding a DENY, the objects their DENYs are on (once per compile)."""
+    out: dict[str, set[ObjectRef]] = {}
+    for role, grants in model.roles.items():
+        objects = {g.object for g in grants if g.condition is Condition.DENY}
+        if objects:
+            for user in model.holders_of(role):
+                out.setdefault(user, set()).update(objects)
+    return out
+
+
+def denied_privileges(model: Model) -> dict[str, set[tuple[ObjectRef, Privilege]]]:
+    """Per user holding a DENY, (object, privilege) of each of their DENYs."""
+    out: dict[str, set[tuple[ObjectRef, Privilege]]] = {}
+    for role, grants in model.roles.items():
+        denied = {(g.object, g.privilege) for g in grants if g.condition is Condition.DENY}
+        if denied:
+            for user in model.holders_of(role):
+                out.setdefault(user, set()).update(denied)
+    return out
+
+
+@functools.cache
+def privileges_of(operation: str) -> frozenset[Privilege]:
+    """Every privilege an operation's requirements name (through the operations it needs)."""
+    return _named(OPERATIONS[operation].requires)
+
+
+def _named(term: Any) -> frozenset[Privilege]:
+    if isinstance(term, Has):
+        return frozenset(term.privileges)
+    if isinstance(term, Can):
+        return privileges_of(term.operation)
+    if isinstance(term, AllOf | AnyOf):
+        return frozenset().union(*(_named(t) for t in term.terms))
+    return frozenset()

@@ -4,7 +4,8 @@ Each history draws a name mapping, grants, DENYs and owners on registered and un
 objects (capitalised names, case twins), removals and returns of users, groups and roles,
 tables created outside the model, the enforcing host resolving a user into group ``g`` (or
 out of it) unlike the model, and the Ranger hand-made state of :data:`HAND` between syncs.
-After every scoped sync and after the full sync that follows, the stand-in's engine is asked,
+After every scoped sync and after the full sync that follows, Ranger's own engine is asked
+(the stand-in's held equal to it, :mod:`pushdown_lab.ranger_ground_truth`),
 for every user of the pool (removed ones included) through the name the user maps to and with
 the groups the enforcing host believes, about every access the backend maps on every object
 (and a table nobody created yet); :func:`tests.adversary.compare` holds the answers against
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pushdown_lab.ranger_ground_truth import Ask, allows
 from pushdown_lab.ranger_standin import Standin
@@ -37,7 +38,11 @@ from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
 from pushdown_ranger.backend import RangerBackend
+from pushdown_ranger.compile.hive import hive_table
+from pushdown_ranger.facts import PolicyFact
 from pushdown_ranger.mapping import DATABASE_ACCESS, HDFS_ACCESS, KAFKA_ACCESS, TABLE_ACCESS
+from pushdown_ranger.readback import policy_name
+from pushdown_ranger.surface import ENTRIES
 from tests.adversary import MAPPINGS, Tally, compare, histories, hostile_steps, mapping_names, model_changes
 from tests.builders import Builder
 
@@ -56,6 +61,7 @@ OBJECTS = (
     "table c.s2.b",
     "topic c.s1.events",
     "fileset c.s2.files",
+    "fileset c.s2.inner",
 )
 UNREGISTERED = ("table c.s1.Secret", "table c.s1.A", "table c.s2.zz", "schema c.S1", "table c.s3.x")
 PRIVILEGES = (
@@ -228,22 +234,230 @@ def _borrow(standin: Standin, mapped: Callable[[str], str]) -> None:
         standin.store.create_policy(body, create_missing=True)
 
 
-#: the Ranger hand-made state a history plays between syncs
-HAND: tuple[Callable[[Standin, Callable[[str], str]], None], ...] = (
-    _deny_exceptions,
-    _allow_exceptions,
-    _override,
-    _nested,
-    _zone,
-    _flip,
-    _disable,
-    _bypass,
-    _implies,
-    _member,
-    _everyone,
-    _additional,
-    _widen,
-    _borrow,
+def _override_topic(standin: Standin, mapped: Callable[[str], str]) -> None:
+    """A hand-made override-priority allow on every topic (issue 23, N1)."""
+    body = {
+        "service": "kafka",
+        "name": "hand override topics",
+        "policyPriority": 1,
+        "resources": {"topic": {"values": ["*"]}},
+        "policyItems": [{"users": ["zed"], "accesses": [{"type": "consume"}]}],
+    }
+    if not standin.store.list_policies({"policyName": "hand override topics"}):
+        standin.store.create_policy(body, create_missing=True)
+
+
+def _override_excludes(standin: Standin, mapped: Callable[[str], str]) -> None:
+    """A hand-made override-priority allow on every database but one (``isExcludes``)."""
+    body = {
+        "service": "hive",
+        "name": "hand override excludes",
+        "policyPriority": 1,
+        "resources": {
+            "database": {"values": ["zz"], "isExcludes": True},
+            "table": {"values": ["*"]},
+            "column": {"values": ["*"]},
+        },
+        "policyItems": [{"users": ["zed"], "accesses": [{"type": "select"}]}],
+    }
+    if not standin.store.list_policies({"policyName": "hand override excludes"}):
+        standin.store.create_policy(body, create_missing=True)
+
+
+def _recursive(standin: Standin, mapped: Callable[[str], str]) -> None:
+    """A hand-made recursive allow on an enclosing path, for a name no model user holds."""
+    body = {
+        "service": "hdfs",
+        "name": "hand recursive",
+        "resources": {"path": {"values": ["/data"], "isRecursive": True}},
+        "policyItems": [{"users": ["zed"], "accesses": [{"type": "read"}]}],
+    }
+    if not standin.store.list_policies({"policyName": "hand recursive"}):
+        standin.store.create_policy(body, create_missing=True)
+
+
+def _deny_all_else(standin: Standin, mapped: Callable[[str], str]) -> None:
+    """A hand-made ``isDenyAllElse`` policy (it only denies) on database s1."""
+    _edit_or_create(standin, _resources("s1"), "hand deny all else", isDenyAllElse=True)
+
+
+def _masking(standin: Standin, mapped: Callable[[str], str]) -> None:
+    """A data-masking and a row-filter policy for a managed user (never an access allow)."""
+    if standin.store.list_policies({"policyName": "hand masking"}):
+        return
+    who = {"users": [mapped("u2")], "accesses": [{"type": "select"}]}
+    mask = {**who, "dataMaskInfo": {"dataMaskType": "MASK_NONE"}}
+    rows = {**who, "rowFilterInfo": {"filterExpr": "1=1"}}
+    standin.store.create_policy(
+        {
+            "service": "hive",
+            "name": "hand masking",
+            "policyType": 1,
+            "resources": _resources("s2", "b"),
+            "dataMaskPolicyItems": [mask],
+        }
+    )
+    standin.store.create_policy(
+        {
+            "service": "hive",
+            "name": "hand row filter",
+            "policyType": 2,
+            "resources": {"database": {"values": ["s2"]}, "table": {"values": ["b"]}},
+            "rowFilterPolicyItems": [rows],
+        }
+    )
+
+
+def _audit_off(standin: Standin, mapped: Callable[[str], str]) -> None:
+    """Audit turned off on every policy (harmless) and another label on pushdown's."""
+    for policy in standin.store.list_policies({}):
+        if policy.get("policyType", 0) == 0:
+            labels = [*policy.get("policyLabels", []), "hand"]
+            standin.store.update_policy(
+                policy["id"], {**policy, "isAuditEnabled": False, "policyLabels": labels}
+            )
+
+
+def _deny_items(standin: Standin, mapped: Callable[[str], str]) -> None:
+    """A hand-made deny item for a managed user and for ``public`` on s1 (they only deny)."""
+    items = [{"users": [mapped("u1")], "groups": ["public"], "accesses": [{"type": "drop"}]}]
+    body = {
+        "service": "hive",
+        "name": "hand deny",
+        "resources": _resources("s1", "*"),
+        "denyPolicyItems": items,
+    }
+    if not standin.store.list_policies({"policyName": "hand deny"}):
+        standin.store.create_policy(body, create_missing=True)
+
+
+def _public(standin: Standin, mapped: Callable[[str], str]) -> None:
+    """A hand-made allow to group ``public`` and to ``{OWNER}`` (withdrawn once reported)."""
+    body = {
+        "service": "hive",
+        "name": "hand bypass",
+        "resources": _resources("s1", "a*"),
+        "policyItems": [{"groups": ["public"], "users": ["{OWNER}"], "accesses": [{"type": "select"}]}],
+    }
+    if not standin.store.list_policies({"policyName": "hand bypass"}):
+        standin.store.create_policy(body, create_missing=True)
+
+
+def _token(standin: Standin, mapped: Callable[[str], str]) -> None:
+    """A hand-made allow on a table named by Ranger's ``{USER}`` token, for nobody the model has."""
+    body = {
+        "service": "hive",
+        "name": "hand token",
+        "resources": _resources("s1", "{USER}"),
+        "policyItems": [{"users": ["zed"], "accesses": [{"type": "select"}]}],
+    }
+    if not standin.store.list_policies({"policyName": "hand token"}):
+        standin.store.create_policy(body, create_missing=True)
+
+
+def _squat(standin: Standin, mapped: Callable[[str], str]) -> None:
+    """A hand-made policy taking the names pushdown gives the policies of table s1.a and of
+    s1's every-table set (error 3006 for pushdown's next create there; issue 23, N11)."""
+    for table in ("a", "?*"):
+        fact = PolicyFact("hive", hive_table("s1", table), frozenset(), frozenset())
+        name = policy_name(fact)
+        if not standin.store.list_policies({"policyName": name}):
+            body = {
+                "service": "hive",
+                "name": name,
+                "resources": _resources("zz" + table.strip("?*")),
+                "policyItems": [{"users": ["zed"], "accesses": [{"type": "select"}]}],
+            }
+            standin.store.create_policy(body, create_missing=True)
+
+
+def _delegate(standin: Standin, mapped: Callable[[str], str]) -> None:
+    """Delegated admin set by hand on pushdown's allow items, and a role admin flag."""
+    for policy in standin.store.list_policies({"serviceName": "hive"}):
+        items = policy.get("policyItems") or []
+        if policy["name"].startswith("pushdown") and items:
+            edited = [{**items[0], "delegateAdmin": True}, *items[1:]]
+            standin.store.update_policy(policy["id"], {**policy, "policyItems": edited})
+            break
+    for role in standin.store.list_roles({}):
+        if role["name"].startswith("pd_") and role["users"]:
+            users = [{**role["users"][0], "isAdmin": True}, *role["users"][1:]]
+            standin.store.update_role(role["id"], {**role, "users": users})
+            return
+
+
+def _service(standin: Standin, mapped: Callable[[str], str]) -> None:
+    """The Hive service's own settings: a tag service, super users, service admins, and
+    the HDFS service disabled (the stand-in's engine evaluates none of them: findings)."""
+    store = standin.store
+    with store.lock:
+        hive = store.services["hive"]
+        hive["tagService"] = "tags"
+        configs = hive.setdefault("configs", {})
+        configs["ranger.plugin.super.users"] = "zed"
+        configs["service.admin.users"] = "zed"
+
+
+def _second_catalog(world: World) -> None:
+    """A second catalog with tables on the backend, holding Hive database s1 too (issue 23, N8)."""
+    if ObjectRef.parse("catalog c2") not in world.b.model.objects:
+        world.b.catalog("c2", backend="rg").schema("c2.s1").table("c2.s1.a")
+        world.b.allow("r2", "catalog c2", "USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE")
+
+
+#: the Ranger hand-made state a history plays between syncs, each with the surface entries
+#: (:data:`pushdown_ranger.surface.ENTRIES`) it draws
+HAND: tuple[tuple[Callable[[Standin, Callable[[str], str]], None], tuple[str, ...]], ...] = (
+    (_deny_exceptions, ("policy.deny_exceptions", "principal.group")),
+    (_allow_exceptions, ("policy.allow_exceptions",)),
+    (_override, ("policy.priority", "policy.second_on_resources")),
+    (_nested, ("role.nested",)),
+    (_zone, ("service.zones",)),
+    (_flip, ("service.deny_option",)),
+    (_disable, ("policy.enabled",)),
+    (_bypass, ("principal.user", "policy.allow_items")),
+    (_implies, ("service.implied_grants",)),
+    (_member, ("role.members",)),
+    (_everyone, ("principal.user_macro",)),
+    (_additional, ("policy.additional_resources",)),
+    (_widen, ("resource.wildcards", "policy.allow_items")),
+    (_borrow, ("principal.role",)),
+    (_override_topic, ("policy.priority",)),
+    (_override_excludes, ("policy.priority", "resource.excludes")),
+    (_recursive, ("resource.recursive",)),
+    (_deny_all_else, ("policy.deny_all_else",)),
+    (_masking, ("policy.type.masking", "policy.type.row_filter")),
+    (_audit_off, ("policy.audit", "policy.labels")),
+    (_deny_items, ("policy.deny_items", "principal.public")),
+    (_public, ("principal.public", "principal.owner_macro")),
+    (_token, ("resource.tokens",)),
+    (_squat, ("policy.name",)),
+    (_delegate, ("item.delegate_admin", "role.admin")),
+    (_service, ("service.tag_service", "service.super_users", "service.admin_users")),
+)
+#: surface entries no history draws, and why (each has its named tests in the table)
+NOT_DRAWN = frozenset(
+    {
+        # the stand-in's engine does not evaluate conditions or validity schedules (it raises
+        # Unsupported): drawn once the Java engine judges
+        "item.conditions",
+        "policy.conditions",
+        "policy.validity",
+        # pushdown's own settings changed between syncs (test_ranger_review.py)
+        "service.renamed",
+        # the stand-in's engine does not read a service's isEnabled
+        "service.enabled",
+    }
+)
+#: fileset locations a history draws for the inner fileset (every form of /data/files/inner)
+LOCATIONS = (
+    "/data/files/inner",
+    "hdfs://nn:8020/data/files/inner",
+    "hdfs:/data/files/inner",
+    "HDFS:///data/files/./inner",
+    "webhdfs://nn:9870/data/files/inner",
+    "swebhdfs://nn:9871/data/files/%69nner",
+    "viewfs://cluster/data/files/inner",
 )
 
 steps = hostile_steps(
@@ -254,14 +468,14 @@ steps = hostile_steps(
     privileges=PRIVILEGES,
     schemas=SCHEMAS,
     tables=TABLES,
-    hand=len(HAND),
+    hand=len(HAND) + 1,  # the last: a second catalog with tables
     external=True,
     rename=False,
     grant_weight=3,
 )
 
 
-def start() -> Builder:
+def start(location: str = LOCATIONS[0]) -> Builder:
     b = Builder().users(*USERS).group("g", "u1").catalog("c", backend="rg")
     for role in ROLES:
         b.role(role)
@@ -269,6 +483,7 @@ def start() -> Builder:
         b.schema(f"c.{schema}")
     b.table("c.s1.a").table("c.s2.b").create("topic c.s1.events")
     b.create("fileset c.s2.files", properties={"location": "/data/files"})
+    b.create("fileset c.s2.inner", properties={"location": location})
     b.allow("r1", "catalog c", "USE_CATALOG").allow("r1", "schema c.s1", "USE_SCHEMA", "SELECT_TABLE")
     b.allow("r2", "catalog c", "USE_CATALOG", "USE_SCHEMA")
     return b.grant_role("r1", users=["u2"], groups=["g"]).grant_role("r2", users=["U3"])
@@ -283,8 +498,12 @@ def _table_events(model: Model, step: tuple[Any, ...]) -> list[Any]:
 class World:
     """One history: the model, the stand-in, the backend, and what the model does not see."""
 
-    def __init__(self, standin: Standin, mapping: str) -> None:
-        self.b = start()
+    def __init__(self, standin: Standin, mapping: str, location: str = LOCATIONS[0]) -> None:
+        self.b = start(location)
+        #: the surface entries this history drew
+        self.drawn: set[str] = {"location.schemes", "location.segments", "plugin.hadoop_fallback"}
+        if mapping != "identity":
+            self.drawn.add("principal.mapped_name")
         self.standin = standin
         self.map = MAPPINGS[mapping]
         self.backend: RangerBackend = backend_for(standin, map_principal=self.map)
@@ -303,10 +522,23 @@ class World:
     def play(self, step: tuple[Any, ...]) -> Scope | None:
         """Play one step; the scope of the sync that follows (None: nothing to sync)."""
         kind = step[0]
+        if kind == "hand" and step[1] == len(HAND):
+            _second_catalog(self)
+            self.drawn.add("service.catalogs")
+            return Scope.everything()
         if kind == "hand":
-            HAND[step[1]](self.standin, self.mapped)
+            play, keys = HAND[step[1]]
+            play(self.standin, self.mapped)
+            self.drawn.update(keys)
             return Scope.of([ObjectRef.parse("schema c.s2")])
+        if kind == "grant" and step[-1] == "DENY":
+            self.drawn.add("policy.deny_items")
+        if _named_with_capitals(step):
+            self.drawn.add("resource.case")
+        if kind == "role_user" or kind == "member":
+            self.drawn.add("role.members")
         if kind == "external":
+            self.drawn.add("principal.group")
             self.external[step[1]] = step[2]
             return Scope.of(principals=[Principal.user(step[1])])
         if kind == "outside":
@@ -324,6 +556,17 @@ class World:
             self.b.model.apply(event)
         return Scope.union(scope_of(e) for e in events)
 
+
+def _named_with_capitals(step: tuple[Any, ...]) -> bool:
+    """Whether a step names an object with capitals (Hive and Kafka resources ignore case)."""
+    at = {"grant": 2, "revoke": 2, "owner": 1, "create": 2, "drop": 2, "outside": 2}.get(step[0])
+    name = str(step[at]) if at is not None and len(step) > at else ""
+    return name != name.lower()
+
+
+#: the HDFS path each fileset location of a history stands for (a viewfs mount table here
+#: maps /data as it is)
+HDFS_PATHS = {**dict.fromkeys(LOCATIONS, "/data/files/inner"), "/data/files": "/data/files"}
 
 Check = tuple[str, Json, str, str, ObjectRef]
 
@@ -353,7 +596,7 @@ def _checks(model: Model, outside: set[tuple[str, str]]) -> list[Check]:
         if obj.type is T.TOPIC and obj.names[0] == "c":
             out += [("kafka", {"topic": obj.names[2]}, a, op, obj) for a, op in KAFKA_ACCESS]
         elif obj.type is T.FILESET and obj.names[0] == "c":
-            path = model.objects[obj].get("location", "")
+            path = HDFS_PATHS[model.objects[obj].get("location", "")]
             for access, op in HDFS_ACCESS:
                 out.append(("hdfs", {"path": path}, access, op, obj))
                 out.append(("hdfs", {"path": path + "/part-0"}, access, op, obj))
@@ -386,23 +629,50 @@ def decisions(world: World) -> tuple[set[tuple[str, str, str]], set[tuple[str, s
 def _withdraw_bypass(world: World, findings: tuple[str, ...]) -> None:
     """A hand-made allow reaching a model user (or every user) is reported; then withdrawn.
     One for a name no model user maps to (a removed user) is nobody pushdown knows."""
-    known = {world.mapped(u) for u in world.b.model.users} | {"{USER}"}
+    known = {world.mapped(u) for u in world.b.model.users} | {"{USER}", "{OWNER}", "public"}
     for policy in world.standin.store.list_policies({"policyName": "hand bypass"}):
-        reaches = {u for item in policy["policyItems"] for u in item.get("users") or ()}
+        reaches = {
+            u for item in policy["policyItems"] for k in ("users", "groups") for u in item.get(k) or ()
+        }
         assert not reaches & known or any("'hand bypass'" in f for f in findings), findings
         world.standin.store.delete_policy(policy["id"])
+
+
+Run = Callable[..., None]
+
+
+def every_entry(run: Run) -> Run:
+    """One explicit history per hand-made state (and the second catalog), over every name
+    mapping and location form, so each run draws every entry of the surface at least once;
+    the drawn histories come on top."""
+    mappings = tuple(MAPPINGS)
+    for i in range(len(HAND) + 1):
+        history = [
+            ("grant", "r1", "table c.s1.a", "SELECT_TABLE", "DENY"),
+            ("hand", i),
+            ("external", "u1", True),
+            ("grant", "r2", "table c.s1.A", "SELECT_TABLE", "ALLOW"),
+        ]
+        mapping, location = mappings[i % len(mappings)], LOCATIONS[i % len(LOCATIONS)]
+        run = example(mapping=mapping, location=location, history=history)(run)
+    return run
 
 
 def test_ranger_is_never_wider_than_the_evaluator_in_a_hostile_world(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    tally = Tally()
+    tally = Tally(surface=len(ENTRIES))
 
     @settings(max_examples=histories(300), deadline=None, suppress_health_check=list(HealthCheck))
-    @given(mapping=mapping_names, history=st.lists(steps, min_size=1, max_size=5))
-    def run(mapping: str, history: list[tuple[Any, ...]]) -> None:
+    @given(
+        mapping=mapping_names,
+        location=st.sampled_from(LOCATIONS),
+        history=st.lists(steps, min_size=1, max_size=5),
+    )
+    @every_entry
+    def run(mapping: str, location: str, history: list[tuple[Any, ...]]) -> None:
         with Standin() as standin:
-            world = World(standin, mapping)
+            world = World(standin, mapping, location)
             reconcile(world.backend, world.b.model, Scope.everything())
             tally.histories += 1
             for step in history:
@@ -418,9 +688,16 @@ def test_ranger_is_never_wider_than_the_evaluator_in_a_hostile_world(
                     tally.record(
                         checks, wider, narrower, [*plan.notes, *plan.findings, *findings], world.mapped
                     )
-                    assert wider == [], (mapping, history, step, sync_scope.full, wider[:4])
+                    assert wider == [], (mapping, location, history, step, sync_scope.full, wider[:4])
+                    assert any("xasecure.add-hadoop-authorization" in f for f in findings)
+            for key in world.drawn:
+                tally.draw(key)
 
     run()
     with capsys.disabled():
         print("\n" + tally.line("ranger"))
     assert tally.wider == 0 and tally.checks > 0 and tally.histories >= histories(300)
+    keys = {e.key for e in ENTRIES}
+    assert NOT_DRAWN <= keys
+    missing = sorted(keys - NOT_DRAWN - tally.drawn)
+    assert missing == [], f"surface entries no history drew: {missing}"

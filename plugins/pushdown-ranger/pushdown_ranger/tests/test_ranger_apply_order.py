@@ -250,9 +250,9 @@ def test_a_member_joins_a_denying_role_before_the_deny_item_it_replaces_goes() -
 def test_after_a_refused_narrowing_write_nothing_widens(
     ranger_standin: Standin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The narrowing write (the every-table policy loses update, alter) is refused: the
-    widening one (the deny on orders removed) does not follow, so reader cannot update
-    orders; the next sync converges."""
+    """The narrowing write (the every-table policy loses update, alter) is refused: no
+    widening one follows (reader's DENY on orders stays a deny item: it still bars reader,
+    issue 23 N9), so reader cannot update orders; the next sync converges."""
 
     def world() -> Builder:
         return (
@@ -274,7 +274,7 @@ def test_after_a_refused_narrowing_write_nothing_widens(
         raise BackendError("rg", "Ranger refused update policy (HTTP 400): refused")
 
     monkeypatch.setattr(backend.api, "update_policy", refuse)
-    with pytest.raises(BackendError, match="not written: an earlier write was refused"):
+    with pytest.raises(BackendError, match="refused"):
         reconcile(backend, new, ALL, retries=0)
     assert len(ranger_standin.store.list_policies({})) == 2  # the deny on orders is still there
     assert held(ranger_standin, old, old, asked) == allowed(old, 0, asked)

@@ -15,6 +15,8 @@ from pushdown.reconcile.backend import BackendContext
 from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
 from pushdown_ranger.backend import RangerBackend
+from pushdown_ranger.facts import PolicyFact
+from pushdown_ranger.readback import policy_name
 from tests.builders import Builder
 
 from .world import backend_for, sales
@@ -163,21 +165,23 @@ def test_deny_items_must_be_auto_or_off(ranger_standin: Standin) -> None:
         backend_for(ranger_standin, deny_items="on")
 
 
-def test_a_refused_operation_is_reported_and_the_others_go_on(ranger_standin: Standin) -> None:
+def test_a_policy_name_taken_by_hand_is_written_under_another_name(ranger_standin: Standin) -> None:
+    """A hand-made policy already uses the name pushdown gives the wildcard policy (Ranger
+    refuses a second one, 3006): the policy is written under another name (issue 23, N11)."""
     backend = backend_for(ranger_standin)
-    squatter = {  # a hand-made policy already uses the name pushdown gives the wildcard policy
+    wild = (("column", ("*",), False), ("database", ("crm",), False), ("table", ("?*",), False))
+    squatter = {
         "service": "hive",
-        "name": "pushdown column=*,database=crm,table=?*",
+        "name": policy_name(PolicyFact("hive", wild, frozenset(), frozenset())),
         "resources": {"database": {"values": ["elsewhere"]}},
         "policyItems": [],
     }
     backend.api.create_policy(squatter)
     world = sales().deny("reader", "table sales.crm.orders", "SELECT_TABLE")
-    with pytest.raises(BackendError) as caught:
-        reconcile(backend, world.model, ALL)
-    assert "already exists" in str(caught.value) or "3006" in str(caught.value) or "name" in str(caught.value)
-    names = {p["name"] for p in ranger_standin.store.list_policies({})}
-    assert "pushdown column=*,database=crm,table=orders" in names  # the rest went through
+    reconcile(backend, world.model, ALL)
+    written = {p["name"] for p in ranger_standin.store.list_policies({}) if p["name"] != squatter["name"]}
+    assert len(written) == 2 and all(n.startswith("pushdown column=*,database=crm,table=") for n in written)
+    assert planner.plan(backend, world.model, ALL).empty
 
 
 def test_503s_during_apply_are_retried(ranger_standin: Standin) -> None:
