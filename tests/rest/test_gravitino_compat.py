@@ -151,7 +151,7 @@ def _suite_source() -> Path | None:
 @pytest.mark.skipif(
     _suite_source() is None,
     reason="Gravitino's client tests are not in the cache: set GRAVITINO_SOURCE to a clone of "
-    "apache/gravitino, or run scripts/gravitino_client_suite.py once where GitHub answers",
+    "apache/gravitino, or run scripts/gravitino_client_suite.py --source DIR once",
 )
 def test_gravitino_s_own_client_tests_pass_against_pushdown_serve() -> None:
     source = os.environ.get("GRAVITINO_SOURCE")
