@@ -142,8 +142,11 @@ class Hostile:
                 continue  # dropped meanwhile: the grant read says so
             if not owner or (kind == USER and (not self.managed_user(owner) or owns(db, owner))):
                 continue
+            # the metastore gives its own ``default`` database to the role ``public`` (everyone)
+            built_in = (db, kind, owner) == ("default", ROLE, "public")
+            how = "as the metastore creates it" if built_in else "set by hand"
             self.findings.append(
-                f"database {db} has owner {kind} {owner!r} on the metastore (set by hand; catalog "
+                f"database {db} has owner {kind} {owner!r} on the metastore ({how}; catalog "
                 f"{self.catalog}), which the model does not make its owner: HiveServer2 lets a database's "
                 "owner create, alter and drop there; pushdown leaves owners alone (set it back by hand)"
             )
