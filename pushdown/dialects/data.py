@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+CSM = ("catalog", "schema", "table")
+
 #: The operations every dialect is compared on, with the model operation each stands for.
 #: (``modify`` is writing data; ``describe`` is reading metadata.)
 COMMON_OPERATIONS: dict[str, str] = {
@@ -40,6 +42,27 @@ class Mapping:
     model: tuple[str, ...]
     exact: bool
     note: str
+
+
+@dataclass(frozen=True)
+class Translation:
+    """How grants cross between the dialect and the model, never wider in either direction.
+
+    A *form* is the dialect's securable type, or ``"TABLES IN SCHEMA"`` for Singdata's
+    ``ALL TABLES IN SCHEMA``; ``forms`` maps each form to the model's securable type.
+    """
+
+    forms: dict[str, str] = field(default_factory=dict)
+    #: (dialect privilege, form) -> model privileges an ALLOW gives
+    allow: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
+    #: (dialect privileges all held, form) -> model privileges they give together
+    combos: tuple[tuple[frozenset[str], str, tuple[str, ...]], ...] = ()
+    #: (dialect privilege, form) -> model privileges a DENY becomes (as wide a DENY, or wider)
+    deny: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
+    #: (model privilege, model type) -> (form, dialect privileges all needed)
+    export: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    #: model privileges granted on the catalog to everyone holding a grant inside it
+    implied_catalog: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -76,6 +99,7 @@ class Dialect:
     all_objects: dict[str, frozenset[str]] = field(default_factory=dict)
     #: the catalog (workspace) a two-part name lives in, when the dialect names it implicitly
     default_catalog: str | None = None
+    translation: Translation = field(default_factory=Translation)
 
     def parent(self, type_: str) -> str | None:
         return self.securables[type_]

@@ -2,10 +2,49 @@
 
 from __future__ import annotations
 
-from pushdown.dialects.data import ALL, Dialect, Mapping, Need
+from pushdown.dialects.data import ALL, Dialect, Mapping, Need, Translation
 
 _DATA = frozenset({"CATALOG", "SCHEMA", "TABLE", "VIEW"})
 _USAGE = (Need(("USAGE",), "SCHEMA"), Need(("USAGE",), "CATALOG"))
+
+_FORMS = {"CATALOG": "catalog", "SCHEMA": "schema", "TABLE": "table"}
+_ALL_ON = {
+    "CATALOG": ("USE_CATALOG", "USE_SCHEMA", "CREATE_SCHEMA", "CREATE_TABLE", "SELECT_TABLE", "MODIFY_TABLE"),
+    "SCHEMA": ("USE_SCHEMA", "CREATE_TABLE", "SELECT_TABLE", "MODIFY_TABLE"),
+    "TABLE": ("SELECT_TABLE", "MODIFY_TABLE"),
+}
+_READING = ("SELECT_TABLE", "MODIFY_TABLE")  # both let a model user load (read) a table
+_CREATE = {"CATALOG": ("CREATE_SCHEMA", "CREATE_TABLE"), "SCHEMA": ("CREATE_TABLE",)}
+TRANSLATION = Translation(
+    forms=_FORMS,
+    allow={
+        ("USAGE", "CATALOG"): ("USE_CATALOG", "USE_SCHEMA"),
+        ("USAGE", "SCHEMA"): ("USE_SCHEMA",),
+        **{("SELECT", f): ("SELECT_TABLE",) for f in _FORMS},
+        **{("CREATE", f): v for f, v in _CREATE.items()},
+        **{(ALL, f): v for f, v in _ALL_ON.items()},
+    },
+    combos=tuple((frozenset({"MODIFY", "SELECT"}), f, ("MODIFY_TABLE",)) for f in _FORMS),
+    deny={
+        ("USAGE", "CATALOG"): ("USE_CATALOG", "USE_SCHEMA"),
+        ("USAGE", "SCHEMA"): ("USE_SCHEMA",),
+        **{("SELECT", f): _READING for f in _FORMS},
+        **{("MODIFY", f): ("MODIFY_TABLE",) for f in _FORMS},
+        **{("READ_METADATA", f): _READING for f in _FORMS},
+        **{("CREATE", f): v for f, v in _CREATE.items()},
+        **{(ALL, f): v for f, v in _ALL_ON.items()},
+    },
+    export={
+        ("USE_CATALOG", "catalog"): ("CATALOG", ("USAGE",)),
+        ("USE_SCHEMA", "catalog"): ("CATALOG", ("USAGE",)),
+        ("USE_SCHEMA", "schema"): ("SCHEMA", ("USAGE",)),
+        **{("SELECT_TABLE", t): (f, ("SELECT",)) for f, t in _FORMS.items()},
+        **{("MODIFY_TABLE", t): (f, ("MODIFY", "SELECT")) for f, t in _FORMS.items()},
+        ("CREATE_SCHEMA", "catalog"): ("CATALOG", ("CREATE",)),
+        ("CREATE_TABLE", "catalog"): ("CATALOG", ("CREATE",)),
+        ("CREATE_TABLE", "schema"): ("SCHEMA", ("CREATE",)),
+    },
+)
 
 DIALECT = Dialect(
     name="databricks-hms",
@@ -47,6 +86,7 @@ DIALECT = Dialect(
     },
     object_types={"catalog": "CATALOG", "schema": "SCHEMA", "table": "TABLE"},
     default_catalog="hive_metastore",
+    translation=TRANSLATION,
     mappings=(
         Mapping("USAGE", "CATALOG", ("USE_CATALOG", "USE_SCHEMA"), True,
                 "inherited downward, so it passes the schema gate too"),

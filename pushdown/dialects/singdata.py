@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pushdown.dialects.data import ALL, Dialect, Mapping, Need
+from pushdown.dialects.data import ALL, Dialect, Mapping, Need, Translation
 
 _IN_SCHEMA = ("TABLE", "VIEW", "MATERIALIZED VIEW", "DYNAMIC TABLE", "TABLE STREAM", "VOLUME",
               "INDEX", "FUNCTION", "JOB")
@@ -11,6 +11,33 @@ _IN_SCHEMA = ("TABLE", "VIEW", "MATERIALIZED VIEW", "DYNAMIC TABLE", "TABLE STRE
 def _on(*types: str) -> frozenset[str]:
     return frozenset(types)
 
+
+_WRITE = frozenset({"SELECT", "INSERT TABLE", "UPDATE TABLE", "DELETE TABLE"})
+_TABLES = ("TABLE", "TABLES IN SCHEMA", "OBJECTS IN SCHEMA")
+TRANSLATION = Translation(
+    forms={"WORKSPACE": "catalog", "SCHEMA": "schema", "TABLE": "table",
+           "TABLES IN SCHEMA": "schema", "OBJECTS IN SCHEMA": "schema"},
+    allow={
+        **{("SELECT", f): ("SELECT_TABLE",) for f in _TABLES},
+        **{(ALL, f): ("SELECT_TABLE", "MODIFY_TABLE") for f in _TABLES},
+        ("READ METADATA", "SCHEMA"): ("USE_SCHEMA",),
+        ("CREATE TABLE", "SCHEMA"): ("CREATE_TABLE",),
+        (ALL, "SCHEMA"): ("USE_SCHEMA", "CREATE_TABLE"),
+        ("CREATE SCHEMA", "WORKSPACE"): ("CREATE_SCHEMA",),
+    },
+    combos=tuple((_WRITE, f, ("MODIFY_TABLE",)) for f in _TABLES),
+    export={
+        ("SELECT_TABLE", "table"): ("TABLE", ("SELECT",)),
+        ("SELECT_TABLE", "schema"): ("TABLES IN SCHEMA", ("SELECT",)),
+        ("MODIFY_TABLE", "table"): ("TABLE", tuple(sorted(_WRITE))),
+        ("MODIFY_TABLE", "schema"): ("TABLES IN SCHEMA", tuple(sorted(_WRITE))),
+        ("USE_SCHEMA", "schema"): ("SCHEMA", ("READ METADATA",)),
+        ("CREATE_TABLE", "schema"): ("SCHEMA", ("CREATE TABLE",)),
+        ("CREATE_SCHEMA", "catalog"): ("WORKSPACE", ("CREATE SCHEMA",)),
+    },
+    # a Singdata workspace has no gate: whoever holds a grant inside it passes the catalog gate
+    implied_catalog=("USE_CATALOG",),
+)
 
 DIALECT = Dialect(
     name="singdata",
@@ -80,6 +107,7 @@ DIALECT = Dialect(
     object_types={"metalake": "INSTANCE", "catalog": "WORKSPACE", "schema": "SCHEMA", "table": "TABLE"},
     all_objects={"TABLES": _on("TABLE"), "VIEWS": _on("VIEW"), "OBJECTS": frozenset(_IN_SCHEMA)},
     default_catalog="workspace",
+    translation=TRANSLATION,
     mappings=(
         Mapping("SELECT", "TABLE / ALL TABLES IN SCHEMA", ("SELECT_TABLE",), True,
                 "ALL TABLES IN SCHEMA covers current and future tables, as a schema grant does"),

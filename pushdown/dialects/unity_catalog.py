@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pushdown.dialects.data import ALL, Dialect, Mapping, Need
+from pushdown.dialects.data import ALL, Dialect, Mapping, Need, Translation
 
 _IN_SCHEMA = ("TABLE", "VIEW", "VOLUME", "FUNCTION", "REGISTERED MODEL")
 _GATES = (Need(("USE SCHEMA",), "SCHEMA"), Need(("USE CATALOG",), "CATALOG"))
@@ -12,6 +12,40 @@ _CS = frozenset({"CATALOG", "SCHEMA"})
 def _on(*types: str) -> frozenset[str]:
     return frozenset(types)
 
+
+_FORMS = {"METASTORE": "metalake", "CATALOG": "catalog", "SCHEMA": "schema", "TABLE": "table"}
+_DATA = {f: t for f, t in _FORMS.items() if f != "METASTORE"}
+_ALL_ON = {
+    "CATALOG": ("USE_CATALOG", "USE_SCHEMA", "CREATE_SCHEMA", "CREATE_TABLE", "SELECT_TABLE", "MODIFY_TABLE"),
+    "SCHEMA": ("USE_SCHEMA", "CREATE_TABLE", "SELECT_TABLE", "MODIFY_TABLE"),
+    "TABLE": ("SELECT_TABLE", "MODIFY_TABLE"),
+}
+TRANSLATION = Translation(
+    forms=_FORMS,
+    allow={
+        ("USE CATALOG", "CATALOG"): ("USE_CATALOG",),
+        ("USE SCHEMA", "CATALOG"): ("USE_SCHEMA",),
+        ("USE SCHEMA", "SCHEMA"): ("USE_SCHEMA",),
+        **{("SELECT", f): ("SELECT_TABLE",) for f in _DATA},
+        ("CREATE SCHEMA", "CATALOG"): ("CREATE_SCHEMA",),
+        ("CREATE TABLE", "CATALOG"): ("CREATE_TABLE",),
+        ("CREATE TABLE", "SCHEMA"): ("CREATE_TABLE",),
+        ("CREATE CATALOG", "METASTORE"): ("CREATE_CATALOG",),
+        **{(ALL, f): v for f, v in _ALL_ON.items()},
+    },
+    combos=tuple((frozenset({"MODIFY", "SELECT"}), f, ("MODIFY_TABLE",)) for f in _DATA),
+    export={
+        ("USE_CATALOG", "catalog"): ("CATALOG", ("USE CATALOG",)),
+        ("USE_SCHEMA", "catalog"): ("CATALOG", ("USE SCHEMA",)),
+        ("USE_SCHEMA", "schema"): ("SCHEMA", ("USE SCHEMA",)),
+        **{("SELECT_TABLE", t): (f, ("SELECT",)) for f, t in _DATA.items()},
+        **{("MODIFY_TABLE", t): (f, ("MODIFY", "SELECT")) for f, t in _DATA.items()},
+        ("CREATE_SCHEMA", "catalog"): ("CATALOG", ("CREATE SCHEMA",)),
+        ("CREATE_TABLE", "catalog"): ("CATALOG", ("CREATE TABLE",)),
+        ("CREATE_TABLE", "schema"): ("SCHEMA", ("CREATE TABLE",)),
+        ("CREATE_CATALOG", "metalake"): ("METASTORE", ("CREATE CATALOG",)),
+    },
+)
 
 DIALECT = Dialect(
     name="unity-catalog",
@@ -72,6 +106,7 @@ DIALECT = Dialect(
         "manage_grants": (Need(("OWN",)),),
         "create_catalog": (Need(("CREATE CATALOG",), "METASTORE"),),
     },
+    translation=TRANSLATION,
     object_types={"metalake": "METASTORE", "catalog": "CATALOG", "schema": "SCHEMA", "table": "TABLE"},
     mappings=(
         Mapping("USE CATALOG", "CATALOG", ("USE_CATALOG",), True, "the catalog gate"),
