@@ -29,7 +29,7 @@ class DGrant:
     names: tuple[str, ...]
     deny: bool = False
     grant_option: bool = False
-    scope: str | None = None
+    scope: str = ""
 
     @property
     def object(self) -> Obj:
@@ -88,7 +88,7 @@ class State:
         return [obj] + [n for n in nodes[1:] if n[0] in self.dialect.inherits_from]
 
     def _covers(self, grant: DGrant, obj: Obj, reach: list[Obj]) -> bool:
-        if grant.scope is None:
+        if not grant.scope:
             return grant.object in reach
         kinds = self.dialect.all_objects.get(grant.scope, frozenset())
         return obj[0] in kinds and grant.object in path(self.dialect, obj)[1:]

@@ -33,7 +33,7 @@ class Exported:
 
 
 def dialect_grant(d: Dialect, who: str, privilege: str, form: str, names: tuple[str, ...], deny: bool) -> DGrant:
-    type_, scope = _FORM_SCOPE.get(form, (form, None))
+    type_, scope = _FORM_SCOPE.get(form, (form, ""))
     return DGrant(who, privilege, type_, names, deny, False, scope)
 
 
@@ -181,7 +181,7 @@ def _push_down(d: Dialect, model: Model, out: Exported, g: DGrant) -> None:
     parent = ObjectRef.of(mtype, g.names)
     for kid in sorted(model.children(parent)):
         ktype = d.object_types.get(kid.type.value)
-        if g.scope is not None:
+        if g.scope:
             ktype = "TABLE" if kid.type is SecurableType.TABLE else None
         if ktype is None or not d.grantable(g.privilege, ktype):
             continue

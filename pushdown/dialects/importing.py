@@ -27,7 +27,7 @@ class Imported:
 
 
 def form_of(grant: DGrant) -> str:
-    return grant.type if grant.scope is None else _SCOPES.get(grant.scope, f"{grant.scope} IN {grant.type}")
+    return grant.type if not grant.scope else _SCOPES.get(grant.scope, f"{grant.scope} IN {grant.type}")
 
 
 def show(grant: DGrant) -> str:
@@ -92,7 +92,7 @@ def model_object(dialect: Dialect, grant: DGrant) -> ObjectRef | None:
 def to_model(dialect: Dialect, script: Script) -> Imported:
     """The model of ``script``'s grants and owners, with what it left out."""
     b = _Builder(dialect, script)
-    allows: dict[tuple[str, str, tuple[str, ...], str | None], list[DGrant]] = defaultdict(list)
+    allows: dict[tuple[str, str, tuple[str, ...], str], list[DGrant]] = defaultdict(list)
     for g in sorted(script.grants):
         if g.deny:
             _deny(b, g)

@@ -34,7 +34,7 @@ def principal(d: Dialect, who: str, kind: str) -> str:
 def statements(d: Dialect, out: Exported) -> list[str]:
     lines = [f"-- exported for {d.title} (reference {d.reference}); never wider than the model"]
     lines += [f"-- {c}" for c in out.comments]
-    grouped: dict[tuple[bool, bool, str, tuple[str, ...], str | None, str], list[str]] = defaultdict(list)
+    grouped: dict[tuple[bool, bool, str, tuple[str, ...], str, str], list[str]] = defaultdict(list)
     for g in sorted(out.grants):
         grouped[(g.deny, g.grant_option, g.type, g.names, g.scope, g.principal)].append(g.privilege)
     for (deny, option, type_, names, scope, who), privs in sorted(grouped.items()):

@@ -164,7 +164,7 @@ def _privilege(r: _Reader, text: str, types: frozenset[str]) -> str:
     raise r.fail(f"unknown {d.title} privilege {text!r}")
 
 
-def _securable(r: _Reader) -> tuple[str, tuple[str, ...], str | None]:
+def _securable(r: _Reader) -> tuple[str, tuple[str, ...], str]:
     d = r.d
     if d.all_objects and r.take("ALL"):
         tok = r.peek()
@@ -175,13 +175,13 @@ def _securable(r: _Reader) -> tuple[str, tuple[str, ...], str | None]:
         type_, names, _ = _securable(r)
         return type_, names, tok.word
     if d.name == "databricks-hms" and r.take("DATABASE"):
-        return "SCHEMA", _full(r, "SCHEMA", r.name()), None
+        return "SCHEMA", _full(r, "SCHEMA", r.name()), ""
     for type_ in sorted(d.securables, key=len, reverse=True):
         words = type_.split()
         if r.take(*words):
-            return type_, _named(r, type_), None
+            return type_, _named(r, type_), ""
     if d.name == "databricks-hms":  # [ TABLE ] table_name
-        return "TABLE", _full(r, "TABLE", r.name()), None
+        return "TABLE", _full(r, "TABLE", r.name()), ""
     got = r.peek()
     raise r.fail(f"unknown {d.title} securable {got.text if got else '(none)'!r}")
 
@@ -262,7 +262,7 @@ def _revoke(d: Dialect, script: Script, g: DGrant) -> None:
 
 def _owner(r: _Reader, script: Script) -> None:
     type_, obj, scope = _securable(r)
-    if scope is not None:
+    if scope:
         raise r.fail("an owner is set on one object, not on ALL of a kind")
     r.expect("OWNER")
     r.expect("TO")
