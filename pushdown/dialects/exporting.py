@@ -144,7 +144,7 @@ def guard(d: Dialect, model: Model, out: Exported) -> None:
         user, op, obj = found[0]
         mine = {user, *model.user_groups.get(user, ())}
         nodes = path(d, (d.object_types[obj.type.value], obj.names))
-        cut = _culprits(d, out, mine, nodes, d.operations[op])
+        cut = _with_partners(d, out, _culprits(d, out, mine, nodes, d.operations[op]))
         owned = {n: o for n, o in out.owners.items() if n in nodes and o in mine}
         for g in sorted(cut):
             out.comments.append(f"withdrawn: {g.privilege} on {_where(g)} for {g.principal}: "
@@ -165,6 +165,14 @@ def _culprits(d: Dialect, out: Exported, mine: set[str], nodes: list[Obj], needs
         return {g for g in out.grants if g.principal in mine and not g.deny and g.object in nodes
                 and (g.privilege in privileges or g.privilege == ALL)}
     return giving(set(needs[0].privileges)) or giving({p for n in needs for p in n.privileges})
+
+
+def _with_partners(d: Dialect, out: Exported, cut: set[DGrant]) -> set[DGrant]:
+    """The grants that give a model privilege only together (MODIFY with SELECT) move together."""
+    def partners(g: DGrant, h: DGrant) -> bool:
+        same = (h.principal, h.type, h.names, h.scope, h.deny) == (g.principal, g.type, g.names, g.scope, g.deny)
+        return same and any(g.privilege in c and h.privilege in c for c, _, _ in d.translation.combos)
+    return cut | {h for h in out.grants for g in cut if partners(g, h)}
 
 
 def _where(g: DGrant) -> str:
