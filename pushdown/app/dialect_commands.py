@@ -13,12 +13,22 @@ DIALECT_NAMES = ("databricks-hms", "unity-catalog", "singdata")
 
 def register(main: click.Group) -> None:
     from pushdown.app import cli
+    from pushdown.app.spec import load_spec
 
     @main.command("import")
-    @click.option("--dialect", "dialect_name", required=True, type=click.Choice(DIALECT_NAMES),
-                  help="The dialect of FILE's statements.")
-    @click.option("--group", "groups", multiple=True,
-                  help="A principal of FILE that is a group, not a user (repeatable).")
+    @click.option(
+        "--dialect",
+        "dialect_name",
+        required=True,
+        type=click.Choice(DIALECT_NAMES),
+        help="The dialect of FILE's statements.",
+    )
+    @click.option(
+        "--group",
+        "groups",
+        multiple=True,
+        help="A principal of FILE that is a group, not a user (repeatable).",
+    )
     @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
     def import_(dialect_name: str, groups: tuple[str, ...], file: str) -> None:
         """Read FILE's GRANT / DENY / REVOKE / ALTER … OWNER TO statements and print a spec.
@@ -43,8 +53,13 @@ def register(main: click.Group) -> None:
         click.echo(spec_yaml(imported.model, imported.report, f"{file} ({dialect.title})"), nl=False)
 
     @main.command("export")
-    @click.option("--dialect", "dialect_name", required=True, type=click.Choice((*DIALECT_NAMES, "cdap")),
-                  help="The dialect to write.")
+    @click.option(
+        "--dialect",
+        "dialect_name",
+        required=True,
+        type=click.Choice((*DIALECT_NAMES, "cdap")),
+        help="The dialect to write.",
+    )
     @cli.SPEC
     @click.pass_context
     def export(ctx: click.Context, dialect_name: str, spec: str | None) -> None:
@@ -62,8 +77,10 @@ def register(main: click.Group) -> None:
 
         with cli._errors():
             dialect = dialect_named(dialect_name)
-            model = cli.load_spec(spec, allow_empty=True) if spec else cli._open(ctx, scratch=True).model
-            lines = privilege_lines(model) if dialect.name == "cdap" else statements(dialect, run(dialect, model))
+            model = load_spec(spec, allow_empty=True) if spec else cli._open(ctx, scratch=True).model
+            lines = (
+                privilege_lines(model) if dialect.name == "cdap" else statements(dialect, run(dialect, model))
+            )
         for line in lines:
             click.echo(line)
 
@@ -80,7 +97,7 @@ def register(main: click.Group) -> None:
         from pushdown.dialects.cdap_model import explain
 
         with cli._errors():
-            model = cli.load_spec(spec, allow_empty=True) if spec else cli._open(ctx, scratch=True).model
+            model = load_spec(spec, allow_empty=True) if spec else cli._open(ctx, scratch=True).model
             ok, lines = explain(model, user, operation, entity)
         for line in lines:
             click.echo(line)

@@ -26,17 +26,34 @@ from pushdown.model.state import Model
 
 _FUTURE = "(new)"
 _LEAVES = ("DATASET", "STREAM", "ARTIFACT", "PROGRAM")
-_KIND = {SecurableType.METALAKE: "INSTANCE", SecurableType.CATALOG: "NAMESPACE",
-         SecurableType.SCHEMA: "APPLICATION", SecurableType.TABLE: "DATASET"}
+_KIND = {
+    SecurableType.METALAKE: "INSTANCE",
+    SecurableType.CATALOG: "NAMESPACE",
+    SecurableType.SCHEMA: "APPLICATION",
+    SecurableType.TABLE: "DATASET",
+}
 _CHECKS: dict[SecurableType, dict[str, tuple[str, SecurableType | None]]] = {
-    SecurableType.METALAKE: {"READ": ("load_metalake", None), "WRITE": ("create_catalog", SecurableType.CATALOG),
-                             "ADMIN": ("alter_metalake", None)},
-    SecurableType.CATALOG: {"READ": ("load_catalog", None), "WRITE": ("create_schema", SecurableType.SCHEMA),
-                            "ADMIN": ("drop_catalog", None)},
-    SecurableType.SCHEMA: {"READ": ("load_schema", None), "WRITE": ("create_table", SecurableType.TABLE),
-                           "ADMIN": ("drop_schema", None)},
-    SecurableType.TABLE: {"READ": ("load_table", None), "WRITE": ("alter_table", None),
-                          "ADMIN": ("drop_table", None), "EXECUTE": ("alter_table", None)},
+    SecurableType.METALAKE: {
+        "READ": ("load_metalake", None),
+        "WRITE": ("create_catalog", SecurableType.CATALOG),
+        "ADMIN": ("alter_metalake", None),
+    },
+    SecurableType.CATALOG: {
+        "READ": ("load_catalog", None),
+        "WRITE": ("create_schema", SecurableType.SCHEMA),
+        "ADMIN": ("drop_catalog", None),
+    },
+    SecurableType.SCHEMA: {
+        "READ": ("load_schema", None),
+        "WRITE": ("create_table", SecurableType.TABLE),
+        "ADMIN": ("drop_schema", None),
+    },
+    SecurableType.TABLE: {
+        "READ": ("load_table", None),
+        "WRITE": ("alter_table", None),
+        "ADMIN": ("drop_table", None),
+        "EXECUTE": ("alter_table", None),
+    },
 }
 
 
@@ -46,7 +63,9 @@ def model_object(entity_type: str, name: str) -> ObjectRef:
         return ObjectRef.of("metalake")
     mtype = {"NAMESPACE": "catalog", "APPLICATION": "schema"}.get(kind, "table" if kind in _LEAVES else "")
     if not mtype:
-        raise ModelError(f"unknown CDAP entity {entity_type!r}; known: {', '.join(DIALECT.securables).lower()}")
+        raise ModelError(
+            f"unknown CDAP entity {entity_type!r}; known: {', '.join(DIALECT.securables).lower()}"
+        )
     return ObjectRef.of(mtype, name)
 
 
@@ -68,7 +87,9 @@ def privilege_lines(model: Model) -> list[str]:
         for obj in objects:
             held = privileges(model, user, obj)
             if held:
-                kind = _KIND[obj.type].lower() + ("/stream/artifact/program" if obj.type is SecurableType.TABLE else "")
+                kind = _KIND[obj.type].lower() + (
+                    "/stream/artifact/program" if obj.type is SecurableType.TABLE else ""
+                )
                 lines.append(f"user {user}: {kind} {obj.name or model.metalake}: {' '.join(held)}")
     return lines
 
@@ -91,8 +112,10 @@ def explain(model: Model, user: str, operation: str, entity: str) -> tuple[bool,
         where = _KIND[node.type]
         grants |= {DGrant(user, p, where, node.names) for p in held}
         ok = any(p in held for p in need.privileges)
-        lines.append(f"  {'ok ' if ok else 'NO '} needs {'/'.join(need.privileges)} on {where.lower()} "
-                     f"{node.name or model.metalake}; the model gives {' '.join(held) or 'nothing'}")
+        lines.append(
+            f"  {'ok ' if ok else 'NO '} needs {'/'.join(need.privileges)} on {where.lower()} "
+            f"{node.name or model.metalake}; the model gives {' '.join(held) or 'nothing'}"
+        )
     state = State(DIALECT, grants)
 
     def met(need: Need) -> bool:

@@ -63,7 +63,9 @@ DIALECT = Dialect(
         "CREATE": frozenset({"CATALOG", "SCHEMA"}),
         "MODIFY": frozenset({"ANY FILE", "CATALOG", "SCHEMA", "TABLE"}),
         "READ_METADATA": _DATA,
-        "SELECT": frozenset({"ANONYMOUS FUNCTION", "ANY FILE", "CATALOG", "SCHEMA", "FUNCTION", "TABLE", "VIEW"}),
+        "SELECT": frozenset(
+            {"ANONYMOUS FUNCTION", "ANY FILE", "CATALOG", "SCHEMA", "FUNCTION", "TABLE", "VIEW"}
+        ),
         "USAGE": frozenset({"CATALOG", "SCHEMA"}),
         ALL: frozenset({"ANY FILE", "CATALOG", "SCHEMA", "FUNCTION", "TABLE", "VIEW", "ANONYMOUS FUNCTION"}),
     },
@@ -88,21 +90,46 @@ DIALECT = Dialect(
     default_catalog="hive_metastore",
     translation=TRANSLATION,
     mappings=(
-        Mapping("USAGE", "CATALOG", ("USE_CATALOG", "USE_SCHEMA"), True,
-                "inherited downward, so it passes the schema gate too"),
+        Mapping(
+            "USAGE",
+            "CATALOG",
+            ("USE_CATALOG", "USE_SCHEMA"),
+            True,
+            "inherited downward, so it passes the schema gate too",
+        ),
         Mapping("USAGE", "SCHEMA", ("USE_SCHEMA",), True, "the schema gate"),
-        Mapping("SELECT", "CATALOG/SCHEMA/TABLE", ("SELECT_TABLE",), True,
-                "query; inherited by current and future tables"),
-        Mapping("MODIFY", "CATALOG/SCHEMA/TABLE", (), False,
-                "writes without reading; MODIFY_TABLE also lets a user read, so MODIFY alone is "
-                "left out; MODIFY with SELECT on the same object is MODIFY_TABLE"),
-        Mapping("READ_METADATA", "CATALOG/SCHEMA/TABLE", (), False,
-                "SHOW and DESCRIBE only; the model has no metadata-only privilege (left out)"),
+        Mapping(
+            "SELECT",
+            "CATALOG/SCHEMA/TABLE",
+            ("SELECT_TABLE",),
+            True,
+            "query; inherited by current and future tables",
+        ),
+        Mapping(
+            "MODIFY",
+            "CATALOG/SCHEMA/TABLE",
+            (),
+            False,
+            "writes without reading; MODIFY_TABLE also lets a user read, so MODIFY alone is "
+            "left out; MODIFY with SELECT on the same object is MODIFY_TABLE",
+        ),
+        Mapping(
+            "READ_METADATA",
+            "CATALOG/SCHEMA/TABLE",
+            (),
+            False,
+            "SHOW and DESCRIBE only; the model has no metadata-only privilege (left out)",
+        ),
         Mapping("CREATE", "CATALOG", ("CREATE_SCHEMA",), True, "create schemas in the catalog"),
         Mapping("CREATE", "SCHEMA", ("CREATE_TABLE",), True, "create tables in the schema"),
-        Mapping(ALL, "any", (), False,
-                "every privilege applicable, expanded at check time; not ownership: holders "
-                "cannot manage grants (expanded to the model privileges it covers)"),
+        Mapping(
+            ALL,
+            "any",
+            (),
+            False,
+            "every privilege applicable, expanded at check time; not ownership: holders "
+            "cannot manage grants (expanded to the model privileges it covers)",
+        ),
         Mapping("any", "ANY FILE / FUNCTION / VIEW", (), False, "no model securable (left out)"),
         Mapping("DENY", "any", ("DENY",), True, "wins and is inherited, as in the model"),
     ),

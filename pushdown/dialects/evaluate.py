@@ -73,8 +73,10 @@ class State:
         if privilege == "OWN":
             return self._owns(principals, obj)
         if privilege == "GRANT OPTION":
-            return any(g.grant_option and not g.deny and g.principal in principals and g.object == obj
-                       for g in self.grants)
+            return any(
+                g.grant_option and not g.deny and g.principal in principals and g.object == obj
+                for g in self.grants
+            )
         reach = self._reach(obj)
         mine = [g for g in self.grants if g.principal in principals and self._covers(g, obj, reach)]
         if self.dialect.has_deny and any(g.deny and _gives(g, privilege) for g in mine):

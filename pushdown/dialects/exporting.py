@@ -32,7 +32,9 @@ class Exported:
     comments: list[str] = field(default_factory=list)
 
 
-def dialect_grant(d: Dialect, who: str, privilege: str, form: str, names: tuple[str, ...], deny: bool) -> DGrant:
+def dialect_grant(
+    d: Dialect, who: str, privilege: str, form: str, names: tuple[str, ...], deny: bool
+) -> DGrant:
     type_, scope = _FORM_SCOPE.get(form, (form, ""))
     return DGrant(who, privilege, type_, names, deny, False, scope)
 
@@ -69,12 +71,16 @@ def _one(d: Dialect, model: Model, out: Exported, who: str, grant: Grant, via: s
             out.grants.add(dialect_grant(d, who, p, form, grant.object.names, deny))
         return
     if deny:
-        out.comments.append(f"left out: {grant} for {who}: {d.title} has no DENY for it; "
-                            "what it cuts is withdrawn below where needed")
+        out.comments.append(
+            f"left out: {grant} for {who}: {d.title} has no DENY for it; "
+            "what it cuts is withdrawn below where needed"
+        )
         return
     child = _CHILD.get(grant.object.type.value)
     kids = sorted(k for k in model.children(grant.object) if k.type is child) if child else []
-    if kids and any((grant.privilege.value, child.value) in d.translation.export for child in (kids[0].type,)):
+    if kids and any(
+        (grant.privilege.value, child.value) in d.translation.export for child in (kids[0].type,)
+    ):
         out.comments.append(f"narrowed: {grant} for {who} is given on each registered {kids[0].type.value}")
         for kid in kids:
             _one(d, model, out, who, Grant(kid, grant.privilege, grant.condition), via)
@@ -95,7 +101,9 @@ def _owners(d: Dialect, model: Model, out: Exported) -> None:
             out.kinds.setdefault(owner, "user")
             out.comments.append(f"narrowed: owner {owner} of {obj} gets ALL PRIVILEGES WITH GRANT OPTION")
         else:
-            out.comments.append(f"left out: owner {owner} of {obj}: {d.title} has no owner of a {obj.type.value}")
+            out.comments.append(
+                f"left out: owner {owner} of {obj}: {d.title} has no owner of a {obj.type.value}"
+            )
 
 
 def probes(model: Model) -> list[ObjectRef]:
@@ -103,8 +111,10 @@ def probes(model: Model) -> list[ObjectRef]:
     out: list[ObjectRef] = []
     for cat in sorted(o for o in model.objects if o.type is SecurableType.CATALOG):
         out.append(cat)
-        schemas = [*sorted(k for k in model.children(cat) if k.type is SecurableType.SCHEMA),
-                   ObjectRef(SecurableType.SCHEMA, (*cat.names, FUTURE))]
+        schemas = [
+            *sorted(k for k in model.children(cat) if k.type is SecurableType.SCHEMA),
+            ObjectRef(SecurableType.SCHEMA, (*cat.names, FUTURE)),
+        ]
         for sch in schemas:
             out.append(sch)
             out += sorted(k for k in model.children(sch) if k.type is SecurableType.TABLE)
@@ -147,10 +157,14 @@ def guard(d: Dialect, model: Model, out: Exported) -> None:
         cut = _with_partners(d, out, _culprits(d, out, mine, nodes, d.operations[op]))
         owned = {n: o for n, o in out.owners.items() if n in nodes and o in mine}
         for g in sorted(cut):
-            out.comments.append(f"withdrawn: {g.privilege} on {_where(g)} for {g.principal}: "
-                                f"it would let {user} {op} {obj}, which the model refuses")
+            out.comments.append(
+                f"withdrawn: {g.privilege} on {_where(g)} for {g.principal}: "
+                f"it would let {user} {op} {obj}, which the model refuses"
+            )
         for n in owned:
-            out.comments.append(f"withdrawn: owner of {n[0]} {'.'.join(n[1])}: it would let {user} {op} {obj}")
+            out.comments.append(
+                f"withdrawn: owner of {n[0]} {'.'.join(n[1])}: it would let {user} {op} {obj}"
+            )
             del out.owners[n]
         if not cut and not owned:  # nothing left to withdraw: give up on this user's grants
             cut = {g for g in out.grants if g.principal in mine and not g.deny}
@@ -159,19 +173,37 @@ def guard(d: Dialect, model: Model, out: Exported) -> None:
             _push_down(d, model, out, g)
 
 
-def _culprits(d: Dialect, out: Exported, mine: set[str], nodes: list[Obj], needs: tuple[Need, ...]) -> set[DGrant]:
+def _culprits(
+    d: Dialect, out: Exported, mine: set[str], nodes: list[Obj], needs: tuple[Need, ...]
+) -> set[DGrant]:
     """The grants giving the operation's own privilege (its first clause), else any of its clauses."""
+
     def giving(privileges: set[str]) -> set[DGrant]:
-        return {g for g in out.grants if g.principal in mine and not g.deny and g.object in nodes
-                and (g.privilege in privileges or g.privilege == ALL)}
+        return {
+            g
+            for g in out.grants
+            if g.principal in mine
+            and not g.deny
+            and g.object in nodes
+            and (g.privilege in privileges or g.privilege == ALL)
+        }
+
     return giving(set(needs[0].privileges)) or giving({p for n in needs for p in n.privileges})
 
 
 def _with_partners(d: Dialect, out: Exported, cut: set[DGrant]) -> set[DGrant]:
     """The grants that give a model privilege only together (MODIFY with SELECT) move together."""
+
     def partners(g: DGrant, h: DGrant) -> bool:
-        same = (h.principal, h.type, h.names, h.scope, h.deny) == (g.principal, g.type, g.names, g.scope, g.deny)
+        same = (h.principal, h.type, h.names, h.scope, h.deny) == (
+            g.principal,
+            g.type,
+            g.names,
+            g.scope,
+            g.deny,
+        )
         return same and any(g.privilege in c and h.privilege in c for c, _, _ in d.translation.combos)
+
     return cut | {h for h in out.grants for g in cut if partners(g, h)}
 
 
@@ -194,7 +226,9 @@ def _push_down(d: Dialect, model: Model, out: Exported, g: DGrant) -> None:
         if ktype is None or not d.grantable(g.privilege, ktype):
             continue
         out.grants.add(DGrant(g.principal, g.privilege, ktype, kid.names, False, g.grant_option))
-        out.comments.append(f"narrowed: {g.privilege} on {_where(g)} for {g.principal} is given on {kid} instead")
+        out.comments.append(
+            f"narrowed: {g.privilege} on {_where(g)} for {g.principal} is given on {kid} instead"
+        )
 
 
 def export(d: Dialect, model: Model) -> Exported:

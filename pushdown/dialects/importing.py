@@ -128,16 +128,20 @@ def _allow(b: _Builder, group: list[DGrant]) -> None:
         if g.privilege not in used:
             b.left_out(g, _why(b.d, g))
         elif g.grant_option:
-            b.out.report.append(f"left out: WITH GRANT OPTION of {show(g)}: the model manages grants through "
-                                "ownership and MANAGE_GRANTS")
+            b.out.report.append(
+                f"left out: WITH GRANT OPTION of {show(g)}: the model manages grants through "
+                "ownership and MANAGE_GRANTS"
+            )
     b.grant(first.principal, obj, out, Condition.ALLOW)
 
 
 def _why(d: Dialect, g: DGrant) -> str:
     if any(g.privilege in needed for needed, _, _ in d.translation.combos):
         together = next(sorted(n) for n, _, _ in d.translation.combos if g.privilege in n)
-        return (f"alone it gives less than any model privilege (the model's MODIFY_TABLE also reads): "
-                f"imported only with {', '.join(together)} on the same object")
+        return (
+            f"alone it gives less than any model privilege (the model's MODIFY_TABLE also reads): "
+            f"imported only with {', '.join(together)} on the same object"
+        )
     return f"no model privilege gives exactly {g.privilege} or less"
 
 
@@ -155,8 +159,10 @@ def _owners(b: _Builder) -> None:
         kind = b.d.translation.forms.get(type_)
         shown = f"owner of {type_} {'.'.join(names)}: {who}"
         if kind != "table":
-            b.out.report.append(f"left out: {shown}: the model's owner of a {kind or type_.lower()} has rights "
-                                "on everything inside it, which this owner does not")
+            b.out.report.append(
+                f"left out: {shown}: the model's owner of a {kind or type_.lower()} has rights "
+                "on everything inside it, which this owner does not"
+            )
             continue
         if b.script.kinds.get(who, "user") != "user":
             b.out.report.append(f"left out: {shown}: only a user owns an object in the model")
@@ -176,5 +182,7 @@ def _implied_catalog(b: _Builder) -> None:
     for role, grants in sorted(model.roles.items()):
         for catalog in sorted({g.object.names[0] for g in grants if g.object.names}):
             b.do(ch.grant_privileges, role, ObjectRef.of("catalog", (catalog,)), list(given), Condition.ALLOW)
-    b.out.report.append(f"note: {b.d.title} has no catalog gate; {', '.join(given)} is given on each "
-                        "catalog to whoever holds a grant inside it")
+    b.out.report.append(
+        f"note: {b.d.title} has no catalog gate; {', '.join(given)} is given on each "
+        "catalog to whoever holds a grant inside it"
+    )

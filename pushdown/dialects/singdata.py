@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from pushdown.dialects.data import ALL, Dialect, Mapping, Need, Translation
 
-_IN_SCHEMA = ("TABLE", "VIEW", "MATERIALIZED VIEW", "DYNAMIC TABLE", "TABLE STREAM", "VOLUME",
-              "INDEX", "FUNCTION", "JOB")
+_IN_SCHEMA = (
+    "TABLE",
+    "VIEW",
+    "MATERIALIZED VIEW",
+    "DYNAMIC TABLE",
+    "TABLE STREAM",
+    "VOLUME",
+    "INDEX",
+    "FUNCTION",
+    "JOB",
+)
 
 
 def _on(*types: str) -> frozenset[str]:
@@ -15,8 +24,13 @@ def _on(*types: str) -> frozenset[str]:
 _WRITE = frozenset({"SELECT", "INSERT TABLE", "UPDATE TABLE", "DELETE TABLE"})
 _TABLES = ("TABLE", "TABLES IN SCHEMA", "OBJECTS IN SCHEMA")
 TRANSLATION = Translation(
-    forms={"WORKSPACE": "catalog", "SCHEMA": "schema", "TABLE": "table",
-           "TABLES IN SCHEMA": "schema", "OBJECTS IN SCHEMA": "schema"},
+    forms={
+        "WORKSPACE": "catalog",
+        "SCHEMA": "schema",
+        "TABLE": "table",
+        "TABLES IN SCHEMA": "schema",
+        "OBJECTS IN SCHEMA": "schema",
+    },
     allow={
         **{("SELECT", f): ("SELECT_TABLE",) for f in _TABLES},
         **{(ALL, f): ("SELECT_TABLE", "MODIFY_TABLE") for f in _TABLES},
@@ -61,13 +75,36 @@ DIALECT = Dialect(
         "CREATE SCHEMA": _on("WORKSPACE"),
         "ALTER SCHEMA": _on("SCHEMA"),
         "DROP SCHEMA": _on("SCHEMA"),
-        "READ METADATA": _on("SCHEMA", "VCLUSTER", "CONNECTION", "TABLE", "VIEW", "DYNAMIC TABLE",
-                             "MATERIALIZED VIEW", "FUNCTION", "VOLUME", "TABLE STREAM", "INDEX"),
-        **{f"CREATE {t}": _on("SCHEMA") for t in (
-            "TABLE", "VIEW", "MATERIALIZED VIEW", "DYNAMIC TABLE", "INDEX", "FUNCTION", "TABLE STREAM")},
+        "READ METADATA": _on(
+            "SCHEMA",
+            "VCLUSTER",
+            "CONNECTION",
+            "TABLE",
+            "VIEW",
+            "DYNAMIC TABLE",
+            "MATERIALIZED VIEW",
+            "FUNCTION",
+            "VOLUME",
+            "TABLE STREAM",
+            "INDEX",
+        ),
+        **{
+            f"CREATE {t}": _on("SCHEMA")
+            for t in (
+                "TABLE",
+                "VIEW",
+                "MATERIALIZED VIEW",
+                "DYNAMIC TABLE",
+                "INDEX",
+                "FUNCTION",
+                "TABLE STREAM",
+            )
+        },
         "SELECT": _on("TABLE", "VIEW", "DYNAMIC TABLE", "MATERIALIZED VIEW", "TABLE STREAM"),
-        **{f"{verb} TABLE": _on("TABLE") for verb in (
-            "ALTER", "DROP", "INSERT", "DELETE", "RESTORE", "TRUNCATE", "UPDATE")},
+        **{
+            f"{verb} TABLE": _on("TABLE")
+            for verb in ("ALTER", "DROP", "INSERT", "DELETE", "RESTORE", "TRUNCATE", "UPDATE")
+        },
         "ALTER VIEW": _on("VIEW"),
         "DROP VIEW": _on("VIEW"),
         "ALTER VCLUSTER": _on("VCLUSTER"),
@@ -81,8 +118,19 @@ DIALECT = Dialect(
         "READ VOLUME": _on("VOLUME"),
         "WRITE VOLUME": _on("VOLUME"),
         "ALTER VOLUME": _on("VOLUME"),
-        ALL: _on("SCHEMA", "VCLUSTER", "CONNECTION", "TABLE", "VIEW", "DYNAMIC TABLE",
-                 "MATERIALIZED VIEW", "FUNCTION", "VOLUME", "TABLE STREAM", "INDEX"),
+        ALL: _on(
+            "SCHEMA",
+            "VCLUSTER",
+            "CONNECTION",
+            "TABLE",
+            "VIEW",
+            "DYNAMIC TABLE",
+            "MATERIALIZED VIEW",
+            "FUNCTION",
+            "VOLUME",
+            "TABLE STREAM",
+            "INDEX",
+        ),
     },
     inherits_from=frozenset(),
     has_deny=False,
@@ -109,21 +157,46 @@ DIALECT = Dialect(
     default_catalog="workspace",
     translation=TRANSLATION,
     mappings=(
-        Mapping("SELECT", "TABLE / ALL TABLES IN SCHEMA", ("SELECT_TABLE",), True,
-                "ALL TABLES IN SCHEMA covers current and future tables, as a schema grant does"),
-        Mapping("INSERT/UPDATE/DELETE TABLE", "TABLE", (), False,
-                "MODIFY_TABLE is all three and reading: exported as the three with SELECT; "
-                "imported only when all four are held"),
+        Mapping(
+            "SELECT",
+            "TABLE / ALL TABLES IN SCHEMA",
+            ("SELECT_TABLE",),
+            True,
+            "ALL TABLES IN SCHEMA covers current and future tables, as a schema grant does",
+        ),
+        Mapping(
+            "INSERT/UPDATE/DELETE TABLE",
+            "TABLE",
+            (),
+            False,
+            "MODIFY_TABLE is all three and reading: exported as the three with SELECT; "
+            "imported only when all four are held",
+        ),
         Mapping("READ METADATA", "SCHEMA/TABLE", (), False, "no metadata-only privilege (left out)"),
         Mapping("CREATE SCHEMA", "WORKSPACE", ("CREATE_SCHEMA",), True, "workspace = catalog"),
         Mapping("CREATE TABLE", "SCHEMA", ("CREATE_TABLE",), True, "create tables"),
-        Mapping(ALL, "any", (), False,
-                "an independent privilege point allowing every operation on that object; "
-                "revoking it keeps the ones granted one by one"),
-        Mapping("WITH GRANT OPTION", "any", (), False,
-                "the model manages grants through ownership and MANAGE_GRANTS (left out)"),
-        Mapping("USE_CATALOG/USE_SCHEMA", "none", (), False,
-                "no gate: exported grants are limited to users who pass the model's gates"),
+        Mapping(
+            ALL,
+            "any",
+            (),
+            False,
+            "an independent privilege point allowing every operation on that object; "
+            "revoking it keeps the ones granted one by one",
+        ),
+        Mapping(
+            "WITH GRANT OPTION",
+            "any",
+            (),
+            False,
+            "the model manages grants through ownership and MANAGE_GRANTS (left out)",
+        ),
+        Mapping(
+            "USE_CATALOG/USE_SCHEMA",
+            "none",
+            (),
+            False,
+            "no gate: exported grants are limited to users who pass the model's gates",
+        ),
         Mapping("DENY", "none", (), False, "Singdata has no DENY: a model DENY narrows the export"),
     ),
     notes=(

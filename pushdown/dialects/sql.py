@@ -72,7 +72,7 @@ def statements(text: str) -> list[tuple[int, str]]:
         ch = text[i]
         if quote:
             quote = "" if ch == quote else quote
-        elif ch in "`\"":
+        elif ch in '`"':
             quote = ch
         elif text.startswith("--", i):
             end = text.find("\n", i)
@@ -126,7 +126,8 @@ class _Reader:
             raise self.fail(f"expected {word}, got {got.text if got else 'the end'}")
 
     def privileges(self) -> list[str]:
-        out, words = [], []
+        out: list[str] = []
+        words: list[str] = []
         while (tok := self.peek()) is not None and tok.word not in ("ON", ""):
             self.i += 1
             if tok.text == ",":
@@ -154,7 +155,12 @@ class _Reader:
 def _privilege(r: _Reader, text: str, types: frozenset[str]) -> str:
     d = r.d
     shown = "/".join(sorted(types))
-    for cand in (text, text.replace("_", " "), text.replace(" ", "_"), *(f"{text} {t}" for t in sorted(types))):
+    for cand in (
+        text,
+        text.replace("_", " "),
+        text.replace(" ", "_"),
+        *(f"{text} {t}" for t in sorted(types)),
+    ):
         if cand in (ALL, "ALL") and ALL in d.privileges:
             cand = ALL
         if cand in d.privileges:
@@ -189,15 +195,21 @@ def _securable(r: _Reader) -> tuple[str, tuple[str, ...], str]:
 def _named(r: _Reader, type_: str) -> tuple[str, ...]:
     if type_ in ("METASTORE", "ANY FILE", "INSTANCE", "ANONYMOUS FUNCTION"):
         return ()
-    if type_ == "CATALOG" and r.d.default_catalog and (r.peek() is None or r.peek().word in ("TO", "FROM", "OWNER")):  # type: ignore[union-attr]
+    following = r.peek()
+    if (
+        type_ == "CATALOG"
+        and r.d.default_catalog
+        and (following is None or following.word in ("TO", "FROM", "OWNER"))
+    ):
         return (r.d.default_catalog,)
     return _full(r, type_, r.name())
 
 
 def _full(r: _Reader, type_: str, names: tuple[str, ...]) -> tuple[str, ...]:
     depth = {"CATALOG": 1, "WORKSPACE": 1, "SCHEMA": 2}.get(type_, 3)
-    if r.d.securables.get(type_) is None or type_ not in ("CATALOG", "WORKSPACE", "SCHEMA") and \
-            r.d.securables.get(type_) != "SCHEMA":
+    if r.d.securables.get(type_) is None or (
+        type_ not in ("CATALOG", "WORKSPACE", "SCHEMA") and r.d.securables.get(type_) != "SCHEMA"
+    ):
         return names  # outside the catalog.schema.object tree: as written
     if len(names) == depth - 1 and r.d.default_catalog:
         names = (r.d.default_catalog, *names)
@@ -257,6 +269,7 @@ def _revoke(d: Dialect, script: Script, g: DGrant) -> None:
         if (h.principal, h.type, h.names, h.scope) != (g.principal, g.type, g.names, g.scope):
             return False
         return h.privilege == g.privilege or (g.privilege == ALL and d.revoke_all_removes_each)
+
     script.grants -= {h for h in script.grants if same(h)}
 
 

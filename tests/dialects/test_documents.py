@@ -26,15 +26,24 @@ def state(dialect, text, owners=None):  # type: ignore[no-untyped-def]
 
 # -- 003 Unity Catalog -----------------------------------------------------------------
 
+
 def test_uc_create_table_needs_use_catalog_and_use_schema() -> None:
     text = "GRANT CREATE TABLE ON SCHEMA main.default TO `finance-team`;"
     assert not state(UC, text).allowed("x", ["finance-team"], "create_table", T)
-    gated = text + "GRANT USE CATALOG ON CATALOG main TO `finance-team`; GRANT USE SCHEMA ON SCHEMA main.default TO `finance-team`"
+    gated = (
+        text
+        + "GRANT USE CATALOG ON CATALOG main TO `finance-team`;"
+        + "GRANT USE SCHEMA ON SCHEMA main.default TO `finance-team`"
+    )
     assert state(UC, gated).allowed("x", ["finance-team"], "create_table", T)
 
 
 def test_uc_metastore_grants_are_not_inherited() -> None:
-    s = state(UC, "GRANT CREATE CATALOG ON METASTORE TO `account users`;\nGRANT CREATE CATALOG ON METASTORE TO engineering")
+    s = state(
+        UC,
+        "GRANT CREATE CATALOG ON METASTORE TO `account users`;\n"
+        "GRANT CREATE CATALOG ON METASTORE TO engineering",
+    )
     assert s.allowed("a", ["account users"], "create_catalog", ("CATALOG", ("x",)))
     assert s.allowed("engineering", [], "create_catalog", ("CATALOG", ("x",)))
     assert not s.allowed("a", ["account users"], "create_schema", ("SCHEMA", ("x", "y")))
@@ -42,17 +51,23 @@ def test_uc_metastore_grants_are_not_inherited() -> None:
 
 @pytest.mark.parametrize("on", ["CATALOG main", "SCHEMA main.default"])
 def test_uc_select_on_a_catalog_or_schema_reaches_its_tables(on: str) -> None:
-    s = state(UC, f"GRANT SELECT ON {on} TO finance; GRANT USE CATALOG ON CATALOG main TO finance; "
-                  "GRANT USE SCHEMA ON CATALOG main TO finance")
+    s = state(
+        UC,
+        f"GRANT SELECT ON {on} TO finance; GRANT USE CATALOG ON CATALOG main TO finance; "
+        "GRANT USE SCHEMA ON CATALOG main TO finance",
+    )
     assert s.allowed("f", ["finance"], "select", T)
     assert not s.allowed("f", ["finance"], "modify", T)
 
 
 def test_uc_the_ml_team_example() -> None:
-    s = state(UC, """GRANT USE_CATALOG ON CATALOG ml TO ml_team;
+    s = state(
+        UC,
+        """GRANT USE_CATALOG ON CATALOG ml TO ml_team;
 GRANT USE_SCHEMA ON SCHEMA ml.team_sandbox TO ml_team;
 GRANT CREATE TABLE ON SCHEMA ml.team_sandbox TO ml_team;
-GRANT SELECT ON SCHEMA ml.team_sandbox TO ml_team;""")
+GRANT SELECT ON SCHEMA ml.team_sandbox TO ml_team;""",
+    )
     t = ("TABLE", ("ml", "team_sandbox", "a_colleagues_table"))
     assert s.allowed("m", ["ml_team"], "create_table", t)
     assert s.allowed("m", ["ml_team"], "select", t)
@@ -80,12 +95,17 @@ def test_uc_table_owner_granting_select_needs_the_gates_too() -> None:
 def test_uc_modify_needs_select_as_well() -> None:
     gates = "GRANT USE CATALOG ON CATALOG main TO w; GRANT USE SCHEMA ON SCHEMA main.default TO w;"
     assert not state(UC, gates + "GRANT MODIFY ON TABLE main.default.t TO w").allowed("w", [], "modify", T)
-    assert state(UC, gates + "GRANT MODIFY, SELECT ON TABLE main.default.t TO w").allowed("w", [], "modify", T)
+    assert state(UC, gates + "GRANT MODIFY, SELECT ON TABLE main.default.t TO w").allowed(
+        "w", [], "modify", T
+    )
 
 
 def test_uc_revoking_all_privileges_revokes_the_explicit_ones_too() -> None:
-    s = read(UC, "GRANT SELECT ON TABLE main.default.t TO u; GRANT ALL PRIVILEGES ON TABLE main.default.t TO u;"
-                 "REVOKE ALL PRIVILEGES ON TABLE main.default.t FROM u")
+    s = read(
+        UC,
+        "GRANT SELECT ON TABLE main.default.t TO u; GRANT ALL PRIVILEGES ON TABLE main.default.t TO u;"
+        "REVOKE ALL PRIVILEGES ON TABLE main.default.t FROM u",
+    )
     assert s.grants == set()
 
 
@@ -95,6 +115,7 @@ def test_uc_has_no_deny() -> None:
 
 
 # -- 001 Databricks legacy Hive metastore --------------------------------------------
+
 
 def test_hms_a_catalog_grant_reaches_every_schema_and_table() -> None:
     s = state(HMS, "GRANT SELECT, USAGE ON CATALOG TO u")
@@ -129,12 +150,16 @@ def test_hms_all_privileges_is_not_ownership() -> None:
 
 
 def test_hms_any_file_and_schema_or_database() -> None:
-    s = state(HMS, "GRANT SELECT ON ANY FILE TO u; GRANT READ_METADATA ON SCHEMA s TO u; GRANT CREATE ON DATABASE s TO u")
+    s = state(
+        HMS,
+        "GRANT SELECT ON ANY FILE TO u; GRANT READ_METADATA ON SCHEMA s TO u;GRANT CREATE ON DATABASE s TO u",
+    )
     assert s.allowed("u", [], "read_any_file", ("ANY FILE", ()))
     assert {g.type for g in s.grants} == {"ANY FILE", "SCHEMA"}
 
 
 # -- 002 Singdata -------------------------------------------------------------------------
+
 
 def test_sd_all_tables_in_schema_covers_current_and_future_tables() -> None:
     s = state(SD, "grant select on all tables in schema my_schema to user u")
@@ -148,14 +173,18 @@ def test_sd_all_objects_in_schema() -> None:
 
 
 def test_sd_with_grant_option_lets_the_grantee_grant() -> None:
-    s = state(SD, "GRANT SELECT ON TABLE s.t TO USER u WITH GRANT OPTION; GRANT SELECT ON TABLE s.t TO USER v")
+    s = state(
+        SD, "GRANT SELECT ON TABLE s.t TO USER u WITH GRANT OPTION; GRANT SELECT ON TABLE s.t TO USER v"
+    )
     assert s.allowed("u", [], "manage_grants", ("TABLE", ("workspace", "s", "t")))
     assert not s.allowed("v", [], "manage_grants", ("TABLE", ("workspace", "s", "t")))
 
 
 def test_sd_all_privileges_is_independent_of_select() -> None:
-    text = "GRANT SELECT ON TABLE example_table_s.example_table TO USER my_user; " \
-           "GRANT ALL PRIVILEGES ON TABLE example_table_s.example_table TO USER my_user;"
+    text = (
+        "GRANT SELECT ON TABLE example_table_s.example_table TO USER my_user; "
+        "GRANT ALL PRIVILEGES ON TABLE example_table_s.example_table TO USER my_user;"
+    )
     t = ("TABLE", ("workspace", "example_table_s", "example_table"))
     s = state(SD, text)
     assert s.allowed("my_user", [], "drop_table", t) and len(s.grants) == 2  # both shown
@@ -178,6 +207,7 @@ def test_sd_instance_and_admin_only_privileges_cannot_be_granted() -> None:
 
 
 # -- 004 CDAP ------------------------------------------------------------------------------
+
 
 def cdap(*grants: tuple[str, str, tuple[str, ...]]) -> State:
     return State(CDAP, [DGrant("u", p, t, n) for p, t, n in grants])

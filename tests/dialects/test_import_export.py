@@ -6,8 +6,8 @@ import pytest
 
 from pushdown.app.spec import load_spec, load_spec_text
 from pushdown.dialects.databricks_hms import DIALECT as HMS
-from pushdown.dialects.exporting import export, wider
 from pushdown.dialects.evaluate import State
+from pushdown.dialects.exporting import export, wider
 from pushdown.dialects.importing import to_model
 from pushdown.dialects.render import statements
 from pushdown.dialects.singdata import DIALECT as SD
@@ -19,7 +19,9 @@ from pushdown.model.securables import ObjectRef
 
 
 def privileges(model, role, obj):  # type: ignore[no-untyped-def]
-    return {(g.privilege.value, g.condition.value) for g in model.roles[role] if g.object == ObjectRef.parse(obj)}
+    return {
+        (g.privilege.value, g.condition.value) for g in model.roles[role] if g.object == ObjectRef.parse(obj)
+    }
 
 
 def test_legacy_modify_alone_is_left_out_and_reported() -> None:
@@ -31,13 +33,17 @@ def test_legacy_modify_alone_is_left_out_and_reported() -> None:
 def test_legacy_modify_with_select_is_modify_table() -> None:
     out = to_model(HMS, read(HMS, "GRANT MODIFY, SELECT ON TABLE s.t TO u"))
     assert privileges(out.model, "grants_of_u", "table hive_metastore.s.t") == {
-        ("MODIFY_TABLE", "ALLOW"), ("SELECT_TABLE", "ALLOW")}
+        ("MODIFY_TABLE", "ALLOW"),
+        ("SELECT_TABLE", "ALLOW"),
+    }
 
 
 def test_legacy_usage_on_the_catalog_is_both_gates() -> None:
     out = to_model(HMS, read(HMS, "GRANT USAGE ON CATALOG TO u"))
     assert privileges(out.model, "grants_of_u", "catalog hive_metastore") == {
-        ("USE_CATALOG", "ALLOW"), ("USE_SCHEMA", "ALLOW")}
+        ("USE_CATALOG", "ALLOW"),
+        ("USE_SCHEMA", "ALLOW"),
+    }
 
 
 def test_legacy_all_privileges_is_not_ownership_and_deny_select_denies_reading() -> None:
@@ -60,7 +66,9 @@ def test_singdata_grant_option_is_reported_and_all_tables_is_a_schema_grant() ->
 
 
 def test_the_spec_loads_back_to_the_same_model() -> None:
-    text = "GRANT SELECT, MODIFY ON TABLE `we.ird`.`s``x`.t TO `a b`; DENY SELECT ON SCHEMA `we.ird`.`s``x` TO g"
+    text = (
+        "GRANT SELECT, MODIFY ON TABLE `we.ird`.`s``x`.t TO `a b`; DENY SELECT ON SCHEMA `we.ird`.`s``x` TO g"
+    )
     out = to_model(HMS, read(HMS, text))
     back = load_spec_text(spec_yaml(out.model, out.report, "test"))
     assert back.roles == out.model.roles

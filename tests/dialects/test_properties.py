@@ -23,16 +23,31 @@ from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
 
 USERS = ("u1", "u2", "u3")
-OBJECTS = [ObjectRef.parse(t) for t in (
-    "catalog c", "schema c.s", "schema c.`x.y`", "table c.s.t", "table c.s.`a b`", "table c.`x.y`.t")]
+OBJECTS = [
+    ObjectRef.parse(t)
+    for t in (
+        "catalog c",
+        "schema c.s",
+        "schema c.`x.y`",
+        "table c.s.t",
+        "table c.s.`a b`",
+        "table c.`x.y`.t",
+    )
+]
 PRIVS = ("USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE", "MODIFY_TABLE", "CREATE_TABLE", "CREATE_SCHEMA")
-GRANT = st.tuples(st.sampled_from(USERS), st.sampled_from(OBJECTS), st.sampled_from(PRIVS),
-                  st.sampled_from(("ALLOW", "ALLOW", "DENY")))
+GRANT = st.tuples(
+    st.sampled_from(USERS),
+    st.sampled_from(OBJECTS),
+    st.sampled_from(PRIVS),
+    st.sampled_from(("ALLOW", "ALLOW", "DENY")),
+)
 OWNER = st.tuples(st.sampled_from(OBJECTS), st.sampled_from(USERS))
 
 
 def build(
-    grants: list[tuple[str, ObjectRef, str, str]], owners: list[tuple[ObjectRef, str]], gated: set[str] | None = None
+    grants: list[tuple[str, ObjectRef, str, str]],
+    owners: list[tuple[ObjectRef, str]],
+    gated: set[str] | None = None,
 ) -> Model:
     """A model of three users; the ``gated`` ones pass both gates of catalog c."""
     gates = [(u, OBJECTS[0], p, "ALLOW") for u in sorted(gated or ()) for p in ("USE_CATALOG", "USE_SCHEMA")]
@@ -65,16 +80,29 @@ def _grantable(p: str):  # type: ignore[no-untyped-def]
 
 def decisions_of_model(model: Model, dialect) -> set[tuple[str, str, ObjectRef]]:  # type: ignore[no-untyped-def]
     ev = Evaluator(model)
-    return {(u, op, obj) for u in USERS for obj in probes(model) for op in COMMON_OPERATIONS
-            if op in dialect.operations and target(op, obj)
-            and u in model.users and ev.authorize(u, COMMON_OPERATIONS[op], obj, explain=False).allowed}
+    return {
+        (u, op, obj)
+        for u in USERS
+        for obj in probes(model)
+        for op in COMMON_OPERATIONS
+        if op in dialect.operations
+        and target(op, obj)
+        and u in model.users
+        and ev.authorize(u, COMMON_OPERATIONS[op], obj, explain=False).allowed
+    }
 
 
 def decisions_of_state(state: State, model: Model) -> set[tuple[str, str, ObjectRef]]:
     d = state.dialect
-    return {(u, op, obj) for u in USERS for obj in probes(model) for op in COMMON_OPERATIONS
-            if op in d.operations and target(op, obj)
-            and state.allowed(u, [], op, (d.object_types[obj.type.value], obj.names))}
+    return {
+        (u, op, obj)
+        for u in USERS
+        for obj in probes(model)
+        for op in COMMON_OPERATIONS
+        if op in d.operations
+        and target(op, obj)
+        and state.allowed(u, [], op, (d.object_types[obj.type.value], obj.names))
+    }
 
 
 COUNTS: dict[str, list[int]] = {}
@@ -106,8 +134,11 @@ def check(dialect, grants, owners, gated) -> None:  # type: ignore[no-untyped-de
     if not owners:
         # what the model cannot say is not expected back: reading metadata only (describe),
         # and writing without reading (legacy MODIFY without SELECT)
-        exact = {d for d in allowed_back ^ allowed_dialect if d[1] != "describe"
-                 and not (d[1] == "modify" and (d[0], "select", d[2]) not in allowed_dialect)}
+        exact = {
+            d
+            for d in allowed_back ^ allowed_dialect
+            if d[1] != "describe" and not (d[1] == "modify" and (d[0], "select", d[2]) not in allowed_dialect)
+        }
         assert not exact, (text, exact)
 
 
@@ -135,6 +166,8 @@ def test_singdata(grants, owners, gated) -> None:  # type: ignore[no-untyped-def
 def test_the_examples_decide_something() -> None:
     """Run after the three above (file order): the random models were not all empty."""
     for name, (examples, model_allows, dialect_allows) in COUNTS.items():
-        print(f"{name}: {examples} examples, {model_allows} decisions allowed by the model, "
-              f"{dialect_allows} by the export")
+        print(
+            f"{name}: {examples} examples, {model_allows} decisions allowed by the model, "
+            f"{dialect_allows} by the export"
+        )
         assert dialect_allows > 0, name
