@@ -120,12 +120,13 @@ DIALECT = Dialect(
             False,
             "SHOW and DESCRIBE only; the model has no metadata-only privilege (left out)",
         ),
-        Mapping("CREATE", "CATALOG", ("CREATE_SCHEMA",), True, "create schemas in the catalog"),
+        Mapping("CREATE", "CATALOG", ("CREATE_SCHEMA", "CREATE_TABLE"), True,
+            "create schemas in the catalog, and (inherited) tables in its schemas"),
         Mapping("CREATE", "SCHEMA", ("CREATE_TABLE",), True, "create tables in the schema"),
         Mapping(
             ALL,
-            "any",
-            (),
+            "CATALOG/SCHEMA/TABLE",
+            ("what it covers there (see the import table)",),
             False,
             "every privilege applicable, expanded at check time; not ownership: holders "
             "cannot manage grants (expanded to the model privileges it covers)",

@@ -155,7 +155,7 @@ DIALECT = Dialect(
         Mapping(
             ALL,
             "CATALOG/SCHEMA/TABLE",
-            (),
+            ("what it covers there (see the import table)",),
             False,
             "expanded at check time to the privileges applicable; not ownership "
             "(expanded to the model privileges it covers)",
