@@ -120,8 +120,13 @@ DIALECT = Dialect(
             False,
             "SHOW and DESCRIBE only; the model has no metadata-only privilege (left out)",
         ),
-        Mapping("CREATE", "CATALOG", ("CREATE_SCHEMA", "CREATE_TABLE"), True,
-            "create schemas in the catalog, and (inherited) tables in its schemas"),
+        Mapping(
+            "CREATE",
+            "CATALOG",
+            ("CREATE_SCHEMA", "CREATE_TABLE"),
+            True,
+            "create schemas in the catalog, and (inherited) tables in its schemas",
+        ),
         Mapping("CREATE", "SCHEMA", ("CREATE_TABLE",), True, "create tables in the schema"),
         Mapping(
             ALL,

@@ -31,22 +31,42 @@ def _need(need: Need) -> str:
     return f"{' or '.join(need.privileges)} on {where}"
 
 
+_ALL = {
+    "expands": "every applicable privilege, expanded at check time; not ownership",
+    "independent": "a privilege point of its own allowing every operation on the object; "
+    "revoking it keeps the ones granted one by one",
+}
+
+
+def _inheritance(d: Dialect) -> str:
+    if d.inherits_from:
+        return ", ".join(sorted(d.inherits_from)) + " grants reach everything below"
+    return "none (but ALL … IN a parent: current and future objects)" if d.all_objects else "none"
+
+
+def _all_privileges(d: Dialect) -> str:
+    revoke = "; REVOKE ALL also revokes the ones granted one by one" if d.revoke_all_removes_each else ""
+    return _ALL[d.all_privileges] + revoke
+
+
+def _owners(d: Dialect) -> str:
+    held = "every privilege on the object itself" if d.owner_has_all else "not described"
+    below = ", ".join(sorted(d.owner_manages_below)).lower()
+    return held + (f"; manage grants below a {below}" if below else "")
+
+
 def semantics(d: Dialect) -> list[str]:
+    securables = ", ".join(f"{t} ({p})" if p else t for t, p in d.securables.items())
     rows = [
-        ("securables (parent)", ", ".join(f"{t} ({p})" if p else t for t, p in d.securables.items()),
-         "metalake, catalog, schema, table / topic / fileset / model; role, tag, policy, job template"),
-        ("inheritance", ", ".join(sorted(d.inherits_from)) + " grants reach everything below"
-         if d.inherits_from else "none (but ALL … IN a parent, current and future)" if d.all_objects else "none",
-         _GRAVITINO["inheritance"]),
+        (
+            "securables (parent)",
+            securables,
+            "metalake, catalog, schema, table / topic / fileset / model; role, tag, …",
+        ),
+        ("inheritance", _inheritance(d), _GRAVITINO["inheritance"]),
         ("DENY", "yes; DENY wins and is inherited" if d.has_deny else "no", _GRAVITINO["deny"]),
-        ("ALL PRIVILEGES", {"expands": "every applicable privilege, expanded at check time; not ownership",
-                            "independent": "a privilege point of its own allowing every operation on the object; "
-                            "revoking it keeps the ones granted one by one"}[d.all_privileges]
-         + ("; REVOKE ALL also revokes the ones granted one by one" if d.revoke_all_removes_each else ""),
-         _GRAVITINO["all"]),
-        ("owners", ("every privilege on the object itself" if d.owner_has_all else "not described")
-         + (f"; manage grants below a {', '.join(sorted(d.owner_manages_below)).lower()}"
-            if d.owner_manages_below else ""), _GRAVITINO["owner"]),
+        ("ALL PRIVILEGES", _all_privileges(d), _GRAVITINO["all"]),
+        ("owners", _owners(d), _GRAVITINO["owner"]),
         ("gates", "; ".join(d.gates) or "none", _GRAVITINO["gates"]),
         ("grant option", "WITH GRANT OPTION" if d.grant_option else "none", _GRAVITINO["grant option"]),
     ]
@@ -65,7 +85,8 @@ def mappings(d: Dialect) -> list[str]:
     out = ["| privilege | on | the model | exact? | why |", "| --- | --- | --- | --- | --- |"]
     for m in d.mappings:
         model = ", ".join(m.model) or "(left out)"
-        out.append(f"| {m.privilege} | {m.on} | {model} | {'yes' if m.exact else 'no: narrower'} | {_cell(m.note)} |")
+        exact = "yes" if m.exact else "no: narrower"
+        out.append(f"| {m.privilege} | {m.on} | {model} | {exact} | {_cell(m.note)} |")
     return out
 
 
@@ -74,7 +95,8 @@ def translation(d: Dialect) -> list[str]:
     t = d.translation
     out = ["| import: an ALLOW of | on | gives the model |", "| --- | --- | --- |"]
     out += [f"| {p} | {form} | {', '.join(v)} |" for (p, form), v in t.allow.items()]
-    out += [f"| {' + '.join(sorted(need))} (together) | {form} | {', '.join(v)} |" for need, form, v in t.combos]
+    for need, form, v in t.combos:
+        out.append(f"| {' + '.join(sorted(need))} (together) | {form} | {', '.join(v)} |")
     if t.deny:
         out += ["", "| import: a DENY of | on | denies in the model |", "| --- | --- | --- |"]
         out += [f"| {p} | {form} | {', '.join(v)} |" for (p, form), v in t.deny.items()]
