@@ -84,24 +84,45 @@ def register(main: click.Group) -> None:
         for line in lines:
             click.echo(line)
 
-    @main.command("cdap-explain")
-    @click.argument("user")
-    @click.argument("operation")
-    @click.argument("entity")
-    @cli.SPEC
-    @click.pass_context
-    def cdap_explain(ctx: click.Context, user: str, operation: str, entity: str, spec: str | None) -> None:
-        """CDAP's required privileges for OPERATION (e.g. "dataset get") on ENTITY (its dotted
-        name, e.g. sales.crm.orders), what the model gives USER there, and the answer.
-        Exit 0 when allowed, 3 when denied."""
-        from pushdown.dialects.cdap_model import explain
+    _explain_in_dialects(main)
 
+
+def _explain_in_dialects(main: click.Group) -> None:
+    """Give `pushdown explain` a `--dialect cdap` option: OPERATION is then a CDAP entity
+    operation (e.g. "dataset get") and TARGET the entity's dotted name."""
+    from pushdown.app import cli
+    from pushdown.app.spec import load_spec
+
+    command = main.commands["explain"]
+    original = command.callback
+    assert original is not None
+    command.params.append(
+        click.Option(
+            ["--dialect", "dialect_name"],
+            type=click.Choice(["cdap"]),
+            default=None,
+            help='Answer in CDAP\'s terms: OPERATION is e.g. "dataset get", TARGET the entity.',
+        )
+    )
+
+    def explain(dialect_name: str | None = None, **kwargs: object) -> object:
+        if dialect_name is None:
+            return original(**kwargs)
+        from pushdown.dialects.cdap_model import explain as cdap_explain
+
+        ctx = click.get_current_context()
+        user, operation, entity, spec = (kwargs.get(k) for k in ("user", "operation", "target", "spec"))
+        if not (user and operation and entity):
+            raise click.UsageError("explain --dialect cdap needs USER OPERATION ENTITY")
         with cli._errors():
-            model = load_spec(spec, allow_empty=True) if spec else cli._open(ctx, scratch=True).model
-            ok, lines = explain(model, user, operation, entity)
+            model = load_spec(str(spec), allow_empty=True) if spec else cli._open(ctx, scratch=True).model
+            ok, lines = cdap_explain(model, str(user), str(operation), str(entity))
         for line in lines:
             click.echo(line)
         ctx.exit(0 if ok else 3)
+        return None
+
+    command.callback = explain
 
 
 def _read(file: str) -> str:

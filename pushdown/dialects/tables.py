@@ -144,7 +144,7 @@ def document() -> str:
         "",
         f"Statements are read and written for {', '.join(f'`{n}`' for n in SQL_DIALECTS)}; CDAP has a",
         "table of operations, evaluated over the model's objects (`pushdown export --dialect cdap`,",
-        "`pushdown cdap-explain USER OPERATION ENTITY`).",
+        "`pushdown explain --dialect cdap USER OPERATION ENTITY`).",
         "",
     ]
     body = [line for d in DIALECTS.values() for line in section(d)]

@@ -22,5 +22,10 @@ def test_docs_hive_md_carries_the_generated_legacy_table() -> None:
 
 def test_docs_import_md_documents_both_commands() -> None:
     text = (ROOT / "docs" / "import.md").read_text()
-    for words in ("pushdown import --dialect", "pushdown export --dialect", "never wider", "cdap-explain"):
+    for words in (
+        "pushdown import --dialect",
+        "pushdown export --dialect",
+        "never wider",
+        "explain --dialect cdap",
+    ):
         assert words in text
