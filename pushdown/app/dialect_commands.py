@@ -120,7 +120,6 @@ def _explain_in_dialects(main: click.Group) -> None:
         for line in lines:
             click.echo(line)
         ctx.exit(0 if ok else 3)
-        return None
 
     command.callback = explain
 
