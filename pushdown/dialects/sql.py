@@ -232,10 +232,60 @@ def _principal(r: _Reader, script: Script) -> str:
 
 
 def read(dialect: Dialect, text: str, script: Script | None = None) -> Script:
-    """Apply every statement of ``text`` in order; an unknown statement is an error."""
+    """Apply every statement of ``text`` in order; an unknown statement is an error.
+    Text whose first line is a SHOW GRANTS header is read as SHOW GRANTS output."""
     script = script or Script()
+    if _grants_header(text) is not None:
+        return show_grants(dialect, text, script)
     for line, body in statements(text):
         _statement(_Reader(dialect, tokenize(body, line), line), script)
+    return script
+
+
+_COLUMNS = {
+    "principal": "principal",
+    "actiontype": "action",
+    "action_type": "action",
+    "privilege": "action",
+    "objecttype": "type",
+    "object_type": "type",
+    "objectkey": "key",
+    "object_key": "key",
+}
+
+
+def _cells(line: str) -> list[str]:
+    body = line.strip().strip("|")
+    parts = body.split("|") if "|" in body else re.split(r"\t|\s{2,}", body)
+    return [p.strip() for p in parts]
+
+
+def _grants_header(text: str) -> list[str] | None:
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    names = [_COLUMNS.get(c.lower().replace(" ", "_"), "") for c in _cells(first)]
+    return names if {"principal", "action", "type", "key"} <= set(names) else None
+
+
+def show_grants(dialect: Dialect, text: str, script: Script | None = None) -> Script:
+    """Read ``SHOW GRANTS`` output: a header (Principal, ActionType, ObjectType, ObjectKey,
+    in any order, separated by ``|``, tabs or two spaces) and one grant a row; an action
+    ``DENIED_<privilege>`` is a DENY. A row that cannot be read is an error naming its line."""
+    script = script or Script()
+    columns = _grants_header(text) or []
+    rows = [(n, ln) for n, ln in enumerate(text.splitlines(), 1) if ln.strip()][1:]
+    for number, line in rows:
+        if set(line.strip()) <= set("-+| "):
+            continue
+        cells = _cells(line)
+        if len(cells) != len(columns):
+            raise DialectError(f"line {number}: expected {len(columns)} columns, got {len(cells)}")
+        row = dict(zip(columns, cells, strict=True))
+        action, verb = row["action"], "GRANT"
+        if action.upper().startswith(("DENIED_", "DENIED ")):
+            verb, action = "DENY", action[len("DENIED_") :]
+        who = "`" + row["principal"].replace("`", "``") + "`"
+        stmt = f"{verb} {action} ON {row['type']} {row['key']} TO {who}"
+        _statement(_Reader(dialect, tokenize(stmt, number), number), script)
     return script
 
 

@@ -132,3 +132,38 @@ def test_unity_catalog_export_gives_the_use_gates() -> None:
     text = "\n".join(statements(UC, export(UC, load_spec("examples/demo.yaml"))))
     assert "GRANT USE CATALOG, USE SCHEMA ON CATALOG sales TO `dave`;" in text
     assert Condition.DENY.value not in text.replace("-- ", "\n").split("\n", 1)[0]
+
+
+SHOW_LEGACY = """Principal       ActionType      ObjectType  ObjectKey
+--------------  --------------  ----------  ---------
+alf@melmak.et   USAGE           CATALOG     hive_metastore
+alf@melmak.et   SELECT          SCHEMA      my_schema
+alf@melmak.et   DENIED_SELECT   TABLE       my_schema.salaries
+"""
+SHOW_UC = """| principal | privilege | object_type | object_key |
+|---|---|---|---|
+| finance | USE CATALOG | CATALOG | main |
+| finance | SELECT | SCHEMA | main.default |
+"""
+
+
+def test_show_grants_output_is_read_like_the_statements() -> None:
+    legacy = read(HMS, SHOW_LEGACY)
+    assert (
+        legacy.grants
+        == read(
+            HMS,
+            "GRANT USAGE ON CATALOG hive_metastore TO `alf@melmak.et`;"
+            "GRANT SELECT ON SCHEMA my_schema TO `alf@melmak.et`;"
+            "DENY SELECT ON TABLE my_schema.salaries TO `alf@melmak.et`",
+        ).grants
+    )
+    uc = read(UC, SHOW_UC)
+    assert {(g.privilege, g.type) for g in uc.grants} == {("USE CATALOG", "CATALOG"), ("SELECT", "SCHEMA")}
+
+
+def test_a_show_grants_row_not_understood_names_its_line() -> None:
+    with pytest.raises(DialectError, match=r"^line 5:"):
+        read(UC, SHOW_UC + "| x | FLY | TABLE | a.b.c |\n")
+    with pytest.raises(DialectError, match=r"^line 3:"):
+        read(UC, SHOW_UC.replace("| finance | USE CATALOG | CATALOG | main |", "| finance | main |"))
