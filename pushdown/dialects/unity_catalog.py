@@ -166,5 +166,7 @@ DIALECT = Dialect(
     notes=(
         "Privileges granted on the metastore are not inherited.",
         "Owners hold every privilege on the object itself only, and manage grants on it and its children.",
+        "Defaults the statements do not show (USE CATALOG on main for all users, the workspace catalog's "
+        "grants to workspace users) are not imported: the import is narrower there.",
     ),
 )
