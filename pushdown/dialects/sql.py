@@ -220,7 +220,7 @@ def _full(r: _Reader, type_: str, names: tuple[str, ...]) -> tuple[str, ...]:
 
 def _principal(r: _Reader, script: Script) -> str:
     kind = "user"
-    for word in ("USER", "GROUP", "ROLE"):
+    for word in ("USER", "ROLE") if r.d.name == "singdata" else ():  # Singdata's syntax says which
         if r.take(word):
             kind = word.lower()
     tok = r.peek()

@@ -167,3 +167,9 @@ def test_a_show_grants_row_not_understood_names_its_line() -> None:
         read(UC, SHOW_UC + "| x | FLY | TABLE | a.b.c |\n")
     with pytest.raises(DialectError, match=r"^line 3:"):
         read(UC, SHOW_UC.replace("| finance | USE CATALOG | CATALOG | main |", "| finance | main |"))
+
+
+def test_a_databricks_principal_may_be_named_like_a_keyword() -> None:
+    (g,) = read(UC, "GRANT SELECT ON TABLE c.s.t TO role").grants
+    assert g.principal == "role"
+    assert read(SD, "GRANT SELECT ON TABLE s.t TO ROLE r").kinds == {"r": "role"}
