@@ -61,7 +61,7 @@ def translate(d: Dialect, model: Model) -> Exported:
     return out
 
 
-def _one(d: Dialect, model: Model, out: Exported, who: str, grant: Grant, via: str = "") -> None:
+def _one(d: Dialect, model: Model, out: Exported, who: str, grant: Grant) -> None:
     key = (grant.privilege.value, grant.object.type.value)
     deny = grant.condition is Condition.DENY
     hit = d.translation.export.get(key)
@@ -77,13 +77,11 @@ def _one(d: Dialect, model: Model, out: Exported, who: str, grant: Grant, via: s
         )
         return
     child = _CHILD.get(grant.object.type.value)
-    kids = sorted(k for k in model.children(grant.object) if k.type is child) if child else []
-    if kids and any(
-        (grant.privilege.value, child.value) in d.translation.export for child in (kids[0].type,)
-    ):
-        out.comments.append(f"narrowed: {grant} for {who} is given on each registered {kids[0].type.value}")
+    if child is not None and child in grant.privilege.securable_types:
+        kids = sorted(k for k in model.children(grant.object) if k.type is child)
+        out.comments.append(f"narrowed: {grant} for {who} is given on each registered {child.value}")
         for kid in kids:
-            _one(d, model, out, who, Grant(kid, grant.privilege, grant.condition), via)
+            _one(d, model, out, who, Grant(kid, grant.privilege, grant.condition))
         return
     out.comments.append(f"left out: {grant} for {who}: {d.title} cannot say it")
 
