@@ -35,8 +35,9 @@ OBJECTS = [
     )
 ]
 PRIVS = ("USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE", "MODIFY_TABLE", "CREATE_TABLE", "CREATE_SCHEMA")
+GROUP, MEMBERS = "g", ("u1", "u2")
 GRANT = st.tuples(
-    st.sampled_from(USERS),
+    st.sampled_from((*USERS, GROUP)),
     st.sampled_from(OBJECTS),
     st.sampled_from(PRIVS),
     st.sampled_from(("ALLOW", "ALLOW", "DENY")),
@@ -49,7 +50,7 @@ def build(
     owners: list[tuple[ObjectRef, str]],
     gated: set[str] | None = None,
 ) -> Model:
-    """A model of three users; the ``gated`` ones pass both gates of catalog c."""
+    """A model of three users and a group of two; the ``gated`` users pass both gates of catalog c."""
     gates = [(u, OBJECTS[0], p, "ALLOW") for u in sorted(gated or ()) for p in ("USE_CATALOG", "USE_SCHEMA")]
     grants = gates + list(grants)
     m = Model()
@@ -62,6 +63,9 @@ def build(
         do(ch.add_user(m, u))
         do(ch.create_role(m, f"r_{u}"))
         do(ch.grant_role(m, f"r_{u}", Principal.user(u)))
+    do(ch.add_group(m, GROUP, MEMBERS))
+    do(ch.create_role(m, f"r_{GROUP}"))
+    do(ch.grant_role(m, f"r_{GROUP}", Principal.group(GROUP)))
     for obj in OBJECTS:
         do(ch.create_object(m, obj))
     for u, obj, p, cond in grants:
@@ -101,7 +105,7 @@ def decisions_of_state(state: State, model: Model) -> set[tuple[str, str, Object
         for op in COMMON_OPERATIONS
         if op in d.operations
         and target(op, obj)
-        and state.allowed(u, [], op, (d.object_types[obj.type.value], obj.names))
+        and state.allowed(u, [GROUP] if u in MEMBERS else [], op, (d.object_types[obj.type.value], obj.names))
     }
 
 
@@ -112,6 +116,8 @@ def check(dialect, grants, owners, gated) -> None:  # type: ignore[no-untyped-de
     model = build(grants, owners, gated)
     text = "\n".join(statements(dialect, export(dialect, model)))
     script = read(dialect, text)
+    if GROUP in script.kinds:  # the statements do not say it: pushdown import --group g
+        script.kinds[GROUP] = "group"
     state = State(dialect, script.grants, script.owners)
     allowed_model = decisions_of_model(model, dialect)
     allowed_dialect = decisions_of_state(state, model)
@@ -129,6 +135,8 @@ def check(dialect, grants, owners, gated) -> None:  # type: ignore[no-untyped-de
     for u in USERS:
         if u not in back.users:
             back.apply(ch.add_user(back, u)[0])
+    for u in MEMBERS if GROUP in back.groups else ():
+        back.apply(ch.add_member(back, GROUP, u)[0])
     allowed_back = decisions_of_model(back, dialect)
     assert allowed_back <= allowed_model, (text, allowed_back - allowed_model)
     if not owners:
