@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from pushdown.app import planfile
+from pushdown.app import dialect_commands, planfile
 from pushdown.app.config import Config, load_config, redact
 from pushdown.app.output import escaped_lines, model_warnings, progress_bar, report, show
 from pushdown.app.service import AccessControl
@@ -596,6 +596,7 @@ def log_command(
 
 
 Hooks.load().register_commands(main)
+dialect_commands.register(main)
 
 if __name__ == "__main__":  # pragma: no cover
     main()
