@@ -75,7 +75,8 @@ class Call:
         wanted = self.params["metalake"]
         info = self.ac.metalake()
         served = info.exists and info.name == wanted
-        if not (served and self.user in self.model.users) and not self.service_admin():
+        member = self.user in self.ac.decision_model().users  # the directory's members too
+        if not (served and member) and not self.service_admin():
             raise problems.refused(self.user, "use", f"metalake {wanted}")
         if not served:
             raise problems.not_found("NoSuchMetalakeException", f"metalake {wanted!r} does not exist")
