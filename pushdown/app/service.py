@@ -126,7 +126,7 @@ class AccessControl:
     follows: str | None = None
 
     def __post_init__(self) -> None:
-        self._shared = _Shared(self.store.load(), self.store.last_seq())
+        self._shared = _Shared(*self.store.snapshot())
         self.dispatcher = Dispatcher(self.store, self.backends, lease=self._lease)
 
     @property
@@ -218,7 +218,7 @@ class AccessControl:
         """Another process may have written: reload when the journal or the name moved."""
         last = self.store.last_seq()
         if last != self._seq or self.store.get_meta("metalake") not in (None, self._model.metalake):
-            self._model, self._seq = self.store.load(), last
+            self._model, self._seq = self.store.snapshot()  # as of one commit, never torn
 
     def change(
         self,
@@ -252,7 +252,8 @@ class AccessControl:
                 return inner(model)
 
         self._refresh()
-        base = self._version()
+        # the position the model in hand reflects (a fresh read could already be newer)
+        base = (self._seq, self.store.get_meta("metalake"))
         events = build(self._model)
         seqs = self._commit(build, events, base, metalake)
         self._seq = seqs[-1] if seqs else self._seq
@@ -289,7 +290,7 @@ class AccessControl:
                     self._model.metalake = metalake
         except BaseException:
             if touched:  # the transaction rolled back: so must the model in memory
-                self._model, self._seq = self.store.load(), self.store.last_seq()
+                self._model, self._seq = self.store.snapshot()
             raise
         return seqs
 
@@ -587,9 +588,12 @@ class AccessControl:
 
     def _current(self) -> tuple[Model, int]:
         """The model as the store holds it now, and the journal position it reflects
-        (asked under a backend's lease: another writer may have committed meanwhile)."""
-        model = self.sync_model()
-        return model, self._seq
+        (asked under a backend's lease: another writer may have committed meanwhile). Read
+        in one read transaction under the store connection's lock, so no commit of this
+        process lands between the model and the position it is said to reflect."""
+        with self.store.reading():
+            model = self.sync_model()
+            return model, self._seq
 
 
 #: The operation that creates, drops or alters an object of each type.

@@ -73,7 +73,7 @@ class Following(AccessControl):
             self._seq = seq
 
     def reload(self) -> None:
-        self._model, self._seq = self.store.load(), self.store.last_seq()
+        self._model, self._seq = self.store.snapshot()  # as of one commit, never torn
 
 
 class Stopping(Exception):
