@@ -174,7 +174,7 @@ class AccessControl:
         view.actor = actor
         return view
 
-    def _lease(self, backend: str) -> AbstractContextManager[None]:
+    def _lease(self, backend: str) -> AbstractContextManager[object]:
         """One writer per backend, whoever writes (CLI, library, daemon): the store's lease."""
         return self.store.backend_lease(backend, timeout=self.lease_timeout, ttl=LEASE_TTL)
 
@@ -645,6 +645,7 @@ def _backends(cfg: Config, hooks: Hooks) -> dict[str, Backend]:
             settings=bc.settings,
             secret=bc.secret,
             map_principal=lambda p, n=name: hooks.map_principal(n, p),  # type: ignore[misc]
+            mapping_version=hooks.mapping_version,
             catalogs=bc.catalogs,
             engine=engine,
         )
