@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pushdown.journal import lease
+from pushdown.journal import lease, wake
 from pushdown.journal.connection import connect, prepare
 from pushdown.model import events as ev
 from pushdown.model.actor import Actor, Audit, mentions, touched
@@ -100,6 +100,7 @@ class Store:
         self.db = connect(self.path, busy_timeout)
         prepare(self.db, SCHEMA)
         self._mutex = threading.RLock()  # one transaction at a time on this connection
+        self._appended = False  # journal entries written in the open transaction
         self._add_author_columns()
 
     def close(self) -> None:
@@ -124,12 +125,15 @@ class Store:
         Waits up to the busy timeout for another writer, then raises ``Busy``."""
         with self._mutex:
             self.db.execute("BEGIN IMMEDIATE")
+            self._appended = False
             try:
                 yield
             except BaseException:
                 self.db.execute("ROLLBACK")
                 raise
             self.db.execute("COMMIT")
+            if self._appended:  # the journal moved: a listening daemon looks now
+                wake.ring(self.path)
 
     @contextmanager
     def reading(self) -> Iterator[None]:
@@ -171,6 +175,7 @@ class Store:
             (None, "library", None) if actor is None else (actor.user, actor.via, actor.request)
         )
         seqs = []
+        self._appended = self._appended or bool(events)
         for event in events:
             _EFFECTS[type(event)](self, event)
             self._audit(event, who, now)
