@@ -469,6 +469,9 @@ class Daemon:
     def _listen(self) -> None:
         """Wake every worker when the store's bell rings (a commit), until stopped."""
         listener = Listener(self.store.path)
+        if listener.fd is None:  # no bell here (a store in memory, a directory without pipes)
+            log.info("no wake-up bell beside the store; changes are found by the poll")
+            return
         try:
             while not self.stop.is_set():
                 if listener.wait(0.5):
