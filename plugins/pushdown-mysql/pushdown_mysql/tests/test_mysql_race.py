@@ -8,7 +8,7 @@ converges it otherwise. The first test replays, deterministically, the interleav
 left ALTER-like access behind: a writer opened the store while another committed, and
 took the model it read before that commit for the position after it.
 
-``PUSHDOWN_RACE_ROUNDS`` sets the number of random rounds (default 6, ~30-60 s here).
+``PUSHDOWN_RACE_ROUNDS`` sets the number of random rounds (default 10, ~25 s here).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from .world import BACKEND, PUSHDOWN, PUSHDOWN_PASSWORD, World, backend_for
 pytestmark = pytest.mark.mariadb
 
 USERS = [f"w{i}" for i in range(6)]
-ROUNDS = int(os.environ.get("PUSHDOWN_RACE_ROUNDS", "6"))
+ROUNDS = int(os.environ.get("PUSHDOWN_RACE_ROUNDS", "10"))
 
 HEAD = f"""
 users: [{", ".join(USERS)}]
@@ -72,7 +72,23 @@ def world(world: World) -> World:
     return world
 
 
-def library(world: World, path: Path, store: type[Store] = Store) -> AccessControl:
+class CommitDuringLoad(Store):
+    """The interleaving hook: another writer commits (and syncs) right after this store
+    first read the model, before it read the journal's position."""
+
+    def __init__(self, path: Path, hook: Callable[[], None]) -> None:
+        self.hook: Callable[[], None] | None = hook
+        super().__init__(path)
+
+    def load(self) -> Model:
+        model = super().load()
+        hook, self.hook = self.hook, None
+        if hook is not None:
+            hook()
+        return model
+
+
+def library(world: World, path: Path, store: Callable[[Path], Store] = Store) -> AccessControl:
     ac = AccessControl(store(path), {BACKEND: backend_for(world.server)})
     ac.dispatcher.allow_mass_removal = True  # the specs swap every grant
     return ac
@@ -88,6 +104,20 @@ def settled(world: World, path: Path) -> tuple[int, int, bool]:
         return tip, cursor, equal
     finally:
         fresh.close()
+
+
+def _shape(model: Model) -> tuple[object, ...]:
+    return (model.users, model.roles, model.role_users)
+
+
+def stored_spec(path: Path) -> str | None:
+    """Which spec the store holds (None: none of them, a mixture)."""
+    store = Store(path)
+    try:
+        held = _shape(store.load())
+    finally:
+        store.close()
+    return next((name for name, text in SPECS.items() if _shape(load_spec_text(text)) == held), None)
 
 
 def check_round(world: World, path: Path, where: str) -> None:
@@ -112,24 +142,10 @@ def test_a_writer_that_opened_during_a_commit_never_applies_the_model_before_it(
     first.load_model(load_spec_text(SPECS["wide"]))
     assert settled(world, path)[2]
 
-    class CommitDuringLoad(Store):
-        """The interleaving hook: another writer commits (and syncs) right after this
-        store read the model, before it read the journal's position."""
-
-        hook: Callable[[], None] | None = None
-
-        def load(self) -> Model:
-            model = super().load()
-            hook, CommitDuringLoad.hook = CommitDuringLoad.hook, None
-            if hook is not None:
-                hook()
-            return model
-
     def commit_narrow() -> None:
         first.load_model(load_spec_text(SPECS["narrow"]))  # recorded and synced by the first
 
-    CommitDuringLoad.hook = commit_narrow
-    second = library(world, path, CommitDuringLoad)  # opens while "narrow" is committed
+    second = library(world, path, lambda p: CommitDuringLoad(p, commit_narrow))  # opens meanwhile
     second.load_model(load_spec_text(SPECS["wide"]))  # what `apply --spec wide` records
     results = second.sync(full=True)  # and what it then applies
     assert all(r.ok for r in results)
@@ -169,11 +185,13 @@ def test_concurrent_writers_of_different_specs_leave_the_server_equal_to_the_mod
     daemon.dispatcher.allow_mass_removal = True
     errors: list[BaseException] = []
 
-    def write(name: str) -> None:
+    def write(name: str, meanwhile: str | None = None) -> None:
         try:
-            ac = library(world, path)
-            try:
+            hook = None if meanwhile is None else (lambda: write(meanwhile))
+            ac = library(world, path, Store if hook is None else lambda p: CommitDuringLoad(p, hook))
+            try:  # what `pushdown apply --spec` does: record the spec, then a full sync
                 assert ac.load_model(load_spec_text(SPECS[name])).lagging == {}
+                assert all(r.ok for r in ac.sync(full=True))
             finally:
                 ac.close()
         except BaseException as exc:
@@ -187,10 +205,14 @@ def test_concurrent_writers_of_different_specs_leave_the_server_equal_to_the_mod
             errors.append(exc)
 
     for n in range(ROUNDS):
-        names = [rng.choice(sorted(SPECS)) for _ in range(3)]
+        names = [rng.choice(sorted(SPECS)) for _ in range(4)]
         errors.clear()
         cli = cli_apply(world, tmp_path, names[0])
-        threads = [threading.Thread(target=write, args=(name,)) for name in names[1:]]
+        # one writer opens while another commits (the hook), one races freely
+        threads = [
+            threading.Thread(target=write, args=names[1:3]),
+            threading.Thread(target=write, args=names[3:]),
+        ]
         threads.append(threading.Thread(target=follow))
         for th in threads:
             th.start()
@@ -200,4 +222,5 @@ def test_concurrent_writers_of_different_specs_leave_the_server_equal_to_the_mod
         assert errors == []
         assert cli.returncode == 0, err.decode()
         check_round(world, path, f"round {n} ({', '.join(names)})")
+        assert stored_spec(path) in names, "the store holds no spec any writer wrote (a lost update)"
     daemon.close()
