@@ -11,8 +11,8 @@ poll (200 ms) and a long interval, so no full reconcile falls inside the measure
    the commit's return to the grant being present (or gone) in MariaDB's grant tables
    (``mysql.tables_priv``, polled every 2 ms by the root account over the socket); p50,
    p90, p99 and max. Beside it, the floor: the same GRANT or REVOKE sent bare with pymysql
-   to another account, in the same run, on the same server. The latency is dominated by
-   the poll (a commit waits half of it on average) and by the daemon's pending sync (read
+   to another account, in the same run, on the same server. A commit rings the store's
+   bell (:mod:`pushdown.journal.wake`), so the latency is the daemon's pending sync (read
    of the scope, compile, plan, apply, read back).
 2. the idle cost, with nothing to do, over a window (60 s at ``--scale 1``): the daemon
    process's CPU seconds (from /proc), the statements it sent to MariaDB (the server's
@@ -208,8 +208,8 @@ def run(report: Report, args: argparse.Namespace) -> None:
                 "commit-to-enforced p50 / bare statement p50", percentile(ms, 50), percentile(bare_ms, 50)
             )
             report.note(
-                "the daemon looks at the journal every 200 ms (poll): a commit waits ~100 ms for it on",
-                "average; the rest is the pending sync (read the scope, compile, plan, apply, read back)",
+                "a commit rings the store's bell and wakes the daemon at once (the 200 ms poll is the",
+                "fallback); the rest is the pending sync (read the scope, compile, plan, apply, read back)",
             )
 
             report.section(f"2. the idle cost ({idle:.0f} s with nothing to do, no full reconcile due)")

@@ -126,7 +126,7 @@ class AccessControl:
     follows: str | None = None
 
     def __post_init__(self) -> None:
-        self._shared = _Shared(self.store.load(), self.store.last_seq())
+        self._shared = _Shared(*self.store.snapshot())
         self.dispatcher = Dispatcher(self.store, self.backends, lease=self._lease)
 
     @property
@@ -174,7 +174,7 @@ class AccessControl:
         view.actor = actor
         return view
 
-    def _lease(self, backend: str) -> AbstractContextManager[None]:
+    def _lease(self, backend: str) -> AbstractContextManager[object]:
         """One writer per backend, whoever writes (CLI, library, daemon): the store's lease."""
         return self.store.backend_lease(backend, timeout=self.lease_timeout, ttl=LEASE_TTL)
 
@@ -218,7 +218,7 @@ class AccessControl:
         """Another process may have written: reload when the journal or the name moved."""
         last = self.store.last_seq()
         if last != self._seq or self.store.get_meta("metalake") not in (None, self._model.metalake):
-            self._model, self._seq = self.store.load(), last
+            self._model, self._seq = self.store.snapshot()  # as of one commit, never torn
 
     def change(
         self,
@@ -252,7 +252,8 @@ class AccessControl:
                 return inner(model)
 
         self._refresh()
-        base = self._version()
+        # the position the model in hand reflects (a fresh read could already be newer)
+        base = (self._seq, self.store.get_meta("metalake"))
         events = build(self._model)
         seqs = self._commit(build, events, base, metalake)
         self._seq = seqs[-1] if seqs else self._seq
@@ -289,7 +290,7 @@ class AccessControl:
                     self._model.metalake = metalake
         except BaseException:
             if touched:  # the transaction rolled back: so must the model in memory
-                self._model, self._seq = self.store.load(), self.store.last_seq()
+                self._model, self._seq = self.store.snapshot()
             raise
         return seqs
 
@@ -618,9 +619,12 @@ class AccessControl:
 
     def _current(self) -> tuple[Model, int]:
         """The model as the store holds it now, and the journal position it reflects
-        (asked under a backend's lease: another writer may have committed meanwhile)."""
-        model = self.sync_model()
-        return model, self._seq
+        (asked under a backend's lease: another writer may have committed meanwhile). Read
+        in one read transaction under the store connection's lock, so no commit of this
+        process lands between the model and the position it is said to reflect."""
+        with self.store.reading():
+            model = self.sync_model()
+            return model, self._seq
 
 
 #: The operation that creates, drops or alters an object of each type.
@@ -672,6 +676,7 @@ def _backends(cfg: Config, hooks: Hooks) -> dict[str, Backend]:
             settings=bc.settings,
             secret=bc.secret,
             map_principal=lambda p, n=name: hooks.map_principal(n, p),  # type: ignore[misc]
+            mapping_version=hooks.mapping_version,
             catalogs=bc.catalogs,
             engine=engine,
         )

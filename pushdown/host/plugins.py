@@ -54,6 +54,12 @@ class Hooks:
         mapped = self.pm.hook.pushdown_map_principal(backend=backend, principal=principal)
         return principal.name if mapped is None else str(mapped)
 
+    def mapping_version(self) -> tuple[tuple[str, int], ...]:
+        """Which implementations answer ``pushdown_map_principal`` now: a mapping kept
+        between syncs is thrown away when this changes (a plugin registered or removed)."""
+        impls = self.pm.hook.pushdown_map_principal.get_hookimpls()
+        return tuple((impl.plugin_name, id(impl.function)) for impl in impls)
+
     def group_members(self, group: str) -> set[str]:
         found: set[str] = set()
         for members in self.pm.hook.pushdown_resolve_group_members(group=group):
@@ -78,7 +84,7 @@ class Hooks:
         if made is None:
             raise ConfigError(
                 f"engine = {name!r}: no installed plugin provides it "
-                f"(for engine = \"spark\", install the pushdown-spark package)"
+                f'(for engine = "spark", install the pushdown-spark package)'
             )
         return made  # type: ignore[no-any-return]
 

@@ -18,6 +18,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from typing import Protocol
 
 from pushdown.errors import Busy
@@ -91,6 +92,21 @@ def try_take(store: Transactional, backend: str, holder: str, ttl: float) -> tup
         return None
 
 
+@dataclass(frozen=True)
+class Held:
+    """A lease while it is held: ``holder`` names this holder in the store's row."""
+
+    backend: str
+    holder: str
+
+
+def holds(store: Transactional, backend: str, holder: str) -> bool:
+    """Whether ``holder`` still holds ``backend``'s lease (call inside a write transaction)."""
+    sql = "SELECT holder FROM leases WHERE backend = ?"
+    row = store.db.execute(sql, (backend,)).fetchone()
+    return row is not None and str(row[0]) == holder
+
+
 def give_back(store: Transactional, backend: str, holder: str) -> None:
     try:
         with store.write_lock():
@@ -107,7 +123,7 @@ def backend_lease(
     timeout: float = 30.0,
     ttl: float = 60.0,
     sleep: Callable[[float], None] = time.sleep,
-) -> Iterator[None]:
+) -> Iterator[Held]:
     holder = holder_id()
     started = time.monotonic()
     pause = POLL
@@ -122,6 +138,6 @@ def backend_lease(
         sleep(min(pause, max(timeout - waited, 0.001)))
         pause = min(pause * 2, MAX_POLL)
     try:
-        yield
+        yield Held(backend, holder)
     finally:
         give_back(store, backend, holder)

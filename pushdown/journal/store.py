@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pushdown.journal import lease
+from pushdown.journal import lease, wake
 from pushdown.journal.connection import connect, prepare
 from pushdown.model import events as ev
 from pushdown.model.actor import Actor, Audit, mentions, touched
@@ -100,6 +100,7 @@ class Store:
         self.db = connect(self.path, busy_timeout)
         prepare(self.db, SCHEMA)
         self._mutex = threading.RLock()  # one transaction at a time on this connection
+        self._appended = False  # journal entries written in the open transaction
         self._add_author_columns()
 
     def close(self) -> None:
@@ -124,16 +125,41 @@ class Store:
         Waits up to the busy timeout for another writer, then raises ``Busy``."""
         with self._mutex:
             self.db.execute("BEGIN IMMEDIATE")
+            self._appended = False
             try:
                 yield
             except BaseException:
                 self.db.execute("ROLLBACK")
                 raise
             self.db.execute("COMMIT")
+            if self._appended:  # the journal moved: a listening daemon looks now
+                wake.ring(self.path)
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """One read transaction for the ``with`` block: every read in it sees the store as
+        of one commit (in autocommit each statement would see its own, and a model read
+        table by table while another process commits would be half one, half the other).
+        Inside a write transaction the reads already see one state."""
+        with self._mutex:
+            if self.db.in_transaction:
+                yield
+                return
+            self.db.execute("BEGIN DEFERRED")
+            try:
+                yield
+            finally:
+                self.db.execute("COMMIT")
+
+    def snapshot(self) -> tuple[Model, int]:
+        """The whole model and the journal position it reflects, read as of one commit:
+        every event up to that position is in the model, none after it."""
+        with self.reading():
+            return self.load(), self.last_seq()
 
     def backend_lease(
         self, name: str, *, timeout: float = 30.0, ttl: float = 60.0
-    ) -> AbstractContextManager[None]:
+    ) -> AbstractContextManager[lease.Held]:
         """Hold backend ``name``'s writer lease for the ``with`` block: one writer per backend.
 
         A second caller (thread or process) polls until ``timeout`` seconds, then raises
@@ -149,6 +175,7 @@ class Store:
             (None, "library", None) if actor is None else (actor.user, actor.via, actor.request)
         )
         seqs = []
+        self._appended = self._appended or bool(events)
         for event in events:
             _EFFECTS[type(event)](self, event)
             self._audit(event, who, now)
@@ -244,6 +271,18 @@ class Store:
             (backend, seq),
         )
 
+    def advance_cursor(self, backend: str, seq: int, holder: str | None = None) -> bool:
+        """Move ``backend``'s cursor to ``seq`` (never backwards) if ``holder`` (when given)
+        still holds the backend's writer lease, checked in the same write transaction;
+        False, moving nothing, when the lease was lost (taken over after it expired)."""
+        with self.write_lock():
+            if holder is not None and not lease.holds(self, backend, holder):
+                return False
+            if seq > self.last_seq():
+                raise ValueError(f"cursor {seq} of {backend} would pass the journal's tip")
+            self.set_cursor(backend, seq)
+            return True
+
     def position(self, backend: str) -> tuple[int, int]:
         """The journal's last seq and ``backend``'s cursor, in one cheap query."""
         row = self.db.execute(
@@ -304,7 +343,11 @@ class Store:
         self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
     def load(self) -> Model:
-        """Read the whole model back into memory."""
+        """Read the whole model back into memory, as of one commit."""
+        with self.reading():
+            return self._load()
+
+    def _load(self) -> Model:
         q = self.db.execute
         model = Model(metalake=self.get_meta("metalake") or "metalake")
         for (name,) in q("SELECT name FROM users"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,9 @@ class Grant:
 
     def __str__(self) -> str:
         return f"{self.condition.value} {self.privilege.value} on {self.object}"
+
+
+_NONE: frozenset[ObjectRef] = frozenset()
 
 
 @dataclass
@@ -55,6 +59,9 @@ class Model:
     #: user -> objects the user owns; parent -> registered children (for subtree walks)
     owned_by: dict[str, set[ObjectRef]] = field(default_factory=dict)
     kids: dict[ObjectRef, set[ObjectRef]] = field(default_factory=dict)
+    #: object -> the objects at or below it that carry a grant or an owner (registered or
+    #: not): a scoped compile finds them by key, never by a pass over every grant
+    marks: dict[ObjectRef, set[ObjectRef]] = field(default_factory=dict)
     #: bumped by every applied event; caches derived from the model key on it
     version: int = 0
 
@@ -77,6 +84,11 @@ class Model:
 
     def children(self, obj: ObjectRef) -> Iterator[ObjectRef]:
         yield from self.kids.get(obj, ())
+
+    def marked_within(self, root: ObjectRef) -> AbstractSet[ObjectRef]:
+        """The objects at or below ``root`` that carry a grant or an owner (the model's own
+        index, by key: read it, never change it)."""
+        return self.marks.get(root, _NONE)
 
     def within(self, root: ObjectRef) -> list[ObjectRef]:
         """Registered objects in the subtree of ``root`` (``root`` included if registered)."""
@@ -110,11 +122,26 @@ class Model:
 
     def reindex(self) -> None:
         """Rebuild the derived indexes after ``objects``/``owners`` were filled directly."""
-        self.owned_by, self.kids = {}, {}
+        self.owned_by, self.kids, self.marks = {}, {}, {}
         for obj in self.objects:
             self._link(obj)
         for obj, owner in self.owners.items():
             self.owned_by.setdefault(owner, set()).add(obj)
+        for obj in (*self.by_object, *self.owners):
+            self._remark(obj)
+
+    def _remark(self, obj: ObjectRef) -> None:
+        """Keep :attr:`marks` right for ``obj`` after its grants or owner changed."""
+        if obj in self.by_object or obj in self.owners:
+            for node in obj.path:
+                self.marks.setdefault(node, set()).add(obj)
+            return
+        for node in obj.path:
+            marked = self.marks.get(node)
+            if marked is not None:
+                marked.discard(obj)
+                if not marked:
+                    del self.marks[node]
 
     def _link(self, obj: ObjectRef) -> None:
         parent = obj.parent
@@ -140,6 +167,7 @@ class Model:
         if owner is not None:
             self.owners[obj] = owner
             self.owned_by.setdefault(owner, set()).add(obj)
+        self._remark(obj)
 
     def _on_user_added(self, e: ev.UserAdded) -> None:
         self.users.add(e.user)
@@ -186,6 +214,7 @@ class Model:
             self.by_object.setdefault(e.object, {}).setdefault(privilege, {}).setdefault(
                 e.condition, set()
             ).add(e.role)
+        self._remark(e.object)
 
     def _on_privileges_revoked(self, e: ev.PrivilegesRevoked) -> None:
         for privilege in e.privileges:
@@ -205,6 +234,7 @@ class Model:
                 del by_priv[grant.privilege]
             if not by_priv:
                 del self.by_object[grant.object]
+                self._remark(grant.object)
 
     def _on_role_granted(self, e: ev.RoleGranted) -> None:
         held, index = self._assignments(e.principal)

@@ -115,6 +115,9 @@ class BackendContext:
     settings: Mapping[str, Any]
     secret: Callable[[str], str | None] = lambda key: None
     map_principal: Callable[[Principal], str] = lambda p: p.name
+    #: changes when ``map_principal``'s answers may have changed (the hook's implementations):
+    #: what a backend keeps of the mapping between syncs is valid while this is equal
+    mapping_version: Callable[[], object] = lambda: None
     catalogs: frozenset[str] = field(default_factory=frozenset)
     #: what computes entitlements: the local compiler unless the configuration says
     #: ``engine = "spark"`` (used for full compiles; scoped ones stay local)

@@ -22,7 +22,8 @@ backend maps its users (and Ranger its roles) through :class:`Identity`:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import threading
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from pushdown.reconcile.scope import Region, Resolved
@@ -65,6 +66,8 @@ class Identity:
     #: model name -> why it maps to no usable name
     refused: Mapping[str, str]
     unusable: Callable[[str], str | None] = plain
+    #: the clashes, when the maker kept them (:class:`KeptIdentity`); else found on demand
+    known_clashes: Mapping[str, frozenset[str]] | None = None
 
     @classmethod
     def of(
@@ -115,6 +118,8 @@ class Identity:
 
     def clashes(self) -> dict[str, frozenset[str]]:
         """Server name -> the model names (two or more) that share it."""
+        if self.known_clashes is not None:
+            return dict(self.known_clashes)
         return {n: us for n, us in self.users.items() if len(us) > 1}
 
     @property
@@ -135,3 +140,121 @@ def _shared(names: Mapping[str, str], caseless: bool) -> dict[str, frozenset[str
                 together = set().union(*(users[n] for n in spellings))
                 users.update({n: together for n in spellings})
     return {n: frozenset(us) for n, us in users.items()}
+
+
+class KeptIdentity:
+    """An :class:`Identity` kept across syncs, so a sync maps the users that changed, not
+    every user of the model (cost follows the change), while clashes stay whole-model.
+
+    ``of(users, fresh)``: users added since the last call are mapped, users gone are
+    dropped; ``fresh`` (the users a sync is about to grant to; ``None``: everyone) are
+    mapped again, and if any of them now maps otherwise than kept (the hook's answer
+    changed underneath), everything is mapped again before anything is granted. A new
+    mapper (the hook or its settings changed: a new backend, a new naming) starts a new
+    keeper, and so does a change of ``version()`` (the hook's implementations).
+    ``calls`` counts the mapper's calls (what a test bounds). The indexes are
+    changed copy-on-write, so an Identity handed out never changes."""
+
+    def __init__(
+        self,
+        mapper: Mapper,
+        *,
+        caseless: bool = False,
+        unusable: Callable[[str], str | None] = plain,
+        version: Callable[[], object] = lambda: None,
+    ) -> None:
+        self.mapper, self.caseless, self.unusable = mapper, caseless, unusable
+        self.version = version
+        self._seen_version: object = None
+        self.calls = 0
+        self._lock = threading.Lock()
+        self._reset()
+
+    def _reset(self) -> None:
+        self._names: dict[str, str] = {}
+        self._refused: dict[str, str] = {}
+        self._holders: dict[str, frozenset[str]] = {}  # server name -> model names (as spelled)
+        self._spellings: dict[str, frozenset[str]] = {}  # folded server name -> its spellings
+        self._clashing: set[str] = set()  # folded server names two or more users share
+
+    def _map(self, user: str) -> tuple[str | None, str]:
+        self.calls += 1
+        return map_one(self.mapper, user, self.unusable)
+
+    def _kept(self, user: str) -> tuple[str | None, str]:
+        if user in self._names:
+            return self._names[user], ""
+        return None, self._refused[user]
+
+    def of(self, users: Collection[str], fresh: Iterable[str] | None = None) -> Identity:
+        with self._lock:
+            known = self._names.keys() | self._refused.keys()
+            version = self.version()
+            if (
+                version != self._seen_version
+                or fresh is None
+                or any(self._map(u)[0] != self._kept(u)[0] for u in fresh if u in known)
+            ):  # everyone, or a kept answer went stale: map everyone again
+                self._reset()
+                self._seen_version = version
+                known = set()
+            wanted = users if isinstance(users, (set, frozenset)) else set(users)
+            for gone in known - wanted:
+                self._drop(gone)
+            for user in sorted(wanted - known):
+                self._add(user, self._map(user))
+            return self._identity()
+
+    def _add(self, user: str, answer: tuple[str | None, str]) -> None:
+        name, why = answer
+        if name is None:
+            self._refused[user] = why
+            return
+        self._names[user] = name
+        self._holders[name] = self._holders.get(name, frozenset()) | {user}
+        fold = name.casefold()
+        self._spellings[fold] = self._spellings.get(fold, frozenset()) | {name}
+        self._recount(fold)
+
+    def _drop(self, user: str) -> None:
+        if self._refused.pop(user, None) is not None:
+            return
+        name = self._names.pop(user)
+        left = self._holders[name] - {user}
+        fold = name.casefold()
+        if left:
+            self._holders[name] = left
+        else:
+            del self._holders[name]
+            spellings = self._spellings[fold] - {name}
+            if spellings:
+                self._spellings[fold] = spellings
+            else:
+                del self._spellings[fold]
+        self._recount(fold)
+
+    def _recount(self, fold: str) -> None:
+        spellings = self._spellings.get(fold, frozenset())
+        if self.caseless:
+            many = sum(len(self._holders[n]) for n in spellings) > 1
+        else:
+            many = any(len(self._holders[n]) > 1 for n in spellings)
+        if many:
+            self._clashing.add(fold)
+        else:
+            self._clashing.discard(fold)
+
+    def _identity(self) -> Identity:
+        users: Mapping[str, frozenset[str]] = dict(self._holders)
+        clashing: dict[str, frozenset[str]] = {}
+        for fold in self._clashing:
+            spellings = self._spellings[fold]
+            together = frozenset().union(*(self._holders[n] for n in spellings))
+            for n in spellings:
+                if self.caseless:
+                    clashing[n] = together
+                elif len(self._holders[n]) > 1:
+                    clashing[n] = self._holders[n]
+        if self.caseless and clashing:
+            users = {**users, **clashing}
+        return Identity(self.mapper, dict(self._names), users, dict(self._refused), self.unusable, clashing)

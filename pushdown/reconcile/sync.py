@@ -209,7 +209,10 @@ class Dispatcher:
         backend and returns that backend's progress callback. ``load``, when given, is
         asked for the current model (and the journal position it reflects) once the
         backend's writer lease is held, so a writer that waited never applies a model
-        older than the journal it marks as seen, and never marks later events seen."""
+        older than the journal it marks as seen, and never marks later events seen.
+        Without ``load`` an applying run reads the store's snapshot itself: the cursor only
+        ever moves to the position of the model the plan was compiled from, and only
+        while the backend's lease is still held (checked in the cursor's own transaction)."""
         results = unenforced(model, self.backends)
         for name in names or sorted(self.backends):
             results.append(self._one(name, model, full, dry_run, progress, expect, load))
@@ -226,11 +229,17 @@ class Dispatcher:
         load: Loader | None,
     ) -> SyncResult:
         held = self.lease(name) if self.lease is not None and not dry_run else nullcontext()
+        if load is None and not dry_run:
+            load = self._snapshot  # never mark seen a position the model in hand may not hold
         try:
-            with held:
-                return self._held(name, model, full, dry_run, progress, expect, load)
+            with held as lease:
+                holder = getattr(lease, "holder", None)
+                return self._held(name, model, full, dry_run, progress, expect, load, holder)
         except PushdownError as exc:  # the lease itself: Busy
             return _failed(name, exc, self.store.cursor(name))
+
+    def _snapshot(self) -> tuple[Model, int]:
+        return self.store.snapshot()
 
     def _held(
         self,
@@ -241,6 +250,7 @@ class Dispatcher:
         progress: Callable[[str, int], Progress] | None,
         expect: Callable[[Plan], None] | None,
         load: Loader | None,
+        holder: str | None = None,
     ) -> SyncResult:
         backend = self.backends[name]
         upto = None
@@ -277,7 +287,14 @@ class Dispatcher:
         except PushdownError as exc:
             return _failed(name, exc, self.store.cursor(name))
         if not dry_run:
-            self.store.set_cursor(name, last)
+            # the position the model compiled from, and only while the lease is still ours:
+            # events after it were not in that model and are synced next
+            if not self.store.advance_cursor(name, last, holder):
+                lost = Busy(
+                    f"backend {name}: its writer lease was taken over during the sync; "
+                    "the cursor stays; the next sync reads the scope again"
+                )
+                return _failed(name, lost, self.store.cursor(name))
             if full:  # everything was read and converged: record the server's summary now
                 summary = self._summary(backend, model, name)
             if summary is not None:

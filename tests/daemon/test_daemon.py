@@ -435,3 +435,16 @@ def test_an_unexpected_fault_is_reported_backed_off_and_the_next_round_starts_af
     if worker.store is not None:
         worker.store.close()
     d.close()
+
+
+def test_a_commit_wakes_the_daemon_without_waiting_for_its_poll(home: Path) -> None:
+    Path("pushdown.toml").write_text(CONFIG.replace('poll = "50ms"', 'poll = "1h"').replace('"2s"', '"1h"'))
+    r = Running(Daemon(load_config("pushdown.toml")))
+    try:
+        ac = library()
+        wait_for(lambda: get(r.url("/readyz"))[0] == 200)  # the first full reconcile converged
+        seq = ac.add_user("ann").seqs[-1]
+        wait_for(lambda: ac.store.cursor("demo") >= seq, timeout=60.0)  # the poll is an hour
+        ac.close()
+    finally:
+        assert r.stop() == 0

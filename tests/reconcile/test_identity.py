@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from pushdown.reconcile.identity import Identity, map_one
+import random
+from collections.abc import Callable
+
+import pytest
+
+from pushdown.reconcile.identity import Identity, KeptIdentity, map_one
 
 
 def boom(user: str) -> str:
@@ -44,3 +49,75 @@ def test_a_backend_says_which_names_it_cannot_use() -> None:
         "pushdown_map_principal gave 'a' the unusable name 'a*' (a wildcard)",
     )
     assert Identity.of(["a"], lambda u: 7, unusable=starred).refused  # type: ignore[arg-type,return-value]
+
+
+# -- the identity kept between syncs -------------------------------------------------------
+
+
+def _mapper(table: dict[str, str]) -> tuple[Callable[[str], str], list[str]]:
+    asked: list[str] = []
+
+    def mapper(user: str) -> str:
+        asked.append(user)
+        return table.get(user, user.lower())
+
+    return mapper, asked
+
+
+def _same(kept: Identity, whole: Identity) -> None:
+    assert dict(kept.names) == dict(whole.names)
+    assert dict(kept.refused) == dict(whole.refused)
+    assert dict(kept.users) == dict(whole.users)
+    assert kept.clashes() == whole.clashes()
+    assert kept.withheld == whole.withheld
+
+
+@pytest.mark.parametrize("caseless", [False, True])
+def test_a_kept_identity_equals_the_whole_model_one_after_every_change(caseless: bool) -> None:
+    rng = random.Random(30 + caseless)
+    pool = ["ann", "Ann", "bob", "BOB", "carl", " x", "", "dan", "Dan", "eve"]
+    table = {"dan": "ann", "eve": "Ann"}
+    mapper, _ = _mapper(table)
+    kept = KeptIdentity(mapper, caseless=caseless)
+    users: set[str] = set()
+    for _ in range(300):
+        users ^= {rng.choice(pool)}
+        fresh = set(rng.sample(sorted(users), min(len(users), 2)))
+        _same(kept.of(users, fresh), Identity.of(users, mapper, caseless=caseless))
+
+
+def test_a_kept_identity_maps_only_the_users_that_changed() -> None:
+    for n in (1_000, 10_000):  # two estates 10x apart: the same change, the same count
+        mapper, asked = _mapper({})
+        kept = KeptIdentity(mapper)
+        users = {f"u{i}" for i in range(n)}
+        kept.of(users, None)  # the first (a full sync) maps everyone
+        asked.clear()
+        users.add("new")
+        identity = kept.of(users, {"u1", "new"})  # one user added, a sync granting to two
+        assert identity.name("new") == "new"
+        assert sorted(asked) == ["new", "u1"]
+
+
+def test_a_mapping_changed_underneath_is_caught_before_a_grant() -> None:
+    table: dict[str, str] = {}
+    mapper, _ = _mapper(table)
+    kept = KeptIdentity(mapper)
+    users = {"ann", "bob", "carl"}
+    assert kept.of(users, None).clashes() == {}
+    table["ann"] = "bob"  # the hook now maps ann to bob's account, and nobody said so
+    identity = kept.of(users, {"ann"})  # a sync about to grant to ann
+    assert identity.clashes() == {"bob": frozenset({"ann", "bob"})}
+    assert identity.withheld == {"ann", "bob"}
+
+
+def test_a_kept_identity_is_thrown_away_when_the_hooks_change() -> None:
+    table: dict[str, str] = {}
+    version = [1]
+    mapper, _ = _mapper(table)
+    kept = KeptIdentity(mapper, version=lambda: version[0])
+    users = {"ann", "bob", "carl"}
+    kept.of(users, None)
+    table["carl"] = "bob"  # a plugin registered that maps carl elsewhere
+    version[0] = 2
+    assert kept.of(users, {"ann"}).clashes() == {"bob": frozenset({"bob", "carl"})}

@@ -133,6 +133,7 @@ class MySQLBackend(Backend):
             prefix=s.text("account_prefix", "pd_", empty=True),
             host=s.text("account_host", "%").lower(),
             map_principal=context.map_principal,
+            mapping_version=context.mapping_version,
         )
         self.create_on_database = s.flag("create_on_database")
         self._session: Session | None = None

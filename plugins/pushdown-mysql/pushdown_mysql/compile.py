@@ -27,7 +27,7 @@ from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
-from pushdown.reconcile.identity import map_one
+from pushdown.reconcile.identity import KeptIdentity, map_one
 from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.scope import Region, Resolved
 from pushdown_mysql.facts import Account, Grant, escape_db_pattern
@@ -79,6 +79,13 @@ class AccountNaming:
     prefix: str = "pd_"
     host: str = "%"
     map_principal: Callable[[Principal], str] = field(default=lambda p: p.name, compare=False)
+    #: changes when the hook's answers may have (see BackendContext.mapping_version)
+    mapping_version: Callable[[], object] = field(default=lambda: None, compare=False)
+    #: every user's mapped name, kept between syncs (a new naming, a new keeper)
+    kept: KeptIdentity = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kept", KeptIdentity(self.mapped, version=self.mapping_version))
 
     def account(self, user: str) -> Account:
         return Account(self.prefix + self.map_principal(Principal.user(user)), self.host)
@@ -114,13 +121,13 @@ def compile_desired(
         return Desired(frozenset(), ("no catalog names this backend; every managed grant is revoked",))
     held = inventory.in_model(catalog)
     facts: set[Fact] = set()
-    withheld, notes = withheld_users(model, naming)
+    withheld, notes = withheld_users(model, naming, scope)
     cased: dict[Key, str] = {}
-    keyed = keyed_objects(model, catalog)
+    keyed = keyed_objects(model, catalog) if fold else None  # only a folding server asks for all
     for region in scope.regions:
         roots = _roots(region, catalog, fold)
         names = named(model, catalog, roots, keyed)
-        twins = folding_twins(model, catalog, roots, keyed) if fold else set()
+        twins = folding_twins(model, catalog, roots, keyed) if keyed is not None else set()
         cased |= folded(names | twins, held, catalog, fold)
         known = with_named_tables(held, catalog, names)
         ent = engine.compile(model, OPERATIONS, known, region.users, roots)

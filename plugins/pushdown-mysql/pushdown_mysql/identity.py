@@ -24,10 +24,26 @@ if TYPE_CHECKING:
     from pushdown_mysql.compile import AccountNaming
 
 
-def withheld(model: Model, naming: AccountNaming) -> tuple[set[str], list[str]]:
+def scope_users(scope: Resolved | None) -> frozenset[str] | None:
+    """The users ``scope`` names (``None``: every user, or no scope given)."""
+    if scope is None or any(r.users is None for r in scope.regions):
+        return None
+    return frozenset().union(*(r.users or () for r in scope.regions))
+
+
+def identity_of(model: Model, naming: AccountNaming, scope: Resolved | None = None) -> Identity:
+    """Every model user's account name, kept by ``naming`` between syncs: only the users
+    added since, and those ``scope`` grants to (to catch a mapping changed underneath),
+    are mapped again (:class:`~pushdown.reconcile.identity.KeptIdentity`)."""
+    return naming.kept.of(model.users, scope_users(scope))
+
+
+def withheld(
+    model: Model, naming: AccountNaming, scope: Resolved | None = None
+) -> tuple[set[str], list[str]]:
     """The users who get nothing, and the notes that say why (the core's
     :class:`~pushdown.reconcile.identity.Identity`; account names compare with case)."""
-    identity = Identity.of(model.users, naming.mapped)
+    identity = identity_of(model, naming, scope)
     notes = [
         f"users {', '.join(sorted(users))} all map to account {Account(naming.prefix + name, naming.host)}: "
         "their grants are withheld (narrower) until pushdown_map_principal tells them apart"
@@ -45,4 +61,4 @@ def sharing(scope: Resolved, model: Model, naming: AccountNaming) -> Resolved:
     """Each region that names users also covers every user of the model mapping to one of
     their accounts: what one of them may have there depends on the others (removing one of
     two colliding users gives the other its grants back in the same scoped sync)."""
-    return Identity.of(model.users, naming.mapped).widened(scope)
+    return identity_of(model, naming, scope).widened(scope)

@@ -39,7 +39,10 @@ def named(
     ``keyed``: :func:`keyed` of the model, when a compile asks for several roots."""
     where = [ObjectRef(SecurableType.CATALOG, (catalog,))] if roots is None else roots
     out = {obj for root in where for obj in model.within(root) if obj.type in _DATA}
-    for obj in keyed_objects(model, catalog) if keyed is None else keyed:
+    if keyed is None:  # by key: the model's index of what is granted or owned below each root
+        out.update(o for root in where for o in model.marked_within(root) if o.type in _DATA)
+        return out
+    for obj in keyed:
         if any(obj.is_within(r) for r in where):
             out.add(obj)
     return out
@@ -62,9 +65,10 @@ def folding_twins(
 
 
 def keyed_objects(model: Model, catalog: str) -> list[ObjectRef]:
-    """The schemas and tables of ``catalog`` that carry a grant or an owner (one pass over
-    the model's indexes: as many as objects with grants or owners, not every object)."""
-    return [o for o in (*model.by_object, *model.owners) if o.type in _DATA and o.catalog == catalog]
+    """The schemas and tables of ``catalog`` that carry a grant or an owner (by key: the
+    model's index of the catalog, never the other catalogs' objects)."""
+    top = ObjectRef(SecurableType.CATALOG, (catalog,))
+    return [o for o in model.marked_within(top) if o.type in _DATA]
 
 
 def with_named_tables(held: Inventory, catalog: str, names: Iterable[ObjectRef]) -> Inventory:

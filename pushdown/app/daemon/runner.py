@@ -46,6 +46,7 @@ from pushdown.errors import ConfigError, PushdownError, TemporaryBackendError
 from pushdown.host.plugins import Hooks
 from pushdown.journal import lease
 from pushdown.journal.store import Store
+from pushdown.journal.wake import Listener
 from pushdown.model.actor import Actor
 from pushdown.reconcile.sync import TEMPORARY, SyncResult
 
@@ -73,7 +74,7 @@ class Following(AccessControl):
             self._seq = seq
 
     def reload(self) -> None:
-        self._model, self._seq = self.store.load(), self.store.last_seq()
+        self._model, self._seq = self.store.snapshot()  # as of one commit, never torn
 
 
 class Stopping(Exception):
@@ -107,14 +108,17 @@ class Worker(threading.Thread):
         self.last_error: str | None = None
         self.ac: Following | None = None
         self.store: Store | None = None
+        #: set by the store's bell (a commit by any process of this host): look now
+        self.woken = threading.Event()
 
     # -- the loop ----------------------------------------------------------------------
 
     def run(self) -> None:
         try:
             while not self.d.stop.is_set():
+                self.woken.clear()
                 self.round()
-                self.d.stop.wait(self.settings.poll)
+                self.woken.wait(self.settings.poll)
         finally:
             if self.ac is not None:
                 self.ac.close()
@@ -438,6 +442,8 @@ class Daemon:
                 return 0
             for worker in self.workers.values():
                 worker.start()
+            bell = threading.Thread(target=self._listen, name="pushdown-bell", daemon=True)
+            bell.start()
             if self.source is not None:
                 self.source.start()
             renew = max(min(self.settings.lease_ttl / 3, 5.0), 0.05)
@@ -450,13 +456,29 @@ class Daemon:
                     code = 1
                     self.stop.set()
             for worker in self.workers.values():
+                worker.woken.set()  # a worker between looks sees the stop at once
                 worker.join()
+            bell.join()
             if self.source is not None:
                 self.source.join()
         finally:
             self.close()
         log.info("stopped", extra={"result": "stopped"})
         return code
+
+    def _listen(self) -> None:
+        """Wake every worker when the store's bell rings (a commit), until stopped."""
+        listener = Listener(self.store.path)
+        if listener.fd is None:  # no bell here (a store in memory, a directory without pipes)
+            log.info("no wake-up bell beside the store; changes are found by the poll")
+            return
+        try:
+            while not self.stop.is_set():
+                if listener.wait(0.5):
+                    for worker in self.workers.values():
+                        worker.woken.set()
+        finally:
+            listener.close()
 
     def _try_take(self) -> str | None:
         """Take or renew the lease: None when this daemon holds it (until ``held_until``), else

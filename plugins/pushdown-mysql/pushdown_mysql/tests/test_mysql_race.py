@@ -1,0 +1,227 @@
+"""Faster must not be staler: concurrent writers never leave the server wider than the model.
+
+Writers of different specs on one store and one MariaDB: in each round
+``pushdown apply --spec`` in a subprocess, a library writer (records its spec, then a
+full sync, as apply does) and a daemon's pending syncs run at once; then a writer opens
+the store while another commits (the interleaving hook, :class:`CommitDuringLoad`).
+After every round the server equals the stored model whenever the backend's cursor is
+at the journal's tip (a cursor never passes a change whose effect is not on the server;
+behind, a pending sync converges it), and the store holds one writer's spec. The first
+test replays the reported interleaving alone: a writer opened the store while another
+committed, and took the model it read before that commit for the position after it.
+Before the fix both tests failed (the rounds in round 1 of 10 with the default seed).
+
+``PUSHDOWN_RACE_ROUNDS`` sets the number of rounds (default 10, ~15 s here);
+``PUSHDOWN_RACE_SEED`` the seed.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pushdown.app.daemon.runner import Following
+from pushdown.app.service import AccessControl
+from pushdown.app.spec import load_spec_text
+from pushdown.journal.store import Store
+from pushdown.model.state import Model
+from pushdown.reconcile import planner
+from pushdown.reconcile.scope import Scope
+
+from .world import BACKEND, PUSHDOWN, PUSHDOWN_PASSWORD, World, backend_for
+
+pytestmark = pytest.mark.mariadb
+
+USERS = [f"w{i}" for i in range(6)]
+ROUNDS = int(os.environ.get("PUSHDOWN_RACE_ROUNDS", "10"))
+
+HEAD = f"""
+users: [{", ".join(USERS)}]
+catalogs:
+  c:
+    backend: {BACKEND}
+    schemas:
+      crm:
+        tables: [t0, t1]
+"""
+
+
+def spec(grants: str, to: list[str]) -> str:
+    return HEAD + f"roles:\n  editor:\n    grants:\n{grants}    to: [{', '.join('user ' + u for u in to)}]\n"
+
+
+USE = "      - {on: catalog c, allow: [USE_CATALOG, USE_SCHEMA]}\n"
+#: the specs the writers race with: every pair differs in what some account may do
+SPECS = {
+    "wide": spec(USE + "      - {on: table c.crm.t0, allow: [SELECT_TABLE, MODIFY_TABLE]}\n", USERS),
+    "narrow": spec(USE + "      - {on: table c.crm.t1, allow: [SELECT_TABLE]}\n", USERS[:1]),
+    "other": spec(USE + "      - {on: table c.crm.t1, allow: [MODIFY_TABLE]}\n", USERS[3:]),
+}
+
+
+@pytest.fixture
+def world(world: World) -> World:
+    for user in USERS:
+        world.user(user)
+    world.schema("crm")
+    world.table("crm", "t0")
+    world.table("crm", "t1")
+    return world
+
+
+class CommitDuringLoad(Store):
+    """The interleaving hook: another writer commits (and syncs) right after this store
+    first read the model, before it read the journal's position."""
+
+    def __init__(self, path: Path, hook: Callable[[], None]) -> None:
+        self.hook: Callable[[], None] | None = hook
+        super().__init__(path)
+
+    def load(self) -> Model:
+        model = super().load()
+        hook, self.hook = self.hook, None
+        if hook is not None:
+            hook()
+        return model
+
+
+def library(world: World, path: Path, store: Callable[[Path], Store] = Store) -> AccessControl:
+    ac = AccessControl(store(path), {BACKEND: backend_for(world.server)})
+    ac.dispatcher.allow_mass_removal = True  # the specs swap every grant
+    return ac
+
+
+def settled(world: World, path: Path) -> tuple[int, int, bool]:
+    """The journal's tip, the cursor, and whether the server equals the stored model."""
+    fresh = library(world, path)
+    try:
+        model = fresh.store.load()  # nobody writes between rounds
+        tip, cursor = fresh.store.position(BACKEND)
+        equal = planner.plan(fresh.backends[BACKEND], model, Scope.everything()).empty
+        return tip, cursor, equal
+    finally:
+        fresh.close()
+
+
+def _shape(model: Model) -> tuple[object, ...]:
+    return (model.users, model.roles, model.role_users)
+
+
+def stored_spec(path: Path) -> str | None:
+    """Which spec the store holds (None: none of them, a mixture)."""
+    store = Store(path)
+    try:
+        held = _shape(store.load())
+    finally:
+        store.close()
+    return next((name for name, text in SPECS.items() if _shape(load_spec_text(text)) == held), None)
+
+
+def check_round(world: World, path: Path, where: str) -> None:
+    tip, cursor, equal = settled(world, path)
+    assert cursor <= tip
+    assert cursor < tip or equal, f"{where}: the cursor is at the tip ({tip}) but the server differs"
+    if not equal:  # behind, honestly: the next pending sync converges it
+        catch_up = library(world, path)
+        try:
+            assert all(r.ok for r in catch_up.sync())
+        finally:
+            catch_up.close()
+        tip, cursor, equal = settled(world, path)
+        assert equal and cursor == tip, where
+
+
+def test_a_writer_that_opened_during_a_commit_never_applies_the_model_before_it(
+    world: World, tmp_path: Path
+) -> None:
+    path = tmp_path / "pushdown.db"
+    first = library(world, path)
+    first.load_model(load_spec_text(SPECS["wide"]))
+    assert settled(world, path)[2]
+
+    def commit_narrow() -> None:
+        first.load_model(load_spec_text(SPECS["narrow"]))  # recorded and synced by the first
+
+    second = library(world, path, lambda p: CommitDuringLoad(p, commit_narrow))  # opens meanwhile
+    second.load_model(load_spec_text(SPECS["wide"]))  # what `apply --spec wide` records
+    results = second.sync(full=True)  # and what it then applies
+    assert all(r.ok for r in results)
+    tip, cursor, equal = settled(world, path)
+    assert equal, "the server holds a model older than the store's"
+    assert cursor == tip
+    for ac in (first, second):
+        ac.close()
+
+
+def cli_apply(world: World, tmp_path: Path, name: str) -> subprocess.Popen[bytes]:
+    spec_file = tmp_path / f"{name}.yaml"
+    spec_file.write_text(SPECS[name])
+    env = {**os.environ, "PD_TEST_MYSQL_PASSWORD": PUSHDOWN_PASSWORD}
+    code = "import sys; from pushdown.app.cli import main; sys.argv[0] = 'pushdown'; main()"
+    args = [sys.executable, "-c", code, "apply", "--allow-mass-removal", "--spec", str(spec_file)]
+    return subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def config(world: World, tmp_path: Path, path: Path) -> None:
+    (tmp_path / "pushdown.toml").write_text(
+        f'store = "{path}"\n[backends.{BACKEND}]\nkind = "mysql"\nhost = "{world.server.host}"\n'
+        f'port = {world.server.port}\nuser = "{PUSHDOWN}"\npassword = {{ env = "PD_TEST_MYSQL_PASSWORD" }}\n'
+    )
+
+
+def test_concurrent_writers_of_different_specs_leave_the_server_equal_to_the_model(
+    world: World, tmp_path: Path
+) -> None:
+    path = tmp_path / "pushdown.db"
+    config(world, tmp_path, path)
+    rng = random.Random(int(os.environ.get("PUSHDOWN_RACE_SEED", "30")))
+    setup = library(world, path)
+    setup.load_model(load_spec_text(SPECS["narrow"]))
+    setup.close()
+    daemon = Following(Store(path), {BACKEND: backend_for(world.server)}, push=False)
+    daemon.dispatcher.allow_mass_removal = True
+    errors: list[BaseException] = []
+
+    def write(name: str, meanwhile: str | None = None) -> None:
+        try:
+            hook = None if meanwhile is None else (lambda: write(meanwhile))
+            ac = library(world, path, Store if hook is None else lambda p: CommitDuringLoad(p, hook))
+            try:  # what `pushdown apply --spec` does: record the spec, then a full sync
+                assert ac.load_model(load_spec_text(SPECS[name])).lagging == {}
+                assert all(r.ok for r in ac.sync(full=True))
+            finally:
+                ac.close()
+        except BaseException as exc:
+            errors.append(exc)
+
+    def follow() -> None:
+        try:
+            for _ in range(3):
+                daemon.sync([BACKEND])
+        except BaseException as exc:
+            errors.append(exc)
+
+    for n in range(ROUNDS):
+        names = [rng.choice(sorted(SPECS)) for _ in range(4)]
+        errors.clear()
+        cli = cli_apply(world, tmp_path, names[0])
+        threads = [threading.Thread(target=write, args=names[3:])]  # races the CLI and the daemon
+        threads.append(threading.Thread(target=follow))
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(timeout=120)
+        _, err = cli.communicate(timeout=120)
+        write(*names[1:3])  # then one writer opens while another commits (the interleaving hook)
+        assert errors == []
+        assert cli.returncode == 0, err.decode()
+        check_round(world, path, f"round {n} ({', '.join(names)})")
+        assert stored_spec(path) in names, "the store holds no spec any writer wrote (a lost update)"
+    daemon.close()
