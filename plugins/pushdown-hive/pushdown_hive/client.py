@@ -391,7 +391,10 @@ class MetastoreClient:
 
     def set_table_owner(self, db: str, table: str, owner: str) -> None:
         """``alter_table`` with another owner (what ``ALTER TABLE ... SET OWNER`` does)."""
-        row = self._call("get_table", db, table)
+        found = self.get_table_objects(db, [table])  # Hive 4 has no plain get_table
+        if not found:
+            raise HiveRefused(self.backend, f"set_table_owner: no table {db}.{table}")
+        row = found[0]
         row.owner = owner
         self._call("alter_table", db, table, row)
 
