@@ -118,7 +118,7 @@ def test_a_change_through_the_official_client_reaches_mariadb_grants(server: Any
     config.write_text(
         'store = "pd.db"\n[access]\nservice_admins = ["admin"]\n'
         f'[backends.mysql1]\nkind = "mysql"\nhost = "{server.host}"\nport = {server.port}\n'
-        f'user = "pushdown"\npassword = {{ env = "{PASSWORD_ENV}" }}\n'
+        f'user = "pushdown"\npassword = {{ env = "{PASSWORD_ENV}" }}\ncatalogs = ["c"]\n'
         '[daemon]\ninterval = "5m"\npoll = "5m"\nbackoff_min = "200ms"\nbackoff_max = "2s"\n'
     )
     init_store(config)
@@ -129,7 +129,7 @@ def test_a_change_through_the_official_client_reaches_mariadb_grants(server: Any
         c = client(uri, "admin")
         for u in USERS:
             c.add_user(u)
-        c.create_catalog("c", Catalog.Type.RELATIONAL, "jdbc-mysql", "MariaDB", {"backend": "mysql1"})
+        c.create_catalog("c", Catalog.Type.RELATIONAL, "jdbc-mysql", "MariaDB", {})
         with httpx.Client(base_url=f"{uri}/api/metalakes/test/catalogs/c", headers=_basic("admin")) as h:
             assert h.post("/schemas", json={"name": DB}).status_code == 200
             for t in TABLES:

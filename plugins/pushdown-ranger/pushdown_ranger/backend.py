@@ -449,6 +449,7 @@ class RangerBackend(Backend):
             services=snapshot.services,
             implied=snapshot.implied,
             voiding=snapshot.voiding,
+            locations=self.context.locations,
         )
 
     # apply ------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ def compile_all(
     services: frozenset[str],
     implied: tuple[tuple[str, str, frozenset[str]], ...] = (),
     voiding: frozenset[tuple[str, Any]] = frozenset(),
+    locations: Mapping[str, tuple[str, ...]] | None = None,
 ) -> Desired:
     catalogs = list(catalogs)
     colliding = collisions(model, naming)
@@ -46,7 +47,14 @@ def compile_all(
 
     def run(deny_now: Mapping[str, bool]) -> Desired:
         return compile_desired(
-            model, catalogs, local, deny_now, focus=focus, named_elsewhere=elsewhere, hive=hive
+            model,
+            catalogs,
+            local,
+            deny_now,
+            focus=focus,
+            named_elsewhere=elsewhere,
+            hive=hive,
+            locations=locations,
         )
 
     desired = run(deny)
