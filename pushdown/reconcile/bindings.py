@@ -100,6 +100,8 @@ def check(
         if isinstance(event, ev.ObjectCreated):
             props = dict(event.properties)
             obj = event.object
+            if not administrator:
+                _unbound(obj, props)
             if obj.type is SecurableType.CATALOG:
                 _catalog(obj.names[0], props, bindings, administrator, holder)
             elif obj.type is SecurableType.FILESET:
@@ -114,6 +116,16 @@ def check(
                 _topic(model, new, event.object)
 
 
+def _unbound(obj: ObjectRef, props: Mapping[str, str]) -> None:
+    """A checked caller names no backend, on any object (only a catalog's binds today)."""
+    named = [k for k in props if k.strip().casefold() == BACKEND_PROPERTY]
+    if named:
+        raise BindingRefused(
+            f"{obj}: property {named[0]!r} is refused: which backend enforces a catalog is set by "
+            f"the configuration ([backends.NAME] catalogs = [...]); {_WHY}"
+        )
+
+
 def _holds_metalake(model: Model, user: str) -> bool:
     return user in model.service_admins or model.owners.get(METALAKE) == user
 
@@ -121,13 +133,7 @@ def _holds_metalake(model: Model, user: str) -> bool:
 def _catalog(
     catalog: str, props: Mapping[str, str], bindings: Bindings, administrator: bool, holder: bool
 ) -> None:
-    named = [k for k in props if k.casefold() == BACKEND_PROPERTY]
     if not administrator:
-        if named:
-            raise BindingRefused(
-                f"catalog {catalog}: property {named[0]!r} is refused: which backend enforces a catalog "
-                f"is set by the configuration ([backends.NAME] catalogs = [...]); {_WHY}"
-            )
         if bindings.configured(catalog) and not holder:
             raise BindingRefused(
                 f"catalog {catalog}: the configuration binds this name to a backend; only the "
