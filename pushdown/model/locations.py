@@ -10,7 +10,8 @@ authority (Ranger's HDFS ``path`` resource names no namenode, so two namenodes' 
 are one resource there); every other scheme is its own store with its authority
 (case-folded). A location that cannot be compared safely is refused (``None``): a ``..``
 segment (before or after decoding), an empty or relative path, control characters, a
-query or fragment, a path that decodes to a different segmentation.
+query, fragment, wildcard or Ranger token (``* ? # { }`` and a backslash), a path that decodes to a
+different segmentation.
 
 :func:`inside` is exact (HDFS paths are case-sensitive); :func:`overlaps` is
 deliberately wider: two locations overlap when one encloses the other *ignoring case*,
@@ -26,6 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 HDFS = "hdfs"
+#: wildcards and tokens of Ranger's path resource, a query or fragment: never compared
+WILD = frozenset("*?#{}\\")
 #: property keys (compared case-folded) that name a fileset's location: ``location``,
 #: ``storageLocation``, ``pushdown.rest.storageLocations``, ``path`` ...
 LOCATION_WORDS = ("location", "path")
@@ -68,7 +71,8 @@ def parse(text: str) -> Location | None:
 def _segments(store: str, path: str) -> Location | None:
     raw = [p for p in path.split("/") if p not in ("", ".")]
     parts = [urllib.parse.unquote(p) for p in raw]
-    if any(p in ("..", ".") or "/" in p or not p.isprintable() for p in parts) or ".." in raw:
+    bad = any(p in ("..", ".") or "/" in p or not p.isprintable() or set(p) & WILD for p in parts)
+    if bad or ".." in raw:
         return None
     return Location(store, tuple(parts))
 

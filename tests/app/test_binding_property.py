@@ -11,6 +11,7 @@ the configuration's (or, for a backend configured with none, the administrator's
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -18,11 +19,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pushdown.app.config import from_mapping
 from pushdown.app.service import AccessControl
 from pushdown.decide.evaluator import Evaluator
 from pushdown.errors import BindingRefused, ConfigError, Forbidden, ModelError
 from pushdown.host.recording import RecordingBackend
 from pushdown.journal.store import Store
+from pushdown.model import changes as ch
 from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import BackendContext, Snapshot
@@ -305,3 +308,40 @@ def test_the_administrator_binds_and_the_configuration_wins() -> None:
     ac.create_object(
         "fileset files.team.g", "olga", {"location": "/lake/files/finance/inner"}
     )  # nested: admin's
+
+
+@pytest.mark.parametrize(
+    "locations",
+    [["/lake"], {"files": "/lake"}, {"files": ["lake"]}, {"files": ["/lake/../x"]}, {"": ["/lake"]}],
+)
+def test_configured_locations_are_checked_when_the_file_is_loaded(locations: Any, tmp_path: Any) -> None:
+    raw = {"backends": {"rg": {"kind": "recording", "catalogs": ["files"], "locations": locations}}}
+    with pytest.raises(ConfigError, match="locations"):
+        from_mapping(raw, tmp_path, "pushdown.toml")
+    good = {
+        "backends": {"rg": {"kind": "recording", "locations": {"files": ["/lake"], "*": ["hdfs://nn/x"]}}}
+    }
+    assert from_mapping(good, tmp_path, "pushdown.toml").backends["rg"].locations == {
+        "files": ("/lake",),
+        "*": ("hdfs://nn/x",),
+    }
+
+
+def test_ranger_pushes_no_location_outside_its_catalogs_roots_whatever_way_it_came() -> None:
+    """An old store or a followed source may hold a location a caller chose: pushed for nobody."""
+    ac = estate()
+    model = copy.deepcopy(ac.model)
+    for event in ch.create_object(
+        model, ObjectRef.of("fileset", ("files", "team", "x")), "mallory", {"location": "/finance"}
+    ):
+        model.apply(event)
+    deny = {"hive": True, "hdfs": True, "kafka": True}
+    desired = ranger_desired(model, ["files"], RangerNaming(), deny, locations=ROOTS)
+    paths = {f.resources for f in desired.facts if getattr(f, "service", None) == "hdfs"}
+    assert (("path", ("/finance",), True),) not in paths
+    assert (("path", ("/lake/files/finance",), True),) in paths
+    assert any("files.team.x" in n and "outside" in n for n in desired.notes)
+    unbounded = ranger_desired(model, ["files"], RangerNaming(), deny)  # no roots configured: as before
+    assert (("path", ("/finance",), True),) in {
+        f.resources for f in unbounded.facts if getattr(f, "service", None) == "hdfs"
+    }
