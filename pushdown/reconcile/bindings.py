@@ -15,11 +15,14 @@ may do there. So it is set by configuration, never by a property a caller regist
   the catalog's owner holds what the backend enforces), anyone else is refused.
 - A fileset's location must lie inside the roots the configuration gives its catalog
   (``[backends.X] locations = { catalog = ["/lake/c"] }``; ``"*"`` for every catalog
-  the backend enforces). A checked caller's location must also overlap no other
-  fileset's location (either enclosing the other, ignoring case). A backend pushes a
-  location outside its catalog's configured roots for nobody (:func:`location_of`).
-- A checked caller's topic must not be one Kafka topic with another (names equal but for
-  case): a shared topic gets only what both decide, a revoke of everyone else's access.
+  the backend enforces). Any other checked caller needs roots configured, and its
+  location must overlap no other fileset's location (either enclosing the other, ignoring
+  case); the metalake's owner and the service admins, like the administrator's entry
+  points, may nest locations, and choose them freely where no roots are configured. A
+  backend pushes a location outside its catalog's configured roots for nobody
+  (:func:`location_of`).
+- Any other checked caller's topic must not be one Kafka topic with another (names equal
+  but for case): a shared topic gets only what both decide, a revoke of everyone else's.
 
 :func:`check` runs on the events of every change, after the caller was authorized, in
 the one place every entry point passes (``AccessControl.change``).
@@ -105,14 +108,14 @@ def check(
             if obj.type is SecurableType.CATALOG:
                 _catalog(obj.names[0], props, bindings, administrator, holder)
             elif obj.type is SecurableType.FILESET:
-                seen[obj] = _fileset(model, obj, props, bindings, administrator, seen)
-            elif obj.type is SecurableType.TOPIC and not administrator:
+                seen[obj] = _fileset(model, obj, props, bindings, holder, seen)
+            elif obj.type is SecurableType.TOPIC and not holder:
                 _topic(model, obj, obj)
         elif isinstance(event, ev.ObjectRenamed) and not administrator:
             new = event.new_object
             if new.type is SecurableType.CATALOG:
                 _catalog(new.names[0], {}, bindings, administrator, holder)
-            elif new.type is SecurableType.TOPIC:
+            elif new.type is SecurableType.TOPIC and not holder:
                 _topic(model, new, event.object)
 
 
