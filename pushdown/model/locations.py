@@ -20,6 +20,7 @@ so a case variant of a protected path is never a way around a refusal.
 
 from __future__ import annotations
 
+import functools
 import json
 import unicodedata
 import urllib.parse
@@ -44,8 +45,10 @@ class Location:
         return path if self.store == HDFS else f"{self.store}{path}"
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def parse(text: str) -> Location | None:
-    """``text`` as a :class:`Location`, or ``None`` when it cannot be compared safely."""
+    """``text`` as a :class:`Location`, or ``None`` when it cannot be compared safely
+    (cached: a registration compares its location with every other fileset's)."""
     if not isinstance(text, str) or any(unicodedata.category(c) in ("Cc", "Cf") for c in text):
         return None
     text = text.strip()
@@ -77,6 +80,13 @@ def _segments(store: str, path: str) -> Location | None:
     return Location(store, tuple(parts))
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def folded(text: str) -> tuple[str, tuple[str, ...]] | None:
+    """:func:`parse`, its store and segments case-folded (what :func:`overlaps` compares)."""
+    loc = parse(text)
+    return None if loc is None else (loc.store.casefold(), tuple(p.casefold() for p in loc.parts))
+
+
 def inside(loc: Location, root: Location) -> bool:
     """``loc`` is ``root`` or lies below it (exact, case-sensitive)."""
     return loc.store == root.store and loc.parts[: len(root.parts)] == root.parts
@@ -91,29 +101,31 @@ def overlaps(a: Location, b: Location) -> bool:
     return x[:n] == y[:n]
 
 
+@functools.lru_cache(maxsize=1 << 10)
 def is_location_key(key: str) -> bool:
     folded = key.casefold()
     return any(word in folded for word in LOCATION_WORDS)
 
 
-def values_of(text: str) -> list[str]:
+@functools.lru_cache(maxsize=1 << 16)
+def values_of(text: str) -> tuple[str, ...]:
     """The locations one property value holds: a JSON list of strings, else the text."""
     stripped = text.strip()
     if stripped.startswith("["):
         try:
             value = json.loads(stripped)
         except ValueError:
-            return [text]
+            return (text,)
         if isinstance(value, list):
-            return [v if isinstance(v, str) else json.dumps(v) for v in value]
+            return tuple(v if isinstance(v, str) else json.dumps(v) for v in value)
     if stripped.startswith("{"):
         try:
             mapped = json.loads(stripped)
         except ValueError:
-            return [text]
+            return (text,)
         if isinstance(mapped, dict):
-            return [v if isinstance(v, str) else json.dumps(v) for v in mapped.values()]
-    return [text]
+            return tuple(v if isinstance(v, str) else json.dumps(v) for v in mapped.values())
+    return (text,)
 
 
 def locations_of(properties: Mapping[str, str]) -> list[str]:

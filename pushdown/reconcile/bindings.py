@@ -35,7 +35,16 @@ from dataclasses import dataclass, field
 
 from pushdown.errors import BindingRefused
 from pushdown.model import events as ev
-from pushdown.model.locations import Location, inside, locations_of, overlaps, parse
+from pushdown.model.locations import (
+    Location,
+    folded,
+    inside,
+    is_location_key,
+    locations_of,
+    overlaps,
+    parse,
+    values_of,
+)
 from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
 from pushdown.model.state import Model
 
@@ -194,13 +203,21 @@ def _fileset(
 def _overlapping(
     model: Model, obj: ObjectRef, loc: Location, seen: Mapping[ObjectRef, list[Location]]
 ) -> bool:
+    store, mine = loc.store.casefold(), tuple(p.casefold() for p in loc.parts)
     for other, props in model.objects.items():
-        if other != obj and other.type is SecurableType.FILESET:
-            for text in locations_of(props):
-                theirs = parse(text)
-                if theirs is not None and overlaps(loc, theirs):
-                    return True
+        if other.type is SecurableType.FILESET and other != obj:
+            for key, text in props.items():
+                if is_location_key(key):
+                    for value in values_of(text):
+                        theirs = folded(value)
+                        if theirs is not None and theirs[0] == store and _prefix(mine, theirs[1]):
+                            return True
     return any(overlaps(loc, t) for other, ts in seen.items() if other != obj for t in ts)
+
+
+def _prefix(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    n = min(len(a), len(b))
+    return a[:n] == b[:n]
 
 
 def _topic(model: Model, obj: ObjectRef, before: ObjectRef) -> None:
