@@ -104,6 +104,8 @@ def overlaps(a: Location, b: Location) -> bool:
 @functools.lru_cache(maxsize=1 << 10)
 def is_location_key(key: str) -> bool:
     folded = key.casefold()
+    if folded.endswith("name"):  # a location's name (``locationName``, ``default-location-name``)
+        return False
     return any(word in folded for word in LOCATION_WORDS)
 
 
