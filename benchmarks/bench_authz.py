@@ -55,6 +55,7 @@ from pushdown.decide.evaluator import Evaluator, Target, operation_named, resolv
 from pushdown.decide.listing import visible
 from pushdown.decide.requirements import OPERATIONS
 from pushdown.model import events as ev
+from pushdown.model.directory import EnforcedView
 from pushdown.model.principals import Principal
 from pushdown.model.privileges import Condition, Privilege
 from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
@@ -233,9 +234,10 @@ def pct(values: list[float], q: float) -> float:
 
 
 def timed_checks(
-    model: Model, calls: list[tuple[str, Target]], fresh: bool
+    model: Model, calls: list[tuple[str, Target]], fresh: bool, view: EnforcedView | None = None
 ) -> tuple[dict[str, list[float]], dict[str, list[bool]]]:
-    """Each call timed on its own, the two users in turn (so drift hits both alike)."""
+    """Each call timed on its own, the two users in turn (so drift hits both alike);
+    ``view``: each call first takes the decision model from it, as ``AccessControl`` does."""
     times: dict[str, list[float]] = {DIRECT: [], GROUPED: []}
     answers: dict[str, list[bool]] = {DIRECT: [], GROUPED: []}
     kept = Evaluator(model)
@@ -248,7 +250,9 @@ def timed_checks(
             if isinstance(target, ObjectRef):  # as parsed from a request: its path not yet known
                 target = ObjectRef(target.type, target.names)
             start = clock()
-            if fresh:  # what a request handler does: a new evaluator, the trace for a refusal
+            if view is not None:  # AccessControl's check: the decision view, a new evaluator
+                allowed = Evaluator(view.of(model)).authorize(user, op, target).allowed
+            elif fresh:  # what a request handler does: a new evaluator, the trace for a refusal
                 allowed = Evaluator(model).authorize(user, op, target).allowed
             else:
                 allowed = kept.authorize(user, op, target, explain=False).allowed
@@ -274,10 +278,21 @@ def section_checks(report: Report, b: Bench, args: argparse.Namespace) -> None:
     calls = request_calls(b, n, rng)
     results: dict[str, dict[str, list[float]]] = {}
     answers: dict[str, dict[str, list[bool]]] = {}
-    for label, fresh in (("a new Evaluator per request, with the trace", True),
-                         ("one Evaluator kept, no trace", False)):  # fmt: skip
+    # the directory names one member beyond the model (recorded at the last sync): every
+    # decision is made on the model with that member, one copy per model version
+    directory = {sorted(b.model.groups)[0]: {"bench_directory_member"}} if b.model.groups else {}
+    b.model.external_members = directory
+    views = EnforcedView()
+    with Clock() as copying:
+        views.of(b.model)
+    report.row("the decision view with the directory's members: one copy per model version",
+               f"{copying.wall * 1e3:.1f}", "ms")  # fmt: skip
+    for label, fresh, view in (("a new Evaluator per request, with the trace", True, None),
+                               ("one Evaluator kept, no trace", False, None),
+                               ("as AccessControl: the decision view, new Evaluator, trace", True, views),
+                               ):  # fmt: skip
         with FullCollections() as collections:
-            times, said = timed_checks(b.model, calls, fresh)
+            times, said = timed_checks(b.model, calls, fresh, view)
         results[label], answers[label] = times, said
         for user, how in ((DIRECT, "user-held"), (GROUPED, "group-held")):
             ms = [t * 1e3 for t in times[user]]
@@ -297,9 +312,11 @@ def section_checks(report: Report, b: Bench, args: argparse.Namespace) -> None:
             pct(times[DIRECT], 0.99),
             target=1.0,
         )
-    first, second = answers.values()
+    first, second, third = answers.values()
     b.check(first[DIRECT] == first[GROUPED], "user-held and group-held decisions differ")
     b.check(first == second, "decisions differ with and without the trace")
+    b.check(first == third, "decisions differ on the decision view")
+    b.model.external_members = {}
     allowed = sum(first[DIRECT])
     report.row("requests allowed / refused", f"{allowed:,} / {len(calls) - allowed:,}")
     per_op: dict[str, list[float]] = {}

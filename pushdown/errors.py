@@ -45,6 +45,8 @@ class Forbidden(PushdownError):
 
     def __init__(self, user: str, operation: str, target: str, why: str, decision: object = None) -> None:
         self.user, self.operation, self.target, self.decision = user, operation, target, decision
+        #: the reason when it is a fixed rule (no decision: no owner, holder or grant in it)
+        self.rule = why if decision is None else None
         super().__init__(f"{user} may not {operation.replace('_', ' ')} (on {target}): {why}")
 
 

@@ -35,3 +35,13 @@ pip_install -e ".${extra}"
 for plugin in plugins/*/; do
   if [ -f "$plugin/pyproject.toml" ]; then pip_install -e "$plugin"; fi
 done
+
+# The lab's Java judges (Ranger's own policy engine, ...) come from Maven Central: fetched
+# once per machine into Maven's local repository, so the tests find them there.
+if [ "${1:-}" = "dev" ]; then
+  if command -v mvn >/dev/null 2>&1; then
+    python -m pushdown_lab.maven
+  else
+    echo "setup: mvn is missing; the Ranger judge needs Maven 3 (apt-get install maven)" >&2
+  fi
+fi

@@ -390,7 +390,10 @@ def report_command(
             force=force,
             top=top,
         )
-        model = load_spec(spec, allow_empty=True) if spec is not None else _open(ctx, scratch=True).model
+        if spec is not None:
+            model = load_spec(spec, allow_empty=True)
+        else:  # the directory's members included, as the backends enforce them
+            model = _open(ctx, scratch=True).decision_model()
         result = write_report(model, request, progress=lambda text: click.echo(escaped_lines(text), err=True))
     click.echo(escaped_lines(result.summary.rstrip("\n")))
     click.echo(f"report written to {_shown(str(result.out))} in {result.seconds:.1f} s")

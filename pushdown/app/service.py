@@ -42,7 +42,8 @@ from pushdown.host.plugins import Hooks
 from pushdown.journal.store import Store, now_iso
 from pushdown.model import changes as ch
 from pushdown.model.actor import Actor, Audit
-from pushdown.model.events import Event, ExternalMembersChanged, GroupMemberAdded, OwnerSet, UserAdded
+from pushdown.model.directory import EnforcedView, with_members
+from pushdown.model.events import Event, ExternalMembersChanged, OwnerSet, UserAdded
 from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.model.privileges import Condition, Privilege
 from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
@@ -104,6 +105,8 @@ class _Shared:
 
     model: Model
     seq: int
+    #: the model with the directory's recorded members, which every decision uses
+    view: EnforcedView = field(default_factory=EnforcedView)
 
 
 @dataclass
@@ -247,7 +250,7 @@ class AccessControl:
             actor, inner = self.actor, build
 
             def build(model: Model) -> list[Event]:
-                _check(model, actor, operation, target)
+                _check(self._decisions_on(model), actor, operation, target)
                 return inner(model)
 
         build = self._bound(build)
@@ -473,6 +476,37 @@ class AccessControl:
             self.store.touch_audit("metalake", "", creator, now_iso())
         return result
 
+    def alter_metalake(
+        self,
+        name: str,
+        comment: str | None = None,
+        properties: dict[str, str] | None = None,
+        new_name: str | None = None,
+    ) -> MetalakeInfo:
+        """Rename the metalake, set its comment and properties (its owner, as Gravitino's
+        ``METALAKE::OWNER``; checked before anything is written). None of them is part of
+        what a backend enforces: nothing is pushed."""
+        self._refuse_if_followed()
+        info = self.metalake()
+        if not info.exists or info.name != name:
+            raise UnknownObject(f"metalake {name!r} does not exist")
+        if new_name is not None:
+            check_name("metalake", new_name)
+        actor = self.actor
+        if actor is not None and not actor.trusted:
+            _check(self.model, actor, "alter_metalake", METALAKE)
+        if new_name is not None and new_name != name:
+            writer = self if actor is None else self._as(dataclasses.replace(actor, trusted=True))
+            writer.change(lambda model: [], metalake=new_name)  # checked above
+        with self.store.write_lock():
+            if comment is None:
+                self.store.db.execute("DELETE FROM meta WHERE key = 'metalake_comment'")
+            else:
+                self.store.set_meta("metalake_comment", comment)
+            self.store.set_meta("metalake_properties", json.dumps(dict(properties or {}), sort_keys=True))
+            self.store.touch_audit("metalake", "", None if actor is None else actor.user, now_iso())
+        return self.metalake()
+
     def drop_metalake(self, name: str, force: bool = False) -> ChangeResult:
         """Drop the metalake and everything in it (its owner, or the administrator): the
         model becomes empty and every backend revokes what pushdown granted. Without
@@ -509,11 +543,23 @@ class AccessControl:
 
     # -- decisions -------------------------------------------------------------------
 
+    def decision_model(self) -> Model:
+        """The model every decision is made on (``authorize``, ``explain``, the REST
+        service's checks and listings, the report): the store's model with the directory's
+        members recorded at the last sync, exactly the model a sync hands the backends
+        (:func:`pushdown.model.directory.enforced`). Asks no directory plugin; one view per
+        model version, copying only what the directory adds (nothing when it adds nobody).
+        Read it, never change it."""
+        return self._decisions_on(self.model)
+
+    def _decisions_on(self, model: Model) -> Model:
+        return self._shared.view.of(model)
+
     def authorize(self, user: str, operation: str, target: Target, other: Target | None = None) -> Decision:
-        return Evaluator(self.model).authorize(user, operation, target, other)
+        return Evaluator(self.decision_model()).authorize(user, operation, target, other)
 
     def effective_privileges(self, principal: Principal | str, obj: ObjectLike) -> frozenset[Privilege]:
-        return Evaluator(self.model).effective_privileges(principal, _obj(obj))
+        return Evaluator(self.decision_model()).effective_privileges(principal, _obj(obj))
 
     # -- backends --------------------------------------------------------------------
 
@@ -551,9 +597,13 @@ class AccessControl:
         return list(observer.change(changed, push=False, directory=True).events)
 
     def sync_model(self, outside: dict[str, set[str]] | None = None) -> Model:
-        """The model a sync compiles from, with the directory's members added (for that sync)."""
+        """The model a sync compiles from, with the directory's members added (for that sync):
+        those recorded in the model (as :meth:`decision_model` adds them for every decision),
+        or ``outside`` (a dry run's fresh answer, recorded nowhere)."""
         model = self.model
-        return _with_members(model, model.external_members if outside is None else outside)
+        members = model.external_members if outside is None else outside
+        # a copy of its own: a sync may run while another thread changes the live model
+        return with_members(copy.deepcopy(model), members) if members else model
 
     def preview(self, target: Model, names: list[str] | None = None) -> tuple[list[Event], list[SyncResult]]:
         """What :meth:`load_model` of ``target`` and a full sync would do, writing nothing:
@@ -655,18 +705,8 @@ def _converge_events(model: Model, target: Model) -> list[Event]:
     return converge(copy.deepcopy(model), target)
 
 
-def _with_members(model: Model, members: dict[str, set[str]]) -> Model:
-    """``model``, or a copy with the directory's members added to their groups."""
-    if not members:
-        return model
-    view = copy.deepcopy(model)
-    for group, users in sorted(members.items()):
-        for user in sorted(users):
-            if user not in view.users:
-                view.apply(UserAdded(user))
-            if group in view.groups:
-                view.apply(GroupMemberAdded(group, user))
-    return view
+#: kept for callers of the old name: the one function is pushdown.model.directory.with_members
+_with_members = with_members
 
 
 def _principal(value: Principal | str) -> Principal:

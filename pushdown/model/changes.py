@@ -16,7 +16,7 @@ from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.model.privileges import Condition, Privilege
 from pushdown.model.securables import DATA_TYPES, METALAKE, ObjectRef, SecurableType
 from pushdown.model.state import Grant, Model
-from pushdown.model.text import check_name, has_control
+from pushdown.model.text import MAX_NAME, check_name, has_control, too_long
 
 GROUP_OWNER_REASON = (
     "groups can be granted roles and privileges, but they cannot be owners of "
@@ -29,7 +29,10 @@ def check_principal_name(kind: str, name: str) -> None:
 
 
 def check_object_name(obj: ObjectRef) -> None:
-    """Control characters are refused in every part of an object's name."""
+    """Control characters, and parts longer than Gravitino's limit, are refused in every
+    part of an object's name."""
+    if any(too_long(part) for part in obj.names):
+        raise ModelError(f"{obj.type.label} name: each part may hold at most {MAX_NAME} characters")
     if any(has_control(part) for part in obj.names):
         raise ModelError(f"{obj.type.label} name {obj.name!r} contains a control character; names may not")
 

@@ -87,6 +87,17 @@ DATA_TYPES = frozenset(
         SecurableType.MODEL,
     }
 )
+#: Types named by one flat string, never split at dots nor quoted (Gravitino's rule for a
+#: role): the name a caller creates is the key every entry point uses.
+FLAT_TYPES = frozenset(
+    {
+        SecurableType.ROLE,
+        SecurableType.TAG,
+        SecurableType.POLICY,
+        SecurableType.JOB_TEMPLATE,
+        SecurableType.JOB,
+    }
+)
 LEAF_TYPES = frozenset({SecurableType.TABLE, SecurableType.TOPIC, SecurableType.FILESET, SecurableType.MODEL})
 
 
@@ -126,18 +137,21 @@ class ObjectRef:
         kind = type_ if isinstance(type_, SecurableType) else SecurableType.parse(type_)
         if kind is SecurableType.METALAKE:
             return METALAKE
-        names = name if isinstance(name, tuple) else parse_name(name)
-        return cls(kind, names)
+        if isinstance(name, tuple):
+            return cls(kind, name)
+        return cls(kind, (name,) if kind in FLAT_TYPES else parse_name(name))
 
     @classmethod
     def parse(cls, text: str) -> ObjectRef:
-        """Parse ``"TYPE NAME"``, e.g. ``"table sales.crm.orders"`` or ``"metalake"``."""
-        kind, _, name = text.strip().partition(" ")
-        return cls.of(kind, name.strip())
+        """Parse ``"TYPE NAME"``, e.g. ``"table sales.crm.orders"`` or ``"metalake"``; the
+        name of a flat type (a role) is everything after the first space, as it is."""
+        kind, _, name = text.lstrip().partition(" ")
+        type_ = SecurableType.parse(kind)
+        return cls.of(type_, name if type_ in FLAT_TYPES else name.strip())
 
     @cached_property
     def name(self) -> str:
-        return format_name(self.names)
+        return self.names[0] if self.type in FLAT_TYPES else format_name(self.names)
 
     @cached_property
     def parent(self) -> ObjectRef | None:

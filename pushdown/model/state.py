@@ -46,7 +46,8 @@ class Model:
     by_object: dict[ObjectRef, dict[Privilege, dict[Condition, set[str]]]] = field(default_factory=dict)
     #: user -> groups the user belongs to
     user_groups: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    #: group -> members an outside directory reported at the last sync (not used in decisions)
+    #: group -> members an outside directory reported at the last sync (decisions and backends
+    #: see them through pushdown.model.directory.enforced, never through the groups above)
     external_members: dict[str, set[str]] = field(default_factory=dict)
     #: role -> users holding it directly; role -> groups holding it (reverse of the two above)
     role_users: dict[str, set[str]] = field(default_factory=dict)

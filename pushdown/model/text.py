@@ -21,20 +21,36 @@ ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff")
 EAST_ASIAN = frozenset({"CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "HANGUL"})
 
 
+#: Control characters, line and paragraph separators (U+2028, U+2029: a line break to
+#: anything that splits lines the Unicode way), and lone UTF-16 surrogates (no UTF-8 exists).
+REFUSED_CATEGORIES = frozenset({"Cc", "Zl", "Zp", "Cs"})
+#: The longest name, in characters: Gravitino's own (``VARCHAR(128)`` for every metalake,
+#: catalog, schema, table, user, group and role name in its store, schema-1.3.0).
+MAX_NAME = 128
+
+
 def has_control(text: str) -> bool:
-    return any(unicodedata.category(ch) == "Cc" for ch in text)
+    """True when ``text`` holds a control character, a line separator or a lone surrogate."""
+    return any(unicodedata.category(ch) in REFUSED_CATEGORIES for ch in text)
+
+
+def too_long(text: str) -> bool:
+    return len(text) > MAX_NAME
 
 
 def check_name(kind: str, name: object) -> None:
-    """Refuse an empty name, or one with a control character (the message shows it escaped)."""
+    """Refuse an empty name, a name longer than :data:`MAX_NAME`, or one with a control
+    character (the message shows it escaped)."""
     if not isinstance(name, str) or not name:
         raise ModelError(f"a {kind} name must be a non-empty string, got {name!r}")
+    if too_long(name):
+        raise ModelError(f"a {kind} name may hold at most {MAX_NAME} characters, this one has {len(name)}")
     if has_control(name):
         raise ModelError(f"{kind} name {name!r} contains a control character; names may not")
 
 
 def _hidden(ch: str) -> bool:
-    return ch in BIDI or ch in ZERO_WIDTH or unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp")
+    return ch in BIDI or ch in ZERO_WIDTH or unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs")
 
 
 def escaped(text: str) -> str:

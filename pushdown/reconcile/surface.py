@@ -24,6 +24,7 @@ class Treatment(enum.Enum):
     GOVERNED = "governed"  # pushdown revokes it where it reaches a managed principal or object
     REPORTED = "reported"  # a finding in plan/verify (drift, exit 2): pushdown may not remove it
     NARROWED = "narrowed"  # pushdown withdraws what it pushes so the result cannot be wider
+    REFUSED = "refused"  # (a model source) a read carrying it is not used: the model stays as it was
 
 
 @dataclass(frozen=True)

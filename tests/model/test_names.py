@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from pushdown.errors import ModelError
 from pushdown.model.names import BadName, format_name, parse_name, quote_segment
-from pushdown.model.securables import DATA_TYPES, LEAF_TYPES, METALAKE, ObjectRef, SecurableType
+from pushdown.model.securables import DATA_TYPES, FLAT_TYPES, LEAF_TYPES, METALAKE, ObjectRef, SecurableType
 
 FAST = settings(max_examples=200, deadline=None, database=None)
 
@@ -149,7 +149,18 @@ def test_object_ref_str_round_trip(ref: ObjectRef) -> None:
     assert ObjectRef.parse(str(ref)) == ref
     assert ObjectRef.of(ref.type, ref.name) == ref
     assert ObjectRef.of(ref.type.value, ref.names) == ref
-    assert ObjectRef.parse(f"  {ref}  ") == ref
+    # padding before the type is ignored; after a flat name (a role's) it is part of the name
+    assert ObjectRef.parse(f"  {ref}" + ("" if ref.type in FLAT_TYPES else "  ")) == ref
+
+
+@FAST
+@given(st.text(min_size=1))
+def test_a_flat_name_is_never_split_or_unquoted(name: str) -> None:
+    """A role's name is the key as created: dots, backticks and quotes are part of it."""
+    for kind in FLAT_TYPES:
+        ref = ObjectRef.of(kind, name)
+        assert ref.names == (name,) and ref.name == name
+        assert ObjectRef.parse(str(ref)) == ref
 
 
 @pytest.mark.parametrize("kind", list(SecurableType))
@@ -175,7 +186,7 @@ def test_wrong_number_of_segments_is_rejected(kind: SecurableType) -> None:
         bad = ("x",) * count
         with pytest.raises(ModelError, match=f"a {kind.label} name has {kind.depth} dotted part"):
             ObjectRef(kind, bad)
-        if count:
+        if count and kind not in FLAT_TYPES:  # a flat name with a dot is one name
             with pytest.raises(ModelError, match=kind.label):
                 ObjectRef.parse(f"{kind.value} {format_name(bad)}")
             with pytest.raises(ModelError):
@@ -211,7 +222,7 @@ def test_type_spellings() -> None:
     assert SecurableType.parse("Job-Template") is T.JOB_TEMPLATE
     assert SecurableType.parse("jobtemplate") is T.JOB_TEMPLATE
     assert SecurableType.parse(" TABLE ") is T.TABLE
-    assert ObjectRef.parse("job_template `my job`") == ObjectRef(T.JOB_TEMPLATE, ("my job",))
+    assert ObjectRef.parse("job_template my job") == ObjectRef(T.JOB_TEMPLATE, ("my job",))  # flat
 
 
 # -- parent, path, is_within, renamed -----------------------------------------------------

@@ -43,10 +43,14 @@ def site(
     *,
     busy_timeout: float = 10.0,
     metalake: str | None = "test",
+    core: AccessControl | None = None,
 ) -> Iterator[Site]:
-    """A server over a new store; ``metalake`` created by the service admin ``admin``."""
+    """A server over a new store; ``metalake`` created by the service admin ``admin``
+    (``core``: serve this one instead, with its backends and plugins; the caller closes it)."""
     settings = settings or ServeSettings()
-    ac = AccessControl(Store(tmp / "pd.db", busy_timeout=busy_timeout), access=AccessSettings(("admin",)))
+    ac = core or AccessControl(
+        Store(tmp / "pd.db", busy_timeout=busy_timeout), access=AccessSettings(("admin",))
+    )
     sock = listen("127.0.0.1", 0)
     server = uvicorn.Server(uvicorn.Config(build_app(ac, settings), log_config=None, lifespan="off"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
@@ -62,4 +66,5 @@ def site(
         server.should_exit = True
         thread.join(30)
         sock.close()
-        ac.close()
+        if core is None:
+            ac.close()

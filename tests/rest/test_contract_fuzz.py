@@ -183,6 +183,11 @@ BODIES: dict[tuple[str, str], tuple[dict[str, Any], str]] = {
         "privileges",
     ),
     ("PUT", f"{M}/owners/table/cat.db.t"): ({"name": "alice", "type": "USER"}, "name"),
+    ("PUT", M): ({"updates": [{"@type": "updateComment", "newComment": "c"}]}, "updates"),
+    ("PUT", f"{M}/permissions/roles/reader"): (
+        {"overrides": [{"fullName": "cat.db.t", "type": "table", "privileges": [{"name": "select_table"}]}]},
+        "overrides",
+    ),
 }
 
 

@@ -152,7 +152,14 @@ ROWS: list[Row] = [
     ),
     Row("POST", "/api/metalakes", "/api/metalakes", METALAKE, {"name": "test"}, allowed_status=409),
     Row("GET", "/api/metalakes/{metalake}", M, METALAKE),
-    Row("DELETE", "/api/metalakes/{metalake}", M, METALAKE, allowed_status=409),  # not empty, no force
+    Row(
+        "PUT",
+        "/api/metalakes/{metalake}",
+        M,
+        METALAKE,
+        {"updates": [{"@type": "setProperty", "property": "k", "value": "v"}]},
+    ),
+    Row("DELETE", "/api/metalakes/{metalake}", M, METALAKE, allowed_status=409),  # in use, no force
     Row("POST", f"{M}/users", f"{M}/users", "newuser", {"name": "newuser"}),
     Row("GET", f"{M}/users", f"{M}/users", lists=("list_users", METALAKE), items=_names, expect=_plain),
     Row("GET", f"{M}/users/{{user}}", f"{M}/users/u1", "u1"),
@@ -196,6 +203,21 @@ ROWS: list[Row] = [
         f"{M}/permissions/roles/r1/table/cat.db.t/revoke",
         TABLE,
         HELD,
+    ),
+    Row(  # the web UI's override: r1 keeps modify_table on the table and gains select_table
+        "PUT",
+        f"{M}/permissions/roles/{{role}}",
+        f"{M}/permissions/roles/r1",
+        TABLE,
+        {
+            "overrides": [
+                {
+                    "fullName": "cat.db.t",
+                    "type": "table",
+                    "privileges": [*HELD["privileges"], *PRIVS["privileges"]],
+                }
+            ]
+        },
     ),
     Row("GET", f"{M}/owners/{{type}}/{{fullName}}", f"{M}/owners/table/cat.db.t", TABLE),
     Row(

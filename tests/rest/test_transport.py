@@ -127,7 +127,7 @@ def test_reference_curl_shapes_enums_in_any_case_out_lower_case(s: Site) -> None
 def test_unsupported_and_unknown_routes(s: Site) -> None:
     with s.http("admin") as h:
         error(h.get(f"{M}/tags"), 405, 1006, "UnsupportedOperationException")
-        error(h.put(M, json={"updates": []}), 405, 1006)
+        error(h.patch(M, json={"inUse": False}), 405, 1006)
         error(h.get("/elsewhere"), 404, 1003)
 
 
@@ -161,7 +161,8 @@ def test_bad_input_is_a_400_with_a_message_and_writes_nothing(
 ) -> None:
     before = s.seq()
     with s.http("admin") as h:
-        r = h.request("PUT" if "permissions" in path else "POST", path, content=body)
+        method = "PUT" if "permissions" in path else "POST"
+        r = h.request(method, path, content=body, headers={"Content-Type": "application/json"})
     assert needle in error(r, 400, 1001)["message"]
     assert s.seq() == before
 

@@ -14,7 +14,8 @@ from typing import Any
 import httpx
 import pytest
 from click.testing import CliRunner
-from gravitino.api.authorization.privileges import SelectTable
+from gravitino.api.authorization.privileges import SelectTable, UseCatalog, UseSchema
+from gravitino.api.authorization.securable_objects import SecurableObjects
 from gravitino.api.metadata_object import MetadataObject
 from gravitino.api.metadata_objects import MetadataObjects
 
@@ -300,9 +301,13 @@ def test_what_pushdown_cannot_hold_is_left_out_only_when_that_is_narrower(tmp_pa
     )
     built = to_model(snap, config.follow, config.backends)
     notes = "\n".join(built.notes)
-    assert "select_view" in notes and "group eng" in notes and "owner zed" in notes
+    assert "allow select_view" in notes and "group eng" in notes and "owner zed" in notes
+    assert "deny select_view" in notes and "wider" in notes  # the DENY is kept, as a wider one
     assert "names backend 'hive9', which is not configured" in notes
-    assert built.model.owners == {} and len(built.model.roles["r"]) == 1
+    assert built.model.owners == {} and {str(g) for g in built.model.roles["r"]} == {
+        "ALLOW SELECT_TABLE on schema c.db",
+        "DENY SELECT_TABLE on schema c.db",
+    }
     # a DENY that cannot be expressed: the read is not used at all
     bad = Snapshot("test", roles={"r": frozenset({("table", "nowhere.db.t", "SELECT_TABLE", "DENY")})})
     with pytest.raises(SourceUnreadable, match="cannot be enforced exactly"):
@@ -310,6 +315,85 @@ def test_what_pushdown_cannot_hold_is_left_out_only_when_that_is_narrower(tmp_pa
     # the same as an ALLOW is left out (narrower) and reported
     allow = Snapshot("test", roles={"r": frozenset({("table", "nowhere.db.t", "SELECT_TABLE", "ALLOW")})})
     assert "left out" in "\n".join(to_model(allow, config.follow, config.backends).notes)
+
+
+def _served_with(rig: Rig, role: str, extra: list[dict[str, Any]]) -> None:
+    """From now on the source answers ``role`` with what pushdown serve holds plus ``extra``
+    securable objects: what a Gravitino can hold that pushdown serve cannot (views,
+    functions, a condition of a later Gravitino)."""
+    auth = httpx.BasicAuth("admin", "x")
+    body = httpx.get(f"{rig.gravitino.uri}/api/metalakes/test/roles/{role}", auth=auth).json()
+    body["role"]["securableObjects"] = [*body["role"]["securableObjects"], *extra]
+    answer = (200, json.dumps(body))
+    rig.proxy.rule = lambda n, m, p: (
+        answer if m == "GET" and p.split("?")[0].endswith(f"/roles/{role}") else None
+    )
+
+
+def _viewer(rig: Rig, user: str = "bob") -> None:
+    """Role viewer: USE_CATALOG, USE_SCHEMA and SELECT_TABLE on catalog c, held by ``user``."""
+    cat = SecurableObjects.of_catalog("c", [UseCatalog.allow(), UseSchema.allow(), SelectTable.allow()])
+    rig.client.create_role("viewer", {}, [cat])
+    rig.client.grant_roles_to_user(["viewer"], user)
+
+
+def _on(type_: str, full: str, name: str, condition: str) -> dict[str, Any]:
+    return {"fullName": full, "type": type_.lower(), "privileges": [{"name": name, "condition": condition}]}
+
+
+def test_n10_a_deny_of_select_view_is_never_dropped(rig: Rig) -> None:
+    """N10: a role ALLOWs SELECT_TABLE on a catalog and DENIEs SELECT_VIEW there. pushdown
+    holds no views; dropping the DENY made MySQL grant SELECT ON the database and the view
+    readable. The DENY is enforced as DENY SELECT_TABLE there (at least as wide), with a note."""
+    _viewer(rig)
+    assert ("bob", "load_table", "table c.db.t0") in decisions(source_model(rig))  # without the DENY
+    _served_with(rig, "viewer", [_on("CATALOG", "c", "select_view", "deny")])
+    result = Follower(rig.config).poll(rig.ac)
+    assert result.ok, result.error
+    allowed = decisions(rig.ac.model)
+    assert not {d for d in allowed if d[0] == "bob" and d[1] == "load_table"}, "the DENY was dropped"
+    assert ("bob", "load_catalog", "catalog c") in allowed  # the rest of the role came along
+    assert any("select_view" in n and "wider" in n for n in result.notes), result.notes
+    # what a backend is asked to enforce: no read of any table in c for bob
+    rig.ac.sync(full=True)
+    held = json.loads(Path(rig.config.backends["demo"].settings["state"]).read_text())
+    assert not [row for row in held if row[0] == "bob" and row[1] == "load_table"], held
+    assert ["bob", "load_catalog", "catalog c"] in held
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        _on("CATALOG", "c", "execute_function", "deny"),
+        _on("SCHEMA", "c.db", "create_view", "deny"),
+        _on("VIEW", "c.db.v", "select_view", "deny"),
+        _on("FUNCTION", "c.db.f", "execute_function", "deny"),
+        _on("TABLE", "nowhere.db.t", "select_table", "deny"),
+    ],
+    ids=["function-privilege", "create-view", "view-object", "function-object", "unplaced-table"],
+)
+def test_a_deny_pushdown_cannot_hold_refuses_the_whole_read(rig: Rig, extra: dict[str, Any]) -> None:
+    """A DENY pushdown cannot hold (a privilege it does not enforce, an object it cannot
+    place) is never left out: the read is not used, the status names the grant, the
+    model stays as it was."""
+    f = Follower(rig.config)
+    assert f.poll(rig.ac).ok
+    before, seq = decisions(rig.ac.model), rig.ac.store.last_seq()
+    _viewer(rig)
+    _served_with(rig, "viewer", [extra])
+    result = f.poll(rig.ac)
+    assert not result.ok and result.kind == "cannot be enforced exactly"
+    name = extra["privileges"][0]["name"]
+    assert "role viewer: deny " + name in (result.error or ""), result.error
+    assert rig.ac.store.last_seq() == seq and decisions(rig.ac.model) == before
+    status = load_status(rig.ac.store, "")
+    assert status.failing and name in (status.last_error or "")
+    # the same as an ALLOW is left out (narrower) with a note, and the rest is used
+    allow = {**extra, "privileges": [{"name": name, "condition": "allow"}]}
+    _served_with(rig, "viewer", [allow])
+    used = f.poll(rig.ac)
+    assert used.ok and any(f"allow {name}" in n and "left out" in n for n in used.notes), used.notes
+    assert ("bob", "load_table", "table c.db.t0") in decisions(rig.ac.model)
 
 
 def test_an_unreachable_source_says_so(tmp_path: Path) -> None:

@@ -8,7 +8,9 @@ privilege the metastore refuses does not stop the others.
 
 Fence: the backend manages the grants whose grantor is its own (setting ``grantor``,
 default the setting ``user``, else ``pushdown``), granted as a USER grantor without
-grant option. Grants by other hands — the owner grants the metastore adds to tables
+grant option; the option (and a membership's admin option) is part of a fact, so one
+held WITH GRANT / ADMIN OPTION is revoked, and granted again without it where the model
+wants it. Grants by other hands — the owner grants the metastore adds to tables
 Spark creates, grants made by hand — are findings when they reach a user the model
 manages, never removed, unless ``manage_foreign_grants = true`` gives the backend the
 whole catalog (then they are managed facts like its own, and revoked when the model
@@ -61,6 +63,7 @@ from pushdown_hive.metastore import Listed, Metastore, Other, Refused, Unreachab
 from pushdown_hive.readback import (
     ServerRead,
     ServerScope,
+    bare_grant,
     fact_scope,
     folded,
     foreign_findings,
@@ -73,6 +76,7 @@ from pushdown_hive.readback import (
     server_scope,
 )
 from pushdown_hive.roles import Play, ServerRoles, Triple, plays
+from pushdown_hive.surface import ENTRIES
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,6 +95,7 @@ def _ops(plan: Plan, action: str, kind: type) -> list[Op]:
 
 class HiveBackend(Backend):
     kind = "hive"
+    SURFACE = ENTRIES
     capabilities = Capabilities(
         securable_types=frozenset({SecurableType.CATALOG, SecurableType.SCHEMA, SecurableType.TABLE})
     )
@@ -247,6 +252,7 @@ class HiveBackend(Backend):
                 )
             h.admin()
             h.server(self._own_global)
+            h.databases(server.databases, lambda db, owner: owners.get((db, None)) == bare(owner))
             h.tables(server.tables, lambda db, t, owner: owners.get((db, t.lower())) == bare(owner))
         except Unreachable as exc:
             raise self._gone(exc, "reading hand-made state") from exc
@@ -304,7 +310,8 @@ class HiveBackend(Backend):
         )
         # a privilege somebody else granted already satisfies the model: the metastore would
         # refuse a second grant of it (whoever the grantor), so it is not sent
-        taken = {x.grant for x in snapshot.server.listed} - snapshot.facts
+        # (with or without grant option: the option of another grantor's is a finding)
+        taken = {bare_grant(x.grant) for x in snapshot.server.listed if x.grant not in snapshot.facts}
         if not taken & desired.facts:
             return desired
         return replace(desired, facts=desired.facts - taken)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pushdown_hive.client import (
     Grant,
@@ -39,6 +39,7 @@ def to_client(grant: HiveGrant, grantor: str = "") -> Grant:
         PrincipalType[grant.principal_type],
         grant.privilege,
         grantor=grantor,
+        grant_option=grant.grant_option,
     )
 
 
@@ -48,13 +49,35 @@ def listed(row: Grant) -> Listed | None:
     if obj.type not in (ObjectType.DATABASE, ObjectType.TABLE) or obj.db is None or obj.column:
         return None
     table = obj.table if obj.type is ObjectType.TABLE else None
-    fact = HiveGrant(row.principal_type.name, row.principal, obj.db, table, row.privilege)
+    fact = HiveGrant(
+        row.principal_type.name,
+        row.principal,
+        obj.db,
+        table,
+        row.privilege,
+        row.grant_option,
+        row.grantor,
+        row.grantor_type.name,
+    )
     return Listed(fact, row.grantor, row.grantor_type.name, row.grant_option)
 
 
 def other(row: Grant, on: str) -> Other:
     return Other(
         row.principal_type.name, row.principal, row.privilege.upper(), row.grantor, on, row.grantor_type.name
+    )
+
+
+def table_info(t: Any) -> TableInfo:
+    """A Thrift table's owner, columns and partition-level privilege setting."""
+    params = t.parameters or {}
+    level = str(params.get("PARTITION_LEVEL_PRIVILEGE", "")).strip().upper() == "TRUE"
+    return TableInfo(
+        t.tableName,
+        t.owner or "",
+        tuple(c.name for c in (t.sd.cols if t.sd else None) or ()),
+        PrincipalType(t.ownerType).name if getattr(t, "ownerType", None) else "USER",
+        bool(t.partitionKeys) and level,
     )
 
 
@@ -90,10 +113,12 @@ class ThriftMetastore:
 
     def table_infos(self, db: str, tables: Sequence[str]) -> list[TableInfo]:
         rows = self._do(lambda: self.client.get_table_objects(db, tables))
-        return [
-            TableInfo(t.tableName, t.owner or "", tuple(c.name for c in (t.sd.cols if t.sd else None) or ()))
-            for t in rows
-        ]
+        return [table_info(t) for t in rows]
+
+    def database_owner(self, db: str) -> tuple[str, str]:
+        row = self._do(lambda: self.client.get_database(db))
+        kind = PrincipalType(row.ownerType).name if row.ownerType else "USER"
+        return row.ownerName or "", kind
 
     def column_grants(self, db: str, table: str, column: str) -> list[Other]:
         obj = HiveObject(ObjectType.COLUMN, db, table, column)
@@ -112,9 +137,9 @@ class ThriftMetastore:
     def role_names(self) -> list[str]:
         return self._do(self.client.get_role_names)
 
-    def members(self, role: str) -> list[tuple[str, str]]:
+    def members(self, role: str) -> list[tuple[str, str, bool]]:
         rows = self._do(lambda: self.client.get_principals_in_role(role))
-        return [(r.principal_type.name, r.principal) for r in rows]
+        return [(r.principal_type.name, r.principal, r.grant_option) for r in rows]
 
     def roles_held_by_role(self, role: str) -> list[str]:
         rows = self._do(lambda: self.client.get_role_grants_for_principal(role, PrincipalType.ROLE))

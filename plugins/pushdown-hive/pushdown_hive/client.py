@@ -206,6 +206,8 @@ class PrivilegeSet:
     users: dict[str, frozenset[str]]
     groups: dict[str, frozenset[str]]
     roles: dict[str, frozenset[str]]
+    #: the privilege names held WITH GRANT OPTION (``PrivilegeGrantInfo.grantOption``), however
+    options: frozenset[str] = frozenset()
 
     @property
     def all(self) -> frozenset[str]:
@@ -221,7 +223,11 @@ class PrivilegeSet:
         def names(by: dict[str, list[Any]] | None) -> dict[str, frozenset[str]]:
             return {k: frozenset(i.privilege for i in v) for k, v in (by or {}).items()}
 
-        return cls(names(ps.userPrivileges), names(ps.groupPrivileges), names(ps.rolePrivileges))
+        parts = (ps.userPrivileges, ps.groupPrivileges, ps.rolePrivileges)
+        options = frozenset(
+            i.privilege for by in parts for infos in (by or {}).values() for i in infos if i.grantOption
+        )
+        return cls(names(ps.userPrivileges), names(ps.groupPrivileges), names(ps.rolePrivileges), options)
 
 
 def parse_uri(uri: str) -> tuple[str, int]:
@@ -234,6 +240,7 @@ def parse_uri(uri: str) -> tuple[str, int]:
 
 _PERMANENT: dict[str, type[HiveRefused]] = {
     "NoSuchObjectException": HiveNotFound,
+    "UnknownDBException": HiveNotFound,  # the batch table read's answer for a missing database
     "AlreadyExistsException": HiveAlreadyExists,
 }
 
@@ -260,6 +267,8 @@ class MetastoreClient:
         self.rows = 0
         self._transport: Any = None
         self._client: Any = None
+        #: the metastore answers only the request forms of some calls (Hive 4)
+        self._requests_only = False
 
     @classmethod
     def connect(
@@ -351,11 +360,11 @@ class MetastoreClient:
         return names
 
     def table_exists(self, db: str, table: str) -> bool:
+        # Hive 4 has no get_table; the batch read answers on 2.3 and 4 alike
         try:
-            self._call("get_table", db, table)
+            return bool(self.get_table_objects(db, [table]))
         except HiveNotFound:
             return False
-        return True
 
     def create_database(self, db: str, location: str | None = None, owner: str | None = None) -> None:
         self._call(
@@ -370,6 +379,22 @@ class MetastoreClient:
             ),
         )
 
+    def get_database(self, db: str) -> Any:
+        """``get_database``: the Thrift database (owner name and type, location, parameters)."""
+        return self._call("get_database", db)
+
+    def set_database_owner(self, db: str, owner: str, owner_type: PrincipalType = USER) -> None:
+        """``alter_database`` with another owner (what ``ALTER DATABASE ... SET OWNER`` does)."""
+        row = self._call("get_database", db)
+        row.ownerName, row.ownerType = owner, int(owner_type)
+        self._call("alter_database", db, row)
+
+    def set_table_owner(self, db: str, table: str, owner: str) -> None:
+        """``alter_table`` with another owner (what ``ALTER TABLE ... SET OWNER`` does)."""
+        row = self._call("get_table", db, table)
+        row.owner = owner
+        self._call("alter_table", db, table, row)
+
     def drop_database(self, db: str, *, cascade: bool = True, delete_data: bool = True) -> None:
         self._call("drop_database", db, delete_data, cascade)
 
@@ -381,8 +406,11 @@ class MetastoreClient:
         *,
         owner: str = "pushdown",
         location: str | None = None,
+        partitions: Sequence[tuple[str, str]] = (),
+        parameters: dict[str, str] | None = None,
     ) -> None:
-        """A plain text-format managed table (what tests and demos need; Spark makes real ones)."""
+        """A plain text-format managed table (what tests and demos need; Spark makes real ones),
+        partitioned by ``partitions`` (name, type), with table ``parameters``."""
         sd = _tt.StorageDescriptor(
             cols=[_tt.FieldSchema(name, kind, "") for name, kind in columns],
             location=location,
@@ -404,15 +432,28 @@ class MetastoreClient:
                 dbName=db,
                 owner=owner,
                 sd=sd,
-                partitionKeys=[],
-                parameters={},
+                partitionKeys=[_tt.FieldSchema(name, kind, "") for name, kind in partitions],
+                parameters=dict(parameters or {}),
                 tableType="MANAGED_TABLE",
             ),
         )
 
     def get_table_objects(self, db: str, tables: Sequence[str]) -> list[Any]:
-        """``get_table_objects_by_name``: the Thrift tables (owner, columns) of ``tables``, one call."""
-        rows: list[Any] = self._call("get_table_objects_by_name", db, list(tables)) or []
+        """``get_table_objects_by_name``: the Thrift tables (owner, columns) of ``tables``, one
+        call (``get_table_objects_by_name_req`` on a metastore without it: Hive 4)."""
+        rows: list[Any]
+        if not self._requests_only:
+            try:
+                rows = self._call("get_table_objects_by_name", db, list(tables)) or []
+            except HiveRefused as exc:
+                if "Invalid method name" not in str(exc):
+                    raise
+                self._requests_only = True
+        if self._requests_only:
+            found = self._call(
+                "get_table_objects_by_name_req", _tt.GetTablesRequest(dbName=db, tblNames=list(tables))
+            )
+            rows = list(found.tables or [])
         self.rows += len(rows)
         return rows
 

@@ -1,19 +1,25 @@
 """The facts the Hive backend plans with: privileges granted on databases and tables.
 
 A fact is in metastore terms (principal type and name, database, table, privilege), so
-what ``list_privileges`` returns compares equal to what the model compiles to. The
-grantor is not part of a fact: the backend reads only the grants whose grantor is its
-own (its fence), and the metastore refuses a second grant of the same privilege to the
-same principal on the same object whoever granted the first, so two grantors can never
-hold one fact apart.
+what ``list_privileges`` returns compares equal to what the model compiles to.
 
-A fact is its own key: a grant exists or it does not.
+The modifiers a grant carries are part of it: a privilege granted WITH GRANT OPTION,
+and a role held WITH ADMIN OPTION, let the holder pass it on (HiveServer2's SQL-standard
+authorizer checks exactly these), which the model never gives. So a grant the model
+wants, held with the option, is another fact than the one the model compiles to: the
+plan revokes it and grants it again without the option. The grantor and its type are
+kept with a grant (plans and findings name them) but do not tell two facts apart: the
+backend manages only the grants its own grantor made (its fence), and the metastore
+refuses a second grant of the same privilege to the same principal on the same object
+whoever granted the first, so two grantors can never hold one fact apart.
+
+A fact is its own key: a grant (with its option) exists or it does not.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 #: The principal types of the metastore's Thrift API (``PrincipalType``).
@@ -32,6 +38,11 @@ class HiveGrant:
     db: str
     table: str | None
     privilege: str
+    #: held WITH GRANT OPTION (the holder may grant it on): never wanted by the model
+    grant_option: bool = False
+    #: who granted it (a plan names it); not compared: see the module's docstring
+    grantor: str = field(default="", compare=False)
+    grantor_type: str = field(default="USER", compare=False)
 
     #: grants are sent after anything they may depend on (a role a grant names)
     phase = 1
@@ -46,10 +57,12 @@ class HiveGrant:
         return f"{what} {_quote(name)}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"hive": [self.principal_type, self.principal, self.db, self.table, self.privilege]}
+        row: list[Any] = [self.principal_type, self.principal, self.db, self.table, self.privilege]
+        return {"hive": [*row, True] if self.grant_option else row}
 
     def __str__(self) -> str:
-        return f"{self.privilege} ON {self.on()} TO {self.principal_type} {_quote(self.principal)}"
+        option = " WITH GRANT OPTION" if self.grant_option else ""
+        return f"{self.privilege} ON {self.on()} TO {self.principal_type} {_quote(self.principal)}{option}"
 
 
 @dataclass(frozen=True, order=True)
@@ -78,6 +91,8 @@ class HiveMember:
 
     role: str
     user: str
+    #: held WITH ADMIN OPTION (the user may grant the role on): never wanted by the model
+    admin: bool = False
 
     phase = 1
 
@@ -86,10 +101,11 @@ class HiveMember:
         return self
 
     def to_json(self) -> dict[str, Any]:
-        return {"hive_member": [self.role, self.user]}
+        return {"hive_member": [self.role, self.user, True] if self.admin else [self.role, self.user]}
 
     def __str__(self) -> str:
-        return f"ROLE {_quote(self.role)} TO USER {_quote(self.user)}"
+        option = " WITH ADMIN OPTION" if self.admin else ""
+        return f"ROLE {_quote(self.role)} TO USER {_quote(self.user)}{option}"
 
 
 @dataclass(frozen=True, order=True)
@@ -156,14 +172,16 @@ def fact_from_json(data: Mapping[str, Any]) -> HiveFact:
     if isinstance(server, list) and len(server) == 3 and server[0] in PRINCIPAL_TYPES:
         return HiveGlobal(str(server[0]), str(server[1]), str(server[2]))
     member = data.get("hive_member")
-    if isinstance(member, list) and len(member) == 2:
-        return HiveMember(str(member[0]), str(member[1]))
+    if isinstance(member, list) and len(member) in (2, 3):
+        return HiveMember(str(member[0]), str(member[1]), len(member) == 3 and member[2] is True)
     try:
-        ptype, principal, db, table, privilege = data["hive"]
+        row = list(data["hive"])
+        option = len(row) == 6 and row.pop() is True
+        ptype, principal, db, table, privilege = row
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"not a saved Hive grant: {dict(data)!r}") from exc
     if ptype not in PRINCIPAL_TYPES:
         raise ValueError(f"not a saved Hive grant (principal type {ptype!r}): {dict(data)!r}")
     return HiveGrant(
-        str(ptype), str(principal), str(db), None if table is None else str(table), str(privilege)
+        str(ptype), str(principal), str(db), None if table is None else str(table), str(privilege), option
     )

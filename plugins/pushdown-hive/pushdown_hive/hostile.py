@@ -8,8 +8,10 @@ What a sync reads beyond its grants, and what it costs:
   ``get_principals_in_role`` per such role; a finding when anybody holds it;
 - the holders of the metastore's ``admin`` role: one call per sync;
 - the server-level (GLOBAL) grants: one call per sync;
-- the owners and columns of the tables read: one ``get_table_objects_by_name`` per
-  database read, then one ``list_privileges`` per column of those tables.
+- the owner of each database read: one ``get_database`` per database;
+- the owners, columns and partition-level privilege setting of the tables read: one
+  ``get_table_objects_by_name`` per database read, then one ``list_privileges`` per
+  column of those tables.
 
 Names are compared as the metastore's database compares them: trailing blanks dropped,
 case folded (``'alice '`` is ``alice``, ``'public '`` is ``public``).
@@ -23,7 +25,7 @@ from pushdown.model.securables import SecurableType
 from pushdown.model.state import Model
 from pushdown_hive.facts import GROUP, ROLE, USER, HiveGlobal
 from pushdown_hive.identity import Identity
-from pushdown_hive.metastore import Listed, Metastore, Other, Refused
+from pushdown_hive.metastore import Listed, Metastore, Other, Refused, TableInfo
 
 #: the tail of every finding here: pushdown leaves it alone
 ALONE = "pushdown leaves it alone (revoke it by hand, or set manage_foreign_grants = true)"
@@ -38,14 +40,17 @@ def is_public(principal_type: str, name: str) -> bool:
     return principal_type == ROLE and bare(name) == "public"
 
 
-def owners_of(model: Model, catalog: str, identity: Identity) -> dict[tuple[str, str], str]:
-    """(database, table) -> the metastore name of the user the model makes its owner."""
-    out = {}
+def owners_of(model: Model, catalog: str, identity: Identity) -> dict[tuple[str, str | None], str]:
+    """(database, table) -> the metastore name of the user the model makes its owner;
+    (database, None) for a schema's owner."""
+    out: dict[tuple[str, str | None], str] = {}
     for obj, owner in model.owners.items():
-        if obj.type is SecurableType.TABLE and obj.names[0] == catalog:
-            name = identity.name(owner)
-            if name is not None:
-                out[(obj.names[1].lower(), obj.names[2].lower())] = bare(name)
+        if obj.type not in (SecurableType.SCHEMA, SecurableType.TABLE) or obj.names[0] != catalog:
+            continue
+        name = identity.name(owner)
+        if name is not None:
+            table = obj.names[2].lower() if obj.type is SecurableType.TABLE else None
+            out[(obj.names[1].lower(), table)] = bare(name)
     return out
 
 
@@ -64,7 +69,7 @@ class Hostile:
     def _members(self, role: str) -> list[tuple[str, str]]:
         self.calls += 1
         try:
-            return self.ms.members(role)
+            return [(kind, name) for kind, name, _ in self.ms.members(role)]
         except Refused:
             return []  # dropped meanwhile: nobody holds it
 
@@ -124,6 +129,25 @@ class Hostile:
                 "pushdown leaves it alone (revoke it by hand)"
             )
 
+    def databases(self, dbs: Iterable[str], owns: Callable[[str, str], bool]) -> None:
+        """Owners of the databases read that the model does not make: HiveServer2's
+        SQL-standard authorizer lets a database's owner create (and drop) its tables and
+        alter or drop it, with no grant row. A user owner is a finding when it is a model
+        user, a role or group owner whenever set (its holders are resolved by the server)."""
+        for db in sorted(dbs):
+            self.calls += 1
+            try:
+                owner, kind = self.ms.database_owner(db)
+            except Refused:
+                continue  # dropped meanwhile: the grant read says so
+            if not owner or (kind == USER and (not self.managed_user(owner) or owns(db, owner))):
+                continue
+            self.findings.append(
+                f"database {db} has owner {kind} {owner!r} on the metastore (set by hand; catalog "
+                f"{self.catalog}), which the model does not make its owner: HiveServer2 lets a database's "
+                "owner create, alter and drop there; pushdown leaves owners alone (set it back by hand)"
+            )
+
     def tables(self, tables: Iterable[tuple[str, str]], owns: Callable[[str, str, str], bool]) -> None:
         """Owners the model does not make, and column grants, of the tables read."""
         by_db: dict[str, list[str]] = {}
@@ -136,7 +160,15 @@ class Hostile:
             except Refused:
                 continue  # dropped meanwhile: the grant read says so
             for info in infos:
-                if info.owner and self.managed_user(info.owner) and not owns(db, info.table, info.owner):
+                self._partition_level(db, info)
+                if info.owner and info.owner_type != USER:
+                    self.findings.append(
+                        f"table {db}.{info.table} has owner {info.owner_type} {info.owner!r} "
+                        f"on the metastore (catalog {self.catalog}): its holders or members get an owner's "
+                        "rights, which the model does not give; pushdown leaves owners alone (set it back "
+                        "by hand)"
+                    )
+                elif info.owner and self.managed_user(info.owner) and not owns(db, info.table, info.owner):
                     self.findings.append(
                         f"table {db}.{info.table} has owner {info.owner!r} on the metastore (set by hand; "
                         f"catalog {self.catalog}), which the model does not make its owner: HiveServer2 "
@@ -145,6 +177,15 @@ class Hostile:
                     )
                 for column in info.columns:
                     self._column(db, info.table, column)
+
+    def _partition_level(self, db: str, info: TableInfo) -> None:
+        if info.partition_level:
+            self.findings.append(
+                f"table {db}.{info.table} is partitioned with PARTITION_LEVEL_PRIVILEGE = true (catalog "
+                f"{self.catalog}): Hive's legacy authorizer then decides on each partition's own grants, "
+                "which pushdown neither reads nor writes; unset the parameter, or check its partitions' "
+                "grants by hand"
+            )
 
     def _column(self, db: str, table: str, column: str) -> None:
         self.calls += 1

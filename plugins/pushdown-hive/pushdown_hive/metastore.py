@@ -44,6 +44,11 @@ class TableInfo:
     table: str
     owner: str
     columns: tuple[str, ...]
+    #: the owner's principal type (Hive 3 and later; a 2.3 table's owner is a USER)
+    owner_type: str = "USER"
+    #: partitioned, with the table parameter ``PARTITION_LEVEL_PRIVILEGE`` set to true:
+    #: Hive's legacy authorizer then decides on each partition's own grants
+    partition_level: bool = False
 
 
 class Refused(Exception):
@@ -80,6 +85,10 @@ class Metastore(Protocol):
         """``get_table_objects_by_name``: owners and columns of a database's tables, one call."""
         ...
 
+    def database_owner(self, db: str) -> tuple[str, str]:
+        """``get_database``: the database's owner and owner type (``("", "USER")`` for none)."""
+        ...
+
     def column_grants(self, db: str, table: str, column: str) -> list[Other]:
         """``list_privileges`` on one column (the metastore lists no table's columns at once)."""
         ...
@@ -101,8 +110,9 @@ class Metastore(Protocol):
         """``get_role_names``: every role of the metastore."""
         ...
 
-    def members(self, role: str) -> list[tuple[str, str]]:
-        """``get_principals_in_role``: (principal type, name) of each direct holder."""
+    def members(self, role: str) -> list[tuple[str, str, bool]]:
+        """``get_principals_in_role``: (principal type, name, WITH ADMIN OPTION) of each
+        direct holder."""
         ...
 
     def roles_held_by_role(self, role: str) -> list[str]:

@@ -17,7 +17,7 @@ the model manages, and are never removed unless the backend is told to own them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.reconcile.reach import Reach, scope_reach
@@ -104,19 +104,27 @@ def normalised(listed: Listed) -> Listed:
     g = listed.grant
     if g.privilege.isupper():
         return listed
-    grant = HiveGrant(g.principal_type, g.principal, g.db, g.table, g.privilege.upper())
-    return Listed(grant, listed.grantor, listed.grantor_type, listed.grant_option)
+    return Listed(
+        replace(g, privilege=g.privilege.upper()), listed.grantor, listed.grantor_type, listed.grant_option
+    )
+
+
+def bare_grant(g: HiveGrant) -> HiveGrant:
+    """``g`` without its modifier: the privilege alone, as the metastore keys it (it
+    refuses a second grant of it whoever granted the first, with or without option)."""
+    return replace(g, grant_option=False) if g.grant_option else g
 
 
 def ours(x: Listed, grantor: str) -> bool:
     """Granted by the backend's grantor, a USER (as it grants; a role of the same name is
     somebody else's). One it made with grant option (by hand: pushdown never does) is
-    its own too: it is revoked when the model does not want it, never left wider."""
+    its own too, a fact of its own (the option is part of it): it is revoked when the
+    model does not want it, and replaced by the grant without the option when it does."""
     return x.grantor == grantor and x.grantor_type == USER
 
 
 def managed_facts(listed: Iterable[Listed], grantor: str) -> frozenset[HiveGrant]:
-    """The grants the backend manages: those its grantor made (without grant option)."""
+    """The grants the backend manages: those its grantor made (with their option)."""
     return frozenset(x.grant for x in listed if ours(x, grantor))
 
 
@@ -133,9 +141,8 @@ def foreign_findings(
         everyone = g.principal_type == "ROLE" and g.principal.rstrip(" ").lower() == "public"
         if not (everyone or manages(g)):
             continue
-        how = " WITH GRANT OPTION" if x.grant_option else ""
         out.append(
-            f"{g}{how} (granted by {x.grantor_type} {x.grantor!r}, not by pushdown; in catalog "
+            f"{g} (granted by {x.grantor_type} {x.grantor!r}, not by pushdown; in catalog "
             f"{catalog}): access that bypasses the model; pushdown leaves it alone (revoke it by hand, "
             "or set manage_foreign_grants = true)"
         )
@@ -214,7 +221,7 @@ def read_roles(ms: Metastore, prefix: str) -> tuple[ServerRoles, int]:
     where pushdown grants none (a managed role held by a group or a role, a role held by
     a managed role): one call for the names, two per managed role."""
     names = [n for n in ms.role_names() if n.startswith(prefix)]
-    held: dict[str, list[tuple[str, str]]] = {}
+    held: dict[str, list[tuple[str, str, bool]]] = {}
     nested: set[tuple[str, str, str]] = set()
     for n in names:
         try:
@@ -224,12 +231,15 @@ def read_roles(ms: Metastore, prefix: str) -> tuple[ServerRoles, int]:
             if n in ms.role_names():
                 raise  # there, yet unreadable: said as an error, not skipped
             held.pop(n, None)  # dropped since the names were listed: nothing of it is left
-    members = {n: frozenset(name for kind, name in rows if kind == USER) for n, rows in held.items()}
-    nested |= {(n, kind, name) for n, rows in held.items() for kind, name in rows if kind != USER}
-    return ServerRoles(members, frozenset(nested)), 1 + 2 * len(names)
+    members = {n: frozenset(name for kind, name, _ in rows if kind == USER) for n, rows in held.items()}
+    admins = {(n, name) for n, rows in held.items() for kind, name, admin in rows if kind == USER and admin}
+    nested |= {(n, kind, name) for n, rows in held.items() for kind, name, _ in rows if kind != USER}
+    return ServerRoles(members, frozenset(nested), frozenset(admins)), 1 + 2 * len(names)
 
 
 def role_facts(server: ServerRoles) -> set[HiveFact]:
+    """The managed roles, their USER members (a membership WITH ADMIN OPTION is a fact
+    of its own, never wanted) and the roles nested by hand."""
     out: set[HiveFact] = {HiveRole(n) for n in server.members}
-    out |= {HiveMember(n, u) for n, users in server.members.items() for u in users}
+    out |= {HiveMember(n, u, (n, u) in server.admins) for n, users in server.members.items() for u in users}
     return out | {HiveHeld(*edge) for edge in server.nested}

@@ -51,6 +51,8 @@ class ServerRoles:
     #: (role, principal type, principal): a managed role held by a group or a role, or
     #: a role held by a managed role; pushdown grants none of these
     nested: frozenset[tuple[str, str, str]] = frozenset()
+    #: (role, user): memberships held WITH ADMIN OPTION (made by hand: pushdown never does)
+    admins: frozenset[tuple[str, str]] = frozenset()
 
 
 @dataclass(frozen=True)

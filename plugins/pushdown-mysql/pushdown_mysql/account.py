@@ -1,12 +1,13 @@
 """The least privileges pushdown's own account needs, as statements an administrator runs.
 
-Reading back needs ``SELECT`` on five grant tables (MariaDB; on MySQL 8,
-``mysql.role_edges`` instead of ``mysql.roles_mapping``). Granting and revoking a
-privilege needs that privilege WITH GRANT OPTION on the object, so for every database
-pushdown governs it needs the privileges of :data:`~pushdown_mysql.mapping.GRANTABLE`
-on that database WITH GRANT OPTION. A database pushdown holds nothing on is invisible
-to it (``information_schema`` filters it out) and therefore not governed. It never
-needs a global (``*.*``) privilege, ``CREATE USER``, ``SUPER`` or ``RELOAD``.
+Reading back needs ``SELECT`` on eight grant tables (MariaDB; on MySQL 8,
+``mysql.role_edges`` and ``mysql.global_grants`` instead of ``mysql.roles_mapping`` and
+``mysql.global_priv``). Granting and revoking a privilege needs that privilege WITH GRANT
+OPTION on the object, so for every database pushdown governs it needs the privileges of
+:data:`~pushdown_mysql.mapping.GRANTABLE` on that database WITH GRANT OPTION. A database
+pushdown holds nothing on is invisible to it (``information_schema`` filters it out) and
+therefore not governed. It never needs a global (``*.*``) privilege, ``CREATE USER``,
+``SUPER`` or ``RELOAD``.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from pushdown_mysql.facts import escape_db_pattern
 from pushdown_mysql.mapping import GRANTABLE
 from pushdown_mysql.quoting import template_ident
 
-GRANT_TABLES_MARIADB = ("user", "db", "tables_priv", "columns_priv", "roles_mapping")
-GRANT_TABLES_MYSQL = ("user", "db", "tables_priv", "columns_priv", "role_edges")
+_EVERY = ("user", "db", "tables_priv", "columns_priv", "procs_priv", "proxies_priv")
+GRANT_TABLES_MARIADB = (*_EVERY, "roles_mapping", "global_priv")
+GRANT_TABLES_MYSQL = (*_EVERY, "role_edges", "global_grants")
 
 Statement = tuple[str, tuple[str, ...]]
 

@@ -8,10 +8,15 @@ on one connection, and a statement the server refuses does not stop the others.
 
 Fence: the backend manages the accounts ``<account_prefix><user>@<account_host>``
 (settings; default ``pd_`` and ``%``), never its own account, never roles, never
-``root``/``mariadb.sys``/``mysql`` (``PUBLIC`` only where its grants reach a governed
-database and pushdown may revoke them). An empty prefix manages every account at
-that host: the configuration then gives it the whole server. It never creates or
-drops accounts.
+``root``/``mariadb.sys``/``mysql``. The rows of a principal that reaches a managed login
+(``PUBLIC``, the anonymous user ``''``, a managed user name at another host) are
+revoked where they reach a governed database and pushdown may revoke them, and their
+role memberships where pushdown holds the role WITH ADMIN OPTION; the rest is reported
+with the statement to run (:mod:`pushdown_mysql.findings`, :mod:`pushdown_mysql.routines`).
+An empty prefix manages every account at that host: the configuration then gives it
+the whole server. It never creates or drops accounts. ``SURFACE`` lists every grant
+table, principal form and modifier of the server and what the backend does with it
+(:mod:`pushdown_mysql.surface`).
 """
 
 from __future__ import annotations
@@ -52,7 +57,15 @@ from pushdown_mysql.facts import (
     exact_db_name,
     fact_from_json,
 )
-from pushdown_mysql.findings import PUBLIC, in_reach, public_findings, shadow_findings, stuck
+from pushdown_mysql.findings import (
+    ANONYMOUS,
+    PUBLIC,
+    in_reach,
+    mandatory_findings,
+    public_findings,
+    shadow_findings,
+    stuck,
+)
 from pushdown_mysql.identity import sharing
 from pushdown_mysql.readback import (
     Dialect,
@@ -61,16 +74,21 @@ from pushdown_mysql.readback import (
     ServerScope,
     admin_roles,
     dialect_of,
+    parse_access,
     parse_columns,
     parse_db,
+    parse_dynamic,
     parse_fold,
     parse_inventory,
+    parse_mandatory,
     parse_roles,
     parse_tables,
     parse_users,
     server_scope,
 )
+from pushdown_mysql.routines import parse_proxies, parse_routines, proxy_findings, routine_findings
 from pushdown_mysql.statements import Statement, statements
+from pushdown_mysql.surface import ENTRIES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,6 +123,7 @@ class MySQLBackend(Backend):
     capabilities = Capabilities(
         securable_types=frozenset({SecurableType.CATALOG, SecurableType.SCHEMA, SecurableType.TABLE})
     )
+    SURFACE = ENTRIES
 
     def __init__(self, context: BackendContext) -> None:
         super().__init__(context)
@@ -152,11 +171,21 @@ class MySQLBackend(Backend):
         within = where.within()
         managed = frozenset(g for g in server.grants if self._governs(g, server) and within(g))
         beyond, stuck_findings = stuck(server, managed)
+        def mine(a: Account) -> bool:
+            return self.manages(a, server.me)
+
+        def reaches(a: Account) -> bool:
+            return self.reaches(a, server.me)
+
+        others = (g for g in server.grants if not mine(g.account) and reaches(g.account))
         found = (
             *self._ambiguous(catalogs),
-            *public_findings(server),
-            *shadow_findings(server, lambda a: self.manages(a, server.me)),
+            *public_findings([g for g in others if not self._governs(g, server)]),
+            *shadow_findings(server, mine),
             *stuck_findings,
+            *routine_findings(server.routines, reaches),
+            *proxy_findings(server.proxies, reaches),
+            *mandatory_findings(server),
         )
         return MySQLSnapshot(
             facts=managed - beyond,
@@ -180,7 +209,7 @@ class MySQLBackend(Backend):
         dialect = session.dialect
         hosts = None
         if accounts is not None:  # our own rows name what we may grant; PUBLIC's reach everyone
-            accounts = accounts | {session.me.user, PUBLIC}
+            accounts = accounts | {session.me.user, PUBLIC, ANONYMOUS}
             hosts = frozenset({self.naming.host, session.me.host, "", *more_hosts})  # "": PUBLIC's host
         own = frozenset({session.me.user}) if lean else None
         reads = dialect.queries(accounts, databases, hosts, lean=own)
@@ -188,6 +217,8 @@ class MySQLBackend(Backend):
         accounts_found, roles, global_grants = parse_users(dialect, rows["mysql.user"])
         role_key = "mysql.roles_mapping" if dialect.mariadb else "mysql.role_edges"
         grants = global_grants | parse_db(dialect, rows["mysql.db"]) | parse_tables(rows["mysql.tables_priv"])
+        grants |= parse_access(rows.get("mysql.global_priv", []))
+        grants |= parse_dynamic(rows.get("mysql.global_grants", []))
         role_rows = rows.get(role_key, [])
         snap = ServerRead(
             dialect,
@@ -198,21 +229,39 @@ class MySQLBackend(Backend):
             frozenset(grants | parse_columns(rows["mysql.columns_priv"]) | parse_roles(role_rows)),
             admin_roles(role_rows, session.me),
             parse_fold(rows["settings"]) if "settings" in rows else 0,
+            frozenset(parse_routines(rows.get("mysql.procs_priv", []))),
+            frozenset(parse_proxies(rows.get("mysql.proxies_priv", []))),
+            parse_mandatory(rows.get("settings", [])),
         )
         return snap
 
     def _governs(self, fact: ServerFact, server: ServerRead) -> bool:
-        """A row pushdown keeps equal to the model: a managed account's; PUBLIC's, or those of
-        an account with a managed user name at another host (a login as that user from
-        there is that account), on what pushdown governs and may revoke (desired: none)."""
+        """A row pushdown keeps equal to the model: a managed account's; and those of a
+        principal that reaches a managed login (:meth:`reaches`: PUBLIC, the anonymous user,
+        a managed user name at another host), desired none: their grants on what pushdown
+        governs and may revoke, and their roles (revoked where pushdown holds the role WITH
+        ADMIN OPTION, else reported: :func:`~pushdown_mysql.findings.stuck`)."""
         account = fact.account
         if self.manages(account, server.me):
             return True
-        if account.user == server.me.user:
+        if not self.reaches(account, server.me):
+            return False
+        return isinstance(fact, RoleGrant) or in_reach(server, fact)
+
+    def reaches(self, account: Account, me: Account) -> bool:
+        """Whether ``account``'s rows can apply to a login as a managed account: PUBLIC's (every
+        account holds them), the anonymous user's (its database rows match every user name;
+        a login from a host it matches more closely is that account), or an account with a
+        managed user name at another host (a login from there is that account)."""
+        if self.manages(account, me):
+            return True
+        if account.user == me.user:
             return False  # pushdown's own name at any host (an empty prefix would match it)
-        if account.public or self.manages(Account(account.user, self.naming.host), server.me):
-            return in_reach(server, fact)
-        return False
+        return (
+            account.public
+            or account.user == ANONYMOUS
+            or self.manages(Account(account.user, self.naming.host), me)
+        )
 
     def manages(self, account: Account, me: Account) -> bool:
         return (

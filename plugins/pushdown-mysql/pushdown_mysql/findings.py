@@ -5,11 +5,16 @@ They make ``pushdown plan`` and ``verify`` report drift (exit 2) even when pushd
 has nothing it may change:
 
 - grants ``TO PUBLIC`` (MariaDB ≥ 10.11 keeps them under the role ``PUBLIC``): every
-  account holds them, managed ones included. Those on a table or database pushdown
-  governs, that its account may revoke, are revoked (:func:`public_in_reach`: they
-  would make every managed account wider than the model); the others are reported;
-- a second account with a managed account's user name at a more specific host
-  (``pd_x@localhost`` shadows ``pd_x@%``): a login from there is that account;
+  account holds them, managed ones included; and the anonymous user's (``''@host``: its
+  database rows match every user name), and those of a managed user name at another
+  host. Those on a table or database pushdown governs, that its account may revoke, are
+  revoked (:func:`in_reach`: they would make a managed login wider than the model); the
+  others are reported (:func:`public_findings`). Their role memberships (``GRANT r TO
+  PUBLIC``) are revoked like a managed account's, or reported (:func:`stuck`);
+- a second account with a managed account's user name at another host
+  (``pd_x@localhost`` shadows ``pd_x@%``), or an anonymous account at a host more
+  specific than a managed account's: a login from there is that account;
+- MySQL 8's ``mandatory_roles``: every account holds them;
 - wildcard (```s%`.*``), global (``*.*``) and role grants on a managed account that
   pushdown's least-privileged account cannot revoke (it would need the privilege WITH
   GRANT OPTION at that level, or the role WITH ADMIN OPTION): they are left out of the
@@ -28,6 +33,8 @@ from pushdown_mysql.readback import ServerRead
 from pushdown_mysql.statements import grant_statement
 
 PUBLIC = "PUBLIC"
+#: the anonymous user (``''@host``): its database rows match every user name
+ANONYMOUS = ""
 
 
 def _privilege(fact: Grant | ColumnGrant) -> str:
@@ -65,19 +72,31 @@ def in_reach(server: ServerRead, fact: ServerFact) -> bool:
     return not revocable(server, fact)
 
 
-def public_findings(server: ServerRead) -> Iterator[str]:
-    held = (
-        g
-        for g in server.grants
-        if isinstance(g, Grant | ColumnGrant) and g.account.user == PUBLIC and not public_in_reach(server, g)
-    )
-    for (_, on), privileges in sorted(_grouped(held).items()):
+def public_findings(held: Iterable[ServerFact]) -> Iterator[str]:
+    """Grants of a principal that reaches a managed login (PUBLIC, the anonymous user, a
+    managed user name at another host) that pushdown may not revoke: one finding each."""
+    grants = [g for g in held if isinstance(g, Grant | ColumnGrant)]
+    for (account, on), privileges in sorted(_grouped(grants).items()):
         privs = ", ".join(privileges)
         yield (
-            f"{privs} on {on} is granted TO PUBLIC: every account on the server holds it, the ones "
-            "pushdown manages included, whatever the model decides; pushdown's account may not revoke it "
-            f"there: revoke it by hand: REVOKE {privs} ON {on} FROM PUBLIC"
+            f"{privs} on {on} is granted {_whom(account)}, whatever the model decides; pushdown's "
+            f"account may not revoke it there: revoke it by hand: REVOKE {privs} ON {on} FROM {account}"
         )
+
+
+def _whom(account: Account) -> str:
+    if account.public:
+        return "TO PUBLIC: every account on the server holds it, the ones pushdown manages included"
+    if account.user == ANONYMOUS:
+        return (
+            f"to the anonymous account {account}: its database rows apply to every user name logging "
+            f"in from a host that matches {account.host!r} (the managed accounts included), and a login "
+            "from a host it matches more closely than a managed account's is that account"
+        )
+    return (
+        f"to {account}, an account with a managed user name at another host: a login as "
+        f"{account.user!r} from a host that matches {account.host!r} may be that account"
+    )
 
 
 def _more_specific(host: str, than: str) -> bool:
@@ -91,16 +110,42 @@ def _more_specific(host: str, than: str) -> bool:
 
 
 def shadow_findings(server: ServerRead, managed: Callable[[Account], bool]) -> Iterator[str]:
+    """An account with a managed user name at another host, or an anonymous account at a
+    host more specific than a managed account's: a login from there is that account."""
     by_user = {a.user: a for a in server.accounts if managed(a)}
+    hosts = sorted({a.host for a in by_user.values()})
     for other in sorted(server.accounts):
-        mine = by_user.get(other.user)
-        if mine is None or other == mine or not _more_specific(other.host, mine.host):
+        if other.user == ANONYMOUS:
+            shadowed = [h for h in hosts if _more_specific(other.host, h)]
+            if shadowed:
+                yield (
+                    f"the anonymous account {other} shadows every managed account at "
+                    f"{', '.join(repr(h) for h in shadowed)}: a login as any of them from a host that "
+                    f"matches {other.host!r} is the anonymous account (with its password, or none), not "
+                    "the one pushdown keeps equal to the model; pushdown revokes its grants on the "
+                    f"databases it governs, but never drops accounts: drop it by hand: DROP USER {other}"
+                )
             continue
+        mine = by_user.get(other.user)
+        if mine is None or other == mine:
+            continue
+        how = "shadows" if _more_specific(other.host, mine.host) else "shares the user name of"
         yield (
-            f"{other} shadows the managed account {mine}: a login as {other.user!r} from a host that "
-            f"matches {other.host!r} is that account, not the one pushdown keeps equal to the model; "
-            "pushdown revokes its grants on the databases it governs, but never drops accounts: drop it "
-            f"by hand (DROP USER {other}) or manage that host instead (setting account_host)"
+            f"{other} {how} the managed account {mine}: a login as {other.user!r} from a host that "
+            f"matches {other.host!r} may be that account, not the one pushdown keeps equal to the model; "
+            "pushdown revokes its grants on the databases it governs, but never drops accounts: manage "
+            f"that host instead (setting account_host), or drop it by hand: DROP USER {other}"
+        )
+
+
+def mandatory_findings(server: ServerRead) -> Iterator[str]:
+    """MySQL 8's ``mandatory_roles``: every account holds them (pushdown cannot revoke a setting)."""
+    if server.mandatory:
+        yield (
+            f"the server setting mandatory_roles = {server.mandatory!r} gives those roles to every "
+            "account, the ones pushdown manages included, whatever the model decides (active at login "
+            "where activate_all_roles_on_login is on, else after SET ROLE); pushdown never changes server "
+            "settings: clear it by hand: SET PERSIST mandatory_roles = ''"
         )
 
 
@@ -140,10 +185,11 @@ def _stuck_sentences(
     me: Account, facts: set[ServerFact], lacks: dict[tuple[Account, str], set[str]]
 ) -> Iterator[str]:
     for role in sorted(f for f in facts if isinstance(f, RoleGrant)):
+        holder = "PUBLIC (every account on the server)" if role.account.public else str(role.account)
         yield (
-            f"{role.account} holds role {role.role_sql()} (its privileges reach the account whatever the "
+            f"{holder} holds role {role.role_sql()} (its privileges reach the account whatever the "
             f"model decides); pushdown's account {me} may not revoke it (it would need the role WITH "
-            f"ADMIN OPTION); revoke it by hand: REVOKE {role.role_sql()} FROM {role.account}"
+            f"ADMIN OPTION): revoke it by hand: REVOKE {role.role_sql()} FROM {role.account}"
         )
     grants = [f for f in facts if isinstance(f, Grant)]
     for (account, on), privileges in sorted(_grouped(grants).items()):

@@ -3,7 +3,7 @@
 Every row is normalised into facts (:mod:`pushdown_mysql.facts`): privilege columns
 and SET values become upper-case privilege names (``Grant`` is ``GRANT OPTION``), a
 database-level row keeps the pattern MySQL stores, hosts are compared in lower case.
-Seven queries per snapshot, whatever the number of accounts, databases and tables.
+Ten queries per snapshot, whatever the number of accounts, databases and tables.
 
 What a read covers is the scope in server terms (:func:`server_scope`): each region
 (model users × object subtrees) becomes (accounts × databases): a user becomes its
@@ -33,6 +33,7 @@ from pushdown_mysql.facts import (
     exact_db_name,
 )
 from pushdown_mysql.mapping import SYSTEM_DATABASES
+from pushdown_mysql.routines import ProxyGrant, RoutineGrant
 
 _COMMON = (
     ("Select_priv", "SELECT"),
@@ -126,10 +127,25 @@ class Dialect:
         if lean is not None:
             del out["inventory"]
             return out
+        if self.mariadb:  # privileges past the mysql.user view's columns live only here
+            access = "SELECT User, Host, JSON_VALUE(Priv, '$.access') FROM mysql.global_priv"
+            out["mysql.global_priv"] = _q(access, by_user)
+        else:  # MySQL 8's dynamic privileges (SET_USER_ID, ROLE_ADMIN, SYSTEM_USER, …)
+            dynamic = "SELECT USER, HOST, PRIV FROM mysql.global_grants"
+            out["mysql.global_grants"] = _q(dynamic, _where(("USER", accounts if lean is None else lean)))
+        out["mysql.procs_priv"] = _q(
+            "SELECT User, Host, Db, Routine_name, Routine_type, Proc_priv FROM mysql.procs_priv",
+            _where(("Host", hosts), ("Db", databases), ("User", accounts)),
+        )
         # read on every snapshot (one value, same round trip): a server restarted with
         # another setting folds names differently from then on
-        out["settings"] = ("SELECT @@lower_case_table_names", ())
-        if databases is None:  # role grants concern no database: read them when all are in scope
+        # MySQL 8: roles every account holds (``mandatory_roles``), active at login where
+        # ``activate_all_roles_on_login`` is on
+        roles_set = "" if self.mariadb else ", @@mandatory_roles, @@activate_all_roles_on_login"
+        out["settings"] = (f"SELECT @@lower_case_table_names{roles_set}", ())
+        if databases is None:  # role and proxy grants concern no database: read them when all are
+            proxies = "SELECT User, Host, Proxied_user, Proxied_host, With_grant FROM mysql.proxies_priv"
+            out["mysql.proxies_priv"] = (proxies, ())
             if self.mariadb:
                 roles = "SELECT User, Host, Role, '', Admin_option FROM mysql.roles_mapping"
                 out["mysql.roles_mapping"] = _q(roles, by_user)
@@ -150,7 +166,10 @@ def _where(*conditions: tuple[str, frozenset[str] | None]) -> Where:
         return " WHERE 1 = 0", ()  # an empty IN () is a syntax error; nothing matches
     if not parts:
         return "", ()
-    return " WHERE " + " AND ".join(f"{col} IN %s" for col, _ in parts), tuple(v for _, v in parts)
+    # the rows of the anonymous user (``''``) at any host: a login from a host they match
+    # may be theirs, and their database rows apply to every user name
+    text = ("(Host IN %s OR User = '')" if col == "Host" else f"{col} IN %s" for col, _ in parts)
+    return " WHERE " + " AND ".join(text), tuple(v for _, v in parts)
 
 
 def _q(select: str, where: Where) -> tuple[str, tuple[Any, ...]]:
@@ -188,6 +207,11 @@ class ServerRead:
     admin_roles: frozenset[tuple[str, str]] = frozenset()
     #: ``lower_case_table_names``: 0 compares names as spelled, 1 and 2 in lower case
     fold: int = 0
+    #: ``mysql.procs_priv`` and ``mysql.proxies_priv`` rows (never facts: only findings)
+    routines: frozenset[RoutineGrant] = frozenset()
+    proxies: frozenset[ProxyGrant] = frozenset()
+    #: MySQL 8 ``mandatory_roles`` (roles every account holds; empty on MariaDB)
+    mandatory: str = ""
 
     def held_by(self, account: Account) -> frozenset[ServerFact]:
         return frozenset(g for g in self.grants if g.account == account)
@@ -199,6 +223,11 @@ def parse_fold(rows: list[tuple[Any, ...]]) -> int:
         return int(rows[0][0])
     except (IndexError, TypeError, ValueError):
         return 1
+
+
+def parse_mandatory(rows: list[tuple[Any, ...]]) -> str:
+    """MySQL 8's ``mandatory_roles`` from the settings row (empty when not read)."""
+    return str(rows[0][1] or "").strip() if rows and len(rows[0]) > 1 else ""
 
 
 def _account(user: str, host: str) -> Account:
@@ -224,6 +253,42 @@ def parse_users(
         held = (p for (_, p), f in zip(columns, flags, strict=True) if f == "Y")
         grants |= {Grant(account, None, None, p) for p in held}
     return accounts, roles, grants
+
+
+#: MariaDB's global privileges that ``mysql.user`` shows no column for: bit of
+#: ``global_priv.Priv->'$.access'`` -> name (10.11: SET USER … SLAVE MONITOR)
+ACCESS_ONLY = {
+    30: "SET USER",
+    31: "FEDERATED ADMIN",
+    32: "CONNECTION ADMIN",
+    33: "READ_ONLY ADMIN",
+    34: "REPLICATION SLAVE ADMIN",
+    35: "REPLICATION MASTER ADMIN",
+    36: "BINLOG ADMIN",
+    37: "BINLOG REPLAY",
+    38: "SLAVE MONITOR",
+}
+
+
+def parse_access(rows: Iterable[tuple[Any, ...]]) -> set[Grant]:
+    """The global privileges only ``mysql.global_priv`` holds; a bit past the known ones is
+    named by its number (never dropped: it may be a privilege of a newer server)."""
+    out: set[Grant] = set()
+    for user, host, access in rows:
+        try:
+            bits = int(access or 0)
+        except (TypeError, ValueError):
+            continue
+        for bit in range(30, bits.bit_length()):
+            if bits >> bit & 1:
+                name = ACCESS_ONLY.get(bit, f"PRIVILEGE BIT {bit}")
+                out.add(Grant(_account(str(user), str(host)), None, None, name))
+    return out
+
+
+def parse_dynamic(rows: Iterable[tuple[Any, ...]]) -> set[Grant]:
+    """MySQL 8's dynamic privileges (``mysql.global_grants``): global grants by their own name."""
+    return {Grant(_account(str(u), str(h)), None, None, str(p).upper()) for u, h, p, *_ in rows}
 
 
 def parse_db(dialect: Dialect, rows: Iterable[tuple[Any, ...]]) -> set[Grant]:

@@ -70,12 +70,13 @@ def grant_statement(action: str, accounts: list[Account], grants: list[Grant]) -
 
 def role_statement(action: str, fact: RoleGrant) -> Statement:
     verb, to = ("GRANT", "TO") if action == "add" else ("REVOKE", "FROM")
+    account = fact.account
+    holder, args = ("PUBLIC", ()) if account.public else ("%s@%s", (account.user, account.host))
     if fact.role_host:
-        sql = f"{verb} %s@%s {to} %s@%s"
-        args: tuple[str, ...] = (fact.role, fact.role_host, fact.account.user, fact.account.host)
+        sql = f"{verb} %s@%s {to} {holder}"
+        args = (fact.role, fact.role_host, *args)
     else:
-        sql = f"{verb} {template_ident(fact.role)} {to} %s@%s"
-        args = (fact.account.user, fact.account.host)
+        sql = f"{verb} {template_ident(fact.role)} {to} {holder}"
     revoking = action == "remove"
     return Statement(sql, args, 1, ("ROLE",), fact.role_sql(), None, None, (fact.account,), revoking)
 

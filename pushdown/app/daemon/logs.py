@@ -2,7 +2,9 @@
 
 Extra fields given with ``extra={...}`` (backend, result, ops, ...) become JSON keys.
 Nothing logged carries a credential: errors are pushdown's own messages, which name
-where a secret comes from, never its value.
+where a secret comes from, never its value. A log line is one line whatever a caller
+sent: in text, control characters and line or paragraph separators (U+2028, U+2029) are
+written as escapes (``\\n``, ``\\u2028``); in JSON every non-ASCII character is.
 """
 
 from __future__ import annotations
@@ -11,6 +13,9 @@ import json
 import logging
 import sys
 from datetime import UTC, datetime
+from typing import Any
+
+from pushdown.model.text import escaped
 
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 
@@ -27,7 +32,18 @@ class JsonFormatter(logging.Formatter):
         out.update({k: v for k, v in vars(record).items() if k not in _STANDARD and not k.startswith("_")})
         if record.exc_info:
             out["exc"] = self.formatException(record.exc_info)
-        return json.dumps(out, default=str)
+        return json.dumps(out, default=str, ensure_ascii=True)
+
+
+class TextFormatter(logging.Formatter):
+    """``time LEVEL logger: message``, the message escaped so it stays on its line (a
+    traceback keeps its own lines, each escaped)."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return escaped(super().formatMessage(record))
+
+    def formatException(self, ei: Any) -> str:
+        return "\n".join(escaped(line) for line in super().formatException(ei).split("\n"))
 
 
 def setup(fmt: str = "text", level: str = "INFO") -> None:
@@ -36,7 +52,7 @@ def setup(fmt: str = "text", level: str = "INFO") -> None:
     if fmt == "json":
         handler.setFormatter(JsonFormatter())
     else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(TextFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

@@ -8,6 +8,8 @@ writing the same store are serialised by the store itself.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
 import threading
 import time
@@ -39,7 +41,13 @@ from pushdown.errors import (
     UnknownObject,
     UnknownPrincipal,
 )
-from pushdown.model.text import has_control
+from pushdown.model.text import MAX_NAME, has_control
+
+#: Methods whose body is read: it must be declared ``application/json`` (a cross-site form
+#: or ``text/plain`` POST, which a browser sends without asking, is refused unread).
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+#: The longest path segment: a dotted full name of four parts at Gravitino's name limit.
+MAX_SEGMENT = 4 * MAX_NAME + 3
 
 log = logging.getLogger("pushdown.serve")
 SEGMENTS = "pushdown.segments"
@@ -127,12 +135,17 @@ class Dispatcher:
             rid,
             extra={"request": rid, "user": user, "status": status},
         )
-        await JSONResponse(body, status, headers)(scope, receive, send)
+        await Answer(body, status, headers)(scope, receive, send)
 
     def _route(self, method: str, segments: tuple[str, ...]) -> tuple[Route, dict[str, str]]:
         route, params, path_known = find(method.upper(), segments)
         if route is not None:
             for key, value in params.items():  # every name in the path, before anything is decided
+                if len(value) > MAX_SEGMENT:
+                    raise problems.bad_request(
+                        f"path segment {{{key}}} is longer than {MAX_SEGMENT} characters "
+                        f"(a name holds at most {MAX_NAME})"
+                    )
                 if has_control(value):
                     raise problems.bad_request(
                         f"path segment {{{key}}} {value!r} contains a control character; names may not"
@@ -146,10 +159,35 @@ class Dispatcher:
         raise problems.not_found("NotFoundException", f"no such resource: {shown}")
 
     async def _body(self, request: Request) -> bytes:
+        """The body, read within ``body_timeout`` seconds; only ``application/json``."""
+        declared_type = request.headers.get("content-type")
+        if request.method.upper() in BODY_METHODS or request.headers.get("content-length", "0") != "0":
+            media = (declared_type or "").split(";", 1)[0].strip().lower()
+            if media != "application/json":
+                raise problems.Problem(
+                    problems.ILLEGAL_ARGUMENTS,
+                    "IllegalArgumentException",
+                    f"a request body must be sent as Content-Type: application/json, not "
+                    f"{(declared_type or 'none')[:60]!r}",
+                    status=415,
+                )
         limit = self.settings.max_body
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
             raise problems.bad_request(f"the request body is larger than {limit} bytes")
+        try:
+            async with asyncio.timeout(self.settings.body_timeout):
+                return await self._read(request, limit)
+        except TimeoutError:
+            raise problems.Problem(
+                problems.ILLEGAL_ARGUMENTS,
+                "IllegalArgumentException",
+                f"the request body did not arrive within {self.settings.body_timeout:g} s",
+                status=408,
+            ) from None
+
+    @staticmethod
+    async def _read(request: Request, limit: int) -> bytes:
         chunks, size = [], 0
         async for chunk in request.stream():
             size += len(chunk)
@@ -168,10 +206,22 @@ class Dispatcher:
                 raise translate(exc, call.request_id) from None
 
 
+class Answer(JSONResponse):
+    """A JSON answer that always encodes: a text that is not valid UTF-8 (a lone surrogate
+    echoed from a request) is written as JSON escapes instead of failing the response."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return super().render(content)
+        except UnicodeEncodeError:
+            return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
 def translate(exc: Exception, request_id: str) -> problems.Problem:
     """A core error as Gravitino's error; anything unexpected is logged, answered as 500."""
-    if isinstance(exc, Forbidden):
-        return problems.forbidden(str(exc))
+    if isinstance(exc, Forbidden):  # the reasons to the log only: the caller learns no holder
+        log.info("request %s refused: %s", request_id, exc, extra={"request": request_id})
+        return problems.refused(exc.user, exc.operation, exc.target, exc.rule)
     if isinstance(exc, Followed):
         return problems.unsupported(str(exc))
     if isinstance(exc, Busy):

@@ -45,13 +45,28 @@ def load_key(settings: ServeSettings) -> Any:
             raise ConfigError(f"serve.jwt_key: cannot read {ref['file']}: {exc.strerror}") from None
         except UnicodeDecodeError:
             raise ConfigError(f"serve.jwt_key: {ref['file']} is not text (a PEM key or a secret)") from None
+    hmac = settings.jwt_algorithm.startswith("HS")
+    if hmac:
+        check_hmac_key(settings.jwt_algorithm, text.strip())
     algorithm = jwt.get_algorithm_by_name(settings.jwt_algorithm)
     try:
-        return algorithm.prepare_key(text.strip() if settings.jwt_algorithm.startswith("HS") else text)
+        return algorithm.prepare_key(text.strip() if hmac else text)
     except Exception as exc:  # pyjwt raises several types for a key of the wrong kind
         raise ConfigError(
             f"serve.jwt_key: not a key for {settings.jwt_algorithm} ({type(exc).__name__})"
         ) from None
+
+
+def check_hmac_key(algorithm: str, secret: str) -> None:
+    """RFC 7518 section 3.2: an HMAC key at least as long as the hash (32 bytes for HS256,
+    48 for HS384, 64 for HS512); a shorter one is refused at start-up, never used."""
+    wanted = int(algorithm[2:]) // 8
+    size = len(secret.encode("utf-8"))
+    if size < wanted:
+        raise ConfigError(
+            f"serve.jwt_key: {algorithm} needs a secret of at least {wanted} bytes (RFC 7518), "
+            f"this one has {size}; make one with: openssl rand -base64 {wanted}"
+        )
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 and the two ways to be refused.
 
 - Reads are decided here, with the evaluator over the current model: :meth:`Call.check`
-  refuses (403, ``ForbiddenException``, the failed checks in the message) and
+  refuses (403, ``ForbiddenException``; the failed checks go to the log, never to the
+  caller: :func:`problems.refused`) and
   :meth:`Call.visible` filters a listing by the operation the requirement table names
   for each item (``Operation.lists``).
 - Changes go through the core acting as the caller (:meth:`Call.acting`), which checks
@@ -12,6 +13,7 @@ and the two ways to be refused.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -25,6 +27,14 @@ from pushdown.decide.requirements import OPERATIONS
 from pushdown.errors import Forbidden, ModelError, UnknownPrincipal
 from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
 from pushdown.model.state import Model
+
+log = logging.getLogger("pushdown.serve")
+
+
+def shown_target(operation: str, target: str) -> str:
+    """A refused target as a refusal names it: ``user bob``, ``role r``, ``table c.s.t``."""
+    kind = OPERATIONS[operation].target
+    return f"{kind} {target}" if kind in ("user", "group") else target
 
 
 @dataclass
@@ -53,18 +63,30 @@ class Call:
 
     # -- the served metalake ------------------------------------------------------------
 
+    def service_admin(self) -> bool:
+        return self.user in set(self.ac.access.service_admins) | self.model.service_admins
+
     def metalake(self) -> str:
-        """The metalake the path names, which must be the one this store serves (else 404)."""
+        """The metalake the path names, once the caller is found to belong to it.
+
+        Authorized before it is looked up: a caller who is neither a user of the served
+        metalake nor a service admin gets the same refusal whether the named metalake
+        exists or not; a service admin learns that it does not exist (404)."""
         wanted = self.params["metalake"]
         info = self.ac.metalake()
-        if not info.exists or info.name != wanted:
+        served = info.exists and info.name == wanted
+        if not (served and self.user in self.model.users) and not self.service_admin():
+            raise problems.refused(self.user, "use", f"metalake {wanted}")
+        if not served:
             raise problems.not_found("NoSuchMetalakeException", f"metalake {wanted!r} does not exist")
         return wanted
 
     # -- decisions ----------------------------------------------------------------------
 
     def _evaluator(self) -> Evaluator:
-        return Evaluator(self.model)
+        """Decides on the core's decision model: the directory's members included, as the
+        backends enforce them."""
+        return Evaluator(self.ac.decision_model())
 
     def may(self, operation: str, target: Target) -> bool:
         return self._evaluator().authorize(self.user, operation, target, explain=False).allowed
@@ -77,8 +99,16 @@ class Call:
         failed = [
             step.text for step in decision.trace if not step.ok and step.text not in ("all of:", "any of:")
         ]
-        why = "; ".join(failed) or "not allowed"
-        raise problems.forbidden(f"{self.user} may not {decision.operation} {decision.target}: {why}")
+        log.info(
+            "request %s refused: %s may not %s %s: %s",
+            self.request_id,
+            self.user,
+            decision.operation,
+            decision.target,
+            "; ".join(failed) or "not allowed",
+            extra={"request": self.request_id},
+        )
+        raise problems.refused(self.user, decision.operation, shown_target(operation, decision.target))
 
     def visible(self, listing: str, items: Iterable[Target]) -> list[Target]:
         """The items of a listing the caller may see: the listing's per-item operation."""

@@ -70,7 +70,10 @@ def object_json(call: Call, ref: ObjectRef) -> Json:
         out.update({"distribution": none, "partitioning": [], "sortOrders": [], "indexes": []})
     elif ref.type is SecurableType.FILESET:
         out["type"] = props.get(HIDDEN + "type", "managed")
-        out["storageLocation"] = props.get(HIDDEN + "storageLocation")
+        location = props.get(HIDDEN + "storageLocation")
+        out["storageLocation"] = location  # the shape before 1.0
+        named = props.get(HIDDEN + "locationName", UNKNOWN_LOCATION)
+        out["storageLocations"] = {named: location} if location is not None else {}
     out["audit"] = call.audit("object", str(ref))
     return out
 
@@ -119,10 +122,30 @@ def _extra(kind: SecurableType, body: Any) -> dict[str, str]:
         if not isinstance(ftype, str) or ftype.lower() not in ("managed", "external"):
             raise problems.bad_request('"type" must be managed or external')
         out["type"] = ftype.lower()
-        location = shapes.optional_text(body.get("storageLocation"), "storageLocation")
-        if location is not None:
-            out["storageLocation"] = location
+        out.update(_locations(body))
     return {HIDDEN + k: v for k, v in out.items()}
+
+
+#: Gravitino's name for a fileset's one location when none is given (``LOCATION_NAME_UNKNOWN``).
+UNKNOWN_LOCATION = "unknown"
+
+
+def _locations(body: Any) -> dict[str, str]:
+    """A fileset's location: 1.3's ``storageLocations`` ({name: location}, one entry) or
+    the older ``storageLocation``; more than one named location is not supported (1006)."""
+    single = shapes.optional_text(body.get("storageLocation"), "storageLocation")
+    named = body.get("storageLocations")
+    if named is None or named == {}:
+        return {} if single is None else {"storageLocation": single}
+    named = shapes.properties(named, "storageLocations")
+    if len(named) > 1:
+        raise problems.unsupported(
+            "a fileset with more than one storage location is not supported by pushdown"
+        )
+    ((name, location),) = named.items()
+    if single is not None and single != location:
+        raise problems.bad_request('"storageLocation" and "storageLocations" name different locations')
+    return {"storageLocation": location, "locationName": name}
 
 
 def create_object(kind: SecurableType) -> Any:
@@ -136,6 +159,7 @@ def create_object(kind: SecurableType) -> Any:
         props.update(_extra(kind, body))
         ref = _ref(kind, (*_names(call, kind.depth - 1), name))
         parent = _parent(call, kind)
+        call.check(f"create_{kind.value}", ref)  # before the parent is looked up (404)
         if parent is not None:
             _require(call, parent)
         created(

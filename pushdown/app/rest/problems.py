@@ -3,7 +3,8 @@ official client expects for each code (see ``reference/gravitino-rest.md``, sect
 
 A handler raises :class:`Problem` (or one of the helpers below); :func:`body` is the one
 place a problem becomes a response body. A message never holds a credential: the
-messages are pushdown's own, naming the user, the operation and the object.
+messages are pushdown's own, naming the user, the operation and the object. A refusal
+(:func:`refused`) names only what the caller asked for.
 """
 
 from __future__ import annotations
@@ -75,6 +76,14 @@ def not_empty(type_: str, message: str) -> Problem:
 
 def forbidden(message: str) -> Problem:
     return Problem(FORBIDDEN, "ForbiddenException", message)
+
+
+def refused(user: str, operation: str, target: str, rule: str | None = None) -> Problem:
+    """The one refusal a caller sees: who, what, on the name the caller gave, and at most
+    a fixed rule that holds for every object alike (never an owner, holder or grant: the
+    reasons stay in the server's log and in ``pushdown explain``), so a missing object and
+    a forbidden one read the same."""
+    return forbidden(f"{user} may not {operation} {target}" + (f": {rule}" if rule else ""))
 
 
 def unsupported(message: str) -> Problem:

@@ -46,10 +46,20 @@ def _securable(
     return ref, privileges
 
 
+#: The order of a request's changes: every step is narrower than the request's end, so a
+#: failure (or a sync) in between never leaves an ALLOW without the DENY sent with it.
+NARROWER_FIRST = {False: (Condition.DENY, Condition.ALLOW), True: (Condition.ALLOW, Condition.DENY)}
+
+
 def _grant(
-    call: Call, role: str, ref: ObjectRef, privileges: list[tuple[Privilege, Condition]], revoke: bool
+    call: Call,
+    role: str,
+    ref: ObjectRef,
+    privileges: list[tuple[Privilege, Condition]],
+    revoke: bool,
+    conditions: tuple[Condition, ...] | None = None,
 ) -> None:
-    for condition in (Condition.ALLOW, Condition.DENY):
+    for condition in conditions or NARROWER_FIRST[revoke]:
         chosen = [p for p, c in privileges if c is condition]
         if chosen:
             acting = call.acting()
@@ -77,9 +87,10 @@ def create_role(call: Call) -> Json:
     for ref, _ in objects:
         require_object(call, ref, metalake)
     call.acting().create_role(role)
-    try:
-        for ref, privileges in objects:
-            _grant(call, role, ref, privileges, revoke=False)
+    try:  # every object's DENYs before any ALLOW: see NARROWER_FIRST
+        for condition in NARROWER_FIRST[False]:
+            for ref, privileges in objects:
+                _grant(call, role, ref, privileges, revoke=False, conditions=(condition,))
     except BaseException:
         call.acting().delete_role(role)
         raise
@@ -132,3 +143,46 @@ def grant_privileges(call: Call) -> Json:
 
 def revoke_privileges(call: Call) -> Json:
     return _privileges_on(call, revoke=True)
+
+
+# -- the web UI's override ----------------------------------------------------------------
+
+
+def override_privileges(call: Call) -> Json:
+    """``PUT .../permissions/roles/{role}`` with ``{"overrides": [securable objects]}``
+    (Gravitino's ``overrideRolePrivileges``, the web UI's edit): afterwards the role holds
+    exactly the listed privileges on exactly the listed objects (an object left out loses
+    all of its). Every privilege added needs ``grant_privilege`` on its object, every one
+    taken away ``revoke_privilege``; all are checked before anything is written."""
+    metalake = call.metalake()
+    role = call.params["role"]
+    raw = shapes.obj(call.body).get("overrides")
+    if not isinstance(raw, list):
+        raise problems.bad_request('"overrides" must be a list of securable objects')
+    wanted: dict[ObjectRef, set[tuple[Privilege, Condition]]] = {}
+    for i, item in enumerate(raw):
+        ref, privileges = _securable(call, item, f"overrides[{i}]", metalake)
+        if ref in wanted:
+            raise problems.bad_request(f"overrides[{i}]: {ref.name!r} is listed twice")
+        wanted[ref] = set(privileges)
+    held: dict[ObjectRef, set[tuple[Privilege, Condition]]] = {}
+    for grant in call.model.roles.get(role, ()):
+        held.setdefault(grant.object, set()).add((grant.privilege, grant.condition))
+    added = {ref: wanted[ref] - held.get(ref, set()) for ref in wanted}
+    taken = {ref: held[ref] - wanted.get(ref, set()) for ref in held}
+    for ref, changed in added.items():
+        if changed:
+            call.check("grant_privilege", ref)
+    for ref, changed in taken.items():
+        if changed:
+            call.check("revoke_privilege", ref)
+    if role not in call.model.roles:
+        raise problems.not_found("NoSuchRoleException", f"role {role!r} does not exist")
+    for ref, changed in added.items():
+        if changed:
+            require_object(call, ref, metalake)
+    for ref, changed in taken.items():
+        _grant(call, role, ref, list(changed), revoke=True)
+    for ref, changed in added.items():
+        _grant(call, role, ref, list(changed), revoke=False)
+    return {"code": 0, "role": role_json(call, role, metalake)}

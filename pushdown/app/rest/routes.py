@@ -87,6 +87,7 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/api/metalakes", "load_metalake", metalakes.list_metalakes),
     Route("POST", "/api/metalakes", "create_metalake", metalakes.create_metalake, True),
     Route("GET", M, "load_metalake", metalakes.load_metalake),
+    Route("PUT", M, "alter_metalake", metalakes.alter_metalake, True),
     Route("DELETE", M, "drop_metalake", metalakes.drop_metalake, True),
     # users and groups
     Route("POST", f"{M}/users", "add_user", principals.add_user, True),
@@ -121,6 +122,8 @@ ROUTES: tuple[Route, ...] = (
         roles.revoke_privileges,
         True,
     ),
+    # the web UI's edit of a role: the role's privileges replaced (checked per object)
+    Route("PUT", f"{M}/permissions/roles/{{role}}", "grant_privilege", roles.override_privileges, True),
     # owners and the roles bound to an object
     Route("GET", f"{M}/owners/{{type}}/{{fullName}}", LOAD_OBJECT, owners.get_owner),
     Route("PUT", f"{M}/owners/{{type}}/{{fullName}}", "set_owner", owners.set_owner, True),

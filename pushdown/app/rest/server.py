@@ -19,12 +19,15 @@ import uvicorn
 from pushdown.app.config import Config
 from pushdown.app.rest.app import build_app
 from pushdown.app.rest.auth import Authenticator
+from pushdown.app.rest.connections import protocol
 from pushdown.app.rest.settings import ServeSettings
 from pushdown.app.rest.workers import ServingDaemon
 from pushdown.app.service import AccessControl
 from pushdown.errors import ConfigError
 
 log = logging.getLogger("pushdown.serve")
+#: The most bytes a request line and its headers may take (h11's default, said here).
+MAX_HEAD = 16 * 1024
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -100,6 +103,9 @@ def serve(config: Config, settings: ServeSettings) -> int:
                 ssl_certfile=settings.tls_cert,
                 ssl_keyfile=settings.tls_key,
                 timeout_graceful_shutdown=10,
+                http=protocol(settings.header_timeout, settings.max_connections),
+                timeout_keep_alive=settings.keep_alive_timeout,  # type: ignore[arg-type]
+                h11_max_incomplete_event_size=MAX_HEAD,
             )
         )
         host, port = sock.getsockname()[:2]

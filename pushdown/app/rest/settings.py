@@ -13,6 +13,11 @@
     jwt_audience = "pushdown"       # the "aud" every token must carry
     jwt_user_claim = "sub"          # the claim that names the user
     max_body = 1048576              # bytes; a larger request body is refused (400)
+    header_timeout = 10             # seconds for a request's line and headers to arrive, from
+                                    # the connection (or the previous answer); then it is closed
+    body_timeout = 30               # seconds for the whole body to arrive; then 408
+    keep_alive_timeout = 5          # seconds an idle kept-alive connection stays open
+    max_connections = 256           # open connections at most; one more is closed at once
 
 Every value is checked when the config is loaded; an error names the key and the value.
 Paths are relative to the config file.
@@ -55,7 +60,18 @@ KNOWN = (
     "jwt_audience",
     "jwt_user_claim",
     "max_body",
+    "header_timeout",
+    "body_timeout",
+    "keep_alive_timeout",
+    "max_connections",
 )
+#: (lowest, highest) of each number setting: seconds, or a count of connections.
+BOUNDS: dict[str, tuple[float, float]] = {
+    "header_timeout": (0.1, 3600),
+    "body_timeout": (0.1, 3600),
+    "keep_alive_timeout": (0.1, 3600),
+    "max_connections": (1, 100_000),
+}
 
 
 @dataclass(frozen=True)
@@ -71,6 +87,10 @@ class ServeSettings:
     jwt_audience: str | None = None
     jwt_user_claim: str = "sub"
     max_body: int = 1 << 20
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+    keep_alive_timeout: float = 5.0
+    max_connections: int = 256
 
     @property
     def tls(self) -> bool:
@@ -93,6 +113,15 @@ def _authenticators(source: str, value: Any) -> tuple[str, ...]:
             f"{source}: serve.authenticators = {value!r}: a non-empty list of {', '.join(AUTHENTICATORS)}"
         )
     return tuple(dict.fromkeys(value))
+
+
+def _number(source: str, key: str, value: Any, low: float, high: float) -> Any:
+    whole = key == "max_connections"
+    kinds = (int,) if whole else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds) or not low <= value <= high:
+        what = "a whole number" if whole else "a number of seconds"
+        raise ConfigError(f"{source}: serve.{key} = {value!r}: {what} from {low:g} to {high:g}")
+    return value if whole else float(value)
 
 
 def _key_ref(source: str, value: Any) -> Mapping[str, str]:
@@ -136,6 +165,9 @@ def parse(raw: Any, source: str, base: Path) -> ServeSettings:
         if isinstance(m, bool) or not isinstance(m, int) or not 1024 <= m <= 1 << 30:
             raise ConfigError(f"{source}: serve.max_body = {m!r}: a number of bytes from 1024 to 1 GiB")
         values["max_body"] = m
+    for key, (low, high) in BOUNDS.items():
+        if key in raw:
+            values[key] = _number(source, key, raw[key], low, high)
     if "authenticators" in raw:
         values["authenticators"] = _authenticators(source, raw["authenticators"])
     if "jwt_key" in raw:

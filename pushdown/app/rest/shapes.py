@@ -15,10 +15,9 @@ from typing import Any
 
 from pushdown.app.rest import problems
 from pushdown.errors import ModelError
-from pushdown.model.names import format_name, parse_name
 from pushdown.model.privileges import Condition, Privilege
 from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
-from pushdown.model.text import has_control
+from pushdown.model.text import MAX_NAME, has_control, too_long
 
 Json = dict[str, Any]
 
@@ -26,15 +25,68 @@ Json = dict[str, Any]
 TYPES = {t.value: t for t in SecurableType}
 
 
+#: The deepest nesting a body may have (Gravitino's deepest, a role's privileges, is 4).
+MAX_DEPTH = 32
+#: The most digits a JSON number may have (no Gravitino field holds a larger one).
+MAX_DIGITS = 40
+
+
+class _Unfit(ValueError):
+    """A JSON text that parses, but holds what no request may (said in the message)."""
+
+
+def _number(text: str) -> int | float:
+    if len(text) > MAX_DIGITS:
+        raise _Unfit(f"a number of more than {MAX_DIGITS} digits")
+    return float(text) if any(c in text for c in ".eE") else int(text)
+
+
+def _constant(text: str) -> Any:
+    raise _Unfit(f"{text}, which is not JSON")
+
+
 def parse_json(raw: bytes) -> Any:
+    """The body as JSON; a 400 for anything that is not strict JSON a request may hold:
+    invalid UTF-8, a lone UTF-16 surrogate (``"\\ud800"``), NaN or Infinity, a number of
+    more than :data:`MAX_DIGITS` digits, nesting deeper than :data:`MAX_DEPTH`."""
     if not raw.strip():
         return None
     try:
-        return json.loads(raw)
+        value = json.loads(raw, parse_int=_number, parse_float=_number, parse_constant=_constant)
+    except _Unfit as exc:
+        raise problems.bad_request(f"the request body holds {exc}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise problems.bad_request(f"the request body is not valid JSON: {exc}") from None
-    except RecursionError:
-        raise problems.bad_request("the request body is nested too deeply") from None
+    except (RecursionError, ValueError):
+        raise problems.bad_request("the request body is not JSON a request may hold") from None
+    _check_tree(value)
+    return value
+
+
+def _check_tree(value: Any) -> None:
+    """Depth and text of every value, without recursion (a deep body cannot exhaust it)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise problems.bad_request(f"the request body is nested deeper than {MAX_DEPTH} levels")
+        if isinstance(item, str):
+            _check_text(item)
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                _check_text(key)
+                stack.append((inner, depth + 1))
+        elif isinstance(item, list):
+            stack.extend((inner, depth + 1) for inner in item)
+
+
+def _check_text(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise problems.bad_request(
+            "the request body holds a lone UTF-16 surrogate (\\ud800-\\udfff): not text"
+        ) from None
 
 
 def obj(body: Any, what: str = "the request body") -> Mapping[str, Any]:
@@ -44,9 +96,12 @@ def obj(body: Any, what: str = "the request body") -> Mapping[str, Any]:
 
 
 def name(value: Any, field: str) -> str:
-    """A name: a non-empty string without control characters."""
+    """A name: a non-empty string of at most :data:`MAX_NAME` characters (Gravitino's
+    limit), without control characters or line separators."""
     if not isinstance(value, str) or not value.strip():
         raise problems.bad_request(f'"{field}" must be a non-empty string')
+    if too_long(value):
+        raise problems.bad_request(f'"{field}" may hold at most {MAX_NAME} characters, not {len(value)}')
     if has_control(value):
         raise problems.bad_request(f'"{field}" {value!r} contains a control character; names may not')
     return value
@@ -101,7 +156,10 @@ def securable_type(text: Any) -> SecurableType:
 
 
 def object_ref(type_text: Any, full_name: Any, metalake: str) -> ObjectRef:
-    """A metadata object from its type and full name (``cat.db.t``; the metalake's own name)."""
+    """The one reading of a path's ``{type}/{fullName}`` (and a body's ``type``/``fullName``):
+    a data object's dotted name (``cat.db.t``, backticks quote a segment), a role's flat name
+    (dots and backticks are part of it), the metalake's own name. Both the check and the
+    change use the key this returns."""
     kind = securable_type(type_text)
     text = name(full_name, "fullName")
     if kind is SecurableType.METALAKE:
@@ -109,7 +167,7 @@ def object_ref(type_text: Any, full_name: Any, metalake: str) -> ObjectRef:
             raise problems.not_found("NoSuchMetadataObjectException", f"metalake {text!r} is not served here")
         return METALAKE
     try:
-        return ObjectRef(kind, parse_name(text))
+        return ObjectRef.of(kind, text)
     except ModelError as exc:
         raise problems.bad_request(
             f"{kind.label} {text!r}: {exc}", "IllegalMetadataObjectException"
@@ -117,7 +175,7 @@ def object_ref(type_text: Any, full_name: Any, metalake: str) -> ObjectRef:
 
 
 def full_name(ref: ObjectRef, metalake: str) -> str:
-    return metalake if ref == METALAKE else format_name(ref.names)
+    return metalake if ref == METALAKE else ref.name
 
 
 def privilege(item: Any, where: str) -> tuple[Privilege, Condition]:

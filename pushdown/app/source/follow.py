@@ -32,13 +32,14 @@ from pushdown.app.history import describe
 from pushdown.app.service import AccessControl
 from pushdown.app.source.gravitino import CHANGED, GravitinoReader, Snapshot, SourceUnreadable
 from pushdown.app.source.settings import SourceSettings
+from pushdown.app.source.surface import privilege_of
 from pushdown.errors import ModelError, PushdownError
 from pushdown.journal.store import Store
 from pushdown.model import changes as ch
 from pushdown.model.events import Event
 from pushdown.model.names import parse_name
 from pushdown.model.principals import Principal
-from pushdown.model.privileges import Condition, Privilege
+from pushdown.model.privileges import Condition
 from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
 from pushdown.model.state import Model
 
@@ -148,7 +149,8 @@ def to_model(
     """The model a read describes, and what of it pushdown cannot enforce (notes).
 
     What cannot be expressed is left out only when leaving it out is narrower (an allow,
-    an owner); a deny that cannot be expressed makes the read unusable."""
+    an owner); a deny is never left out: it is enforced as it is, or as a deny at least as
+    wide (:data:`pushdown.app.source.surface.COVERED_BY`), or it makes the read unusable."""
     model = Model(metalake=snap.metalake)
     notes = list(snap.unlisted)
 
@@ -197,13 +199,26 @@ def to_model(
 def _grant(
     model: Model, role: str, type_: str, full: str, priv: str, cond: str, metalake: str, notes: list[str]
 ) -> None:
+    """One securable object's privilege into ``model`` (see :mod:`pushdown.app.source.surface`):
+    what pushdown cannot hold is left out only when it is an ALLOW; a DENY is enforced as
+    it is or wider, or the read is not used. A DENY is never dropped."""
     what = f"role {role}: {cond.lower()} {priv.lower()} on {type_} {full}"
     try:
-        privilege = Privilege.parse(priv)
-    except ModelError:
-        notes.append(f"{what}: a privilege pushdown does not enforce; left out")
+        condition = Condition.parse(cond)
+    except ModelError:  # it may deny: leaving it out could widen
+        raise SourceUnreadable(
+            NOT_EXACT, f"{what}: a condition pushdown does not know (only ALLOW and DENY); it may deny"
+        ) from None
+    privilege, wider = privilege_of(priv, condition)
+    if privilege is None:
+        if condition is Condition.DENY:  # leaving a deny out would widen: the read is not used
+            raise SourceUnreadable(
+                NOT_EXACT,
+                f"{what}: a DENY of a privilege pushdown does not enforce; leaving it out could widen "
+                "what the backends grant, so the read is not used (remove the DENY or the privilege's use)",
+            )
+        notes.append(f"{what}: a privilege pushdown does not enforce; left out (narrower)")
         return
-    condition = Condition.DENY if cond.upper() == "DENY" else Condition.ALLOW
     try:
         kind = SecurableType.parse(type_)
         obj = ObjectRef(kind, _names(kind, full, metalake))
@@ -213,6 +228,11 @@ def _grant(
             raise SourceUnreadable(NOT_EXACT, f"{what}: {exc}") from None
         notes.append(f"{what}: {exc}; left out")
         return
+    if wider:
+        notes.append(
+            f"{what}: enforced as DENY {privilege.value.lower()} on {type_} {full} (wider: pushdown does not "
+            f"hold {priv.lower()}, and {privilege.value.lower()} covers it on every backend)"
+        )
     for event in events:
         model.apply(event)
 

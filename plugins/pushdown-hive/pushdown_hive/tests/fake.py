@@ -52,6 +52,10 @@ class FakeMetastore:
         self._call("get_table_objects_by_name")
         return [TableInfo(t, "", ()) for t in tables if t in self.dbs.get(db, ())]
 
+    def database_owner(self, db: str) -> tuple[str, str]:
+        self._call("get_database")
+        return "", "USER"
+
     def column_grants(self, db: str, table: str, column: str) -> list[Other]:
         self._call("list_privileges")
         return []
@@ -85,9 +89,9 @@ class FakeMetastore:
         self._call("get_role_names")
         return sorted(self.roles)
 
-    def members(self, role: str) -> list[tuple[str, str]]:
+    def members(self, role: str) -> list[tuple[str, str, bool]]:
         self._call("get_principals_in_role")
-        return [("USER", u) for u in sorted(self.roles.get(role, ()))]
+        return [("USER", u, False) for u in sorted(self.roles.get(role, ()))]
 
     def roles_held_by_role(self, role: str) -> list[str]:
         self._call("get_role_grants_for_principal")

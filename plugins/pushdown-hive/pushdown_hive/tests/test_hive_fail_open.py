@@ -272,3 +272,110 @@ def test_role_prefix_changed_underneath_a_scoped_sync_revokes_the_old_roles_gran
         assert held(world, db, "b", "bob") == set()
     finally:
         hive.close()
+
+
+# -- N6: a wanted grant or membership made again with its option (issue 23) --------------
+
+
+def options(w: World, db: str, table: str) -> dict[tuple[str, str], bool]:
+    """(principal, privilege) -> WITH GRANT OPTION, of every grant on ``db.table``."""
+    return {
+        (g.principal, g.privilege): g.grant_option
+        for g in w.client.list_privileges(HiveObject.of_table(db, table))
+    }
+
+
+def admin_options(w: World, user: str) -> dict[str, bool]:
+    """role -> WITH ADMIN OPTION, of every role ``user`` holds directly."""
+    return {r.role: r.grant_option for r in w.client.get_role_grants_for_principal(user, PrincipalType.USER)}
+
+
+def regrant(w: World, grant: Grant) -> None:
+    """``grant`` revoked and made again with grant option, under the same grantor."""
+    w.client.revoke_privileges([grant])
+    w.client.grant_privileges(
+        [
+            Grant(
+                grant.obj,
+                grant.principal,
+                grant.principal_type,
+                grant.privilege,
+                grantor=grant.grantor,
+                grant_option=True,
+            )
+        ]
+    )
+
+
+def test_n6_a_wanted_role_grant_made_again_with_grant_option_loses_the_option(world: World) -> None:
+    """pushdown's grantor re-grants the managed role's SELECT on s.b WITH GRANT OPTION:
+    bob (a holder) could pass it on through HiveServer2; a sync of the table grants it
+    again without the option (the evaluator denies bob grant_privilege)."""
+    db, hive = hand_world(world)
+    role = world.role_name("reader")
+    try:
+        (mine,) = [
+            g for g in world.client.list_privileges(HiveObject.of_table(db, "b")) if g.principal == role
+        ]
+        regrant(world, mine)
+        assert options(world, db, "b")[(role, "SELECT")] is True
+        plan, _ = reconcile(hive, world.model, Scope.of([ObjectRef.parse(f"table c.{db}.b")]))
+        assert options(world, db, "b")[(role, "SELECT")] is False, [str(op) for op in plan.ops]
+        assert held(world, db, "b", "bob") == {"SELECT"}
+        assert planner.plan(hive, world.model, Scope.everything()).empty
+    finally:
+        hive.close()
+
+
+def test_n6_a_wanted_user_grant_made_again_with_grant_option_loses_the_option(world: World) -> None:
+    """The same for a per-user grant (``roles = false``): bob's SELECT on s.b, made again
+    WITH GRANT OPTION by pushdown's grantor, is replaced by a full sync."""
+    world.user("bob")
+    db = readers(world, ["bob"], deny="a")
+    hive = world.backend(roles=False)
+    try:
+        reconcile(hive, world.model, Scope.everything())
+        (mine,) = [
+            g for g in world.client.list_privileges(HiveObject.of_table(db, "b")) if g.principal == "bob"
+        ]
+        regrant(world, mine)
+        plan, _ = reconcile(hive, world.model, Scope.everything())
+        assert options(world, db, "b") == {("bob", "SELECT"): False}, [str(op) for op in plan.ops]
+        assert planner.plan(hive, world.model, Scope.everything()).empty
+    finally:
+        hive.close()
+
+
+def test_n6_a_managed_membership_made_again_with_admin_option_loses_the_option(world: World) -> None:
+    """bob's managed role made again WITH ADMIN OPTION (he could grant it to anybody): a
+    sync of the role grants it again without the option; he keeps what it carries."""
+    db, hive = hand_world(world)
+    role = world.role_name("reader")
+    try:
+        world.client.revoke_role(role, "bob", PrincipalType.USER)
+        world.client.grant_role(role, "bob", PrincipalType.USER, grantor=world.grantor, grant_option=True)
+        assert admin_options(world, "bob")[role] is True
+        plan, _ = reconcile(hive, world.model, Scope.of(principals={Principal.role("reader")}))
+        assert admin_options(world, "bob")[role] is False, [str(op) for op in plan.ops]
+        assert held(world, db, "b", "bob") == {"SELECT"}
+        assert planner.plan(hive, world.model, Scope.everything()).empty
+    finally:
+        hive.close()
+
+
+def test_n6_an_owned_foreign_grant_with_grant_option_is_replaced(world: World) -> None:
+    """With ``manage_foreign_grants = true``, a wanted grant another grantor made WITH
+    GRANT OPTION is pushdown's: replaced by the grant without the option."""
+    world.user("bob")
+    db = readers(world, ["bob"], deny="a")
+    hive = world.backend(roles=False, manage_foreign_grants=True)
+    try:
+        table = HiveObject.of_table(db, "b")
+        world.client.grant_privileges(
+            [Grant(table, "bob", PrincipalType.USER, "SELECT", grantor="etl", grant_option=True)]
+        )
+        plan, _ = reconcile(hive, world.model, Scope.everything())
+        assert options(world, db, "b") == {("bob", "SELECT"): False}, [str(op) for op in plan.ops]
+        assert planner.plan(hive, world.model, Scope.everything()).empty
+    finally:
+        hive.close()

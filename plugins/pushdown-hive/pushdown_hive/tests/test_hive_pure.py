@@ -3,6 +3,7 @@ findings, saved facts and the scope of a read, against a fake metastore."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ from pushdown.reconcile.backend import BackendContext
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
 from pushdown_hive.backend import HiveBackend
-from pushdown_hive.facts import USER, HiveGlobal, HiveGrant, fact_from_json
+from pushdown_hive.facts import USER, HiveGlobal, HiveGrant, HiveMember, fact_from_json
 from pushdown_hive.metastore import Listed, Refused
 from pushdown_hive.readback import server_scope
 from tests.builders import ALLOW, DENY, Builder
@@ -163,8 +164,9 @@ def test_a_table_scope_reads_one_table_and_its_database() -> None:
     # the table and its database, the server, then the table read back
     assert names.count("list_privileges") == 4
     # and get_role_names (the roles' fence is read even with roles = false), the admin role's
-    # holders, and the table's owner and columns
-    assert len(names) == 10
+    # holders, the database's owner, and the table's owner and columns
+    assert len(names) == 11
+    assert names.count("get_database") == 1
     assert names.count("get_table_objects_by_name") == 1
     assert names.count("grant_privileges") == 1
 
@@ -189,9 +191,9 @@ def test_discovery_finds_a_table_created_by_other_hands() -> None:
 def test_the_metastore_gone_mid_apply_is_a_clear_temporary_error_and_the_next_sync_converges() -> None:
     b, ms = world()
     hive = backend(ms, batch_size=1)
-    # the read (10 calls, then the admin role's holders, the server's grants and the two
-    # databases' tables) and two grants answer, then it stops
-    ms.alive = 16
+    # the read (10 calls, then the admin role's holders, the server's grants, the two
+    # databases' owners and their tables) and two grants answer, then it stops
+    ms.alive = 18
     with pytest.raises(TemporaryBackendError, match=r"did not answer while granting .* nothing is lost"):
         reconcile(hive, b.model, Scope.everything(), retries=0)
     assert len(ms.held) == 2
@@ -205,6 +207,12 @@ def test_saved_facts_round_trip_and_bad_ones_are_clear_errors() -> None:
     assert fact_from_json(fact.to_json()) == fact
     server = HiveGlobal("USER", "alice", "SELECT")
     assert fact_from_json(server.to_json()) == server
+    # the modifiers are part of a fact, and of its saved form
+    option = replace(g("alice", "s", "a", "SELECT"), grant_option=True)
+    assert fact_from_json(option.to_json()) == option != g("alice", "s", "a", "SELECT")
+    admin = HiveMember("pd_reader", "alice", admin=True)
+    assert fact_from_json(admin.to_json()) == admin != HiveMember("pd_reader", "alice")
+    assert str(option).endswith("WITH GRANT OPTION") and str(admin).endswith("WITH ADMIN OPTION")
     _, ms = world()
     with pytest.raises(ConfigError, match="not a saved Hive grant"):
         backend(ms).fact_from_json({"grant": [1]})
@@ -394,8 +402,8 @@ def test_a_managed_role_held_by_a_group_is_revoked() -> None:
     reconcile(hive, b.model, Scope.everything())
     real = ms.members
 
-    def members(role: str) -> list[tuple[str, str]]:
-        return real(role) + ([("GROUP", "contractors")] if role == "pd_reader" else [])
+    def members(role: str) -> list[tuple[str, str, bool]]:
+        return real(role) + ([("GROUP", "contractors", False)] if role == "pd_reader" else [])
 
     ms.members = members  # type: ignore[method-assign]
     plan = planner.plan(hive, b.model, Scope.everything())

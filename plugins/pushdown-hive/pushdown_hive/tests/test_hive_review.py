@@ -447,7 +447,7 @@ def test_table_renamed_on_the_metastore_onto_a_denied_name_loses_its_grants(worl
         do(world.model, ch.grant_privileges(world.model, "reader", hidden, ["SELECT_TABLE"], Condition.DENY))
         full(world, hive)
         _, seen = hive.discover(world.model, None)
-        table = world.client._call("get_table", db, "a")
+        table = world.client.get_table_objects(db, ["a"])[0]
         table.tableName = "hidden"
         world.client._call("alter_table", db, "a", table)
         assert held(world, db, "hidden", "alice") == {"SELECT"}  # the privileges follow a rename
@@ -652,10 +652,10 @@ def test_table_owner_set_by_hand_to_a_managed_user_is_reported(world: World) -> 
     database read would)."""
     db, hive = setup(world)
     try:
-        table = world.client._call("get_table", db, "secret")
+        table = world.client.get_table_objects(db, ["secret"])[0]
         table.owner = "alice"
         world.client._call("alter_table", db, "secret", table)
-        assert world.client._call("get_table", db, "secret").owner == "alice"
+        assert world.client.get_table_objects(db, ["secret"])[0].owner == "alice"
         plan = full(world, hive)
         assert named(plan.findings, "alice", "secret", "owner"), plan.findings
     finally:

@@ -20,6 +20,13 @@ def hms(hive_metastore: Any) -> Iterator[MetastoreClient]:
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """Print the Ranger test-vector counts when those tests ran."""
+    judged = sys.modules.get("pushdown_lab.tests.test_ranger_vectors_judged")
+    for engine, tally in (getattr(judged, "COUNTS", None) or {}).items():
+        if tally:
+            terminalreporter.write_line(
+                f"Ranger vectors, {engine}: {tally['files']} files, {tally['vectors']} vectors, "
+                f"{tally['pass']} passed, {tally['skip']} skipped, {tally['fail']} failed"
+            )
     module = sys.modules.get("pushdown_lab.tests.test_ranger_standin_vectors")
     counts = getattr(module, "COUNTS", None)
     if not counts:

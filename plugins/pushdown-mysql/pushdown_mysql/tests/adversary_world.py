@@ -23,7 +23,7 @@ from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown_mysql.mapping import DATABASE_LEVEL_EXACT, OWNER_DATABASE_PRIVILEGES, TABLE_OPERATIONS
 
-from .enforced import LOGIN_PRIVILEGES, by_login, from_grant_tables
+from .enforced import LOGIN_PRIVILEGES, Routine, by_login, from_grant_tables
 from .world import PASSWORD, PREFIX, q
 
 Triple = tuple[str, str, str]
@@ -36,18 +36,30 @@ LOGIN_EVERY = 7
 def reset_server(
     server: LocalMariaDB, accounts: Iterable[str], schemas: Iterable[str], base: Iterable[tuple[str, str]]
 ) -> None:
-    """Every account and PUBLIC without privileges, no hand-made role, only the base tables."""
+    """Every account and PUBLIC without privileges (global, routine and proxy ones too), no
+    hand-made role, routine, shadowing, anonymous or other account, only the base tables."""
     names = sorted(accounts)
     with _cursor(server) as cur:
         cur.execute(
             "REVOKE ALL PRIVILEGES, GRANT OPTION FROM " + ", ".join("%s@'%%'" for _ in names), tuple(names)
         )
-        cur.execute("DROP ROLE IF EXISTS adv_hr")
+        for role in ROLES:
+            cur.execute(f"DROP ROLE IF EXISTS {role}")
         for user in names:
-            cur.execute("DROP USER IF EXISTS %s@'127.0.0.1'", (user,))
-        for table in ("db", "tables_priv", "columns_priv"):
+            for host in SHADOW_HOSTS:
+                cur.execute("DROP USER IF EXISTS %s@%s", (user, host))
+        for user, host in OTHERS:
+            cur.execute("DROP USER IF EXISTS %s@%s", (user, host))
+        for schema in schemas:
+            cur.execute(f"DROP PROCEDURE IF EXISTS {q(schema)}.adv_p")
+            cur.execute(f"DROP FUNCTION IF EXISTS {q(schema)}.adv_f")
+        for table in ("db", "tables_priv", "columns_priv", "procs_priv", "roles_mapping"):
             cur.execute(f"DELETE FROM mysql.{table} WHERE User = 'PUBLIC'")
+        cur.execute("DELETE FROM mysql.proxies_priv WHERE User IN %s", (tuple(names),))
         cur.execute("FLUSH PRIVILEGES")
+        cur.execute("SELECT 1 FROM mysql.user WHERE User = 'PUBLIC' AND 'Y' IN (Select_priv, Process_priv)")
+        if cur.fetchall():
+            cur.execute("REVOKE SELECT, PROCESS ON *.* FROM PUBLIC")
         wanted = set(base)
         cur.execute(
             "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA IN %s",
@@ -59,6 +71,11 @@ def reset_server(
         for d, t in sorted(wanted - held):
             cur.execute(f"CREATE TABLE {q(d)}.{q(t)} (id INT) ENGINE=MEMORY")
 
+
+#: what the adversary's hand-made state creates besides grants to the pool's accounts
+ROLES = ("adv_hr", "adv_inner", "adv_outer", "adv_pub", "adv_pub_kept")
+SHADOW_HOSTS = ("127.0.0.1", "localhost", "127.0.0.%")
+OTHERS = (("", "%"), ("", "127.0.0.1"), ("adv_other", "%"))
 
 _ADMINS: dict[str, Any] = {}
 
@@ -100,10 +117,16 @@ class Checker:
                 (self.schemas,),
             )
             tables = sorted((str(d), str(t)) for d, t in cur.fetchall())
-            held = from_grant_tables(cur, set(account.values()), tables, self.fold)
+            cur.execute(
+                "SELECT ROUTINE_SCHEMA, ROUTINE_TYPE, ROUTINE_NAME FROM information_schema.ROUTINES "
+                "WHERE ROUTINE_SCHEMA IN %s",
+                (self.schemas,),
+            )
+            routines = sorted((str(d), str(k), str(n)) for d, k, n in cur.fetchall())
+            held = from_grant_tables(cur, set(account.values()), tables, self.fold, routines)
         self.checks += 1
         if self.checks % LOGIN_EVERY == 0:
-            self._prove(held, set(account.values()), tables)
+            self._prove(held, set(account.values()), tables, routines)
         # a removed user whose account a present user now maps to is that user's login:
         # pushdown cannot tell who holds its credentials (the identity system must)
         present = {account[u] for u in self.users if u in model.users}
@@ -112,11 +135,13 @@ class Checker:
         evaluator, decided = self._decide(model, tables, checked)
         return server, evaluator, decided
 
-    def _prove(self, held: set[Triple], accounts: set[str], tables: list[tuple[str, str]]) -> None:
-        """The grant tables' answer holds all that logging in finds (for the privileges tried),
-        and is the same where no second account of a user is involved."""
+    def _prove(
+        self, held: set[Triple], accounts: set[str], tables: list[tuple[str, str]], routines: list[Routine]
+    ) -> None:
+        """The grant tables' answer holds all that logging in finds (for the privileges tried:
+        table DML, and EXECUTE by calling each routine)."""
         by_tables = {t for t in held if t[1] in LOGIN_PRIVILEGES and "." in t[2]}
-        tried = by_login(self.server, accounts, PASSWORD, tables)
+        tried = by_login(self.server, accounts, PASSWORD, tables, routines)
         assert tried <= by_tables, sorted(tried - by_tables)
         self.logins += 1
         self.over += len(by_tables - tried)

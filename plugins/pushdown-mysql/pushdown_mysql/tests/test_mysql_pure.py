@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pushdown.reconcile.plan import add, remove
+from pushdown_mysql.compile import ServerObjects
 from pushdown_mysql.facts import Account, Grant, RoleGrant, escape_db_pattern, exact_db_name, fact_from_json
+from pushdown_mysql.findings import mandatory_findings
 from pushdown_mysql.readback import (
+    Dialect,
+    ServerRead,
     ServerRegion,
     dialect_of,
     parse_db,
+    parse_dynamic,
     parse_inventory,
+    parse_mandatory,
     parse_roles,
     parse_tables,
     parse_users,
@@ -114,3 +122,22 @@ def test_two_users_mapping_to_one_account_get_nothing() -> None:
     )
     assert desired.facts == frozenset()
     assert any("all map to account 'pd_ann'@'%'" in n for n in desired.notes)
+
+
+def test_mysql8_reads_role_edges_and_the_role_settings() -> None:
+    """MySQL 8: memberships in ``mysql.role_edges``; dynamic privileges in
+    ``mysql.global_grants`` (global grants by their own name); ``mandatory_roles`` (every account holds
+    them) and ``activate_all_roles_on_login`` read with the settings; a mandatory role is a
+    finding with the statement that clears it."""
+    reads = Dialect("mysql").queries()
+    assert "mysql.role_edges" in reads and "mysql.roles_mapping" not in reads
+    assert "mysql.global_grants" in reads and "mysql.global_priv" not in reads
+    assert parse_dynamic([("pd_bob", "%", "set_user_id", "N")]) == {Grant(BOB, None, None, "SET_USER_ID")}
+    assert "@@mandatory_roles, @@activate_all_roles_on_login" in reads["settings"][0]
+    assert "mandatory_roles" not in MARIADB.queries()["settings"][0]
+    assert parse_mandatory([(0, "`r_all`@`%`", 1)]) == "`r_all`@`%`" and parse_mandatory([(0,)]) == ""
+    server = ServerRead(Dialect("mysql"), BOB, ServerObjects(frozenset(), frozenset()), frozenset(),
+                        frozenset(), frozenset(), mandatory="`r_all`@`%`")  # fmt: skip
+    (finding,) = mandatory_findings(server)
+    assert finding.endswith("clear it by hand: SET PERSIST mandatory_roles = ''")
+    assert list(mandatory_findings(replace(server, mandatory=""))) == []

@@ -1,5 +1,5 @@
 """Every (user, access, resource) the backend's shapes must decide as the evaluator does,
-asked of the stand-in's policy engine."""
+asked of Ranger's own policy engine (the stand-in's engine held equal to it)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from pushdown_lab.ranger_ground_truth import allows
 from pushdown_lab.ranger_standin import Standin
 
 from pushdown.decide.evaluator import Evaluator
@@ -84,20 +85,9 @@ def checks(model: Model, catalog: str, extra: Iterable[ObjectRef] = ()) -> Itera
 
 
 def _asker(standin: Standin) -> Callable[[str, dict[str, Any], str, str, list[str]], bool]:
-    """The stand-in's decision (its engine over the service's current policies and roles)."""
-    if hasattr(standin, "is_access_allowed"):
-        return lambda s, r, a, u, g: bool(standin.is_access_allowed(s, r, a, user=u, groups=g))
-    from pushdown_lab.ranger_standin.policy_evaluation import AccessRequest, ServicePolicies
-
-    store = standin.store
-    roles = store.list_roles({})
-    engines = {
-        name: ServicePolicies(
-            store.service_def(svc["type"]), store.list_policies({"serviceName": name}), roles
-        )
-        for name, svc in store.services.items()
-    }
-    return lambda s, r, a, u, g: engines[s].is_access_allowed(AccessRequest(r, a, u, g))
+    """Ranger's decision (its own engine over the service's current policies and roles),
+    the stand-in's engine held equal to it (``pushdown_lab.ranger_ground_truth``)."""
+    return lambda s, r, a, u, g: allows(standin, [(s, r, a, u, g)])[0]
 
 
 def probe(
@@ -115,17 +105,19 @@ def probe(
     ask about (tables created on the server only)."""
     out = Probe()
     evaluator = Evaluator(model)
-    ask = _asker(standin)
+    asked = []
     for user in users:
         groups = groups_of(user) if groups_of else sorted(model.user_groups.get(user, ()))
-        for service, resource, access, op, obj in checks(model, catalog, extra):
-            want = user in model.users and evaluator.authorize(user, op, obj, explain=False).allowed
-            got = ask(service, resource, access, mapped(user), groups)
-            out.checks += 1
-            if got != want:
-                line = f"{user} {access} {service}:{resource} (model {op} {obj}): {got=} {want=}"
-                out.mismatches.append(line)
-                # a table no schema holds yet stands for every table of its schema
-                named = obj.parent if obj.names[-1] == UNSEEN and obj.parent else obj
-                (out.wider if got else out.narrower).append((user, f"{op}/{access}", str(named)))
+        asked += [(user, groups, check) for check in checks(model, catalog, extra)]
+    # Ranger's engine decides the whole batch at once
+    answers = allows(standin, [(s, r, a, mapped(u), g) for u, g, (s, r, a, _, _) in asked])
+    for (user, _, (service, resource, access, op, obj)), got in zip(asked, answers, strict=True):
+        want = user in model.users and evaluator.authorize(user, op, obj, explain=False).allowed
+        out.checks += 1
+        if got != want:
+            line = f"{user} {access} {service}:{resource} (model {op} {obj}): {got=} {want=}"
+            out.mismatches.append(line)
+            # a table no schema holds yet stands for every table of its schema
+            named = obj.parent if obj.names[-1] == UNSEEN and obj.parent else obj
+            (out.wider if got else out.narrower).append((user, f"{op}/{access}", str(named)))
     return out
