@@ -17,6 +17,11 @@ class ModelError(PushdownError, ValueError):
     """A change to the privilege model that the model rejects; nothing was written."""
 
 
+class BindingRefused(ModelError):
+    """A change that would bind a model object to enforcement (which catalog a backend
+    enforces, a fileset's location, a topic): administration, set by configuration."""
+
+
 class UnknownPrincipal(ModelError):
     """A user, group or role that the model does not hold."""
 

@@ -27,6 +27,7 @@ from pushdown.app.source.settings import SourceSettings, check_backends
 from pushdown.app.source.settings import parse as parse_source
 from pushdown.errors import ConfigError
 from pushdown.journal.connection import MEMORY, problem_with
+from pushdown.model.locations import parse as parse_location
 
 SECRET_WORDS = ("password", "passwd", "secret", "token", "credential", "private_key")
 DEFAULT_CONFIG = "pushdown.toml"
@@ -49,6 +50,8 @@ class BackendConfig:
     kind: str
     settings: Mapping[str, Any]
     catalogs: frozenset[str] = frozenset()
+    #: catalog (or "*") -> the storage roots its filesets' locations must lie in
+    locations: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def secret(self, key: str) -> str | None:
         return resolve_secret(self.name, key, self.settings.get(key))
@@ -183,7 +186,7 @@ def _backend(name: str, raw: Any, base: Path, source: str) -> BackendConfig:
         raise ConfigError(f"{where}: a backend name must be non-empty, without control characters")
     if not isinstance(raw, Mapping) or not isinstance(raw.get("kind"), str):
         raise ConfigError(f'{where}: needs a table with kind = "..."')
-    settings = {k: v for k, v in raw.items() if k not in ("kind", "catalogs")}
+    settings = {k: v for k, v in raw.items() if k not in ("kind", "catalogs", "locations")}
     for key, value in settings.items():
         if is_secret_key(key) and not isinstance(value, Mapping):
             raise ConfigError(
@@ -199,7 +202,27 @@ def _backend(name: str, raw: Any, base: Path, source: str) -> BackendConfig:
     catalogs = raw.get("catalogs", [])
     if not isinstance(catalogs, list) or any(_check_text(c) is not None for c in catalogs):
         raise ConfigError(f"{where}: catalogs must be a list of catalog names")
-    return BackendConfig(name, str(raw["kind"]), settings, frozenset(catalogs))
+    locations = _locations(where, raw.get("locations", {}))
+    return BackendConfig(name, str(raw["kind"]), settings, frozenset(catalogs), locations)
+
+
+def _locations(where: str, raw: Any) -> dict[str, tuple[str, ...]]:
+    """``locations = { catalog = ["/lake/c", "hdfs://nn/lake/d"] }`` ("*": every catalog)."""
+    shape = f'{where}.locations: a table of catalog = ["/absolute/path", ...] (or "*" = [...])'
+    if not isinstance(raw, Mapping):
+        raise ConfigError(shape)
+    out: dict[str, tuple[str, ...]] = {}
+    for catalog, roots in raw.items():
+        if _check_text(catalog) is not None or not isinstance(roots, list):
+            raise ConfigError(shape)
+        for root in roots:
+            if not isinstance(root, str) or parse_location(root) is None:
+                raise ConfigError(
+                    f"{where}.locations.{catalog}: {_toml(root)} is not an absolute path or URI "
+                    "without '..', query or control characters"
+                )
+        out[str(catalog)] = tuple(roots)
+    return out
 
 
 def _store(raw: Mapping[str, Any], base: Path, source: str) -> str:

@@ -50,6 +50,8 @@ from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.model.text import check_name
 from pushdown.reconcile.backend import Backend, BackendContext
+from pushdown.reconcile.bindings import Bindings
+from pushdown.reconcile.bindings import check as check_bindings
 from pushdown.reconcile.plan import Plan
 from pushdown.reconcile.sync import Dispatcher, SyncResult
 
@@ -251,6 +253,8 @@ class AccessControl:
                 _check(self._decisions_on(model), actor, operation, target)
                 return inner(model)
 
+        build = self._bound(build)
+
         self._refresh()
         # the position the model in hand reflects (a fresh read could already be newer)
         base = (self._seq, self.store.get_meta("metalake"))
@@ -263,6 +267,22 @@ class AccessControl:
         push = self.push if push is None else push
         synced = tuple(self.sync()) if push and events else ()
         return ChangeResult(tuple(events), tuple(seqs), synced)
+
+    def _bound(self, build: Callable[[Model], list[Event]]) -> Callable[[Model], list[Event]]:
+        """``build``, its events checked (after the actor was authorized) against what only
+        the configuration binds: catalogs to backends, filesets to locations, topics."""
+        bindings = Bindings.of(
+            (name, b.context.catalogs, b.context.locations) for name, b in sorted(self.backends.items())
+        )
+        administrator = self.actor is None or self.actor.trusted
+        user = None if self.actor is None else self.actor.user
+
+        def checked(model: Model) -> list[Event]:
+            events = build(model)
+            check_bindings(model, events, bindings, administrator=administrator, user=user)
+            return events
+
+        return checked
 
     def _version(self) -> tuple[int, str | None]:
         return self.store.last_seq(), self.store.get_meta("metalake")
@@ -678,6 +698,7 @@ def _backends(cfg: Config, hooks: Hooks) -> dict[str, Backend]:
             map_principal=lambda p, n=name: hooks.map_principal(n, p),  # type: ignore[misc]
             mapping_version=hooks.mapping_version,
             catalogs=bc.catalogs,
+            locations=bc.locations,
             engine=engine,
         )
         backends[name] = hooks.backends.create(bc.kind, ctx)

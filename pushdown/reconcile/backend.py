@@ -119,6 +119,9 @@ class BackendContext:
     #: what a backend keeps of the mapping between syncs is valid while this is equal
     mapping_version: Callable[[], object] = lambda: None
     catalogs: frozenset[str] = field(default_factory=frozenset)
+    #: catalog (or "*") -> the storage roots its filesets' locations must lie in
+    #: (``[backends.X] locations``); a location outside them is pushed for nobody
+    locations: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: what computes entitlements: the local compiler unless the configuration says
     #: ``engine = "spark"`` (used for full compiles; scoped ones stay local)
     engine: Engine = LOCAL
@@ -148,13 +151,17 @@ class Backend(abc.ABC):
         return self.context.name
 
     def enforces(self, model: Model) -> frozenset[str]:
-        """Catalogs this backend enforces: those whose ``backend`` property names it."""
+        """Catalogs this backend enforces: exactly those its configuration names
+        (``catalogs = [...]``); when it names none, the catalogs whose ``backend`` property
+        (set by an administrator, :mod:`pushdown.reconcile.bindings`) names it."""
+        if self.context.catalogs:
+            return frozenset(self.context.catalogs)
         named = {
             obj.names[0]
             for obj in model.children(METALAKE)  # the catalogs, without a walk over every object
             if obj.type is SecurableType.CATALOG and model.objects[obj].get("backend") == self.name
         }
-        return frozenset(named | self.context.catalogs)
+        return frozenset(named)
 
     def widen(self, obj: ObjectRef) -> ObjectRef:
         """The coarsest object whose facts a change to ``obj`` can alter (default: a leaf's

@@ -70,7 +70,7 @@ def test_the_creator_owns_what_it_creates_and_only_an_owner_sets_owners(ac: Acce
     )
     meg.grant_role("builders", "user ann")
     ann = ac.acting("ann")
-    ann.create_object("catalog hive1", properties={"backend": "demo"})
+    ann.create_object("catalog hive1")
     ann.create_object("schema hive1.sales")
     ann.create_role("sales_reader")
     model = ac.model

@@ -78,7 +78,7 @@ def test_a_change_through_the_official_client_reaches_hive_metastore_grants(
     config.write_text(
         'store = "pd.db"\n[access]\nservice_admins = ["admin"]\n'
         f'[backends.hive1]\nkind = "hive"\nhost = "{hms.host}"\nport = {hms.port}\n'
-        f'grantor = "{world.grantor}"\nrole_prefix = "{world.role_prefix}"\n'
+        f'grantor = "{world.grantor}"\nrole_prefix = "{world.role_prefix}"\ncatalogs = ["c"]\n'
         '[daemon]\ninterval = "5m"\npoll = "5m"\nbackoff_min = "200ms"\nbackoff_max = "2s"\n'
     )
     init_store(config)
@@ -89,7 +89,7 @@ def test_a_change_through_the_official_client_reaches_hive_metastore_grants(
         c = client(uri, "admin")
         for user in USERS:
             c.add_user(user)
-        c.create_catalog("c", Catalog.Type.RELATIONAL, "hive", "the metastore", {"backend": "hive1"})
+        c.create_catalog("c", Catalog.Type.RELATIONAL, "hive", "the metastore", {})
         auth = {"Authorization": auth_as("admin").get_token_data().decode()}
         with httpx.Client(base_url=f"{uri}/api/metalakes/test/catalogs/c", headers=auth) as h:
             assert h.post("/schemas", json={"name": SALES}).status_code == 200

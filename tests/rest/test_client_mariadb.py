@@ -118,7 +118,7 @@ def test_a_change_through_the_official_client_reaches_mariadb_grants(server: Any
     config.write_text(
         'store = "pd.db"\n[access]\nservice_admins = ["admin"]\n'
         f'[backends.mysql1]\nkind = "mysql"\nhost = "{server.host}"\nport = {server.port}\n'
-        f'user = "pushdown"\npassword = {{ env = "{PASSWORD_ENV}" }}\n'
+        f'user = "pushdown"\npassword = {{ env = "{PASSWORD_ENV}" }}\ncatalogs = ["c"]\n'
         '[daemon]\ninterval = "5m"\npoll = "5m"\nbackoff_min = "200ms"\nbackoff_max = "2s"\n'
     )
     init_store(config)
@@ -129,7 +129,7 @@ def test_a_change_through_the_official_client_reaches_mariadb_grants(server: Any
         c = client(uri, "admin")
         for u in USERS:
             c.add_user(u)
-        c.create_catalog("c", Catalog.Type.RELATIONAL, "jdbc-mysql", "MariaDB", {"backend": "mysql1"})
+        c.create_catalog("c", Catalog.Type.RELATIONAL, "jdbc-mysql", "MariaDB", {})
         with httpx.Client(base_url=f"{uri}/api/metalakes/test/catalogs/c", headers=_basic("admin")) as h:
             assert h.post("/schemas", json={"name": DB}).status_code == 200
             for t in TABLES:
@@ -176,3 +176,110 @@ def test_a_change_through_the_official_client_reaches_mariadb_grants(server: Any
 def _basic(user: str) -> dict[str, str]:
     token = auth_as(user).get_token_data().decode()
     return {"Authorization": token}
+
+
+def test_e1_a_creator_naming_the_backend_gets_no_grant_on_mariadb(server: Any, tmp_path: Path) -> None:
+    """Issue 24, E1 on the real server: a CREATE_CATALOG holder registers a catalog naming
+    the configured backend; refused (400), and MariaDB gives him nothing while ann keeps
+    the payroll table the model gives her."""
+    from pushdown_mysql.account import least_privileges
+    from pushdown_mysql.tests.world import PASSWORD, PREFIX, PUSHDOWN
+
+    conn = server.connect()
+    with conn.cursor() as cur:
+        cur.execute("CREATE DATABASE pay")
+        cur.execute("CREATE TABLE pay.salaries (id INT)")
+        for sql, args in least_privileges(PUSHDOWN, "%", [DB, "pay"])[-1:]:
+            cur.execute(sql, args)
+        for u in ("ann", "mallory"):
+            cur.execute("CREATE USER IF NOT EXISTS %s@%s IDENTIFIED BY %s", (PREFIX + u, "%", PASSWORD))
+        cur.execute("FLUSH PRIVILEGES")
+    conn.close()
+
+    def selects() -> set[tuple[str, str]]:
+        conn = server.connect()
+        try:
+            with conn.cursor() as cur:
+                cur.execute(
+                    "SELECT User, Db, Table_name FROM mysql.tables_priv "
+                    "WHERE FIND_IN_SET('Select', Table_priv)"
+                )
+                rows = {(str(u), f"{d}.{t}") for u, d, t in cur.fetchall()}
+                cur.execute("SELECT User, Db FROM mysql.db WHERE Select_priv = 'Y'")
+                rows |= {(str(u), f"{d}.*") for u, d in cur.fetchall()}
+        finally:
+            conn.close()
+        return {r for r in rows if r[0].startswith(PREFIX)}
+
+    ann_reads = {("pd_ann", "pay.salaries"), ("pd_ann", "pay.*")}  # table- or database-level
+    config = tmp_path / "pushdown.toml"
+    config.write_text(
+        'store = "pd.db"\n[access]\nservice_admins = ["admin"]\n'
+        f'[backends.mysql1]\nkind = "mysql"\nhost = "{server.host}"\nport = {server.port}\n'
+        f'user = "pushdown"\npassword = {{ env = "{PASSWORD_ENV}" }}\ncatalogs = ["payroll"]\n'
+        '[daemon]\ninterval = "5m"\npoll = "5m"\nbackoff_min = "200ms"\nbackoff_max = "2s"\n'
+    )
+    init_store(config)
+    with serving(config, tmp_path / "serve.log") as serve:
+        uri = serve.ready()
+        admin_client(uri, "admin").create_metalake("test", "E1", {})
+        with httpx.Client(base_url=f"{uri}/api/metalakes/test", headers=_basic("admin")) as h:
+            for u in ("ann", "mallory"):
+                assert h.post("/users", json={"name": u}).status_code == 200
+            cat = {"name": "payroll", "type": "relational", "provider": "jdbc-mysql", "properties": {}}
+            assert h.post("/catalogs", json=cat).status_code == 200
+            assert h.post("/catalogs/payroll/schemas", json={"name": "pay"}).status_code == 200
+            table = {"name": "salaries", "columns": [{"name": "id"}]}
+            assert h.post("/catalogs/payroll/schemas/pay/tables", json=table).status_code == 200
+            for role, objects, user in (
+                (
+                    "readers",
+                    [
+                        {
+                            "fullName": "payroll",
+                            "type": "catalog",
+                            "privileges": [
+                                {"name": "use_catalog", "condition": "allow"},
+                                {"name": "use_schema", "condition": "allow"},
+                                {"name": "select_table", "condition": "allow"},
+                            ],
+                        }
+                    ],
+                    "ann",
+                ),
+                (
+                    "creators",
+                    [
+                        {
+                            "fullName": "test",
+                            "type": "metalake",
+                            "privileges": [{"name": "create_catalog", "condition": "allow"}],
+                        }
+                    ],
+                    "mallory",
+                ),
+            ):
+                assert h.post("/roles", json={"name": role, "securableObjects": objects}).status_code == 200
+                assert (
+                    h.put(f"/permissions/users/{user}/grant", json={"roleNames": [role]}).status_code == 200
+                )
+        wait_for(lambda: bool(ann_reads & selects()), 60, "ann's grant reaches MariaDB")
+        with httpx.Client(base_url=f"{uri}/api/metalakes/test", headers=_basic("mallory")) as h:
+            bound = {
+                "name": "mine",
+                "type": "relational",
+                "provider": "jdbc-mysql",
+                "properties": {"backend": "mysql1"},
+            }
+            r = h.post("/catalogs", json=bound)
+            assert r.status_code == 400 and "configuration" in r.json()["message"], r.text
+            assert (
+                h.post("/catalogs", json={**bound, "properties": {}}).status_code == 200
+            )  # bound to nothing
+        with httpx.Client(base_url=f"{uri}/api/metalakes/test", headers=_basic("admin")) as h:
+            assert (
+                h.post("/users", json={"name": "zed"}).status_code == 200
+            )  # one more change wakes the workers
+        wait_for(lambda: bool(ann_reads & selects()), 60, "ann keeps hers")
+        assert not {r for r in selects() if r[0] == "pd_mallory"}
+        assert serve.stop() == 0

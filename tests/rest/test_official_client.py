@@ -42,7 +42,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]
         uri = server.ready()
         admin_client(uri, "admin").create_metalake("test", "for the client", {"k": "v"})
         c = client(uri, "admin")
-        cat = c.create_catalog("cat", Catalog.Type.RELATIONAL, "hive", "a catalog", {"backend": "none"})
+        cat = c.create_catalog("cat", Catalog.Type.RELATIONAL, "hive", "a catalog", {"team": "none"})
         cat.as_schemas().create_schema("db", "a schema", {})
         yield uri, tmp / "pd.db"
 

@@ -173,6 +173,7 @@ def follow_config(tmp: Path, address: str, **source: Any) -> Config:
                 "uri": address,
                 "metalake": "test",
                 "user": "admin",
+                "catalog_property": "pushdown.backend",
                 **source,
             }.items()
             if v is not None

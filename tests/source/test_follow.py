@@ -225,7 +225,7 @@ def test_the_cli_pull_and_status_show_the_source(rig: Rig, tmp_path: Path) -> No
     config.write_text(
         f'store = "follow.db"\n[backends.demo]\nkind = "recording"\nstate = "demo.json"\n'
         f'[source]\nkind = "gravitino"\nuri = "{rig.proxy.uri}"\nmetalake = "test"\nuser = "admin"\n'
-        '[source.catalogs]\nother = "demo"\n'
+        'catalog_property = "pushdown.backend"\n[source.catalogs]\nother = "demo"\n'
     )
     runner = CliRunner()
     pulled = runner.invoke(main, ["--config", str(config), "pull"])

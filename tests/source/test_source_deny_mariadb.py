@@ -110,7 +110,13 @@ def rig(server: Any, tmp_path: Path) -> Iterator[Rig]:
                     "password": {"env": PASSWORD_ENV},
                 }
             },
-            "source": {"kind": "gravitino", "uri": p.uri, "metalake": "test", "user": "admin"},
+            "source": {
+                "kind": "gravitino",
+                "uri": p.uri,
+                "metalake": "test",
+                "user": "admin",
+                "catalog_property": "pushdown.backend",
+            },
         }
         config = from_mapping(raw, tmp_path, "pushdown.toml", explicit_store=False)
         ac = AccessControl.open(config, push=False, create_store=True)

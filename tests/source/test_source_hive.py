@@ -83,7 +83,13 @@ def test_a_gravitino_metalake_is_enforced_exactly_on_the_hive_metastore(world: A
                     "role_prefix": world.role_prefix,
                 }
             },
-            "source": {"kind": "gravitino", "uri": g.uri, "metalake": "test", "user": "admin"},
+            "source": {
+                "kind": "gravitino",
+                "uri": g.uri,
+                "metalake": "test",
+                "user": "admin",
+                "catalog_property": "pushdown.backend",
+            },
         }
         config = from_mapping(raw, tmp_path, "pushdown.toml", explicit_store=False)
         ac = AccessControl.open(config, push=False, create_store=True)

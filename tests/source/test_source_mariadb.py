@@ -110,7 +110,7 @@ def test_a_role_granted_through_the_gravitino_client_becomes_a_mariadb_grant(
             f'store = "pd.db"\n[backends.mysql1]\nkind = "mysql"\nhost = "{server.host}"\n'
             f'port = {server.port}\nuser = "pushdown"\npassword = {{ env = "{PASSWORD_ENV}" }}\n'
             f'[source]\nkind = "gravitino"\nuri = "{front.uri}"\nmetalake = "test"\nuser = "admin"\n'
-            'interval = "1s"\ntimeout = "5s"\n'
+            'interval = "1s"\ntimeout = "5s"\ncatalog_property = "pushdown.backend"\n'
             '[daemon]\ninterval = "5m"\npoll = "200ms"\nbackoff_min = "200ms"\nbackoff_max = "2s"\n'
             'lease_ttl = "5s"\n'
         )

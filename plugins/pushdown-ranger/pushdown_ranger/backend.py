@@ -486,6 +486,7 @@ class RangerBackend(Backend):
             implied=snapshot.implied,
             voiding=snapshot.voiding,
             overriding=snapshot.overriding,
+            locations=self.context.locations,
         )
 
     # apply ------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The metadata objects the access-control calls name: catalogs, schemas, tables, topics
-and filesets, *registered* in the model (with their properties; a catalog's ``backend``
-property names the pushdown backend that enforces it). Nothing is created on a server:
+and filesets, *registered* in the model (with their properties; which backend enforces a
+catalog and where a fileset lies is the configuration's, :mod:`pushdown.reconcile.bindings`,
+and a caller's property saying otherwise is refused). Nothing is created on a server:
 pushdown pushes grants, it runs no DDL. What Gravitino keeps beside the name (a
 catalog's type and provider, a comment, a table's columns, a fileset's location) is kept
 in properties under ``pushdown.rest.`` and shown back in Gravitino's shapes.

@@ -129,9 +129,14 @@ def backend_of(
             f"catalog {catalog}: its property {settings.catalog_property} names backend {prop!r}, "
             "which is not configured; no backend enforces it"
         )
-    return None, (
-        f"catalog {catalog}: no configured backend enforces it (name it in [source.catalogs] or set "
-        f"its property {settings.catalog_property})"
+    how = (
+        f"set its property {settings.catalog_property}"
+        if settings.catalog_property
+        else "a backend's catalogs"
+    )
+    return (
+        None,
+        f"catalog {catalog}: no configured backend enforces it (name it in [source.catalogs] or {how})",
     )
 
 

@@ -7,16 +7,21 @@
     user = "pushdown"                   # simple authentication as this user, or:
     token = { env = "GRAVITINO_TOKEN" } # a bearer token (OAuth / JWT), never written in the file
     interval = "1m"                     # how often the daemon reads it
-    catalog_property = "pushdown.backend"  # a catalog property that names the backend
+    catalog_property = "pushdown.backend"  # opt-in: a catalog property that names the backend
     max_removal_share = 0.5             # a read that removes more of the model is held back
     min_guarded_removals = 10
 
     [source.catalogs]                   # Gravitino catalog -> the configured backend enforcing it
     sales = "mysql1"
 
-A catalog is enforced by the backend ``[source.catalogs]`` names, else by the one its
-``catalog_property`` names, else by a backend whose own ``catalogs = [...]`` lists it; a
-catalog nothing names is reported (``pushdown status``, the log), never silently left out.
+A catalog is enforced by the backend ``[source.catalogs]`` names, else by a backend whose
+own ``catalogs = [...]`` lists it, else (only when ``catalog_property`` is set: off by
+default) by the one its ``catalog_property`` names; a catalog nothing names is reported
+(``pushdown status``, the log), never silently left out. Binding a catalog to a backend is
+administration: whoever may set a catalog's properties in the followed source (any holder
+of CREATE_CATALOG there) binds it through ``catalog_property``, so it is the source
+administrator's opt-in, and even then a backend whose configuration names its catalogs
+enforces exactly those.
 Every value is checked when the config is loaded; an error names the key and the value.
 """
 
@@ -61,7 +66,8 @@ class SourceSettings:
     #: seconds one call may take (the client's own default is 10)
     timeout: float = 30.0
     catalogs: Mapping[str, str] = field(default_factory=dict)
-    catalog_property: str | None = "pushdown.backend"
+    #: off by default: a catalog property any creator sets there would bind enforcement here
+    catalog_property: str | None = None
     max_removal_share: float = 0.5
     min_guarded_removals: int = 10
     #: reads in one poll before a source that keeps changing is given up until the next interval

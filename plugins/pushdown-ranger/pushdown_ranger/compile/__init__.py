@@ -48,6 +48,7 @@ def compile_all(
     implied: tuple[tuple[str, str, frozenset[str]], ...] = (),
     voiding: frozenset[tuple[str, Any]] = frozenset(),
     overriding: frozenset[tuple[str, Any]] = frozenset(),
+    locations: Mapping[str, tuple[str, ...]] | None = None,
 ) -> Desired:
     catalogs = list(catalogs)
     colliding = collisions(model, naming)
@@ -60,11 +61,25 @@ def compile_all(
     def run(deny_now: Mapping[str, bool]) -> Desired:
         if len(sharing) < 2:
             return compile_desired(
-                model, catalogs, local, deny_now, focus=focus, named_elsewhere=elsewhere, hive=hive
+                model,
+                catalogs,
+                local,
+                deny_now,
+                focus=focus,
+                named_elsewhere=elsewhere,
+                hive=hive,
+                locations=locations,
             )
         parts = {
             c: compile_desired(
-                model, catalogs, local, deny_now, focus=focus, named_elsewhere=elsewhere, hive=c
+                model,
+                catalogs,
+                local,
+                deny_now,
+                focus=focus,
+                named_elsewhere=elsewhere,
+                hive=c,
+                locations=locations,
             )
             for c in sharing
         }

@@ -89,11 +89,13 @@ def compile_desired(
     focus: frozenset[ObjectRef] | None = None,
     named_elsewhere: frozenset[str] = frozenset(),
     hive: str | None = "\x00unknown",
+    locations: Mapping[str, tuple[str, ...]] | None = None,
 ) -> Desired:
     """The roles and policies Ranger should hold. ``focus``: only the Hive databases of
     these schemas are compiled (``None``: everything); topics and filesets always are.
     ``named_elsewhere``: Ranger roles the policies outside the focus still name.
-    ``hive``: :func:`hive_catalog`, when the caller knows it already."""
+    ``hive``: :func:`hive_catalog`, when the caller knows it already. ``locations``: the
+    configured storage roots per catalog (a fileset outside them is pushed for nobody)."""
     roots = [
         ObjectRef(T.CATALOG, (c,)) for c in sorted(catalogs) if ObjectRef(T.CATALOG, (c,)) in model.objects
     ]
@@ -118,7 +120,7 @@ def compile_desired(
                     f"catalog {catalog}: its tables would share Ranger service {naming.hive_service} "
                     f"with catalog {hive}; not pushed (narrower)"
                 )
-        notes += leaf_items(items, by_root, inventory, model, naming, deny_enabled)
+        notes += leaf_items(items, by_root, inventory, model, naming, deny_enabled, locations or {})
     facts: set[Fact] = set(_policies(items, model, naming, who))
     facts |= set(_roles(model, naming, facts, named_elsewhere, who))
     if not deny_enabled.get(naming.hive_service, False) and roots:

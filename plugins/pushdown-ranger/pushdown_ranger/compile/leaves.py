@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from pushdown.decide.inventory import Inventory
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
+from pushdown.reconcile.bindings import location_of
 from pushdown_ranger.compile.fileset_paths import literal_path, nest, path_of, withhold
 from pushdown_ranger.compile.naming import Group, Items, RangerNaming, exact
 from pushdown_ranger.compile.principals import denied_objects
@@ -40,9 +41,10 @@ def leaf_items(
     model: Model,
     naming: RangerNaming,
     deny_enabled: Mapping[str, bool],
+    locations: Mapping[str, tuple[str, ...]] | None = None,
 ) -> list[str]:
     notes: list[str] = []
-    topics, paths, unnamed = _resources(by_root, inventory, model, notes)
+    topics, paths, unnamed = _resources(by_root, inventory, model, notes, locations or {})
     groups = {root.names[0]: g for root, g in by_root.items()}
     denied_at = denied_objects(model)
     for objs in topics.values():
@@ -89,7 +91,11 @@ def _barred(
 
 
 def _resources(
-    by_root: Mapping[ObjectRef, list[Group]], inventory: Inventory, model: Model, notes: list[str]
+    by_root: Mapping[ObjectRef, list[Group]],
+    inventory: Inventory,
+    model: Model,
+    notes: list[str],
+    locations: Mapping[str, tuple[str, ...]],
 ) -> tuple[dict[str, list[ObjectRef]], dict[str, list[ObjectRef]], dict[str, list[ObjectRef]]]:
     """Topics by case-folded name and filesets by path, over every catalog; and the
     filesets whose HDFS path Ranger cannot name, by that path."""
@@ -103,7 +109,10 @@ def _resources(
             else:
                 notes.append(f"{obj}: {UNNAMED}; nothing pushed (narrower)")
         elif obj.type is T.FILESET:
-            location = (model.objects.get(obj) or {}).get("location", "")
+            location = location_of(model, obj, locations)
+            if not location and (model.objects.get(obj) or {}).get("location"):
+                notes.append(f"{obj}: its location lies outside those configured for its catalog; {NOTHING}")
+                continue
             path = path_of(location)
             if path:
                 paths.setdefault(path, []).append(obj)
@@ -114,6 +123,7 @@ def _resources(
     return topics, paths, unnamed
 
 
+NOTHING = "nothing pushed (narrower)"
 UNNAMED = "its name holds a * or ?, or a {, } or \\ of Ranger's tokens"
 
 

@@ -1,0 +1,231 @@
+"""Binding model objects to enforcement is administration, not registration.
+
+What a registered object stands for on a backend — which catalog a backend enforces,
+which storage location a fileset is, which Kafka topic a topic is — decides what others
+may do there. So it is set by configuration, never by a property a caller registers:
+
+- A backend whose configuration names catalogs (``[backends.X] catalogs = [...]``)
+  enforces exactly those (:meth:`Backend.enforces`); a catalog's ``backend`` property is
+  then ignored. A catalog's ``backend`` property is administration: only the
+  administrator's entry points (the CLI, a spec, the plain library, a followed source)
+  may set it, and never to bind a catalog that the backend's configuration leaves out.
+  A checked caller (REST, the library acting as a user) who registers a catalog naming a
+  backend is refused; a catalog whose name a configuration names is registered (or
+  renamed to) only by the metalake's owner or a service admin (they hold the metalake;
+  the catalog's owner holds what the backend enforces), anyone else is refused.
+- A fileset's location must lie inside the roots the configuration gives its catalog
+  (``[backends.X] locations = { catalog = ["/lake/c"] }``; ``"*"`` for every catalog
+  the backend enforces). Any other checked caller needs roots configured, and its
+  location must overlap no other fileset's location (either enclosing the other, ignoring
+  case); the metalake's owner and the service admins, like the administrator's entry
+  points, may nest locations, and choose them freely where no roots are configured. A
+  backend pushes a location outside its catalog's configured roots for nobody
+  (:func:`location_of`).
+- Any other checked caller's topic must not be one Kafka topic with another (names equal
+  but for case): a shared topic gets only what both decide, a revoke of everyone else's.
+
+:func:`check` runs on the events of every change, after the caller was authorized, in
+the one place every entry point passes (``AccessControl.change``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from pushdown.errors import BindingRefused
+from pushdown.model import events as ev
+from pushdown.model.locations import (
+    Location,
+    folded,
+    inside,
+    is_location_key,
+    locations_of,
+    overlaps,
+    parse,
+    values_of,
+)
+from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
+from pushdown.model.state import Model
+
+ANY_CATALOG = "*"
+#: the catalog property that binds a catalog to a backend (the administrator's)
+BACKEND_PROPERTY = "backend"
+_WHY = "binding an object to enforcement is administration (the configuration), not registration"
+
+
+@dataclass(frozen=True)
+class Bindings:
+    """What the configuration binds: per backend its catalogs, per catalog its roots."""
+
+    catalogs: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    roots: Mapping[str, tuple[Location, ...]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, contexts: Iterable[tuple[str, frozenset[str], Mapping[str, tuple[str, ...]]]]) -> Bindings:
+        catalogs: dict[str, frozenset[str]] = {}
+        roots: dict[str, list[Location]] = {}
+        for name, cats, locations in contexts:
+            catalogs[name] = frozenset(cats)
+            for catalog, texts in locations.items():
+                roots.setdefault(catalog, []).extend(r for r in map(parse, texts) if r is not None)
+        return cls(catalogs, {c: tuple(r) for c, r in roots.items()})
+
+    def configured(self, catalog: str) -> list[str]:
+        """The backends whose configuration names ``catalog`` (compared case-folded)."""
+        folded = catalog.casefold()
+        return sorted(b for b, cats in self.catalogs.items() if any(c.casefold() == folded for c in cats))
+
+    def roots_of(self, catalog: str) -> tuple[Location, ...] | None:
+        """The roots configured for ``catalog`` (None: none configured)."""
+        if catalog not in self.roots and ANY_CATALOG not in self.roots:
+            return None
+        return self.roots.get(catalog, ()) + self.roots.get(ANY_CATALOG, ())
+
+
+def roots_in(locations: Mapping[str, tuple[str, ...]], catalog: str) -> tuple[Location, ...] | None:
+    """The roots one backend's configuration gives ``catalog`` (None: none configured)."""
+    return Bindings.of([("", frozenset(), locations)]).roots_of(catalog)
+
+
+def location_of(model: Model, obj: ObjectRef, locations: Mapping[str, tuple[str, ...]]) -> str:
+    """A fileset's ``location`` as a backend may push it: ``""`` (nothing pushed) when the
+    configuration gives its catalog roots and the location is not inside one of them
+    (a registration that reached the model another way: an old store, a source)."""
+    text = (model.objects.get(obj) or {}).get("location", "")
+    roots = roots_in(locations, obj.names[0])
+    if roots is None or not text:
+        return text
+    loc = parse(text)
+    return text if loc is not None and any(inside(loc, r) for r in roots) else ""
+
+
+def check(
+    model: Model, events: list[ev.Event], bindings: Bindings, *, administrator: bool, user: str | None = None
+) -> None:
+    """Refuse (:class:`BindingRefused`) a change whose events bind objects to enforcement
+    in a way only configuration may; ``administrator``: an administrator's entry point;
+    ``user``: the checked caller otherwise."""
+    holder = administrator or (user is not None and _holds_metalake(model, user))
+    seen: dict[ObjectRef, list[Location]] = {}
+    for event in events:
+        if isinstance(event, ev.ObjectCreated):
+            props = dict(event.properties)
+            obj = event.object
+            if not administrator:
+                _unbound(obj, props)
+            if obj.type is SecurableType.CATALOG:
+                _catalog(obj.names[0], props, bindings, administrator, holder)
+            elif obj.type is SecurableType.FILESET:
+                seen[obj] = _fileset(model, obj, props, bindings, holder, seen)
+            elif obj.type is SecurableType.TOPIC and not holder:
+                _topic(model, obj, obj)
+        elif isinstance(event, ev.ObjectRenamed) and not administrator:
+            new = event.new_object
+            if new.type is SecurableType.CATALOG:
+                _catalog(new.names[0], {}, bindings, administrator, holder)
+            elif new.type is SecurableType.TOPIC and not holder:
+                _topic(model, new, event.object)
+
+
+def _unbound(obj: ObjectRef, props: Mapping[str, str]) -> None:
+    """A checked caller names no backend, on any object (only a catalog's binds today)."""
+    named = [k for k in props if k.strip().casefold() == BACKEND_PROPERTY]
+    if named:
+        raise BindingRefused(
+            f"{obj}: property {named[0]!r} is refused: which backend enforces a catalog is set by "
+            f"the configuration ([backends.NAME] catalogs = [...]); {_WHY}"
+        )
+
+
+def _holds_metalake(model: Model, user: str) -> bool:
+    return user in model.service_admins or model.owners.get(METALAKE) == user
+
+
+def _catalog(
+    catalog: str, props: Mapping[str, str], bindings: Bindings, administrator: bool, holder: bool
+) -> None:
+    if not administrator:
+        if bindings.configured(catalog) and not holder:
+            raise BindingRefused(
+                f"catalog {catalog}: the configuration binds this name to a backend; only the "
+                f"metalake's owner or a service admin registers it ({_WHY})"
+            )
+        return
+    backend = props.get(BACKEND_PROPERTY)
+    cats = bindings.catalogs.get(backend or "", frozenset())
+    if backend is not None and cats and catalog not in cats:
+        raise BindingRefused(
+            f"catalog {catalog}: backend {backend} enforces exactly the catalogs its configuration "
+            f"names ({', '.join(sorted(cats))}); add {catalog} there instead of naming the backend"
+        )
+
+
+def _fileset(
+    model: Model,
+    obj: ObjectRef,
+    props: Mapping[str, str],
+    bindings: Bindings,
+    administrator: bool,
+    seen: Mapping[ObjectRef, list[Location]],
+) -> list[Location]:
+    texts = locations_of(props)
+    roots = bindings.roots_of(obj.names[0])
+    out: list[Location] = []
+    for text in texts:
+        loc = parse(text)
+        if loc is None:
+            if administrator and roots is None:
+                continue
+            raise BindingRefused(
+                f"{obj}: location {text!r} is refused: an absolute path or hdfs:// URI without "
+                "'..', query or control characters"
+            )
+        if roots is None and not administrator:
+            raise BindingRefused(
+                f"{obj}: location {text!r} is refused: the configuration gives catalog {obj.names[0]} no "
+                f"storage locations ([backends.NAME] locations = {{ {obj.names[0]} = [...] }}); {_WHY}"
+            )
+        if roots is not None and not any(inside(loc, r) for r in roots):
+            raise BindingRefused(
+                f"{obj}: location {text!r} lies outside the locations the configuration gives catalog "
+                f"{obj.names[0]} ({', '.join(str(r) for r in roots) or 'none'})"
+            )
+        if not administrator and _overlapping(model, obj, loc, seen):
+            raise BindingRefused(
+                f"{obj}: location {text!r} is refused: it encloses or lies inside another "
+                "registered object's location"
+            )
+        out.append(loc)
+    return out
+
+
+def _overlapping(
+    model: Model, obj: ObjectRef, loc: Location, seen: Mapping[ObjectRef, list[Location]]
+) -> bool:
+    store, mine = loc.store.casefold(), tuple(p.casefold() for p in loc.parts)
+    for other, props in model.objects.items():
+        if other.type is SecurableType.FILESET and other != obj:
+            for key, text in props.items():
+                if is_location_key(key):
+                    for value in values_of(text):
+                        theirs = folded(value)
+                        if theirs is not None and theirs[0] == store and _prefix(mine, theirs[1]):
+                            return True
+    return any(overlaps(loc, t) for other, ts in seen.items() if other != obj for t in ts)
+
+
+def _prefix(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    n = min(len(a), len(b))
+    return a[:n] == b[:n]
+
+
+def _topic(model: Model, obj: ObjectRef, before: ObjectRef) -> None:
+    folded = obj.names[-1].casefold()
+    for other in model.objects:
+        alike = other.type is SecurableType.TOPIC and other.names[-1].casefold() == folded
+        if alike and other not in (obj, before):
+            raise BindingRefused(
+                f"{obj}: a topic named {obj.names[-1]!r} but for case is registered already; on Kafka "
+                "they would be one topic, which only an administrator may register twice"
+            )
