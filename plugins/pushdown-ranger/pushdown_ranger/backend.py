@@ -44,7 +44,7 @@ from pushdown_ranger.checked import SERVICE_NAME, RangerSettings  # noqa: F401 -
 from pushdown_ranger.client import RangerAPI
 from pushdown_ranger.compile import compile_all
 from pushdown_ranger.compile.desired import RangerNaming, hive_catalog
-from pushdown_ranger.facts import PolicyFact, fact_from_json
+from pushdown_ranger.facts import PolicyFact, RoleFact, fact_from_json
 from pushdown_ranger.handmade import (
     exception_findings,
     is_voided,
@@ -73,7 +73,7 @@ from pushdown_ranger.overrides import override_findings, overriding_policies
 from pushdown_ranger.readback import bypasses, policy_fact, resource_key, role_fact, unenforced
 from pushdown_ranger.scoping import Focus, covering, focus_of
 from pushdown_ranger.serviceconf import service_findings, stray_finding
-from pushdown_ranger.withdraw import withdraw
+from pushdown_ranger.withdraw import relying, standing, withdraw
 from pushdown_ranger.writer import Writer
 
 Json = dict[str, Any]
@@ -547,30 +547,37 @@ class RangerBackend(Backend):
     def _withdraw(
         self, writer: Writer, plan: Plan, refused: set[Op], snapshot: RangerSnapshot
     ) -> list[Failure]:
-        """Refused writes that add deny items: withdraw the allow items they protect
+        """Refused writes that add deny items, or members to a role deny items name: withdraw
+        the allow items those deny items protect against, on their own resource set too
         (:mod:`pushdown_ranger.withdraw`); a failure naming each (the sync is not clean)."""
-        denied = [
-            op.fact
-            for op in refused
-            if isinstance(op.fact, PolicyFact) and op.action != "remove" and op.fact.deny
-        ]
-        if not denied:
-            return []
         policies = {
             **snapshot.policies,
             **{k: v for k, v in writer.written.policies.items() if v is not None},
         }
+        ours = self.naming.ours
+        denied: dict[PolicyFact, list[Op]] = {}
+        for op in refused:
+            fact = op.fact
+            if isinstance(fact, PolicyFact) and op.action != "remove" and fact.deny:
+                if not standing(fact, policies, ours):
+                    denied.setdefault(fact, []).append(op)
+            elif isinstance(fact, RoleFact) and _joins(op):
+                for relied in relying([fact.name], policies, ours):
+                    denied.setdefault(relied, []).append(op)
+        if not denied:
+            return []
 
         def write(key: tuple[str, Any], fact: PolicyFact) -> None:
             writer.write(Op("change", after=fact, before=fact))
 
         out: list[Failure] = []
+        ops = tuple(sorted({op for found in denied.values() for op in found}, key=str))
         try:
-            said = withdraw(sorted(denied, key=str), policies, self.naming.ours, write)
+            said = withdraw(sorted(denied, key=str), policies, ours, write)
         except BackendError as exc:
             said = [f"withdrawing the allow items a refused deny protects failed too: {exc}"]
         for text in said:
-            out.append(Failure(tuple(op for op in refused if op.fact in denied), f"{self.name}: {text}"))
+            out.append(Failure(ops, f"{self.name}: {text}"))
         return out
 
     def reread(
@@ -617,6 +624,16 @@ class RangerApplied(Applied):
     touched keys, for :meth:`RangerBackend.reread`)."""
 
     written: Written
+
+
+def _joins(op: Op) -> bool:
+    """Whether ``op`` gives a role that exists members it did not have."""
+    before, after = op.before, op.after
+    if op.action == "remove" or not isinstance(after, RoleFact):
+        return False
+    if not isinstance(before, RoleFact):
+        return bool(after.users or after.groups or after.roles)
+    return bool(after.users - before.users or after.groups - before.groups or after.roles - before.roles)
 
 
 def _implying_more(snapshot: RangerSnapshot, service: str) -> set[str]:

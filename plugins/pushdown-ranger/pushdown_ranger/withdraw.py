@@ -4,11 +4,16 @@ withdrawn: an error never leaves an allow standing behind a failed DENY (issue 2
 but for the writes it asks of the writer.
 
 The allow items a deny item of resource set ``R`` protects against are pushdown's allow
-items on the resource sets whose policies Ranger also matches on ``R``:
+items on ``R`` itself (the policy as Ranger holds it: the refused write would have removed
+or outweighed them) and on the resource sets whose policies Ranger also matches on ``R``:
 
-- Hive: ``database=d`` tables: the every-table set of ``d`` (``table=?*``);
+- Hive: ``database=d`` tables: the every-table set of ``d`` (``table=?*``); a
+  ``database=d`` deny item: ``d`` itself only (the every-table set does not match it);
 - HDFS: every enclosing path (fileset policies are recursive);
-- Kafka: none of pushdown's (its topic policies are one topic each).
+- Kafka: none of pushdown's on other keys (its topic policies are one topic each).
+
+Each such policy is written with pushdown's allow items removed; its deny items and
+everybody else's items stay.
 """
 
 from __future__ import annotations
@@ -23,12 +28,16 @@ Json = dict[str, Any]
 
 
 def enclosing(denied: PolicyFact, policies: Mapping[tuple[str, Any], Json]) -> list[tuple[str, Any]]:
-    """The keys of the policies holding allow items Ranger also matches where ``denied`` denies."""
+    """The keys of the policies holding allow items Ranger also matches where ``denied``
+    denies: its own resource set, and every one enclosing it."""
     mine = dict((k, v) for k, v, _ in denied.resources)
     out = []
     for key in policies:
         service, resources = key
-        if service != denied.service or resources == denied.resources:
+        if service != denied.service:
+            continue
+        if resources == denied.resources:
+            out.append(key)
             continue
         theirs = {k: v for k, v, _ in resources}
         if _encloses(theirs, mine):
@@ -69,3 +78,28 @@ def withdraw(
                 "were withdrawn (narrower until the next sync writes both)"
             )
     return out
+
+
+def standing(
+    denied: PolicyFact, policies: Mapping[tuple[str, Any], Json], ours: Callable[[str], bool]
+) -> bool:
+    """Whether Ranger holds every deny item of ``denied`` already (a refused write that
+    would have kept them, or an earlier write of the same change that wrote them): then
+    they protect what they protect, and nothing is withdrawn for them."""
+    held = policies.get((denied.service, denied.resources))
+    return held is not None and denied.deny <= our_pairs(held, ours)[1]
+
+
+def relying(
+    roles: Iterable[str], policies: Mapping[tuple[str, Any], Json], ours: Callable[[str], bool]
+) -> list[PolicyFact]:
+    """The deny items Ranger holds that name ``roles``, per policy: when a write giving
+    such a role a member is refused, they do not reach that member, and the allow items
+    they protect against are withdrawn as for a refused deny write."""
+    names = set(roles)
+    out = []
+    for (service, resources), policy in policies.items():
+        deny = frozenset(pair for pair in our_pairs(policy, ours)[1] if pair[0] in names)
+        if deny:
+            out.append(PolicyFact(service, resources, frozenset(), deny))
+    return sorted(out, key=str)

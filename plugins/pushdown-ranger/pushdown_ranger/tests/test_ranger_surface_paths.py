@@ -18,6 +18,7 @@ from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
 from pushdown_ranger.facts import PolicyFact
 from pushdown_ranger.readback import policy_name
+from pushdown_ranger.withdraw import withdraw
 from tests.builders import Builder
 
 from .probe import _asker, probe
@@ -464,3 +465,136 @@ def test_n8_a_scoped_sync_in_one_catalog_keeps_the_other_catalogs_deny_items(ran
         b.model.apply(event)
     reconcile(backend, b.model, Scope.union(scope_of(e) for e in events))
     assert not ask("hive", {"database": "crm", "table": "orders"}, "select", "bob", [])
+
+
+def _two_readers(obj: str, *privileges: str) -> Builder:
+    """reader (bob and carol) holds ``privileges`` on ``obj`` alone (a policy of its own)."""
+    return (
+        Builder()
+        .users("alice", "bob", "carol")
+        .catalog("sales", backend="rg")
+        .schema("sales.crm")
+        .table("sales.crm.orders")
+        .table("sales.crm.leads")
+        .role("reader", users=["bob", "carol"])
+        .allow("reader", "catalog sales", "USE_CATALOG", "USE_SCHEMA")
+        .allow("reader", obj, *privileges)
+    )
+
+
+def _refuse_deny_items_on(backend: Any, monkeypatch: pytest.MonkeyPatch, resources: dict[str, Any]) -> None:
+    """Ranger refuses every write of a policy on ``resources`` that holds deny items."""
+    update, create = backend.api.update_policy, backend.api.create_policy
+
+    def refused(policy: dict[str, Any]) -> bool:
+        mine = {k: v.get("values") for k, v in policy["resources"].items()}
+        return mine == resources and bool(policy.get("denyPolicyItems"))
+
+    def refuse_update(pid: int, policy: dict[str, Any]) -> dict[str, Any]:
+        if refused(policy):
+            raise BackendError("rg", "Ranger refused update policy (HTTP 400): a rule of the server")
+        return update(pid, policy)
+
+    def refuse_create(policy: dict[str, Any]) -> dict[str, Any]:
+        if refused(policy):
+            raise BackendError("rg", "Ranger refused create policy (HTTP 400): a rule of the server")
+        return create(policy)
+
+    monkeypatch.setattr(backend.api, "update_policy", refuse_update)
+    monkeypatch.setattr(backend.api, "create_policy", refuse_create)
+
+
+@pytest.mark.parametrize(
+    ("obj", "privilege", "resources", "request_", "access"),
+    [
+        (
+            "table sales.crm.orders",
+            "SELECT_TABLE",
+            {"column": ["*"], "database": ["crm"], "table": ["orders"]},
+            {"database": "crm", "table": "orders"},
+            "select",
+        ),
+        ("schema sales.crm", "CREATE_TABLE", {"database": ["crm"]}, {"database": "crm"}, "create"),
+    ],
+    ids=["table", "database"],
+)
+def test_a_refused_deny_on_the_same_resource_withdraws_its_allow(
+    ranger_standin: Standin,
+    monkeypatch: pytest.MonkeyPatch,
+    obj: str,
+    privilege: str,
+    resources: dict[str, Any],
+    request_: dict[str, str],
+    access: str,
+) -> None:
+    """reader (bob, carol) is allowed ``obj`` by a policy of its own; then bob is DENIED it.
+    The policy's new form allows carol and denies bob; Ranger refuses every write of it
+    holding deny items, so the narrowing half (no allow, bob's deny) is refused: reader's
+    allow on the same resource set is withdrawn, never left standing behind the failed DENY
+    (a ``database=d`` deny item encloses no other set of pushdown's: only its own)."""
+    b = _two_readers(obj, privilege)
+    backend = backend_for(ranger_standin, retries=0)
+    reconcile(backend, b.model, ALL)
+    ask = _asker(ranger_standin)
+    assert ask("hive", request_, access, "bob", [])
+    b.role("blocked", users=["bob"]).deny("blocked", obj, privilege)
+    _refuse_deny_items_on(backend, monkeypatch, resources)
+    with pytest.raises(BackendError, match="withdrawn"):
+        reconcile(backend, b.model, ALL, retries=0)
+    assert not ask("hive", request_, access, "bob", [])
+    assert probe(ranger_standin, b.model, "sales", USERS).wider == []
+    monkeypatch.undo()
+    reconcile(backend, b.model, ALL)
+    assert planner.plan(backend, b.model, ALL).empty
+    assert not ask("hive", request_, access, "bob", [])
+    assert ask("hive", request_, access, "carol", [])
+
+
+def test_a_refused_deny_on_the_database_withdraws_its_allow() -> None:
+    """The database-level case without a server: a refused deny item on ``database=d``
+    withdraws pushdown's allow items held on ``database=d`` (others' items stay)."""
+    key = ("hive", (("database", ("d",), False),))
+    held = {
+        "service": "hive",
+        "resources": {"database": {"values": ["d"]}},
+        "policyItems": [
+            {"roles": ["pd_R"], "accesses": [{"type": "create", "isAllowed": True}]},
+            {"users": ["zed"], "accesses": [{"type": "create", "isAllowed": True}]},
+        ],
+    }
+    written: list[PolicyFact] = []
+    denied = PolicyFact(*key, frozenset(), frozenset({("pdu_U", "create")}))
+    said = withdraw([denied], {key: held}, lambda r: r.startswith("pd"), lambda k, f: written.append(f))
+    assert said and written == [PolicyFact(*key, frozenset(), frozenset())]
+
+
+def test_a_refused_member_of_a_denied_role_withdraws_the_allow_its_deny_protects(
+    ranger_standin: Standin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """reader (bob, alice) reads every table of crm; blocked (carol) is DENIED orders. bob
+    joins blocked: only the role's members change, and Ranger refuses that write. The deny
+    item on orders does not reach bob, so the every-table allow it protects against is
+    withdrawn; the next sync writes both."""
+    b = sales().role("blocked", users=["carol"]).deny("blocked", "table sales.crm.orders", "SELECT_TABLE")
+    backend = backend_for(ranger_standin, retries=0)
+    reconcile(backend, b.model, ALL)
+    ask = _asker(ranger_standin)
+    assert ask("hive", {"database": "crm", "table": "orders"}, "select", "bob", [])
+    b.grant_role("blocked", users=["bob"])
+    update = backend.api.update_role
+
+    def refuse(rid: int, role: dict[str, Any]) -> dict[str, Any]:
+        if "bob" in [m["name"] for m in role.get("users") or ()] and role["name"].endswith("blocked"):
+            raise BackendError("rg", "Ranger refused update role (HTTP 400): a rule of the server")
+        return update(rid, role)
+
+    monkeypatch.setattr(backend.api, "update_role", refuse)
+    with pytest.raises(BackendError, match="withdrawn"):
+        reconcile(backend, b.model, ALL, retries=0)
+    assert not ask("hive", {"database": "crm", "table": "orders"}, "select", "bob", [])
+    assert probe(ranger_standin, b.model, "sales", USERS).wider == []
+    monkeypatch.undo()
+    reconcile(backend, b.model, ALL)
+    assert planner.plan(backend, b.model, ALL).empty
+    assert not ask("hive", {"database": "crm", "table": "orders"}, "select", "bob", [])
+    assert ask("hive", {"database": "crm", "table": "leads"}, "select", "bob", [])
