@@ -601,16 +601,10 @@ class AccessControl:
         """The model a sync compiles from, with the directory's members added (for that sync):
         those recorded in the model (as :meth:`decision_model` adds them for every decision),
         or ``outside`` (a dry run's fresh answer, recorded nowhere)."""
-        return self._sync_snapshot(outside)[0]
-
-    def _sync_snapshot(self, outside: dict[str, set[str]] | None = None) -> tuple[Model, int]:
-        """:meth:`sync_model` and the journal position it reflects, read as of one commit.
-        The model is the sync's own (read from the store, never the live ``self._model``
-        other threads' commits keep changing), so what a sync compiles is exactly the
-        position it records."""
-        model, seq = self.store.snapshot()
+        model = self.model
         members = model.external_members if outside is None else outside
-        return with_members(model, members), seq
+        # a copy of its own: a sync may run while another thread changes the live model
+        return with_members(copy.deepcopy(model), members) if members else model
 
     def preview(self, target: Model, names: list[str] | None = None) -> tuple[list[Event], list[SyncResult]]:
         """What :meth:`load_model` of ``target`` and a full sync would do, writing nothing:
@@ -646,10 +640,11 @@ class AccessControl:
     def _current(self) -> tuple[Model, int]:
         """The model as the store holds it now, and the journal position it reflects
         (asked under a backend's lease: another writer may have committed meanwhile). Read
-        in one read transaction (:meth:`Store.snapshot`), so no commit lands between the
-        model and the position it is said to reflect; a fresh object, so no commit changes
-        it while the sync compiles from it."""
-        return self._sync_snapshot()
+        in one read transaction under the store connection's lock, so no commit of this
+        process lands between the model and the position it is said to reflect."""
+        with self.store.reading():
+            model = self.sync_model()
+            return model, self._seq
 
 
 #: The operation that creates, drops or alters an object of each type.
