@@ -697,6 +697,7 @@ def _backends(cfg: Config, hooks: Hooks) -> dict[str, Backend]:
             secret=bc.secret,
             map_principal=lambda p, n=name: hooks.map_principal(n, p),  # type: ignore[misc]
             mapping_version=hooks.mapping_version,
+            mapping_stable=hooks.mapping_stable,
             catalogs=bc.catalogs,
             locations=bc.locations,
             engine=engine,

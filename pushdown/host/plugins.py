@@ -60,6 +60,12 @@ class Hooks:
         impls = self.pm.hook.pushdown_map_principal.get_hookimpls()
         return tuple((impl.plugin_name, id(impl.function)) for impl in impls)
 
+    def mapping_stable(self) -> bool:
+        """No plugin implements ``pushdown_map_principal``: every principal maps to its own
+        name, which no hook can change between syncs (a hook's answer may change at any
+        time, so a mapping kept across syncs is trusted only when there is none)."""
+        return not self.pm.hook.pushdown_map_principal.get_hookimpls()
+
     def group_members(self, group: str) -> set[str]:
         found: set[str] = set()
         for members in self.pm.hook.pushdown_resolve_group_members(group=group):

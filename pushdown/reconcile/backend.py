@@ -118,6 +118,10 @@ class BackendContext:
     #: changes when ``map_principal``'s answers may have changed (the hook's implementations):
     #: what a backend keeps of the mapping between syncs is valid while this is equal
     mapping_version: Callable[[], object] = lambda: None
+    #: whether ``map_principal``'s answers can change only with ``mapping_version`` (no
+    #: plugin implements ``pushdown_map_principal``): only then may a backend trust the
+    #: mapping it kept for users a sync does not grant to (``False``: map everyone again)
+    mapping_stable: Callable[[], bool] = lambda: False
     catalogs: frozenset[str] = field(default_factory=frozenset)
     #: catalog (or "*") -> the storage roots its filesets' locations must lie in
     #: (``[backends.X] locations``); a location outside them is pushed for nobody

@@ -152,6 +152,11 @@ class KeptIdentity:
     changed underneath), everything is mapped again before anything is granted. A new
     mapper (the hook or its settings changed: a new backend, a new naming) starts a new
     keeper, and so does a change of ``version()`` (the hook's implementations).
+    Kept answers are trusted only while ``stable()`` says the mapping cannot change
+    underneath (no plugin implements ``pushdown_map_principal``: the mapping is then a pure
+    function of the backend's settings); otherwise a sync that grants to anyone maps every
+    user again, since a user outside its scope (carol, now mapped to ``bob``) may clash
+    with one inside it, and only a whole-model mapping sees that.
     ``calls`` counts the mapper's calls (what a test bounds). The indexes are
     changed copy-on-write, so an Identity handed out never changes."""
 
@@ -162,9 +167,10 @@ class KeptIdentity:
         caseless: bool = False,
         unusable: Callable[[str], str | None] = plain,
         version: Callable[[], object] = lambda: None,
+        stable: Callable[[], bool] = lambda: False,
     ) -> None:
         self.mapper, self.caseless, self.unusable = mapper, caseless, unusable
-        self.version = version
+        self.version, self.stable = version, stable
         self._seen_version: object = None
         self.calls = 0
         self._lock = threading.Lock()
@@ -190,9 +196,11 @@ class KeptIdentity:
         with self._lock:
             known = self._names.keys() | self._refused.keys()
             version = self.version()
+            fresh = None if fresh is None else set(fresh)
             if (
                 version != self._seen_version
                 or fresh is None
+                or (fresh and not self.stable())  # a hook may answer otherwise for anyone
                 or any(self._map(u)[0] != self._kept(u)[0] for u in fresh if u in known)
             ):  # everyone, or a kept answer went stale: map everyone again
                 self._reset()

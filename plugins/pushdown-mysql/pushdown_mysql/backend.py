@@ -134,6 +134,7 @@ class MySQLBackend(Backend):
             host=s.text("account_host", "%").lower(),
             map_principal=context.map_principal,
             mapping_version=context.mapping_version,
+            mapping_stable=context.mapping_stable,
         )
         self.create_on_database = s.flag("create_on_database")
         self._session: Session | None = None

@@ -81,11 +81,15 @@ class AccountNaming:
     map_principal: Callable[[Principal], str] = field(default=lambda p: p.name, compare=False)
     #: changes when the hook's answers may have (see BackendContext.mapping_version)
     mapping_version: Callable[[], object] = field(default=lambda: None, compare=False)
+    #: whether the kept mapping may be trusted for users a sync does not grant to (see
+    #: BackendContext.mapping_stable; ``False``: every user is mapped again on each sync)
+    mapping_stable: Callable[[], bool] = field(default=lambda: False, compare=False)
     #: every user's mapped name, kept between syncs (a new naming, a new keeper)
     kept: KeptIdentity = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "kept", KeptIdentity(self.mapped, version=self.mapping_version))
+        kept = KeptIdentity(self.mapped, version=self.mapping_version, stable=self.mapping_stable)
+        object.__setattr__(self, "kept", kept)
 
     def account(self, user: str) -> Account:
         return Account(self.prefix + self.map_principal(Principal.user(user)), self.host)

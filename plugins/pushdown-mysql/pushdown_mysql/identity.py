@@ -32,9 +32,11 @@ def scope_users(scope: Resolved | None) -> frozenset[str] | None:
 
 
 def identity_of(model: Model, naming: AccountNaming, scope: Resolved | None = None) -> Identity:
-    """Every model user's account name, kept by ``naming`` between syncs: only the users
-    added since, and those ``scope`` grants to (to catch a mapping changed underneath),
-    are mapped again (:class:`~pushdown.reconcile.identity.KeptIdentity`)."""
+    """Every model user's account name, kept by ``naming`` between syncs while no plugin
+    implements ``pushdown_map_principal`` (only the users added since, and those ``scope``
+    grants to, are mapped again); with such a hook every user is mapped again on each sync
+    that grants, since its answer may change for a user outside the scope
+    (:class:`~pushdown.reconcile.identity.KeptIdentity`)."""
     return naming.kept.of(model.users, scope_users(scope))
 
 

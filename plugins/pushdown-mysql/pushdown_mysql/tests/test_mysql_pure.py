@@ -141,3 +141,58 @@ def test_mysql8_reads_role_edges_and_the_role_settings() -> None:
     (finding,) = mandatory_findings(server)
     assert finding.endswith("clear it by hand: SET PERSIST mandatory_roles = ''")
     assert list(mandatory_findings(replace(server, mandatory=""))) == []
+
+
+def test_a_mapping_changed_for_a_user_outside_the_scope_is_caught_before_a_grant() -> None:
+    """The hook now maps carol to ``bob`` (its answer changed; no plugin came or went, so
+    the mapping version is the same). A sync scoped to bob must still see that carol
+    shares bob's account: both are withheld and nothing is granted to ``pd_bob``."""
+    from pushdown.host.hookspecs import hookimpl
+    from pushdown.host.plugins import Hooks
+    from pushdown.model import changes as ch
+    from pushdown.model.principals import Principal
+    from pushdown.model.securables import ObjectRef
+    from pushdown.model.state import Model
+    from pushdown.reconcile.scope import Scope, scope_of
+    from pushdown_mysql.compile import AccountNaming, ServerObjects, compile_desired
+    from pushdown_mysql.identity import sharing
+
+    class Aliases:
+        def __init__(self) -> None:
+            self.alias: dict[str, str] = {}
+
+        @hookimpl
+        def pushdown_map_principal(self, backend: str, principal: Principal) -> str | None:
+            return self.alias.get(principal.name)
+
+    aliases = Aliases()
+    hooks = Hooks.load(extra=[aliases], load_entry_points=False)
+    assert not hooks.mapping_stable()
+    model = Model()
+    for step in (
+        lambda: ch.add_user(model, "bob"),
+        lambda: ch.add_user(model, "carol"),
+        lambda: ch.create_object(model, ObjectRef.of("catalog", "c"), properties={"backend": "m"}),
+        lambda: ch.create_object(model, ObjectRef.parse("schema c.hr")),
+        lambda: ch.create_role(model, "r"),
+        lambda: ch.grant_role(model, "r", Principal.user("bob")),
+    ):
+        for e in step():
+            model.apply(e)
+    naming = AccountNaming(
+        map_principal=lambda p: hooks.map_principal("m", p),
+        mapping_version=hooks.mapping_version,
+        mapping_stable=hooks.mapping_stable,
+    )
+    inventory = ServerObjects(frozenset({"hr"}), frozenset({("hr", "pay")}))
+    first = compile_desired(model, "c", inventory, frozenset(), naming, Scope.everything().resolve(model))
+    assert not any("all map to account" in n for n in first.notes)  # a full sync: no clash yet
+
+    aliases.alias["carol"] = "bob"  # the hook's answer for carol changed, the plugins did not
+    events = ch.grant_privileges(model, "r", ObjectRef.parse("table c.hr.pay"), ["SELECT_TABLE"])
+    for e in events:
+        model.apply(e)
+    scope = sharing(scope_of(events[0]).resolve(model), model, naming)  # bob's role: bob only
+    desired = compile_desired(model, "c", inventory, frozenset({BOB}), naming, scope)
+    assert any("users bob, carol all map to account 'pd_bob'@'%'" in n for n in desired.notes), desired.notes
+    assert not any(getattr(f, "account", None) == BOB for f in desired.facts), desired.facts
