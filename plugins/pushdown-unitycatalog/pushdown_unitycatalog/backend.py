@@ -1,0 +1,182 @@
+"""The ``unitycatalog`` backend: one Unity Catalog catalog enforces one model catalog.
+
+``read`` lists the schemas and tables of the catalog the scope reaches and every
+principal's privileges on each (:mod:`pushdown_unitycatalog.readback`); ``compile``
+turns the entitlement compiler's answer into privileges by operation
+(:mod:`pushdown_unitycatalog.compile`); ``apply`` sends one ``PATCH`` per principal and
+securable, revokes first; a change the server refuses does not stop the others.
+
+Fence: pushdown manages the principals named by the setting ``principals`` (a list) or
+starting with ``principal_prefix``; every privilege such a principal holds on the
+catalog, its schemas and tables is a managed fact (hand-made ones too, revoked when the
+model does not want them). Grants to other principals are left alone; one whose name is
+a managed principal's but for case, or a group form (``account users``), is a finding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, cast
+
+from pushdown.errors import ConfigError, TemporaryBackendError
+from pushdown.model.principals import Principal
+from pushdown.model.securables import SecurableType
+from pushdown.model.state import Model
+from pushdown.reconcile.backend import (
+    Applied,
+    Backend,
+    BackendContext,
+    Capabilities,
+    Desired,
+    Failure,
+    Progress,
+    Snapshot,
+    fingerprint,
+)
+from pushdown.reconcile.plan import Fact, Op, Plan
+from pushdown.reconcile.reach import sole_catalog
+from pushdown.reconcile.scope import Resolved
+from pushdown.reconcile.settings import Settings
+from pushdown.reconcile.surface import SurfaceEntry
+from pushdown_unitycatalog.client import Refused, UnityCatalog, Unreachable
+from pushdown_unitycatalog.compile import Held, compile_desired
+from pushdown_unitycatalog.facts import UCGrant, fact_from_json
+from pushdown_unitycatalog.readback import ServerRead, read_server, schemas_in, within
+from pushdown_unitycatalog.surface import SURFACE
+
+#: principals that stand for many users (Databricks' groups); a grant to one reaches everybody
+GROUP_FORMS = frozenset({"account users", "users"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class UCSnapshot(Snapshot):
+    server: ServerRead | None = None
+
+
+class UnityCatalogBackend(Backend):
+    kind = "unitycatalog"
+    capabilities = Capabilities(
+        securable_types=frozenset({SecurableType.CATALOG, SecurableType.SCHEMA, SecurableType.TABLE})
+    )
+    SURFACE: ClassVar[tuple[SurfaceEntry, ...]] = SURFACE
+
+    def __init__(self, context: BackendContext, server: UnityCatalog | None = None) -> None:
+        super().__init__(context)
+        s = Settings.of(context)
+        self.url = s.text("url", "http://127.0.0.1:8081")
+        self.token = context.secret("token") or s.secret_text("token")
+        self.timeout = s.seconds("timeout", 30.0)
+        self.prefix = s.text("principal_prefix", "", empty=True)
+        listed = s._get("principals", [], False)
+        if not isinstance(listed, list) or not all(isinstance(p, str) and p for p in listed):
+            raise s.bad("principals", f"{listed!r}: a list of principal names")
+        self.principals = frozenset(listed)
+        if not self.prefix and not self.principals:
+            raise ConfigError(
+                f"backend {self.name}: set 'principals' or 'principal_prefix': they fence the principals "
+                "pushdown manages (it never touches another's grants)"
+            )
+        self._uc = server
+
+    @property
+    def uc(self) -> UnityCatalog:
+        if self._uc is None:
+            self._uc = UnityCatalog(self.url, self.token, self.timeout)
+        return self._uc
+
+    def managed(self, principal: str) -> bool:
+        return principal in self.principals or bool(self.prefix and principal.startswith(self.prefix))
+
+    def _name_of(self, model: Model) -> Callable[[str], str | None]:
+        """The server principal of each model user, when fenced and not shared with another."""
+        names = {u: self.context.map_principal(Principal.user(u)) for u in model.users}
+        seen: dict[str, int] = {}
+        for n in names.values():
+            seen[n.casefold()] = seen.get(n.casefold(), 0) + 1
+
+        def name_of(user: str) -> str | None:
+            n = names.get(user)
+            return n if n is not None and self.managed(n) and seen[n.casefold()] == 1 else None
+
+        return name_of
+
+    def _gone(self, exc: Exception) -> TemporaryBackendError:
+        return TemporaryBackendError(
+            self.name, f"Unity Catalog at {self.url} did not answer ({exc}); the next sync reads it back"
+        )
+
+    # -- the contract ------------------------------------------------------------
+
+    def read(self, model: Model, scope: Resolved) -> UCSnapshot:
+        catalog = sole_catalog(self.enforces(model))
+        if catalog is None:
+            note = f"no single catalog names backend {self.name}: nothing is read or granted"
+            return UCSnapshot(facts=frozenset(), within=lambda f: False, findings=(note,))
+        try:
+            server = read_server(self.uc, catalog.lower(), schemas_in(scope, catalog.lower()))
+        except Unreachable as exc:
+            raise self._gone(exc) from exc
+        except Refused as exc:
+            raise TemporaryBackendError(self.name, f"Unity Catalog refused a read: {exc}") from exc
+        covers = cast(Callable[[Fact], bool], within(server.held))
+        facts = frozenset(g for g in server.grants if self.managed(g.principal) and covers(g))
+        findings = self._findings(model, server) + list(server.unread)
+        return UCSnapshot(
+            facts=facts,
+            within=covers,
+            findings=tuple(findings),
+            fingerprint=fingerprint(facts, findings),
+            server=server,
+        )
+
+    def _findings(self, model: Model, server: ServerRead) -> list[str]:
+        managed = {n.casefold(): n for u in model.users if (n := self._name_of(model)(u)) is not None}
+        out = []
+        for g in sorted(server.grants):
+            if self.managed(g.principal):
+                continue
+            if g.principal.casefold() in GROUP_FORMS:
+                out.append(f"{g}: a grant to every user, made outside pushdown; it reaches every managed principal")
+            elif g.principal.casefold() in managed:
+                out.append(
+                    f"{g}: made outside pushdown to a principal spelt like managed "
+                    f"{managed[g.principal.casefold()]} but for case; pushdown leaves it"
+                )
+        return out
+
+    def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
+        assert isinstance(snapshot, UCSnapshot)
+        if snapshot.server is None:
+            return Desired(frozenset(), snapshot.findings)
+        held: Held = snapshot.server.held
+        desired = compile_desired(model, held, self._name_of(model))
+        return Desired(frozenset(f for f in desired.facts if snapshot.within(f)), desired.notes)
+
+    def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
+        """Revokes first, then grants; one PATCH per (securable, principal) and kind."""
+        done, failures = 0, []
+        for action in ("remove", "add"):
+            batches: dict[tuple[str, str, str], list[Op]] = {}
+            for op in plan.ops:
+                if (op.action == "remove") != (action == "remove"):
+                    continue
+                f = op.fact
+                assert isinstance(f, UCGrant)
+                batches.setdefault((f.securable, f.name, f.principal), []).append(op)
+            for (securable, name, principal), ops in sorted(batches.items()):
+                privileges = sorted(cast(UCGrant, op.fact).privilege for op in ops)
+                add, remove = ([], privileges) if action == "remove" else (privileges, [])
+                try:
+                    self.uc.update(securable, name, principal, add, remove)
+                except Unreachable as exc:
+                    raise self._gone(exc) from exc
+                except Refused as exc:
+                    failures.append(Failure(tuple(ops), f"{securable} {name} for {principal}: refused ({exc})"))
+                    continue
+                done += len(ops)
+                progress(len(ops))
+        return Applied(done, tuple(failures))
+
+    def fact_from_json(self, data: Any) -> Fact:
+        return fact_from_json(data)
