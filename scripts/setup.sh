@@ -35,3 +35,11 @@ pip_install -e ".${extra}"
 for plugin in plugins/*/; do
   if [ -f "$plugin/pyproject.toml" ]; then pip_install -e "$plugin"; fi
 done
+
+# dev: the open Unity Catalog server's jars, once per machine, when the Maven registry
+# serves them (it does not here: the tests then run against the lab's stand-in)
+if [ "${1:-}" = "dev" ] && command -v mvn >/dev/null 2>&1; then
+  python -c "from pushdown_lab.unitycatalog import fetch_classpath as f, UnityCatalogUnavailable as U
+try: f()
+except U as e: print('Unity Catalog server not fetched:', e)" || true
+fi

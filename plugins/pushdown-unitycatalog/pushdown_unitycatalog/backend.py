@@ -137,7 +137,9 @@ class UnityCatalogBackend(Backend):
             if self.managed(g.principal):
                 continue
             if g.principal.casefold() in GROUP_FORMS:
-                out.append(f"{g}: a grant to every user, made outside pushdown; it reaches every managed principal")
+                out.append(
+                    f"{g}: a grant to every user, made outside pushdown; it reaches every managed principal"
+                )
             elif g.principal.casefold() in managed:
                 out.append(
                     f"{g}: made outside pushdown to a principal spelt like managed "
@@ -172,7 +174,9 @@ class UnityCatalogBackend(Backend):
                 except Unreachable as exc:
                     raise self._gone(exc) from exc
                 except Refused as exc:
-                    failures.append(Failure(tuple(ops), f"{securable} {name} for {principal}: refused ({exc})"))
+                    failures.append(
+                        Failure(tuple(ops), f"{securable} {name} for {principal}: refused ({exc})")
+                    )
                     continue
                 done += len(ops)
                 progress(len(ops))

@@ -175,7 +175,7 @@ def _case_notes(model: Model, catalog: str) -> set[str]:
     for obj in _named(model, catalog):
         if any(_cased(n) for n in obj.names[1:]):
             out.add(
-                f"{obj.type.value} {'.'.join(obj.names)} has capitals, but Unity Catalog keeps names in lower "
-                "case: nothing is granted on it (narrower); rename it in lower case"
+                f"{obj.type.value} {'.'.join(obj.names)} has capitals, but Unity Catalog keeps names in "
+                "lower case: nothing is granted on it (narrower); rename it in lower case"
             )
     return out

@@ -88,5 +88,7 @@ def within(held: Held) -> object:
 
 
 def object_of(fact: UCGrant) -> ObjectRef:
-    kind = {"catalog": SecurableType.CATALOG, "schema": SecurableType.SCHEMA}.get(fact.securable, SecurableType.TABLE)
+    kind = {"catalog": SecurableType.CATALOG, "schema": SecurableType.SCHEMA}.get(
+        fact.securable, SecurableType.TABLE
+    )
     return ObjectRef(kind, tuple(fact.name.split(".")))

@@ -39,14 +39,16 @@ SURFACE: tuple[SurfaceEntry, ...] = (
         (SYNC + "test_hand_made_grants_to_a_managed_principal_are_revoked",),
     ),
     SurfaceEntry(
-        "privilege.written", "privilege", "USE CATALOG, USE SCHEMA, CREATE SCHEMA, CREATE TABLE, SELECT, MODIFY", H,
+        "privilege.written", "privilege",
+        "USE CATALOG, USE SCHEMA, CREATE SCHEMA, CREATE TABLE, SELECT, MODIFY", H,
         "compiled by operation from the entitlement compiler (docs/unitycatalog.md's table)",
         (PURE + "test_the_mapping_by_operation", SYNC + "test_seed_003_examples_end_as_the_seed_says"),
     ),
     SurfaceEntry(
         "privilege.others", "privilege",
         "CREATE CATALOG, CREATE FUNCTION, EXECUTE, CREATE VOLUME, READ VOLUME, CREATE MODEL, READ FILES, "
-        "WRITE FILES, CREATE EXTERNAL TABLE/VOLUME/LOCATION, CREATE MANAGED STORAGE, CREATE STORAGE CREDENTIAL",
+        "WRITE FILES, CREATE EXTERNAL TABLE/VOLUME/LOCATION, CREATE MANAGED STORAGE, "
+        "CREATE STORAGE CREDENTIAL",
         G,
         "never written; held by a managed principal on the catalog, a schema or a table they are revoked",
         (SYNC + "test_hand_made_grants_to_a_managed_principal_are_revoked",),
@@ -63,13 +65,16 @@ SURFACE: tuple[SurfaceEntry, ...] = (
         (SYNC + "test_grants_to_others_are_left_alone_and_reported",),
     ),
     SurfaceEntry(
-        "principal.group", "principal form", "groups (Databricks' account groups; none in the open server)", (N, R),
+        "principal.group", "principal form",
+        "groups (Databricks' account groups; none in the open server)", (N, R),
         "model groups expanded to their members; a server grant to a group form (account users) is a finding",
-        (SYNC + "test_grants_to_others_are_left_alone_and_reported", PURE + "test_groups_are_expanded_with_a_note"),
+        (SYNC + "test_grants_to_others_are_left_alone_and_reported",
+         PURE + "test_groups_are_expanded_with_a_note"),
     ),
     SurfaceEntry(
         "ownership", "ownership", "owner (set at creation; OWNER is no grantable privilege)", N,
-        "a model owner gets SELECT and MODIFY, not DROP (the permissions API cannot give ownership); a note says so",
+        "a model owner gets the privileges an owner uses (USE, SELECT, MODIFY, CREATE), not DROP nor "
+        "the right to grant (the permissions API cannot give ownership); a note says so",
         (SYNC + "test_seed_003_examples_end_as_the_seed_says",),
     ),
     SurfaceEntry(

@@ -10,7 +10,9 @@ import pytest
 from pushdown_lab import unitycatalog as uc
 
 
-def test_a_failed_fetch_says_what_maven_could_not_resolve(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_fetch_says_what_maven_could_not_resolve(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(uc, "cache_dir", lambda version=uc.VERSION: tmp_path / version)
     monkeypatch.setenv("PATH", str(tmp_path / "nothing"))  # no mvn at all: the same error path, at once
     with pytest.raises(uc.UnityCatalogUnavailable, match="Maven"):

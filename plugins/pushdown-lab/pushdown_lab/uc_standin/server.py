@@ -75,7 +75,9 @@ def _handler(standin: Standin) -> type[BaseHTTPRequestHandler]:
                     raise Problem(401, "UNAUTHENTICATED", "no valid token")
                 standin.requests.append((method, parsed.path, who))
                 with standin.store.lock:
-                    status, reply = route(standin, who, method, urllib.parse.unquote(parsed.path), query, body)
+                    status, reply = route(
+                        standin, who, method, urllib.parse.unquote(parsed.path), query, body
+                    )
             except Problem as p:
                 status, reply = p.status, {"error_code": p.code, "message": p.message}
             except ValueError as exc:
@@ -142,14 +144,16 @@ def _catalogs(st: Store, who: str, method: str, rest: list[str], body: Any) -> t
     raise Problem(404, "NOT_FOUND", "/".join(rest))
 
 
-def _schemas(st: Store, who: str, method: str, rest: list[str], q: dict[str, str], body: Any) -> tuple[int, Any]:
+def _schemas(
+    st: Store, who: str, method: str, rest: list[str], q: dict[str, str], body: Any
+) -> tuple[int, Any]:
     if method == "POST":
         c = (check_name(body.get("catalog_name")),)
         if c not in st.objects:
             raise Problem(404, "NOT_FOUND", f"catalog {c[0]} not found")
         if not st.can_create_schema(who, c):
             raise _denied("create schema")
-        key = (*c, check_name(body.get("name")))
+        key: Key = (*c, check_name(body.get("name")))
         st.create(key, who)
         return 200, {"name": key[1], "catalog_name": c[0], "full_name": ".".join(key), "owner": who}
     if method == "GET" and not rest:
@@ -162,7 +166,12 @@ def _schemas(st: Store, who: str, method: str, rest: list[str], q: dict[str, str
         key = st.find("schema", rest[0])
         if not st.can_see_schema(who, key):
             raise _denied(f"schema {rest[0]}")
-        return 200, {"name": key[1], "catalog_name": key[0], "full_name": ".".join(key), "owner": st.objects[key]}
+        return 200, {
+            "name": key[1],
+            "catalog_name": key[0],
+            "full_name": ".".join(key),
+            "owner": st.objects[key],
+        }
     if method == "DELETE" and len(rest) == 1:
         key = st.find("schema", rest[0])
         if not (st.owner(who, ()) or st.owner(who, key[:1]) or st.owner(who, key)):
@@ -172,14 +181,16 @@ def _schemas(st: Store, who: str, method: str, rest: list[str], q: dict[str, str
     raise Problem(404, "NOT_FOUND", "/".join(rest))
 
 
-def _tables(st: Store, who: str, method: str, rest: list[str], q: dict[str, str], body: Any) -> tuple[int, Any]:
+def _tables(
+    st: Store, who: str, method: str, rest: list[str], q: dict[str, str], body: Any
+) -> tuple[int, Any]:
     if method == "POST":
         s = (check_name(body.get("catalog_name")), check_name(body.get("schema_name")))
         if s not in st.objects:
             raise Problem(404, "NOT_FOUND", f"schema {'.'.join(s)} not found")
         if not st.can_create_table(who, s):
             raise _denied("create table")
-        key = (*s, check_name(body.get("name")))
+        key: Key = (*s, check_name(body.get("name")))
         st.create(key, who)
         return 200, _table(st, key)
     if method == "GET" and not rest:

@@ -75,14 +75,18 @@ class Store:
         )
 
     def can_create_schema(self, who: str, c: Key) -> bool:
-        return self.owner(who, ()) or self.owner(who, c) or (
-            self.has(who, c, "USE CATALOG") and self.has(who, c, "CREATE SCHEMA")
+        return (
+            self.owner(who, ())
+            or self.owner(who, c)
+            or (self.has(who, c, "USE CATALOG") and self.has(who, c, "CREATE SCHEMA"))
         )
 
     def can_create_table(self, who: str, s: Key) -> bool:
         c = s[:1]
         return (self.owner(who, ()) or self.owner(who, c) or self.has(who, c, "USE CATALOG")) and (
-            self.owner(who, ()) or self.owner(who, s) or (self.has(who, s, "USE SCHEMA") and self.has(who, s, "CREATE TABLE"))
+            self.owner(who, ())
+            or self.owner(who, s)
+            or (self.has(who, s, "USE SCHEMA") and self.has(who, s, "CREATE TABLE"))
         )
 
     def can_drop_table(self, who: str, t: Key) -> bool:

@@ -26,7 +26,12 @@ class World:
         self.admin.call("POST", API + "/catalogs", {"name": catalog})
 
     def backend(self, **settings: Any) -> UnityCatalogBackend:
-        values = {"url": self.server.url, "token": self.server.admin_token, "principals": self.users, **settings}
+        values = {
+            "url": self.server.url,
+            "token": self.server.admin_token,
+            "principals": self.users,
+            **settings,
+        }
         context = BackendContext("uc", values, catalogs=frozenset({self.catalog}))
         return UnityCatalogBackend(context)
 
