@@ -70,10 +70,11 @@ def compile_desired(
     ent = EntitlementCompiler(model, OPERATIONS).compile(inventory)
     facts: set[UCGrant] = set()
     blocked = _blocked(model, held.catalog)
+    named = _named_tables(model, held.catalog)
     for user in ent.users:
         principal = name_of(user)
         view = ent.view(user)
-        grants = set(_grants(view, held, inventory, blocked))
+        grants = set(_grants(view, held, inventory, blocked, named))
         if principal is None:
             if grants:
                 notes.add(f"user {user}: not a principal pushdown manages here; nothing granted (narrower)")
@@ -88,7 +89,13 @@ def compile_desired(
 Triple = tuple[str, str, str]
 
 
-def _grants(view: View, held: Held, inventory: Inventory, blocked: set[tuple[str, ...]]) -> Iterator[Triple]:
+def _grants(
+    view: View,
+    held: Held,
+    inventory: Inventory,
+    blocked: set[tuple[str, ...]],
+    named: dict[str, set[ObjectRef]],
+) -> Iterator[Triple]:
     allowed = view.allowed
     catalog = ObjectRef(SecurableType.CATALOG, (held.catalog,))
     if not allowed("load_catalog", catalog):
@@ -100,13 +107,23 @@ def _grants(view: View, held: Held, inventory: Inventory, blocked: set[tuple[str
         if _cased(schema) or (schema,) in blocked:
             continue
         kept = tuple(t for t in tables if (schema, t) not in blocked)
-        yield from _schema_grants(view, held.catalog, schema, tables, kept, inventory)
+        more = named.get(schema, set())
+        yield from _schema_grants(view, held.catalog, schema, tables, kept, inventory, more)
 
 
 def _schema_grants(
-    view: View, catalog: str, schema: str, tables: tuple[str, ...], kept: tuple[str, ...], inv: Inventory
+    view: View,
+    catalog: str,
+    schema: str,
+    tables: tuple[str, ...],
+    kept: tuple[str, ...],
+    inv: Inventory,
+    named: set[ObjectRef],
 ) -> Iterator[Triple]:
-    """``kept``: the tables that may get grants (not one the model spells with capitals)."""
+    """``kept``: the tables that may get grants (not one the model spells with capitals);
+    ``named``: tables of the schema the model names (a grant, a DENY, an owner) that the
+    server may not hold yet: a schema-level grant would reach them the day they appear,
+    so it is used only where they are allowed too."""
     allowed = view.allowed
     ref = ObjectRef(SecurableType.SCHEMA, (catalog, schema))
     full = f"{catalog}.{schema}"
@@ -124,7 +141,10 @@ def _schema_grants(
         (SELECT, reads, allowed("load_table", new)),
         (MODIFY, writes, allowed("load_table", new) and allowed("alter_table", new)),
     ):
-        if whole and future and len(on) == len(refs):
+        later = all(
+            allowed("load_table", t) and (privilege == SELECT or allowed("alter_table", t)) for t in named
+        )
+        if whole and future and later and len(on) == len(refs):
             yield ("schema", full, privilege)
             continue
         yield from (("table", ".".join(r.names), privilege) for r in sorted(on, key=lambda r: r.names))
@@ -153,6 +173,15 @@ def _blocked(model: Model, catalog: str) -> set[tuple[str, ...]]:
     for obj in _named(model, catalog):
         if any(_cased(n) for n in obj.names[1:]):
             out.add(tuple(n.lower() for n in obj.names[1:]))
+    return out
+
+
+def _named_tables(model: Model, catalog: str) -> dict[str, set[ObjectRef]]:
+    """The tables the model names, by the server name (lower case) of their schema."""
+    out: dict[str, set[ObjectRef]] = {}
+    for obj in _named(model, catalog):
+        if obj.type is SecurableType.TABLE:  # as the model names it: its own DENY decides
+            out.setdefault(obj.names[1].lower(), set()).add(obj)
     return out
 
 
