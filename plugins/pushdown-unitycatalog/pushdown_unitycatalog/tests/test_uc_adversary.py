@@ -23,6 +23,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pushdown_lab.uc_standin import Standin
 
 from pushdown.decide.evaluator import Evaluator
 from pushdown.errors import ModelError
@@ -33,7 +34,6 @@ from pushdown.model.state import Model
 from pushdown.reconcile.backend import BackendContext
 from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
-from pushdown_lab.uc_standin import Standin
 from pushdown_unitycatalog.backend import UnityCatalogBackend
 from pushdown_unitycatalog.client import API, Refused, UnityCatalog
 from tests.adversary import MAPPINGS, Tally, compare, histories, hostile_steps, mapping_names, model_changes
