@@ -10,6 +10,7 @@ H, G, R, N = Treatment.HANDLED, Treatment.GOVERNED, Treatment.REPORTED, Treatmen
 T = "plugins/pushdown-unitycatalog/pushdown_unitycatalog/tests/"
 SYNC = T + "test_uc_sync.py::"
 PURE = T + "test_uc_pure.py::"
+ADV = T + "test_uc_adversary.py::test_the_unitycatalog_backend_is_never_wider_than_the_evaluator"
 
 SURFACE: tuple[SurfaceEntry, ...] = (
     SurfaceEntry(
@@ -17,7 +18,7 @@ SURFACE: tuple[SurfaceEntry, ...] = (
         "USE CATALOG and CREATE SCHEMA written where the model allows load_catalog / create_schema; "
         "any other privilege a managed principal holds there is revoked",
         (SYNC + "test_demo_spec_applies_reads_back_and_a_second_plan_is_empty",
-         SYNC + "test_hand_made_grants_to_a_managed_principal_are_revoked"),
+         SYNC + "test_hand_made_grants_to_a_managed_principal_are_revoked", ADV),
     ),
     SurfaceEntry(
         "securable.schema", "securable type", "schema", (H, G),
@@ -28,7 +29,7 @@ SURFACE: tuple[SurfaceEntry, ...] = (
     SurfaceEntry(
         "securable.table", "securable type", "table", (H, G),
         "SELECT / MODIFY per table where the schema's tables differ (DENY, owners, grants of their own)",
-        (SYNC + "test_the_server_decides_as_the_evaluator_for_every_user",),
+        (SYNC + "test_the_server_decides_as_the_evaluator_for_every_user", ADV),
     ),
     SurfaceEntry(
         "securable.other", "securable type",
@@ -51,18 +52,18 @@ SURFACE: tuple[SurfaceEntry, ...] = (
         "CREATE STORAGE CREDENTIAL",
         G,
         "never written; held by a managed principal on the catalog, a schema or a table they are revoked",
-        (SYNC + "test_hand_made_grants_to_a_managed_principal_are_revoked",),
+        (SYNC + "test_hand_made_grants_to_a_managed_principal_are_revoked", ADV),
     ),
     SurfaceEntry(
         "principal.user", "principal form", "user (e-mail), created through SCIM", (H, G),
         "the fenced ones (setting principals or principal_prefix) are managed: every privilege they hold "
         "in scope is pushdown's to keep or revoke",
-        (SYNC + "test_hand_made_grants_to_a_managed_principal_are_revoked",),
+        (SYNC + "test_hand_made_grants_to_a_managed_principal_are_revoked", ADV),
     ),
     SurfaceEntry(
         "principal.others", "principal form", "principals outside the fence", R,
         "left alone; a grant to one spelt like a managed principal but for case is a finding",
-        (SYNC + "test_grants_to_others_are_left_alone_and_reported",),
+        (SYNC + "test_grants_to_others_are_left_alone_and_reported", ADV),
     ),
     SurfaceEntry(
         "principal.group", "principal form",
@@ -80,6 +81,6 @@ SURFACE: tuple[SurfaceEntry, ...] = (
     SurfaceEntry(
         "names.case", "names", "names kept in lower case", N,
         "a schema or table the model spells with capitals gets nothing; a note says so",
-        (PURE + "test_capitals_are_narrowed_with_a_note",),
+        (PURE + "test_capitals_are_narrowed_with_a_note", ADV),
     ),
 )  # fmt: skip
