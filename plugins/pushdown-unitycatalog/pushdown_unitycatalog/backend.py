@@ -131,7 +131,8 @@ class UnityCatalogBackend(Backend):
         )
 
     def _findings(self, model: Model, server: ServerRead) -> list[str]:
-        managed = {n.casefold(): n for u in model.users if (n := self._name_of(model)(u)) is not None}
+        name_of = self._name_of(model)
+        managed = {n.casefold(): n for u in model.users if (n := name_of(u)) is not None}
         out = []
         for g in sorted(server.grants):
             if self.managed(g.principal):
