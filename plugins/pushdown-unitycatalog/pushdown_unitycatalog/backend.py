@@ -146,7 +146,23 @@ class UnityCatalogBackend(Backend):
                     f"{g}: made outside pushdown to a principal spelt like managed "
                     f"{managed[g.principal.casefold()]} but for case; pushdown leaves it"
                 )
-        return out
+        return out + self._owned(model, server)
+
+    def _owned(self, model: Model, server: ServerRead) -> list[str]:
+        """Schemas and tables the server says a managed principal owns (they created them)
+        that the model does not make theirs: ownership passes every check on the object and
+        the permissions API cannot take it away."""
+        wanted = {
+            ".".join(n.lower() for n in obj.names): self.context.map_principal(Principal.user(owner))
+            for obj, owner in model.owners.items()
+        }
+        return [
+            f"{'table' if name.count('.') == 2 else 'schema'} {name} is owned on the server by {owner}, a "
+            "principal pushdown manages, whom the model does not make its owner: ownership passes every "
+            "check there and the permissions API cannot take it away (transfer it by hand)"
+            for name, owner in sorted(server.owners.items())
+            if self.managed(owner) and wanted.get(name) != owner
+        ]
 
     def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
         assert isinstance(snapshot, UCSnapshot)

@@ -74,6 +74,14 @@ class UnityCatalog:
     def schemas(self, catalog: str) -> list[str]:
         return [s["name"] for s in self._pages("/schemas", "schemas", {"catalog_name": catalog})]
 
+    def owners(self, catalog: str, schema: str | None = None) -> dict[str, str]:
+        """The owner of each schema of ``catalog`` (or each table of ``schema``), by name."""
+        if schema is None:
+            items = self._pages("/schemas", "schemas", {"catalog_name": catalog})
+        else:
+            items = self._pages("/tables", "tables", {"catalog_name": catalog, "schema_name": schema})
+        return {i["name"]: str(i.get("owner") or "") for i in items}
+
     def tables(self, catalog: str, schema: str) -> list[str]:
         query = {"catalog_name": catalog, "schema_name": schema}
         return [t["name"] for t in self._pages("/tables", "tables", query)]

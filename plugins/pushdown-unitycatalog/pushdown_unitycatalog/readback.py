@@ -21,6 +21,8 @@ class ServerRead:
     grants: frozenset[UCGrant]
     #: objects the server refused to list or show (dropped meanwhile?), in words
     unread: tuple[str, ...] = field(default=())
+    #: the server's owner of each schema and table read, by full name
+    owners: dict[str, str] = field(default_factory=dict)
 
 
 def schemas_in(scope: Resolved, catalog: str) -> set[str] | None:
@@ -40,8 +42,10 @@ def schemas_in(scope: Resolved, catalog: str) -> set[str] | None:
 
 def read_server(uc: UnityCatalog, catalog: str, wanted: set[str] | None) -> ServerRead:
     unread: list[str] = []
+    owners: dict[str, str] = {}
     try:
-        present = set(uc.schemas(catalog))
+        owners |= {f"{catalog}.{s}": o for s, o in uc.owners(catalog).items()}
+        present = {name.split(".", 1)[1] for name in owners}
     except Refused as exc:
         if exc.status != 404:
             raise
@@ -50,7 +54,9 @@ def read_server(uc: UnityCatalog, catalog: str, wanted: set[str] | None) -> Serv
     tables: dict[str, tuple[str, ...]] = {}
     for schema in schemas:
         try:
-            tables[schema] = tuple(sorted(uc.tables(catalog, schema)))
+            listed = uc.owners(catalog, schema)
+            tables[schema] = tuple(sorted(listed))
+            owners |= {f"{catalog}.{schema}.{t}": o for t, o in listed.items()}
         except Refused as exc:
             unread.append(f"schema {catalog}.{schema}: the server refused to list its tables ({exc})")
     held = Held(catalog, tables, whole=wanted is None)
@@ -61,7 +67,7 @@ def read_server(uc: UnityCatalog, catalog: str, wanted: set[str] | None) -> Serv
                 grants |= {UCGrant(securable, name, principal, p) for p in privileges}
         except Refused as exc:
             unread.append(f"{securable} {name}: the server refused to show its grants ({exc})")
-    return ServerRead(held, frozenset(grants), tuple(unread))
+    return ServerRead(held, frozenset(grants), tuple(unread), owners)
 
 
 def _securables(held: Held, catalog_exists: bool) -> Iterator[tuple[str, str]]:

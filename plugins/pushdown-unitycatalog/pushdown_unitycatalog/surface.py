@@ -79,6 +79,12 @@ SURFACE: tuple[SurfaceEntry, ...] = (
         (SYNC + "test_seed_003_examples_end_as_the_seed_says",),
     ),
     SurfaceEntry(
+        "ownership.server", "ownership", "a schema or table a managed principal created (and so owns)", R,
+        "a finding when the model does not make that principal its owner: ownership passes every check "
+        "there and cannot be revoked through the permissions API",
+        (SYNC + "test_what_a_managed_principal_owns_on_the_server_is_reported",),
+    ),
+    SurfaceEntry(
         "names.case", "names", "names kept in lower case", N,
         "a schema or table the model spells with capitals gets nothing; a note says so",
         (PURE + "test_capitals_are_narrowed_with_a_note", ADV),

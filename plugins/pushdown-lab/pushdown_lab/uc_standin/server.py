@@ -161,7 +161,8 @@ def _schemas(
         if c not in st.objects:
             raise Problem(404, "NOT_FOUND", f"catalog {c[0]} not found")
         names = sorted(k[1] for k in st.objects if len(k) == 2 and k[0] == c[0] and st.can_see_schema(who, k))
-        return 200, {"schemas": [{"name": n, "catalog_name": c[0]} for n in names]}
+        listed = [{"name": n, "catalog_name": c[0], "owner": st.objects[(c[0], n)]} for n in names]
+        return 200, {"schemas": listed}
     if method == "GET" and len(rest) == 1:
         key = st.find("schema", rest[0])
         if not st.can_see_schema(who, key):

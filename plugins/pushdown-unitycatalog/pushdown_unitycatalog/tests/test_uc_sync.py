@@ -159,6 +159,22 @@ def test_grants_to_others_are_left_alone_and_reported(uc_standin: Any) -> None:
     assert not any("zed" in f for f in findings)
 
 
+def test_what_a_managed_principal_owns_on_the_server_is_reported(uc_standin: Any) -> None:
+    """ann creates a table through hand-made grants: the grants are revoked, her
+    ownership of the table cannot be, and the read says so."""
+    w = seed(uc_standin)
+    w.admin.update("catalog", "main", "ann", ["USE CATALOG"], [])
+    w.admin.update("schema", "main.hr", "ann", ["USE SCHEMA", "CREATE TABLE"], [])
+    body = {"name": "mine", "catalog_name": "main", "schema_name": "hr", "table_type": "MANAGED"}
+    w.as_user("ann").call("POST", API + "/tables", body)
+    backend = w.backend()
+    reconcile(backend, w.model, Scope.everything())
+    assert "ann" not in w.admin.permissions("schema", "main.hr")
+    findings = backend.read(w.model, _full(backend, w)).findings
+    assert any(f.startswith("table main.hr.mine is owned on the server by ann") for f in findings), findings
+    assert not any("main.hr.pay" in f for f in findings)
+
+
 def test_a_table_created_outside_the_model_is_decided_by_its_schema(uc_standin: Any) -> None:
     w = seed(uc_standin)
     backend = w.backend()
