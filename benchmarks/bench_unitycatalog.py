@@ -8,14 +8,14 @@ schema; the one-table change is a DENY of SELECT_TABLE on one table, synced with
 scope its events touched: its schema's grants become per-table ones. The calls of the
 one-table change should not grow with N (it reads and writes one schema's grants).
 
-    python benchmarks/bench_unitycatalog.py --schemas 1 10 50
+    python benchmarks/bench_unitycatalog.py --scale 1    # 1, 10 and 50 schemas
 """
 
 from __future__ import annotations
 
-import argparse
-import time
-
+from harness import cli
+from harness.clock import Clock
+from harness.report import Report
 from pushdown_lab.uc_standin import Standin
 from pushdown_unitycatalog.backend import UnityCatalogBackend
 from pushdown_unitycatalog.client import API, UnityCatalog
@@ -60,36 +60,47 @@ def estate(server: Standin, schemas: int) -> Model:
     return model
 
 
-def measure(schemas: int) -> str:
+def measure(schemas: int) -> tuple[int, float, int, float, str]:
+    """(full sync calls, its seconds, one-table change calls, its seconds, its plan)."""
     with Standin() as server:
         model = estate(server, schemas)
         settings = {"url": server.url, "token": server.admin_token, "principals": list(USERS)}
         backend = UnityCatalogBackend(BackendContext("uc", settings, catalogs=frozenset({"c"})))
-        start = time.perf_counter()
-        reconcile(backend, model, Scope.everything())
-        full, full_calls = time.perf_counter() - start, backend.uc.calls
+        with Clock() as full:
+            reconcile(backend, model, Scope.everything())
+        full_calls = backend.uc.calls
         backend.uc.calls = 0
-        deny = ch.grant_privileges(
-            model, "r", ObjectRef.parse("table c.s0.t3"), ["SELECT_TABLE"], Condition("DENY")
-        )
+        table = ObjectRef.parse("table c.s0.t3")
+        deny = ch.grant_privileges(model, "r", table, ["SELECT_TABLE"], Condition("DENY"))
         for e in deny:
             model.apply(e)
-        start = time.perf_counter()
-        plan, _ = reconcile(backend, model, Scope.union(scope_of(e) for e in deny))
-        one = time.perf_counter() - start
-        return (
-            f"{schemas * TABLES:6d} tables | full sync {full_calls:5d} calls {full:6.2f} s | "
-            f"one-table DENY {backend.uc.calls:3d} calls {one * 1000:6.0f} ms "
-            f"({plan.adds} added, {plan.removes} removed)"
+        with Clock() as one:
+            plan, _ = reconcile(backend, model, Scope.union(scope_of(e) for e in deny))
+        return full_calls, full.wall, backend.uc.calls, one.wall, f"{plan.adds} added, {plan.removes} removed"
+
+
+def main() -> int:
+    args = cli.parser(__doc__).parse_args()
+    with Report("unitycatalog", args) as report:
+        sizes = sorted({1, max(1, round(10 * args.scale)), max(1, round(50 * args.scale))})
+        results = {n: measure(n) for n in sizes}
+        for n, (calls, wall, one_calls, one_wall, plan) in results.items():
+            report.section(f"an estate of {n * TABLES} tables ({n} schemas x {TABLES})")
+            report.row("full sync: HTTP calls (read, apply, read back)", calls)
+            report.row("full sync: time", wall, "s")
+            report.row("one-table DENY, scoped: HTTP calls", one_calls)
+            report.row("one-table DENY, scoped: time", one_wall, "s")
+            report.row("one-table DENY: the plan", plan)
+        report.section("the one-table change against the estate's size")
+        smallest, largest = results[sizes[0]], results[sizes[-1]]
+        report.floor(f"one-table change's calls at {sizes[0] * TABLES} tables", smallest[2], "calls")
+        report.ratio(
+            f"its calls at {sizes[-1] * TABLES} tables over those (goal 1.0: no growth)",
+            largest[2],
+            smallest[2],
         )
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--schemas", type=int, nargs="+", default=[1, 10, 50])
-    for n in parser.parse_args().schemas:
-        print(measure(n))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
