@@ -1,4 +1,5 @@
-"""The ``unitycatalog`` backend: one Unity Catalog catalog enforces one model catalog.
+"""The ``unitycatalog`` backend: each model catalog that names it is the server's catalog
+of the same (lower-case) name; the server's other catalogs are not pushdown's.
 
 ``read`` lists the schemas and tables of the catalog the scope reaches and every
 principal's privileges on each (:mod:`pushdown_unitycatalog.readback`); ``compile``
@@ -35,12 +36,11 @@ from pushdown.reconcile.backend import (
     fingerprint,
 )
 from pushdown.reconcile.plan import Fact, Op, Plan
-from pushdown.reconcile.reach import sole_catalog
 from pushdown.reconcile.scope import Resolved
 from pushdown.reconcile.settings import Settings
 from pushdown.reconcile.surface import SurfaceEntry
 from pushdown_unitycatalog.client import Refused, UnityCatalog, Unreachable
-from pushdown_unitycatalog.compile import Held, compile_desired
+from pushdown_unitycatalog.compile import compile_desired
 from pushdown_unitycatalog.facts import UCGrant, fact_from_json
 from pushdown_unitycatalog.readback import ServerRead, read_server, schemas_in, within
 from pushdown_unitycatalog.surface import SURFACE
@@ -51,7 +51,25 @@ GROUP_FORMS = frozenset({"account users", "users"})
 
 @dataclass(frozen=True, kw_only=True)
 class UCSnapshot(Snapshot):
-    server: ServerRead | None = None
+    #: one read per catalog the backend enforces
+    reads: tuple[ServerRead, ...] = ()
+
+
+def _server_catalogs(named: frozenset[str]) -> tuple[list[str], list[str]]:
+    """The server catalogs of the enforced model catalogs, and notes on those left out."""
+    by_folded: dict[str, list[str]] = {}
+    for c in named:
+        by_folded.setdefault(c.lower(), []).append(c)
+    keep, notes = [], []
+    for folded, spelt in sorted(by_folded.items()):
+        if len(spelt) > 1 or spelt[0] != folded:
+            notes.append(
+                f"catalog {' and '.join(sorted(spelt))}: Unity Catalog keeps names in lower case, so "
+                f"{folded} cannot be matched to the model exactly; nothing is read or granted (narrower)"
+            )
+            continue
+        keep.append(folded)
+    return keep, notes
 
 
 class UnityCatalogBackend(Backend):
@@ -109,25 +127,31 @@ class UnityCatalogBackend(Backend):
     # -- the contract ------------------------------------------------------------
 
     def read(self, model: Model, scope: Resolved) -> UCSnapshot:
-        catalog = sole_catalog(self.enforces(model))
-        if catalog is None:
-            note = f"no single catalog names backend {self.name}: nothing is read or granted"
-            return UCSnapshot(facts=frozenset(), within=lambda f: False, findings=(note,))
-        try:
-            server = read_server(self.uc, catalog.lower(), schemas_in(scope, catalog.lower()))
-        except Unreachable as exc:
-            raise self._gone(exc) from exc
-        except Refused as exc:
-            raise TemporaryBackendError(self.name, f"Unity Catalog refused a read: {exc}") from exc
-        covers = cast(Callable[[Fact], bool], within(server.held))
-        facts = frozenset(g for g in server.grants if self.managed(g.principal) and covers(g))
-        findings = self._findings(model, server) + list(server.unread)
+        """Each catalog the backend enforces, narrowed to the scope (a catalog the model
+        spells with capitals, or two spelt alike but for case, is not read: nothing is
+        granted in it, and the plan says so)."""
+        catalogs, notes = _server_catalogs(self.enforces(model))
+        reads: list[ServerRead] = []
+        for catalog in catalogs:
+            try:
+                reads.append(read_server(self.uc, catalog, schemas_in(scope, catalog)))
+            except Unreachable as exc:
+                raise self._gone(exc) from exc
+            except Refused as exc:
+                raise TemporaryBackendError(self.name, f"Unity Catalog refused a read: {exc}") from exc
+        parts = [cast(Callable[[Fact], bool], within(r.held)) for r in reads]
+
+        def covers(fact: Fact) -> bool:
+            return any(p(fact) for p in parts)
+
+        facts = frozenset(g for r in reads for g in r.grants if self.managed(g.principal) and covers(g))
+        findings = notes + [f for r in reads for f in (*self._findings(model, r), *r.unread)]
         return UCSnapshot(
             facts=facts,
             within=covers,
             findings=tuple(findings),
             fingerprint=fingerprint(facts, findings),
-            server=server,
+            reads=tuple(reads),
         )
 
     def _findings(self, model: Model, server: ServerRead) -> list[str]:
@@ -166,11 +190,12 @@ class UnityCatalogBackend(Backend):
 
     def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
         assert isinstance(snapshot, UCSnapshot)
-        if snapshot.server is None:
-            return Desired(frozenset(), snapshot.findings)
-        held: Held = snapshot.server.held
-        desired = compile_desired(model, held, self._name_of(model))
-        return Desired(frozenset(f for f in desired.facts if snapshot.within(f)), desired.notes)
+        name_of, facts, notes = self._name_of(model), set(), set()
+        for read in snapshot.reads:
+            desired = compile_desired(model, read.held, name_of)
+            facts |= {f for f in desired.facts if snapshot.within(f)}
+            notes |= set(desired.notes)
+        return Desired(frozenset(facts), tuple(sorted(notes)))
 
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
         """Revokes first, then grants; one PATCH per (securable, principal) and kind."""

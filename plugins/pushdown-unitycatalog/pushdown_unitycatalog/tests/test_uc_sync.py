@@ -225,3 +225,44 @@ def _full(backend: Any, w: World) -> Any:
     from pushdown.reconcile.planner import resolve
 
     return resolve(backend, w.model, Scope.everything())
+
+
+TWO = """
+metalake: m
+users: [ann]
+catalogs:
+  main:
+    backend: uc
+    schemas: {s: {tables: [t]}}
+  more:
+    backend: uc
+    schemas: {s: {tables: [t]}}
+  Caps:
+    backend: uc
+    schemas: {s: {tables: [t]}}
+roles:
+  r:
+    grants:
+      - on: metalake m
+        allow: [USE_CATALOG, USE_SCHEMA, SELECT_TABLE]
+    to: [user ann]
+"""
+
+
+def test_every_catalog_naming_the_backend_is_enforced_and_capitals_are_not(uc_standin: Any) -> None:
+    w = World(uc_standin, load_spec_text(TWO), "main", ["ann"])
+    for catalog in ("more", "caps"):
+        w.admin.call("POST", API + "/catalogs", {"name": catalog})
+    for catalog in ("main", "more", "caps"):
+        w.admin.call("POST", API + "/schemas", {"name": "s", "catalog_name": catalog})
+        body = {"name": "t", "catalog_name": catalog, "schema_name": "s", "table_type": "MANAGED"}
+        w.admin.call("POST", API + "/tables", body)
+    backend = w.backend()
+    backend.context.catalogs = frozenset()  # the catalogs' own backend property names it
+    plan, _ = reconcile(backend, w.model, Scope.everything())
+    assert any(n.startswith("catalog Caps: Unity Catalog keeps names in lower case") for n in plan.findings)
+    ann = w.as_user("ann")
+    assert ann.tables("main", "s") == ["t"] and ann.tables("more", "s") == ["t"]
+    assert "ann" not in w.admin.permissions("catalog", "caps")
+    again, _ = reconcile(backend, w.model, Scope.everything(), dry_run=True)
+    assert again.empty, [str(op) for op in again.ops]
