@@ -146,6 +146,8 @@ class UnityCatalogBackend(Backend):
 
         facts = frozenset(g for r in reads for g in r.grants if self.managed(g.principal) and covers(g))
         findings = notes + [f for r in reads for f in (*self._findings(model, r), *r.unread)]
+        if reads:
+            findings += self._metastore()
         return UCSnapshot(
             facts=facts,
             within=covers,
@@ -153,6 +155,23 @@ class UnityCatalogBackend(Backend):
             fingerprint=fingerprint(facts, findings),
             reads=tuple(reads),
         )
+
+    def _metastore(self) -> list[str]:
+        """Metastore privileges of managed principals (CREATE CATALOG…): outside what pushdown
+        enforces here (no table inherits them), left alone and reported."""
+        try:
+            held = self.uc.metastore_permissions()
+        except Unreachable as exc:
+            raise self._gone(exc) from exc
+        except Refused as exc:
+            return [f"the metastore's grants could not be read ({exc}): not checked in this sync"]
+        return [
+            f"GRANT {p} ON METASTORE TO {who}: a metastore privilege of a managed principal, outside "
+            "the catalogs pushdown enforces; left alone"
+            for who, privileges in sorted(held.items())
+            if self.managed(who)
+            for p in sorted(privileges)
+        ]
 
     def _findings(self, model: Model, server: ServerRead) -> list[str]:
         name_of = self._name_of(model)

@@ -96,6 +96,11 @@ class UnityCatalog:
             out.setdefault(a["principal"], set()).update(a.get("privileges") or [])
         return out
 
+    def metastore_permissions(self) -> dict[str, set[str]]:
+        """Every principal's privileges on the metastore (``GET /metastore_summary`` names it)."""
+        metastore = str(self.call("GET", API + "/metastore_summary").get("metastore_id") or "")
+        return self.permissions("metastore", metastore)
+
     def update(self, securable: str, name: str, principal: str, add: list[str], remove: list[str]) -> None:
         quoted = urllib.parse.quote(name, safe="")
         change = {"principal": principal, "add": add, "remove": remove}

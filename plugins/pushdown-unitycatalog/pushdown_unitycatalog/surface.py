@@ -32,8 +32,13 @@ SURFACE: tuple[SurfaceEntry, ...] = (
         (SYNC + "test_the_server_decides_as_the_evaluator_for_every_user", ADV),
     ),
     SurfaceEntry(
+        "securable.metastore", "securable type", "metastore (not inherited by catalogs)", R,
+        "a managed principal's metastore privileges (CREATE CATALOG…) are findings, left alone",
+        (SYNC + "test_grants_to_others_are_left_alone_and_reported",),
+    ),
+    SurfaceEntry(
         "securable.other", "securable type",
-        "metastore, function, volume, registered_model, external_location, credential", N,
+        "function, volume, registered_model, external_location, credential", N,
         "not part of the model pushdown enforces here: nothing is granted on them; their privileges "
         "held on a catalog or schema by a managed principal (CREATE FUNCTION, EXECUTE, READ VOLUME…) "
         "are revoked there; grants on the objects themselves are not read (see docs: a known gap)",

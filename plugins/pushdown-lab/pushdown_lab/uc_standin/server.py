@@ -10,7 +10,16 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from pushdown_lab.uc_standin.store import ADMIN, KINDS, PRIVILEGES, Key, Problem, Store, check_name
+from pushdown_lab.uc_standin.store import (
+    ADMIN,
+    KINDS,
+    METASTORE_ID,
+    PRIVILEGES,
+    Key,
+    Problem,
+    Store,
+    check_name,
+)
 
 API = "/api/2.1/unity-catalog"
 SCIM = "/api/1.0/unity-control/scim2/Users"
@@ -120,6 +129,8 @@ def route(s: Standin, who: str, method: str, path: str, q: dict[str, str], body:
         raise Problem(404, "NOT_FOUND", path)
     parts = path[len(API) :].strip("/").split("/")
     head, rest = parts[0], parts[1:]
+    if head == "metastore_summary" and method == "GET":
+        return 200, {"metastore_id": METASTORE_ID}
     if head == "permissions" and len(rest) == 2:
         return _permissions(st, who, method, rest[0], rest[1], body)
     if head == "catalogs":

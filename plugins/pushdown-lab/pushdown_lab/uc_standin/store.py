@@ -14,7 +14,8 @@ PRIVILEGES = frozenset(
         "CREATE EXTERNAL VOLUME", "CREATE MANAGED STORAGE", "CREATE STORAGE CREDENTIAL",
     }
 )  # fmt: skip
-KINDS = {"catalog": 1, "schema": 2, "table": 3}
+KINDS = {"metastore": 0, "catalog": 1, "schema": 2, "table": 3}
+METASTORE_ID = "11111111-2222-3333-4444-555555555555"
 
 
 class Problem(Exception):
@@ -48,7 +49,10 @@ class Store:
 
     def has(self, who: str, key: Key, privilege: str) -> bool:
         """``privilege`` on ``key`` or on an ancestor (inheritance downward)."""
-        return any(privilege in self.grants.get(key[:n], {}).get(who, set()) for n in range(len(key) + 1))
+        first = 0 if key == () else 1  # a catalog is no child of the metastore: its grants stay there
+        return any(
+            privilege in self.grants.get(key[:n], {}).get(who, set()) for n in range(first, len(key) + 1)
+        )
 
     def can_see_catalog(self, who: str, c: Key) -> bool:
         return self.owner(who, ()) or self.owner(who, c) or self.has(who, c, "USE CATALOG")
@@ -117,6 +121,8 @@ class Store:
             self.grants.pop(k, None)
 
     def find(self, kind: str, full: str) -> Key:
+        if kind == "metastore":
+            return ()  # the open server ignores the name: there is one metastore
         key = tuple(p.lower() for p in full.split("."))
         if KINDS.get(kind) != len(key) or key not in self.objects:
             raise Problem(404, "NOT_FOUND", f"{kind} {full} not found")
