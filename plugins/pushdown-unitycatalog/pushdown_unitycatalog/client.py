@@ -16,6 +16,12 @@ from collections.abc import Iterator
 from typing import Any
 
 API = "/api/2.1/unity-catalog"
+#: the list calls of a schema's other securables: (path, the reply's key, securable type)
+LEAF_LISTS = (
+    ("/functions", "functions", "function"),
+    ("/volumes", "volumes", "volume"),
+    ("/models", "registered_models", "registered_model"),
+)
 
 
 class Unreachable(Exception):
@@ -81,6 +87,14 @@ class UnityCatalog:
         else:
             items = self._pages("/tables", "tables", {"catalog_name": catalog, "schema_name": schema})
         return {i["name"]: str(i.get("owner") or "") for i in items}
+
+    def leaves(self, catalog: str, schema: str) -> list[tuple[str, str]]:
+        """The functions, volumes and registered models of a schema: (securable type, name)."""
+        query = {"catalog_name": catalog, "schema_name": schema}
+        out = []
+        for path, key, kind in LEAF_LISTS:
+            out += [(kind, i["name"]) for i in self._pages(path, key, query)]
+        return out
 
     def tables(self, catalog: str, schema: str) -> list[str]:
         query = {"catalog_name": catalog, "schema_name": schema}

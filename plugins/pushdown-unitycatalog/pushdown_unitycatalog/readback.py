@@ -52,16 +52,18 @@ def read_server(uc: UnityCatalog, catalog: str, wanted: set[str] | None) -> Serv
         present, unread = set(), [f"catalog {catalog}: not on the server ({exc}); nothing is granted in it"]
     schemas = sorted(present if wanted is None else present & wanted)
     tables: dict[str, tuple[str, ...]] = {}
+    leaves: list[tuple[str, str]] = []
     for schema in schemas:
         try:
             listed = uc.owners(catalog, schema)
             tables[schema] = tuple(sorted(listed))
             owners |= {f"{catalog}.{schema}.{t}": o for t, o in listed.items()}
+            leaves += [(kind, f"{catalog}.{schema}.{n}") for kind, n in uc.leaves(catalog, schema)]
         except Refused as exc:
             unread.append(f"schema {catalog}.{schema}: the server refused to list its tables ({exc})")
     held = Held(catalog, tables, whole=wanted is None)
     grants: set[UCGrant] = set()
-    for securable, name in _securables(held, bool(present) or not unread):
+    for securable, name in [*_securables(held, bool(present) or not unread), *leaves]:
         try:
             for principal, privileges in uc.permissions(securable, name).items():
                 grants |= {UCGrant(securable, name, principal, p) for p in privileges}

@@ -13,6 +13,7 @@ from typing import Any
 from pushdown_lab.uc_standin.store import (
     ADMIN,
     KINDS,
+    LEAVES,
     METASTORE_ID,
     PRIVILEGES,
     Key,
@@ -59,6 +60,11 @@ class Standin:
         with self.store.lock:
             self.store.users.add(email)
         return self._token(email)
+
+    def add_leaf(self, kind: str, full: str, owner: str = ADMIN) -> None:
+        """A function, volume or registered model ``catalog.schema.name`` (as its creator made it)."""
+        with self.store.lock:
+            self.store.create((*full.lower().split("."), kind), owner)
 
     def token_of(self, email: str) -> str:
         for token, who in self.tokens.items():
@@ -113,6 +119,14 @@ def _handler(standin: Standin) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+#: list paths of the other leaves: (their securable type, the reply's key)
+LISTS = {
+    "functions": ("function", "functions"),
+    "volumes": ("volume", "volumes"),
+    "models": ("registered_model", "registered_models"),
+}
+
+
 def _denied(what: str) -> Problem:
     return Problem(403, "PERMISSION_DENIED", f"access denied: {what}")
 
@@ -139,6 +153,11 @@ def route(s: Standin, who: str, method: str, path: str, q: dict[str, str], body:
         return _schemas(st, who, method, rest, q, body)
     if head == "tables":
         return _tables(st, who, method, rest, q, body)
+    if head in LISTS and method == "GET" and not rest:
+        kind, key = LISTS[head]
+        s_ = (q.get("catalog_name", "").lower(), q.get("schema_name", "").lower())
+        names = sorted(k[2] for k in st.objects if len(k) == 4 and k[:2] == s_ and k[3] == kind)
+        return 200, {key: [{"name": n, "catalog_name": s_[0], "schema_name": s_[1]} for n in names]}
     raise Problem(404, "NOT_FOUND", path)
 
 
@@ -236,7 +255,7 @@ def _table(st: Store, key: Key) -> dict[str, Any]:
 
 
 def _permissions(st: Store, who: str, method: str, kind: str, full: str, body: Any) -> tuple[int, Any]:
-    if kind not in KINDS:
+    if kind not in KINDS and kind not in LEAVES:
         raise Problem(400, "INVALID_ARGUMENT", f"securable type {kind} is not served by the stand-in")
     key = st.find(kind, full)
     if method == "PATCH":

@@ -15,6 +15,8 @@ PRIVILEGES = frozenset(
     }
 )  # fmt: skip
 KINDS = {"metastore": 0, "catalog": 1, "schema": 2, "table": 3}
+#: functions, volumes and registered models: keyed (catalog, schema, name, kind), beside the tables
+LEAVES = ("function", "volume", "registered_model")
 METASTORE_ID = "11111111-2222-3333-4444-555555555555"
 
 
@@ -22,6 +24,16 @@ class Problem(Exception):
     def __init__(self, status: int, code: str, message: str) -> None:
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
+
+
+def chain(key: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The securable and its ancestors, catalog first (a catalog is no child of the
+    metastore: the metastore's grants reach nothing below it)."""
+    if not key:
+        return [()]
+    if len(key) == 4:  # a function, volume or model: its schema and catalog above it
+        return [key[:1], key[:2], key]
+    return [key[:n] for n in range(1, len(key) + 1)]
 
 
 def check_name(name: object) -> str:
@@ -49,10 +61,7 @@ class Store:
 
     def has(self, who: str, key: Key, privilege: str) -> bool:
         """``privilege`` on ``key`` or on an ancestor (inheritance downward)."""
-        first = 0 if key == () else 1  # a catalog is no child of the metastore: its grants stay there
-        return any(
-            privilege in self.grants.get(key[:n], {}).get(who, set()) for n in range(first, len(key) + 1)
-        )
+        return any(privilege in self.grants.get(k, {}).get(who, set()) for k in chain(key))
 
     def can_see_catalog(self, who: str, c: Key) -> bool:
         return self.owner(who, ()) or self.owner(who, c) or self.has(who, c, "USE CATALOG")
@@ -104,19 +113,20 @@ class Store:
 
     def owns_above(self, who: str, key: Key) -> bool:
         """The admin, or an owner of the securable, its parent or grandparent."""
-        return self.owner(who, ()) or any(self.owner(who, key[:n]) for n in range(1, len(key) + 1))
+        return self.owner(who, ()) or any(self.owner(who, k) for k in chain(key) if k)
 
     # -- changes --------------------------------------------------------------------
 
     def create(self, key: Key, owner: str) -> None:
         if key in self.objects:
             raise Problem(409, "ALREADY_EXISTS", f"{'.'.join(key)} already exists")
-        if len(key) > 1 and key[:-1] not in self.objects:
-            raise Problem(404, "NOT_FOUND", f"{'.'.join(key[:-1])} not found")
+        parent = key[:2] if len(key) == 4 else key[:-1]
+        if len(key) > 1 and parent not in self.objects:
+            raise Problem(404, "NOT_FOUND", f"{'.'.join(parent)} not found")
         self.objects[key] = owner
 
     def drop(self, key: Key) -> None:
-        for k in [k for k in self.objects if k[: len(key)] == key]:
+        for k in [k for k in self.objects if k == key or (len(key) < 3 and k[: len(key)] == key)]:
             del self.objects[k]
             self.grants.pop(k, None)
 
@@ -124,6 +134,10 @@ class Store:
         if kind == "metastore":
             return ()  # the open server ignores the name: there is one metastore
         key = tuple(p.lower() for p in full.split("."))
-        if KINDS.get(kind) != len(key) or key not in self.objects:
+        if kind in LEAVES and len(key) == 3:
+            key = (*key, kind)
+        elif KINDS.get(kind) != len(key):
+            raise Problem(404, "NOT_FOUND", f"{kind} {full} not found")
+        if key not in self.objects:
             raise Problem(404, "NOT_FOUND", f"{kind} {full} not found")
         return key

@@ -135,9 +135,15 @@ def test_hand_made_grants_to_a_managed_principal_are_revoked(uc_standin: Any) ->
     w.admin.update("catalog", "main", "ann", ["SELECT", "CREATE FUNCTION", "EXECUTE"], [])
     w.admin.update("schema", "main.hr", "ann", ["USE SCHEMA", "READ VOLUME"], [])
     w.admin.update("table", "main.hr.pay", "ann", ["MODIFY"], [])
+    uc_standin.add_leaf("function", "main.hr.f")
+    uc_standin.add_leaf("volume", "main.default.pay")  # named like a table elsewhere: its own securable
+    w.admin.update("function", "main.hr.f", "ann", ["EXECUTE"], [])
+    w.admin.update("volume", "main.default.pay", "ann", ["READ VOLUME"], [])
     backend = w.backend()
     plan, _ = reconcile(backend, w.model, Scope.everything())
-    assert plan.removes >= 6
+    assert plan.removes >= 8
+    assert "ann" not in w.admin.permissions("function", "main.hr.f")
+    assert "ann" not in w.admin.permissions("volume", "main.default.pay")
     wider, _ = w.compare(SEED_HELD)
     assert wider == set()
     assert w.admin.permissions("catalog", "main").get("ann") == {"USE CATALOG"}
