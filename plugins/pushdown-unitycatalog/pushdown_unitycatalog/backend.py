@@ -86,7 +86,7 @@ class UnityCatalogBackend(Backend):
         self.token = context.secret("token") or s.secret_text("token")
         self.timeout = s.seconds("timeout", 30.0)
         self.prefix = s.text("principal_prefix", "", empty=True)
-        listed = s._get("principals", [], False)
+        listed = context.setting("principals", [])
         if not isinstance(listed, list) or not all(isinstance(p, str) and p for p in listed):
             raise s.bad("principals", f"{listed!r}: a list of principal names")
         self.principals = frozenset(listed)
