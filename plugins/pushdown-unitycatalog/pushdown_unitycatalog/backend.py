@@ -157,18 +157,21 @@ class UnityCatalogBackend(Backend):
         )
 
     def _metastore(self) -> list[str]:
-        """Metastore privileges of managed principals (CREATE CATALOG…): outside what pushdown
-        enforces here (no table inherits them), left alone and reported."""
+        """Privileges of managed principals on the metastore (CREATE CATALOG…), its external
+        locations and credentials (READ FILES…): outside what pushdown enforces here (no
+        table inherits them), left alone and reported."""
         try:
-            held = self.uc.metastore_permissions()
+            held = [("metastore", "", self.uc.metastore_permissions())]
+            held += [(kind, name, self.uc.permissions(kind, name)) for kind, name in self.uc.storage()]
         except Unreachable as exc:
             raise self._gone(exc) from exc
         except Refused as exc:
             return [f"the metastore's grants could not be read ({exc}): not checked in this sync"]
         return [
-            f"GRANT {p} ON METASTORE TO {who}: a metastore privilege of a managed principal, outside "
-            "the catalogs pushdown enforces; left alone"
-            for who, privileges in sorted(held.items())
+            f"GRANT {p} ON {kind.upper().replace('_', ' ')}{' ' + name if name else ''} TO {who}: held by a "
+            "managed principal outside the catalogs pushdown enforces; left alone"
+            for kind, name, grants in held
+            for who, privileges in sorted(grants.items())
             if self.managed(who)
             for p in sorted(privileges)
         ]

@@ -110,6 +110,14 @@ class UnityCatalog:
             out.setdefault(a["principal"], set()).update(a.get("privileges") or [])
         return out
 
+    def storage(self) -> list[tuple[str, str]]:
+        """The metastore's external locations and credentials: (securable type, name)."""
+        out = [
+            ("external_location", i["name"])
+            for i in self._pages("/external-locations", "external_locations", {})
+        ]
+        return out + [("credential", i["name"]) for i in self._pages("/credentials", "credentials", {})]
+
     def metastore_permissions(self) -> dict[str, set[str]]:
         """Every principal's privileges on the metastore (``GET /metastore_summary`` names it)."""
         metastore = str(self.call("GET", API + "/metastore_summary").get("metastore_id") or "")

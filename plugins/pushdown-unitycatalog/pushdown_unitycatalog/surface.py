@@ -43,11 +43,10 @@ SURFACE: tuple[SurfaceEntry, ...] = (
         (SYNC + "test_hand_made_grants_to_a_managed_principal_are_revoked",),
     ),
     SurfaceEntry(
-        "securable.storage", "securable type", "external_location, credential", N,
-        "not read: nothing pushdown writes reaches them and no table inherits them; a hand-made grant on "
-        "one stays (docs: a known gap); pushdown grants no CREATE EXTERNAL TABLE, so tables over them "
-        "are created by nobody it manages",
-        (PURE + "test_the_mapping_by_operation",),
+        "securable.storage", "securable type", "external_location, credential", R,
+        "nothing pushdown writes reaches them and no table inherits them: a managed principal's grants "
+        "on one (READ FILES…) are findings, left alone",
+        (SYNC + "test_grants_to_others_are_left_alone_and_reported",),
     ),
     SurfaceEntry(
         "privilege.written", "privilege",

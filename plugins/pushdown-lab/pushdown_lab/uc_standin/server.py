@@ -16,6 +16,8 @@ from pushdown_lab.uc_standin.store import (
     LEAVES,
     METASTORE_ID,
     PRIVILEGES,
+    STORAGE,
+    STORAGES,
     Key,
     Problem,
     Store,
@@ -65,6 +67,11 @@ class Standin:
         """A function, volume or registered model ``catalog.schema.name`` (as its creator made it)."""
         with self.store.lock:
             self.store.create((*full.lower().split("."), kind), owner)
+
+    def add_storage(self, kind: str, name: str, owner: str = ADMIN) -> None:
+        """An external location or a credential named ``name``."""
+        with self.store.lock:
+            self.store.objects[(STORAGE + kind, name)] = owner
 
     def token_of(self, email: str) -> str:
         for token, who in self.tokens.items():
@@ -127,6 +134,13 @@ LISTS = {
 }
 
 
+#: list paths of the metastore's storage securables: (securable type, the reply's key)
+TOP = {
+    "external-locations": ("external_location", "external_locations"),
+    "credentials": ("credential", "credentials"),
+}
+
+
 def _denied(what: str) -> Problem:
     return Problem(403, "PERMISSION_DENIED", f"access denied: {what}")
 
@@ -153,6 +167,10 @@ def route(s: Standin, who: str, method: str, path: str, q: dict[str, str], body:
         return _schemas(st, who, method, rest, q, body)
     if head == "tables":
         return _tables(st, who, method, rest, q, body)
+    if head in TOP and method == "GET" and not rest:
+        kind, key = TOP[head]
+        names = sorted(k[1] for k in st.objects if len(k) == 2 and k[0] == STORAGE + kind)
+        return 200, {key: [{"name": n} for n in names]}
     if head in LISTS and method == "GET" and not rest:
         kind, key = LISTS[head]
         s_ = (q.get("catalog_name", "").lower(), q.get("schema_name", "").lower())
@@ -255,7 +273,7 @@ def _table(st: Store, key: Key) -> dict[str, Any]:
 
 
 def _permissions(st: Store, who: str, method: str, kind: str, full: str, body: Any) -> tuple[int, Any]:
-    if kind not in KINDS and kind not in LEAVES:
+    if kind not in KINDS and kind not in LEAVES and kind not in STORAGES:
         raise Problem(400, "INVALID_ARGUMENT", f"securable type {kind} is not served by the stand-in")
     key = st.find(kind, full)
     if method == "PATCH":

@@ -17,6 +17,9 @@ PRIVILEGES = frozenset(
 KINDS = {"metastore": 0, "catalog": 1, "schema": 2, "table": 3}
 #: functions, volumes and registered models: keyed (catalog, schema, name, kind), beside the tables
 LEAVES = ("function", "volume", "registered_model")
+#: external locations and credentials: keyed (STORAGE + kind, name), under the metastore
+STORAGES = ("external_location", "credential")
+STORAGE = "\x00"
 METASTORE_ID = "11111111-2222-3333-4444-555555555555"
 
 
@@ -134,7 +137,9 @@ class Store:
         if kind == "metastore":
             return ()  # the open server ignores the name: there is one metastore
         key = tuple(p.lower() for p in full.split("."))
-        if kind in LEAVES and len(key) == 3:
+        if kind in STORAGES:
+            key = (STORAGE + kind, full)
+        elif kind in LEAVES and len(key) == 3:
             key = (*key, kind)
         elif KINDS.get(kind) != len(key):
             raise Problem(404, "NOT_FOUND", f"{kind} {full} not found")

@@ -157,6 +157,8 @@ def test_grants_to_others_are_left_alone_and_reported(uc_standin: Any) -> None:
     w.admin.update("table", "main.hr.pay", "ANN", ["SELECT"], [])
     w.admin.update("schema", "main.hr", "account users", ["USE SCHEMA"], [])
     w.admin.update("metastore", "any", "ann", ["CREATE CATALOG"], [])
+    uc_standin.add_storage("external_location", "lake")
+    w.admin.update("external_location", "lake", "ann", ["READ FILES"], [])
     backend = w.backend()
     reconcile(backend, w.model, Scope.everything())
     assert w.admin.permissions("table", "main.hr.pay").get("zed") == {"SELECT"}
@@ -165,6 +167,8 @@ def test_grants_to_others_are_left_alone_and_reported(uc_standin: Any) -> None:
     assert any("account users" in f for f in findings), findings
     assert not any("zed" in f for f in findings)
     assert any(f.startswith("GRANT CREATE CATALOG ON METASTORE TO ann") for f in findings), findings
+    assert any(f.startswith("GRANT READ FILES ON EXTERNAL LOCATION lake TO ann") for f in findings), findings
+    assert w.admin.permissions("external_location", "lake") == {"ann": {"READ FILES"}}
 
 
 def test_what_a_managed_principal_owns_on_the_server_is_reported(uc_standin: Any) -> None:
