@@ -93,6 +93,7 @@ class Run:
             for t in tables:
                 self._server_table(schema, t)
                 self.do(ch.create_object(self.model, ref(f"table {schema}.{t}")))
+        self.server.add_leaf("function", f"{CATALOG}.s1.f")
         for u in USERS[:3]:
             self.do(ch.add_user(self.model, u))
         self.do(ch.add_group(self.model, GROUP, ["u1"]))
@@ -268,6 +269,19 @@ def _to_others(run: Run) -> Scope | None:
     return Scope.of([ref("schema s1")])
 
 
+def _function_to_managed(run: Run) -> Scope | None:
+    """EXECUTE on function s1.f (made on the server only) to u1's name: revoked by the
+    sync that reads s1 (checked here, as no probe calls a function)."""
+    _patch(run, "function", f"{CATALOG}.s1.f", run.name("u1"), ["EXECUTE"])
+    return Scope.of([ref("schema s1")])
+
+
+def _metastore_to_managed(run: Run) -> Scope | None:
+    """CREATE CATALOG on the metastore to u2's name: a finding, left alone."""
+    _patch(run, "metastore", "any", run.name("u2"), ["CREATE CATALOG"])
+    return Scope.of([ref("catalog c")])
+
+
 def _mapping_changed(run: Run) -> Scope | None:
     """``pushdown_map_principal`` answers differently from now on (the next mapping)."""
     run.seen |= {(u, run.name(u)) for u in USERS}
@@ -285,6 +299,8 @@ HAND: tuple[Callable[[Run], Scope | None], ...] = (
     _others_kinds_to_managed,
     _to_others,
     _mapping_changed,
+    _function_to_managed,
+    _metastore_to_managed,
 )
 #: the surface entries each hand step draws
 DRAWS = (
@@ -294,6 +310,8 @@ DRAWS = (
     "privilege.others",
     "principal.others",
     "principal.user",
+    "securable.leaves",
+    "securable.metastore",
 )
 
 steps = hostile_steps(
@@ -336,6 +354,8 @@ def test_the_unitycatalog_backend_is_never_wider_than_the_evaluator(capsys: Any)
                     if wider:
                         examples.append((mapping, history, step, sync.describe(), wider))
                     assert wider == [], examples[-1]
+                held = r.admin.permissions("function", f"{CATALOG}.s1.f")
+                assert not set(held) & set(NAMES), held  # a full sync leaves no managed grant there
 
     run()
     with capsys.disabled():
