@@ -15,6 +15,10 @@ its own state.
 ``ranger_judge``: the run's one Ranger judge, Ranger 2.9's own policy engine in a Java process
 (:mod:`pushdown_lab.ranger_judge`, jars from Maven Central): what Ranger enforces is its answer.
 
+``uc_standin``: a fresh Unity Catalog stand-in (:class:`pushdown_lab.uc_standin.Standin`) on a
+free 127.0.0.1 port, its metastore admin's token in ``admin_token``; the open server itself
+is not served by the Maven registry these machines reach (``pushdown_lab.unitycatalog``).
+
 ``spark``: the test run's one SparkSession. Spark starts in seconds, not milliseconds,
 so the session is created once, on first use, and stopped when the run ends; tests
 that only need pure code never start it. It has Hive support and is pointed at
@@ -103,6 +107,14 @@ def ranger_judge() -> Any:
 @pytest.fixture
 def ranger_standin() -> Iterator[Any]:
     from pushdown_lab.ranger_standin import Standin
+
+    with Standin() as standin:
+        yield standin
+
+
+@pytest.fixture
+def uc_standin() -> Iterator[Any]:
+    from pushdown_lab.uc_standin import Standin
 
     with Standin() as standin:
         yield standin

@@ -8,3 +8,4 @@ bash scripts/setup.sh >&2
 pushdown demo examples/demo.yaml
 pushdown demo-hive examples/demo.yaml
 pushdown demo-ranger examples/demo.yaml  # the same example, pushed to a Ranger Admin stand-in
+pushdown demo-unitycatalog examples/demo.yaml  # and to a Unity Catalog stand-in, asked as each user

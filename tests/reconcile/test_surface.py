@@ -13,7 +13,7 @@ from pushdown.reconcile.surface import BEGIN, END, SurfaceEntry, Treatment, mark
 
 ROOT = Path(__file__).resolve().parents[2]
 #: backends whose servers' surface must be listed in full (a new backend joins this list)
-SURVEYED = ("mysql", "hive", "ranger")
+SURVEYED = ("mysql", "hive", "ranger", "unitycatalog")
 
 
 def _surfaces() -> dict[str, tuple[SurfaceEntry, ...]]:

@@ -1,0 +1,27 @@
+"""A Unity Catalog stand-in: the open server's REST paths pushdown and its proofs use, over
+an in-memory store, deciding each call with the authorization expressions the open
+server's services carry (``TableService``, ``SchemaService``, ``CatalogService``,
+``PermissionService`` of unitycatalog/unitycatalog 0.4, read, not copied).
+
+The real server (``io.unitycatalog:unitycatalog-server``) is not served by the Maven
+registry these machines reach (:mod:`pushdown_lab.unitycatalog` tries, and says so), so
+the tests start this instead::
+
+    from pushdown_lab.uc_standin import Standin
+
+    with Standin() as uc:                 # 127.0.0.1, a free port; admin owns the metastore
+        token = uc.add_user("alice@x")    # SCIM POST /api/1.0/unity-control/scim2/Users
+        uc.url, uc.admin_token
+
+Semantics held: privileges inherit downward (catalog > schema > table); ``OWNER`` is the
+creator's and is not inherited; the metastore admin passes every check; the permissions
+API shows every principal's grants to an owner of the securable, its parent or
+grandparent (or the admin) and only the caller's own to anybody else; a ``PATCH`` is
+allowed to the admin and the owners above; an unknown principal is 404, an unknown
+privilege 400; names are kept in lower case and may not hold ``.``, ``/``, spaces or
+control characters (400).
+"""
+
+from pushdown_lab.uc_standin.server import Standin
+
+__all__ = ["Standin"]

@@ -1,0 +1,1 @@
+"""The Unity Catalog backend of pushdown (docs/unitycatalog.md)."""

@@ -1,0 +1,250 @@
+"""The ``unitycatalog`` backend: each model catalog that names it is the server's catalog
+of the same (lower-case) name; the server's other catalogs are not pushdown's.
+
+``read`` lists the schemas and tables of the catalog the scope reaches and every
+principal's privileges on each (:mod:`pushdown_unitycatalog.readback`); ``compile``
+turns the entitlement compiler's answer into privileges by operation
+(:mod:`pushdown_unitycatalog.compile`); ``apply`` sends one ``PATCH`` per principal and
+securable, revokes first; a change the server refuses does not stop the others.
+
+Fence: pushdown manages the principals named by the setting ``principals`` (a list) or
+starting with ``principal_prefix``; every privilege such a principal holds on the
+catalog, its schemas and tables is a managed fact (hand-made ones too, revoked when the
+model does not want them). Grants to other principals are left alone; one whose name is
+a managed principal's but for case, or a group form (``account users``), is a finding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, cast
+
+from pushdown.errors import ConfigError, TemporaryBackendError
+from pushdown.model.principals import Principal
+from pushdown.model.securables import SecurableType
+from pushdown.model.state import Model
+from pushdown.reconcile.backend import (
+    Applied,
+    Backend,
+    BackendContext,
+    Capabilities,
+    Desired,
+    Failure,
+    Progress,
+    Snapshot,
+    fingerprint,
+)
+from pushdown.reconcile.plan import Fact, Op, Plan
+from pushdown.reconcile.scope import Resolved
+from pushdown.reconcile.settings import Settings
+from pushdown.reconcile.surface import SurfaceEntry
+from pushdown_unitycatalog.client import Refused, UnityCatalog, Unreachable
+from pushdown_unitycatalog.compile import compile_desired
+from pushdown_unitycatalog.facts import UCGrant, fact_from_json
+from pushdown_unitycatalog.readback import ServerRead, read_server, schemas_in, within
+from pushdown_unitycatalog.surface import SURFACE
+
+#: principals that stand for many users (Databricks' groups); a grant to one reaches everybody
+GROUP_FORMS = frozenset({"account users", "users"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class UCSnapshot(Snapshot):
+    #: one read per catalog the backend enforces
+    reads: tuple[ServerRead, ...] = ()
+
+
+def _server_catalogs(named: frozenset[str]) -> tuple[list[str], list[str]]:
+    """The server catalogs of the enforced model catalogs, and notes on those left out."""
+    by_folded: dict[str, list[str]] = {}
+    for c in named:
+        by_folded.setdefault(c.lower(), []).append(c)
+    keep, notes = [], []
+    for folded, spelt in sorted(by_folded.items()):
+        if len(spelt) > 1 or spelt[0] != folded:
+            notes.append(
+                f"catalog {' and '.join(sorted(spelt))}: Unity Catalog keeps names in lower case, so "
+                f"{folded} cannot be matched to the model exactly; nothing is read or granted (narrower)"
+            )
+            continue
+        keep.append(folded)
+    return keep, notes
+
+
+class UnityCatalogBackend(Backend):
+    kind = "unitycatalog"
+    capabilities = Capabilities(
+        securable_types=frozenset({SecurableType.CATALOG, SecurableType.SCHEMA, SecurableType.TABLE})
+    )
+    SURFACE: ClassVar[tuple[SurfaceEntry, ...]] = SURFACE
+
+    def __init__(self, context: BackendContext, server: UnityCatalog | None = None) -> None:
+        super().__init__(context)
+        s = Settings.of(context)
+        self.url = s.text("url", "http://127.0.0.1:8081")
+        self.token = context.secret("token") or s.secret_text("token")
+        self.timeout = s.seconds("timeout", 30.0)
+        self.prefix = s.text("principal_prefix", "", empty=True)
+        listed = context.setting("principals", [])
+        if not isinstance(listed, list) or not all(isinstance(p, str) and p for p in listed):
+            raise s.bad("principals", f"{listed!r}: a list of principal names")
+        self.principals = frozenset(listed)
+        if not self.prefix and not self.principals:
+            raise ConfigError(
+                f"backend {self.name}: set 'principals' or 'principal_prefix': they fence the principals "
+                "pushdown manages (it never touches another's grants)"
+            )
+        self._uc = server
+
+    @property
+    def uc(self) -> UnityCatalog:
+        if self._uc is None:
+            self._uc = UnityCatalog(self.url, self.token, self.timeout)
+        return self._uc
+
+    def managed(self, principal: str) -> bool:
+        return principal in self.principals or bool(self.prefix and principal.startswith(self.prefix))
+
+    def _name_of(self, model: Model) -> Callable[[str], str | None]:
+        """The server principal of each model user, when fenced and not shared with another."""
+        names = {u: self.context.map_principal(Principal.user(u)) for u in model.users}
+        seen: dict[str, int] = {}
+        for n in names.values():
+            seen[n.casefold()] = seen.get(n.casefold(), 0) + 1
+
+        def name_of(user: str) -> str | None:
+            n = names.get(user)
+            return n if n is not None and self.managed(n) and seen[n.casefold()] == 1 else None
+
+        return name_of
+
+    def _gone(self, exc: Exception) -> TemporaryBackendError:
+        return TemporaryBackendError(
+            self.name, f"Unity Catalog at {self.url} did not answer ({exc}); the next sync reads it back"
+        )
+
+    # -- the contract ------------------------------------------------------------
+
+    def read(self, model: Model, scope: Resolved) -> UCSnapshot:
+        """Each catalog the backend enforces, narrowed to the scope (a catalog the model
+        spells with capitals, or two spelt alike but for case, is not read: nothing is
+        granted in it, and the plan says so)."""
+        catalogs, notes = _server_catalogs(self.enforces(model))
+        reads: list[ServerRead] = []
+        for catalog in catalogs:
+            try:
+                reads.append(read_server(self.uc, catalog, schemas_in(scope, catalog)))
+            except Unreachable as exc:
+                raise self._gone(exc) from exc
+            except Refused as exc:
+                raise TemporaryBackendError(self.name, f"Unity Catalog refused a read: {exc}") from exc
+        parts = [cast(Callable[[Fact], bool], within(r.held)) for r in reads]
+
+        def covers(fact: Fact) -> bool:
+            return any(p(fact) for p in parts)
+
+        facts = frozenset(g for r in reads for g in r.grants if self.managed(g.principal) and covers(g))
+        findings = notes + [f for r in reads for f in (*self._findings(model, r), *r.unread)]
+        if reads:
+            findings += self._metastore()
+        return UCSnapshot(
+            facts=facts,
+            within=covers,
+            findings=tuple(findings),
+            fingerprint=fingerprint(facts, findings),
+            reads=tuple(reads),
+        )
+
+    def _metastore(self) -> list[str]:
+        """Privileges of managed principals on the metastore (CREATE CATALOG…), its external
+        locations and credentials (READ FILES…): outside what pushdown enforces here (no
+        table inherits them), left alone and reported."""
+        try:
+            held = [("metastore", "", self.uc.metastore_permissions())]
+            held += [(kind, name, self.uc.permissions(kind, name)) for kind, name in self.uc.storage()]
+        except Unreachable as exc:
+            raise self._gone(exc) from exc
+        except Refused as exc:
+            return [f"the metastore's grants could not be read ({exc}): not checked in this sync"]
+        return [
+            f"GRANT {p} ON {kind.upper().replace('_', ' ')}{' ' + name if name else ''} TO {who}: held by a "
+            "managed principal outside the catalogs pushdown enforces; left alone"
+            for kind, name, grants in held
+            for who, privileges in sorted(grants.items())
+            if self.managed(who)
+            for p in sorted(privileges)
+        ]
+
+    def _findings(self, model: Model, server: ServerRead) -> list[str]:
+        name_of = self._name_of(model)
+        managed = {n.casefold(): n for u in model.users if (n := name_of(u)) is not None}
+        out = []
+        for g in sorted(server.grants):
+            if self.managed(g.principal):
+                continue
+            if g.principal.casefold() in GROUP_FORMS:
+                out.append(
+                    f"{g}: a grant to every user, made outside pushdown; it reaches every managed principal"
+                )
+            elif g.principal.casefold() in managed:
+                out.append(
+                    f"{g}: made outside pushdown to a principal spelt like managed "
+                    f"{managed[g.principal.casefold()]} but for case; pushdown leaves it"
+                )
+        return out + self._owned(model, server)
+
+    def _owned(self, model: Model, server: ServerRead) -> list[str]:
+        """Schemas and tables the server says a managed principal owns (they created them)
+        that the model does not make theirs: ownership passes every check on the object and
+        the permissions API cannot take it away."""
+        wanted = {
+            ".".join(n.lower() for n in obj.names): self.context.map_principal(Principal.user(owner))
+            for obj, owner in model.owners.items()
+        }
+        return [
+            f"{'table' if name.count('.') == 2 else 'schema'} {name} is owned on the server by {owner}, a "
+            "principal pushdown manages, whom the model does not make its owner: ownership passes every "
+            "check there and the permissions API cannot take it away (transfer it by hand)"
+            for name, owner in sorted(server.owners.items())
+            if self.managed(owner) and wanted.get(name) != owner
+        ]
+
+    def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
+        assert isinstance(snapshot, UCSnapshot)
+        name_of, facts, notes = self._name_of(model), set(), set()
+        for read in snapshot.reads:
+            desired = compile_desired(model, read.held, name_of)
+            facts |= {f for f in desired.facts if snapshot.within(f)}
+            notes |= set(desired.notes)
+        return Desired(frozenset(facts), tuple(sorted(notes)))
+
+    def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
+        """Revokes first, then grants; one PATCH per (securable, principal) and kind."""
+        done, failures = 0, []
+        for action in ("remove", "add"):
+            batches: dict[tuple[str, str, str], list[Op]] = {}
+            for op in plan.ops:
+                if (op.action == "remove") != (action == "remove"):
+                    continue
+                f = op.fact
+                assert isinstance(f, UCGrant)
+                batches.setdefault((f.securable, f.name, f.principal), []).append(op)
+            for (securable, name, principal), ops in sorted(batches.items()):
+                privileges = sorted(cast(UCGrant, op.fact).privilege for op in ops)
+                add, remove = ([], privileges) if action == "remove" else (privileges, [])
+                try:
+                    self.uc.update(securable, name, principal, add, remove)
+                except Unreachable as exc:
+                    raise self._gone(exc) from exc
+                except Refused as exc:
+                    failures.append(
+                        Failure(tuple(ops), f"{securable} {name} for {principal}: refused ({exc})")
+                    )
+                    continue
+                done += len(ops)
+                progress(len(ops))
+        return Applied(done, tuple(failures))
+
+    def fact_from_json(self, data: Any) -> Fact:
+        return fact_from_json(data)

@@ -1,0 +1,210 @@
+"""Compile the model into the grants a Unity Catalog server should hold. Pure.
+
+The core's entitlement compiler decides (DENY, the USE gates and owners included); this
+module turns its answer into Unity Catalog privileges by operation
+(:mod:`pushdown_unitycatalog.mapping`), for each user the fence lets pushdown manage:
+
+- ``USE CATALOG`` / ``USE SCHEMA`` exactly where the model lets the user load the catalog
+  or the schema (the server then shows them, as the model does);
+- ``SELECT`` and ``MODIFY`` on a schema where the operation is allowed on every table the
+  server holds there and on a table that does not exist yet (Unity Catalog's inheritance
+  reaches tables created later: a schema-level grant is exact only then); else on each
+  allowed table — never on the catalog;
+- ``CREATE TABLE`` on a schema, ``CREATE SCHEMA`` on the catalog, where the model lets
+  the user create one there.
+
+Groups are expanded to their members (the open server has no groups); DENY and the
+gates are compiled away (the server has no DENY). Schemas and tables the model spells
+with capitals get nothing (the server keeps names in lower case): a note says so.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from pushdown.decide.compiler import EntitlementCompiler
+from pushdown.decide.inventory import Inventory
+from pushdown.decide.views import View
+from pushdown.model.securables import ObjectRef, SecurableType
+from pushdown.model.state import Model
+from pushdown.reconcile.backend import Desired
+from pushdown_unitycatalog.facts import UCGrant
+from pushdown_unitycatalog.mapping import (
+    CREATE_SCHEMA,
+    CREATE_TABLE,
+    MODIFY,
+    OPERATIONS,
+    SELECT,
+    USE_CATALOG,
+    USE_SCHEMA,
+)
+
+
+@dataclass(frozen=True)
+class Held:
+    """What the server holds in the enforced catalog (lower-case names): schema -> tables.
+    ``whole``: every schema of the catalog was read (else only ``tables``' keys)."""
+
+    catalog: str
+    tables: dict[str, tuple[str, ...]]
+    whole: bool = True
+
+    def inventory(self) -> Inventory:
+        inv = Inventory.of([ObjectRef(SecurableType.CATALOG, (self.catalog,))])
+        for schema, tables in self.tables.items():
+            inv.add(ObjectRef(SecurableType.SCHEMA, (self.catalog, schema)))
+            for t in tables:
+                inv.add(ObjectRef(SecurableType.TABLE, (self.catalog, schema, t)))
+        return inv
+
+
+def compile_desired(
+    model: Model, held: Held, name_of: Callable[[str], str | None], notes: set[str] | None = None
+) -> Desired:
+    """``name_of(user)``: the server principal of a model user, ``None`` when pushdown may
+    not manage it (outside the fence, or a name shared with another user)."""
+    notes = set() if notes is None else notes
+    inventory = held.inventory()
+    ent = EntitlementCompiler(model, OPERATIONS).compile(inventory)
+    facts: set[UCGrant] = set()
+    blocked = _blocked(model, held.catalog)
+    named = _named_tables(model, held.catalog)
+    for user in ent.users:
+        principal = name_of(user)
+        view = ent.view(user)
+        grants = set(_grants(view, held, inventory, blocked, named))
+        if principal is None:
+            if grants:
+                notes.add(f"user {user}: not a principal pushdown manages here; nothing granted (narrower)")
+            continue
+        facts |= {UCGrant(s, n, principal, p) for s, n, p in grants}
+        notes |= _owner_notes(model, user, view, held)
+    notes |= _group_notes(model)
+    notes |= _case_notes(model, held.catalog)
+    return Desired(frozenset(facts), tuple(sorted(notes)))
+
+
+Triple = tuple[str, str, str]
+
+
+def _grants(
+    view: View,
+    held: Held,
+    inventory: Inventory,
+    blocked: set[tuple[str, ...]],
+    named: dict[str, set[ObjectRef]],
+) -> Iterator[Triple]:
+    allowed = view.allowed
+    catalog = ObjectRef(SecurableType.CATALOG, (held.catalog,))
+    if not allowed("load_catalog", catalog):
+        return
+    yield ("catalog", held.catalog, USE_CATALOG)
+    if allowed("create_schema", inventory.generic(catalog, SecurableType.SCHEMA)):
+        yield ("catalog", held.catalog, CREATE_SCHEMA)
+    for schema, tables in sorted(held.tables.items()):
+        if _cased(schema) or (schema,) in blocked:
+            continue
+        kept = tuple(t for t in tables if (schema, t) not in blocked)
+        more = named.get(schema, set())
+        yield from _schema_grants(view, held.catalog, schema, tables, kept, inventory, more)
+
+
+def _schema_grants(
+    view: View,
+    catalog: str,
+    schema: str,
+    tables: tuple[str, ...],
+    kept: tuple[str, ...],
+    inv: Inventory,
+    named: set[ObjectRef],
+) -> Iterator[Triple]:
+    """``kept``: the tables that may get grants (not one the model spells with capitals);
+    ``named``: tables of the schema the model names (a grant, a DENY, an owner) that the
+    server may not hold yet: a schema-level grant would reach them the day they appear,
+    so it is used only where they are allowed too."""
+    allowed = view.allowed
+    ref = ObjectRef(SecurableType.SCHEMA, (catalog, schema))
+    full = f"{catalog}.{schema}"
+    if not allowed("load_schema", ref):
+        return
+    yield ("schema", full, USE_SCHEMA)
+    new = inv.generic(ref, SecurableType.TABLE)
+    if allowed("create_table", new):
+        yield ("schema", full, CREATE_TABLE)
+    refs = [ObjectRef(SecurableType.TABLE, (catalog, schema, t)) for t in kept if not _cased(t)]
+    reads = {r for r in refs if allowed("load_table", r)}
+    writes = {r for r in reads if allowed("alter_table", r)}
+    whole = len(refs) == len(tables)  # a table with capitals is never covered by a schema grant
+    for privilege, on, future in (
+        (SELECT, reads, allowed("load_table", new)),
+        (MODIFY, writes, allowed("load_table", new) and allowed("alter_table", new)),
+    ):
+        later = all(
+            allowed("load_table", t) and (privilege == SELECT or allowed("alter_table", t)) for t in named
+        )
+        if whole and future and later and len(on) == len(refs):
+            yield ("schema", full, privilege)
+            continue
+        yield from (("table", ".".join(r.names), privilege) for r in sorted(on, key=lambda r: r.names))
+
+
+def _cased(name: str) -> bool:
+    return name != name.lower()
+
+
+def _owner_notes(model: Model, user: str, view: View, held: Held) -> set[str]:
+    """What an owner in the model cannot be on the server (ownership is the creator's)."""
+    return {
+        f"user {user} owns {obj.type.value} {'.'.join(obj.names)}: Unity Catalog's permissions API cannot "
+        "give ownership, so the owner gets the privileges above (USE, SELECT, MODIFY, CREATE), not DROP "
+        "or the right to grant (narrower)"
+        for obj, owner in model.owners.items()
+        if owner == user and obj.catalog == held.catalog and view.allowed("load_catalog", obj.path[1])
+    }
+
+
+def _blocked(model: Model, catalog: str) -> set[tuple[str, ...]]:
+    """The server names (folded) of schemas and tables the model spells with capitals: what
+    the model says of ``Big`` cannot be matched to the server's ``big``, so ``big`` gets
+    nothing and its schema no schema-level SELECT or MODIFY (never the wider side)."""
+    out = set()
+    for obj in _named(model, catalog):
+        if any(_cased(n) for n in obj.names[1:]):
+            out.add(tuple(n.lower() for n in obj.names[1:]))
+    return out
+
+
+def _named_tables(model: Model, catalog: str) -> dict[str, set[ObjectRef]]:
+    """The tables the model names, by the server name (lower case) of their schema."""
+    out: dict[str, set[ObjectRef]] = {}
+    for obj in _named(model, catalog):
+        if obj.type is SecurableType.TABLE:  # as the model names it: its own DENY decides
+            out.setdefault(obj.names[1].lower(), set()).add(obj)
+    return out
+
+
+def _named(model: Model, catalog: str) -> Iterator[ObjectRef]:
+    for obj in itertools.chain(model.objects, model.owners, model.by_object):
+        if isinstance(obj, ObjectRef) and obj.catalog == catalog and len(obj.names) > 1:
+            yield obj
+
+
+def _group_notes(model: Model) -> set[str]:
+    return {
+        f"group {g}: the open Unity Catalog server has no groups; its members get its grants one by one"
+        for g, members in model.groups.items()
+        if members
+    }
+
+
+def _case_notes(model: Model, catalog: str) -> set[str]:
+    out = set()
+    for obj in _named(model, catalog):
+        if any(_cased(n) for n in obj.names[1:]):
+            out.add(
+                f"{obj.type.value} {'.'.join(obj.names)} has capitals, but Unity Catalog keeps names in "
+                "lower case: nothing is granted on it (narrower); rename it in lower case"
+            )
+    return out

@@ -1,0 +1,102 @@
+"""Read a Unity Catalog server back, narrowed to a scope: the schemas and tables of the
+enforced catalog the scope reaches, and every principal's privileges on each
+(``GET /permissions/{type}/{full_name}``; the backend's token must own the catalog or be
+the metastore admin, else the server shows only the token's own grants)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from pushdown.model.securables import ObjectRef, SecurableType
+from pushdown.reconcile.scope import Resolved
+from pushdown_unitycatalog.client import Refused, UnityCatalog
+from pushdown_unitycatalog.compile import Held
+from pushdown_unitycatalog.facts import UCGrant
+
+
+@dataclass(frozen=True)
+class ServerRead:
+    held: Held
+    grants: frozenset[UCGrant]
+    #: objects the server refused to list or show (dropped meanwhile?), in words
+    unread: tuple[str, ...] = field(default=())
+    #: the server's owner of each schema and table read, by full name
+    owners: dict[str, str] = field(default_factory=dict)
+
+
+def schemas_in(scope: Resolved, catalog: str) -> set[str] | None:
+    """The (lower-case) schemas of ``catalog`` the scope reaches; ``None``: all of them."""
+    out: set[str] = set()
+    for region in scope.regions:
+        if region.roots is None:
+            return None
+        for root in region.roots:
+            if root.type in (SecurableType.METALAKE, SecurableType.CATALOG):
+                if root.type is SecurableType.METALAKE or root.names[0].lower() == catalog:
+                    return None
+            elif root.catalog is not None and root.catalog.lower() == catalog:
+                out.add(root.names[1].lower())
+    return out
+
+
+def read_server(uc: UnityCatalog, catalog: str, wanted: set[str] | None) -> ServerRead:
+    unread: list[str] = []
+    owners: dict[str, str] = {}
+    try:
+        owners |= {f"{catalog}.{s}": o for s, o in uc.owners(catalog).items()}
+        present = {name.split(".", 1)[1] for name in owners}
+    except Refused as exc:
+        if exc.status != 404:
+            raise
+        present, unread = set(), [f"catalog {catalog}: not on the server ({exc}); nothing is granted in it"]
+    schemas = sorted(present if wanted is None else present & wanted)
+    tables: dict[str, tuple[str, ...]] = {}
+    leaves: list[tuple[str, str]] = []
+    for schema in schemas:
+        try:
+            listed = uc.owners(catalog, schema)
+            tables[schema] = tuple(sorted(listed))
+            owners |= {f"{catalog}.{schema}.{t}": o for t, o in listed.items()}
+            leaves += [(kind, f"{catalog}.{schema}.{n}") for kind, n in uc.leaves(catalog, schema)]
+        except Refused as exc:
+            unread.append(f"schema {catalog}.{schema}: the server refused to list its tables ({exc})")
+    held = Held(catalog, tables, whole=wanted is None)
+    grants: set[UCGrant] = set()
+    for securable, name in [*_securables(held, bool(present) or not unread), *leaves]:
+        try:
+            for principal, privileges in uc.permissions(securable, name).items():
+                grants |= {UCGrant(securable, name, principal, p) for p in privileges}
+        except Refused as exc:
+            unread.append(f"{securable} {name}: the server refused to show its grants ({exc})")
+    return ServerRead(held, frozenset(grants), tuple(unread), owners)
+
+
+def _securables(held: Held, catalog_exists: bool) -> Iterator[tuple[str, str]]:
+    if held.whole and catalog_exists:
+        yield ("catalog", held.catalog)
+    for schema, tables in sorted(held.tables.items()):
+        yield ("schema", f"{held.catalog}.{schema}")
+        yield from (("table", f"{held.catalog}.{schema}.{t}") for t in tables)
+
+
+def within(held: Held) -> object:
+    """Which facts the read covers: the catalog's own only when it read the whole catalog."""
+    schemas = set(held.tables)
+
+    def covers(fact: object) -> bool:
+        if not isinstance(fact, UCGrant):
+            return False
+        if fact.securable == "catalog":
+            return held.whole and fact.name == held.catalog
+        parts = fact.name.split(".")
+        return len(parts) >= 2 and parts[0] == held.catalog and parts[1] in schemas
+
+    return covers
+
+
+def object_of(fact: UCGrant) -> ObjectRef:
+    kind = {"catalog": SecurableType.CATALOG, "schema": SecurableType.SCHEMA}.get(
+        fact.securable, SecurableType.TABLE
+    )
+    return ObjectRef(kind, tuple(fact.name.split(".")))
