@@ -77,6 +77,8 @@ class Row:
     allowed_status: int = 200
     #: a refused listing answers 200 with nothing in it instead of 403 (the metalakes)
     refused_is_empty: bool = False
+    #: further (operation, target) checks the route makes first (the override's role check)
+    also: tuple[tuple[str, Target], ...] = ()
 
     @property
     def template(self) -> str:
@@ -218,6 +220,7 @@ ROWS: list[Row] = [
                 }
             ]
         },
+        also=(("get_role", "r1"),),
     ),
     Row("GET", f"{M}/owners/{{type}}/{{fullName}}", f"{M}/owners/table/cat.db.t", TABLE),
     Row(
@@ -402,7 +405,8 @@ def _expected(row: Row, ev: Evaluator, user: str) -> tuple[bool, list[str] | Non
     if op is None:
         return True, None
     assert row.target is not None
-    return bool(ev.authorize(user, op, row.target, explain=False)), None
+    ok = all(ev.authorize(user, o, t, explain=False) for o, t in ((op, row.target), *row.also))
+    return ok, None
 
 
 @pytest.mark.parametrize("row", ROWS, ids=_case_id)

@@ -152,10 +152,20 @@ def override_privileges(call: Call) -> Json:
     """``PUT .../permissions/roles/{role}`` with ``{"overrides": [securable objects]}``
     (Gravitino's ``overrideRolePrivileges``, the web UI's edit): afterwards the role holds
     exactly the listed privileges on exactly the listed objects (an object left out loses
-    all of its). Every privilege added needs ``grant_privilege`` on its object, every one
-    taken away ``revoke_privilege``; all are checked before anything is written."""
+    all of its). The caller must first pass ``get_role`` on the role, checked before the
+    role is looked up and refused with one fixed message; then every privilege added needs
+    ``grant_privilege`` on its object, every one taken away ``revoke_privilege`` (refused
+    as the role is when the caller did not name the object); all are checked before
+    anything is written, and the changes go narrowest first across all objects."""
     metalake = call.metalake()
     role = call.params["role"]
+    # One role-level check before any lookup, with one fixed refusal naming only what the
+    # caller sent: a missing role, a role with grants and one without read the same.
+    refusal = problems.refused(call.user, "override the privileges of", f"role {role}")
+    try:
+        call.check("get_role", role)
+    except problems.Problem:
+        raise refusal from None
     raw = shapes.obj(call.body).get("overrides")
     if not isinstance(raw, list):
         raise problems.bad_request('"overrides" must be a list of securable objects')
@@ -174,15 +184,28 @@ def override_privileges(call: Call) -> Json:
         if changed:
             call.check("grant_privilege", ref)
     for ref, changed in taken.items():
-        if changed:
+        if not changed:
+            continue
+        try:
             call.check("revoke_privilege", ref)
+        except problems.Problem:
+            if ref in wanted:  # the caller named it
+                raise
+            raise refusal from None
     if role not in call.model.roles:
         raise problems.not_found("NoSuchRoleException", f"role {role!r} does not exist")
     for ref, changed in added.items():
         if changed:
             require_object(call, ref, metalake)
-    for ref, changed in taken.items():
-        _grant(call, role, ref, list(changed), revoke=True)
-    for ref, changed in added.items():
-        _grant(call, role, ref, list(changed), revoke=False)
+    # Ordered across all objects (see NARROWER_FIRST): every added DENY, every taken ALLOW,
+    # every taken DENY, every added ALLOW; no step allows what neither end allows.
+    steps = (
+        (added, False, NARROWER_FIRST[False][0]),
+        (taken, True, NARROWER_FIRST[True][0]),
+        (taken, True, NARROWER_FIRST[True][1]),
+        (added, False, NARROWER_FIRST[False][1]),
+    )
+    for changes, revoke, condition in steps:
+        for ref, changed in changes.items():
+            _grant(call, role, ref, list(changed), revoke, conditions=(condition,))
     return {"code": 0, "role": role_json(call, role, metalake)}

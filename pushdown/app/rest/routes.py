@@ -122,7 +122,7 @@ ROUTES: tuple[Route, ...] = (
         roles.revoke_privileges,
         True,
     ),
-    # the web UI's edit of a role: the role's privileges replaced (checked per object)
+    # the web UI's edit of a role: the role's privileges replaced (checked on the role, then per object)
     Route("PUT", f"{M}/permissions/roles/{{role}}", "grant_privilege", roles.override_privileges, True),
     # owners and the roles bound to an object
     Route("GET", f"{M}/owners/{{type}}/{{fullName}}", LOAD_OBJECT, owners.get_owner),

@@ -16,13 +16,17 @@ from typing import Any
 from pushdown.app.rest import problems
 from pushdown.errors import ModelError
 from pushdown.model.privileges import Condition, Privilege
-from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
-from pushdown.model.text import MAX_NAME, has_control, too_long
+from pushdown.model.securables import FLAT_TYPES, METALAKE, ObjectRef, SecurableType
+from pushdown.model.text import MAX_NAME, check_name, has_control, too_long
 
 Json = dict[str, Any]
 
 #: Gravitino's metadata-object types that pushdown's model holds (the rest are refused).
 TYPES = {t.value: t for t in SecurableType}
+#: The longest dotted full name a path or body may send: four parts of :data:`MAX_NAME`
+#: characters, each quoted with every character a doubled backtick, and three dots. Each
+#: part is then held to :data:`MAX_NAME` on its own, as the model holds it.
+MAX_FULL_NAME = 4 * (2 * MAX_NAME + 2) + 3
 
 
 #: The deepest nesting a body may have (Gravitino's deepest, a role's privileges, is 4).
@@ -161,17 +165,39 @@ def object_ref(type_text: Any, full_name: Any, metalake: str) -> ObjectRef:
     (dots and backticks are part of it), the metalake's own name. Both the check and the
     change use the key this returns."""
     kind = securable_type(type_text)
-    text = name(full_name, "fullName")
+    if kind is SecurableType.METALAKE or kind in FLAT_TYPES:
+        text = name(full_name, "fullName")
+    else:
+        text = _dotted(full_name)
     if kind is SecurableType.METALAKE:
         if text != metalake:
             raise problems.not_found("NoSuchMetadataObjectException", f"metalake {text!r} is not served here")
         return METALAKE
     try:
-        return ObjectRef.of(kind, text)
+        ref = ObjectRef.of(kind, text)
+        if kind not in FLAT_TYPES:
+            for part in ref.names:
+                check_name(kind.label, part)
+        return ref
     except ModelError as exc:
         raise problems.bad_request(
             f"{kind.label} {text!r}: {exc}", "IllegalMetadataObjectException"
         ) from None
+
+
+def _dotted(value: Any) -> str:
+    """A data object's dotted full name, before it is parsed: a non-empty string of at most
+    :data:`MAX_FULL_NAME` characters without control characters (each part's own limit is
+    checked once the one parser has split it)."""
+    if not isinstance(value, str) or not value.strip():
+        raise problems.bad_request('"fullName" must be a non-empty string')
+    if len(value) > MAX_FULL_NAME:
+        raise problems.bad_request(
+            f'"fullName" may hold at most {MAX_FULL_NAME} characters, not {len(value)}'
+        )
+    if has_control(value):
+        raise problems.bad_request(f'"fullName" {value!r} contains a control character; names may not')
+    return value
 
 
 def full_name(ref: ObjectRef, metalake: str) -> str:
