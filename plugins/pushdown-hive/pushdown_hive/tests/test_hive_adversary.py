@@ -643,7 +643,10 @@ def _admin_to_user(run: Run) -> Scope | None:
 
 def _table_owner(run: Run) -> Scope | None:
     """Table s2.b's owner set by hand to the target's name: reported while the target is
-    managed, unless the model makes that name its owner."""
+    managed, unless the model makes that name its owner (nothing while a step has dropped
+    the table from the metastore)."""
+    if not run.world.client.table_exists(run.world.db("s2"), "b"):
+        return None
     run.world.client.set_table_owner(run.world.db("s2"), "b", run.name(run.target))
     run.drew("owner.table")
     owner = run.world.model.owners.get(run.ref("table s2.b"))
