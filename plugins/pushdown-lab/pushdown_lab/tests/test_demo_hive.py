@@ -31,8 +31,8 @@ def test_demo_hive_applies_the_example_and_shows_who_can_do_what(
     assert rows[("bob", "sales.crm.customers")] == ["yes", "-", "-", "-", "-", "-"]
     assert rows[("dave", "sales.crm.orders")] == ["yes", "yes", "yes", "yes", "-", "-"]
     assert rows[("carol", "sales.crm.salaries")] == ["yes"] * 6  # the catalog's owner: ALL, and CREATE
-    readme = (ROOT / "README.md").read_text()
-    shown = readme.split("<!-- demo-hive-output -->")[1].split("```")[1].split("\n", 1)[1]
+    doc = (ROOT / "docs" / "demo.md").read_text()
+    shown = doc.split("<!-- demo-hive-output -->")[1].split("```")[1].split("\n", 1)[1]
     assert out == shown
 
 
