@@ -28,8 +28,8 @@ from pushdown.app.rest import problems
 from pushdown.app.rest.auth import Authenticator
 from pushdown.app.rest.call import Call
 from pushdown.app.rest.routes import CLOSE, Route, find
-from pushdown.app.rest.settings import ServeSettings
 from pushdown.app.service import AccessControl
+from pushdown.app.settings.serve import ServeSettings
 from pushdown.errors import (
     AlreadyExists,
     Busy,

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pushdown.app.source.settings import SourceSettings
+from pushdown.app.settings.source import SourceSettings
 from pushdown.errors import ConfigError, PushdownError
 
 T = TypeVar("T")
