@@ -1,5 +1,8 @@
 """One worker thread per backend: pending rounds when the journal moves, a full reconcile
-every interval, back-off after a temporary error; every outcome recorded and measured."""
+every interval, back-off after a temporary error; every outcome recorded and measured.
+
+Longer than ~250 lines: one class, the worker's loop, with its rounds and their bookkeeping.
+"""
 
 from __future__ import annotations
 

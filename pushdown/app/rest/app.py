@@ -4,6 +4,9 @@ JSON answer (Gravitino's error shape for every failure, never a traceback).
 Requests are served one at a time against the model (a lock around the handler): the
 model in memory is one object, and a change is a few milliseconds; other processes
 writing the same store are serialised by the store itself.
+
+Longer than ~250 lines: the request's one path (raw path, authentication, body, route,
+answer, error translation) read top to bottom in one place.
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ What goes wrong is a :class:`SourceUnreadable` whose ``kind`` says what: ``unrea
 (403), ``server error`` (5xx), ``changed during the read`` (a role, user, catalog or
 schema listed by one call and gone by the next, or named by a user but not listed),
 ``bad answer`` (not what the API says), ``no such metalake``. Nothing of a failed read is used.
+
+Longer than ~250 lines: the one module that speaks the Gravitino client, with the read,
+the snapshot and the classification of its errors together.
 """
 
 from __future__ import annotations
