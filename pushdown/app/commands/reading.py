@@ -7,13 +7,7 @@ from pathlib import Path
 
 import click
 
-from pushdown.app.commands.base import (
-    SPEC,
-    _errors,
-    _open,
-    _shown,
-    main,
-)
+from pushdown.app.commands.base import SPEC, _errors, _open, _shown, main
 from pushdown.app.commands.output import escaped_lines
 from pushdown.app.service.spec import load_spec
 from pushdown.app.service.storefile import open_store

@@ -7,10 +7,7 @@ import dataclasses
 
 import click
 
-from pushdown.app.commands.base import (
-    _errors,
-    main,
-)
+from pushdown.app.commands.base import _errors, main
 from pushdown.app.commands.output import escaped_lines
 from pushdown.app.service import AccessControl, frontends
 from pushdown.app.service.sourcestatus import describe_change

@@ -6,11 +6,7 @@ import dataclasses
 
 import click
 
-from pushdown.app.commands.base import (
-    _errors,
-    _shown,
-    main,
-)
+from pushdown.app.commands.base import _errors, _shown, main
 from pushdown.app.commands.output import escaped_lines
 from pushdown.app.service.sourcestatus import SourceStatus, describe_change, load_status
 from pushdown.app.service.storefile import open_store

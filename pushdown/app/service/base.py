@@ -5,17 +5,13 @@ results a change returns."""
 from __future__ import annotations
 
 import copy
-import logging
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Self
 
 from pushdown.app.service.storefile import open_store
 from pushdown.app.settings import AccessSettings, Config, load_config
-from pushdown.errors import (
-    Followed,
-    PushdownError,
-)
+from pushdown.errors import Followed, PushdownError
 from pushdown.host.plugins import Hooks
 from pushdown.journal.store import Store
 from pushdown.model.actor import Actor
@@ -27,7 +23,6 @@ from pushdown.model.text import check_name
 from pushdown.reconcile.backend import Backend, BackendContext
 from pushdown.reconcile.sync import Dispatcher, SyncResult
 
-log = logging.getLogger(__name__)
 ObjectLike = ObjectRef | str
 
 

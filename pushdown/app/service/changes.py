@@ -8,9 +8,7 @@ from collections.abc import Iterable
 from pushdown.app.service.base import ChangeResult, ObjectLike, _obj
 from pushdown.app.service.changing import Changing, _converge_events
 from pushdown.decide.requirements import OPERATIONS
-from pushdown.errors import (
-    ModelError,
-)
+from pushdown.errors import ModelError
 from pushdown.model import changes as ch
 from pushdown.model.directory import with_members
 from pushdown.model.principals import Principal, PrincipalKind

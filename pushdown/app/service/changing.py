@@ -11,9 +11,7 @@ from pushdown.app.service.base import Base, ChangeResult
 from pushdown.app.service.converge import converge
 from pushdown.decide.evaluator import Evaluator, Target
 from pushdown.decide.requirements import OPERATIONS
-from pushdown.errors import (
-    Forbidden,
-)
+from pushdown.errors import Forbidden
 from pushdown.model.actor import Actor
 from pushdown.model.events import Event
 from pushdown.model.state import Model

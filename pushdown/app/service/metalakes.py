@@ -9,13 +9,7 @@ import json
 from pushdown.app.service.base import ChangeResult, MetalakeInfo
 from pushdown.app.service.changing import _check, _converge_events
 from pushdown.app.service.syncing import Syncing
-from pushdown.errors import (
-    AlreadyExists,
-    Forbidden,
-    ModelError,
-    NotEmpty,
-    UnknownObject,
-)
+from pushdown.errors import AlreadyExists, Forbidden, ModelError, NotEmpty, UnknownObject
 from pushdown.journal.store import now_iso
 from pushdown.model.actor import Audit
 from pushdown.model.events import Event, OwnerSet, UserAdded
