@@ -22,8 +22,8 @@ from pathlib import Path
 from harness import cli
 from harness.report import Report
 
-from pushdown.app.converge import converge
 from pushdown.app.service import AccessControl
+from pushdown.app.service.converge import converge
 from pushdown.journal.store import Store
 from pushdown.model import changes as ch
 from pushdown.model.events import Event

@@ -39,8 +39,8 @@ from harness import cli
 from harness.memory import MemoryProbe
 from harness.report import Report
 
-from pushdown.app.config import from_mapping
 from pushdown.app.service import AccessControl
+from pushdown.app.settings import from_mapping
 from pushdown.app.source.follow import Follower
 from pushdown.app.source.gravitino import Snapshot
 from pushdown.journal.store import Store

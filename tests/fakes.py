@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pushdown.app.config import from_mapping
 from pushdown.app.service import AccessControl
+from pushdown.app.settings import from_mapping
 from pushdown.errors import PermanentBackendError, TemporaryBackendError
 from pushdown.host.recording import RecordingBackend
 from pushdown.journal.store import Store

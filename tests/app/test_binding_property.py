@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pushdown.app.config import from_mapping
 from pushdown.app.service import AccessControl
+from pushdown.app.settings import from_mapping
 from pushdown.decide.evaluator import Evaluator
 from pushdown.errors import BindingRefused, ConfigError, Forbidden, ModelError
 from pushdown.host.recording import RecordingBackend

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pushdown.app.converge import converge
 from pushdown.app.service import AccessControl
+from pushdown.app.service.converge import converge
 from pushdown.journal.store import Store
 from pushdown.model import events as ev
 from pushdown.model.events import event_from_json

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pushdown.app.service import AccessControl
-from pushdown.app.spec import load_spec_text
+from pushdown.app.service.spec import load_spec_text
 from pushdown.errors import ModelError, SpecError
 from pushdown.journal.store import Store
 from pushdown.model.events import PrivilegesGranted

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from pushdown.app.cli import main
-from pushdown.app.config import AccessSettings, ConfigError, from_mapping
 from pushdown.app.service import AccessControl
+from pushdown.app.settings import AccessSettings, ConfigError, from_mapping
 from pushdown.errors import AlreadyExists, Forbidden, ModelError, NotEmpty, UnknownObject
 from pushdown.journal.store import Store
 from pushdown.model.securables import METALAKE, ObjectRef

@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pushdown.app.cli import main
-from pushdown.app.config import from_mapping, load_config
 from pushdown.app.service import AccessControl
-from pushdown.app.spec import load_spec, load_spec_text
+from pushdown.app.service.spec import load_spec, load_spec_text
+from pushdown.app.settings import from_mapping, load_config
 from pushdown.errors import ConfigError, PushdownError, SpecError
 from pushdown.journal.store import Store
 

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from pushdown.app.cli import main
-from pushdown.app.output import plan_warnings, shown_plan
+from pushdown.app.commands.output import plan_warnings, shown_plan
 from pushdown.reconcile.plan import Op, Plan
 from pushdown.reconcile.scope import Scope
 

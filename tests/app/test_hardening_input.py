@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pushdown.app.config import load_config
-from pushdown.app.spec import load_spec, load_spec_text
+from pushdown.app.service.spec import load_spec, load_spec_text
+from pushdown.app.settings import load_config
 from pushdown.errors import ConfigError, ModelError, SpecError
 from pushdown.model.securables import ObjectRef
 from pushdown.model.text import escaped, lookalike

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from pushdown.app.cli import main
-from pushdown.app.rest.settings import ServeSettings
 from pushdown.app.service import AccessControl
+from pushdown.app.settings.serve import ServeSettings
 
 from ..rest.asgi import Door
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pushdown.app.spec import load_spec, load_spec_text
+from pushdown.app.service.spec import load_spec, load_spec_text
 from pushdown.errors import SpecError
 from pushdown.model.privileges import Condition, Privilege
 from pushdown.model.securables import ObjectRef

@@ -20,11 +20,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pushdown.app.cli import main
-from pushdown.app.config import load_config
-from pushdown.app.daemon.logs import JsonFormatter
-from pushdown.app.daemon.runner import INSTANCE, Daemon, Following, Stopping, backoff
-from pushdown.app.daemon.settings import DaemonSettings, duration, parse
+from pushdown.app.daemon.following import Following, Stopping, backoff
+from pushdown.app.daemon.runner import Daemon
 from pushdown.app.service import AccessControl
+from pushdown.app.service.logs import JsonFormatter
+from pushdown.app.service.status import INSTANCE
+from pushdown.app.settings import load_config
+from pushdown.app.settings.daemon import DaemonSettings, duration, parse
 from pushdown.errors import Busy, ConfigError, PermanentBackendError, TemporaryBackendError
 from pushdown.journal import lease
 from pushdown.journal.store import Store

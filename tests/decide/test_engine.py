@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pushdown.app.config import from_mapping
+from pushdown.app.settings import from_mapping
 from pushdown.decide.compiler import EntitlementCompiler
 from pushdown.decide.engine import LOCAL, Engine, LocalEngine
 from pushdown.decide.inventory import Inventory

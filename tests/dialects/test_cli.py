@@ -7,7 +7,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from pushdown.app.cli import main
-from pushdown.app.spec import load_spec_text
+from pushdown.app.service.spec import load_spec_text
 
 DEMO = str(Path(__file__).resolve().parents[2] / "examples" / "demo.yaml")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pushdown.app.spec import load_spec, load_spec_text
+from pushdown.app.service.spec import load_spec, load_spec_text
 from pushdown.dialects.databricks_hms import DIALECT as HMS
 from pushdown.dialects.evaluate import State
 from pushdown.dialects.exporting import export, wider

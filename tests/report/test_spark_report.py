@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from pushdown.app.spec import load_spec
+from pushdown.app.service.spec import load_spec
 from pushdown.decide.inventory import Inventory
 from pushdown.model.state import Model
 from pushdown.report.files import read_manifest, read_rows

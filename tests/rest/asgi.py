@@ -13,10 +13,10 @@ from urllib.parse import quote
 
 from starlette.types import Message
 
-from pushdown.app.config import AccessSettings
 from pushdown.app.rest.app import build_app
-from pushdown.app.rest.settings import ServeSettings
 from pushdown.app.service import AccessControl
+from pushdown.app.settings import AccessSettings
+from pushdown.app.settings.serve import ServeSettings
 from pushdown.journal.store import Store
 
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import httpx
 import uvicorn
 
-from pushdown.app.config import AccessSettings
 from pushdown.app.rest.app import build_app
 from pushdown.app.rest.server import listen
-from pushdown.app.rest.settings import ServeSettings
 from pushdown.app.service import AccessControl
+from pushdown.app.settings import AccessSettings
+from pushdown.app.settings.serve import ServeSettings
 from pushdown.journal.store import Store
 
 from .conftest import wait_for

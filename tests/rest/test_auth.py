@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from pushdown.app.rest.settings import ServeSettings, parse
+from pushdown.app.settings.serve import ServeSettings, parse
 from pushdown.errors import ConfigError
 
 from .inprocess import Site, site

@@ -14,8 +14,8 @@ from typing import Any
 
 import httpx
 
-from pushdown.app.config import load_config
 from pushdown.app.service import AccessControl
+from pushdown.app.settings import load_config
 
 from .conftest import init_store, serving
 

@@ -26,8 +26,8 @@ from typing import Any
 import httpx
 import pytest
 
-from pushdown.app.config import AccessSettings
 from pushdown.app.service import AccessControl
+from pushdown.app.settings import AccessSettings
 from pushdown.journal.store import Store
 from pushdown.model.principals import Principal
 from pushdown.model.privileges import Condition, Privilege

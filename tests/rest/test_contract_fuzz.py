@@ -27,7 +27,7 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
 from pushdown.app.rest.routes import ROUTES
-from pushdown.app.rest.settings import ServeSettings
+from pushdown.app.settings.serve import ServeSettings
 
 from .inprocess import Site, site
 

@@ -28,7 +28,7 @@ from schemathesis.specs.openapi.checks import (
     use_after_free,
 )
 
-from pushdown.app.rest.settings import ServeSettings
+from pushdown.app.settings.serve import ServeSettings
 
 from .inprocess import Site, site
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import hypothesis.strategies as st
 from hypothesis import HealthCheck, given, settings
 
-from pushdown.app.spec import load_spec_text
+from pushdown.app.service.spec import load_spec_text
 from pushdown.decide.evaluator import Evaluator, operation_named, resolve_target
 from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef, SecurableType

@@ -16,9 +16,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from pushdown.app.daemon.logs import JsonFormatter, TextFormatter
 from pushdown.app.rest.auth import Authenticator
-from pushdown.app.rest.settings import ServeSettings, parse
+from pushdown.app.service.logs import JsonFormatter, TextFormatter
+from pushdown.app.settings.serve import ServeSettings, parse
 from pushdown.errors import ConfigError
 from pushdown.model.text import MAX_NAME
 

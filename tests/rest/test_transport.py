@@ -14,7 +14,7 @@ import pytest
 
 from pushdown.app.rest.app import split_raw_path
 from pushdown.app.rest.routes import ROUTES, find
-from pushdown.app.rest.settings import ServeSettings
+from pushdown.app.settings.serve import ServeSettings
 from pushdown.decide.requirements import OPERATIONS
 from pushdown.journal.store import Store
 

@@ -27,8 +27,8 @@ from gravitino.api.authorization.privileges import (
 )
 from gravitino.api.authorization.securable_objects import SecurableObjects
 
-from pushdown.app.config import Config, from_mapping
 from pushdown.app.service import AccessControl
+from pushdown.app.settings import Config, from_mapping
 
 from ..rest.conftest import client
 from ..rest.inprocess import Site, site

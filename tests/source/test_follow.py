@@ -21,7 +21,8 @@ from gravitino.api.metadata_objects import MetadataObjects
 
 from pushdown.app.cli import main
 from pushdown.app.service import AccessControl
-from pushdown.app.source.follow import Follower, load_status
+from pushdown.app.service.sourcestatus import load_status
+from pushdown.app.source.follow import Follower
 from pushdown.decide.evaluator import Evaluator
 from pushdown.decide.requirements import OPERATIONS
 from pushdown.errors import ConfigError, Followed
@@ -283,8 +284,8 @@ def test_a_bad_source_table_is_one_clear_error(tmp_path: Path, source: dict[str,
 
 
 def test_what_pushdown_cannot_hold_is_left_out_only_when_that_is_narrower(tmp_path: Path) -> None:
-    from pushdown.app.source.follow import to_model
     from pushdown.app.source.gravitino import Snapshot, SourceUnreadable
+    from pushdown.app.source.target import to_model
 
     from .conftest import follow_config
 

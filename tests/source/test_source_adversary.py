@@ -19,9 +19,9 @@ import random
 from pathlib import Path
 from typing import Any
 
-from pushdown.app.source.follow import to_model
 from pushdown.app.source.gravitino import Snapshot, SourceUnreadable
 from pushdown.app.source.surface import COVERED_BY, SURFACE
+from pushdown.app.source.target import to_model
 from pushdown.decide.evaluator import Evaluator
 from pushdown.decide.requirements import OPERATIONS
 from pushdown.errors import ModelError

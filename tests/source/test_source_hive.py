@@ -16,8 +16,8 @@ from gravitino import Catalog
 from gravitino.api.authorization.privileges import SelectTable, UseCatalog, UseSchema
 from gravitino.api.authorization.securable_objects import SecurableObjects
 
-from pushdown.app.config import from_mapping
 from pushdown.app.service import AccessControl
+from pushdown.app.settings import from_mapping
 from pushdown.app.source.follow import Follower
 
 from ..rest.conftest import client

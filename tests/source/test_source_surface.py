@@ -16,9 +16,10 @@ from gravitino.api.metadata_object import MetadataObject
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pushdown.app.source.follow import NOT_EXACT, Follower, to_model
+from pushdown.app.source.follow import Follower
 from pushdown.app.source.gravitino import Snapshot, SourceUnreadable
 from pushdown.app.source.surface import COVERED_BY, SURFACE
+from pushdown.app.source.target import NOT_EXACT, to_model
 from pushdown.errors import ModelError
 from pushdown.model.privileges import Condition, Privilege
 from pushdown.model.securables import SecurableType

@@ -4,6 +4,9 @@ JSON answer (Gravitino's error shape for every failure, never a traceback).
 Requests are served one at a time against the model (a lock around the handler): the
 model in memory is one object, and a change is a few milliseconds; other processes
 writing the same store are serialised by the store itself.
+
+Longer than ~250 lines: the request's one path (raw path, authentication, body, route,
+answer, error translation) read top to bottom in one place.
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ from pushdown.app.rest import problems
 from pushdown.app.rest.auth import Authenticator
 from pushdown.app.rest.call import Call
 from pushdown.app.rest.routes import CLOSE, Route, find
-from pushdown.app.rest.settings import ServeSettings
 from pushdown.app.service import AccessControl
+from pushdown.app.settings.serve import ServeSettings
 from pushdown.errors import (
     AlreadyExists,
     Busy,

@@ -22,7 +22,7 @@ from typing import Any
 import jwt
 
 from pushdown.app.rest import problems
-from pushdown.app.rest.settings import ServeSettings
+from pushdown.app.settings.serve import ServeSettings
 from pushdown.errors import ConfigError
 from pushdown.model.text import has_control
 

@@ -16,13 +16,12 @@ from types import FrameType
 
 import uvicorn
 
-from pushdown.app.config import Config
 from pushdown.app.rest.app import build_app
 from pushdown.app.rest.auth import Authenticator
 from pushdown.app.rest.connections import protocol
-from pushdown.app.rest.settings import ServeSettings
-from pushdown.app.rest.workers import ServingDaemon
-from pushdown.app.service import AccessControl
+from pushdown.app.service import AccessControl, frontends
+from pushdown.app.settings import Config
+from pushdown.app.settings.serve import ServeSettings
 from pushdown.errors import ConfigError
 
 log = logging.getLogger("pushdown.serve")
@@ -82,12 +81,12 @@ def serve(config: Config, settings: ServeSettings) -> int:
     check_tls(settings)
     sock = listen(settings.host, settings.port)
     ac: AccessControl | None = None
-    daemon: ServingDaemon | None = None
+    daemon: frontends.Workers | None = None
     thread: threading.Thread | None = None
     try:
         ac = AccessControl.open(config, push=False, create_store=None)
         if config.backends:
-            daemon = ServingDaemon(config)
+            daemon = frontends.workers(config)  # the daemon's, through the launchers
             thread = threading.Thread(target=daemon.run, name="pushdown-daemon", daemon=True)
             thread.start()
         else:

@@ -12,6 +12,9 @@ What goes wrong is a :class:`SourceUnreadable` whose ``kind`` says what: ``unrea
 (403), ``server error`` (5xx), ``changed during the read`` (a role, user, catalog or
 schema listed by one call and gone by the next, or named by a user but not listed),
 ``bad answer`` (not what the API says), ``no such metalake``. Nothing of a failed read is used.
+
+Longer than ~250 lines: the one module that speaks the Gravitino client, with the read,
+the snapshot and the classification of its errors together.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pushdown.app.source.settings import SourceSettings
+from pushdown.app.settings.source import SourceSettings
 from pushdown.errors import ConfigError, PushdownError
 
 T = TypeVar("T")

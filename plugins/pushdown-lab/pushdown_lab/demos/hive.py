@@ -20,7 +20,7 @@ from pushdown_hive.client import HiveObject, MetastoreClient
 from pushdown_hive.mapping import ALL, CREATE, IMPLIED_BY_ALL
 
 from pushdown.app.service import AccessControl
-from pushdown.app.spec import load_spec
+from pushdown.app.service.spec import load_spec
 from pushdown.errors import PushdownError
 from pushdown.journal.store import Store
 from pushdown.model.securables import SecurableType

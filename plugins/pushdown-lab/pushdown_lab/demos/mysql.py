@@ -22,9 +22,9 @@ from pushdown_mysql.facts import Grant, exact_db_name
 from pushdown_mysql.quoting import quote_ident
 from pushdown_mysql.readback import ServerRead
 
-from pushdown.app.config import load_config
 from pushdown.app.service import AccessControl
-from pushdown.app.spec import load_spec
+from pushdown.app.service.spec import load_spec
+from pushdown.app.settings import load_config
 from pushdown.journal.store import Store
 from pushdown.model.securables import SecurableType
 from pushdown.model.state import Model

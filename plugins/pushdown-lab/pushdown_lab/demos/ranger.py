@@ -14,8 +14,8 @@ from typing import Any
 import click
 from pushdown_ranger.backend import RangerBackend
 
-from pushdown.app.output import escaped_lines
-from pushdown.app.spec import load_spec
+from pushdown.app.commands.output import escaped_lines
+from pushdown.app.service.spec import load_spec
 from pushdown.errors import PushdownError, SpecError
 from pushdown.model.securables import METALAKE, SecurableType
 from pushdown.reconcile import planner

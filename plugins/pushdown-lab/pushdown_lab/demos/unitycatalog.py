@@ -15,8 +15,8 @@ import click
 from pushdown_unitycatalog.backend import UnityCatalogBackend
 from pushdown_unitycatalog.client import API, Refused, UnityCatalog
 
-from pushdown.app.output import escaped_lines
-from pushdown.app.spec import load_spec
+from pushdown.app.commands.output import escaped_lines
+from pushdown.app.service.spec import load_spec
 from pushdown.errors import PushdownError, SpecError
 from pushdown.model.securables import METALAKE, SecurableType
 from pushdown.model.state import Model

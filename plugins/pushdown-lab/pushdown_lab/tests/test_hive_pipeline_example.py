@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from pushdown_hive.client import HiveObject, MetastoreClient
 
-from pushdown.app.config import BackendConfig, Config
 from pushdown.app.service import AccessControl
+from pushdown.app.settings import BackendConfig, Config
 from pushdown.model.principals import Principal
 
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from pushdown.app.cli import main
 from pushdown.app.service import AccessControl
-from pushdown.app.spec import load_spec_text
+from pushdown.app.service.spec import load_spec_text
 from pushdown.journal.store import Store
 from pushdown.reconcile.backend import BackendContext
 from pushdown_mysql.backend import MySQLBackend

@@ -27,9 +27,9 @@ from pathlib import Path
 
 import pytest
 
-from pushdown.app.daemon.runner import Following
+from pushdown.app.daemon.following import Following
 from pushdown.app.service import AccessControl
-from pushdown.app.spec import load_spec_text
+from pushdown.app.service.spec import load_spec_text
 from pushdown.journal.store import Store
 from pushdown.model.state import Model
 from pushdown.reconcile import planner

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pushdown.app.spec import load_spec_text
+from pushdown.app.service.spec import load_spec_text
 from pushdown.errors import ConfigError
 from pushdown.reconcile.backend import BackendContext
 from pushdown_unitycatalog.backend import UnityCatalogBackend

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pushdown.app.spec import load_spec, load_spec_text
+from pushdown.app.service.spec import load_spec, load_spec_text
 from pushdown.errors import BackendError
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile

@@ -12,8 +12,8 @@ DIALECT_NAMES = ("databricks-hms", "unity-catalog", "singdata")
 
 
 def register(main: click.Group) -> None:
-    from pushdown.app import cli
-    from pushdown.app.spec import load_spec
+    from pushdown.app.commands import base as cli
+    from pushdown.app.service.spec import load_spec
 
     @main.command("import")
     @click.option(
@@ -90,8 +90,8 @@ def register(main: click.Group) -> None:
 def _explain_in_dialects(main: click.Group) -> None:
     """Give `pushdown explain` a `--dialect cdap` option: OPERATION is then a CDAP entity
     operation (e.g. "dataset get") and TARGET the entity's dotted name."""
-    from pushdown.app import cli
-    from pushdown.app.spec import load_spec
+    from pushdown.app.commands import base as cli
+    from pushdown.app.service.spec import load_spec
 
     command = main.commands["explain"]
     original = command.callback

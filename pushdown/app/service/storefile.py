@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pushdown.app.config import Config
+from pushdown.app.settings import Config
 from pushdown.errors import ConfigError, StoreError
 from pushdown.journal.connection import MEMORY
 from pushdown.journal.store import Store

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from pushdown.app.daemon.settings import MAX_DURATION, duration
+from pushdown.app.settings.daemon import MAX_DURATION, duration
 from pushdown.errors import ConfigError
 
 KINDS = ("gravitino",)

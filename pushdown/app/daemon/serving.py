@@ -1,4 +1,5 @@
-"""The daemon's workers inside the serving process, woken by each change made over HTTP.
+"""The daemon's workers inside the serving process (``pushdown serve``), woken by each change
+made over HTTP; started through the launchers (:mod:`pushdown.app.service.frontends`).
 
 The daemon's workers look at the journal every ``poll``; here a change made through the
 server wakes them at once (:meth:`ServingDaemon.wake`), so it reaches the backends
@@ -10,8 +11,9 @@ from __future__ import annotations
 
 import threading
 
-from pushdown.app.config import Config
-from pushdown.app.daemon.runner import Daemon, Worker
+from pushdown.app.daemon.runner import Daemon
+from pushdown.app.daemon.worker import Worker
+from pushdown.app.settings import Config
 
 
 class WakeableWorker(Worker):

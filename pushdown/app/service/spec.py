@@ -6,7 +6,10 @@ with any problem yields no model at all. The format is documented in
 
 A spec that describes an empty model is an error unless asked for (``allow_empty``):
 applying it would remove everything pushdown manages. What the YAML itself may hold
-(UTF-8, no aliases, bounded nesting) is checked by :mod:`pushdown.app.spec_yaml`.
+(UTF-8, no aliases, bounded nesting) is checked by :mod:`pushdown.app.service.spec_yaml`.
+
+Longer than ~250 lines: one loader walks the spec's one grammar, every section beside its
+messages; split, each part would need the others' node positions.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from pushdown.app.spec_yaml import compose, decode
+from pushdown.app.service.spec_yaml import compose, decode
 from pushdown.errors import ModelError, SpecError
 from pushdown.model import changes as ch
 from pushdown.model.events import Event

@@ -1,4 +1,5 @@
-"""``pushdown status``: each backend's cursor, lag, last success and last error, from the store."""
+"""``pushdown status``: each backend's cursor, lag, last success and last error, and which
+daemon holds the store's daemon lease, from the store (the daemon writes, the CLI reads)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from pushdown.app.daemon.runner import INSTANCE
 from pushdown.journal import lease
 from pushdown.journal.store import Store
+
+#: The daemon lease's name in the store's lease table: a control character keeps it
+#: apart from every backend name (the config refuses those in backend names).
+INSTANCE = "\x1edaemon"
 
 
 @dataclass(frozen=True)

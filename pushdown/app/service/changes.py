@@ -1,0 +1,150 @@
+"""The named changes: one method per change of the model, each naming the requirement-table
+row its actor must pass."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pushdown.app.service.base import ChangeResult, ObjectLike, _obj
+from pushdown.app.service.changing import Changing, _converge_events
+from pushdown.decide.requirements import OPERATIONS
+from pushdown.errors import ModelError
+from pushdown.model import changes as ch
+from pushdown.model.directory import with_members
+from pushdown.model.principals import Principal, PrincipalKind
+from pushdown.model.privileges import Condition, Privilege
+from pushdown.model.securables import ObjectRef, SecurableType
+from pushdown.model.state import Model
+from pushdown.model.text import check_name
+
+
+class Changes(Changing):
+    """Each change the library offers, as one call: users, groups, roles, grants, owners,
+    objects, a whole model."""
+
+    def add_user(self, user: str) -> ChangeResult:
+        return self._one(ch.add_user, user, op="add_user", on=user)
+
+    def remove_user(self, user: str) -> ChangeResult:
+        return self._one(ch.remove_user, user, op="remove_user", on=user)
+
+    def add_group(self, group: str, members: Iterable[str] = ()) -> ChangeResult:
+        return self._one(ch.add_group, group, list(members), op="add_group", on=group)
+
+    def remove_group(self, group: str) -> ChangeResult:
+        return self._one(ch.remove_group, group, op="remove_group", on=group)
+
+    def add_member(self, group: str, user: str) -> ChangeResult:
+        return self._one(ch.add_member, group, user, op="add_group", on=group)
+
+    def remove_member(self, group: str, user: str) -> ChangeResult:
+        return self._one(ch.remove_member, group, user, op="remove_group", on=group)
+
+    def create_role(self, role: str, owner: str | None = None) -> ChangeResult:
+        """Create a role; an acting user who is in the model becomes its owner unless
+        ``owner`` names another."""
+        return self.change(
+            lambda model: ch.create_role(model, role, owner if owner is not None else self._author),
+            operation="create_role",
+            target=role,
+        )
+
+    def delete_role(self, role: str) -> ChangeResult:
+        return self._one(ch.delete_role, role, op="delete_role", on=role)
+
+    def grant_privileges(
+        self,
+        role: str,
+        obj: ObjectLike,
+        privileges: Iterable[Privilege | str],
+        condition: Condition | str = Condition.ALLOW,
+    ) -> ChangeResult:
+        cond = condition if isinstance(condition, Condition) else Condition.parse(condition)
+        ref = _obj(obj)
+        return self._one(ch.grant_privileges, role, ref, list(privileges), cond, op="grant_privilege", on=ref)
+
+    def revoke_privileges(
+        self,
+        role: str,
+        obj: ObjectLike,
+        privileges: Iterable[Privilege | str],
+        condition: Condition | str = Condition.ALLOW,
+    ) -> ChangeResult:
+        cond = condition if isinstance(condition, Condition) else Condition.parse(condition)
+        ref = _obj(obj)
+        return self._one(
+            ch.revoke_privileges, role, ref, list(privileges), cond, op="revoke_privilege", on=ref
+        )
+
+    def grant_role(self, role: str, to: Principal | str) -> ChangeResult:
+        return self._one(ch.grant_role, role, _principal(to), op="grant_role", on=role)
+
+    def revoke_role(self, role: str, to: Principal | str) -> ChangeResult:
+        return self._one(ch.revoke_role, role, _principal(to), op="revoke_role", on=role)
+
+    def set_owner(
+        self, obj: ObjectLike, owner: str, kind: PrincipalKind | str = PrincipalKind.USER
+    ) -> ChangeResult:
+        k = kind if isinstance(kind, PrincipalKind) else PrincipalKind(kind.lower())
+        ref = _obj(obj)
+        return self._one(ch.set_owner, ref, owner, k, op="set_owner", on=ref)
+
+    def create_object(
+        self, obj: ObjectLike, creator: str | None = None, properties: dict[str, str] | None = None
+    ) -> ChangeResult:
+        """Register an object; its creator becomes its owner (``creator``, else the acting
+        user when it is in the model)."""
+        ref = _obj(obj)
+        return self.change(
+            lambda model: ch.create_object(
+                model, ref, creator if creator is not None else self._author, properties
+            ),
+            operation=_object_operation("create", ref),
+            target=ref,
+        )
+
+    def drop_object(self, obj: ObjectLike) -> ChangeResult:
+        ref = _obj(obj)
+        return self._one(ch.drop_object, ref, op=_object_operation("drop", ref), on=ref)
+
+    def rename_object(self, obj: ObjectLike, new_name: str) -> ChangeResult:
+        ref = _obj(obj)
+        return self._one(ch.rename_object, ref, new_name, op=_object_operation("alter", ref), on=ref)
+
+    def set_service_admins(self, users: Iterable[str]) -> ChangeResult:
+        return self._one(ch.set_service_admins, list(users))
+
+    def load_model(self, target: Model) -> ChangeResult:
+        """Make the stored model equal ``target`` (a loaded spec), as one change."""
+        check_name("metalake", target.metalake)
+        return self.change(lambda model: _converge_events(model, target), metalake=target.metalake)
+
+
+#: The operation that creates, drops or alters an object of each type.
+_OBJECT_OPERATIONS: dict[tuple[str, SecurableType], str] = {
+    ("create", SecurableType.MODEL): "register_model",
+    ("create", SecurableType.JOB_TEMPLATE): "register_job_template",
+    ("drop", SecurableType.TAG): "delete_tag",
+    ("drop", SecurableType.POLICY): "delete_policy",
+    ("drop", SecurableType.JOB_TEMPLATE): "delete_job_template",
+}
+
+
+def _object_operation(verb: str, obj: ObjectRef) -> str | None:
+    """The requirement-table row for ``verb`` on ``obj``'s type (None: no row, so only the
+    administrator may)."""
+    name = _OBJECT_OPERATIONS.get((verb, obj.type), f"{verb}_{obj.type.value}")
+    return name if name in OPERATIONS else None
+
+
+#: kept for callers of the old name: the one function is pushdown.model.directory.with_members
+_with_members = with_members
+
+
+def _principal(value: Principal | str) -> Principal:
+    if isinstance(value, Principal):
+        return value
+    kind, _, name = value.partition(" ")
+    if kind not in ("user", "group") or not name:
+        raise ModelError(f"{value!r}: write 'user NAME' or 'group NAME'")
+    return Principal.parse(value)

@@ -1,0 +1,152 @@
+"""Making and checking changes: the one path every model change takes (authorize, bind,
+commit, push)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from pushdown.app.service.base import Base, ChangeResult
+from pushdown.app.service.converge import converge
+from pushdown.decide.evaluator import Evaluator, Target
+from pushdown.decide.requirements import OPERATIONS
+from pushdown.errors import Forbidden
+from pushdown.model.actor import Actor
+from pushdown.model.events import Event
+from pushdown.model.state import Model
+from pushdown.reconcile.bindings import Bindings
+from pushdown.reconcile.bindings import check as check_bindings
+
+
+class Changing(Base):
+    """Making and checking one change: authorize the actor, check the bindings, commit the
+    events in one transaction (computed again under the lock when another writer moved),
+    then push."""
+
+    def change(
+        self,
+        build: Callable[[Model], list[Event]],
+        *,
+        metalake: str | None = None,
+        push: bool | None = None,
+        operation: str | None = None,
+        target: Target | None = None,
+        directory: bool = False,
+    ) -> ChangeResult:
+        """Validate and commit one change (all of its events, or nothing), then push.
+
+        While the model follows a source only the source's changes are made (``directory``:
+        the directory's group members, which any sync records, are not the model's).
+
+        ``operation`` (a row of the requirement table) on ``target``: what the acting user
+        must be allowed; ``None`` with an actor: only the trusted administrator may make
+        it. The check runs on the model the change is built from.
+
+        The change is computed before the store's write lock is taken, so the lock is
+        held only while the events are written; if another writer committed in between,
+        the change is computed again (and checked again) under the lock."""
+        if not directory:
+            self._refuse_if_followed()
+        if self.actor is not None and not self.actor.trusted:
+            actor, inner = self.actor, build
+
+            def build(model: Model) -> list[Event]:
+                _check(self._decisions_on(model), actor, operation, target)
+                return inner(model)
+
+        build = self._bound(build)
+
+        self._refresh()
+        # the position the model in hand reflects (a fresh read could already be newer)
+        base = (self._seq, self.store.get_meta("metalake"))
+        events = build(self._model)
+        seqs = self._commit(build, events, base, metalake)
+        self._seq = seqs[-1] if seqs else self._seq
+        if self.hooks is not None:
+            for seq, event in zip(seqs, events, strict=True):
+                self.hooks.event_committed(event, seq)
+        push = self.push if push is None else push
+        synced = self._pushed() if push and events else ()
+        return ChangeResult(tuple(events), tuple(seqs), synced)
+
+    def _bound(self, build: Callable[[Model], list[Event]]) -> Callable[[Model], list[Event]]:
+        """``build``, its events checked (after the actor was authorized) against what only
+        the configuration binds: catalogs to backends, filesets to locations, topics."""
+        bindings = Bindings.of(
+            (name, b.context.catalogs, b.context.locations) for name, b in sorted(self.backends.items())
+        )
+        administrator = self.actor is None or self.actor.trusted
+        user = None if self.actor is None else self.actor.user
+
+        def checked(model: Model) -> list[Event]:
+            events = build(model)
+            check_bindings(model, events, bindings, administrator=administrator, user=user)
+            return events
+
+        return checked
+
+    def _version(self) -> tuple[int, str | None]:
+        return self.store.last_seq(), self.store.get_meta("metalake")
+
+    def _commit(
+        self,
+        build: Callable[[Model], list[Event]],
+        events: list[Event],
+        base: tuple[int, str | None],
+        metalake: str | None,
+    ) -> list[int]:
+        """Write ``events`` (rebuilt when the store moved since ``base``) and apply them in memory."""
+        touched = False
+        try:
+            with self.store.write_lock():
+                if self._version() != base:  # another writer committed meanwhile
+                    self._refresh()
+                    events[:] = build(self._model)
+                touched = True
+                for event in events:
+                    self._model.apply(event)
+                seqs = self.store.append(events, self.actor)
+                if metalake is not None and metalake != self._model.metalake:
+                    self.store.set_meta("metalake", metalake)
+                    self._model.metalake = metalake
+        except BaseException:
+            if touched:  # the transaction rolled back: so must the model in memory
+                self._model, self._seq = self.store.snapshot()
+            raise
+        return seqs
+
+    def _one(
+        self, fn: Callable[..., list[Event]], *args: Any, op: str | None = None, on: Target | None = None
+    ) -> ChangeResult:
+        return self.change(lambda model: fn(model, *args), operation=op, target=on)
+
+    @property
+    def _author(self) -> str | None:
+        """The acting user when it may own what it creates (a user of the model)."""
+        if self.actor is None:
+            return None
+        return self.actor.user if self.actor.user in self._model.users else None
+
+
+def _check(model: Model, actor: Actor, operation: str | None, target: Target | None) -> None:
+    """Refuse, before anything is written, what ``actor`` may not do."""
+    if operation is None or target is None:
+        raise Forbidden(
+            actor.user, "change", "the model", "only the administrator identity may make this change"
+        )
+    evaluator = Evaluator(model)
+    if evaluator.authorize(actor.user, operation, target, explain=False).allowed:
+        return
+    decision = evaluator.authorize(actor.user, operation, target)  # again, with the trace to show
+    if not decision.allowed:
+        failed = [step.text for step in decision.trace if not step.ok]
+        why = failed[-1] if failed else "not allowed"
+        kind = OPERATIONS[operation].target
+        shown = f"{kind} {decision.target}" if kind in ("user", "group") else decision.target
+        raise Forbidden(actor.user, operation, shown, why, decision)
+
+
+def _converge_events(model: Model, target: Model) -> list[Event]:
+    """The events of :func:`converge`, computed on a copy: building a change is pure."""
+    return converge(copy.deepcopy(model), target)
