@@ -16,6 +16,7 @@ SHAPES = T + "test_ranger_shapes.py::"
 OPEN = T + "test_ranger_fail_open.py::"
 BACKEND = T + "test_ranger_backend.py::"
 READ = T + "test_ranger_readback.py::"
+CREATE = T + "test_ranger_create_table.py::"
 ADVERSARY = T + "test_ranger_adversary.py::test_ranger_is_never_wider_than_the_evaluator_in_a_hostile_world"
 
 POLICY = "policy field"
@@ -243,6 +244,22 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         (
             SHAPES + "test_the_every_table_policy_does_not_name_the_database_itself",
             SHAPES + "test_names_ranger_cannot_single_out_are_not_pushed",
+        ),
+    ),
+    SurfaceEntry(
+        "resource.create_on_a_table",
+        RESOURCE,
+        "`create` on a table resource (CREATE TABLE / CTAS / CREATE VIEW; on an existing table: "
+        "REPLACE TABLE, CREATE OR REPLACE VIEW, Hudi compaction)",
+        (H, N),
+        "written where Hive's and Spark's Ranger plugins ask it (the every-table resource, not the "
+        "database); a registered table denies it to whoever may not drop that table; without deny "
+        "items none where one would be needed",
+        (
+            CREATE + "test_create_on_a_new_table_is_allowed_exactly_when_the_evaluator_allows_create_table",
+            CREATE + "test_create_on_a_registered_table_goes_only_to_who_may_also_drop_it",
+            SHAPES
+            + "test_create_table_is_create_on_the_new_table_and_never_replaces_a_table_one_may_not_drop",
         ),
     ),
     SurfaceEntry(
