@@ -17,6 +17,7 @@ OPEN = T + "test_ranger_fail_open.py::"
 BACKEND = T + "test_ranger_backend.py::"
 READ = T + "test_ranger_readback.py::"
 CREATE = T + "test_ranger_create_table.py::"
+SHARED = T + "test_ranger_shared_catalogs.py::"
 ADVERSARY = T + "test_ranger_adversary.py::test_ranger_is_never_wider_than_the_evaluator_in_a_hostile_world"
 
 POLICY = "policy field"
@@ -471,9 +472,11 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         SERVICE,
         "two catalogs with tables on one Hive service",
         (H, N),
-        "each Hive policy holds only what every catalog holding its database allows, and every DENY",
+        "each Hive policy holds only what every catalog holding its database allows, and every DENY; "
+        "a catalog-wide DENY reaches the databases only the other catalogs register",
         (
             PATHS + "test_n8_a_second_catalog_with_tables_keeps_the_first_catalogs_deny_items",
+            SHARED + "test_a_catalog_wide_deny_reaches_a_database_only_the_other_catalog_registers",
             PATHS + "test_n8_two_catalogs_naming_one_database_keep_what_both_decide",
             REVIEW + "test_a_new_empty_catalog_does_not_drop_the_hive_catalogs_deny_items",
         ),

@@ -90,12 +90,15 @@ def compile_desired(
     named_elsewhere: frozenset[str] = frozenset(),
     hive: str | None = "\x00unknown",
     locations: Mapping[str, tuple[str, ...]] | None = None,
+    mirrored: frozenset[str] = frozenset(),
 ) -> Desired:
     """The roles and policies Ranger should hold. ``focus``: only the Hive databases of
     these schemas are compiled (``None``: everything); topics and filesets always are.
     ``named_elsewhere``: Ranger roles the policies outside the focus still name.
     ``hive``: :func:`hive_catalog`, when the caller knows it already. ``locations``: the
-    configured storage roots per catalog (a fileset outside them is pushed for nobody)."""
+    configured storage roots per catalog (a fileset outside them is pushed for nobody).
+    ``mirrored``: databases other catalogs sharing the Hive service hold, compiled as
+    schemas of ``hive`` nobody registered (:func:`~pushdown_ranger.compile.shared.mirrored`)."""
     roots = [
         ObjectRef(T.CATALOG, (c,)) for c in sorted(catalogs) if ObjectRef(T.CATALOG, (c,)) in model.objects
     ]
@@ -105,9 +108,13 @@ def compile_desired(
     if roots:
         focus = None if focus is None else with_case_twins(model, roots, focus)
         inventory = held_objects(model, roots, focus)
+        hive = hive_catalog(model, catalogs) if hive == _UNKNOWN else hive
+        for d in sorted(mirrored) if hive is not None else ():
+            schema = ObjectRef(T.SCHEMA, (hive, d))
+            if focus is None or schema in focus:
+                inventory.add(schema)
         starts = roots if focus is None else sorted(focus | _leaf_schemas(inventory, roots), key=str)
         ent = EntitlementCompiler(model, OPERATIONS).compile(inventory, None, starts)
-        hive = hive_catalog(model, catalogs) if hive == _UNKNOWN else hive
         by_root: dict[ObjectRef, list[Group]] = {}
         for root in roots:
             catalog = root.names[0]
