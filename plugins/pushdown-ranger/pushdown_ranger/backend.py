@@ -36,6 +36,7 @@ from pushdown.reconcile.backend import (
     Snapshot,
 )
 from pushdown.reconcile.holdback import HoldBack
+from pushdown.reconcile.identity import Identity, KeptIdentity
 from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.scope import Resolved, Scope
 from pushdown_ranger import surface
@@ -71,7 +72,7 @@ from pushdown_ranger.ordering import (  # noqa: F401 - the order's names, as bef
 )
 from pushdown_ranger.overrides import override_findings, overriding_policies
 from pushdown_ranger.readback import bypasses, policy_fact, resource_key, role_fact, unenforced
-from pushdown_ranger.scoping import Focus, covering, focus_of
+from pushdown_ranger.scoping import Focus, covering, focus_of, scope_users
 from pushdown_ranger.serviceconf import service_findings, stray_finding
 from pushdown_ranger.withdraw import relying, standing, withdraw
 from pushdown_ranger.writer import Writer
@@ -180,6 +181,11 @@ class RangerBackend(Backend):
         #: Ranger names of the users and groups of every model seen (see with_findings)
         self.seen_users: set[str] = set()
         self.seen_groups: set[str] = set()
+        #: every model user's Ranger name, kept between syncs: a sync maps only the users it
+        #: grants to and those added since, while no plugin implements the mapping hook
+        self.kept = KeptIdentity(
+            self.naming.user, version=context.mapping_version, stable=context.mapping_stable
+        )
         self._compiled: tuple[object, Desired, Model] | None = None
         self._hive: tuple[object, str | None, Model] | None = None
 
@@ -461,7 +467,8 @@ class RangerBackend(Backend):
         )
         if self._compiled is not None and self._compiled[0] == key:
             return self._compiled[1]
-        desired = self._compile(model, snapshot, focus, elsewhere)
+        fresh = None if focus is None else scope_users(scope)
+        desired = self._compile(model, snapshot, focus, elsewhere, self.kept.of(model.users, fresh))
         # the model is kept alive with its answer, so no other model can reuse its id
         self._compiled = (key, desired, model)
         return desired
@@ -472,6 +479,7 @@ class RangerBackend(Backend):
         snapshot: RangerSnapshot,
         focus: frozenset[ObjectRef] | None,
         elsewhere: frozenset[str],
+        identity: Identity | None = None,
     ) -> Desired:
         return compile_all(
             model,
@@ -487,6 +495,7 @@ class RangerBackend(Backend):
             voiding=snapshot.voiding,
             overriding=snapshot.overriding,
             locations=self.context.locations,
+            identity=identity,
         )
 
     # apply ------------------------------------------------------------------------------

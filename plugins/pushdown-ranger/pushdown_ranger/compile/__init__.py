@@ -14,6 +14,8 @@ state and name mapping require of it (see :mod:`pushdown_ranger.handmade` and
   what every catalog decides (:mod:`pushdown_ranger.compile.shared`; issue 23, N8), and each
   catalog's deny items reach the databases only the others register.
 - Model users mapping to one Ranger user are compiled apart, then folded into that user.
+- ``identity``: every model user's Ranger name, kept by the backend between syncs
+  (:class:`~pushdown.reconcile.identity.KeptIdentity`): the compile maps no user again.
 - Policies of a service Ranger does not have are not pushed (a note).
 """
 
@@ -25,7 +27,9 @@ from typing import Any
 
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
+from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.reconcile.backend import Desired
+from pushdown.reconcile.identity import Identity
 from pushdown.reconcile.plan import Fact
 from pushdown_ranger.compile.collide import apart, collisions, fold
 from pushdown_ranger.compile.desired import RangerNaming, compile_desired
@@ -50,9 +54,12 @@ def compile_all(
     voiding: frozenset[tuple[str, Any]] = frozenset(),
     overriding: frozenset[tuple[str, Any]] = frozenset(),
     locations: Mapping[str, tuple[str, ...]] | None = None,
+    identity: Identity | None = None,
 ) -> Desired:
     catalogs = list(catalogs)
-    colliding = collisions(model, naming)
+    if identity is not None:
+        naming = kept_naming(naming, identity)
+    colliding = collisions(model, naming) if identity is None else identity.clashes()
     local = apart(naming, colliding) if colliding else naming
 
     sharing = table_catalogs(model, catalogs)
@@ -111,6 +118,21 @@ def compile_all(
         desired = _splice(desired, off, databases, leaves, naming, elsewhere)
     desired = fold(desired, model, local, colliding, elsewhere) if colliding else desired
     return _unserviced(_implying(desired, implied), services)
+
+
+def kept_naming(naming: RangerNaming, identity: Identity) -> RangerNaming:
+    """``naming`` answering a user's Ranger name from ``identity`` (no mapping call), and
+    asking the mapping only for a name it does not hold."""
+    base = naming.map_principal
+
+    def mapped(principal: Principal) -> str:
+        if principal.kind is PrincipalKind.USER:
+            name = identity.names.get(principal.name)
+            if name is not None:
+                return name
+        return base(principal)
+
+    return replace(naming, map_principal=mapped)
 
 
 def _covered(

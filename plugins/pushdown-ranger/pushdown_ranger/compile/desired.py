@@ -46,7 +46,7 @@ from pushdown.reconcile.plan import Fact
 from pushdown_ranger.compile.hive import hive_database, hive_every_table, hive_items, hive_table
 from pushdown_ranger.compile.leaves import leaf_items
 from pushdown_ranger.compile.naming import Group, Items, RangerNaming
-from pushdown_ranger.compile.objects import held_objects, with_case_twins
+from pushdown_ranger.compile.objects import held_objects, holds_tables, with_case_twins
 from pushdown_ranger.compile.principals import Principals, principals
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
 from pushdown_ranger.mapping import OPERATIONS
@@ -70,9 +70,8 @@ def hive_catalog(model: Model, catalogs: Iterable[str]) -> str | None:
     holding tables (pushdown's deny items there would go)."""
     roots = [ObjectRef(T.CATALOG, (c,)) for c in sorted(catalogs)]
     roots = [r for r in roots if r in model.objects]
-    named = {g.object.names[0] for grants in model.roles.values() for g in grants if g.object.type is T.TABLE}
     for root in roots:
-        if root.names[0] in named or any(o.type is T.TABLE for o in model.within(root)):
+        if holds_tables(model, root.names[0]):
             return root.names[0]
     for root in roots:
         if not {o.type for o in model.within(root)}.intersection({T.TOPIC, T.FILESET}):
@@ -166,7 +165,7 @@ def _groups(ent: Entitlements, catalog: str, refused: frozenset[str]) -> Iterabl
 
 
 def _policies(items: Items, model: Model, naming: RangerNaming, who: Principals) -> Iterable[PolicyFact]:
-    holders = {r: who.holders(model, r) for r in model.roles if r not in who.refused_roles}
+    holders = _Holders(model, who)
     allows = {r for r, grants in model.roles.items() if any(g.condition is Condition.ALLOW for g in grants)}
     denies = {r for r, grants in model.roles.items() if any(g.condition is Condition.DENY for g in grants)}
     for key in sorted(set(items.allow) | set(items.deny), key=str):
@@ -174,6 +173,22 @@ def _policies(items: Items, model: Model, naming: RangerNaming, who: Principals)
         deny = _pairs(items.deny.get(key, {}), model, holders, naming, denies)
         if allow or deny:
             yield PolicyFact(key[0], key[1], allow, deny)
+
+
+class _Holders(dict[str, frozenset[str]]):
+    """A role's holders Ranger may name (none for a refused role), found when first asked."""
+
+    def __init__(self, model: Model, who: Principals) -> None:
+        super().__init__()
+        self.model, self.who = model, who
+
+    def __missing__(self, role: str) -> frozenset[str]:
+        found = frozenset() if role in self.who.refused_roles else self.who.holders(self.model, role)
+        self[role] = found
+        return found
+
+    def get(self, role: str, default: object = None) -> frozenset[str]:  # type: ignore[override]
+        return self[role]
 
 
 def _pairs(

@@ -26,7 +26,7 @@ from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.plan import Fact
-from pushdown_ranger.compile.objects import named_objects
+from pushdown_ranger.compile.objects import holds_tables, named_objects
 from pushdown_ranger.facts import Pair, PolicyFact, Resource, RoleFact
 
 T = SecurableType
@@ -34,13 +34,9 @@ T = SecurableType
 
 def table_catalogs(model: Model, catalogs: Iterable[str]) -> list[str]:
     """The enforced catalogs holding tables (registered, or named by a grant), by name."""
-    named = {g.object.names[0] for grants in model.roles.values() for g in grants if g.object.type is T.TABLE}
-    out = []
-    for catalog in sorted(catalogs):
-        root = ObjectRef(T.CATALOG, (catalog,))
-        if root in model.objects and (catalog in named or any(o.type is T.TABLE for o in model.within(root))):
-            out.append(catalog)
-    return out
+    return [
+        c for c in sorted(catalogs) if ObjectRef(T.CATALOG, (c,)) in model.objects and holds_tables(model, c)
+    ]
 
 
 def _held(model: Model, catalog: str) -> dict[str, str]:
