@@ -108,8 +108,7 @@ def compile_desired(
         focus = None if focus is None else with_case_twins(model, roots, focus)
         inventory = held_objects(model, roots, focus)
         hive = hive_catalog(model, catalogs) if hive == _UNKNOWN else hive
-        for d in sorted(mirrored) if hive is not None else ():
-            schema = ObjectRef(T.SCHEMA, (hive, d))
+        for schema in (ObjectRef(T.SCHEMA, (hive, d)) for d in sorted(mirrored)) if hive else ():
             if focus is None or schema in focus:
                 inventory.add(schema)
         starts = roots if focus is None else sorted(focus | _leaf_schemas(inventory, roots), key=str)
@@ -187,7 +186,7 @@ class _Holders(dict[str, frozenset[str]]):
         self[role] = found
         return found
 
-    def get(self, role: str, default: object = None) -> frozenset[str]:  # type: ignore[override]
+    def get(self, role: str, default: object = None) -> frozenset[str]:
         return self[role]
 
 
