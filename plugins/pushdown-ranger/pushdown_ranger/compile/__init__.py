@@ -25,9 +25,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
-from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.identity import Identity
 from pushdown.reconcile.plan import Fact
