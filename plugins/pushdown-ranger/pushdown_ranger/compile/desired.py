@@ -13,10 +13,11 @@ the model allows form a set, and that set is written as Ranger roles:
 
 Shapes, per Hive database ``d``:
 
-- ``database=d``: the database-level accesses (``create`` tables, ``alter``, ``drop``);
+- ``database=d``: the database-level accesses (``alter``, ``drop``);
 - ``database=d, table=?*, column=*``: what a user may do on every table of ``d``,
-  present and future (the compiler's coverage default); ``?*`` rather than ``*``, which
-  Ranger would also match against the database itself (``alter``, ``drop`` there);
+  present and future (the compiler's coverage default), ``create`` (CREATE TABLE, asked on
+  the new table) included; ``?*`` rather than ``*``, which Ranger would also match
+  against the database itself (``alter``, ``drop`` there);
 - ``database=d, table=t, column=*``: the exceptions: allow items where ``t`` allows
   more than the wildcard, deny items where it allows less (a DENY on ``t``, a gate).
   Without deny items (the service definition does not enable them), a user whose
