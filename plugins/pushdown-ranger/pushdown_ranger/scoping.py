@@ -69,3 +69,10 @@ def _shaped(fact: PolicyFact) -> str | None:
     ):
         return None
     return values["database"][0]
+
+
+def scope_users(scope: Resolved) -> frozenset[str] | None:
+    """The users ``scope`` names (``None``: every user): those a scoped sync maps again."""
+    if any(r.users is None for r in scope.regions):
+        return None
+    return frozenset().union(*(r.users or () for r in scope.regions))

@@ -16,6 +16,8 @@ SHAPES = T + "test_ranger_shapes.py::"
 OPEN = T + "test_ranger_fail_open.py::"
 BACKEND = T + "test_ranger_backend.py::"
 READ = T + "test_ranger_readback.py::"
+CREATE = T + "test_ranger_create_table.py::"
+SHARED = T + "test_ranger_shared_catalogs.py::"
 ADVERSARY = T + "test_ranger_adversary.py::test_ranger_is_never_wider_than_the_evaluator_in_a_hostile_world"
 
 POLICY = "policy field"
@@ -246,6 +248,22 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         ),
     ),
     SurfaceEntry(
+        "resource.create_on_a_table",
+        RESOURCE,
+        "`create` on a table resource (CREATE TABLE / CTAS / CREATE VIEW; on an existing table: "
+        "REPLACE TABLE, CREATE OR REPLACE VIEW, Hudi compaction)",
+        (H, N),
+        "written where Hive's and Spark's Ranger plugins ask it (the every-table resource, not the "
+        "database); a registered table denies it to whoever may not drop that table; without deny "
+        "items none where one would be needed",
+        (
+            CREATE + "test_create_on_a_new_table_is_allowed_exactly_when_the_evaluator_allows_create_table",
+            CREATE + "test_create_on_a_registered_table_goes_only_to_who_may_also_drop_it",
+            SHAPES
+            + "test_create_table_is_create_on_the_new_table_and_never_replaces_a_table_one_may_not_drop",
+        ),
+    ),
+    SurfaceEntry(
         "resource.tokens",
         RESOURCE,
         "{USER} / {OWNER} tokens and \\ escapes in resource values",
@@ -454,9 +472,11 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         SERVICE,
         "two catalogs with tables on one Hive service",
         (H, N),
-        "each Hive policy holds only what every catalog holding its database allows, and every DENY",
+        "each Hive policy holds only what every catalog holding its database allows, and every DENY; "
+        "a catalog-wide DENY reaches the databases only the other catalogs register",
         (
             PATHS + "test_n8_a_second_catalog_with_tables_keeps_the_first_catalogs_deny_items",
+            SHARED + "test_a_catalog_wide_deny_reaches_a_database_only_the_other_catalog_registers",
             PATHS + "test_n8_two_catalogs_naming_one_database_keep_what_both_decide",
             REVIEW + "test_a_new_empty_catalog_does_not_drop_the_hive_catalogs_deny_items",
         ),

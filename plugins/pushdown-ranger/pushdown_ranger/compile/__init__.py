@@ -11,8 +11,11 @@ state and name mapping require of it (see :mod:`pushdown_ranger.handmade` and
   Hive service where one may match a database: its allow items beat deny items, so the
   service is compiled without deny items (issue 23, N1), and the policy is reported.
 - Two or more catalogs with tables share the one Hive service: each Hive policy holds only
-  what every catalog decides (:mod:`pushdown_ranger.compile.shared`; issue 23, N8).
+  what every catalog decides (:mod:`pushdown_ranger.compile.shared`; issue 23, N8), and each
+  catalog's deny items reach the databases only the others register.
 - Model users mapping to one Ranger user are compiled apart, then folded into that user.
+- ``identity``: every model user's Ranger name, kept by the backend between syncs
+  (:class:`~pushdown.reconcile.identity.KeptIdentity`): the compile maps no user again.
 - Policies of a service Ranger does not have are not pushed (a note).
 """
 
@@ -22,13 +25,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from pushdown.model.securables import ObjectRef
+from pushdown.model.principals import Principal, PrincipalKind
+from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
+from pushdown.reconcile.identity import Identity
 from pushdown.reconcile.plan import Fact
 from pushdown_ranger.compile.collide import apart, collisions, fold
 from pushdown_ranger.compile.desired import RangerNaming, compile_desired
-from pushdown_ranger.compile.shared import same_databases, shared_hive, table_catalogs
+from pushdown_ranger.compile.shared import mirrored, same_databases, shared_hive, table_catalogs
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
 from pushdown_ranger.handmade import is_voided
 from pushdown_ranger.overrides import overridden
@@ -49,14 +54,25 @@ def compile_all(
     voiding: frozenset[tuple[str, Any]] = frozenset(),
     overriding: frozenset[tuple[str, Any]] = frozenset(),
     locations: Mapping[str, tuple[str, ...]] | None = None,
+    identity: Identity | None = None,
 ) -> Desired:
     catalogs = list(catalogs)
-    colliding = collisions(model, naming)
+    if identity is not None:
+        naming = kept_naming(naming, identity)
+    colliding = collisions(model, naming) if identity is None else identity.clashes()
     local = apart(naming, colliding) if colliding else naming
 
     sharing = table_catalogs(model, catalogs)
+    mirrors = mirrored(model, sharing) if len(sharing) > 1 else {}
     if len(sharing) > 1 and focus is not None:
         focus = same_databases(model, sharing, focus)
+        names = {s.names[1].casefold() for s in focus}
+        focus |= {
+            ObjectRef(SecurableType.SCHEMA, (c, d))
+            for c, ds in mirrors.items()
+            for d in ds
+            if d.casefold() in names
+        }
 
     def run(deny_now: Mapping[str, bool]) -> Desired:
         if len(sharing) < 2:
@@ -80,10 +96,11 @@ def compile_all(
                 named_elsewhere=elsewhere,
                 hive=c,
                 locations=locations,
+                mirrored=mirrors[c],
             )
             for c in sharing
         }
-        return shared_hive(parts, model, local.hive_service, local.user_role_prefix)
+        return shared_hive(parts, model, local.hive_service, local.user_role_prefix, mirrors)
 
     desired = run(deny)
     # the Hive *service* (``hive`` is the catalog, which ``run`` passes on every call)
@@ -101,6 +118,21 @@ def compile_all(
         desired = _splice(desired, off, databases, leaves, naming, elsewhere)
     desired = fold(desired, model, local, colliding, elsewhere) if colliding else desired
     return _unserviced(_implying(desired, implied), services)
+
+
+def kept_naming(naming: RangerNaming, identity: Identity) -> RangerNaming:
+    """``naming`` answering a user's Ranger name from ``identity`` (no mapping call), and
+    asking the mapping only for a name it does not hold."""
+    base = naming.map_principal
+
+    def mapped(principal: Principal) -> str:
+        if principal.kind is PrincipalKind.USER:
+            name = identity.names.get(principal.name)
+            if name is not None:
+                return name
+        return base(principal)
+
+    return replace(naming, map_principal=mapped)
 
 
 def _covered(

@@ -13,10 +13,11 @@ the model allows form a set, and that set is written as Ranger roles:
 
 Shapes, per Hive database ``d``:
 
-- ``database=d``: the database-level accesses (``create`` tables, ``alter``, ``drop``);
+- ``database=d``: the database-level accesses (``alter``, ``drop``);
 - ``database=d, table=?*, column=*``: what a user may do on every table of ``d``,
-  present and future (the compiler's coverage default); ``?*`` rather than ``*``, which
-  Ranger would also match against the database itself (``alter``, ``drop`` there);
+  present and future (the compiler's coverage default), ``create`` (CREATE TABLE, asked on
+  the new table) included; ``?*`` rather than ``*``, which Ranger would also match
+  against the database itself (``alter``, ``drop`` there);
 - ``database=d, table=t, column=*``: the exceptions: allow items where ``t`` allows
   more than the wildcard, deny items where it allows less (a DENY on ``t``, a gate).
   Without deny items (the service definition does not enable them), a user whose
@@ -46,7 +47,7 @@ from pushdown.reconcile.plan import Fact
 from pushdown_ranger.compile.hive import hive_database, hive_every_table, hive_items, hive_table
 from pushdown_ranger.compile.leaves import leaf_items
 from pushdown_ranger.compile.naming import Group, Items, RangerNaming
-from pushdown_ranger.compile.objects import held_objects, with_case_twins
+from pushdown_ranger.compile.objects import held_objects, holds_tables, with_case_twins
 from pushdown_ranger.compile.principals import Principals, principals
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
 from pushdown_ranger.mapping import OPERATIONS
@@ -70,9 +71,8 @@ def hive_catalog(model: Model, catalogs: Iterable[str]) -> str | None:
     holding tables (pushdown's deny items there would go)."""
     roots = [ObjectRef(T.CATALOG, (c,)) for c in sorted(catalogs)]
     roots = [r for r in roots if r in model.objects]
-    named = {g.object.names[0] for grants in model.roles.values() for g in grants if g.object.type is T.TABLE}
     for root in roots:
-        if root.names[0] in named or any(o.type is T.TABLE for o in model.within(root)):
+        if holds_tables(model, root.names[0]):
             return root.names[0]
     for root in roots:
         if not {o.type for o in model.within(root)}.intersection({T.TOPIC, T.FILESET}):
@@ -90,12 +90,15 @@ def compile_desired(
     named_elsewhere: frozenset[str] = frozenset(),
     hive: str | None = "\x00unknown",
     locations: Mapping[str, tuple[str, ...]] | None = None,
+    mirrored: frozenset[str] = frozenset(),
 ) -> Desired:
     """The roles and policies Ranger should hold. ``focus``: only the Hive databases of
     these schemas are compiled (``None``: everything); topics and filesets always are.
     ``named_elsewhere``: Ranger roles the policies outside the focus still name.
     ``hive``: :func:`hive_catalog`, when the caller knows it already. ``locations``: the
-    configured storage roots per catalog (a fileset outside them is pushed for nobody)."""
+    configured storage roots per catalog (a fileset outside them is pushed for nobody).
+    ``mirrored``: databases other catalogs sharing the Hive service hold, compiled as
+    schemas of ``hive`` nobody registered (:func:`~pushdown_ranger.compile.shared.mirrored`)."""
     roots = [
         ObjectRef(T.CATALOG, (c,)) for c in sorted(catalogs) if ObjectRef(T.CATALOG, (c,)) in model.objects
     ]
@@ -105,9 +108,12 @@ def compile_desired(
     if roots:
         focus = None if focus is None else with_case_twins(model, roots, focus)
         inventory = held_objects(model, roots, focus)
+        hive = hive_catalog(model, catalogs) if hive == _UNKNOWN else hive
+        for schema in (ObjectRef(T.SCHEMA, (hive, d)) for d in sorted(mirrored)) if hive else ():
+            if focus is None or schema in focus:
+                inventory.add(schema)
         starts = roots if focus is None else sorted(focus | _leaf_schemas(inventory, roots), key=str)
         ent = EntitlementCompiler(model, OPERATIONS).compile(inventory, None, starts)
-        hive = hive_catalog(model, catalogs) if hive == _UNKNOWN else hive
         by_root: dict[ObjectRef, list[Group]] = {}
         for root in roots:
             catalog = root.names[0]
@@ -159,7 +165,7 @@ def _groups(ent: Entitlements, catalog: str, refused: frozenset[str]) -> Iterabl
 
 
 def _policies(items: Items, model: Model, naming: RangerNaming, who: Principals) -> Iterable[PolicyFact]:
-    holders = {r: who.holders(model, r) for r in model.roles if r not in who.refused_roles}
+    holders = _Holders(model, who)
     allows = {r for r, grants in model.roles.items() if any(g.condition is Condition.ALLOW for g in grants)}
     denies = {r for r, grants in model.roles.items() if any(g.condition is Condition.DENY for g in grants)}
     for key in sorted(set(items.allow) | set(items.deny), key=str):
@@ -167,6 +173,22 @@ def _policies(items: Items, model: Model, naming: RangerNaming, who: Principals)
         deny = _pairs(items.deny.get(key, {}), model, holders, naming, denies)
         if allow or deny:
             yield PolicyFact(key[0], key[1], allow, deny)
+
+
+class _Holders(dict[str, frozenset[str]]):
+    """A role's holders Ranger may name (none for a refused role), found when first asked."""
+
+    def __init__(self, model: Model, who: Principals) -> None:
+        super().__init__()
+        self.model, self.who = model, who
+
+    def __missing__(self, role: str) -> frozenset[str]:
+        found = frozenset() if role in self.who.refused_roles else self.who.holders(self.model, role)
+        self[role] = found
+        return found
+
+    def get(self, role: str, default: object = None) -> frozenset[str]:
+        return self[role]
 
 
 def _pairs(

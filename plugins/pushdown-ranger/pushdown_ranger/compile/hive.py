@@ -1,5 +1,11 @@
 """The Hive shapes of one catalog's tables: per database, the database-level accesses,
-an every-table policy (``table=?*``) and per-table exceptions (allow or deny). Pure."""
+an every-table policy (``table=?*``) and per-table exceptions (allow or deny). Pure.
+
+``create`` (CREATE TABLE, as Hive's and Spark's Ranger plugins ask it: on the new table)
+is on the every-table resource, with a deny item on each registered table for the users
+not also allowed to drop it (``create`` on an existing table replaces it:
+:mod:`pushdown_ranger.mapping`); without deny items it is written only where no
+registered table needs one (narrower)."""
 
 from __future__ import annotations
 
@@ -14,7 +20,7 @@ from pushdown_ranger.compile.hive_names import TableNames, unnamable_schemas
 from pushdown_ranger.compile.naming import Group, Items
 from pushdown_ranger.compile.principals import denied_privileges, privileges_of
 from pushdown_ranger.facts import Resource
-from pushdown_ranger.mapping import DATABASE_ACCESS, TABLE_ACCESS
+from pushdown_ranger.mapping import DATABASE_ACCESS, NEW_TABLE_ACCESS, REPLACE_NEEDS, TABLE_ACCESS
 
 T = SecurableType
 #: the table wildcard of the every-table shape (see :func:`hive_every_table`)
@@ -62,6 +68,7 @@ def hive_items(
         for schema in where:
             if schema in shapes:
                 _hive_schema(items, users, view, schema, inventory, service, deny, shapes[schema])
+                _hive_create(items, users, view, schema, model, service, deny, shapes[schema])
         barred = {u: denied_at[u] for u in users if u in denied_at}
         for schema, shape in shapes.items() if barred else ():
             _hive_barred(items, barred, view, schema, inventory, service, shape)
@@ -90,10 +97,13 @@ def _hive_barred(
         return {u for u, denied in barred.items() if any(o in path and p in privs for o, p in denied)}
 
     for access, op in DATABASE_ACCESS:
-        ok = view.coverage(op, schema).default if op == "create_table" else view.allowed(op, schema)
-        users = set() if ok else who(op, [schema])
+        users = set() if view.allowed(op, schema) else who(op, [schema])
         if users:
             items.add(True, service, hive_database(d), access, users)
+    for access, op in NEW_TABLE_ACCESS:
+        users = set() if view.coverage(op, schema).default else who(op, [schema])
+        if users:
+            items.add(True, service, hive_every_table(d), access, users)
     for access, op in TABLE_ACCESS:
         cover = view.coverage(op, schema)
         users = who(op, [schema]) if not cover.default and not cover.exceptions else set()
@@ -118,11 +128,7 @@ def _hive_schema(
     """``names``: how the schema's tables are named in Ranger (:class:`TableNames`)."""
     d = schema.names[1]
     for access, op in DATABASE_ACCESS:
-        if op == "create_table":
-            ok = view.coverage(op, schema).default
-        else:
-            ok = isinstance(view, OwnerView) and view.allowed(op, schema)
-        if ok:
+        if isinstance(view, OwnerView) and view.allowed(op, schema):
             items.add(False, service, hive_database(d), access, users)
     wild_res = hive_every_table(d)
     for access, op in TABLE_ACCESS:
@@ -142,3 +148,35 @@ def _hive_schema(
             )
             if allowed != wild:
                 items.add(not allowed, service, hive_table(d, name), access, users)
+
+
+def _hive_create(
+    items: Items,
+    users: frozenset[str],
+    view: View,
+    schema: ObjectRef,
+    model: Model,
+    service: str,
+    deny: bool,
+    names: TableNames,
+) -> None:
+    """``create`` on every table of the schema for users allowed to create tables there,
+    and a deny item on each registered table they may not drop (a ``create`` there replaces
+    it). Without deny items, or where the every-table resource would reach a table Ranger
+    cannot name, nothing where a deny item would be needed (narrower)."""
+    d = schema.names[1]
+    for access, op in NEW_TABLE_ACCESS:
+        if not names.wildcard or not view.coverage(op, schema).default:
+            continue
+        drop = view.coverage(REPLACE_NEEDS, schema)
+        kept = sorted(
+            name
+            for name, twins in names.twins.items()
+            if any(t in model.objects for t in twins)
+            and not (all(drop.allowed(t) for t in twins) and (drop.default or name not in names.open))
+        )
+        if kept and not deny:
+            continue
+        items.add(False, service, hive_every_table(d), access, users)
+        for name in kept:
+            items.add(True, service, hive_table(d, name), access, users)

@@ -20,38 +20,48 @@ _LEAVES = (T.TOPIC, T.FILESET)
 
 
 def named_objects(model: Model, catalogs: Iterable[str]) -> list[ObjectRef]:
-    """Objects below ``catalogs`` that a grant or an owner names (registered or not)."""
-    wanted = set(catalogs)
+    """Objects below ``catalogs`` that a grant or an owner names (registered or not), found
+    by key (the model's marks), never by a pass over every grant."""
     return [
         o
-        for o in {*model.by_object, *model.owners}
-        if o.type in DATA_TYPES and len(o.names) >= 2 and o.names[0] in wanted
+        for c in dict.fromkeys(catalogs)
+        for o in model.marked_within(ObjectRef(T.CATALOG, (c,)))
+        if o.type in DATA_TYPES and len(o.names) >= 2
     ]
+
+
+def holds_tables(model: Model, catalog: str) -> bool:
+    """Whether ``catalog`` holds a table: a registered one, or one a grant names (the first
+    found ends the search)."""
+    root = ObjectRef(T.CATALOG, (catalog,))
+    if any(o.type is T.TABLE and o in model.by_object for o in model.marked_within(root)):
+        return True
+    return any(t.type is T.TABLE for s in model.children(root) for t in model.children(s))
 
 
 def held_objects(model: Model, roots: list[ObjectRef], focus: frozenset[ObjectRef] | None) -> Inventory:
     """Everything below ``roots``, or with a focus: the catalogs and their schemas, and the
     objects below the focus's schemas and below schemas holding topics or filesets (those
     are compiled every time)."""
-    named = named_objects(model, (r.names[0] for r in roots))
     if focus is None:
+        named = named_objects(model, (r.names[0] for r in roots))
         return Inventory.of([*(o for root in roots for o in model.within(root)), *named])
-    kids: dict[ObjectRef, set[ObjectRef]] = {}
     held = Inventory.of(roots)
-    for root in roots:
+    wanted = {r.names[0] for r in roots}
+    for schema in focus:  # by key: the focus's schemas, registered or only named
+        if schema.names[0] in wanted:
+            held.add(schema)
+            for obj in (*model.children(schema), *model.marked_within(schema)):
+                held.add(obj)
+    for root in roots:  # topics and filesets are compiled every time, wherever they are
         for schema in model.children(root):
-            kids.setdefault(schema, set()).update(model.children(schema))
-    for obj in named:
-        above = obj.ancestor(T.SCHEMA)
-        if above is not None:
-            bucket = kids.setdefault(above, set())
-            if obj != above:
-                bucket.add(obj)
-    for schema, below in kids.items():
-        held.add(schema)
-        if schema in focus or any(k.type in _LEAVES for k in below):
-            for kid in below:
-                held.add(kid)
+            if schema not in focus and any(k.type in _LEAVES for k in model.children(schema)):
+                held.add(schema)
+                for kid in model.children(schema):
+                    held.add(kid)
+        for obj in named_objects(model, [root.names[0]]):
+            if obj.type in _LEAVES:
+                held.add(obj)
     return held
 
 
@@ -64,7 +74,7 @@ def with_case_twins(
     catalogs = [r for r in roots if any(c == r.names[0] for c, _ in folded)]
     if not catalogs:
         return focus
-    candidates: list[ObjectRef | None] = [s for root in catalogs for s in model.children(root)]
-    candidates += [o.ancestor(T.SCHEMA) for o in named_objects(model, (r.names[0] for r in catalogs))]
-    twins = {s for s in candidates if s is not None and (s.names[0], s.names[1].casefold()) in folded}
+    candidates = [s.names for root in catalogs for s in model.children(root)]
+    candidates += [o.names[:2] for o in named_objects(model, (r.names[0] for r in catalogs))]
+    twins = {ObjectRef(T.SCHEMA, n) for n in candidates if (n[0], n[1].casefold()) in folded}
     return focus | frozenset(twins)

@@ -8,6 +8,12 @@ catalog is compiled as the one holding the Hive service, then, per resource set,
   catalog holding the database (narrower where they differ; a note says so);
 - every deny pair of every catalog is kept: a DENY is never dropped.
 
+A database one catalog registers is, through every other sharing catalog, a schema nobody
+registered there (the metastore is one): each catalog is compiled with the others'
+databases too (:func:`mirrored`), and its deny items there are kept (a catalog-wide DENY
+reaches them) while its allow items there decide nothing (only the catalogs holding a
+database decide its allows, as before).
+
 Topics and filesets are compiled over every catalog at once already: taken from the first.
 """
 
@@ -20,6 +26,7 @@ from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.plan import Fact
+from pushdown_ranger.compile.objects import holds_tables, named_objects
 from pushdown_ranger.facts import Pair, PolicyFact, Resource, RoleFact
 
 T = SecurableType
@@ -27,13 +34,29 @@ T = SecurableType
 
 def table_catalogs(model: Model, catalogs: Iterable[str]) -> list[str]:
     """The enforced catalogs holding tables (registered, or named by a grant), by name."""
-    named = {g.object.names[0] for grants in model.roles.values() for g in grants if g.object.type is T.TABLE}
-    out = []
-    for catalog in sorted(catalogs):
-        root = ObjectRef(T.CATALOG, (catalog,))
-        if root in model.objects and (catalog in named or any(o.type is T.TABLE for o in model.within(root))):
-            out.append(catalog)
-    return out
+    return [
+        c for c in sorted(catalogs) if ObjectRef(T.CATALOG, (c,)) in model.objects and holds_tables(model, c)
+    ]
+
+
+def _held(model: Model, catalog: str) -> dict[str, str]:
+    """The Hive databases ``catalog`` holds (case-folded -> a name the model gives it):
+    its registered schemas, and those its grants and owners name."""
+    root = ObjectRef(T.CATALOG, (catalog,))
+    names = [o.names[1] for o in model.children(root) if o.type is T.SCHEMA]
+    names += [o.names[1] for o in named_objects(model, [catalog])]
+    return {n.casefold(): n for n in sorted(names, reverse=True)}
+
+
+def mirrored(model: Model, sharing: Iterable[str]) -> dict[str, frozenset[str]]:
+    """Per sharing catalog, the databases only the other sharing catalogs hold, by the name
+    one of those gives it: the schemas a request may reach through this catalog unregistered."""
+    held = {c: _held(model, c) for c in sorted(sharing)}
+    every: dict[str, str] = {}
+    for names in held.values():
+        for folded, name in names.items():
+            every.setdefault(folded, name)
+    return {c: frozenset(n for f, n in every.items() if f not in held[c]) for c in held}
 
 
 def same_databases(
@@ -52,15 +75,23 @@ def same_databases(
 
 
 def shared_hive(
-    parts: Mapping[str, Desired], model: Model, hive_service: str, user_role_prefix: str
+    parts: Mapping[str, Desired],
+    model: Model,
+    hive_service: str,
+    user_role_prefix: str,
+    mirrors: Mapping[str, frozenset[str]] | None = None,
 ) -> Desired:
     """One Desired from each catalog's (``parts``, by catalog): the Hive policies as every
-    catalog decides them, the rest from the first."""
+    catalog decides them, the rest from the first. ``mirrors``: :func:`mirrored` (a catalog
+    does not hold those databases: its allow items there decide nothing)."""
     catalogs = sorted(parts)
     first = parts[catalogs[0]]
     members = {f.name: f.users for d in parts.values() for f in d.facts if isinstance(f, RoleFact)}
     hive = {c: _hive_facts(d, hive_service) for c, d in parts.items()}
-    holding = {c: _databases(model, c, hive[c]) for c in catalogs}
+    mirrors = mirrors or {}
+    holding = {
+        c: _databases(model, c, hive[c]) - {d.casefold() for d in mirrors.get(c, ())} for c in catalogs
+    }
     keys = {k for by_key in hive.values() for k in by_key}
     policies: list[Fact] = [f for f in first.facts if isinstance(f, PolicyFact) and f.service != hive_service]
     for key in sorted(keys, key=str):

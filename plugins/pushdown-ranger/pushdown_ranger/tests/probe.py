@@ -16,13 +16,41 @@ from pushdown.model.state import Model
 from pushdown_ranger.compile.desired import hive_catalog
 from pushdown_ranger.compile.fileset_paths import path_of
 from pushdown_ranger.compile.objects import named_objects
-from pushdown_ranger.mapping import DATABASE_ACCESS, HDFS_ACCESS, KAFKA_ACCESS, TABLE_ACCESS
+from pushdown_ranger.mapping import (
+    DATABASE_ACCESS,
+    HDFS_ACCESS,
+    KAFKA_ACCESS,
+    NEW_TABLE_ACCESS,
+    REPLACE_NEEDS,
+    TABLE_ACCESS,
+)
 
 T = SecurableType
 #: a table name no history creates: decided like any table the schema does not hold yet
 UNSEEN = "unseen"
 
+#: the operation of ``create`` asked on a table the model holds (CREATE TABLE there
+#: replaces it): allowed when both are
+REPLACE = f"create_table+{REPLACE_NEEDS}"
+
 Check = tuple[str, dict[str, Any], str, str, ObjectRef]
+
+
+def authorized(evaluator: Evaluator, user: str, op: str, obj: ObjectRef) -> bool:
+    """The evaluator's decision of ``op`` (:data:`REPLACE`: each of its operations)."""
+    return all(evaluator.authorize(user, o, obj, explain=False).allowed for o in op.split("+"))
+
+
+def table_checks(model: Model, d: str, obj: ObjectRef) -> Iterator[Check]:
+    """What the engines ask on table ``obj`` of database ``d``: its accesses, and ``create``
+    (a new table when the model holds none of that name; else a replace)."""
+    resource = {"database": d, "table": obj.names[2]}
+    for access, op in TABLE_ACCESS:
+        yield "hive", resource, access, op, obj
+    for access, op in NEW_TABLE_ACCESS:
+        yield "hive", resource, access, REPLACE if obj in model.objects else op, obj
+
+
 Triple = tuple[str, str, str]
 
 
@@ -59,19 +87,10 @@ def checks(model: Model, catalog: str, extra: Iterable[ObjectRef] = ()) -> Itera
         if obj.type is T.SCHEMA and hive:
             d = obj.names[1]
             for access, op in DATABASE_ACCESS:
-                target = ObjectRef(T.TABLE, (*obj.names, UNSEEN)) if op == "create_table" else obj
-                yield "hive", {"database": d}, access, op, target
-            for access, op in TABLE_ACCESS:
-                yield (
-                    "hive",
-                    {"database": d, "table": UNSEEN},
-                    access,
-                    op,
-                    ObjectRef(T.TABLE, (*obj.names, UNSEEN)),
-                )
+                yield "hive", {"database": d}, access, op, obj
+            yield from table_checks(model, d, ObjectRef(T.TABLE, (*obj.names, UNSEEN)))
         elif obj.type is T.TABLE:
-            for access, op in TABLE_ACCESS:
-                yield "hive", {"database": obj.names[1], "table": obj.names[2]}, access, op, obj
+            yield from table_checks(model, obj.names[1], obj)
         elif obj.type is T.TOPIC:
             for access, op in KAFKA_ACCESS:
                 yield "kafka", {"topic": obj.names[2]}, access, op, obj
@@ -112,7 +131,7 @@ def probe(
     # Ranger's engine decides the whole batch at once
     answers = allows(standin, [(s, r, a, mapped(u), g) for u, g, (s, r, a, _, _) in asked])
     for (user, _, (service, resource, access, op, obj)), got in zip(asked, answers, strict=True):
-        want = user in model.users and evaluator.authorize(user, op, obj, explain=False).allowed
+        want = user in model.users and authorized(evaluator, user, op, obj)
         out.checks += 1
         if got != want:
             line = f"{user} {access} {service}:{resource} (model {op} {obj}): {got=} {want=}"

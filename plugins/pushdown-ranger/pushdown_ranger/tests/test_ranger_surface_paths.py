@@ -514,9 +514,15 @@ def _refuse_deny_items_on(backend: Any, monkeypatch: pytest.MonkeyPatch, resourc
             {"database": "crm", "table": "orders"},
             "select",
         ),
-        ("schema sales.crm", "CREATE_TABLE", {"database": ["crm"]}, {"database": "crm"}, "create"),
+        (
+            "schema sales.crm",
+            "CREATE_TABLE",
+            {"column": ["*"], "database": ["crm"], "table": ["?*"]},
+            {"database": "crm", "table": "fresh"},
+            "create",
+        ),
     ],
-    ids=["table", "database"],
+    ids=["table", "every-table"],
 )
 def test_a_refused_deny_on_the_same_resource_withdraws_its_allow(
     ranger_standin: Standin,

@@ -1,0 +1,164 @@
+"""The backend's apply (the writes of :func:`~pushdown_ranger.ordering.schedule`, narrow-first,
+never wider after a refusal), the allow items withdrawn behind a refused deny, and the
+read-back of the touched keys."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from pushdown.errors import BackendError, TemporaryBackendError
+from pushdown.model.state import Model
+from pushdown.reconcile.backend import (
+    Applied,
+    Failure,
+    Progress,
+    Snapshot,
+)
+from pushdown.reconcile.holdback import HoldBack
+from pushdown.reconcile.plan import Op, Plan
+from pushdown.reconcile.scope import Resolved
+from pushdown_ranger.facts import PolicyFact, RoleFact
+from pushdown_ranger.ordering import (
+    schedule,
+    stage_of,
+)
+from pushdown_ranger.reading import Reading
+from pushdown_ranger.snapshot import (
+    RangerApplied,
+    RangerSnapshot,
+    complete,
+)
+from pushdown_ranger.withdraw import relying, standing, withdraw
+from pushdown_ranger.writer import Writer
+
+
+class Applying(Reading):
+    def order(self, op: Op) -> tuple[object, ...]:
+        """The plan's order: each operation where its first write goes (:func:`schedule`)."""
+        return (stage_of(op, split=True)[0], str(op.fact))
+
+    def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
+        """The writes of :func:`schedule`, in order. Once a write is refused (or unanswered),
+        no write that widens follows (it could widen past a narrowing that did not happen);
+        every write that narrows still is: an error never holds back a narrowing. The
+        operations left are reported as failures; an unanswered write fails the apply as
+        temporary once the narrowing writes have all been tried."""
+        assert isinstance(snapshot, RangerSnapshot)
+        self.last = None  # whatever happens, the next read reads
+        writer = Writer(
+            self.api, self.naming, self.label, self.role_service, snapshot.policies, snapshot.roles
+        )
+        failures: list[Failure] = []
+        done = 0
+        refused: set[Op] = set()
+        hold = HoldBack()  # every widening write waits once any write is refused
+        unanswered: str | None = None
+        for write in schedule(plan.ops, snapshot.facts):
+            op = write.op
+            if op in refused:
+                continue
+            if write.widens and hold.blocker(op) is not None:
+                refused.add(op)
+                failures.append(
+                    Failure((op,), f"{self.name}: {op.fact}: not written: an earlier write was refused")
+                )
+                continue
+            try:
+                writer.write(write.step)
+            except TemporaryBackendError as exc:
+                # every narrowing write left is still tried; the sync fails as temporary after them
+                unanswered = unanswered or str(exc.args[-1] if exc.args else exc)
+                refused.add(op)
+                hold.refused(op)
+                continue
+            except BackendError as exc:
+                refused.add(op)
+                hold.refused(op)
+                failures.append(Failure((op,), str(exc)))
+                continue
+            if write.last:
+                done += 1
+                progress(1)
+        failures += self._withdraw(writer, plan, refused, snapshot)
+        if unanswered is not None:
+            raise TemporaryBackendError(
+                self.name,
+                f"{unanswered}; {done} of {len(plan.ops)} operation(s) done (every narrowing tried)",
+            )
+        return RangerApplied(done, tuple(failures), written=writer.written)
+
+    def _withdraw(
+        self, writer: Writer, plan: Plan, refused: set[Op], snapshot: RangerSnapshot
+    ) -> list[Failure]:
+        """Refused writes that add deny items, or members to a role deny items name: withdraw
+        the allow items those deny items protect against, on their own resource set too
+        (:mod:`pushdown_ranger.withdraw`); a failure naming each (the sync is not clean)."""
+        policies = {
+            **snapshot.policies,
+            **{k: v for k, v in writer.written.policies.items() if v is not None},
+        }
+        ours = self.naming.ours
+        denied: dict[PolicyFact, list[Op]] = {}
+        for op in refused:
+            fact = op.fact
+            if isinstance(fact, PolicyFact) and op.action != "remove" and fact.deny:
+                if not standing(fact, policies, ours):
+                    denied.setdefault(fact, []).append(op)
+            elif isinstance(fact, RoleFact) and _joins(op):
+                for relied in relying([fact.name], policies, ours):
+                    denied.setdefault(relied, []).append(op)
+        if not denied:
+            return []
+
+        def write(key: tuple[str, Any], fact: PolicyFact) -> None:
+            writer.write(Op("change", after=fact, before=fact))
+
+        out: list[Failure] = []
+        ops = tuple(sorted({op for found in denied.values() for op in found}, key=str))
+        try:
+            said = withdraw(sorted(denied, key=str), policies, ours, write)
+        except BackendError as exc:
+            said = [f"withdrawing the allow items a refused deny protects failed too: {exc}"]
+        for text in said:
+            out.append(Failure(ops, f"{self.name}: {text}"))
+        return out
+
+    def reread(
+        self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot, applied: Applied | None = None
+    ) -> Snapshot:
+        """The touched keys as Ranger answered the writes, when the versions show no other
+        writer (two cheap calls); otherwise everything, read again."""
+        assert isinstance(snapshot, RangerSnapshot)
+        # what the writes answered; without it (no apply of this backend's) read everything
+        written = applied.written if isinstance(applied, RangerApplied) else None
+        expected = written.expected(snapshot.versions) if written is not None else ()
+        roles_expected = next((v[2] for v in expected if v[0] == ""), None)
+        fresh = self.versions(roles_expected if isinstance(roles_expected, int) else None)
+        if written is not None and fresh == expected and complete(fresh):
+            policies = written.patched_policies(dict(snapshot.policies))
+            roles = written.patched_roles(dict(snapshot.roles))
+            patched = replace(self._snapshot(fresh, policies, roles, snapshot.deny), implied=snapshot.implied)
+            self.last = replace(
+                patched,
+                zones=snapshot.zones,
+                zoned=snapshot.zoned,
+                others=snapshot.others,
+                shadowed=snapshot.shadowed,
+                voided={**snapshot.voided, **patched.voided},
+                voiding=snapshot.voiding | patched.voiding,
+                overriding=snapshot.overriding | patched.overriding,
+            )
+        else:
+            self.last = replace(self._read(fresh, snapshot.deny), implied=snapshot.implied)
+        return replace(self.with_findings(self.last, model), within=self.within(model, scope, self.last))
+
+
+def _joins(op: Op) -> bool:
+    """Whether ``op`` gives a role that exists members it did not have."""
+    before, after = op.before, op.after
+    if op.action == "remove" or not isinstance(after, RoleFact):
+        return False
+    if not isinstance(before, RoleFact):
+        return bool(after.users or after.groups or after.roles)
+    return bool(after.users - before.users or after.groups - before.groups or after.roles - before.roles)

@@ -1,0 +1,134 @@
+"""The backend's compile: which Hive databases a sync compiles (its focus, and the
+databases where Ranger no longer honours the deny items pushdown holds), and the compile
+itself (:func:`~pushdown_ranger.compile.compile_all`), kept while nothing it depends on moved."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pushdown.model.securables import ObjectRef, SecurableType
+from pushdown.model.state import Model
+from pushdown.reconcile.backend import (
+    Desired,
+    Snapshot,
+)
+from pushdown.reconcile.identity import Identity
+from pushdown.reconcile.plan import Fact
+from pushdown.reconcile.scope import Resolved
+from pushdown_ranger.compile import compile_all
+from pushdown_ranger.compile.desired import hive_catalog
+from pushdown_ranger.facts import PolicyFact
+from pushdown_ranger.handmade import (
+    is_voided,
+)
+from pushdown_ranger.scoping import Focus, covering, focus_of, scope_users
+from pushdown_ranger.snapshot import (
+    RangerBase,
+    RangerSnapshot,
+)
+
+
+class Compiling(RangerBase):
+    def hive(self, model: Model) -> str | None:
+        """:func:`~pushdown_ranger.compile.desired.hive_catalog`, once per model version."""
+        key = (id(model), model.version)
+        if self._hive is None or self._hive[0] != key:
+            # the model is kept alive with its answer, so no other model can reuse its id
+            self._hive = (key, hive_catalog(model, self.enforces(model)), model)
+        return self._hive[1]
+
+    def focus(self, model: Model, scope: Resolved, snapshot: RangerSnapshot | None = None) -> Focus:
+        """The scope's focus, with every database where Ranger no longer honours deny items
+        pushdown holds there (the deny option turned off, a policy voiding them): a scoped
+        sync removes them, never only the full one."""
+        hive = self.hive(model)
+        focus = focus_of(scope, hive)
+        if focus is None or snapshot is None or hive is None:
+            return focus
+        service = self.naming.hive_service
+        off = not snapshot.deny.get(service, False)
+        held = {
+            d
+            for f in snapshot.facts
+            if isinstance(f, PolicyFact) and f.service == service and f.deny
+            for k, v, _ in f.resources
+            if k == "database"
+            for d in v
+        }
+        stale = held if off else {d for d in held if is_voided(d, snapshot.voided)}
+        stale |= _implying_more(snapshot, service)
+        return focus | {ObjectRef(SecurableType.SCHEMA, (hive, d)) for d in stale}
+
+    def within(
+        self, model: Model, scope: Resolved, snapshot: RangerSnapshot | None = None
+    ) -> Callable[[Fact], bool]:
+        return covering(self.focus(model, scope, snapshot), self.naming.hive_service)
+
+    def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
+        assert isinstance(snapshot, RangerSnapshot)
+        focus = self.focus(model, scope, snapshot)
+        covers = covering(focus, self.naming.hive_service)
+        elsewhere = frozenset(
+            role
+            for fact in snapshot.facts
+            if isinstance(fact, PolicyFact) and not covers(fact)
+            for role, _ in fact.allow | fact.deny
+        )
+        key = (
+            id(model),
+            model.version,
+            focus,
+            elsewhere,
+            tuple(sorted(snapshot.deny.items())),
+            snapshot.services,
+            tuple(sorted(snapshot.voided.items())),
+            snapshot.implied,
+            snapshot.voiding,
+            snapshot.overriding,
+        )
+        if self._compiled is not None and self._compiled[0] == key:
+            return self._compiled[1]
+        fresh = None if focus is None else scope_users(scope)
+        desired = self._compile(model, snapshot, focus, elsewhere, self.kept.of(model.users, fresh))
+        # the model is kept alive with its answer, so no other model can reuse its id
+        self._compiled = (key, desired, model)
+        return desired
+
+    def _compile(
+        self,
+        model: Model,
+        snapshot: RangerSnapshot,
+        focus: frozenset[ObjectRef] | None,
+        elsewhere: frozenset[str],
+        identity: Identity | None = None,
+    ) -> Desired:
+        return compile_all(
+            model,
+            self.enforces(model),
+            self.naming,
+            snapshot.deny,
+            focus=focus,
+            elsewhere=elsewhere,
+            hive=self.hive(model),
+            voided=snapshot.voided,
+            services=snapshot.services,
+            implied=snapshot.implied,
+            voiding=snapshot.voiding,
+            overriding=snapshot.overriding,
+            locations=self.context.locations,
+            identity=identity,
+        )
+
+
+def _implying_more(snapshot: RangerSnapshot, service: str) -> set[str]:
+    """Databases where an allow item pushdown holds grants, by the service definition's
+    ``impliedGrants``, an access its role is not allowed there."""
+    more = {access: rest for s, access, rest in snapshot.implied if s == service}
+    out: set[str] = set()
+    if not more:
+        return out
+    for fact in snapshot.facts:
+        if isinstance(fact, PolicyFact) and fact.service == service:
+            if any((r, x) not in fact.allow for r, a in fact.allow for x in more.get(a, ())):
+                out |= {d for k, v, _ in fact.resources if k == "database" for d in v}
+    return out

@@ -1,0 +1,199 @@
+"""The backend's read: the cheap version check, the service definitions (deny option,
+implied grants) on every sync, and the bulk read of policies, roles and zones when the
+versions moved."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from pushdown.errors import PermanentBackendError
+from pushdown.model.state import Model
+from pushdown.reconcile.plan import Fact
+from pushdown.reconcile.scope import Resolved
+from pushdown_ranger.handmade import (
+    voided_databases,
+    voiding,
+)
+from pushdown_ranger.overrides import overriding_policies
+from pushdown_ranger.readback import policy_fact, resource_key, role_fact
+from pushdown_ranger.reporting import Reporting
+from pushdown_ranger.serviceconf import service_findings
+from pushdown_ranger.snapshot import (
+    Implied,
+    Json,
+    RangerSnapshot,
+    complete,
+    deny_enabled,
+    digest,
+)
+
+
+class Reading(Reporting):
+    def versions(self, known_roles: int | None = None) -> tuple[tuple[str, Any, Any], ...]:
+        """The cheap check: pushdown's services with their policy versions (one call), and
+        the role version (one more, answered 304 when it is still ``known_roles``)."""
+        wanted = set(self.naming.services)
+        services = list(self.api.services())
+        self.problems["services"] = "\n".join(service_findings(services, wanted))
+        found = sorted(
+            (str(s.get("name")), s.get("policyVersion"), s.get("roleVersion"))
+            for s in services
+            if s.get("name") in wanted
+        )
+        if self.role_service in {name for name, _, _ in found} and any(v[2] is None for v in found):
+            if known_roles is None:
+                known_roles = self.last.role_version if self.last is not None else -1
+            found.append(("", None, self.api.role_version(self.role_service, known_roles)))
+        return tuple(found)
+
+    def read(self, model: Model, scope: Resolved) -> RangerSnapshot:
+        """The last snapshot while the versions stand; the deny option is read every time
+        (one call: Ranger's policy versions need not move when a service definition does)."""
+        versions = self.versions()
+        deny, implied = self.defs_now()
+        last = self.last
+        if last is None or last.versions != versions or not complete(versions):
+            last = self.last = replace(self._read(versions, deny), implied=implied)
+        elif dict(last.deny) != deny or last.implied != implied:
+            moved = digest(versions, deny, implied)
+            last = self.last = replace(last, deny=deny, implied=implied, fingerprint=moved)
+        return replace(self.with_findings(last, model), within=self.within(model, scope, last))
+
+    def defs_now(self) -> tuple[dict[str, bool], Implied]:
+        """Per service of pushdown's, from its service definition (one call for all): whether
+        Ranger honours deny items there, and what each access type implies."""
+        self.problems["defs"] = ""
+        try:
+            defs = {str(d.get("name")): d for d in self.api.service_defs()}
+        except PermanentBackendError as exc:  # (a 503 is temporary: the sync is retried)
+            self.problems["defs"] = (
+                f"the service definitions could not be read ({exc}): pushdown relies on no deny "
+                "item (per-table allow items instead; narrower) and cannot check implied grants"
+            )
+            return dict.fromkeys(self.naming.services, False), ()
+        deny: dict[str, bool] = {}
+        implied: list[tuple[str, str, frozenset[str]]] = []
+        for service in self.naming.services:
+            sdef = defs.get(self._type_of(service), {})
+            deny[service] = self.deny_items != "off" and deny_enabled(sdef)
+            for access in sdef.get("accessTypes") or ():
+                more = frozenset(str(x) for x in access.get("impliedGrants") or ()) - {
+                    str(access.get("name"))
+                }
+                if more:
+                    implied.append((service, str(access.get("name")), more))
+        return deny, tuple(sorted(implied, key=lambda t: (t[0], t[1])))
+
+    def _read(self, versions: tuple[tuple[str, Any, Any], ...], deny: Mapping[str, bool]) -> RangerSnapshot:
+        services = frozenset(name for name, _, _ in versions if name)
+        ours = self.naming.ours
+        policies: dict[tuple[str, Any], Json] = {}
+        zoned: list[Json] = []
+        shadowed: list[Json] = []
+        for service in sorted(services):
+            for policy in self.api.policies(service):
+                if policy.get("policyType", 0) not in (0, None):
+                    continue
+                if policy.get("zoneName"):
+                    zoned.append(policy)
+                    continue
+                key = (service, resource_key(policy))
+                held = policies.get(key)
+                if held is not None:  # same resources, another priority, or one disabled
+                    held, policy = sorted((held, policy), key=self._preferred)
+                    shadowed.append(policy)
+                    policy = held
+                policies[key] = policy
+        roles: dict[str, Json] = {}
+        others: list[Json] = []
+        for role in self.api.roles():
+            if ours(str(role.get("name", ""))):
+                roles[str(role["name"])] = role
+            else:
+                others.append(role)
+        self.problems["zones"] = ""
+        try:
+            zones = tuple(self.api.zones())
+        except PermanentBackendError as exc:
+            zones = ()
+            self.problems["zones"] = (
+                f"the security zones could not be read ({exc}): whether a zone holds a resource "
+                "pushdown writes for (its policies then do not apply there) is not checked"
+            )
+        strays = self._strays(services)
+        snap = self._snapshot(versions, policies, roles, deny)
+        voided = dict(snap.voided)
+        more = set(snap.voiding)
+        shadow_keys = {(str(p.get("service")), resource_key(p)): p for p in shadowed}
+        overriding = snap.overriding | overriding_policies(shadow_keys, self.naming.hive_service)
+        for policy in shadowed:
+            key = (str(policy.get("service")), resource_key(policy))
+            if key[0] != self.naming.hive_service and voiding(policy):
+                more.add(key)
+            for database, why in voided_databases({key: policy}, self.naming.hive_service).items():
+                voided.setdefault(database, why)
+        return replace(
+            snap,
+            zones=zones,
+            zoned=tuple(zoned),
+            strays=strays,
+            others=tuple(others),
+            shadowed=tuple(shadowed),
+            voided=voided,
+            voiding=frozenset(more),
+            overriding=overriding,
+        )
+
+    def _strays(self, services: frozenset[str]) -> tuple[Json, ...]:
+        """pushdown's labelled policies outside ``services`` (one search over every service)."""
+        self.problems["strays"] = ""
+        try:
+            found = self.api.labelled(self.label)
+        except PermanentBackendError as exc:
+            self.problems["strays"] = (
+                f"the policies labelled {self.label!r} could not be searched ({exc}): policies "
+                "pushdown wrote in a service it is no longer configured for are not checked"
+            )
+            return ()
+        return tuple(
+            p
+            for p in found
+            if str(p.get("service")) not in services and self.label in (p.get("policyLabels") or ())
+        )
+
+    def _preferred(self, policy: Json) -> tuple[bool, bool, int]:
+        """Of two policies on one resource set, the one pushdown writes in: a plain one
+        (enabled, normal priority), then one with pushdown's label, then the oldest."""
+        plain = policy.get("isEnabled", True) is not False and not int(policy.get("policyPriority") or 0)
+        return (not plain, self.label not in (policy.get("policyLabels") or ()), int(policy.get("id") or 0))
+
+    def _snapshot(
+        self,
+        versions: tuple[tuple[str, Any, Any], ...],
+        policies: dict[tuple[str, Any], Json],
+        roles: dict[str, Json],
+        deny: Mapping[str, bool],
+    ) -> RangerSnapshot:
+        ours = self.naming.ours
+        facts: set[Fact] = {f for p in policies.values() if (f := policy_fact(p, ours)) is not None}
+        facts |= {role_fact(r) for r in roles.values()}
+        return RangerSnapshot(
+            frozenset(facts),
+            fingerprint=digest(versions, deny),
+            policies=policies,
+            roles=roles,
+            services=frozenset(name for name, _, _ in versions if name),
+            deny=deny,
+            versions=versions,
+            voided=voided_databases(policies, self.naming.hive_service),
+            voiding=frozenset(
+                k for k, p in policies.items() if k[0] != self.naming.hive_service and voiding(p)
+            ),
+            overriding=overriding_policies(policies, self.naming.hive_service),
+        )
+
+    def _type_of(self, service: str) -> str:
+        n = self.naming
+        return {n.hive_service: "hive", n.hdfs_service: "hdfs", n.kafka_service: "kafka"}[service]
