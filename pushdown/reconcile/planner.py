@@ -8,6 +8,7 @@ from pushdown.model.state import Model
 from pushdown.reconcile.backend import Backend, Desired, Snapshot
 from pushdown.reconcile.plan import Plan, diff
 from pushdown.reconcile.scope import Resolved, Scope
+from pushdown.reconcile.settings import Settings
 
 
 def resolve(backend: Backend, model: Model, scope: Scope) -> Resolved:
@@ -51,11 +52,36 @@ def plan_on(
         notes=desired.notes,
         findings=snapshot.findings,
     )
+    if additive(backend):
+        plan = held_back(plan)
     # Only a full plan is guarded: it sees everything the backend manages, so its share is
     # of the whole; a scoped plan follows journalled model changes and must not stall them.
     guard = removal_guard(backend, plan, len(snapshot.facts)) if scope.full else None
     basis = {"fingerprint": snapshot.fingerprint}
     return replace(plan, guard=guard, basis=basis)
+
+
+#: ``adopt = "additive"`` (a backend setting): never revoke; ``"authoritative"`` (the default).
+ADOPT_MODES = ("authoritative", "additive")
+
+
+def additive(backend: Backend) -> bool:
+    """Whether the backend's setting ``adopt`` is ``"additive"`` (pgroles' adoption mode):
+    plans only add, so an imported estate can be taken over before pushdown may revoke."""
+    return Settings.of(backend.context).choice("adopt", "authoritative", ADOPT_MODES) == "additive"
+
+
+def held_back(plan: Plan) -> Plan:
+    """``plan`` without its removals and changes (a change can narrow): each becomes a
+    finding saying what switching the backend to ``adopt = "authoritative"`` would do."""
+    kept = tuple(op for op in plan.ops if op.action == "add")
+    back = tuple(
+        f'adopt = "additive": kept {op}; an authoritative apply would '
+        + ("revoke it" if op.action == "remove" else "replace it")
+        for op in plan.ops
+        if op.action != "add"
+    )
+    return replace(plan, ops=kept, findings=plan.findings + back)
 
 
 #: Defaults of the destructive-change guard (backend settings override them).
