@@ -39,6 +39,8 @@ class Proposal:
     shows: str = ""
     #: who gets ``role`` when the proposal creates it (a principal's own grants role)
     to: tuple[Principal, ...] = ()
+    #: the held facts it stands for (a refusal is their reason when they are left out)
+    facts: frozenset[Fact] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class Ownership:
     obj: ObjectRef
     user: str
     shows: str = ""
+    facts: frozenset[Fact] = frozenset()
 
 
 @dataclass
@@ -141,6 +144,7 @@ def adopt(estate: Estate) -> Adopted:
     model = _skeleton(estate)
     now = estate.compile(model)
     refused: list[str] = []
+    because: dict[Fact, str] = {}
     items: list[Proposal | Ownership] = [*estate.proposals, *estate.owners]
     for item in items:
         trial = _with(model, item)
@@ -150,6 +154,8 @@ def adopt(estate: Estate) -> Adopted:
             shown = ", ".join(sorted(estate.show(f) for f in extra)[:3])
             more = f" and {len(extra) - 3} more" if len(extra) > 3 else ""
             refused.append(f"not imported: {item.shows}: pushed back it would also grant {shown}{more}")
+            for fact in item.facts:
+                because.setdefault(fact, f"imported as {item.shows} it would also grant {shown}{more}")
             continue
         if got != now:  # one that adds nothing (said already by a wider one) is not kept
             model, now = trial, got
@@ -158,7 +164,7 @@ def adopt(estate: Estate) -> Adopted:
     kept = len(estate.held) - len(revoked)
     report = [f"{estate.backend}: {len(estate.held)} managed item(s) read, {kept} imported"]
     for fact in sorted(revoked, key=estate.show):
-        why = estate.why.get(fact, "no model privilege gives exactly this or less")
+        why = estate.why.get(fact) or because.get(fact) or "no model privilege gives exactly this or less"
         report.append(f"left out (an authoritative apply revokes it): {estate.show(fact)}: {why}")
     report += [f"left out (outside the fence; no sync changes it): {line}" for line in estate.outside]
     report += [f"finding (no sync changes it): {line}" for line in estate.findings]

@@ -39,6 +39,7 @@ from pushdown.reconcile.backend import (
     Snapshot,
     fingerprint,
 )
+from pushdown.reconcile.estate import Estate
 from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.reach import sole_catalog
 from pushdown.reconcile.scope import Resolved, Scope
@@ -315,6 +316,12 @@ class HiveBackend(Backend):
         if not taken & desired.facts:
             return desired
         return replace(desired, facts=desired.facts - taken)
+
+    def estate(self, model: Model) -> Estate:
+        """What the metastore holds, as model items (:mod:`pushdown_hive.estate`)."""
+        from pushdown_hive.estate import read_estate
+
+        return read_estate(self, model)
 
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
         """In the metastore's order: privileges and memberships revoked, roles dropped,

@@ -129,7 +129,10 @@ def _proposals(catalog: str, role: str, user: str, grants: list[Grant]) -> list[
                 where = f"`{db}`.*" if table is None else f"`{db}`.`{table}`"
                 shows = f"{model_privilege} for {', '.join(sorted(needs))} ON {where} of user {user}"
                 grants_ = (*gates, (target, (model_privilege,)))
-                out.append(Proposal(role, grants_, shows=shows, to=(Principal.user(user),)))
+                facts = frozenset(
+                    g for g in grants if (g.db == db or exact_db_name(g.db or "") == db) and g.table == table
+                )
+                out.append(Proposal(role, grants_, shows=shows, to=(Principal.user(user),), facts=facts))
     return out
 
 
