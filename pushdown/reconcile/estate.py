@@ -41,6 +41,8 @@ class Proposal:
     to: tuple[Principal, ...] = ()
     #: the held facts it stands for (a refusal is their reason when they are left out)
     facts: frozenset[Fact] = frozenset()
+    #: where it applies, as the backend's ``cuts`` names areas (a database, say)
+    area: str = ""
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,12 @@ class Estate:
     #: the read's findings (access paths no sync changes)
     findings: tuple[str, ...] = ()
     show: Callable[[Fact], str] = str
+    #: a fact's parts, each held or not on its own (default: the fact itself); a backend
+    #: whose fact is a bundle (a Ranger policy's items) splits it, so one item more is wider
+    parts: Callable[[Fact], Iterable[Fact]] = lambda fact: (fact,)
+    #: for a part that narrows (a deny item): the areas whose allows it may cut, when the
+    #: import cannot keep it (allow proposals there are then refused: never wider)
+    cuts: Callable[[Fact], frozenset[str]] = lambda part: frozenset()
 
 
 @dataclass
@@ -139,17 +147,40 @@ def _with(model: Model, item: Proposal | Ownership) -> Model:
     return trial
 
 
+def _split(estate: Estate, facts: Iterable[Fact]) -> frozenset[Fact]:
+    return frozenset(part for fact in facts for part in estate.parts(fact))
+
+
 def adopt(estate: Estate) -> Adopted:
-    """The widest model whose compile the server already holds, built proposal by proposal."""
+    """The widest model whose compile the server already holds, built proposal by proposal;
+    where a narrowing part (a deny item) cannot be kept, the allows it cuts are left out too."""
+    barred: frozenset[str] = frozenset()
+    while True:
+        adopted, lost_cuts = _adopt(estate, barred)
+        more = frozenset(area for part in lost_cuts for area in estate.cuts(part)) - barred
+        if not more:
+            return adopted
+        barred |= more
+
+
+def _adopt(estate: Estate, barred: frozenset[str]) -> tuple[Adopted, frozenset[Fact]]:
     model = _skeleton(estate)
-    now = estate.compile(model)
+    held = _split(estate, estate.held)
+    now = _split(estate, estate.compile(model))
     refused: list[str] = []
     because: dict[Fact, str] = {}
     items: list[Proposal | Ownership] = [*estate.proposals, *estate.owners]
     for item in items:
+        if isinstance(item, Proposal) and item.area in barred and item.condition is Condition.ALLOW:
+            refused.append(f"not imported: {item.shows}: a deny item that cuts it cannot be imported")
+            for fact in item.facts:
+                because.setdefault(fact, "a deny item that cuts it cannot be imported (never wider)")
+            continue
         trial = _with(model, item)
-        got = estate.compile(trial)
-        extra = got - estate.held
+        got = _split(estate, estate.compile(trial))
+        deny = isinstance(item, Proposal) and item.condition is Condition.DENY
+        # a deny proposal may cut more than the server does (narrower, said in the report)
+        extra = frozenset(p for p in got - held if not (deny and estate.cuts(p)))
         if extra:
             shown = ", ".join(sorted(estate.show(f) for f in extra)[:3])
             more = f" and {len(extra) - 3} more" if len(extra) > 3 else ""
@@ -157,23 +188,33 @@ def adopt(estate: Estate) -> Adopted:
             for fact in item.facts:
                 because.setdefault(fact, f"imported as {item.shows} it would also grant {shown}{more}")
             continue
-        if got != now:  # one that adds nothing (said already by a wider one) is not kept
+        if got != now or deny:  # an allow that adds nothing (a wider one said it) is not kept
             model, now = trial, got
-    revoked = frozenset(estate.held - now)
-    wider = now - estate.held  # the skeleton alone (no proposal adds any: checked above)
-    kept = len(estate.held) - len(revoked)
-    report = [f"{estate.backend}: {len(estate.held)} managed item(s) read, {kept} imported"]
+    lost = held - now
+    revoked = frozenset(f for f in estate.held if not set(estate.parts(f)) <= now)
+    lost_cuts = frozenset(part for part in lost if estate.cuts(part))
+    wider = now - held  # the skeleton alone (no proposal adds any: checked above)
+    report = [f"{estate.backend}: {len(held)} managed item(s) read, {len(held & now)} imported"]
+    default = "no model privilege gives exactly this or less"
     for fact in sorted(revoked, key=estate.show):
-        why = estate.why.get(fact) or because.get(fact) or "no model privilege gives exactly this or less"
-        report.append(f"left out (an authoritative apply revokes it): {estate.show(fact)}: {why}")
+        parts = set(estate.parts(fact))
+        for part in [fact] if parts == {fact} else sorted(parts - now, key=estate.show):
+            why = estate.why.get(part) or because.get(part) or default
+            if estate.cuts(part):
+                why += (
+                    "; WIDER once revoked: what other hands allow there is no longer cut by it "
+                    '(keep adopt = "additive" until it is moved out of pushdown\'s fence)'
+                )
+            report.append(f"left out (an authoritative apply revokes it): {estate.show(part)}: {why}")
     report += [f"left out (outside the fence; no sync changes it): {line}" for line in estate.outside]
     report += [f"finding (no sync changes it): {line}" for line in estate.findings]
     report += refused
-    report += [
-        f"error: the spec's principals alone would grant {estate.show(f)}"
-        for f in sorted(wider, key=estate.show)
-    ]
-    return Adopted(model, report, revoked, refused)
+    for part in sorted(wider, key=estate.show):
+        if estate.cuts(part):
+            report.append(f"narrower (an authoritative apply adds it): {estate.show(part)}")
+        else:
+            report.append(f"error: the spec's principals alone would grant {estate.show(part)}")
+    return Adopted(model, report, revoked, refused), lost_cuts
 
 
 def grants_role(name: str, taken: Iterable[str] = ()) -> str:

@@ -35,6 +35,7 @@ from pushdown.reconcile.backend import (
     Progress,
     Snapshot,
 )
+from pushdown.reconcile.estate import Estate
 from pushdown.reconcile.holdback import HoldBack
 from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.scope import Resolved, Scope
@@ -436,6 +437,12 @@ class RangerBackend(Backend):
         self, model: Model, scope: Resolved, snapshot: RangerSnapshot | None = None
     ) -> Callable[[Fact], bool]:
         return covering(self.focus(model, scope, snapshot), self.naming.hive_service)
+
+    def estate(self, model: Model) -> Estate:
+        """What Ranger holds, as model items (:mod:`pushdown_ranger.estate`)."""
+        from pushdown_ranger.estate import read_estate
+
+        return read_estate(self, model)
 
     def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
         assert isinstance(snapshot, RangerSnapshot)
