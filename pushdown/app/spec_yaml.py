@@ -29,7 +29,9 @@ class _SpecYAML(yaml.SafeLoader):
     def compose_node(self, parent: Node | None, index: int) -> Node | None:
         if self.check_event(yaml.AliasEvent):
             mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
-            raise _Refused(None, None, "aliases (*name) are not allowed in a spec; write the value out", mark)
+            raise _Refused(
+                None, None, "aliases (*name) are not allowed in a spec; write the value out", mark
+            )
         self.depth += 1
         try:
             if self.depth > MAX_DEPTH:
@@ -49,11 +51,9 @@ def compose(text: str, path: str) -> Node | None:
             loader.dispose()
     except yaml.reader.ReaderError as exc:
         line, column = text.count("\n", 0, exc.position) + 1, exc.position - text.rfind("\n", 0, exc.position)
-        problem = (
-            f"character U+{exc.character:04X} is not allowed in YAML"
-            if isinstance(exc.character, int)
-            else "a character YAML does not allow"
-        )
+        problem = f"character U+{exc.character:04X} is not allowed in YAML" if isinstance(
+            exc.character, int
+        ) else "a character YAML does not allow"
         raise SpecError([f"{path}:{line}:{column}: not valid YAML: {problem}"]) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)

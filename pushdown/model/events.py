@@ -21,6 +21,7 @@ from pushdown.model.securables import ObjectRef
 class Event:
     name: ClassVar[str] = "event"
 
+
     def to_json(self) -> str:
         fields = {f.name: _encode(getattr(self, f.name)) for f in dataclasses.fields(self)}
         return json.dumps({"name": self.name, **fields}, sort_keys=True, ensure_ascii=False)

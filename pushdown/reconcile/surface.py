@@ -92,3 +92,4 @@ def replace_in(doc: str, entries: Iterable[SurfaceEntry]) -> str:
     """``doc`` with the text between the surface markers replaced by the rendered table."""
     start, end = doc.index(BEGIN) + len(BEGIN), doc.index(END)
     return doc[:start] + "\n" + markdown(entries) + doc[end:]
+

@@ -43,7 +43,9 @@ UNPLACED_TYPES: tuple[str, ...] = ("VIEW", "COLUMN", "FUNCTION")
 
 _T = "tests/source/test_source_surface.py::"
 _N10 = "tests/source/test_follow.py::test_n10_a_deny_of_select_view_is_never_dropped"
-_N10_DB = "tests/source/test_source_deny_mariadb.py::test_n10_a_deny_of_select_view_keeps_the_view_unread_on_mariadb"
+_N10_DB = (
+    "tests/source/test_source_deny_mariadb.py::test_n10_a_deny_of_select_view_keeps_the_view_unread_on_mariadb"
+)
 _ADVERSARY = (
     "tests/source/test_source_adversary.py::test_the_source_adversary_draws_from_the_surface_and_never_widens"
 )
