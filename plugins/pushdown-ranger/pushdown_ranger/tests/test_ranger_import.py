@@ -149,4 +149,3 @@ def test_import_of_a_hand_made_ranger_estate_is_never_wider(ranger_standin: Stan
             text,
         )
     assert plan(backend, spec, Scope.everything()).empty
-    print(seed, adopted.report[0], sum(before), sum(after))
