@@ -24,7 +24,7 @@ from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.scope import Scope
 from pushdown_mysql.facts import Account, ColumnGrant, Grant, RoleGrant, exact_db_name
 from pushdown_mysql.findings import ANONYMOUS
-from pushdown_mysql.mapping import TABLE_OPERATIONS
+from pushdown_mysql.mapping import CREATE_TABLE_PRIVILEGE, TABLE_OPERATIONS
 
 if TYPE_CHECKING:
     from pushdown_mysql.backend import MySQLBackend
@@ -122,17 +122,22 @@ def _proposals(catalog: str, role: str, user: str, grants: list[Grant]) -> list[
         schema = ObjectRef.of("schema", (catalog, db))
         target = schema if table is None else ObjectRef.of("table", (catalog, db, table))
         gates = ((ObjectRef.of("catalog", (catalog,)), ("USE_CATALOG",)), (schema, ("USE_SCHEMA",)))
+        where = f"`{db}`.*" if table is None else f"`{db}`.`{table}`"
+        facts = frozenset(
+            g for g in grants if (g.db == db or exact_db_name(g.db or "") == db) and g.table == table
+        )
+        found: list[tuple[str, frozenset[str]]] = []
+        if table is None and CREATE_TABLE_PRIVILEGE in privileges:  # granted with create_on_database
+            found.append(("CREATE_TABLE", frozenset({CREATE_TABLE_PRIVILEGE})))
         for model_privilege, needs in _REVERSE:
             if table is None:
                 needs = needs - {"ALTER"}  # compiled per table (ALTER on `d`.* alters the database)
             if needs <= privileges:
-                where = f"`{db}`.*" if table is None else f"`{db}`.`{table}`"
-                shows = f"{model_privilege} for {', '.join(sorted(needs))} ON {where} of user {user}"
-                grants_ = (*gates, (target, (model_privilege,)))
-                facts = frozenset(
-                    g for g in grants if (g.db == db or exact_db_name(g.db or "") == db) and g.table == table
-                )
-                out.append(Proposal(role, grants_, shows=shows, to=(Principal.user(user),), facts=facts))
+                found.append((model_privilege, needs))
+        for model_privilege, needs in found:
+            shows = f"{model_privilege} for {', '.join(sorted(needs))} ON {where} of user {user}"
+            grants_ = (*gates, (target, (model_privilege,)))
+            out.append(Proposal(role, grants_, shows=shows, to=(Principal.user(user),), facts=facts))
     return out
 
 
@@ -154,6 +159,11 @@ def _why(fact: Fact, account: Account, managed: bool, facts: list[Fact]) -> str:
         return "a global privilege (*.*): pushdown never grants on *.*"
     if fact.table is None and exact_db_name(fact.db) is None:
         return "a wildcard database pattern: the model names each schema"
+    if fact.privilege == CREATE_TABLE_PRIVILEGE and fact.table is None:
+        return (
+            "CREATE on a database also lets its holder create the database once it is dropped: pushdown "
+            "grants it for the model's CREATE_TABLE only with create_on_database = true"
+        )
     if fact.privilege not in _READS | _WRITES:
         return f"no model privilege compiles to {fact.privilege} alone or less"
     if fact.table is not None and any(

@@ -78,7 +78,7 @@ def make_estate(server: LocalMariaDB, seed: int) -> list[str]:
         for _ in range(rng.randint(6, 12)):
             user, db, table = rng.choice(USERS), rng.choice(DATABASES), rng.choice(TABLES)
             on_db, on_table = f"{q(db)}.*", f"{q(db)}.{q(table)}"
-            kind = rng.randrange(11)
+            kind = rng.randrange(12)
             if kind == 0:
                 run(f"GRANT SELECT ON {on_db} TO {acct(user)}")
             elif kind == 1:
@@ -101,6 +101,8 @@ def make_estate(server: LocalMariaDB, seed: int) -> list[str]:
                 run(f"GRANT PROCESS ON *.* TO {acct(user)}")
             elif kind == 9:
                 run(f"GRANT imp_role TO {acct(user)}")
+            elif kind == 10:
+                run(f"GRANT CREATE, SELECT ON {on_db} TO {acct(user)}")
             else:
                 run(f"GRANT SELECT ON {on_table} TO {rng.choice(('PUBLIC', acct(USERS[0], '10.%'), OTHER))}")
     return done
@@ -134,12 +136,13 @@ def rows(backend: MySQLBackend) -> frozenset[object]:
     return frozenset(g for g in backend._read(None, None).grants if g.account.user != PUSHDOWN)
 
 
+@pytest.mark.parametrize("create_on_database", [False, True])
 @pytest.mark.parametrize("seed", range(1, 9))
 def test_import_of_a_hand_made_estate_is_never_wider_and_reports_what_it_leaves_out(
-    estate_server: LocalMariaDB, seed: int
+    estate_server: LocalMariaDB, seed: int, create_on_database: bool
 ) -> None:
     made = make_estate(estate_server, seed)
-    backend = backend_for(estate_server)
+    backend = backend_for(estate_server, create_on_database=create_on_database)
     try:
         adopted = adopt(backend.estate(bound()))
         text = estate_yaml(adopted, f"backend {BACKEND}")
@@ -158,7 +161,7 @@ def test_import_of_a_hand_made_estate_is_never_wider_and_reports_what_it_leaves_
         ]
         assert all(g.account.host == "%" for g in imported)
 
-        additive = backend_for(estate_server, adopt="additive")
+        additive = backend_for(estate_server, adopt="additive", create_on_database=create_on_database)
         try:
             held = plan(additive, spec, Scope.everything())
             assert held.empty and len(held.findings) >= len(removed)
