@@ -215,6 +215,12 @@ class Backend(abc.ABC):
         """Rebuild a fact of this backend from ``Fact.to_json`` (for saved plans)."""
         raise ConfigError(f"backend {self.name} ({self.kind}) cannot read saved plans")
 
+    def replaces(self, old: Fact, new: Fact) -> bool:
+        """Whether adding ``new`` needs ``old`` gone first (the server holds one of the two
+        at a time: a grant with and without its option, say). An additive plan, which
+        keeps ``old``, then holds back ``new`` too. Default: never."""
+        return False
+
     def estate(self, model: Model) -> Estate:
         """What the server holds, in the model's terms (:mod:`pushdown.reconcile.estate`),
         read by the same reader a sync uses; ``model`` binds the catalogs (the configured

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Backend, Desired, Snapshot
-from pushdown.reconcile.plan import Plan, diff
+from pushdown.reconcile.plan import Fact, Op, Plan, diff
 from pushdown.reconcile.scope import Resolved, Scope
 from pushdown.reconcile.settings import Settings
 
@@ -53,7 +54,7 @@ def plan_on(
         findings=snapshot.findings,
     )
     if additive(backend):
-        plan = held_back(plan)
+        plan = held_back(plan, backend.replaces)
     # Only a full plan is guarded: it sees everything the backend manages, so its share is
     # of the whole; a scoped plan follows journalled model changes and must not stall them.
     guard = removal_guard(backend, plan, len(snapshot.facts)) if scope.full else None
@@ -71,17 +72,26 @@ def additive(backend: Backend) -> bool:
     return Settings.of(backend.context).choice("adopt", "authoritative", ADOPT_MODES) == "additive"
 
 
-def held_back(plan: Plan) -> Plan:
+def held_back(plan: Plan, replaces: Callable[[Fact, Fact], bool] = lambda old, new: False) -> Plan:
     """``plan`` without its removals and changes (a change can narrow): each becomes a
-    finding saying what switching the backend to ``adopt = "authoritative"`` would do."""
-    kept = tuple(op for op in plan.ops if op.action == "add")
-    back = tuple(
+    finding saying what switching the backend to ``adopt = "authoritative"`` would do; an
+    addition that needs a kept fact gone first (``replaces``) is held back with it."""
+    kept_facts = [op.fact for op in plan.ops if op.action == "remove"]
+    back = [
         f'adopt = "additive": kept {op}; an authoritative apply would '
         + ("revoke it" if op.action == "remove" else "replace it")
         for op in plan.ops
         if op.action != "add"
-    )
-    return replace(plan, ops=kept, findings=plan.findings + back)
+    ]
+    kept: list[Op] = []
+    for op in plan.ops:
+        if op.action != "add":
+            continue
+        if any(replaces(old, op.fact) for old in kept_facts):
+            back.append(f'adopt = "additive": held back {op}: the server holds it otherwise (kept)')
+        else:
+            kept.append(op)
+    return replace(plan, ops=tuple(kept), findings=plan.findings + tuple(back))
 
 
 #: Defaults of the destructive-change guard (backend settings override them).

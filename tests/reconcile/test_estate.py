@@ -125,3 +125,12 @@ def test_a_backend_that_cannot_be_imported_from_says_so(
     assert result.exit_code == 1 and "no backend named 'nope' (configured: db)" in result.output
     result = CliRunner().invoke(main, ["import"])
     assert result.exit_code == 2 and "--dialect NAME FILE, or --backend NAME" in result.output
+
+
+def test_additive_holds_back_an_addition_that_needs_a_kept_fact_gone() -> None:
+    plan = Plan(
+        "b1", Scope.everything(), (add(F("select")), remove(F("select with option")), add(F("other")))
+    )
+    kept = held_back(plan, lambda old, new: old.text.startswith(new.text))  # type: ignore[attr-defined]
+    assert [str(op) for op in kept.ops] == ["+ other"]
+    assert 'adopt = "additive": held back + select: the server holds it otherwise (kept)' in kept.findings

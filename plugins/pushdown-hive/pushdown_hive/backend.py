@@ -317,6 +317,15 @@ class HiveBackend(Backend):
             return desired
         return replace(desired, facts=desired.facts - taken)
 
+    def replaces(self, old: Fact, new: Fact) -> bool:
+        """The metastore holds a privilege once, with or without its option (and a role's
+        membership once, with or without admin option)."""
+        if isinstance(old, HiveGrant) and isinstance(new, HiveGrant):
+            return bare_grant(old) == bare_grant(new)
+        if isinstance(old, HiveMember) and isinstance(new, HiveMember):
+            return (old.role, old.user) == (new.role, new.user)
+        return False
+
     def estate(self, model: Model) -> Estate:
         """What the metastore holds, as model items (:mod:`pushdown_hive.estate`)."""
         from pushdown_hive.estate import read_estate

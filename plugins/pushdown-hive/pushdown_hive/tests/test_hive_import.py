@@ -141,3 +141,30 @@ def test_import_of_a_hand_made_metastore_estate_is_never_wider(
     finally:
         backend.close()
         world.cleanup()
+
+
+def test_additive_keeps_a_grant_held_with_option_and_holds_back_its_plain_twin(hive_metastore: Any) -> None:
+    """The metastore holds a privilege once, with or without its option: an additive plan
+    that keeps the one with option cannot add the plain one, so holds it back too."""
+    world = World(hive_metastore)
+    db = world.schema("s")
+    world.table("s", "t")
+    world.user("ann")
+    gates = [("catalog c", "USE_CATALOG", "ALLOW"), (f"schema c.{db}", "USE_SCHEMA", "ALLOW")]
+    world.role("r", [*gates, (f"table c.{db}.t", "SELECT_TABLE", "ALLOW")], to=["ann"])
+    on = HiveObject.of_table(db, "t")
+    world.client.grant_privileges(
+        [Grant(on, "ann", PrincipalType.USER, "SELECT", grantor=world.grantor, grant_option=True)]
+    )
+    backend = world.backend(adopt="additive", roles=False)
+    try:
+        done, applied = reconcile(backend, world.model, Scope.everything())
+        assert done.empty and not applied
+        assert any("held back + SELECT ON TABLE" in f for f in done.findings), done.findings
+        held = world.client.list_privileges(on)
+        assert [(g.principal, g.privilege, g.grant_option) for g in held if g.principal == "ann"] == [
+            ("ann", "SELECT", True)
+        ]
+    finally:
+        backend.close()
+        world.cleanup()
