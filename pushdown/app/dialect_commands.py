@@ -121,6 +121,9 @@ def _import_backend(ctx: click.Context, name: str) -> None:
         adopted = adopt(backend.estate(ac.model))
     for line in adopted.report:
         click.echo(line, err=True)
+    if adopted.wider:
+        click.echo("error: the import would be wider than the server (see above); no spec written", err=True)
+        raise SystemExit(1)
     click.echo(estate_yaml(adopted, f"backend {name} ({backend.kind})"), nl=False)
 
 

@@ -94,6 +94,9 @@ class Adopted:
     revoked: frozenset[Fact]
     #: proposals and owners refused because, pushed back, they would grant more
     refused: list[str] = field(default_factory=list)
+    #: what the spec's principals alone would grant that the server does not hold (an
+    #: importer's error: the spec must not be used)
+    wider: frozenset[Fact] = frozenset()
 
 
 def _do(model: Model, events: Iterable[Event]) -> None:
@@ -214,7 +217,8 @@ def _adopt(estate: Estate, barred: frozenset[str]) -> tuple[Adopted, frozenset[F
             report.append(f"narrower (an authoritative apply adds it): {estate.show(part)}")
         else:
             report.append(f"error: the spec's principals alone would grant {estate.show(part)}")
-    return Adopted(model, report, revoked, refused), lost_cuts
+    widening = frozenset(p for p in wider if not estate.cuts(p))
+    return Adopted(model, report, revoked, refused, widening), lost_cuts
 
 
 def grants_role(name: str, taken: Iterable[str] = ()) -> str:

@@ -83,7 +83,7 @@ def test_a_proposal_kept_only_where_its_compile_is_held_and_every_omission_repor
         why={F("column x"): "a column grant"},
     )
     adopted = adopt(estate)
-    assert compile_(adopted.model) <= held  # never wider
+    assert compile_(adopted.model) <= held and not adopted.wider  # never wider
     assert adopted.revoked == {F("drop t2 ann"), F("column x")}
     assert "left out (an authoritative apply revokes it): column x: a column grant" in adopted.report
     assert any(
@@ -134,3 +134,13 @@ def test_additive_holds_back_an_addition_that_needs_a_kept_fact_gone() -> None:
     kept = held_back(plan, lambda old, new: old.text.startswith(new.text))  # type: ignore[attr-defined]
     assert [str(op) for op in kept.ops] == ["+ other"]
     assert 'adopt = "additive": held back + select: the server holds it otherwise (kept)' in kept.findings
+
+
+def test_principals_alone_granting_more_than_held_is_an_error_not_a_spec() -> None:
+    def member_is_a_grant(model: Model) -> frozenset[F]:
+        return frozenset(F(f"member {u}") for u in model.users)
+
+    estate = Estate("b1", frozenset(), member_is_a_grant, users={"ann"})
+    adopted = adopt(estate)
+    assert adopted.wider == {F("member ann")}
+    assert "error: the spec's principals alone would grant member ann" in adopted.report
