@@ -88,7 +88,13 @@ def read_estate(backend: MySQLBackend, model: Model) -> Estate:
     for account, facts in sorted(by_account.items()):
         name = users.get(account)
         for fact in facts:
-            estate.why[fact] = _why(fact, account, name is not None, facts)
+            if name is None and backend.manages(account, me):
+                estate.why[fact] = (
+                    "a managed account no model user maps to (pushdown_map_principal): the import "
+                    "names users by the account name without the prefix"
+                )
+            else:
+                estate.why[fact] = _why(fact, account, name is not None, facts)
         if name is not None:
             role = grants_role(name, taken)
             estate.proposals += _proposals(catalog, role, name, [f for f in facts if isinstance(f, Grant)])
