@@ -77,6 +77,8 @@ def make_estate(world: World, seed: int) -> list[str]:
         else:
             privileges = (rng.choice(PRIVILEGES),)
         if kind == 8:
+            if f"ROLE {role} TO {user}" in made:
+                continue  # the metastore refuses a second grant of the role
             c.grant_role(
                 role, user, PrincipalType.USER, grantor=world.grantor, grant_option=rng.random() < 0.3
             )
@@ -105,7 +107,7 @@ def privilege_sets(world: World, users: set[str]) -> dict[tuple[str, str, str | 
 
 
 @pytest.mark.parametrize("roles", [True, False])
-@pytest.mark.parametrize("seed", range(1, 5))
+@pytest.mark.parametrize("seed", range(1, 7))
 def test_import_of_a_hand_made_metastore_estate_is_never_wider(
     hive_metastore: Any, seed: int, roles: bool
 ) -> None:

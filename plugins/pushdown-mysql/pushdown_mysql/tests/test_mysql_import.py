@@ -137,7 +137,7 @@ def rows(backend: MySQLBackend) -> frozenset[object]:
 
 
 @pytest.mark.parametrize("create_on_database", [False, True])
-@pytest.mark.parametrize("seed", range(1, 9))
+@pytest.mark.parametrize("seed", range(1, 13))
 def test_import_of_a_hand_made_estate_is_never_wider_and_reports_what_it_leaves_out(
     estate_server: LocalMariaDB, seed: int, create_on_database: bool
 ) -> None:

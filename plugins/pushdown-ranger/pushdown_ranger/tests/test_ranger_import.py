@@ -106,7 +106,7 @@ def asks() -> list[tuple[str, dict[str, Any], str, str, list[str]]]:
     return out
 
 
-@pytest.mark.parametrize("seed", range(1, 11))
+@pytest.mark.parametrize("seed", range(1, 21))
 def test_import_of_a_hand_made_ranger_estate_is_never_wider(ranger_standin: Standin, seed: int) -> None:
     backend = backend_for(ranger_standin)
     made = make_estate(ranger_standin, seed)

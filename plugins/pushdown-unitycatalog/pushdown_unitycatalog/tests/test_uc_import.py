@@ -64,7 +64,7 @@ def says(w: World) -> set[tuple[str, str, str]]:
     return {t for u in USERS for t in w.server_says(u, HELD)}
 
 
-@pytest.mark.parametrize("seed", range(1, 7))
+@pytest.mark.parametrize("seed", range(1, 11))
 def test_import_of_a_hand_made_unity_catalog_estate_is_never_wider(uc_standin: Any, seed: int) -> None:
     w = World(uc_standin, Model(), "main", USERS)
     made = make_estate(w, seed)
