@@ -1,6 +1,6 @@
 """`pushdown import --backend` on a real Hive Metastore: random estates made by hand.
 
-For each estate (grants by the backend's grantor to users, managed roles, groups and
+For each estate (users with hostile names; grants by the backend's grantor to users, managed roles, groups and
 other roles; with and without grant option; on tables and databases; role memberships,
 with admin option too; ALL to users): the imported spec, planned against the same
 metastore, adds nothing and removes exactly what the import reported; after a full
@@ -28,7 +28,7 @@ from pushdown_hive.client import Grant, HiveObject, PrincipalType
 
 from .world import BACKEND, CATALOG, World
 
-USERS = ("ann", "bob", "cy")
+USERS = ("ann", "b`o'b", "c d")
 GROUPS = ("etl",)
 PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE")
 

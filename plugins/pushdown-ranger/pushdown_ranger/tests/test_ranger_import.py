@@ -1,6 +1,6 @@
 """`pushdown import --backend` on the Ranger stand-in: random estates made by hand.
 
-For each estate (pushdown's roles and per-user roles with users, a group, an admin; Hive
+For each estate (users with hostile names; pushdown's roles and per-user roles with users, a group, an admin; Hive
 policies on every table of a database, on tables and on databases, with allow and deny
 items, some disabled (the stand-in refuses validity schedules); other hands' roles and items): the
 imported spec, planned against the same stand-in, adds nothing and changes policies and
@@ -30,7 +30,7 @@ from pushdown_ranger.estate import parts
 
 from .world import backend_for
 
-USERS = ("ann", "bob", "cy", "dee")
+USERS = ("ann", "b`o'b", "c d", "dee")
 DATABASES = ("sales", "hr")
 TABLES = ("orders", "pay")
 ROLES = ("pd_readers", "pd_writers", "pdu_ann", "other")
