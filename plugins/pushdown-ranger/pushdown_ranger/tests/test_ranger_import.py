@@ -1,12 +1,14 @@
 """`pushdown import --backend` on the Ranger stand-in: random estates made by hand.
 
-For each estate (users with hostile names; pushdown's roles and per-user roles with users, a group, an admin; Hive
-policies on every table of a database, on tables and on databases, with allow and deny
-items, some disabled (the stand-in refuses validity schedules); other hands' roles and items): the
-imported spec, planned against the same stand-in, adds nothing and changes policies and
-roles only by what the import reported; after a full authoritative apply, Ranger's own
-policy engine (the Java judge, the stand-in held equal to it) allows no (user, access,
-resource) it did not allow before; with ``adopt = "additive"`` nothing changes.
+For each estate (users with hostile names; pushdown's roles and per-user roles with
+users, a group, an admin; Hive policies on every table of a database, on tables and on
+databases, with allow and deny items, some disabled (the stand-in refuses validity
+schedules); other hands' items): the imported spec, planned against the same stand-in,
+changes policies and roles only by what the import reported (revoked, or a narrower deny
+added); after a full authoritative apply, Ranger's own policy engine (the Java judge, the
+stand-in held equal to it) allows no (user, access, resource) it did not allow before,
+but where the report says a deny item it cannot keep widens; with ``adopt = "additive"``
+nothing is wider either.
 """
 
 from __future__ import annotations
