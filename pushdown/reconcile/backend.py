@@ -26,7 +26,7 @@ import abc
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pushdown.decide.engine import LOCAL, Engine
 from pushdown.errors import ConfigError
@@ -34,6 +34,9 @@ from pushdown.model.principals import Principal
 from pushdown.model.securables import LEAF_TYPES, METALAKE, ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.plan import Fact, Op, Plan, narrow_first
+
+if TYPE_CHECKING:
+    from pushdown.reconcile.estate import Estate
 from pushdown.reconcile.scope import Resolved, Scope
 from pushdown.reconcile.surface import SurfaceEntry
 
@@ -211,6 +214,18 @@ class Backend(abc.ABC):
     def fact_from_json(self, data: Mapping[str, Any]) -> Fact:
         """Rebuild a fact of this backend from ``Fact.to_json`` (for saved plans)."""
         raise ConfigError(f"backend {self.name} ({self.kind}) cannot read saved plans")
+
+    def replaces(self, old: Fact, new: Fact) -> bool:
+        """Whether adding ``new`` needs ``old`` gone first (the server holds one of the two
+        at a time: a grant with and without its option, say). An additive plan, which
+        keeps ``old``, then holds back ``new`` too. Default: never."""
+        return False
+
+    def estate(self, model: Model) -> Estate:
+        """What the server holds, in the model's terms (:mod:`pushdown.reconcile.estate`),
+        read by the same reader a sync uses; ``model`` binds the catalogs (the configured
+        store's). Optional: a backend without it cannot be imported from."""
+        raise ConfigError(f"backend {self.name} ({self.kind}) cannot import what its server holds")
 
     def close(self) -> None:  # noqa: B027 - optional: most backends hold nothing to release
         """Release connections. Called once when the core is done with the backend."""

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Backend, Desired, Snapshot
-from pushdown.reconcile.plan import Plan, diff
+from pushdown.reconcile.plan import Fact, Op, Plan, diff
 from pushdown.reconcile.scope import Resolved, Scope
+from pushdown.reconcile.settings import Settings
 
 
 def resolve(backend: Backend, model: Model, scope: Scope) -> Resolved:
@@ -51,11 +53,45 @@ def plan_on(
         notes=desired.notes,
         findings=snapshot.findings,
     )
+    if additive(backend):
+        plan = held_back(plan, backend.replaces)
     # Only a full plan is guarded: it sees everything the backend manages, so its share is
     # of the whole; a scoped plan follows journalled model changes and must not stall them.
     guard = removal_guard(backend, plan, len(snapshot.facts)) if scope.full else None
     basis = {"fingerprint": snapshot.fingerprint}
     return replace(plan, guard=guard, basis=basis)
+
+
+#: ``adopt = "additive"`` (a backend setting): never revoke; ``"authoritative"`` (the default).
+ADOPT_MODES = ("authoritative", "additive")
+
+
+def additive(backend: Backend) -> bool:
+    """Whether the backend's setting ``adopt`` is ``"additive"`` (pgroles' adoption mode):
+    plans only add, so an imported estate can be taken over before pushdown may revoke."""
+    return Settings.of(backend.context).choice("adopt", "authoritative", ADOPT_MODES) == "additive"
+
+
+def held_back(plan: Plan, replaces: Callable[[Fact, Fact], bool] = lambda old, new: False) -> Plan:
+    """``plan`` without its removals and changes (a change can narrow): each becomes a
+    finding saying what switching the backend to ``adopt = "authoritative"`` would do; an
+    addition that needs a kept fact gone first (``replaces``) is held back with it."""
+    kept_facts = [op.fact for op in plan.ops if op.action == "remove"]
+    back = [
+        f'adopt = "additive": kept {op}; an authoritative apply would '
+        + ("revoke it" if op.action == "remove" else "replace it")
+        for op in plan.ops
+        if op.action != "add"
+    ]
+    kept: list[Op] = []
+    for op in plan.ops:
+        if op.action != "add":
+            continue
+        if any(replaces(old, op.fact) for old in kept_facts):
+            back.append(f'adopt = "additive": held back {op}: the server holds it otherwise (kept)')
+        else:
+            kept.append(op)
+    return replace(plan, ops=tuple(kept), findings=plan.findings + tuple(back))
 
 
 #: Defaults of the destructive-change guard (backend settings override them).

@@ -39,6 +39,7 @@ from pushdown.reconcile.backend import (
     Snapshot,
     fingerprint,
 )
+from pushdown.reconcile.estate import Estate
 from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.reach import sole_catalog
 from pushdown.reconcile.scope import Resolved, Scope
@@ -315,6 +316,21 @@ class HiveBackend(Backend):
         if not taken & desired.facts:
             return desired
         return replace(desired, facts=desired.facts - taken)
+
+    def replaces(self, old: Fact, new: Fact) -> bool:
+        """The metastore holds a privilege once, with or without its option (and a role's
+        membership once, with or without admin option)."""
+        if isinstance(old, HiveGrant) and isinstance(new, HiveGrant):
+            return bare_grant(old) == bare_grant(new)
+        if isinstance(old, HiveMember) and isinstance(new, HiveMember):
+            return (old.role, old.user) == (new.role, new.user)
+        return False
+
+    def estate(self, model: Model) -> Estate:
+        """What the metastore holds, as model items (:mod:`pushdown_hive.estate`)."""
+        from pushdown_hive.estate import read_estate
+
+        return read_estate(self, model)
 
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
         """In the metastore's order: privileges and memberships revoked, roles dropped,

@@ -40,6 +40,7 @@ from pushdown.reconcile.backend import (
     Snapshot,
     fingerprint,
 )
+from pushdown.reconcile.estate import Estate
 from pushdown.reconcile.plan import Fact, Plan
 from pushdown.reconcile.reach import one_catalog
 from pushdown.reconcile.scope import Region, Resolved, Scope
@@ -173,6 +174,7 @@ class MySQLBackend(Backend):
         within = where.within()
         managed = frozenset(g for g in server.grants if self._governs(g, server) and within(g))
         beyond, stuck_findings = stuck(server, managed)
+
         def mine(a: Account) -> bool:
             return self.manages(a, server.me)
 
@@ -391,6 +393,12 @@ class MySQLBackend(Backend):
             return refusal(step.server, step.server.me, statement, code)
 
         return self.connection.translate(exc, doing, diagnose)
+
+    def estate(self, model: Model) -> Estate:
+        """What the server holds, as model items (:mod:`pushdown_mysql.estate`)."""
+        from pushdown_mysql.estate import read_estate
+
+        return read_estate(self, model)
 
     def close(self) -> None:
         self.connection.close()

@@ -31,6 +31,7 @@ from pushdown.reconcile.backend import (
     Capabilities,
     Desired,
 )
+from pushdown.reconcile.estate import Estate
 from pushdown.reconcile.identity import KeptIdentity
 from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.scope import Scope
@@ -137,6 +138,12 @@ class RangerBackend(Applying):
 
     def fact_from_json(self, data: Mapping[str, Any]) -> Fact:
         return fact_from_json(data)
+
+    def estate(self, model: Model) -> Estate:
+        """What Ranger holds, as model items (:mod:`pushdown_ranger.estate`)."""
+        from pushdown_ranger.estate import read_estate
+
+        return read_estate(self, model)
 
 
 def _overlap(naming: RangerNaming) -> bool:

@@ -35,6 +35,7 @@ from pushdown.reconcile.backend import (
     Snapshot,
     fingerprint,
 )
+from pushdown.reconcile.estate import Estate
 from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.scope import Resolved
 from pushdown.reconcile.settings import Settings
@@ -209,6 +210,12 @@ class UnityCatalogBackend(Backend):
             for name, owner in sorted(server.owners.items())
             if self.managed(owner) and wanted.get(name) != owner
         ]
+
+    def estate(self, model: Model) -> Estate:
+        """What the server holds, as model items (:mod:`pushdown_unitycatalog.estate`)."""
+        from pushdown_unitycatalog.estate import read_estate
+
+        return read_estate(self, model)
 
     def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
         assert isinstance(snapshot, UCSnapshot)

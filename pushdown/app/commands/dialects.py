@@ -19,9 +19,13 @@ def register(main: click.Group) -> None:
     @click.option(
         "--dialect",
         "dialect_name",
-        required=True,
         type=click.Choice(DIALECT_NAMES),
         help="The dialect of FILE's statements.",
+    )
+    @click.option(
+        "--backend",
+        "backend_name",
+        help="Read what this configured backend's server holds instead of a FILE.",
     )
     @click.option(
         "--group",
@@ -29,14 +33,29 @@ def register(main: click.Group) -> None:
         multiple=True,
         help="A principal of FILE that is a group, not a user (repeatable).",
     )
-    @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
-    def import_(dialect_name: str, groups: tuple[str, ...], file: str) -> None:
+    @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True), required=False)
+    @click.pass_context
+    def import_(
+        ctx: click.Context,
+        dialect_name: str | None,
+        backend_name: str | None,
+        groups: tuple[str, ...],
+        file: str | None,
+    ) -> None:
         """Read FILE's GRANT / DENY / REVOKE / ALTER … OWNER TO statements and print a spec.
 
         Never wider: what the model cannot say is left out and reported (on stderr and as
         comments at the top of the spec); a statement that cannot be read is an error
-        naming its line. `pushdown import --dialect unity-catalog grants.sql > spec.yaml`
+        naming its line. `pushdown import --dialect unity-catalog grants.sql > spec.yaml`;
+        `pushdown import --backend NAME > estate.yaml` reads a configured backend's server.
         """
+        if backend_name is not None:
+            if dialect_name is not None or file is not None or groups:
+                raise click.UsageError("--backend takes no --dialect, --group or FILE")
+            _import_backend(ctx, backend_name)
+            return
+        if dialect_name is None or file is None:
+            raise click.UsageError("give --dialect NAME FILE, or --backend NAME")
         from pushdown.dialects.importing import to_model
         from pushdown.dialects.registry import dialect_named
         from pushdown.dialects.spec_text import spec_yaml
@@ -85,6 +104,27 @@ def register(main: click.Group) -> None:
             click.echo(line)
 
     _explain_in_dialects(main)
+
+
+def _import_backend(ctx: click.Context, name: str) -> None:
+    """`pushdown import --backend NAME`: what the configured backend's server holds, as a spec
+    (:mod:`pushdown.reconcile.estate`); the report on stderr and atop the spec."""
+    from pushdown.app.commands import base as cli
+    from pushdown.reconcile.estate import adopt, estate_yaml
+
+    with cli._errors():
+        ac = cli._open(ctx, scratch=True)
+        backend = ac.backends.get(name)
+        if backend is None:
+            known = ", ".join(sorted(ac.backends)) or "none configured"
+            raise PushdownError(f"no backend named {name!r} (configured: {known})")
+        adopted = adopt(backend.estate(ac.model))
+    for line in adopted.report:
+        click.echo(line, err=True)
+    if adopted.wider:
+        click.echo("error: the import would be wider than the server (see above); no spec written", err=True)
+        raise SystemExit(1)
+    click.echo(estate_yaml(adopted, f"backend {name} ({backend.kind})"), nl=False)
 
 
 def _explain_in_dialects(main: click.Group) -> None:
