@@ -86,11 +86,13 @@ def plays(
     that leads to a metastore privilege there, or a grant the metastore holds there). A
     role bearing nothing on the roots carries nothing there before or after: its holders'
     decisions there do not depend on each other, so it is left out of play (a role held
-    by everyone with only USE gates does not put everyone in play)."""
+    by everyone with only USE gates does not put everyone in play, and a table created
+    recomputes the roles that may carry something on it, not every role)."""
     out = []
     for region in scope.regions:
-        if region.users is None:
-            out.append(Play(region, None))
+        if region.users is None:  # every user, on the roots: the roles bearing something there
+            bore = None if region.roots is None or bearing is None else frozenset(bearing(region.roots))
+            out.append(Play(region, bore))
             continue
         roles = {r for u in region.users for r in model.roles_of(u)}
         roles |= held_by(names_of(region.users))

@@ -243,3 +243,35 @@ def test_the_models_index_of_capitals_equals_a_rebuild_after_every_change() -> N
         held = (*model.objects, *model.by_object, *model.owners)
         want = {o for o in held if any(n != n.lower() for n in o.names[1:])}
         assert {o for objs in model.capitals.values() for o in objs} == want
+
+
+def table_created(scale: int) -> tuple[int, int]:
+    """Metastore calls and mappings of the scoped sync of a table created below the
+    schema: every user is decided on it, but only the roles that may carry something
+    there are read (none here: the roles' ALLOWs lead elsewhere, ``base`` has gates only)."""
+    mappings = 0
+
+    def mapper(p: Principal) -> str:
+        nonlocal mappings
+        mappings += 1
+        return p.name
+
+    model, ms = estate(scale)
+    context = BackendContext(
+        "hive1", {"grantor": "pushdown"}, map_principal=mapper, mapping_stable=lambda: True
+    )
+    hive = HiveBackend(context, metastore=ms)
+    reconcile(hive, model, Scope.everything())
+    mappings = 0
+    ms.dbs["crm"].add("fresh")
+    events = ch.create_object(model, ObjectRef.parse("table c.crm.fresh"))
+    _do(model, events)
+    before = len(ms.log)
+    reconcile(hive, model, scope_of(events[0]))
+    return len(ms.log) - before, mappings
+
+
+def test_a_table_created_reads_as_many_roles_in_an_estate_ten_times_larger() -> None:
+    small, large = table_created(1), table_created(10)
+    assert small == large and small[1] == 0, (small, large)
+    assert small[0] <= CALLS_BOUND, small
