@@ -210,6 +210,10 @@ class HiveBackend(Backend):
         roles = ServerRoles({})
         if self.role_fence is not None:
             roles = self._read_roles(in_play)
+            if roles.read is not None:  # of the others, only those the model no longer has count
+                cut = len(self.role_fence)
+                present = {n for n in roles.names() if n in roles.read or n[cut:] not in model.roles}
+                roles = replace(roles, present=frozenset(present))
         within = fact_scope(in_play, catalog, where, identity, self.role_fence, lambda r: r in model.roles)
         findings: list[str] = []
         globals_: set[HiveFact] = set()

@@ -17,6 +17,7 @@ operation (:mod:`pushdown_hive.mapping`):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
@@ -222,8 +223,14 @@ def in_play(model: Model, plays: tuple[Play, ...]) -> Iterable[str]:
 
 def role_twins(model: Model, prefix: str) -> frozenset[str]:
     """Model roles whose metastore names are one once case is folded (``R`` and ``r``)."""
+    return _twins(frozenset(model.roles), prefix)
+
+
+@functools.lru_cache(maxsize=4)
+def _twins(roles: frozenset[str], prefix: str) -> frozenset[str]:
+    """:func:`role_twins` of a set of roles, kept while the model's roles stay the same."""
     by_name: dict[str, set[str]] = {}
-    for role in model.roles:
+    for role in roles:
         by_name.setdefault((prefix + role).casefold(), set()).add(role)
     return frozenset(r for roles in by_name.values() if len(roles) > 1 for r in roles)
 
