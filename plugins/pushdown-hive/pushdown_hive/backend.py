@@ -203,7 +203,7 @@ class HiveBackend(Backend):
                 model,
                 self._held_by,
                 identity.names_of,
-                lambda roots: allowing(model, roots) | self._bearing(server, catalog, roots),
+                lambda roots: allowing(model, roots, catalog) | self._bearing(server, catalog, roots),
             )
         else:  # every managed role is unwanted: all of them in play, to be dropped
             in_play = tuple(Play(r, None) for r in scope.regions)

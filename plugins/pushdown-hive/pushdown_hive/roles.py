@@ -109,11 +109,14 @@ def plays(
 LEADING = frozenset().union(*LEADS_TO.values())
 
 
-def allowing(model: Model, roots: Iterable[ObjectRef]) -> set[str]:
-    """Roles with an ALLOW that leads to a metastore privilege on a root's path or below a
-    root (by key: the model's index of what carries a grant at or below each object)."""
+def allowing(model: Model, roots: Iterable[ObjectRef], catalog: str) -> set[str]:
+    """Roles with an ALLOW that leads to a metastore privilege on the path of a root in
+    ``catalog`` (or the metalake) or below it (by key: the model's index of what carries a
+    grant at or below each object); roots in other catalogs bear nothing here."""
     objects: set[ObjectRef] = set()
     for root in roots:
+        if root.type is not SecurableType.METALAKE and root.catalog != catalog:
+            continue
         objects.update(root.path)
         objects.update(model.marked_within(root))
     out: set[str] = set()

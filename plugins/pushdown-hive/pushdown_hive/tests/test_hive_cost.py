@@ -33,7 +33,7 @@ from pushdown_hive.facts import ROLE, USER, HiveGrant, HiveMember
 
 from .fake import FakeMetastore
 
-#: what a one-table change may cost, whatever the estate (measured 1 mapping, 4 objects
+#: what a one-table change may cost, whatever the estate (measured 1 mapping, 5 objects
 #: and 14 metastore calls; before the kept identity, the roles read only in play and the
 #: lookups by key: 10 mappings, 115 objects and 33 calls at scale 1; 100, 1,105 and 213
 #: at scale 10)
