@@ -17,7 +17,7 @@ from typing import Any
 from pushdown.model import events as ev
 from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.model.privileges import Condition, Privilege
-from pushdown.model.securables import ObjectRef
+from pushdown.model.securables import ObjectRef, SecurableType
 
 
 @dataclass(frozen=True, order=True)
@@ -62,6 +62,10 @@ class Model:
     #: object -> the objects at or below it that carry a grant or an owner (registered or
     #: not): a scoped compile finds them by key, never by a pass over every grant
     marks: dict[ObjectRef, set[ObjectRef]] = field(default_factory=dict)
+    #: schema spelled in lower case -> the objects at or below a schema of that name in any
+    #: case, registered or carrying a grant or an owner, whose names have capitals: where a
+    #: server folds names, the spellings it cannot tell apart are found by key
+    capitals: dict[ObjectRef, set[ObjectRef]] = field(default_factory=dict)
     #: bumped by every applied event; caches derived from the model key on it
     version: int = 0
 
@@ -122,7 +126,7 @@ class Model:
 
     def reindex(self) -> None:
         """Rebuild the derived indexes after ``objects``/``owners`` were filled directly."""
-        self.owned_by, self.kids, self.marks = {}, {}, {}
+        self.owned_by, self.kids, self.marks, self.capitals = {}, {}, {}, {}
         for obj in self.objects:
             self._link(obj)
         for obj, owner in self.owners.items():
@@ -130,8 +134,30 @@ class Model:
         for obj in (*self.by_object, *self.owners):
             self._remark(obj)
 
+    def _recase(self, obj: ObjectRef) -> None:
+        """Keep :attr:`capitals` right for ``obj`` after it was registered, dropped, or its
+        grants or owner changed."""
+        names = obj.names
+        if len(names) < 2 or all(n == n.lower() for n in names[1:]):
+            return
+        key = ObjectRef(SecurableType.SCHEMA, (names[0], names[1].lower()))
+        if obj in self.objects or obj in self.by_object or obj in self.owners:
+            self.capitals.setdefault(key, set()).add(obj)
+            return
+        spelled = self.capitals.get(key)
+        if spelled is not None:
+            spelled.discard(obj)
+            if not spelled:
+                del self.capitals[key]
+
+    def capitals_within(self, schema: ObjectRef) -> AbstractSet[ObjectRef]:
+        """The objects with capitals in their names (registered, granted or owned) at or
+        below any spelling of ``schema`` (given in lower case): by key, read only."""
+        return self.capitals.get(schema, _NONE)
+
     def _remark(self, obj: ObjectRef) -> None:
         """Keep :attr:`marks` right for ``obj`` after its grants or owner changed."""
+        self._recase(obj)
         if obj in self.by_object or obj in self.owners:
             for node in obj.path:
                 self.marks.setdefault(node, set()).add(obj)
@@ -144,11 +170,13 @@ class Model:
                     del self.marks[node]
 
     def _link(self, obj: ObjectRef) -> None:
+        self._recase(obj)
         parent = obj.parent
         if parent is not None:
             self.kids.setdefault(parent, set()).add(obj)
 
     def _unlink(self, obj: ObjectRef) -> None:
+        self._recase(obj)
         parent = obj.parent
         siblings = self.kids.get(parent) if parent is not None else None
         if siblings is not None:

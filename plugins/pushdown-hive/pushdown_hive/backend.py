@@ -42,7 +42,7 @@ from pushdown.reconcile.backend import (
 from pushdown.reconcile.estate import Estate
 from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.reach import sole_catalog
-from pushdown.reconcile.scope import Resolved, Scope
+from pushdown.reconcile.scope import Region, Resolved, Scope
 from pushdown.reconcile.settings import Settings
 from pushdown_hive.batches import BATCH, Sent, chunks, not_widening, refusal, send
 from pushdown_hive.compile import RoleSetup, compile_desired, mapped
@@ -58,7 +58,7 @@ from pushdown_hive.facts import (
     fact_from_json,
 )
 from pushdown_hive.hostile import Hostile, bare, owners_of
-from pushdown_hive.identity import Identity, identity_of
+from pushdown_hive.identity import Identity, KeptIdentity, kept_identity
 from pushdown_hive.mapping import BUILTIN_ROLES
 from pushdown_hive.metastore import Listed, Metastore, Other, Refused, Unreachable
 from pushdown_hive.readback import (
@@ -70,13 +70,15 @@ from pushdown_hive.readback import (
     foreign_findings,
     managed_facts,
     normalised,
+    object_of,
     ours,
     read_roles,
     read_server,
     role_facts,
+    roles_of_users,
     server_scope,
 )
-from pushdown_hive.roles import Play, ServerRoles, Triple, plays
+from pushdown_hive.roles import Play, ServerRoles, Triple, allowing, plays
 from pushdown_hive.surface import ENTRIES
 
 
@@ -86,6 +88,7 @@ class HiveSnapshot(Snapshot):
     where: ServerScope
     plays: tuple[Play, ...] = ()
     identity: Identity | None = None
+    roles: ServerRoles | None = None
 
 
 def _ops(plan: Plan, action: str, kind: type) -> list[Op]:
@@ -126,6 +129,10 @@ class HiveBackend(Backend):
         if not self.role_prefix or any(r.startswith(self.role_prefix.lower()) for r in BUILTIN_ROLES):
             self.role_fence = None
         self.naming = mapped(context.map_principal)
+        #: every user's metastore name, kept between syncs (a new backend, a new keeper)
+        self.kept = KeptIdentity(
+            self.naming, caseless=True, version=context.mapping_version, stable=context.mapping_stable
+        )
         self._ms = metastore
         #: Thrift calls made (reads and writes), for the benchmark and the tests
         self.calls = 0
@@ -188,14 +195,27 @@ class HiveBackend(Backend):
         # read (whatever the scope) and revoked, as the plan's note says
         where = server_scope(scope, catalog) if catalog is not None else ServerScope.everything()
         server = self._read(where)
-        roles = self._read_roles() if self.role_fence is not None else ServerRoles({})
-        identity = identity_of(model, self.naming)  # the whole model, never only the scope
+        # the whole model's names, kept between syncs (never only the scope's users)
+        identity = kept_identity(model, self.kept, scope)
         scope = identity.widened(scope)
-        if self.roles:
-            in_play = plays(scope, model, roles, self.role_prefix, identity.names_of)
+        if self.roles and catalog is not None:
+            in_play = plays(
+                scope,
+                model,
+                self._held_by,
+                identity.names_of,
+                lambda roots: allowing(model, roots, catalog) | self._bearing(server, catalog, roots),
+            )
         else:  # every managed role is unwanted: all of them in play, to be dropped
             in_play = tuple(Play(r, None) for r in scope.regions)
-        within = fact_scope(in_play, catalog, where, identity, self.role_fence)
+        roles = ServerRoles({})
+        if self.role_fence is not None:
+            roles = self._read_roles(in_play)
+            if roles.read is not None:  # of the others, only those the model no longer has count
+                cut = len(self.role_fence)
+                present = {n for n in roles.names() if n in roles.read or n[cut:] not in model.roles}
+                roles = replace(roles, present=frozenset(present))
+        within = fact_scope(in_play, catalog, where, identity, self.role_fence, lambda r: r in model.roles)
         findings: list[str] = []
         globals_: set[HiveFact] = set()
         if catalog is not None and not self.own_foreign:
@@ -226,6 +246,7 @@ class HiveBackend(Backend):
             where=where,
             plays=in_play,
             identity=identity,
+            roles=roles,
         )
 
     def _fenced(self, role: str) -> bool:
@@ -253,8 +274,8 @@ class HiveBackend(Backend):
                 )
             h.admin()
             h.server(self._own_global)
-            h.databases(server.databases, lambda db, owner: owners.get((db, None)) == bare(owner))
-            h.tables(server.tables, lambda db, t, owner: owners.get((db, t.lower())) == bare(owner))
+            h.databases(server.databases, lambda db, owner: owners(db, None, owner))
+            h.tables(server.tables, lambda db, t, owner: owners(db, t.lower(), owner))
         except Unreachable as exc:
             raise self._gone(exc, "reading hand-made state") from exc
         except Refused as exc:
@@ -266,9 +287,16 @@ class HiveBackend(Backend):
     def _own_global(self, g: Other) -> bool:
         return g.grantor == self.grantor and g.grantor_type == USER
 
-    def _read_roles(self) -> ServerRoles:
+    def _read_roles(
+        self, in_play: tuple[Play, ...] | None = None, only: frozenset[str] | None = None
+    ) -> ServerRoles:
+        """The managed roles; the members and nesting of those ``in_play`` (or ``only``,
+        prefixed names), of every one when a play takes every role."""
+        prefix = self.role_fence or self.role_prefix
+        if in_play is not None and all(p.roles is not None for p in in_play):
+            only = frozenset(prefix + r for p in in_play for r in p.roles or ())
         try:
-            roles, calls = read_roles(self.metastore, self.role_fence or self.role_prefix)
+            roles, calls = read_roles(self.metastore, prefix, only)
         except Unreachable as exc:
             raise self._gone(exc, "reading its roles") from exc
         except Refused as exc:
@@ -276,6 +304,32 @@ class HiveBackend(Backend):
         self.calls += calls
         self.rows += sum(len(m) for m in roles.members.values())
         return roles
+
+    def _held_by(self, names: frozenset[str]) -> set[str]:
+        """The model roles (without the prefix) the metastore says these users hold."""
+        if self.role_fence is None:
+            return set()
+        try:
+            held, calls = roles_of_users(self.metastore, self.role_fence, names)
+        except Unreachable as exc:
+            raise self._gone(exc, "reading its users' roles") from exc
+        self.calls += calls
+        return {r[len(self.role_fence) :] for rs in held.values() for r in rs}
+
+    def _bearing(self, server: ServerRead, catalog: str, roots: frozenset[ObjectRef]) -> set[str]:
+        """The model roles (without the prefix) whose managed role holds a grant, by this
+        backend, on an object read below ``roots``."""
+        if self.role_fence is None:
+            return set()
+        region = Region(None, roots)
+        return {
+            g.principal[len(self.role_fence) :]
+            for g in self._managed(server.listed)
+            if isinstance(g, HiveGrant)
+            and g.principal_type == ROLE
+            and g.principal.startswith(self.role_fence)
+            and region.covers(None, object_of(catalog, g))
+        }
 
     def _managed(self, listed: tuple[Listed, ...]) -> frozenset[HiveFact]:
         if self.own_foreign:
@@ -424,8 +478,8 @@ class HiveBackend(Backend):
             raise self._refused(exc, "reading back what it applied") from exc
         self.rows += len(listed)
         fresh |= set(self._managed(tuple(listed)))
-        if roles:
-            fresh |= role_facts(self._read_roles())
+        if roles:  # the roles the snapshot read, again
+            fresh |= role_facts(self._read_roles(only=snapshot.roles.read if snapshot.roles else None))
 
         def touches(fact: Fact) -> bool:
             if isinstance(fact, HiveRole | HiveMember | HiveHeld):

@@ -145,6 +145,10 @@ class ThriftMetastore:
         rows = self._do(lambda: self.client.get_role_grants_for_principal(role, PrincipalType.ROLE))
         return [r.role for r in rows]
 
+    def roles_held_by_user(self, user: str) -> list[str]:
+        rows = self._do(lambda: self.client.get_role_grants_for_principal(user, PrincipalType.USER))
+        return [r.role for r in rows]
+
     def revoke_role_from(self, role: str, principal_type: str, principal: str) -> None:
         self._do(lambda: self.client.revoke_role(role, principal, PrincipalType[principal_type]))
 

@@ -17,8 +17,8 @@ operation (:mod:`pushdown_hive.mapping`):
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable, Iterator
+import functools
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 from pushdown.decide.compiler import EntitlementCompiler
@@ -89,9 +89,11 @@ def compile_desired(
         "holders get per-user grants"
         for role in sorted(twins)
     }
-    if setup.enabled:
+    if setup.enabled:  # the roles in play (the others are left as they are)
         facts |= {
-            HiveRole(setup.prefix + r) for r in model.roles if r not in twins and holders(model, r, withheld)
+            HiveRole(setup.prefix + r)
+            for r in in_play(model, plays)
+            if r not in twins and holders(model, r, withheld)
         }
     for play in plays:
         region = play.region
@@ -154,14 +156,13 @@ def mixed_case(model: Model, catalog: str, plays: tuple[Play, ...]) -> dict[tupl
 
 
 def named(model: Model, catalog: str, dbs: set[str] | None) -> Iterator[ObjectRef]:
-    """The objects of ``catalog`` the model registers, grants on or gives an owner, in the
-    databases ``dbs`` (folded names; ``None``: every one)."""
-    for schema in model.children(ObjectRef(SecurableType.CATALOG, (catalog,))):
-        if dbs is None or schema.names[1].lower() in dbs:
-            yield from model.within(schema)
-    for obj in itertools.chain(model.by_object, model.owners):
-        if obj.catalog == catalog and len(obj.names) > 1 and (dbs is None or obj.names[1].lower() in dbs):
-            yield obj
+    """The objects of ``catalog`` with capitals in their names that the model registers,
+    grants on or gives an owner, in the databases ``dbs`` (folded names; ``None``: every
+    one): by key (:meth:`Model.capitals_within`), never a pass over the whole model."""
+    if dbs is None:
+        dbs = {k.names[1] for k in model.capitals if k.names[0] == catalog}
+    for db in sorted(dbs):
+        yield from model.capitals_within(ObjectRef(SecurableType.SCHEMA, (catalog, db)))
 
 
 def _blocked(fact: HiveGrant, cased: dict[tuple[str, ...], tuple[str, str]]) -> bool:
@@ -186,11 +187,11 @@ def _role_facts(
     users = set(per_user)
     for role in sorted({r for u in users for r in model.roles_of(u)} | set(play.roles or ())):
         name = setup.prefix + role
-        who = None if role in setup.twins else holders(model, role, withheld)
         if play.roles is not None and role not in play.roles:
-            through[role] = setup.held.get(name, set())  # its holders' decisions did not change
-            facts |= {HiveMember(name, naming(u)) for u in (who or set()) & users}
+            # its holders' decisions did not change; nor did its members (out of scope)
+            through[role] = setup.held.get(name, set())
             continue
+        who = None if role in setup.twins else holders(model, role, withheld)
         if who is None:
             notes.add(
                 f"role {role}: carries nothing in the metastore (a holder's name clashes, or the role's "
@@ -213,10 +214,23 @@ def _role_facts(
     return through
 
 
+def in_play(model: Model, plays: tuple[Play, ...]) -> Iterable[str]:
+    """The model roles some play recomputes (every role when one play takes them all)."""
+    if any(p.roles is None for p in plays):
+        return model.roles
+    return {r for p in plays for r in p.roles or () if r in model.roles}
+
+
 def role_twins(model: Model, prefix: str) -> frozenset[str]:
     """Model roles whose metastore names are one once case is folded (``R`` and ``r``)."""
+    return _twins(frozenset(model.roles), prefix)
+
+
+@functools.lru_cache(maxsize=4)
+def _twins(roles: frozenset[str], prefix: str) -> frozenset[str]:
+    """:func:`role_twins` of a set of roles, kept while the model's roles stay the same."""
     by_name: dict[str, set[str]] = {}
-    for role in model.roles:
+    for role in roles:
         by_name.setdefault((prefix + role).casefold(), set()).add(role)
     return frozenset(r for roles in by_name.values() if len(roles) > 1 for r in roles)
 

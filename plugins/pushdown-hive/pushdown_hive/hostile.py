@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from pushdown.model.securables import SecurableType
+from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown_hive.facts import GROUP, ROLE, USER, HiveGlobal
 from pushdown_hive.identity import Identity
@@ -40,18 +40,26 @@ def is_public(principal_type: str, name: str) -> bool:
     return principal_type == ROLE and bare(name) == "public"
 
 
-def owners_of(model: Model, catalog: str, identity: Identity) -> dict[tuple[str, str | None], str]:
-    """(database, table) -> the metastore name of the user the model makes its owner;
-    (database, None) for a schema's owner."""
-    out: dict[tuple[str, str | None], str] = {}
-    for obj, owner in model.owners.items():
-        if obj.type not in (SecurableType.SCHEMA, SecurableType.TABLE) or obj.names[0] != catalog:
-            continue
-        name = identity.name(owner)
-        if name is not None:
-            table = obj.names[2].lower() if obj.type is SecurableType.TABLE else None
-            out[(obj.names[1].lower(), table)] = bare(name)
-    return out
+def owners_of(model: Model, catalog: str, identity: Identity) -> Callable[[str, str | None, str], bool]:
+    """Whether the model makes the metastore user named so (compared as the metastore
+    does) the owner of database ``db`` (``table`` ``None``) or of its table: looked up by
+    key for the objects read, every spelling the metastore folds into them included."""
+
+    def owns(db: str, table: str | None, owner: str) -> bool:
+        schema = ObjectRef(SecurableType.SCHEMA, (catalog, db))
+        exact = schema if table is None else ObjectRef(SecurableType.TABLE, (catalog, db, table))
+        spellings = [exact]
+        for obj in model.capitals_within(schema):
+            if obj.type is exact.type and tuple(n.lower() for n in obj.names[1:]) == exact.names[1:]:
+                spellings.append(obj)
+        for obj in spellings:
+            user = model.owners.get(obj)
+            name = None if user is None else identity.name(user)
+            if name is not None and bare(name) == bare(owner):
+                return True
+        return False
+
+    return owns
 
 
 class Hostile:

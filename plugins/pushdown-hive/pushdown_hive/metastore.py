@@ -119,6 +119,10 @@ class Metastore(Protocol):
         """``get_role_grants_for_principal`` of a ROLE: the roles granted to ``role``."""
         ...
 
+    def roles_held_by_user(self, user: str) -> list[str]:
+        """``get_role_grants_for_principal`` of a USER: the roles granted to ``user``."""
+        ...
+
     def revoke_role_from(self, role: str, principal_type: str, principal: str) -> None:
         """``revoke_role`` from a principal of any type (a group, a role)."""
         ...

@@ -161,13 +161,16 @@ def fact_scope(
     where: ServerScope,
     identity: Identity,
     role_prefix: str | None,
+    modelled: Callable[[str], bool] = lambda role: True,
 ) -> Callable[[object], bool]:
     """Which facts a scope (its regions widened to the roles in play) covers: a user's
     grant on an object read, for a user the region names; a managed role's grant on an
-    object read, when the role is in play; a role's member, when the region names the
-    user and every object; a managed role itself, always (``role_prefix``: ``None``
-    when roles are not managed). Grants to groups and other roles (never wanted) count
-    wherever their object is read. Without a catalog, every fact read is covered.
+    object read, when the role is in play; a role's member, when the role is in play
+    (every role the region's users hold, in the model or on the metastore, is, where the
+    region covers every object); a managed role itself, when in play or when the model has
+    no such role (``modelled``; ``role_prefix``: ``None`` when roles are not managed).
+    Grants to groups and other roles (never wanted) count wherever their object is read.
+    Without a catalog, every fact read is covered.
 
     A user is named on the metastore as ``identity`` maps it, over the whole model: a
     region names the metastore users its users map to (removed users too), and a name
@@ -182,8 +185,15 @@ def fact_scope(
     def within(fact: object) -> bool:
         if catalog is None:
             return True  # no catalog names the backend: every fact it manages is unwanted
-        if isinstance(fact, HiveRole | HiveHeld):
-            return role_prefix is not None  # never wanted, read on every sync
+        if isinstance(fact, HiveHeld):
+            return role_prefix is not None  # never wanted, read with its role
+        if isinstance(fact, HiveRole):
+            if role_prefix is None:
+                return False
+            role = fact.name[len(role_prefix) :] if fact.name.startswith(role_prefix) else None
+            return (
+                role is None or not modelled(role) or any(p.roles is None or role in p.roles for p in plays)
+            )
         if isinstance(fact, HiveGlobal):
             return True  # never wanted, read on every sync
         if isinstance(fact, HiveMember):
@@ -191,11 +201,7 @@ def fact_scope(
             role = (
                 fact.role[len(role_prefix) :] if role_prefix and fact.role.startswith(role_prefix) else None
             )
-            return any(
-                (p.region.roots is None and names_user(i, fact.user))
-                or (role is not None and (p.roles is None or role in p.roles))
-                for i, p in enumerate(plays)
-            )
+            return role is not None and any(p.roles is None or role in p.roles for p in plays)
         if not isinstance(fact, HiveGrant) or not where.covers(fact.db, fact.table):
             return False
         obj = object_of(catalog, fact)
@@ -216,11 +222,14 @@ def fact_scope(
     return within
 
 
-def read_roles(ms: Metastore, prefix: str) -> tuple[ServerRoles, int]:
+def read_roles(ms: Metastore, prefix: str, only: frozenset[str] | None = None) -> tuple[ServerRoles, int]:
     """The managed roles (named with ``prefix``), their USER members, and the roles held
     where pushdown grants none (a managed role held by a group or a role, a role held by
-    a managed role): one call for the names, two per managed role."""
-    names = [n for n in ms.role_names() if n.startswith(prefix)]
+    a managed role): one call for the names, two per managed role read. ``only``: which
+    managed roles to read the members of (``None``: every one); the names are all listed
+    (a role the model no longer has is dropped by any sync)."""
+    present = frozenset(n for n in ms.role_names() if n.startswith(prefix))
+    names = sorted(present if only is None else present & only)
     held: dict[str, list[tuple[str, str, bool]]] = {}
     nested: set[tuple[str, str, str]] = set()
     for n in names:
@@ -234,12 +243,25 @@ def read_roles(ms: Metastore, prefix: str) -> tuple[ServerRoles, int]:
     members = {n: frozenset(name for kind, name, _ in rows if kind == USER) for n, rows in held.items()}
     admins = {(n, name) for n, rows in held.items() for kind, name, admin in rows if kind == USER and admin}
     nested |= {(n, kind, name) for n, rows in held.items() for kind, name, _ in rows if kind != USER}
-    return ServerRoles(members, frozenset(nested), frozenset(admins)), 1 + 2 * len(names)
+    present -= {n for n in names if n not in held}
+    return ServerRoles(members, frozenset(nested), frozenset(admins), present, only), 1 + 2 * len(names)
+
+
+def roles_of_users(ms: Metastore, prefix: str, users: Iterable[str]) -> tuple[dict[str, frozenset[str]], int]:
+    """The managed roles (prefixed names) each of ``users`` (metastore user names) holds:
+    one call per user."""
+    out: dict[str, frozenset[str]] = {}
+    for user in sorted(users):
+        try:
+            out[user] = frozenset(r for r in ms.roles_held_by_user(user) if r.startswith(prefix))
+        except Refused:
+            out[user] = frozenset()  # no such principal: it holds nothing
+    return out, len(out)
 
 
 def role_facts(server: ServerRoles) -> set[HiveFact]:
-    """The managed roles, their USER members (a membership WITH ADMIN OPTION is a fact
-    of its own, never wanted) and the roles nested by hand."""
-    out: set[HiveFact] = {HiveRole(n) for n in server.members}
+    """The managed roles, the USER members of those read (a membership WITH ADMIN OPTION
+    is a fact of its own, never wanted) and the roles nested by hand."""
+    out: set[HiveFact] = {HiveRole(n) for n in server.names()}
     out |= {HiveMember(n, u, (n, u) in server.admins) for n, users in server.members.items() for u in users}
     return out | {HiveHeld(*edge) for edge in server.nested}

@@ -53,6 +53,13 @@ class ServerRoles:
     nested: frozenset[tuple[str, str, str]] = frozenset()
     #: (role, user): memberships held WITH ADMIN OPTION (made by hand: pushdown never does)
     admins: frozenset[tuple[str, str]] = frozenset()
+    #: every managed role the metastore holds (``None``: those of ``members``)
+    present: frozenset[str] | None = None
+    #: the roles whose members and nesting were read (``None``: every one)
+    read: frozenset[str] | None = None
+
+    def names(self) -> frozenset[str]:
+        return frozenset(self.members) if self.present is None else self.present
 
 
 @dataclass(frozen=True)
@@ -67,27 +74,57 @@ class Play:
 def plays(
     scope: Resolved,
     model: Model,
-    server: ServerRoles,
-    prefix: str,
+    held_by: Callable[[frozenset[str]], set[str]],
     names_of: Callable[[Iterable[str]], frozenset[str]],
+    bearing: Callable[[frozenset[ObjectRef]], set[str]] | None = None,
 ) -> tuple[Play, ...]:
-    """Each region of ``scope`` with its roles in play and their holders added;
-    ``names_of``: the metastore user names of model users (removed ones too)."""
+    """Each region of ``scope`` with its roles in play and their holders added.
+
+    ``names_of``: the metastore user names of model users (removed ones too);
+    ``held_by``: the model roles (without the prefix) that the metastore says those names
+    hold; ``bearing``: the roles that may carry something on a region's roots (an ALLOW
+    that leads to a metastore privilege there, or a grant the metastore holds there). A
+    role bearing nothing on the roots carries nothing there before or after: its holders'
+    decisions there do not depend on each other, so it is left out of play (a role held
+    by everyone with only USE gates does not put everyone in play, and a table created
+    recomputes the roles that may carry something on it, not every role)."""
     out = []
     for region in scope.regions:
-        if region.users is None:
-            out.append(Play(region, None))
+        if region.users is None:  # every user, on the roots: the roles bearing something there
+            bore = None if region.roots is None or bearing is None else frozenset(bearing(region.roots))
+            out.append(Play(region, bore))
             continue
         roles = {r for u in region.users for r in model.roles_of(u)}
-        names = names_of(region.users)
-        for name, members in server.members.items():
-            if not names.isdisjoint(members):
-                roles.add(name[len(prefix) :])
+        roles |= held_by(names_of(region.users))
+        if region.roots is not None and bearing is not None:
+            roles &= bearing(region.roots)
         users = set(region.users)
         for role in roles:
             users |= model.holders_of(role) & model.users
         out.append(Play(Region(frozenset(users), region.roots), frozenset(roles)))
     return tuple(out)
+
+
+#: the model privileges that lead to some metastore privilege
+LEADING = frozenset().union(*LEADS_TO.values())
+
+
+def allowing(model: Model, roots: Iterable[ObjectRef], catalog: str) -> set[str]:
+    """Roles with an ALLOW that leads to a metastore privilege on the path of a root in
+    ``catalog`` (or the metalake) or below it (by key: the model's index of what carries a
+    grant at or below each object); roots in other catalogs bear nothing here."""
+    objects: set[ObjectRef] = set()
+    for root in roots:
+        if root.type is not SecurableType.METALAKE and root.catalog != catalog:
+            continue
+        objects.update(root.path)
+        objects.update(model.marked_within(root))
+    out: set[str] = set()
+    for obj in objects:
+        for privilege, by_condition in model.by_object.get(obj, {}).items():
+            if privilege in LEADING:
+                out |= by_condition.get(Condition.ALLOW, set())
+    return out
 
 
 def holders(model: Model, role: str, withheld: set[str]) -> set[str] | None:

@@ -27,15 +27,17 @@ import ipaddress
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from xml.sax.saxutils import escape
 
 from pushdown_lab.docker import docker_engine
+from pushdown_lab.maven import cache_dir
 
 LAUNCHER = "LoopbackMetastore"
 READY = "pushdown-metastore: listening on "
@@ -69,46 +71,46 @@ def java_tool(name: str) -> str:
     return found
 
 
-def cache_dir() -> Path:
-    base = os.environ.get("PUSHDOWN_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pushdown"
-    )
-    return Path(base)
-
-
-def launcher_classes(jars: Path) -> Path:
-    """The directory holding the compiled launcher; compiled on first use (about 3 s),
-    keyed by the launcher's source and the jars it was compiled against."""
-    source = importlib.resources.files("pushdown_lab").joinpath(f"java/{LAUNCHER}.java").read_bytes()
-    key = hashlib.sha256(source + "\n".join(sorted(p.name for p in jars.glob("*.jar"))).encode()).hexdigest()
-    target = cache_dir() / "hive-launcher" / key[:16]
-    if (target / f"{LAUNCHER}.class").is_file():
+def compiled(name: str, where: str, *, jars: Path | None = None, key: bytes = b"", what: str = "") -> Path:
+    """The directory holding ``java/<name>.java`` compiled with ``javac`` (against ``jars``,
+    when given), cached under ``cache_dir()/where`` by the source and ``key``; compiled on
+    first use (a few seconds). ``what`` names it in the error when ``javac`` fails."""
+    source = importlib.resources.files("pushdown_lab").joinpath(f"java/{name}.java").read_bytes()
+    target = cache_dir() / where / hashlib.sha256(source + key).hexdigest()[:16]
+    if (target / f"{name}.class").is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     build = Path(tempfile.mkdtemp(prefix="build-", dir=target.parent))
     try:
-        (build / f"{LAUNCHER}.java").write_bytes(source)
+        (build / f"{name}.java").write_bytes(source)
+        against = ["-cp", f"{jars}/*"] if jars is not None else []
         done = subprocess.run(  # noqa: S603 - fixed arguments, no shell
-            [
-                java_tool("javac"),
-                "-nowarn",
-                "-d",
-                str(build),
-                "-cp",
-                f"{jars}/*",
-                str(build / f"{LAUNCHER}.java"),
-            ],
+            [java_tool("javac"), "-nowarn", "-d", str(build), *against, str(build / f"{name}.java")],
             capture_output=True,
             text=True,
             check=False,
         )
         if done.returncode != 0:
-            raise MetastoreUnavailable(f"compiling the metastore launcher failed: {done.stderr[-2000:]}")
+            raise MetastoreUnavailable(f"compiling {what or name} failed: {done.stderr[-2000:]}")
         with contextlib.suppress(OSError):  # another process may have won the race: fine
             build.rename(target)
     finally:
         shutil.rmtree(build, ignore_errors=True)
     return target
+
+
+def launcher_classes(jars: Path) -> Path:
+    """The directory holding the compiled launcher; compiled on first use (about 3 s),
+    keyed by the launcher's source and the jars it was compiled against."""
+    names = "\n".join(sorted(p.name for p in jars.glob("*.jar"))).encode()
+    return compiled(LAUNCHER, "hive-launcher", jars=jars, key=names, what="the metastore launcher")
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port free on ``host`` now (IPv4 or IPv6)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
 
 
 def hive_site(workdir: Path) -> str:
@@ -219,28 +221,38 @@ class LocalMetastore:
             )
         self._wait_ready(timeout, offset)
 
+    #: what the errors call it, and how often :meth:`start` asks whether it serves
+    label = "the metastore"
+    poll = 0.05
+
+    def _serving(self, offset: int) -> bool:
+        """Whether it serves: the launcher's mark in the log written since ``offset`` (the
+        port it bound is taken from there)."""
+        with self.log.open("rb") as log:
+            log.seek(offset)
+            text = log.read().decode(errors="replace")
+        marks = [line for line in text.splitlines() if line.startswith(READY)]
+        if marks:
+            self.port = int(marks[-1].rsplit(":", 1)[1])
+        return bool(marks)
+
     def _wait_ready(self, timeout: float, offset: int) -> None:
         deadline = time.monotonic() + timeout
         while True:
             assert self.process is not None
-            with self.log.open("rb") as log:
-                log.seek(offset)
-                text = log.read().decode(errors="replace")
-            marks = [line for line in text.splitlines() if line.startswith(READY)]
-            if marks:
-                self.port = int(marks[-1].rsplit(":", 1)[1])
+            if self._serving(offset):
                 return
             if self.process.poll() is not None:
                 code = self.process.returncode
                 self._close_pipe()
                 self.process = None
-                raise MetastoreUnavailable(f"the metastore exited with {code} while starting:\n{self.tail()}")
+                raise MetastoreUnavailable(f"{self.label} exited with {code} while starting:\n{self.tail()}")
             if time.monotonic() > deadline:
                 self.kill()
                 raise MetastoreUnavailable(
-                    f"the metastore did not serve within {timeout:.0f}s:\n{self.tail()}"
+                    f"{self.label} did not serve within {timeout:.0f}s:\n{self.tail()}"
                 )
-            time.sleep(0.05)  # poll interval, not a fixed wait
+            time.sleep(self.poll)  # poll interval, not a fixed wait
 
     @property
     def running(self) -> bool:
@@ -285,15 +297,18 @@ class LocalMetastore:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
+Server = TypeVar("Server", bound=LocalMetastore)
+
+
 @contextlib.contextmanager
-def throwaway_metastore(
-    *, host: str = "127.0.0.1", parent: str | None = None, timeout: float = 120.0
-) -> Iterator[LocalMetastore]:
-    """A fresh metastore on ``host`` (loopback) and a free port; deleted afterwards."""
-    host = loopback(host)
-    workdir = Path(tempfile.mkdtemp(prefix="pushdown-hms-", dir=parent))
+def throwaway(
+    make: Callable[[Path], Server], prefix: str, parent: str | None, timeout: float
+) -> Iterator[Server]:
+    """The server ``make`` builds on a fresh temporary work directory (under ``parent``),
+    started; stopped and deleted afterwards (the directory too when ``make`` fails)."""
+    workdir = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
     try:
-        server = LocalMetastore(workdir, host=host)
+        server = make(workdir)
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)  # e.g. a pyspark without Hive jars
         raise
@@ -304,18 +319,22 @@ def throwaway_metastore(
         server.close()
 
 
+@contextlib.contextmanager
+def throwaway_metastore(
+    *, host: str = "127.0.0.1", parent: str | None = None, timeout: float = 120.0
+) -> Iterator[LocalMetastore]:
+    """A fresh metastore on ``host`` (loopback) and a free port; deleted afterwards."""
+    host = loopback(host)
+    with throwaway(
+        lambda workdir: LocalMetastore(workdir, host=host), "pushdown-hms-", parent, timeout
+    ) as hms:
+        yield hms
+
+
 # -- Hive 4 in a container (docker/compose.yaml's hive4-metastore), where Docker runs ------
 
 HIVE4_IMAGE = "apache/hive:4.0.1"
 NO_DOCKER = "no Docker engine answers"
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class ContainerMetastore:
@@ -326,7 +345,7 @@ class ContainerMetastore:
     def __init__(self, image: str = HIVE4_IMAGE) -> None:
         self.image = image
         self.host = "127.0.0.1"
-        self.port = _free_port()
+        self.port = free_port(self.host)
         self.container: Any = None
 
     @property

@@ -97,6 +97,10 @@ class FakeMetastore:
         self._call("get_role_grants_for_principal")
         return []  # the fake grants roles to users only
 
+    def roles_held_by_user(self, user: str) -> list[str]:
+        self._call("get_role_grants_for_principal")
+        return sorted(r for r, users in self.roles.items() if user in users)
+
     def revoke_role_from(self, role: str, principal_type: str, principal: str) -> None:
         self._call("revoke_role")
         raise Refused(f"Internal error processing revoke_role ({role}, {principal_type} {principal})")
