@@ -64,6 +64,8 @@ def errors(driver: WebDriver, refused: bool = False) -> list[str]:
 
 def open_object(driver: WebDriver, site: Site, ref: ObjectRef) -> dict[tuple[str, str], bool]:
     driver.get(f"{site.uri}/ui/object?name={quote(str(ref))}")
+    if driver.find_elements(By.ID, "enforcement-box"):  # the read back arrives on its own
+        WebDriverWait(driver, 20).until(lambda d: d.find_elements(By.ID, "enforcement"))
     cells = driver.find_elements(By.CSS_SELECTOR, "#who td[data-op]")
     out = {}
     for td in cells:

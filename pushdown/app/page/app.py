@@ -121,16 +121,15 @@ class Page:
         name = request.query_params.get("name", "")
         if not name:
             return self.html("object.html", me=reader.caller, admin=reader.admin, tab="object", view=None)
-        check = request.query_params.get("backends", "1") != "0"
-        model = reader.model
-        found = views.object_view(
-            reader,
-            name,
-            self.inventory(model),
-            _page(request),
-            views.enforcement(self.ac, model) if check else None,
-        )
+        found = views.object_view(reader, name, _page(request))
         return self.html("object.html", me=reader.caller, admin=reader.admin, tab="object", view=found)
+
+    def enforcement(self, request: Request, reader: views.Reader) -> Response:
+        """The object view's read back, asked apart (the page fetches it once shown): each
+        backend is read over the object's scope, which takes what the backend takes."""
+        ref = reader.obj(request.query_params.get("name", ""))  # the same rule as the view
+        rows = views.enforcement(self.ac, reader.model)(ref)
+        return self.html("enforcement.html", rows=rows)
 
     def principal(self, request: Request, reader: views.Reader) -> Response:
         name = request.query_params.get("name", "") or reader.caller
@@ -257,6 +256,7 @@ def build_page(ac: AccessControl, authenticate: Authenticate, simple: bool = Tru
         Route("/", page.view(page.index)),
         Route("/search", page.view(page.search)),
         Route("/object", page.view(page.object)),
+        Route("/enforcement", page.view(page.enforcement)),
         Route("/principal", page.view(page.principal)),
         Route("/matrix", page.view(page.matrix)),
         Route("/backends", page.view(page.backends)),

@@ -23,13 +23,13 @@ from typing import Any
 from pushdown.app.service import AccessControl
 from pushdown.app.service import status as backend_status
 from pushdown.app.service.history import describe
-from pushdown.decide.compiler import EntitlementCompiler, Entitlements
+from pushdown.decide.compiler import Entitlements
+from pushdown.decide.decider import Decider
 from pushdown.decide.engine import LOCAL
 from pushdown.decide.evaluator import Decision, Evaluator, operation_named
 from pushdown.decide.inventory import Inventory
 from pushdown.decide.listing import visible
 from pushdown.decide.requirements import OPERATIONS
-from pushdown.decide.views import OwnerView, View
 from pushdown.errors import ModelError, PushdownError
 from pushdown.model.privileges import Condition
 from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
@@ -158,100 +158,104 @@ class ObjectView:
     seconds: float
 
 
-def _compiled(
-    model: Model, ops: Sequence[str], inventory: Inventory, roots: Iterable[ObjectRef]
-) -> Entitlements:
-    return EntitlementCompiler(model, ops).compile(inventory, None, roots)
+def object_view(reader: Reader, name: str, page: int = 1) -> ObjectView:
+    """Who may do each operation on the object, and why.
 
-
-def object_view(
-    reader: Reader,
-    name: str,
-    inventory: Inventory,
-    page: int = 1,
-    enforcement: Callable[[ObjectRef], list[dict[str, Any]]] | None = None,
-) -> ObjectView:
+    The compiler's idea, scoped to one object: users decide alike when the grants their
+    roles hold on the object's path, what they own on it and their admin status are the
+    same, so one :class:`~pushdown.decide.decider.Decider` decides for each such class
+    (costing the grants on the path, not the users); the reasons
+    (:class:`~pushdown.report.reasons.Reasoner`, the report's) are read only for the
+    users on the page shown, with their own roles."""
     started = time.perf_counter()
     ref = reader.obj(name)
     model = reader.model
     ops = OPS_BY_TYPE.get(ref.type, ())
     shown = reader.users()
-    per_user: dict[str, dict[str, list[Reason]]] = {}
-    if ops:
-        ent = _compiled(model, ops, inventory, [ref])
-        part = ref.names[0]
-        for users, view in ent.classes.get(part, []):
-            mine = [u for u in users if u in shown]
-            if not mine:
-                continue
-            owners = ent.owners.get(part, {})
-            plain = [u for u in mine if u not in owners]
-            if plain:
-                found = _reasons(model, view, ref, ops, inventory)
-                if found:
-                    for u in plain:
-                        per_user[u] = found
-            for u in mine:
-                if u in owners:
-                    found = _reasons(model, owners[u], ref, ops, inventory)
-                    if found:
-                        per_user[u] = found
+    path = ref.path
+    # the grants on the path, per role; each holder's signature: the grants they hold there
+    role_grants: dict[str, set[tuple[ObjectRef, str, Condition]]] = {}
+    for node in path:
+        for privilege, conds in model.by_object.get(node, {}).items():
+            for cond, roles in conds.items():
+                for role in roles:
+                    role_grants.setdefault(role, set()).add((node, privilege.value, cond))
+    held: dict[str, set[str]] = {}
+    for role in role_grants:
+        for u in model.holders_of(role):
+            held.setdefault(u, set()).add(role)
+    owners = {model.owners[n]: n for n in path if n in model.owners}
+    owned_on: dict[str, list[ObjectRef]] = {}
+    for node in path:
+        who = model.owners.get(node)
+        if who is not None:
+            owned_on.setdefault(who, []).append(node)
+    del owners
+    admins = model.service_admins
+    classes: dict[tuple[frozenset[Any], frozenset[ObjectRef], bool], list[str]] = {}
+    for u in set(held) | set(owned_on) | (admins & model.users):
+        grants: set[Any] = set()
+        for role in held.get(u, ()):
+            grants |= role_grants[role]
+        key = (frozenset(grants), frozenset(owned_on.get(u, ())), u in admins)
+        classes.setdefault(key, []).append(u)
+    allowed_ops: dict[str, list[str]] = {}
+    for (_, owned, admin), users in classes.items():
+        decider = Decider(model, frozenset(held.get(users[0], ())), owned, admin)
+        got = [op for op in ops if decider.decide(op, ref)]
+        for u in users:
+            if u in shown:
+                allowed_ops[u] = got
+    nobody = Decider(model, frozenset(), (), False)
+    if any(nobody.decide(op, ref) for op in ops):  # a requirement that holds for every user
+        got = [op for op in ops if nobody.decide(op, ref)]
+        for u in shown:
+            allowed_ops.setdefault(u, got)
     denies = []
-    for node in ref.path:
-        for privilege, conds in sorted(model.by_object.get(node, {}).items(), key=lambda kv: kv[0].value):
-            for role in sorted(conds.get(Condition.DENY, ())):
+    deny_roles: dict[str, list[Reason]] = {}
+    for role in sorted(role_grants):
+        for node, privilege, cond in sorted(role_grants[role], key=lambda g: (g[0].names, g[1])):
+            if cond is Condition.DENY:
                 holders = sorted(u for u in model.holders_of(role) if u in shown)
                 if holders:
-                    denies.append((role, privilege.value, str(node), ", ".join(holders[:20])))
-                    for u in holders:  # a DENY that wins: shown on the user's row
-                        per_user.setdefault(u, {})
-    users = sorted(per_user)
+                    denies.append((role, privilege, str(node), ", ".join(holders[:20])))
+                    reason = Reason("deny", f"DENY {privilege} on {node} (role {role}) wins", role)
+                    deny_roles.setdefault(role, []).append(reason)
+    users = sorted(
+        u
+        for u in set(allowed_ops) | {h for r in deny_roles for h in model.holders_of(r) if h in shown}
+        if allowed_ops.get(u) or any(r in deny_roles for r in held.get(u, ()))
+    )
     pages = max(1, -(-len(users) // PAGE))
     page = min(max(page, 1), pages)
-    chosen = users[(page - 1) * PAGE : page * PAGE]
     rows = []
-    for u in chosen:
-        cells = dict(per_user[u])
-        held = model.roles_of(u)
-        mine = [
-            Reason("deny", f"DENY {privilege} on {on} (role {role}) wins", role)
-            for role, privilege, on, _ in denies
-            if role in held
-        ]
-        if mine:
-            for op in ops:
-                if op not in cells:
-                    cells[op] = mine
+    for u in users[(page - 1) * PAGE : page * PAGE]:
+        mine = frozenset(held.get(u, ()))
+        decider = Decider(model, mine, owned_on.get(u, ()), u in admins)
+        reasoner = Reasoner(decider)
+        how = model.roles_of(u)
+        cells: dict[str, list[Reason]] = {}
+        for op in ops:
+            found = [_reason(model, r, how) for r in reasoner.reasons(op, ref)]
+            if found:
+                cells[op] = found
+        wins = [r for role in sorted(mine) for r in deny_roles.get(role, ())]
+        for op in ops:
+            if op not in cells and wins:
+                cells[op] = wins
         rows.append((u, cells))
-    backends = enforcement(ref) if enforcement is not None else []
-    return ObjectView(
-        ref, ops, rows, len(users), page, pages, denies, backends, time.perf_counter() - started
-    )
+    return ObjectView(ref, ops, rows, len(users), page, pages, denies, [], time.perf_counter() - started)
 
 
-def _reasons(
-    model: Model, view: View, ref: ObjectRef, ops: Sequence[str], inventory: Inventory
-) -> dict[str, list[Reason]]:
-    if isinstance(view, OwnerView):
-        view = view.personal if view.region.has(ref) else view.shared
-    target = ref
-    if ref not in view.keys.nodes:
-        assert ref.parent is not None
-        target = inventory.generic(view.rep(ref.parent), ref.type)
-    reasoner = Reasoner(view.decider)
-    out: dict[str, list[Reason]] = {}
-    for op in ops:
-        found = [_reason(model, r) for r in reasoner.reasons(op, target)]
-        if found:
-            out[op] = found
-    return out
-
-
-def _reason(model: Model, reason: tuple[str, str | None, str | None, ObjectRef | None]) -> Reason:
+def _reason(
+    model: Model, reason: tuple[str, str | None, str | None, ObjectRef | None], how: dict[str, str]
+) -> Reason:
     kind, role, privilege, source = reason
     where = "" if source is None else (str(source) if source.names else f"metalake {model.metalake}")
     if kind == "grant":
-        return Reason(kind, f"role {role}: {privilege} on {where}", role)
+        through = how.get(role or "", "directly")
+        extra = "" if through == "directly" else f" ({through})"
+        return Reason(kind, f"role {role}{extra}: {privilege} on {where}", role)
     if kind == "owner":
         return Reason(kind, f"owner of {where}")
     return Reason(kind, kind)

@@ -36,3 +36,18 @@
     else if (e.key === "Escape") { list.replaceChildren(); chosen = -1; }
   });
 })();
+
+// The object view's read back: fetched once the view is shown (a backend takes its time).
+(function () {
+  const box = document.getElementById("enforcement-box");
+  if (!box) return;
+  box.textContent = "reading each backend back…";
+  fetch(box.dataset.src, { credentials: "same-origin" })
+    .then((answer) => (answer.ok ? answer.text() : Promise.reject(new Error(String(answer.status)))))
+    .then((html) => {
+      const doc = new DOMParser().parseFromString(html, "text/html");
+      const table = doc.getElementById("enforcement");
+      box.replaceChildren(table ? document.importNode(table, true) : document.createTextNode("no answer"));
+    })
+    .catch(() => { box.textContent = "the backends could not be read back"; });
+})();
