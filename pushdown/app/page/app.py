@@ -33,6 +33,7 @@ from pushdown.app.service import AccessControl
 from pushdown.decide.inventory import Inventory
 from pushdown.decide.requirements import OPERATIONS
 from pushdown.model.securables import SecurableType
+from pushdown.model.state import Model
 
 HERE = Path(__file__).parent
 COOKIE = "pushdown_ui"
@@ -55,13 +56,14 @@ class Page:
             trim_blocks=True,
         )
         self.env.filters["q"] = lambda v: quote(str(v), safe="")
-        self._inventory: tuple[int, Inventory] | None = None
+        self._inventory: tuple[tuple[int, int], Inventory] | None = None
 
-    def inventory(self, model: Any) -> Inventory:
-        key = id(model), model.version
+    def inventory(self, model: Model) -> Inventory:
+        """The objects' inventory, made once per model version."""
+        key = (id(model), model.version)
         if self._inventory is None or self._inventory[0] != key:
-            self._inventory = (key, Inventory.of(model.objects))  # type: ignore[assignment]
-        return self._inventory[1]  # type: ignore[index]
+            self._inventory = (key, Inventory.of(model.objects))
+        return self._inventory[1]
 
     # -- answers -----------------------------------------------------------------------
 
@@ -233,7 +235,8 @@ class Page:
 #: no framing, no sniffing, scripts and styles only from here
 HEADERS = {
     "Content-Security-Policy": (
-        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "frame-ancestors 'none'"
     ),
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "same-origin",

@@ -16,7 +16,7 @@ for, as the API would one by one.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -180,24 +180,26 @@ def object_view(reader: Reader, name: str, page: int = 1) -> ObjectView:
             for cond, roles in conds.items():
                 for role in roles:
                     role_grants.setdefault(role, set()).add((node, privilege.value, cond))
+    # roles with the same grants on the path decide alike: one signature each
+    signature: dict[str, frozenset[Any]] = {r: frozenset(g) for r, g in role_grants.items()}
     held: dict[str, set[str]] = {}
     for role in role_grants:
         for u in model.holders_of(role):
-            held.setdefault(u, set()).add(role)
-    owners = {model.owners[n]: n for n in path if n in model.owners}
+            into = held.get(u)
+            if into is None:
+                held[u] = {role}
+            else:
+                into.add(role)
     owned_on: dict[str, list[ObjectRef]] = {}
     for node in path:
         who = model.owners.get(node)
         if who is not None:
             owned_on.setdefault(who, []).append(node)
-    del owners
     admins = model.service_admins
     classes: dict[tuple[frozenset[Any], frozenset[ObjectRef], bool], list[str]] = {}
     for u in set(held) | set(owned_on) | (admins & model.users):
-        grants: set[Any] = set()
-        for role in held.get(u, ()):
-            grants |= role_grants[role]
-        key = (frozenset(grants), frozenset(owned_on.get(u, ())), u in admins)
+        sigs = frozenset(signature[r] for r in held.get(u, ()))
+        key = (sigs, frozenset(owned_on.get(u, ())), u in admins)
         classes.setdefault(key, []).append(u)
     allowed_ops: dict[str, list[str]] = {}
     for (_, owned, admin), users in classes.items():
@@ -211,15 +213,15 @@ def object_view(reader: Reader, name: str, page: int = 1) -> ObjectView:
         got = [op for op in ops if nobody.decide(op, ref)]
         for u in shown:
             allowed_ops.setdefault(u, got)
-    denies = []
+    denies: list[tuple[str, str, str, str]] = []
     deny_roles: dict[str, list[Reason]] = {}
     for role in sorted(role_grants):
-        for node, privilege, cond in sorted(role_grants[role], key=lambda g: (g[0].names, g[1])):
+        for node, denied, cond in sorted(role_grants[role], key=lambda g: (g[0].names, g[1])):
             if cond is Condition.DENY:
                 holders = sorted(u for u in model.holders_of(role) if u in shown)
                 if holders:
-                    denies.append((role, privilege, str(node), ", ".join(holders[:20])))
-                    reason = Reason("deny", f"DENY {privilege} on {node} (role {role}) wins", role)
+                    denies.append((role, denied, str(node), ", ".join(holders[:20])))
+                    reason = Reason("deny", f"DENY {denied} on {node} (role {role}) wins", role)
                     deny_roles.setdefault(role, []).append(reason)
     users = sorted(
         u
@@ -303,10 +305,12 @@ def principal_view(reader: Reader, name: str, inventory: Inventory, page: int = 
     model = reader.model
     lines: list[tuple[str, str, str, str]] = []  # catalog, object, operation, reason
     loads: dict[tuple[str, str], bool] = {}
-    for part in local_rows(model, PAGE_OPS, inventory, compiler=_OneUser(user)):  # type: ignore[arg-type]
+    for part in local_rows(model, PAGE_OPS, inventory, compiler=_OneUser(user)):
         for batch in part.batches:
             for row in batch:
                 catalog, _, obj, kind, op, reason, role, privilege, source, stype, _via, group = row
+                if catalog is None or obj is None or kind is None or op is None:
+                    continue
                 if user != reader.caller:  # another's: only what the caller may load
                     seen = loads.get((kind, obj))
                     if seen is None:
@@ -319,7 +323,7 @@ def principal_view(reader: Reader, name: str, inventory: Inventory, page: int = 
                 elif reason == "owner":
                     how = f"owner of {stype} {source}"
                 else:
-                    how = reason
+                    how = str(reason)
                 lines.append((catalog, f"{kind} {obj}", op, how))
     objects = sorted({(c, o) for c, o, _, _ in lines})
     pages = max(1, -(-len(objects) // PAGE))
@@ -522,10 +526,10 @@ def backends_view(reader: Reader, with_plan: bool) -> list[dict[str, Any]]:
         return []
     ac = reader.ac
     out = []
-    plans: dict[str, Any] = {}
+    plans: dict[str, Any] = {}  # backend -> its SyncResult
     if with_plan:
-        for result in ac.sync(full=False, dry_run=True):
-            plans[result.backend] = result
+        for done in ac.sync(full=False, dry_run=True):
+            plans[done.backend] = done
     model = reader.model
     for st in backend_status.statuses(ac.store, ac.backends):
         backend = ac.backends.get(st.backend)
@@ -541,7 +545,7 @@ def backends_view(reader: Reader, with_plan: bool) -> list[dict[str, Any]]:
             "findings": st.findings,
             "failing": st.failing,
         }
-        result = plans.get(st.backend)
+        result: Any = plans.get(st.backend)
         if result is not None:
             if result.error is not None:
                 row["plan"] = f"ERROR {result.error}"
