@@ -25,6 +25,7 @@ def available() -> str | None:
 
 def chromium(width: int = 1280, height: int = 900) -> webdriver.Chrome:
     os.environ.setdefault("SE_AVOID_STATS", "true")
+    os.environ.setdefault("SE_OFFLINE", "true")  # Selenium's manager may not fetch anything
     options = Options()
     options.binary_location = str(CHROMIUM)
     for arg in (

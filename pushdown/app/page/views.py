@@ -15,6 +15,7 @@ for, as the API would one by one.
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -121,12 +122,11 @@ class Reader:
         needle = text.strip().lower()
         if not needle:
             return []
-        found: list[str] = []
-        for ref in sorted((o for o in self.model.objects if needle in o.name.lower()), key=_names):
-            if self.may_load(ref):
-                found.append(str(ref))
-                if len(found) >= limit:
-                    break
+        matches = [o for o in self.model.objects if needle in o.name.lower()]
+        first = heapq.nsmallest(limit * 10, matches, key=_names)  # most callers see most of them
+        found = [str(ref) for ref in first if self.may_load(ref)][:limit]
+        if len(found) < limit and len(first) < len(matches):
+            found = [str(ref) for ref in sorted(matches, key=_names) if self.may_load(ref)][:limit]
         return found
 
     def search_users(self, text: str, limit: int = 20) -> list[str]:
