@@ -239,6 +239,16 @@ def test_random_estate_object_views_equal_the_evaluator_and_hide_the_rest(
         assert {k for k, v in shown.items() if v} == set(expected_object(rand, ref, set(model.users))), ref
         assert driver.find_element(By.CSS_SELECTOR, "#enforcement .state").text == "not enforced"
     ev = Evaluator(model)
+    for user in sorted(model.users)[:8]:  # the principal view, as the owner sees it
+        driver.get(f"{rand.uri}/ui/principal?name={quote(user)}")
+        rows = driver.find_elements(By.CSS_SELECTOR, "table.may tr[data-object]")
+        shown_pairs = {(r.get_attribute("data-object"), r.get_attribute("data-op")) for r in rows}
+        assert shown_pairs == {
+            (str(o), op)
+            for o in model.objects
+            for op in OPS_BY_TYPE.get(o.type, ())
+            if ev.authorize(user, op, o, explain=False).allowed
+        }, user
     user = "u3"
     sign_in(driver, rand.uri, user)
     driver.get(f"{rand.uri}/ui/object?name={quote('table c1.s1.nosuch')}")

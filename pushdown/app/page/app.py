@@ -8,6 +8,8 @@ or the same header kept in a cookie by the sign-in form (a user name for ``simpl
 token for ``oauth``). The page reads; it changes nothing. Every route authenticates
 before it looks anything up, and an object or user the caller may not see is answered
 like one that does not exist (404, the same page).
+
+Longer than ~250 lines: every route of the page, with the sign-in, in one place.
 """
 
 from __future__ import annotations
