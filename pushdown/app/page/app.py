@@ -220,9 +220,16 @@ class Page:
                 who = None
             if who is not None and header is not None:
                 nxt = form.get("next", "")
-                target = nxt if nxt.startswith("/") and not nxt.startswith("//") else "./"
-                answer = RedirectResponse(target, 303)
-                answer.set_cookie(COOKIE, header, httponly=True, samesite="strict", path="/")
+                local = nxt.startswith("/") and not nxt.startswith("//") and "\\" not in nxt
+                answer = RedirectResponse(nxt if local else "./", 303)  # back to this site only
+                answer.set_cookie(
+                    COOKIE,
+                    header,
+                    httponly=True,
+                    samesite="strict",
+                    path="/",
+                    secure=request.url.scheme == "https",
+                )
                 return answer
             message = "not signed in: the name or the token was refused"
         nxt = request.query_params.get("next", "")
