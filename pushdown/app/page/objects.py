@@ -58,75 +58,72 @@ def object_view(reader: Reader, name: str, page: int = 1) -> ObjectView:
     ops = OPS_BY_TYPE.get(ref.type, ())
     shown = reader.users()
     path = ref.path
-    # the grants on the path, per role; each holder's signature: the grants they hold there
-    role_grants: dict[str, set[tuple[ObjectRef, str, Condition]]] = {}
-    for node in path:
-        for privilege, conds in model.by_object.get(node, {}).items():
-            for cond, roles in conds.items():
-                for role in roles:
-                    role_grants.setdefault(role, set()).add((node, privilege.value, cond))
-    # roles with the same grants on the path decide alike: one signature each, and a
-    # user's class is the signatures they hold (one role per signature stands for them)
-    sig_of: dict[frozenset[Any], int] = {}
-    roles_by_sig: list[list[str]] = []
-    for role, grants in role_grants.items():
-        i = sig_of.setdefault(frozenset(grants), len(sig_of))
-        if i == len(roles_by_sig):
-            roles_by_sig.append([])
-        roles_by_sig[i].append(role)
-    denying = {i for sig, i in sig_of.items() if any(g[2] is Condition.DENY for g in sig)}
-    user_sigs: dict[str, set[int]] = {}
-    for i, alike in enumerate(roles_by_sig):
-        held_by: set[str] = set()
-        for role in alike:
-            held_by.update(model.role_users.get(role, ()))
+    # The grants on the path: (node, privilege, condition, the roles holding it).
+    entries = [
+        (node, privilege.value, cond, roles)
+        for node in path
+        for privilege, conds in model.by_object.get(node, {}).items()
+        for cond, roles in conds.items()
+        if roles
+    ]
+    on_path: set[str] = set().union(*(e[3] for e in entries)) if entries else set()
+    # Roles holding the same grants there decide alike: split them by each grant's holders
+    # (set operations, a few per grant on the path, whatever the number of roles).
+    parts = [on_path] if on_path else []
+    for entry in entries:
+        parts = [p for g in parts for p in (g & entry[3], g - entry[3]) if p]
+    denying = {
+        i for i, part in enumerate(parts) if any(e[2] is Condition.DENY and part <= e[3] for e in entries)
+    }
+    held_by: list[set[str]] = []
+    for part in parts:
+        holders: set[str] = set()
+        for role in part:
+            holders.update(model.role_users.get(role, ()))
             for group in model.role_groups.get(role, ()):
-                held_by.update(model.groups.get(group, ()))
-        for u in held_by:
-            into = user_sigs.get(u)
-            if into is None:
-                user_sigs[u] = {i}
-            else:
-                into.add(i)
+                holders.update(model.groups.get(group, ()))
+        held_by.append(holders & shown)
+    # Users holding the same parts decide alike: split them the same way. The owners of
+    # something on the path and the service admins are decided one by one.
     owned_on: dict[str, list[ObjectRef]] = {}
     for node in path:
         who = model.owners.get(node)
         if who is not None:
             owned_on.setdefault(who, []).append(node)
     admins = model.service_admins
-    classes: dict[tuple[frozenset[int], frozenset[ObjectRef], bool], list[str]] = {}
-    nothing: frozenset[int] = frozenset()
-    for u in set(user_sigs) | set(owned_on) | (admins & model.users):
-        if u not in shown:
-            continue
-        key = (frozenset(user_sigs.get(u, nothing)), frozenset(owned_on.get(u, ())), u in admins)
-        classes.setdefault(key, []).append(u)
+    singles = (set(owned_on) | (admins & model.users)) & shown
+    crowd = [set().union(*held_by) - singles] if held_by else []
+    for holders in held_by:
+        crowd = [p for g in crowd for p in (g & holders, g - holders) if p]
+    alike = [(c, next(iter(c))) for c in crowd] + [({u}, u) for u in singles]
     listed: set[str] = set()
-    for (sigs, owned, admin), users in classes.items():
-        stand_in = frozenset(roles_by_sig[i][0] for i in sigs)
-        decider = Decider(model, stand_in, owned, admin)
-        if any(decider.decide(op, ref) for op in ops) or not denying.isdisjoint(sigs):
-            listed.update(users)
+    for those, one in alike:
+        theirs = [i for i, h in enumerate(held_by) if one in h]
+        stand_in = frozenset(next(iter(parts[i])) for i in theirs)
+        decider = Decider(model, stand_in, owned_on.get(one, ()), one in admins)
+        if any(decider.decide(op, ref) for op in ops) or not denying.isdisjoint(theirs):
+            listed |= those
     nobody = Decider(model, frozenset(), (), False)
     if any(nobody.decide(op, ref) for op in ops):  # a requirement that holds for every user
         listed.update(shown)
     denies: list[tuple[str, str, str, str]] = []
     deny_roles: dict[str, list[Reason]] = {}
-    for role in sorted(role_grants):
-        for node, denied, cond in sorted(role_grants[role], key=lambda g: (g[0].names, g[1])):
-            if cond is Condition.DENY:
-                shown_holders = sorted(u for u in model.holders_of(role) if u in shown)
-                if shown_holders:
-                    denies.append((role, denied, str(node), ", ".join(shown_holders[:20])))
-                    reason = Reason("deny", f"DENY {denied} on {node} (role {role}) wins", role)
-                    deny_roles.setdefault(role, []).append(reason)
+    for node, denied, cond, roles in entries:
+        if cond is not Condition.DENY:
+            continue
+        for role in sorted(roles):
+            shown_holders = sorted(u for u in model.holders_of(role) if u in shown)
+            if shown_holders:
+                denies.append((role, denied, str(node), ", ".join(shown_holders[:20])))
+                reason = Reason("deny", f"DENY {denied} on {node} (role {role}) wins", role)
+                deny_roles.setdefault(role, []).append(reason)
     users = sorted(listed)
     pages = max(1, -(-len(users) // PAGE))
     page = min(max(page, 1), pages)
     rows = []
     for u in users[(page - 1) * PAGE : page * PAGE]:
         how = model.roles_of(u)
-        mine = frozenset(r for r in how if r in role_grants)
+        mine = frozenset(r for r in how if r in on_path)
         decider = Decider(model, mine, owned_on.get(u, ()), u in admins)
         reasoner = Reasoner(decider)
         cells: dict[str, list[Reason]] = {}
