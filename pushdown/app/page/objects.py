@@ -66,6 +66,9 @@ def object_view(reader: Reader, name: str, page: int = 1) -> ObjectView:
         for cond, roles in conds.items()
         if roles
     ]
+    if len(shown) <= PAGE:  # a caller who sees a few users (himself): only their roles matter
+        seen_roles: set[str] = set().union(*(model.roles_of(u) for u in shown)) if shown else set()
+        entries = [(n, p, c, r & seen_roles) for n, p, c, r in entries if not r.isdisjoint(seen_roles)]
     on_path: set[str] = set().union(*(e[3] for e in entries)) if entries else set()
     # Roles holding the same grants there decide alike: split them by each grant's holders
     # (set operations, a few per grant on the path, whatever the number of roles).
