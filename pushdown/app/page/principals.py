@@ -13,11 +13,24 @@ from pushdown.decide.compiler import Entitlements
 from pushdown.decide.decider import Decider
 from pushdown.decide.inventory import Inventory
 from pushdown.decide.views import Keys, View
+from pushdown.model.principals import Principal
 from pushdown.model.securables import METALAKE, ObjectRef
 from pushdown.model.state import Model
 from pushdown.report.local import local_rows
 
 # -- the principal view -----------------------------------------------------------------
+
+#: how far back the principal view looks for changes naming the user
+RECENT = 300
+
+
+def _names_one_of(event: Any, names: set[str]) -> bool:
+    for value in vars(event).values():
+        if isinstance(value, str) and value in names:
+            return True
+        if isinstance(value, Principal) and value.name in names:
+            return True
+    return False
 
 
 class _OneUser:
@@ -106,12 +119,11 @@ def principal_view(reader: Reader, name: str, inventory: Inventory, page: int = 
         if (catalog, obj) in chosen:
             rows.setdefault(catalog, {}).setdefault(obj, []).append((op, how))
     held = model.roles_of(user)
-    mentions = [
-        f"user {user}",
-        *(f"role {r}" for r in held),
-        *(f"group {g}" for g in model.user_groups.get(user, ())),
-    ]
-    changes = [_entry(e) for e in reader.ac.store.history(mentions=mentions, limit=20)]
+    # the recent changes naming them, their roles or their groups: among the journal's last
+    # RECENT entries (the whole journal is the audit view's, filtered by principal)
+    names = {user, *held, *model.user_groups.get(user, ())}
+    recent = reader.ac.store.history(limit=RECENT)
+    changes = [_entry(e) for e in recent if _names_one_of(e.event, names)][:20]
     return PrincipalView(
         user,
         sorted(model.user_groups.get(user, ())),
