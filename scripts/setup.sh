@@ -28,6 +28,18 @@ if ! command -v javac >/dev/null 2>&1 && [ ! -x "${JAVA_HOME:-/nonexistent}/bin/
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openjdk-17-jdk-headless >/dev/null
 fi
 
+# The page's browser tests (tests/page/, docs/ui.md) drive Debian's chromium through its
+# chromedriver with Selenium (a dev dependency); Selenium is pointed at both, never downloads.
+if [ "${1:-}" = "dev" ] && { [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; }; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: chromium is missing; install it (apt-get install chromium chromium-driver)" >&2
+    exit 1
+  fi
+  echo "setup: installing chromium and chromium-driver from Debian's packages..." >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null
+fi
+
 extra=""
 [ "${1:-}" = "dev" ] && extra="[dev]"
 pip_install() { python -m pip install -q --disable-pip-version-check "$@"; }

@@ -27,6 +27,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from pushdown.app.page.app import build_page
 from pushdown.app.rest import problems
 from pushdown.app.rest.auth import Authenticator
 from pushdown.app.rest.call import Call
@@ -257,5 +258,8 @@ def build_app(
     # path's segments (the framework's patterns match the decoded path, where %2F and %0A
     # would already be a separator and a line break).
     app.router.default = Dispatcher(ac, settings, auth, wake)
+    # The page (pushdown.app.page, docs/ui.md): read-only views under /ui/, authenticated
+    # by this API's authenticators.
+    app.mount("/ui", build_page(ac, auth.user, "simple" in settings.authenticators))
     app.add_middleware(RawPath)
     return app

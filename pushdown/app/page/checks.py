@@ -1,0 +1,170 @@
+"""The matrix (chosen cells, each one check), explain (a decision's trace as a tree) and
+the backends (status and the pending plan)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pushdown.app.page.reader import MAX_CELLS, OPS_BY_TYPE, Hidden, Reader
+from pushdown.app.service import status as backend_status
+from pushdown.decide.evaluator import Decision, operation_named
+from pushdown.decide.requirements import OPERATIONS
+from pushdown.errors import ModelError, PushdownError
+from pushdown.model.securables import ObjectRef, SecurableType
+from pushdown.reconcile.plan import Plan
+
+# -- the matrix -------------------------------------------------------------------------
+
+
+@dataclass
+class Matrix:
+    principals: list[str]
+    objects: list[str]
+    operations: list[str]
+    #: (principal, object, operation) -> (allowed, reason)
+    cells: dict[tuple[str, str, str], tuple[bool, str]]
+    hidden: list[str]
+    seconds: float
+
+
+def matrix(reader: Reader, users: Sequence[str], objects: Sequence[str], operations: Sequence[str]) -> Matrix:
+    """The cells asked for, each one check of the evaluator (as the API decides one call)."""
+    model = reader.model
+    shown_users, hidden = [], []
+    for u in dict.fromkeys(u.strip() for u in users if u.strip()):
+        try:
+            shown_users.append(reader.user(u))
+        except Hidden:
+            hidden.append(u)
+    refs: list[ObjectRef] = []
+    for o in dict.fromkeys(o.strip() for o in objects if o.strip()):
+        try:
+            refs.append(reader.obj(o))
+        except Hidden:
+            hidden.append(o)
+    wanted = [op.strip() for op in operations if op.strip() in OPERATIONS]
+    cells: dict[tuple[str, str, str], tuple[bool, str]] = {}
+    started = time.perf_counter()
+    budget = MAX_CELLS
+    for u in shown_users:
+        for ref in refs:
+            ops = [
+                op for op in (wanted or OPS_BY_TYPE.get(ref.type, ())) if OPERATIONS[op].target is ref.type
+            ]
+            for op in ops:
+                if budget <= 0:
+                    break
+                budget -= 1
+                d = reader.evaluator.authorize(u, op, ref)
+                cells[(u, str(ref), op)] = (d.allowed, _why(d))
+    seconds = time.perf_counter() - started
+    del model
+    ops_shown = sorted({k[2] for k in cells}, key=lambda o: list(OPERATIONS).index(o))
+    return Matrix(shown_users, [str(r) for r in refs], ops_shown, cells, hidden, seconds)
+
+
+def _why(decision: Decision) -> str:
+    """The decisive lines of a trace, in one line (the cell's hover text)."""
+    lines = [
+        s.text for s in decision.trace if s.ok == decision.allowed and s.text not in ("all of:", "any of:")
+    ]
+    return "; ".join(lines[:4]) or ("allowed" if decision.allowed else "not allowed")
+
+
+# -- explain ----------------------------------------------------------------------------
+
+
+@dataclass
+class Node:
+    ok: bool
+    text: str
+    children: list[Node] = field(default_factory=list)
+
+
+def explain(reader: Reader, user: str, operation: str, target: str) -> tuple[Decision, list[Node]]:
+    """``pushdown explain``'s decision, its trace as a tree (each step under the one above it)."""
+    reader.user(user)
+    try:
+        op = operation_named(operation)
+    except ModelError:
+        raise Hidden(operation) from None
+    if isinstance(op.target, SecurableType) and op.target is not SecurableType.METALAKE:
+        if op.target is SecurableType.ROLE:
+            if target not in reader.model.roles or not reader.evaluator.authorize(
+                reader.caller, "get_role", ObjectRef(SecurableType.ROLE, (target,)), explain=False
+            ):
+                raise Hidden(target)
+        else:
+            reader.obj(f"{op.target.value} {target}")
+    elif op.target in ("user", "group"):
+        if op.target == "user":
+            reader.user(target)
+        elif target not in reader.model.user_groups.get(reader.caller, ()) and not reader.admin:
+            raise Hidden(target)
+    try:
+        decision = reader.evaluator.authorize(user, op.name, target)
+    except (ModelError, PushdownError):
+        raise Hidden(target) from None
+    return decision, tree(decision)
+
+
+def tree(decision: Decision) -> list[Node]:
+    roots: list[Node] = []
+    stack: list[tuple[int, Node]] = []
+    for step in decision.trace:
+        node = Node(step.ok, step.text)
+        while stack and stack[-1][0] >= step.depth:
+            stack.pop()
+        (stack[-1][1].children if stack else roots).append(node)
+        stack.append((step.depth, node))
+    return roots
+
+
+# -- backends ---------------------------------------------------------------------------
+
+
+def plan_words(plan: Plan) -> str:
+    return plan.render()
+
+
+def backends_view(reader: Reader, with_plan: bool) -> list[dict[str, Any]]:
+    """Each backend's status (``pushdown status``) and, asked for, its pending plan (``plan --pending``)."""
+    if not reader.admin:
+        return []
+    ac = reader.ac
+    out = []
+    plans: dict[str, Any] = {}  # backend -> its SyncResult
+    if with_plan:
+        for done in ac.sync(full=False, dry_run=True):
+            plans[done.backend] = done
+    model = reader.model
+    for st in backend_status.statuses(ac.store, ac.backends):
+        backend = ac.backends.get(st.backend)
+        catalogs = sorted(backend.enforces(model)) if backend is not None else []
+        row: dict[str, Any] = {
+            "name": st.backend,
+            "catalogs": catalogs,
+            "cursor": st.cursor,
+            "lag_events": st.lag_events,
+            "lag_seconds": st.lag_seconds,
+            "last_success": backend_status.when(st.last_success),
+            "last_error": st.last_error,
+            "findings": st.findings,
+            "failing": st.failing,
+        }
+        result: Any = plans.get(st.backend)
+        if result is not None:
+            if result.error is not None:
+                row["plan"] = f"ERROR {result.error}"
+            elif result.plan is None or not result.plan.drift:
+                row["plan"] = "nothing to do"
+            else:
+                row["plan"] = plan_words(result.plan)
+            if result.plan is not None:
+                row["notes"] = list(result.plan.notes)
+                row["finding_lines"] = list(result.plan.findings)
+        out.append(row)
+    return out
