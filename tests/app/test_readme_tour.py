@@ -100,3 +100,17 @@ def test_the_serve_step_shows_what_the_api_answers(cwd: Path) -> None:
             assert [answer.body.decode()] == shown, command
     finally:
         door.close()
+
+
+def test_the_readme_stays_short_and_its_links_and_the_docs_links_resolve() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 200
+    broken = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue
+            path = target.split("#", 1)[0]
+            if not (page.parent / path).exists():
+                broken.append(f"{page.relative_to(ROOT)} -> {target}")
+    assert broken == []
