@@ -34,6 +34,7 @@ from pushdown.app.service.logs import current
 from pushdown.app.settings import Config
 
 log = logging.getLogger("pushdown.serve")
+daemon_log = logging.getLogger("pushdown.daemon")
 
 #: seconds the child has to stop after SIGTERM before it is killed
 STOP_WAIT = 30.0
@@ -158,7 +159,7 @@ def watch_parent(parent: int, stop: threading.Event) -> threading.Thread:
     def watch() -> None:
         while not stop.wait(WATCH_EVERY):
             if os.getppid() != parent:
-                logging.getLogger("pushdown.daemon").warning("the serving process %d is gone: stopping", parent)
+                daemon_log.warning("the serving process %d is gone: stopping", parent)
                 stop.set()
 
     thread = threading.Thread(target=watch, name="pushdown-parent", daemon=True)
