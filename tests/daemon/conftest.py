@@ -20,6 +20,7 @@ import pytest
 
 from pushdown.app.service import AccessControl
 from pushdown.journal.store import Store
+from tests.processes import no_orphans  # noqa: F401 - the check after every test
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD_ENV = "PD_DAEMON_TEST_PASSWORD"

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.processes import no_orphans  # noqa: F401 - the check after every test
+
 ROOT = Path(__file__).resolve().parents[2]
 PUSHDOWN = (sys.executable, "-m", "pushdown.app.cli")
 

@@ -6,11 +6,15 @@ from __future__ import annotations
 import base64
 import datetime
 import ipaddress
+import json
 import os
+import signal
 import socket
 import ssl
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -20,7 +24,10 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from gravitino.exceptions import base as gx
 
-from .conftest import PUSHDOWN, ROOT, admin_client, client, init_store, serving
+from pushdown.app.service import AccessControl
+from tests.processes import alive
+
+from .conftest import PUSHDOWN, ROOT, admin_client, client, init_store, serving, wait_for
 from .tokens import AUDIENCE, public_key_file, token
 
 ADMIN_CONFIG = 'store = "pd.db"\n[access]\nservice_admins = ["admin"]\n'
@@ -179,3 +186,99 @@ def test_tls_when_a_certificate_and_key_are_configured(tmp_path: Path) -> None:
         assert r.json()["version"]["version"] == "1.3.0"
         with pytest.raises(httpx.HTTPError):
             httpx.get(f"http://127.0.0.1:{port}/api/version", timeout=5)
+
+
+WORKERS_CONFIG = (
+    ADMIN_CONFIG
+    + '[backends.demo]\nkind = "recording"\nstate = "demo.json"\n'
+    + '[daemon]\ninterval = "5m"\npoll = "5m"\nbackoff_min = "100ms"\nbackoff_max = "500ms"\n'
+)
+
+
+def _workers(log: Path) -> list[tuple[int, int]]:
+    """(the serving process, the workers' process) of each start the log reports."""
+    out = []
+    for raw in log.read_text(errors="replace").splitlines():
+        try:
+            line = json.loads(raw)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(line, dict) and "workers_pid" in line and "exit" not in line:
+            out.append((int(line["pid"]), int(line["workers_pid"])))
+    return out
+
+
+def _pushed(config: Path) -> Callable[[], bool]:
+    """Whether the workers carried every change of the store to the backend ``demo``."""
+
+    def check() -> bool:
+        ac = AccessControl.open(str(config), push=False, create_store=False)
+        try:
+            return ac.store.cursor("demo") == ac.store.last_seq()
+        finally:
+            ac.close()
+
+    return check
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def test_the_workers_run_in_a_child_process_restarted_when_it_dies_and_reaped(tmp_path: Path) -> None:
+    config = tmp_path / "pushdown.toml"
+    config.write_text(WORKERS_CONFIG)
+    init_store(config)
+    log = tmp_path / "serve.log"
+    with serving(config, log) as server, httpx.Client(headers={"Authorization": _basic("admin")}) as h:
+        uri = server.ready()
+        wait_for(lambda: len(_workers(log)) == 1, 30, "the workers started")
+        [(serve_pid, first)] = _workers(log)
+        assert serve_pid == server.proc.pid and first != serve_pid and _parent(first) == serve_pid
+        assert h.post(f"{uri}/api/metalakes", json={"name": "test"}).status_code == 200
+        assert h.post(f"{uri}/api/metalakes/test/users", json={"name": "ann"}).status_code == 200
+        wait_for(_pushed(config), 30, "the change pushed by the workers' process")
+        holders = [line for line in _json(log) if "holding the daemon lease" in str(line.get("msg"))]
+        assert [line["pid"] for line in holders] == [first]  # the lease is the child's
+
+        os.kill(first, signal.SIGKILL)
+        wait_for(lambda: len(_workers(log)) == 2, 30, "the workers started again")
+        second = _workers(log)[1][1]
+        assert second != first and _parent(second) == serve_pid
+        assert any("SIGKILL" in str(line.get("msg")) for line in server.lines())
+        assert h.post(f"{uri}/api/metalakes/test/users", json={"name": "bob"}).status_code == 200
+        wait_for(_pushed(config), 30, "a change pushed by the new workers' process")
+        assert server.stop() == 0
+    assert not alive(second)  # stopped and reaped with the server
+
+
+def test_the_workers_stop_when_the_server_is_killed(tmp_path: Path) -> None:
+    config = tmp_path / "pushdown.toml"
+    config.write_text(WORKERS_CONFIG)
+    init_store(config)
+    log = tmp_path / "serve.log"
+    with serving(config, log) as server:
+        server.ready()
+        wait_for(lambda: len(_workers(log)) == 1, 30, "the workers started")
+        workers = _workers(log)[0][1]
+        server.proc.kill()
+        server.proc.wait(10)
+        wait_for(lambda: not alive(workers), 30, "the orphaned workers stop")
+    gone = [line for line in _json(log) if line.get("pid") == workers and "is gone" in str(line.get("msg"))]
+    assert gone, "the workers said why they stopped"
+
+
+def _json(log: Path) -> list[dict[str, Any]]:
+    out = []
+    for raw in log.read_text(errors="replace").splitlines():
+        try:
+            line = json.loads(raw)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(line, dict):
+            out.append(line)
+    return out
+
+
+def _basic(user: str) -> str:
+    return "Basic " + base64.b64encode(f"{user}:x".encode()).decode()

@@ -56,8 +56,16 @@ def pull(ctx: click.Context, allow_mass_removal: bool) -> None:
 @click.option(
     "--port", type=int, default=None, help="Serve /metrics, /livez, /readyz here (overrides [daemon] port)."
 )
+@click.option(
+    "--serving",
+    "parent",
+    type=click.IntRange(1),
+    default=None,
+    hidden=True,
+    help="The workers of the pushdown serve process of this pid: no endpoints; stop when it is gone.",
+)
 @click.pass_context
-def daemon(ctx: click.Context, log_format: str, log_level: str, port: int | None) -> None:
+def daemon(ctx: click.Context, log_format: str, log_level: str, port: int | None, parent: int | None) -> None:
     """Run until stopped: follow the journal, reconcile each backend, serve metrics.
 
     Settings come from the config's [daemon] table (see docs/daemon.md). One daemon is
@@ -71,7 +79,7 @@ def daemon(ctx: click.Context, log_format: str, log_level: str, port: int | None
         settings = config.daemon if port is None else dataclasses.replace(config.daemon, port=port)
         if not 0 <= settings.port <= 65535:
             raise PushdownError(f"--port {port}: a whole number from 0 to 65535")
-        code = frontends.run_daemon(config, settings)
+        code = frontends.run_daemon(config, settings, parent=parent)
     ctx.exit(code)
 
 
@@ -87,7 +95,7 @@ def serve(ctx: click.Context, host: str | None, port: int | None, log_format: st
     """Serve Gravitino's access-control REST API and push every change to the backends.
 
     Settings come from the config's [serve] table (see docs/rest.md); the daemon's
-    workers run in the same process. SIGTERM stops it."""
+    workers run in a child process, stopped with it. SIGTERM stops it."""
     from pushdown.app.service import logs
 
     logs.setup(log_format, log_level)

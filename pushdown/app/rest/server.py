@@ -1,7 +1,9 @@
 """Run the server: check what it needs (the listening socket, the TLS files, the token
 key) before anything starts, so each problem is one line naming it; then serve with
-uvicorn while the daemon's workers, in the same process, push every change to the
-backends.
+uvicorn while the daemon's workers, in a child process started and stopped with the
+server (:mod:`pushdown.app.daemon.serving`, through the launchers), push every change to
+the backends: an answer never waits on a backend, and a sync never holds this process's
+interpreter or event loop.
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ def serve(config: Config, settings: ServeSettings) -> int:
         ac = AccessControl.open(config, push=False, create_store=None)
         if config.backends:
             daemon = frontends.workers(config)  # the daemon's, through the launchers
-            thread = threading.Thread(target=daemon.run, name="pushdown-daemon", daemon=True)
+            thread = threading.Thread(target=daemon.run, name="pushdown-workers", daemon=True)
             thread.start()
         else:
             log.warning("no backends configured: changes are recorded, and pushed nowhere")
@@ -121,10 +123,9 @@ def serve(config: Config, settings: ServeSettings) -> int:
         server.run(sockets=[sock])
     finally:
         if daemon is not None:
-            daemon.stop.set()
-            daemon.wake()
+            daemon.close()  # stops the workers and waits for them
         if thread is not None:
-            thread.join(timeout=30)
+            thread.join(timeout=10)
         if ac is not None:
             ac.close()
         sock.close()
@@ -139,7 +140,7 @@ def _nothing() -> None:
 def _keep_signals_for_cleanup() -> None:
     """uvicorn stops on SIGTERM/SIGINT, then raises the signal again to the handler that was
     installed before it: make that one log instead of killing the process, so the workers
-    stop, the daemon lease is given back and the store closed before the process exits."""
+    are stopped and reaped and the store closed before the process exits."""
 
     def stopped(signum: int, frame: FrameType | None) -> None:
         log.info("%s: stopping", signal.Signals(signum).name)

@@ -4,7 +4,7 @@ The front-ends (the CLI in :mod:`pushdown.app.commands`, :mod:`pushdown.app.daem
 :mod:`pushdown.app.rest`, :mod:`pushdown.app.source`) never import each other. Where one
 starts another — ``pushdown daemon`` and ``pushdown serve`` run the daemon and the REST
 service, the daemon and ``pushdown pull`` read the model source, the REST service runs the
-daemon's workers in its own process — it asks here, by what it needs, never by module.
+daemon's workers in a child process — it asks here, by what it needs, never by module.
 The composition root, :mod:`pushdown.app.cli` (the ``pushdown`` entry point, above every
 front-end), registers each front-end's launchers when it is imported, before any command
 runs. A process that never imported it (a test driving one front-end) has no launchers:
@@ -38,7 +38,9 @@ class ModelSource(Protocol):
 
 
 class Workers(Protocol):
-    """The daemon's workers run inside another front-end's process, woken by its changes."""
+    """The daemon's workers for another front-end's process (``pushdown serve``), which
+    runs ``run`` in a thread of its own until it sets ``stop``; ``wake`` after each change
+    it made."""
 
     stop: threading.Event
 
@@ -46,13 +48,22 @@ class Workers(Protocol):
 
     def wake(self) -> None: ...
 
+    def close(self) -> None: ...
+
+
+class DaemonLauncher(Protocol):
+    """Run the daemon until stopped; the exit code. ``parent``: the workers only, for the
+    serving process of that pid (:mod:`pushdown.app.daemon.serving`)."""
+
+    def __call__(self, config: Config, settings: DaemonSettings, *, parent: int | None = None) -> int: ...
+
 
 @dataclass
 class Launchers:
     """What the composition root registered (None: not in this process)."""
 
     #: run the daemon until stopped; the exit code
-    daemon: Callable[[Config, DaemonSettings], int] | None = None
+    daemon: DaemonLauncher | None = None
     #: serve the REST API until stopped; the exit code
     serve: Callable[[Config, ServeSettings], int] | None = None
     #: the follower of the configured model source
@@ -66,7 +77,7 @@ LAUNCHERS = Launchers()
 
 def register(
     *,
-    daemon: Callable[[Config, DaemonSettings], int],
+    daemon: DaemonLauncher,
     serve: Callable[[Config, ServeSettings], int],
     source: Callable[[Config], ModelSource],
     workers: Callable[[Config], Workers],
@@ -79,10 +90,10 @@ def _missing(what: str) -> ConfigError:
     return ConfigError(f"{what} is not available in this process (start it with the pushdown command)")
 
 
-def run_daemon(config: Config, settings: DaemonSettings) -> int:
+def run_daemon(config: Config, settings: DaemonSettings, *, parent: int | None = None) -> int:
     if LAUNCHERS.daemon is None:
         raise _missing("the daemon")
-    return LAUNCHERS.daemon(config, settings)
+    return LAUNCHERS.daemon(config, settings, parent=parent)
 
 
 def serve(config: Config, settings: ServeSettings) -> int:

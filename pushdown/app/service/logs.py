@@ -56,3 +56,11 @@ def setup(fmt: str = "text", level: str = "INFO") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+
+
+def current() -> tuple[str, str]:
+    """The format and level :func:`setup` was given (for a child process logging alike)."""
+    root = logging.getLogger()
+    fmt = "json" if any(isinstance(h.formatter, JsonFormatter) for h in root.handlers) else "text"
+    level = logging.getLevelName(root.level).lower()
+    return fmt, level if level in ("debug", "info", "warning", "error") else "info"
