@@ -273,12 +273,15 @@ def test_a_second_daemon_on_the_store_waits_and_takes_over_when_the_first_stops(
 def test_a_store_that_cannot_be_asked_never_makes_a_daemon_active(
     start: Callable[[], Running], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    asked: list[float] = []
+
     def busy(*args: object, **kwargs: object) -> None:
+        asked.append(time.monotonic())
         raise Busy("the store is busy")
 
     monkeypatch.setattr(lease, "try_take", busy)
     r = start()
-    time.sleep(0.5)
+    wait_for(lambda: len(asked) >= 2)  # refused, waited, asked again: still never active
     assert not r.daemon.active and not r.daemon.workers["demo"].is_alive()
     code, body = get(r.url("/readyz"))
     assert code == 503 and "standby" in body

@@ -205,6 +205,11 @@ class Run:
     def table(self, schema: str, table: str) -> HiveObject:
         return HiveObject.of_table(self.world.db(schema), table.lower())
 
+    def there(self, schema: str, table: str) -> bool:
+        """Whether the table is on the metastore (a drop step may have removed it: the
+        metastore takes a grant on a missing table, or a column of one, and keeps nothing)."""
+        return bool(self.world.client.table_exists(self.world.db(schema), table.lower()))
+
     def start(self) -> None:
         w = self.world
         for user in USERS[:3]:
@@ -389,6 +394,8 @@ PRIVILEGE_KEYS = (
 
 def _ours_to_user(run: Run) -> Scope | None:
     """pushdown's grantor, by hand: ALL on s1.a to u2 (whatever the model says)."""
+    if not run.there("s1", "a"):
+        return None
     run.grant(run.table("s1", "a"), run.name("u2"), PrincipalType.USER, ALL, run.world.grantor)
     run.drew("principal.user", "object.table", "privilege.all", "grant.grantor")
     return Scope.of([run.ref("table s1.a")])
@@ -396,6 +403,8 @@ def _ours_to_user(run: Run) -> Scope | None:
 
 def _ours_to_unmapped(run: Run) -> Scope | None:
     """pushdown's grantor, by hand: ALL on s2.b to U3's model name (not its mapped one)."""
+    if not run.there("s2", "b"):
+        return None
     run.grant(run.table("s2", "b"), "U3", PrincipalType.USER, ALL, run.world.grantor)
     run.drew("principal.user", "setting.mapping")  # a name no user maps to (unmanaged)
     return Scope.of([run.ref("table s2.b")])
@@ -403,6 +412,8 @@ def _ours_to_unmapped(run: Run) -> Scope | None:
 
 def _others_to_user(run: Run) -> Scope | None:
     """Another grantor: SELECT on s1.a to u1 (played only when the backend owns it)."""
+    if not run.there("s1", "a"):
+        return None
     if not run.own:
         return None
     run.grant(run.table("s1", "a"), run.name("u1"), PrincipalType.USER, "SELECT", OTHER)
@@ -412,6 +423,8 @@ def _others_to_user(run: Run) -> Scope | None:
 
 def _nested_role(run: Run) -> Scope | None:
     """A hand-made role carrying ALL on s1.a, granted to the managed role of r1."""
+    if not run.there("s1", "a"):
+        return None
     c, managed = run.world.client, run.world.role_name("r1")
     if managed not in c.get_role_names():
         return None
@@ -441,6 +454,8 @@ def _managed_role_to_group(run: Run) -> Scope | None:
 
 def _ours_to_public(run: Run) -> Scope | None:
     """pushdown's grantor, by hand: SELECT on s2.b to everyone (role public)."""
+    if not run.there("s2", "b"):
+        return None
     run.grant(run.table("s2", "b"), "public", PrincipalType.ROLE, "SELECT", run.world.grantor)
     run.drew("role.public")
     return Scope.of([run.ref("table s2.b")])
@@ -448,6 +463,8 @@ def _ours_to_public(run: Run) -> Scope | None:
 
 def _others_to_public(run: Run) -> Scope | None:
     """Another grantor: SELECT on s1.a to everyone (only when the backend owns it)."""
+    if not run.there("s1", "a"):
+        return None
     if not run.own:
         return None
     run.grant(run.table("s1", "a"), "public", PrincipalType.ROLE, "SELECT", OTHER)
@@ -457,6 +474,8 @@ def _others_to_public(run: Run) -> Scope | None:
 
 def _ours_to_group(run: Run) -> Scope | None:
     """pushdown's grantor, by hand: INSERT on s1.a to group g."""
+    if not run.there("s1", "a"):
+        return None
     run.grant(run.table("s1", "a"), GROUP, PrincipalType.GROUP, "INSERT", run.world.grantor)
     run.drew("principal.group", "privilege.modify")
     return Scope.of([run.ref("table s1.a")])
@@ -465,6 +484,8 @@ def _ours_to_group(run: Run) -> Scope | None:
 def _prefixed_role(run: Run) -> Scope | None:
     """A role with the managed prefix that no model role stands for, carrying ALL on
     s2.b, granted to U3's mapped name."""
+    if not run.there("s2", "b"):
+        return None
     c, ghost = run.world.client, run.world.role_name("ghost")
     if ghost not in c.get_role_names():
         c.create_role(ghost)
@@ -476,6 +497,8 @@ def _prefixed_role(run: Run) -> Scope | None:
 
 def _ours_with_option(run: Run) -> Scope | None:
     """pushdown's grantor, by hand, with grant option: ALL on s2.b to u1."""
+    if not run.there("s2", "b"):
+        return None
     obj = run.table("s2", "b")
     grant = Grant(obj, run.name("u1"), PrincipalType.USER, ALL, grantor=run.world.grantor, grant_option=True)
     try:
@@ -533,6 +556,8 @@ def _mapping_changed(run: Run) -> Scope | None:
 def _hand_role_to_user(run: Run) -> Scope | None:
     """A hand-made role (no managed prefix) carrying SELECT on s2.b, granted to u2 (only
     when the backend owns grants by other hands)."""
+    if not run.there("s2", "b"):
+        return None
     if not run.own:
         return None
     c, role = run.world.client, run.hand_role + "_b"
@@ -607,6 +632,8 @@ def _ours_database(run: Run) -> Scope | None:
 
 def _column_grant(run: Run) -> Scope | None:
     """A grant on column s1.a.id to the target's name (pushdown's grantor or another): reported."""
+    if not run.there("s1", "a"):
+        return None
     column = HiveObject(ObjectType.COLUMN, run.world.db("s1"), "a", COLUMN)
     grantor = OTHER if run.own else run.world.grantor
     if not run.grant(column, run.name(run.target), PrincipalType.USER, "SELECT", grantor):
@@ -645,7 +672,7 @@ def _table_owner(run: Run) -> Scope | None:
     """Table s2.b's owner set by hand to the target's name: reported while the target is
     managed, unless the model makes that name its owner (nothing while a step has dropped
     the table from the metastore)."""
-    if not run.world.client.table_exists(run.world.db("s2"), "b"):
+    if not run.there("s2", "b"):
         return None
     run.world.client.set_table_owner(run.world.db("s2"), "b", run.name(run.target))
     run.drew("owner.table")
@@ -672,6 +699,8 @@ def _database_owner(run: Run) -> Scope | None:
 
 def _never_granted_privilege(run: Run) -> Scope | None:
     """pushdown's grantor, by hand: LOCK on s1.a to the target's name (a name it never grants)."""
+    if not run.there("s1", "a"):
+        return None
     if not run.grant(
         run.table("s1", "a"), run.name(run.target), PrincipalType.USER, "LOCK", run.world.grantor
     ):
@@ -692,6 +721,8 @@ def _grantor_changed(run: Run) -> Scope | None:
 def _grantor_role_named_like_ours(run: Run) -> Scope | None:
     """A ROLE grantor named like pushdown's: SELECT on s2.b to u2 (another hand's; played
     only when the backend owns grants by other hands)."""
+    if not run.there("s2", "b"):
+        return None
     if not run.own:
         return None
     grant = Grant(
