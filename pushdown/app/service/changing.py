@@ -97,7 +97,11 @@ class Changing(Base):
         base: tuple[int, str | None],
         metalake: str | None,
     ) -> list[int]:
-        """Write ``events`` (rebuilt when the store moved since ``base``) and apply them in memory."""
+        """Write ``events`` (rebuilt when the store moved since ``base``) and apply them in memory.
+        Nothing to write on an unmoved store takes no write transaction (a sync records the
+        directory's answer before every push: usually nothing)."""
+        if not events and metalake is None and self._version() == base:
+            return []
         touched = False
         try:
             with self.store.write_lock():
