@@ -1,7 +1,8 @@
 """The model in memory, shared by a library object's views and threads: the current
 (model, journal position) pair, the models syncs hold, and a spare replica kept current
-from the journal, so that a sync never compiles from a model another thread is changing
-and a change never copies the estate."""
+from the journal, so that a sync never compiles from a model another thread is changing,
+and a change copies the estate only when every replica is held (then that copy is kept:
+a process where syncs and changes overlap holds two or three models in memory)."""
 
 from __future__ import annotations
 
