@@ -53,6 +53,7 @@ from pushdown_mysql.mapping import DATABASE_LEVEL_EXACT, OWNER_DATABASE_PRIVILEG
 from pushdown_mysql.statements import MAX_ACCOUNTS, statements
 
 from pushdown.app.service import AccessControl
+from pushdown.host.plugins import Hooks
 from pushdown.journal.store import Store
 from pushdown.model import changes as ch
 from pushdown.model import events as ev
@@ -194,7 +195,17 @@ class Estate:
 def open_estate(server: LocalMariaDB, sizes: Sizes, seed: int) -> Estate:
     prepare_server(server, sizes)
     settings = {"host": server.host, "port": server.port, "user": "pushdown", "password": "pw"}
-    backend = MySQLBackend(BackendContext(BACKEND, settings))
+    # the context AccessControl.open gives a backend: the principal mapping through the
+    # plugins' hook (kept across syncs while no plugin implements it, as in a deployment)
+    hooks = Hooks.load()
+    context = BackendContext(
+        BACKEND,
+        settings,
+        map_principal=lambda p: hooks.map_principal(BACKEND, p),
+        mapping_version=hooks.mapping_version,
+        mapping_stable=hooks.mapping_stable,
+    )
+    backend = MySQLBackend(context)
     ac = AccessControl(Store(":memory:"), {BACKEND: backend}, push=False)
     events = estate_events(sizes, seed)
     ac.change(lambda model: events)
@@ -425,6 +436,8 @@ def section_2_hook(report: Report, estate: Estate, rounds: int) -> None:
         "the journal's scope (read narrowed, compile, diff, apply, read back the touched keys);",
         "floor: the statements it sent, replayed bare with pymysql; revoke undoes each between rounds",
     )
+    stable = estate.backend.naming.mapping_stable()
+    report.row("principal mapping kept across syncs", "yes (no plugin maps names)" if stable else "no")
     ac.push = True
     raw = estate.server.connect("pushdown", "pw")
     hook_s, floor_s = [], []

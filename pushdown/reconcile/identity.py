@@ -177,6 +177,9 @@ class KeptIdentity:
         self._reset()
 
     def _reset(self) -> None:
+        #: the users mapped (kept or refused), and the Identity of them handed out last
+        self._wanted: frozenset[str] = frozenset()
+        self._handed: Identity | None = None
         self._names: dict[str, str] = {}
         self._refused: dict[str, str] = {}
         self._holders: dict[str, frozenset[str]] = {}  # server name -> model names (as spelled)
@@ -194,26 +197,30 @@ class KeptIdentity:
 
     def of(self, users: Collection[str], fresh: Iterable[str] | None = None) -> Identity:
         with self._lock:
-            known = self._names.keys() | self._refused.keys()
             version = self.version()
             fresh = None if fresh is None else set(fresh)
             if (
                 version != self._seen_version
                 or fresh is None
                 or (fresh and not self.stable())  # a hook may answer otherwise for anyone
-                or any(self._map(u)[0] != self._kept(u)[0] for u in fresh if u in known)
+                or any(self._map(u)[0] != self._kept(u)[0] for u in fresh if u in self._wanted)
             ):  # everyone, or a kept answer went stale: map everyone again
                 self._reset()
                 self._seen_version = version
-                known = set()
-            wanted = users if isinstance(users, (set, frozenset)) else set(users)
-            for gone in known - wanted:
-                self._drop(gone)
-            for user in sorted(wanted - known):
-                self._add(user, self._map(user))
-            return self._identity()
+            known = self._wanted
+            if users != known:  # one comparison in C; the walk below only when users changed
+                wanted = frozenset(users)
+                for gone in known - wanted:
+                    self._drop(gone)
+                for user in sorted(wanted - known):
+                    self._add(user, self._map(user))
+                self._wanted = wanted
+            if self._handed is None:  # built again only after a user was mapped or dropped
+                self._handed = self._identity()
+            return self._handed
 
     def _add(self, user: str, answer: tuple[str | None, str]) -> None:
+        self._handed = None
         name, why = answer
         if name is None:
             self._refused[user] = why
@@ -225,6 +232,7 @@ class KeptIdentity:
         self._recount(fold)
 
     def _drop(self, user: str) -> None:
+        self._handed = None
         if self._refused.pop(user, None) is not None:
             return
         name = self._names.pop(user)

@@ -115,13 +115,15 @@ class Dialect:
                 f"SELECT User, Host, Db, {db_cols} FROM mysql.db",  # noqa: S608
                 _where(("Host", hosts), ("Db", dbs), ("User", accounts)),
             ),
-            "mysql.tables_priv": _q(
-                "SELECT User, Host, Db, Table_name, Table_priv FROM mysql.tables_priv",
-                _where(("Host", hosts), ("Db", databases), ("User", accounts)),
+            "mysql.tables_priv": _keyed(
+                "User, Host, Db, Table_name, Table_priv", "mysql.tables_priv", hosts, databases, accounts
             ),
-            "mysql.columns_priv": _q(
-                "SELECT User, Host, Db, Table_name, Column_name, Column_priv FROM mysql.columns_priv",
-                _where(("Host", hosts), ("Db", databases), ("User", accounts)),
+            "mysql.columns_priv": _keyed(
+                "User, Host, Db, Table_name, Column_name, Column_priv",
+                "mysql.columns_priv",
+                hosts,
+                databases,
+                accounts,
             ),
         }
         if lean is not None:
@@ -133,9 +135,12 @@ class Dialect:
         else:  # MySQL 8's dynamic privileges (SET_USER_ID, ROLE_ADMIN, SYSTEM_USER, …)
             dynamic = "SELECT USER, HOST, PRIV FROM mysql.global_grants"
             out["mysql.global_grants"] = _q(dynamic, _where(("USER", accounts if lean is None else lean)))
-        out["mysql.procs_priv"] = _q(
-            "SELECT User, Host, Db, Routine_name, Routine_type, Proc_priv FROM mysql.procs_priv",
-            _where(("Host", hosts), ("Db", databases), ("User", accounts)),
+        out["mysql.procs_priv"] = _keyed(
+            "User, Host, Db, Routine_name, Routine_type, Proc_priv",
+            "mysql.procs_priv",
+            hosts,
+            databases,
+            accounts,
         )
         # read on every snapshot (one value, same round trip): a server restarted with
         # another setting folds names differently from then on
@@ -159,8 +164,9 @@ class Dialect:
 Where = tuple[str, tuple[Any, ...]]
 
 
-def _where(*conditions: tuple[str, frozenset[str] | None]) -> Where:
-    """``WHERE col IN %s AND …`` for the conditions that are not ``None`` (columns are constants)."""
+def _where(*conditions: tuple[str, frozenset[str] | None], anonymous: bool = True) -> Where:
+    """``WHERE col IN %s AND …`` for the conditions that are not ``None`` (columns are
+    constants); ``anonymous``: a ``Host`` condition also keeps the anonymous user's rows."""
     parts = [(col, tuple(sorted(values))) for col, values in conditions if values is not None]
     if any(not values for _, values in parts):
         return " WHERE 1 = 0", ()  # an empty IN () is a syntax error; nothing matches
@@ -168,12 +174,46 @@ def _where(*conditions: tuple[str, frozenset[str] | None]) -> Where:
         return "", ()
     # the rows of the anonymous user (``''``) at any host: a login from a host they match
     # may be theirs, and their database rows apply to every user name
-    text = ("(Host IN %s OR User = '')" if col == "Host" else f"{col} IN %s" for col, _ in parts)
+    text = (
+        "(Host IN %s OR User = '')" if col == "Host" and anonymous else f"{col} IN %s" for col, _ in parts
+    )
     return " WHERE " + " AND ".join(text), tuple(v for _, v in parts)
 
 
 def _q(select: str, where: Where) -> tuple[str, tuple[Any, ...]]:
     return select + where[0], where[1]
+
+
+def _keyed(
+    columns: str,
+    table: str,
+    hosts: frozenset[str] | None,
+    databases: frozenset[str] | None,
+    accounts: frozenset[str] | None,
+) -> tuple[str, tuple[Any, ...]]:
+    """A grant table keyed ``(Host, Db, User, …)`` and without an index on ``User``, read
+    for ``hosts`` (and the anonymous user's rows at any host), ``databases`` and ``accounts``
+    as key ranges. ``(Host IN … OR User = '')`` would be a scan of the whole table (every
+    account's table grants: 200,000 rows at 1,000 accounts x 10,000 tables) on every read;
+    here the anonymous user's rows are found per host the table names (a loose scan of its
+    key's first column), then by key: the same rows, read by key. Columns and table are
+    constants of this module; names are parameters."""
+    select = f"SELECT {columns} FROM {table}"  # noqa: S608 - constants of this module
+    if not hosts or (databases is not None and not databases):
+        return _q(select, _where(("Host", hosts), ("Db", databases), ("User", accounts)))
+    first = _where(("Host", hosts), ("Db", databases), ("User", accounts), anonymous=False)
+    if accounts is not None and "" not in accounts:
+        return _q(select, first)
+    own = ", ".join(f"t.{c.strip()}" for c in columns.split(","))
+    second = (
+        f"SELECT STRAIGHT_JOIN {own} FROM (SELECT DISTINCT Host FROM {table}) AS a "  # noqa: S608
+        f"JOIN {table} AS t ON t.Host = a.Host WHERE t.User = '' AND t.Host NOT IN %s"
+    )
+    args: tuple[Any, ...] = (tuple(sorted(hosts)),)
+    if databases is not None:
+        second += " AND t.Db IN %s"
+        args += (tuple(sorted(databases)),)
+    return f"({select}{first[0]}) UNION ALL ({second})", first[1] + args
 
 
 def _inventory(databases: frozenset[str] | None) -> tuple[str, tuple[Any, ...]]:

@@ -9,13 +9,13 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Self
 
+from pushdown.app.service.models import Shared
 from pushdown.app.service.storefile import open_store
 from pushdown.app.settings import AccessSettings, Config, load_config
 from pushdown.errors import Followed, PushdownError
 from pushdown.host.plugins import Hooks
 from pushdown.journal.store import Store
 from pushdown.model.actor import Actor
-from pushdown.model.directory import EnforcedView
 from pushdown.model.events import Event
 from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
@@ -67,16 +67,6 @@ class MetalakeInfo:
 
 
 @dataclass
-class _Shared:
-    """The model in memory and the journal position it reflects, shared by every acting view."""
-
-    model: Model
-    seq: int
-    #: the model with the directory's recorded members, which every decision uses
-    view: EnforcedView = field(default_factory=EnforcedView)
-
-
-@dataclass
 class Base:
     """The library's state and its views. ``actor``: who makes the changes (None: the plain
     library, unchecked, recorded without an author); :meth:`acting` gives a view whose
@@ -96,7 +86,7 @@ class Base:
     follows: str | None = None
 
     def __post_init__(self) -> None:
-        self._shared = _Shared(*self.store.snapshot())
+        self._shared = Shared(*self.store.snapshot())
         self.dispatcher = Dispatcher(self.store, self.backends, lease=self._lease)
 
     @property
@@ -105,7 +95,7 @@ class Base:
 
     @_model.setter
     def _model(self, model: Model) -> None:
-        self._shared.model = model
+        self._shared.publish(model, self._shared.seq)
 
     @property
     def _seq(self) -> int:
@@ -113,7 +103,8 @@ class Base:
 
     @_seq.setter
     def _seq(self, seq: int) -> None:
-        self._shared.seq = seq
+        with self._shared.lock:
+            self._shared.seq = seq
 
     # -- who acts ----------------------------------------------------------------------
 
@@ -188,7 +179,7 @@ class Base:
         """Another process may have written: reload when the journal or the name moved."""
         last = self.store.last_seq()
         if last != self._seq or self.store.get_meta("metalake") not in (None, self._model.metalake):
-            self._model, self._seq = self.store.snapshot()  # as of one commit, never torn
+            self._shared.publish(*self.store.snapshot())  # as of one commit, never torn
 
     def _decisions_on(self, model: Model) -> Model:
         return self._shared.view.of(model)

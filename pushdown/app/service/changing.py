@@ -58,11 +58,12 @@ class Changing(Base):
         build = self._bound(build)
 
         self._refresh()
-        # the position the model in hand reflects (a fresh read could already be newer)
-        base = (self._seq, self.store.get_meta("metalake"))
-        events = build(self._model)
+        # the position the model in hand reflects (a fresh read could already be newer);
+        # held while the change is built, so no other thread's commit changes it meanwhile
+        with self._shared.pinned() as (model, seq):
+            base = (seq, self.store.get_meta("metalake"))
+            events = build(model)
         seqs = self._commit(build, events, base, metalake)
-        self._seq = seqs[-1] if seqs else self._seq
         if self.hooks is not None:
             for seq, event in zip(seqs, events, strict=True):
                 self.hooks.event_committed(event, seq)
@@ -96,23 +97,32 @@ class Changing(Base):
         base: tuple[int, str | None],
         metalake: str | None,
     ) -> list[int]:
-        """Write ``events`` (rebuilt when the store moved since ``base``) and apply them in memory."""
+        """Write ``events`` (rebuilt when the store moved since ``base``) and apply them in memory.
+        Nothing to write on an unmoved store takes no write transaction (a sync records the
+        directory's answer before every push: usually nothing)."""
+        if not events and metalake is None and self._version() == base:
+            return []
         touched = False
         try:
             with self.store.write_lock():
                 if self._version() != base:  # another writer committed meanwhile
                     self._refresh()
-                    events[:] = build(self._model)
-                touched = True
-                for event in events:
-                    self._model.apply(event)
-                seqs = self.store.append(events, self.actor)
-                if metalake is not None and metalake != self._model.metalake:
-                    self.store.set_meta("metalake", metalake)
-                    self._model.metalake = metalake
+                    with self._shared.pinned() as (model, _):
+                        events[:] = build(model)
+                # a model no sync holds (the current one when free): a sync compiling from
+                # the current model meanwhile keeps it whole, at the position it recorded
+                with self._shared.writing(self.store) as model:
+                    seqs = self.store.append(events, self.actor)  # a refusal changes no model
+                    touched = True
+                    for event in events:
+                        model.apply(event)
+                    if metalake is not None and metalake != model.metalake:
+                        self.store.set_meta("metalake", metalake)
+                        model.metalake = metalake
+                    self._shared.publish_locked(model, seqs[-1] if seqs else self._shared.seq)
         except BaseException:
             if touched:  # the transaction rolled back: so must the model in memory
-                self._model, self._seq = self.store.snapshot()
+                self._shared.publish(*self.store.snapshot(), keep=False)
             raise
         return seqs
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from contextlib import ExitStack
 
 from pushdown.app.service.base import ObjectLike, _obj
 from pushdown.app.service.changes import Changes
@@ -105,23 +106,31 @@ class Syncing(Changes):
         expect: Callable[[Plan], None] | None = None,
     ) -> list[SyncResult]:
         """Sync the backends: the journal's pending scope, or everything (``full``).
-        ``expect(plan)`` may refuse a plan before it is applied (a saved plan gone stale)."""
-        if dry_run:  # a dry run writes nothing: ask the directory, record nothing
-            model = self.sync_model(self.outside_members(self.model))
-            load = None
-        else:
-            self.record_external_members()
-            model = self.sync_model()
-            load = self._current
-        return self.dispatcher.run(
-            model, names=names, full=full, dry_run=dry_run, progress=progress, expect=expect, load=load
-        )
+        ``expect(plan)`` may refuse a plan before it is applied (a saved plan gone stale).
 
-    def _current(self) -> tuple[Model, int]:
-        """The model as the store holds it now, and the journal position it reflects
-        (asked under a backend's lease: another writer may have committed meanwhile). Read
-        in one read transaction under the store connection's lock, so no commit of this
-        process lands between the model and the position it is said to reflect."""
-        with self.store.reading():
-            model = self.sync_model()
-            return model, self._seq
+        Every backend compiles from the model held
+        (:meth:`~pushdown.app.service.models.Shared.pinned`) at the journal position its
+        cursor then records: another thread's change meanwhile goes to another model
+        object, so a compile is never torn and never copies the estate."""
+        with ExitStack() as held:
+
+            def pin() -> tuple[Model, int]:
+                with self.store.reading():  # no commit of this process lands in between
+                    self._refresh()
+                    return held.enter_context(self._shared.pinned())
+
+            def hold() -> tuple[Model, int]:
+                model, seq = pin()
+                return self._decisions_on(model), seq  # with the recorded members
+
+            if dry_run:  # a dry run writes nothing: ask the directory, record nothing
+                model, _ = pin()
+                model = with_members(model, self.outside_members(model))
+                load = None
+            else:
+                self.record_external_members()
+                model, _ = hold()
+                load = hold
+            return self.dispatcher.run(
+                model, names=names, full=full, dry_run=dry_run, progress=progress, expect=expect, load=load
+            )

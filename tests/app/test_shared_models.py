@@ -1,0 +1,58 @@
+"""The library's model shared by threads (:class:`pushdown.app.service.models.Shared`): a
+model held by a sync is never changed, a change goes to a free replica brought up from the
+journal, and the single-threaded path copies nothing. Pure (an in-memory store)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pushdown.app.service import AccessControl
+from pushdown.errors import PushdownError
+from pushdown.journal.store import Store
+from pushdown.model.state import Model
+
+
+def _library() -> AccessControl:
+    ac = AccessControl(Store(":memory:"), push=False)
+    ac.add_user("alice")
+    return ac
+
+
+def _users(model: Model) -> set[str]:
+    return set(model.users)
+
+
+def test_a_change_without_holders_changes_the_current_model_and_copies_nothing() -> None:
+    ac = _library()
+    before = ac.model
+    ac.add_user("bob")
+    assert ac.model is before and "bob" in before.users
+    assert ac._shared.copies == 0
+
+
+def test_a_held_model_never_changes_and_the_change_goes_to_another() -> None:
+    ac = _library()
+    shared = ac._shared
+    with shared.pinned() as (held, seq):
+        version = held.version
+        ac.add_user("bob")  # one copy: no replica was free
+        ac.add_user("carol")  # the new current one is free: changed in place
+        assert held.version == version and _users(held) == {"alice"}
+        assert seq < shared.seq and _users(ac.model) == {"alice", "bob", "carol"}
+        assert shared.copies == 1
+    # let go: the old model is the spare, brought up from the journal when next needed
+    with shared.pinned() as (second, _):
+        ac.add_user("dave")
+        assert _users(second) == {"alice", "bob", "carol"}
+    assert ac.model is held and _users(held) == {"alice", "bob", "carol", "dave"}
+    assert shared.copies == 1  # the spare was reused, not copied
+    assert _users(ac.store.load()) == _users(ac.model)
+
+
+def test_a_refused_commit_leaves_the_models_as_they_were() -> None:
+    ac = _library()
+    with ac._shared.pinned() as (held, _):
+        with pytest.raises(PushdownError):
+            ac.add_user("alice")  # exists: refused before anything is written
+        assert _users(held) == {"alice"}
+    assert _users(ac.model) == {"alice"} and ac._shared.seq == ac.store.last_seq()
