@@ -107,8 +107,10 @@ class Scope:
         for principal, objs in sorted(by_principal.items()):
             by_roots.setdefault(frozenset(objs), set()).update(users_of(model, principal))
         for roots, holders in sorted(by_roots.items(), key=lambda item: sorted(item[0])):
-            if holders:
-                regions.append(Region(frozenset(holders), roots))
+            # a grant to a principal nobody holds still names its objects, which may change
+            # what others get there (Ranger: a capitalised twin of a schema withholds both),
+            # so it reaches every user on them, never nothing
+            regions.append(Region(frozenset(holders) if holders else None, roots))
         return Resolved(tuple(regions))
 
     def describe(self) -> str:

@@ -192,3 +192,22 @@ def test_hostile_compile_histories_are_never_wider(capsys: pytest.CaptureFixture
     with capsys.disabled():
         print("\n" + tally.line("ranger compile"))
     assert tally.wider == 0 and tally.checks > 0
+
+
+def test_grant_to_a_role_nobody_holds_on_a_case_twin_is_never_wider() -> None:
+    """Seed 2 at 450 histories: role r2 lost its only holder, then r2 is granted on
+    ``c.S1``, an unregistered capitalised twin of ``c.s1``. The twins withhold each
+    other's database from everyone; the scoped sync of that grant must reach ``c.s1``'s
+    database even though the grant reaches no user directly."""
+    steps = [("remove_user", "U3"), ("grant", "r2", "schema c.S1", "USE_SCHEMA", "ALLOW")]
+    b = start()
+    with Standin() as s:
+        be = backend_for(s, map_principal=MAPPINGS["identity"])
+        reconcile(be, b.model, Scope.everything())
+        for step in steps:
+            scope = Scope.nothing()
+            for e in events_for(b.model, step):
+                b.model.apply(e)
+                scope = scope | scope_of(e)
+            reconcile(be, b.model, scope)
+            assert check(s, b.model, "identity", {}, set()).wider == [], step
