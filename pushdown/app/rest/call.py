@@ -146,6 +146,19 @@ def require_object(call: Call, ref: ObjectRef, metalake: str) -> None:
         )
 
 
+def require_user(call: Call, user: str, doing: str) -> None:
+    """404 unless the decision model holds ``user`` (as listed and read: the directory's
+    members too); 400 for a member only the directory names, whom a change cannot hold
+    (``doing``: what the caller asked) until the user is added."""
+    if user not in call.ac.decision_model().users:
+        raise problems.not_found("NoSuchUserException", f"user {user!r} does not exist")
+    if user not in call.model.users:
+        raise problems.bad_request(
+            f"user {user!r} is a member only the directory names: add the user (POST .../users) "
+            f"before {doing}"
+        )
+
+
 def created(
     call: Call, make: Callable[[], object], exists: Callable[[], bool], conflict: problems.Problem
 ) -> None:
