@@ -50,14 +50,7 @@ class Changing(Base):
         the change is computed again (and checked again) under the lock."""
         if not directory:
             self._refuse_if_followed()
-        if self.actor is not None and not self.actor.trusted:
-            actor, inner = self.actor, build
-
-            def build(model: Model) -> list[Event]:
-                _check(self._decisions_on(model), actor, operation, target)
-                return inner(model)
-
-        build = self._bound(build)
+        build = self._guarded(build, operation, target)
 
         self._refresh()
         # the position the model in hand reflects (a fresh read could already be newer)
@@ -71,6 +64,21 @@ class Changing(Base):
         push = self.push if push is None else push
         synced = self._pushed() if push and events else ()
         return ChangeResult(tuple(events), tuple(seqs), synced)
+
+    def _guarded(
+        self, build: Callable[[Model], list[Event]], operation: str | None, target: Target | None
+    ) -> Callable[[Model], list[Event]]:
+        """``build`` with every check a change passes before it is written: the actor
+        authorized (unless trusted), then the bindings (:meth:`_bound`). A preview of a
+        change (``plan --spec``) runs the same, so it refuses what the change would."""
+        if self.actor is not None and not self.actor.trusted:
+            actor, inner = self.actor, build
+
+            def build(model: Model) -> list[Event]:
+                _check(self._decisions_on(model), actor, operation, target)
+                return inner(model)
+
+        return self._bound(build)
 
     def _bound(self, build: Callable[[Model], list[Event]]) -> Callable[[Model], list[Event]]:
         """``build``, its events checked (after the actor was authorized) against what only
