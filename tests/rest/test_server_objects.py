@@ -143,6 +143,42 @@ def test_library_refuses_the_caller_and_the_administrator_declares_it(
     assert ac.model.owners[ObjectRef(T.TABLE, ("c", PAYROLL, "salaries"))] == "bob"
 
 
+SPEC = f"""\
+metalake: test
+service_admins: [admin]
+users: [admin, bob]
+catalogs:
+  c:
+    owner: admin
+    schemas:
+      {PAYROLL}:
+        owner: bob
+        tables: [salaries]
+roles:
+  in_c:
+    grants:
+      - on: catalog c
+        allow: [USE_CATALOG]
+    to: [user bob]
+"""
+
+
+@pytest.mark.mariadb
+def test_a_spec_declaring_the_owner_of_a_server_object_is_the_administrators_own(
+    mariadb_door: Door,
+    server: Any,  # noqa: F811
+) -> None:
+    """``pushdown apply --spec``: the administrator declares bob the owner of the existing
+    database, and the backend gives bob what an owner gets there (nothing is refused)."""
+    from pushdown.app.service.spec import load_spec_text
+
+    ac = mariadb_door.ac
+    ac.as_admin("spec").load_model(load_spec_text(SPEC))
+    assert ac.model.owners[ObjectRef(T.SCHEMA, ("c", PAYROLL))] == "bob"
+    ac.sync()
+    assert _bob_on_payroll(server) != []
+
+
 # -- Hive Metastore -------------------------------------------------------------------------
 
 HIVE_PREFIX = "srvobj_"
