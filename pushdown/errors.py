@@ -30,6 +30,13 @@ class AlreadyExists(ModelError):
     """A user, group, role, object or metalake that exists already."""
 
 
+class ExistsOnServer(AlreadyExists):
+    """A caller's registration of an object that a backend's server holds already (a
+    database or table nobody registered): its creator would become the owner of data that
+    existed before. Only an administrator's entry point (a spec, the CLI) declares such an
+    object and its owner."""
+
+
 class UnknownObject(ModelError):
     """An object (or the metalake) that the model does not hold."""
 

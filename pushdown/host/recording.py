@@ -78,6 +78,14 @@ class RecordingBackend(Backend):
         self.state_file = Path(state) if state else None
         self.held: set[Fact] = self._load()
         self.calls: list[tuple[str, tuple[Op, ...]]] = []
+        #: the objects its "server" holds (setting ``server_objects``: ``"schema c.s"``, ...)
+        self.server_objects = frozenset(
+            ObjectRef.parse(str(o)) for o in context.setting("server_objects", [])
+        )
+
+    def on_server(self, model: Model, obj: ObjectRef) -> bool | None:
+        """Whether ``obj`` is one of the objects the ``server_objects`` setting names."""
+        return obj in self.server_objects
 
     def _load(self) -> set[Fact]:
         if self.state_file is None or not self.state_file.exists():

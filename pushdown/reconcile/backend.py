@@ -170,6 +170,16 @@ class Backend(abc.ABC):
         }
         return frozenset(named)
 
+    def on_server(self, model: Model, obj: ObjectRef) -> bool | None:
+        """Whether the server already holds what ``obj`` stands for (a database, a table),
+        asked before a checked caller registers ``obj`` in a catalog this backend enforces
+        (:func:`pushdown.reconcile.bindings.claimed`): the creator of a registration owns
+        it, and the backend gives an owner rights on the server's object, on data that was
+        there before. ``None``: this backend cannot tell (the default: its resources are
+        names, or it holds no data). Raise :class:`~pushdown.errors.BackendError` when the
+        server does not answer: the registration is then refused, never let through."""
+        return None
+
     def widen(self, obj: ObjectRef) -> ObjectRef:
         """The coarsest object whose facts a change to ``obj`` can alter (default: a leaf's
         container, since container-level grants are decided over all of its children)."""

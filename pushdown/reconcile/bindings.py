@@ -24,16 +24,28 @@ may do there. So it is set by configuration, never by a property a caller regist
 - Any other checked caller's topic must not be one Kafka topic with another (names equal
   but for case): a shared topic gets only what both decide, a revoke of everyone else's.
 
-:func:`check` runs on the events of every change, after the caller was authorized, in
-the one place every entry point passes (``AccessControl.change``).
+- A checked caller never registers (or renames an object to) what a backend enforcing
+  its catalog says its server holds already (:meth:`Backend.on_server`: a database or
+  table nobody registered): the creator would own it, and the backend would give him an
+  owner's rights on data that existed before. Like Gravitino's
+  ``SchemaAlreadyExistsException``, the registration is refused (:func:`claimed`), unless
+  the model gives the caller an owner's rights on it already (he may drop it: he owns its
+  catalog, its schema or the metalake; or he is a service admin), so registering gives
+  him nothing new. An administrator's entry point (a spec's owner, the CLI) declares any
+  such object and its owner. A server that does not answer refuses the registration.
+
+:func:`check` and :func:`claimed` run on the events of every change, after the caller was
+authorized, in the one place every entry point passes (``AccessControl.change``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from pushdown.errors import BindingRefused
+from pushdown.decide.evaluator import Evaluator
+from pushdown.decide.requirements import OPERATIONS
+from pushdown.errors import BindingRefused, ExistsOnServer
 from pushdown.model import events as ev
 from pushdown.model.locations import (
     Location,
@@ -229,3 +241,43 @@ def _topic(model: Model, obj: ObjectRef, before: ObjectRef) -> None:
                 f"{obj}: a topic named {obj.names[-1]!r} but for case is registered already; on Kafka "
                 "they would be one topic, which only an administrator may register twice"
             )
+
+
+#: one backend asked about server objects: its name, the catalogs it enforces, the question
+Server = tuple[str, frozenset[str], Callable[[ObjectRef], "bool | None"]]
+
+
+def claimed(model: Model, events: list[ev.Event], servers: Iterable[Server], user: str | None) -> None:
+    """Refuse (:class:`ExistsOnServer`) checked caller ``user``'s change that registers an
+    object, or renames one to a name, that a backend enforcing its catalog holds on its
+    server already (registered by nobody: the model's own objects never reach here as
+    new), unless the model gives ``user`` an owner's rights on it already."""
+    asked = list(servers)
+    for event in events:
+        if isinstance(event, ev.ObjectCreated):
+            obj = event.object
+        elif isinstance(event, ev.ObjectRenamed):
+            obj = event.new_object
+        else:
+            continue
+        if obj.type.depth < 2 or _owns_already(model, user, obj):
+            continue  # catalogs are check's; roles, tags: no server's; the owner gains nothing
+        for backend, catalogs, on_server in asked:
+            if obj.names[0] in catalogs and on_server(obj):
+                raise ExistsOnServer(
+                    f"{obj} already exists on the server of backend {backend}, and nobody registered it: "
+                    "its creator would become the owner of data that existed before; an administrator "
+                    "declares it (a spec or the CLI), with its owner"
+                )
+
+
+def _owns_already(model: Model, user: str | None, obj: ObjectRef) -> bool:
+    """The model gives ``user`` an owner's rights on ``obj`` before it is registered: a
+    service admin or the metalake's owner, or one who may drop it (an enclosing object's
+    owner): registering it gives him nothing he did not hold."""
+    if user is None:
+        return False
+    if _holds_metalake(model, user):
+        return True
+    drop = f"drop_{obj.type.value}"
+    return drop in OPERATIONS and Evaluator(model).authorize(user, drop, obj, explain=False).allowed

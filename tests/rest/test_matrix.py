@@ -198,6 +198,7 @@ ROWS: list[Row] = [
         f"{M}/permissions/roles/r1/table/cat.db.t/grant",
         TABLE,
         PRIVS,
+        also=(("get_role", "r1"),),  # the role is acted on: seen before it is looked up
     ),
     Row(
         "PUT",
@@ -205,6 +206,7 @@ ROWS: list[Row] = [
         f"{M}/permissions/roles/r1/table/cat.db.t/revoke",
         TABLE,
         HELD,
+        also=(("get_role", "r1"),),  # the role is acted on: seen before it is looked up
     ),
     Row(  # the web UI's override: r1 keeps modify_table on the table and gains select_table
         "PUT",

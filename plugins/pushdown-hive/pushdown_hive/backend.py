@@ -183,6 +183,26 @@ class HiveBackend(Backend):
             "catalog names its own backend"
         )
 
+    def on_server(self, model: Model, obj: ObjectRef) -> bool | None:
+        """Whether the metastore holds the database of a schema, or the table (or view) of
+        a table; the metastore keeps names in lower case, so they are compared case-folded."""
+        if obj.type not in (SecurableType.SCHEMA, SecurableType.TABLE):
+            return None
+        db = obj.names[1].casefold()
+        try:
+            ms = self.metastore
+            if db not in {d.casefold() for d in ms.databases()}:
+                return False
+            if obj.type is SecurableType.SCHEMA:
+                return True
+            return obj.names[2].casefold() in {t.casefold() for t in ms.tables(db)}
+        except Unreachable as exc:
+            raise self._gone(exc, f"asking whether it holds {obj}") from exc
+        except Refused as exc:
+            raise self._refused(exc, f"asking whether it holds {obj}") from exc
+        finally:
+            self.calls += 1
+
     def widen(self, obj: ObjectRef) -> ObjectRef:
         """A table stays a table: every grant but a database's ``CREATE`` is on a table,
         and a table's change decides nothing about its database's ``CREATE``."""

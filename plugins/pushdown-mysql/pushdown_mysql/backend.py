@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pushdown.errors import BackendError, TemporaryBackendError
-from pushdown.model.securables import SecurableType
+from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import (
     Applied,
@@ -285,6 +285,28 @@ class MySQLBackend(Backend):
             "until one remains, a grant stays only where every one of them decides it (narrower); "
             "give each catalog its own backend",
         )
+
+    def on_server(self, model: Model, obj: ObjectRef) -> bool | None:
+        """Whether the server holds the database of a schema, or the table of a table
+        (one query on ``information_schema``; names compared as the server compares them:
+        exactly, or case-folded where it folds names). pushdown's account sees every
+        database it may grant on, so one it cannot see gives nobody anything."""
+        if obj.type not in (SecurableType.SCHEMA, SecurableType.TABLE):
+            return None
+        fold = self._whoami().fold
+        if obj.type is SecurableType.SCHEMA:
+            sql = "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE LOWER(SCHEMA_NAME) = LOWER(%s)"
+        else:
+            sql = (
+                "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "
+                "WHERE LOWER(TABLE_SCHEMA) = LOWER(%s) AND LOWER(TABLE_NAME) = LOWER(%s)"
+            )
+        names = obj.names[1:]
+        rows = self.connection.query(sql, names, why=f"asking whether the server holds {obj}")
+        found = {tuple(str(v) for v in r) for r in rows}
+        if fold:
+            return any(tuple(v.casefold() for v in f) == tuple(n.casefold() for n in names) for f in found)
+        return tuple(names) in found
 
     def catalog(self, model: Model) -> str | None:
         return one_catalog(self.name, "MySQL server", self.enforces(model))

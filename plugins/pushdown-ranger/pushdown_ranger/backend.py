@@ -24,7 +24,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from pushdown.model.securables import SecurableType
+from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import (
     BackendContext,
@@ -130,6 +130,14 @@ class RangerBackend(Applying):
         )
         self._compiled: tuple[object, Desired, Model] | None = None
         self._hive: tuple[object, str | None, Model] | None = None
+
+    def on_server(self, model: Model, obj: ObjectRef) -> bool | None:
+        """Not applicable: Ranger holds policies, and a policy's resources are names, not
+        objects (a database named in a policy need not exist, and the data lives in the
+        service Ranger guards). Whether a registration claims existing data is the data's
+        own server's to say: configure its backend (the Hive metastore's) for the same
+        catalog, and it is asked."""
+        return None
 
     def discover(self, model: Model, seen: str | None) -> tuple[Scope, str | None]:
         deny, implied = self.defs_now()

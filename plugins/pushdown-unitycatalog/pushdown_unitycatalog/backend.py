@@ -22,7 +22,7 @@ from typing import Any, ClassVar, cast
 
 from pushdown.errors import ConfigError, TemporaryBackendError
 from pushdown.model.principals import Principal
-from pushdown.model.securables import SecurableType
+from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import (
     Applied,
@@ -126,6 +126,25 @@ class UnityCatalogBackend(Backend):
         )
 
     # -- the contract ------------------------------------------------------------
+
+    def on_server(self, model: Model, obj: ObjectRef) -> bool | None:
+        """Whether the server's catalog of the same (lower-case) name holds the schema, or
+        the table; Unity Catalog keeps names in lower case, so they are compared so."""
+        if obj.type not in (SecurableType.SCHEMA, SecurableType.TABLE):
+            return None
+        catalog, schema = obj.names[0].lower(), obj.names[1].lower()
+        try:
+            if catalog not in {c.lower() for c in self.uc.catalogs()}:
+                return False
+            if schema not in {s.lower() for s in self.uc.schemas(catalog)}:
+                return False
+            return obj.type is SecurableType.SCHEMA or obj.names[2].lower() in {
+                t.lower() for t in self.uc.tables(catalog, schema)
+            }
+        except Unreachable as exc:
+            raise self._gone(exc) from exc
+        except Refused as exc:
+            raise TemporaryBackendError(self.name, f"Unity Catalog refused a read: {exc}") from exc
 
     def read(self, model: Model, scope: Resolved) -> UCSnapshot:
         """Each catalog the backend enforces, narrowed to the scope (a catalog the model

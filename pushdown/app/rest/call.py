@@ -24,7 +24,7 @@ from pushdown.app.service import AccessControl
 from pushdown.decide.evaluator import Evaluator, Target
 from pushdown.decide.listing import visible
 from pushdown.decide.requirements import OPERATIONS
-from pushdown.errors import Forbidden, ModelError, UnknownPrincipal
+from pushdown.errors import ExistsOnServer, Forbidden, ModelError, UnknownPrincipal
 from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
 from pushdown.model.state import Model
 
@@ -146,14 +146,31 @@ def require_object(call: Call, ref: ObjectRef, metalake: str) -> None:
         )
 
 
+def require_user(call: Call, user: str, doing: str) -> None:
+    """404 unless the decision model holds ``user`` (as listed and read: the directory's
+    members too); 400 for a member only the directory names, whom a change cannot hold
+    (``doing``: what the caller asked) until the user is added."""
+    if user not in call.ac.decision_model().users:
+        raise problems.not_found("NoSuchUserException", f"user {user!r} does not exist")
+    if user not in call.model.users:
+        raise problems.bad_request(
+            f"user {user!r} is a member only the directory names: add the user (POST .../users) "
+            f"before {doing}"
+        )
+
+
 def created(
     call: Call, make: Callable[[], object], exists: Callable[[], bool], conflict: problems.Problem
 ) -> None:
-    """Run a create; a refusal because the name is taken is a 409 (never a refusal to act)."""
+    """Run a create; a refusal because the name is taken is a 409 (never a refusal to act),
+    in the model or on a backend's server (Gravitino's answer for an object its catalog
+    holds already)."""
     try:
         make()
     except Forbidden:
         raise
+    except ExistsOnServer as exc:
+        raise problems.already_exists(conflict.type, str(exc)) from None
     except ModelError:
         if exists():
             raise conflict from None

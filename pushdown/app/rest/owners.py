@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pushdown.app.rest import problems, shapes
-from pushdown.app.rest.call import Call, require_object
+from pushdown.app.rest.call import Call, require_object, require_user
 from pushdown.decide.requirements import LOAD_OPERATION
 from pushdown.model.changes import GROUP_OWNER_REASON
 from pushdown.model.securables import ObjectRef
@@ -43,8 +43,7 @@ def set_owner(call: Call) -> Json:
         raise problems.bad_request(f"cannot make group {owner!r} the owner of {ref}: {GROUP_OWNER_REASON}")
     call.check("set_owner", ref)
     require_object(call, ref, metalake)
-    if owner not in call.model.users:
-        raise problems.not_found("NoSuchUserException", f"user {owner!r} does not exist")
+    require_user(call, owner, "making the user an owner")
     call.acting().set_owner(ref, owner)
     return {"code": 0, "set": True}
 

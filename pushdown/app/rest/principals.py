@@ -4,6 +4,11 @@ permission routes for principals).
 Reads are decided with the evaluator (``call.check``, ``call.visible``); changes by the
 core acting as the caller. A name that does not exist is answered after the caller was
 found allowed, so a refusal never tells what exists.
+
+A user or group is the one the decision model holds (``AccessControl.decision_model``:
+the model with the directory's members recorded at the last sync), in the listing, in a
+read and in a grant alike: a user whom only the directory names is listed, read (404
+never) and refused a role until he is added (his roles are the model's to hold).
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from pushdown.app.rest import problems, shapes
-from pushdown.app.rest.call import Call, created, removed
+from pushdown.app.rest.call import Call, created, removed, require_user
 from pushdown.model.principals import Principal
 from pushdown.model.securables import METALAKE
 
@@ -22,7 +27,7 @@ Json = dict[str, Any]
 
 
 def user_json(call: Call, user: str) -> Json:
-    roles = sorted(call.model.user_roles.get(user, ()))
+    roles = sorted(call.ac.decision_model().user_roles.get(user, ()))
     return {"name": user, "roles": roles, "audit": call.audit("user", user)}
 
 
@@ -60,7 +65,7 @@ def get_user(call: Call) -> Json:
     call.metalake()
     user = call.params["user"]
     call.check("get_user", user)
-    if user not in call.model.users:
+    if user not in call.ac.decision_model().users:  # the directory's members too, as listed
         raise problems.not_found("NoSuchUserException", f"user {user!r} does not exist")
     return {"code": 0, "user": user_json(call, user)}
 
@@ -113,7 +118,7 @@ def get_group(call: Call) -> Json:
     call.metalake()
     group = call.params["group"]
     call.check("get_group", group)
-    if group not in call.model.groups:
+    if group not in call.ac.decision_model().groups:
         raise problems.not_found("NoSuchGroupException", f"group {group!r} does not exist")
     return {"code": 0, "group": group_json(call, group)}
 
@@ -139,11 +144,10 @@ def _role_names(call: Call, operation: str) -> list[str]:
 
 def _roles_to(call: Call, principal: Principal, revoke: bool) -> None:
     roles = _role_names(call, "revoke_role" if revoke else "grant_role")
-    holders = call.model.users if principal.kind.value == "user" else call.model.groups
-    if principal.name not in holders:
-        kind = principal.kind.value
-        error = "NoSuchUserException" if kind == "user" else "NoSuchGroupException"
-        raise problems.not_found(error, f"{kind} {principal.name!r} does not exist")
+    if principal.kind.value == "user":
+        require_user(call, principal.name, "granting or revoking a role")
+    elif principal.name not in call.model.groups:
+        raise problems.not_found("NoSuchGroupException", f"group {principal.name!r} does not exist")
     for role in roles:
         acting = call.acting()
         (acting.revoke_role if revoke else acting.grant_role)(role, principal)

@@ -130,6 +130,10 @@ def _privileges_on(call: Call, revoke: bool) -> Json:
     item["privileges"] = shapes.obj(call.body).get("privileges")
     ref, privileges = _securable(call, item, "privileges", metalake)
     call.check("revoke_privilege" if revoke else "grant_privilege", ref)
+    # The role is acted on too: a caller who may not see it (get_role) gets one fixed
+    # refusal before it is looked up, so a missing role and a hidden one read the same.
+    if not call.may("get_role", role):
+        raise problems.refused(call.user, f"{'revoke' if revoke else 'grant'} privileges of", f"role {role}")
     if role not in call.model.roles:
         raise problems.not_found("NoSuchRoleException", f"role {role!r} does not exist")
     require_object(call, ref, metalake)

@@ -14,8 +14,10 @@ from pushdown.decide.requirements import OPERATIONS
 from pushdown.errors import Forbidden
 from pushdown.model.actor import Actor
 from pushdown.model.events import Event
+from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
-from pushdown.reconcile.bindings import Bindings
+from pushdown.reconcile.backend import Backend
+from pushdown.reconcile.bindings import Bindings, Server, claimed
 from pushdown.reconcile.bindings import check as check_bindings
 
 
@@ -48,14 +50,7 @@ class Changing(Base):
         the change is computed again (and checked again) under the lock."""
         if not directory:
             self._refuse_if_followed()
-        if self.actor is not None and not self.actor.trusted:
-            actor, inner = self.actor, build
-
-            def build(model: Model) -> list[Event]:
-                _check(self._decisions_on(model), actor, operation, target)
-                return inner(model)
-
-        build = self._bound(build)
+        build = self._guarded(build, operation, target)
 
         self._refresh()
         # the position the model in hand reflects (a fresh read could already be newer);
@@ -71,21 +66,55 @@ class Changing(Base):
         synced = self._pushed() if push and events else ()
         return ChangeResult(tuple(events), tuple(seqs), synced)
 
+    def _guarded(
+        self, build: Callable[[Model], list[Event]], operation: str | None, target: Target | None
+    ) -> Callable[[Model], list[Event]]:
+        """``build`` with every check a change passes before it is written: the actor
+        authorized (unless trusted), then the bindings (:meth:`_bound`). A preview of a
+        change (``plan --spec``) runs the same, so it refuses what the change would."""
+        if self.actor is not None and not self.actor.trusted:
+            actor, inner = self.actor, build
+
+            def build(model: Model) -> list[Event]:
+                _check(self._decisions_on(model), actor, operation, target)
+                return inner(model)
+
+        return self._bound(build)
+
     def _bound(self, build: Callable[[Model], list[Event]]) -> Callable[[Model], list[Event]]:
         """``build``, its events checked (after the actor was authorized) against what only
-        the configuration binds: catalogs to backends, filesets to locations, topics."""
+        the configuration binds: catalogs to backends, filesets to locations, topics; and
+        a checked caller's registrations against what the servers hold already (each
+        object asked once, however often the change is computed)."""
         bindings = Bindings.of(
             (name, b.context.catalogs, b.context.locations) for name, b in sorted(self.backends.items())
         )
         administrator = self.actor is None or self.actor.trusted
         user = None if self.actor is None else self.actor.user
 
+        answers: dict[tuple[str, ObjectRef], bool | None] = {}
+
         def checked(model: Model) -> list[Event]:
             events = build(model)
             check_bindings(model, events, bindings, administrator=administrator, user=user)
+            if not administrator:
+                claimed(model, events, self._servers(model, answers), user)
             return events
 
         return checked
+
+    def _servers(self, model: Model, answers: dict[tuple[str, ObjectRef], bool | None]) -> list[Server]:
+        """Each backend with the catalogs it enforces and its answer on an object (kept)."""
+
+        def asker(name: str, backend: Backend) -> Callable[[ObjectRef], bool | None]:
+            def on_server(obj: ObjectRef) -> bool | None:
+                if (name, obj) not in answers:
+                    answers[name, obj] = backend.on_server(model, obj)
+                return answers[name, obj]
+
+            return on_server
+
+        return [(n, b.enforces(model), asker(n, b)) for n, b in sorted(self.backends.items())]
 
     def _version(self) -> tuple[int, str | None]:
         return self.store.last_seq(), self.store.get_meta("metalake")

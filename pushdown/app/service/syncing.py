@@ -9,6 +9,7 @@ from contextlib import ExitStack
 
 from pushdown.app.service.base import ObjectLike, _obj
 from pushdown.app.service.changes import Changes
+from pushdown.app.service.changing import _converge_events
 from pushdown.app.service.converge import converge
 from pushdown.decide.evaluator import Decision, Evaluator, Target
 from pushdown.model.actor import Actor
@@ -89,8 +90,11 @@ class Syncing(Changes):
 
     def preview(self, target: Model, names: list[str] | None = None) -> tuple[list[Event], list[SyncResult]]:
         """What :meth:`load_model` of ``target`` and a full sync would do, writing nothing:
-        the model changes it would record and each backend's plan against ``target``."""
+        the model changes it would record and each backend's plan against ``target``. The
+        changes pass the checks :meth:`load_model` runs (the bindings: a refusal is raised
+        as the change would raise it)."""
         check_name("metalake", target.metalake)
+        self._guarded(lambda model: _converge_events(model, target), None, None)(self.model)
         working = copy.deepcopy(self.model)
         events = converge(working, target)
         model = with_members(working, self.outside_members(working))
