@@ -62,7 +62,7 @@ def hive_items(
             continue
         shape = shapes[schema] = TableNames.of([t for t in inventory.children(schema) if t.type is T.TABLE])
         notes += shape.notes(schema)
-    denied_at = denied_privileges(model) if deny else {}
+    denied_at = denied_privileges(model, {u for users, _ in groups for u in users}) if deny else {}
     for users, view in groups:
         where = schemas if isinstance(view, OwnerView) else view.containers(T.SCHEMA)
         for schema in where:
