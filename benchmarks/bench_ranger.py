@@ -353,8 +353,12 @@ def enforced(report: Report, model: Model, backend: RangerBackend, ours: Standin
         report.row(f"commit -> enforced, {label}: changes", len(times))
         report.row(f"commit -> enforced, {label}: p50 (goal <= 50 ms)", _pct(times, 50) * 1000, "ms")
         report.row(f"commit -> enforced, {label}: p99 (goal <= 250 ms)", _pct(times, 99) * 1000, "ms")
-    report.row("commit -> enforced: the stand-in's engine allows every change", all(_allowed(ours, q) for q in asked))
-    report.row("commit -> enforced: Ranger 2.9's engine (the judge) allows every change", _judged(ours, asked))
+    report.row(
+        "commit -> enforced: the stand-in's engine allows every change", all(_allowed(ours, q) for q in asked)
+    )
+    report.row(
+        "commit -> enforced: Ranger 2.9's engine (the judge) allows every change", _judged(ours, asked)
+    )
 
 
 def sizes_of(model: Model) -> tuple[int, int, int]:

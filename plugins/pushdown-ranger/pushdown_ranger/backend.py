@@ -130,6 +130,9 @@ class RangerBackend(Applying):
         )
         self._compiled: tuple[object, Desired, Model] | None = None
         self._hive: tuple[object, str | None, Model] | None = None
+        self._members: tuple[object, frozenset[str], Model] | None = None
+        #: an identity's Ranger names folded, with how many users hold each
+        self._folds: tuple[object, dict[str, int]] | None = None
 
     def discover(self, model: Model, seen: str | None) -> tuple[Scope, str | None]:
         deny, implied = self.defs_now()

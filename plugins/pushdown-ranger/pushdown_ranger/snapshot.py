@@ -105,3 +105,5 @@ class RangerBase(Backend):
     kept: KeptIdentity
     _compiled: tuple[object, Desired, Model] | None
     _hive: tuple[object, str | None, Model] | None
+    _members: tuple[object, frozenset[str], Model] | None
+    _folds: tuple[object, dict[str, int]] | None
