@@ -42,6 +42,7 @@ from harness.report import Report
 from pushdown_lab.ranger_standin import Standin
 from pushdown_ranger.backend import RangerBackend
 
+from pushdown.host.plugins import Hooks
 from pushdown.model import changes as ch
 from pushdown.model import events as ev
 from pushdown.model.principals import Principal
@@ -108,8 +109,18 @@ def standin() -> Standin:
 def backend_on(ranger: Standin) -> RangerBackend:
     user, password = ranger.auth
     settings = {"url": ranger.url, "user": user}
+    # the context AccessControl.open gives a backend: the principal mapping through the
+    # plugins' hook (kept across syncs while no plugin implements it, as in a deployment)
+    hooks = Hooks.load()
     return RangerBackend(
-        BackendContext("rg", settings, secret=lambda k: password if k == "password" else None)
+        BackendContext(
+            "rg",
+            settings,
+            secret=lambda k: password if k == "password" else None,
+            map_principal=lambda p: hooks.map_principal("rg", p),
+            mapping_version=hooks.mapping_version,
+            mapping_stable=hooks.mapping_stable,
+        )
     )
 
 

@@ -133,6 +133,9 @@ class RangerBackend(Applying):
         self._members: tuple[object, frozenset[str], Model] | None = None
         #: an identity's Ranger names folded, with how many users hold each
         self._folds: tuple[object, dict[str, int]] | None = None
+        #: the findings of the last snapshot, and whether the enforced catalogs hold filesets
+        self._findings: tuple[RangerSnapshot, tuple[int, int], tuple[str, ...]] | None = None
+        self._filesets: tuple[object, bool, Model] | None = None
 
     def discover(self, model: Model, seen: str | None) -> tuple[Scope, str | None]:
         deny, implied = self.defs_now()

@@ -36,6 +36,18 @@ class Reporting(Compiling):
         self.seen_users |= {self.naming.user(u) for u in model.users}
         self.seen_users |= {str(m.get("name")) for r in snap.roles.values() for m in r.get("users") or ()}
         self.seen_groups |= {self.naming.group(g) for g in model.groups}
+        found = list(self._read_findings(snap))
+        found += self.fallback_findings(model)
+        found += [line for text in self.problems.values() if text for line in text.split("\n")]
+        return replace(snap, findings=tuple(sorted(set(found))))
+
+    def _read_findings(self, snap: RangerSnapshot) -> tuple[str, ...]:
+        """The findings of what a read holds, kept while the snapshot and the principals seen
+        stand (the principals seen only grow: their counts say whether they moved)."""
+        key = (len(self.seen_users), len(self.seen_groups))
+        kept = self._findings
+        if kept is not None and kept[0] is snap and kept[1] == key:
+            return kept[2]
         users, groups = set(self.seen_users), set(self.seen_groups)
         ours = self.naming.ours
         reach = role_reach([*snap.roles.values(), *snap.others], users, groups, ours)
@@ -57,9 +69,9 @@ class Reporting(Compiling):
                 "writes none (per-table allow items instead; narrower)"
             )
         found += [stray_finding(p, self.label) for p in snap.strays]
-        found += self.fallback_findings(model)
-        found += [line for text in self.problems.values() if text for line in text.split("\n")]
-        return replace(snap, findings=tuple(sorted(set(found))))
+        # the snapshot is kept alive with its answer, so no other snapshot can reuse its id
+        self._findings = (snap, key, tuple(found))
+        return self._findings[2]
 
     def fallback_findings(self, model: Model) -> list[str]:
         """Issue 23, N7: a user no HDFS policy decides for is not denied but "not determined",
@@ -67,9 +79,14 @@ class Reporting(Compiling):
         if self.hdfs_fallback == "off":
             return []
         roots = [ObjectRef(SecurableType.CATALOG, (c,)) for c in self.enforces(model)]
-        if not any(
-            o.type is SecurableType.FILESET for r in roots if r in model.objects for o in model.within(r)
-        ):
+        key = (id(model), model.version, tuple(sorted(roots, key=str)))
+        if self._filesets is None or self._filesets[0] != key:
+            held = any(
+                o.type is SecurableType.FILESET for r in roots if r in model.objects for o in model.within(r)
+            )
+            # the model is kept alive with its answer, so no other model can reuse its id
+            self._filesets = (key, held, model)
+        if not self._filesets[1]:
             return []
         return [
             f"service {self.naming.hdfs_service}: Ranger's HDFS plugin falls back to HDFS permissions "

@@ -107,3 +107,5 @@ class RangerBase(Backend):
     _hive: tuple[object, str | None, Model] | None
     _members: tuple[object, frozenset[str], Model] | None
     _folds: tuple[object, dict[str, int]] | None
+    _findings: tuple[RangerSnapshot, tuple[int, int], tuple[str, ...]] | None
+    _filesets: tuple[object, bool, Model] | None

@@ -92,6 +92,7 @@ def compile_desired(
     hive: str | None = "\x00unknown",
     locations: Mapping[str, tuple[str, ...]] | None = None,
     mirrored: frozenset[str] = frozenset(),
+    who: Principals | None = None,
 ) -> Desired:
     """The roles and policies Ranger should hold. ``focus``: only the Hive databases of
     these schemas are compiled (``None``: everything); topics and filesets always are.
@@ -99,11 +100,12 @@ def compile_desired(
     ``hive``: :func:`hive_catalog`, when the caller knows it already. ``locations``: the
     configured storage roots per catalog (a fileset outside them is pushed for nobody).
     ``mirrored``: databases other catalogs sharing the Hive service hold, compiled as
-    schemas of ``hive`` nobody registered (:func:`~pushdown_ranger.compile.shared.mirrored`)."""
+    schemas of ``hive`` nobody registered (:func:`~pushdown_ranger.compile.shared.mirrored`).
+    ``who``: :func:`~pushdown_ranger.compile.principals.principals`, when the caller has it."""
     roots = [
         ObjectRef(T.CATALOG, (c,)) for c in sorted(catalogs) if ObjectRef(T.CATALOG, (c,)) in model.objects
     ]
-    who = principals(model, naming)
+    who = principals(model, naming) if who is None else who
     notes: list[str] = list(who.notes)
     items = Items()
     if roots:
