@@ -136,6 +136,8 @@ class RangerBackend(Applying):
         #: the findings of the last snapshot, and whether the enforced catalogs hold filesets
         self._findings: tuple[RangerSnapshot, tuple[int, int], tuple[str, ...]] | None = None
         self._filesets: tuple[object, bool, Model] | None = None
+        #: the kept identity whose names are in seen_users
+        self._seen: object = None
 
     def discover(self, model: Model, seen: str | None) -> tuple[Scope, str | None]:
         deny, implied = self.defs_now()

@@ -33,13 +33,26 @@ class Reporting(Compiling):
         else made for a model user or group (or ``public``) in pushdown's services."""
         # principals pushdown has seen stay reported after they leave the model: a hand-made
         # allow for a removed user or group still works (the directory keeps them)
-        self.seen_users |= {self.naming.user(u) for u in model.users}
+        self._see_users(model)
         self.seen_users |= {str(m.get("name")) for r in snap.roles.values() for m in r.get("users") or ()}
         self.seen_groups |= {self.naming.group(g) for g in model.groups}
         found = list(self._read_findings(snap))
         found += self.fallback_findings(model)
         found += [line for text in self.problems.values() if text for line in text.split("\n")]
         return replace(snap, findings=tuple(sorted(set(found))))
+
+    def _see_users(self, model: Model) -> None:
+        """Every model user's Ranger name into ``seen_users``: from the kept identity while
+        the mapping is stable (no mapping call; once per identity handed out), else mapped."""
+        if not self.kept.stable():
+            self.seen_users |= {self.naming.user(u) for u in model.users}
+            return
+        identity = self.kept.of(model.users, ())
+        if self._seen is identity:
+            return
+        self.seen_users |= set(identity.names.values())
+        self.seen_users |= {self.naming.user(u) for u in identity.refused}
+        self._seen = identity
 
     def _read_findings(self, snap: RangerSnapshot) -> tuple[str, ...]:
         """The findings of what a read holds, kept while the snapshot and the principals seen

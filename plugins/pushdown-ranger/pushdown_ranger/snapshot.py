@@ -109,3 +109,4 @@ class RangerBase(Backend):
     _folds: tuple[object, dict[str, int]] | None
     _findings: tuple[RangerSnapshot, tuple[int, int], tuple[str, ...]] | None
     _filesets: tuple[object, bool, Model] | None
+    _seen: object
