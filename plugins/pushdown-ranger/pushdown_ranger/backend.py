@@ -133,11 +133,12 @@ class RangerBackend(Applying):
         self._members: tuple[object, frozenset[str], Model] | None = None
         #: an identity's Ranger names folded, with how many users hold each
         self._folds: tuple[object, dict[str, int]] | None = None
-        #: the findings of the last snapshot, and whether the enforced catalogs hold filesets
+        #: the findings of the last snapshot
         self._findings: tuple[RangerSnapshot, tuple[int, int], tuple[str, ...]] | None = None
-        self._filesets: tuple[object, bool, Model] | None = None
         #: the kept identity whose names are in seen_users
         self._seen: object = None
+        #: id of a policy or role as read -> (it, its fact): the objects are kept alive here
+        self._facts: dict[int, tuple[dict[str, Any], Any]] = {}
 
     def discover(self, model: Model, seen: str | None) -> tuple[Scope, str | None]:
         deny, implied = self.defs_now()

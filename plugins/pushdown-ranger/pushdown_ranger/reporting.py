@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
+from pushdown_ranger.compile.objects import leaf_schemas
 from pushdown_ranger.compiling import Compiling
 from pushdown_ranger.facts import PolicyFact
 from pushdown_ranger.handmade import (
@@ -91,15 +92,12 @@ class Reporting(Compiling):
         and the HDFS plugin then asks HDFS's own permissions (a 644 file is readable)."""
         if self.hdfs_fallback == "off":
             return []
-        roots = [ObjectRef(SecurableType.CATALOG, (c,)) for c in self.enforces(model)]
-        key = (id(model), model.version, tuple(sorted(roots, key=str)))
-        if self._filesets is None or self._filesets[0] != key:
-            held = any(
-                o.type is SecurableType.FILESET for r in roots if r in model.objects for o in model.within(r)
-            )
-            # the model is kept alive with its answer, so no other model can reuse its id
-            self._filesets = (key, held, model)
-        if not self._filesets[1]:
+        roots = [
+            r for c in self.enforces(model) if (r := ObjectRef(SecurableType.CATALOG, (c,))) in model.objects
+        ]
+        if not any(
+            k.type is SecurableType.FILESET for s in leaf_schemas(model, roots) for k in model.children(s)
+        ):
             return []
         return [
             f"service {self.naming.hdfs_service}: Ranger's HDFS plugin falls back to HDFS permissions "

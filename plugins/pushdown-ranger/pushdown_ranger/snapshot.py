@@ -108,5 +108,5 @@ class RangerBase(Backend):
     _members: tuple[object, frozenset[str], Model] | None
     _folds: tuple[object, dict[str, int]] | None
     _findings: tuple[RangerSnapshot, tuple[int, int], tuple[str, ...]] | None
-    _filesets: tuple[object, bool, Model] | None
     _seen: object
+    _facts: dict[int, tuple[Json, Any]]
