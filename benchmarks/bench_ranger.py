@@ -22,8 +22,9 @@ search for the policy, then one update of it (or a create when there is none).
    events name) and as the per-privilege shape pushes it: calls, writes and time;
    then commit -> enforced over 50 one-table grants and 10 role memberships (p50, p99;
    goals <= 50 ms, <= 250 ms): the change applied, synced over its scope, and the
-   stand-in's engine asked until it allows it; Ranger 2.9's engine (the lab's judge) is
-   asked the same questions at the end;
+   stand-in's engine asked until it allows it (the rest after the sync is the stand-in
+   building its engine from the changed policies); Ranger 2.9's engine (the lab's judge)
+   is asked the same questions at the end;
 3. a no-op sync: its calls (goal: the one version check: the services' policy versions
    and the role version, answered 304) and writes (0).
 """
@@ -321,7 +322,7 @@ def enforced(report: Report, model: Model, backend: RangerBackend, ours: Standin
     # roles held by one user only, with no DENY: r<i> for i % 10 not in (0, 1)
     picks = [i for i in range(roles) if i % 10 not in (0, 1)]
     asked: list[tuple[dict[str, str], str, str]] = []
-    grant_times: list[float] = []
+    grant_times: list[tuple[float, float]] = []
     for k in range(GRANTS):
         i = picks[k % len(picks)]  # a new (role, table) each time
         schema = f"s{(i + 1) % schemas}"  # r<i> selects there, modifies only in s<i>
@@ -342,7 +343,7 @@ def enforced(report: Report, model: Model, backend: RangerBackend, ours: Standin
     for name in joiners:  # users first, synced apart (not timed)
         events = apply(model, ch.add_user(model, name))
         reconcile(backend, model, Scope.union(scope_of(e) for e in events))
-    member_times: list[float] = []
+    member_times: list[tuple[float, float]] = []
     for k, name in enumerate(joiners):
         i = picks[(k * 11 + 3) % len(picks)]
         question = ({"database": f"s{i % schemas}", "table": "t1", "column": "*"}, "select", name)
@@ -361,9 +362,12 @@ def enforced(report: Report, model: Model, backend: RangerBackend, ours: Standin
         ("ALLOW MODIFY_TABLE on a table to a role", grant_times),
         ("a role granted to one more user", member_times),
     ):
+        whole, sync = [t for t, _ in times], [s for _, s in times]
         report.row(f"commit -> enforced, {label}: changes", len(times))
-        report.row(f"commit -> enforced, {label}: p50 (goal <= 50 ms)", _pct(times, 50) * 1000, "ms")
-        report.row(f"commit -> enforced, {label}: p99 (goal <= 250 ms)", _pct(times, 99) * 1000, "ms")
+        report.row(f"commit -> enforced, {label}: p50 (goal <= 50 ms)", _pct(whole, 50) * 1000, "ms")
+        report.row(f"commit -> enforced, {label}: p99 (goal <= 250 ms)", _pct(whole, 99) * 1000, "ms")
+        report.row(f"commit -> enforced, {label}: of which the sync, p50", _pct(sync, 50) * 1000, "ms")
+        report.row(f"commit -> enforced, {label}: of which the sync, p99", _pct(sync, 99) * 1000, "ms")
     report.row(
         "commit -> enforced: the stand-in's engine allows every change", all(_allowed(ours, q) for q in asked)
     )
@@ -384,13 +388,15 @@ def _commit_to_enforced(
     ours: Standin,
     change: Callable[[], list[ev.Event]],
     question: tuple[dict[str, str], str, str],
-) -> float:
+) -> tuple[float, float]:
+    """(commit -> enforced, of which the sync), in seconds."""
     t0 = time.perf_counter()
     events = apply(model, change())
     reconcile(backend, model, Scope.union(scope_of(e) for e in events))
+    synced = time.perf_counter()
     for _ in range(1000):  # the sync returns once Ranger answered its writes: asked once
         if _allowed(ours, question):
-            return time.perf_counter() - t0
+            return time.perf_counter() - t0, synced - t0
     raise AssertionError(f"not enforced: {question}")
 
 
