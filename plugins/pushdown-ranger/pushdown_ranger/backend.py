@@ -137,6 +137,8 @@ class RangerBackend(Applying):
         self._findings: tuple[RangerSnapshot, tuple[int, int], tuple[str, ...]] | None = None
         #: the kept identity whose names are in seen_users
         self._seen: object = None
+        #: the databases where implied grants reach further, for the facts of a read
+        self._implied: tuple[object, tuple[object, ...], frozenset[str]] | None = None
         #: id of a policy or role as read -> (it, its fact): the objects are kept alive here
         self._facts: dict[int, tuple[dict[str, Any], Any]] = {}
 

@@ -65,8 +65,16 @@ class Compiling(RangerBase):
             for d in v
         }
         stale = held if off else {d for d in held if is_voided(d, snapshot.voided)}
-        stale |= _implying_more(snapshot, service)
+        stale |= self._implying(snapshot, service)
         return focus | {ObjectRef(SecurableType.SCHEMA, (hive, d)) for d in stale}
+
+    def _implying(self, snapshot: RangerSnapshot, service: str) -> set[str]:
+        """:func:`_implying_more`, once per snapshot's facts (a read, and the snapshots made
+        from it, share them)."""
+        key = (snapshot.facts, snapshot.implied, service)
+        if self._implied is None or self._implied[0] is not snapshot.facts or self._implied[1] != key[1:]:
+            self._implied = (snapshot.facts, key[1:], frozenset(_implying_more(snapshot, service)))
+        return set(self._implied[2])
 
     def members_focus(self, model: Model, scope: Resolved, snapshot: RangerSnapshot, hive: str) -> Focus:
         """A scope of principals only (a role granted or revoked, a group's member, a user

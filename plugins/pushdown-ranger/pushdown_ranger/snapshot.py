@@ -109,4 +109,5 @@ class RangerBase(Backend):
     _folds: tuple[object, dict[str, int]] | None
     _findings: tuple[RangerSnapshot, tuple[int, int], tuple[str, ...]] | None
     _seen: object
+    _implied: tuple[object, tuple[object, ...], frozenset[str]] | None
     _facts: dict[int, tuple[Json, Any]]
