@@ -125,14 +125,14 @@ def denied_privileges(
     by_role: dict[str, set[tuple[ObjectRef, Privilege]]] = {}
     for user in users:
         for role in model.roles_of(user):
-            denied = by_role.get(role)
-            if denied is None:
+            held = by_role.get(role)
+            if held is None:
                 grants = model.roles.get(role, ())
-                denied = by_role[role] = {
+                held = by_role[role] = {
                     (g.object, g.privilege) for g in grants if g.condition is Condition.DENY
                 }
-            if denied:
-                out.setdefault(user, set()).update(denied)
+            if held:
+                out.setdefault(user, set()).update(held)
     return out
 
 
