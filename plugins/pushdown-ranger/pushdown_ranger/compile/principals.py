@@ -127,7 +127,7 @@ def denied_privileges(
         for role in model.roles_of(user):
             held = by_role.get(role)
             if held is None:
-                grants = model.roles.get(role, ())
+                grants = model.roles.get(role) or set()
                 held = by_role[role] = {
                     (g.object, g.privilege) for g in grants if g.condition is Condition.DENY
                 }
