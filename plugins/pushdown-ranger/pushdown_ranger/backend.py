@@ -130,6 +130,17 @@ class RangerBackend(Applying):
         )
         self._compiled: tuple[object, Desired, Model] | None = None
         self._hive: tuple[object, str | None, Model] | None = None
+        self._members: tuple[object, frozenset[str], Model] | None = None
+        #: an identity's Ranger names folded, with how many users hold each
+        self._folds: tuple[object, dict[str, int]] | None = None
+        #: the findings of the last snapshot
+        self._findings: tuple[RangerSnapshot, tuple[int, int], tuple[str, ...]] | None = None
+        #: the kept identity whose names are in seen_users
+        self._seen: object = None
+        #: the databases where implied grants reach further, for the facts of a read
+        self._implied: tuple[object, tuple[object, ...], frozenset[str]] | None = None
+        #: id of a policy or role as read -> (it, its fact): the objects are kept alive here
+        self._facts: dict[int, tuple[dict[str, Any], Any]] = {}
 
     def on_server(self, model: Model, obj: ObjectRef) -> bool | None:
         """Not applicable: Ranger holds policies, and a policy's resources are names, not

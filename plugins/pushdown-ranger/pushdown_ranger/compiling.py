@@ -17,11 +17,18 @@ from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.scope import Resolved
 from pushdown_ranger.compile import compile_all
 from pushdown_ranger.compile.desired import hive_catalog
-from pushdown_ranger.facts import PolicyFact
+from pushdown_ranger.facts import PolicyFact, RoleFact
 from pushdown_ranger.handmade import (
     is_voided,
 )
-from pushdown_ranger.scoping import Focus, covering, focus_of, scope_users
+from pushdown_ranger.scoping import (
+    Focus,
+    covering,
+    focus_of,
+    principal_databases,
+    scope_users,
+    shaped_database,
+)
 from pushdown_ranger.snapshot import (
     RangerBase,
     RangerSnapshot,
@@ -43,6 +50,8 @@ class Compiling(RangerBase):
         sync removes them, never only the full one."""
         hive = self.hive(model)
         focus = focus_of(scope, hive)
+        if focus is None and snapshot is not None and hive is not None:
+            focus = self.members_focus(model, scope, snapshot, hive)
         if focus is None or snapshot is None or hive is None:
             return focus
         service = self.naming.hive_service
@@ -56,8 +65,61 @@ class Compiling(RangerBase):
             for d in v
         }
         stale = held if off else {d for d in held if is_voided(d, snapshot.voided)}
-        stale |= _implying_more(snapshot, service)
+        stale |= self._implying(snapshot, service)
         return focus | {ObjectRef(SecurableType.SCHEMA, (hive, d)) for d in stale}
+
+    def _implying(self, snapshot: RangerSnapshot, service: str) -> set[str]:
+        """:func:`_implying_more`, once per snapshot's facts (a read, and the snapshots made
+        from it, share them)."""
+        key = (snapshot.facts, snapshot.implied, service)
+        if self._implied is None or self._implied[0] is not snapshot.facts or self._implied[1] != key[1:]:
+            self._implied = (snapshot.facts, key[1:], frozenset(_implying_more(snapshot, service)))
+        return set(self._implied[2])
+
+    def members_focus(self, model: Model, scope: Resolved, snapshot: RangerSnapshot, hive: str) -> Focus:
+        """A scope of principals only (a role granted or revoked, a group's member, a user
+        added or removed) as the Hive databases it can change (``None``: every one): where a
+        grant of the users' roles beyond the gates, a DENY of theirs or an object they own
+        is, and where a policy names a Ranger role whose members they are or were (its
+        per-user role, a model role's: a policy naming a role that gains a member is
+        compiled again, it may no longer fit). Kept for the model version, and only ever
+        widened within it: the read-back after the writes looks at least where the sync did."""
+        if not scope.regions or any(r.roots is not None or r.users is None for r in scope.regions):
+            return None
+        users = frozenset().union(*(r.users or () for r in scope.regions))
+        found = principal_databases(model, users, hive, self.enforces(model))
+        if found is None:
+            return None
+        identity = self.kept.of(model.users, users)
+        if self._folds is None or self._folds[0] is not identity:
+            folds: dict[str, int] = {}
+            for name in identity.names.values():
+                folds[name.casefold()] = folds.get(name.casefold(), 0) + 1
+            self._folds = (identity, folds)
+        mine = {identity.names[u].casefold() for u in users if u in identity.names}
+        if any(self._folds[1].get(name, 0) > 1 for name in mine):
+            return None  # a twin's Ranger name (compiled apart, or refused): it changes too
+        named = {self.naming.user_role(u) for u in users}
+        named |= {self.naming.role(r) for u in users for r in model.roles_of(u)}
+        for fact in snapshot.facts:
+            if isinstance(fact, RoleFact):
+                if fact.roles:
+                    return None  # a role nested by hand: its members reach further
+                if any(m.casefold() in mine for m in fact.users):
+                    named.add(fact.name)
+        service = self.naming.hive_service
+        for fact in snapshot.facts:
+            if isinstance(fact, PolicyFact) and fact.service == service:
+                if any(role in named for role, _ in fact.allow | fact.deny):
+                    database = shaped_database(fact)
+                    if database is not None:  # otherwise always covered
+                        found.add(database)
+        key = (id(model), model.version, users)
+        if self._members is not None and self._members[0] == key:
+            found |= self._members[1]
+        # the model is kept alive with its answer, so no other model can reuse its id
+        self._members = (key, frozenset(found), model)
+        return frozenset(ObjectRef(SecurableType.SCHEMA, (hive, d)) for d in found)
 
     def within(
         self, model: Model, scope: Resolved, snapshot: RangerSnapshot | None = None

@@ -180,20 +180,29 @@ def role_reach(
 ) -> dict[str, list[str]]:
     """Hand-made roles and whom of the model they reach (users, groups, pushdown's roles),
     through nested roles too."""
+    by_name = {str(role.get("name")): role for role in roles}
+    # the members of the roles walked only (hand-made ones, and what they nest): not of
+    # every one of pushdown's roles
     members: dict[str, tuple[list[str], list[str], list[str]]] = {}
-    for role in roles:
-        members[str(role.get("name"))] = (
-            [str(m.get("name")) for m in role.get("users") or ()],
-            [str(m.get("name")) for m in role.get("groups") or ()],
-            [str(m.get("name")) for m in role.get("roles") or ()],
-        )
+
+    def members_of(name: str) -> tuple[list[str], list[str], list[str]]:
+        found = members.get(name)
+        if found is None:
+            role = by_name.get(name, {})
+            found = members[name] = (
+                [str(m.get("name")) for m in role.get("users") or ()],
+                [str(m.get("name")) for m in role.get("groups") or ()],
+                [str(m.get("name")) for m in role.get("roles") or ()],
+            )
+        return found
+
     out: dict[str, list[str]] = {}
-    for name in members:
+    for name in by_name:
         if ours(name):
             continue
         seen, todo, reached = {name}, [name], set()
         while todo:
-            u, g, r = members.get(todo.pop(), ([], [], []))
+            u, g, r = members_of(todo.pop())
             reached |= {f"user {x}" for x in u if x in users}
             reached |= {f"group {x}" for x in g if x in groups or x == "public"}
             reached |= {f"role {x}" for x in r if ours(x)}

@@ -4,7 +4,7 @@ versions moved."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -177,8 +177,21 @@ class Reading(Reporting):
         deny: Mapping[str, bool],
     ) -> RangerSnapshot:
         ours = self.naming.ours
-        facts: set[Fact] = {f for p in policies.values() if (f := policy_fact(p, ours)) is not None}
-        facts |= {role_fact(r) for r in roles.values()}
+        # the fact of each policy and role as read, kept by the object answered: after a
+        # sync's writes only the ones they answered are read into facts again
+        kept, fresh = self._facts, {}
+
+        def fact_of(raw: Json, read: Callable[[Json], Fact | None]) -> Fact | None:
+            hit = kept.get(id(raw))
+            fact = hit[1] if hit is not None and hit[0] is raw else read(raw)
+            fresh[id(raw)] = (raw, fact)
+            return fact
+
+        facts: set[Fact] = {
+            f for p in policies.values() if (f := fact_of(p, lambda p: policy_fact(p, ours))) is not None
+        }
+        facts |= {f for r in roles.values() if (f := fact_of(r, role_fact)) is not None}
+        self._facts = fresh
         return RangerSnapshot(
             frozenset(facts),
             fingerprint=digest(versions, deny),

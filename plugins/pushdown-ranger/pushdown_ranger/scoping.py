@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef, SecurableType
+from pushdown.model.state import Model
 from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.reach import scope_reach
 from pushdown.reconcile.scope import Resolved
+from pushdown_ranger.compile.deciding import GATES
 from pushdown_ranger.compile.naming import exact
 from pushdown_ranger.facts import PolicyFact
 
@@ -45,7 +48,7 @@ def covering(focus: Focus, hive_service: str) -> Callable[[Fact], bool]:
     def covers(fact: Fact) -> bool:
         if not isinstance(fact, PolicyFact) or fact.service != hive_service:
             return True
-        database = _shaped(fact)
+        database = shaped_database(fact)
         if database is None:
             return True  # not a resource set pushdown writes (made or edited by hand): every sync
         return database.casefold() in databases
@@ -53,7 +56,7 @@ def covering(focus: Focus, hive_service: str) -> Callable[[Fact], bool]:
     return covers
 
 
-def _shaped(fact: PolicyFact) -> str | None:
+def shaped_database(fact: PolicyFact) -> str | None:
     """The database of a resource set shaped as pushdown writes Hive policies
     (``database=d``; ``database=d, table=t|?*, column=*``), else ``None``."""
     values = {k: v for k, v, recursive in fact.resources if not recursive}
@@ -76,3 +79,30 @@ def scope_users(scope: Resolved) -> frozenset[str] | None:
     if any(r.users is None for r in scope.regions):
         return None
     return frozenset().union(*(r.users or () for r in scope.regions))
+
+
+def principal_databases(
+    model: Model, users: frozenset[str], hive: str, enforced: frozenset[str]
+) -> set[str] | None:
+    """The Hive databases (of catalog ``hive``) where the model can decide anything for
+    ``users`` now: a grant of one of their roles beyond the gates, any DENY of theirs, an
+    object one owns (``None``: every database: one on a catalog or the metalake, one in
+    another catalog this backend enforces, a service admin among them)."""
+    if users & model.service_admins:
+        return None
+    out: set[str] = set()
+    objects = [o for u in users for o in model.owned_by.get(u, ())]
+    for role in {r for u in users for r in model.roles_of(u)}:
+        objects += [
+            g.object
+            for g in model.roles.get(role, ())
+            if g.condition is Condition.DENY or g.privilege not in GATES
+        ]
+    for obj in objects:
+        catalog = obj.names[0] if obj.type is not SecurableType.METALAKE else None
+        if catalog is not None and catalog not in enforced:
+            continue  # decides nothing here
+        if catalog != hive or len(obj.names) < 2:
+            return None
+        out.add(obj.names[1])
+    return out

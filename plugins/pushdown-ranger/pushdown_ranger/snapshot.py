@@ -105,3 +105,9 @@ class RangerBase(Backend):
     kept: KeptIdentity
     _compiled: tuple[object, Desired, Model] | None
     _hive: tuple[object, str | None, Model] | None
+    _members: tuple[object, frozenset[str], Model] | None
+    _folds: tuple[object, dict[str, int]] | None
+    _findings: tuple[RangerSnapshot, tuple[int, int], tuple[str, ...]] | None
+    _seen: object
+    _implied: tuple[object, tuple[object, ...], frozenset[str]] | None
+    _facts: dict[int, tuple[Json, Any]]

@@ -33,6 +33,7 @@ from pushdown.reconcile.identity import Identity
 from pushdown.reconcile.plan import Fact
 from pushdown_ranger.compile.collide import apart, collisions, fold
 from pushdown_ranger.compile.desired import RangerNaming, compile_desired
+from pushdown_ranger.compile.principals import Principals, principals
 from pushdown_ranger.compile.shared import mirrored, same_databases, shared_hive, table_catalogs
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
 from pushdown_ranger.handmade import is_voided
@@ -61,6 +62,7 @@ def compile_all(
         naming = kept_naming(naming, identity)
     colliding = collisions(model, naming) if identity is None else identity.clashes()
     local = apart(naming, colliding) if colliding else naming
+    who = _principals(model, local, identity)
 
     sharing = table_catalogs(model, catalogs)
     mirrors = mirrored(model, sharing) if len(sharing) > 1 else {}
@@ -85,6 +87,7 @@ def compile_all(
                 named_elsewhere=elsewhere,
                 hive=hive,
                 locations=locations,
+                who=who,
             )
         parts = {
             c: compile_desired(
@@ -97,6 +100,7 @@ def compile_all(
                 hive=c,
                 locations=locations,
                 mirrored=mirrors[c],
+                who=who,
             )
             for c in sharing
         }
@@ -118,6 +122,25 @@ def compile_all(
         desired = _splice(desired, off, databases, leaves, naming, elsewhere)
     desired = fold(desired, model, local, colliding, elsewhere) if colliding else desired
     return _unserviced(_implying(desired, implied), services)
+
+
+#: the last :func:`principals` answer over a kept identity: (identity, key, answer)
+_WHO: list[tuple[Identity, tuple[object, ...], Principals]] = []
+
+
+def _principals(model: Model, naming: RangerNaming, identity: Identity | None) -> Principals:
+    """:func:`principals`, whole model, again only when the kept identity (every user's
+    Ranger name), the users, the roles or the naming moved: a sync that changes none of
+    them (a grant, a role's member) compares them instead of mapping everybody again."""
+    if identity is None:
+        return principals(model, naming)
+    key = (naming.role_prefix, naming.user_role_prefix, frozenset(model.users), frozenset(model.roles))
+    last = _WHO[0] if _WHO else None
+    if last is not None and last[0] is identity and last[1] == key:
+        return last[2]
+    who = principals(model, naming)
+    _WHO[:] = [(identity, key, who)]
+    return who
 
 
 def kept_naming(naming: RangerNaming, identity: Identity) -> RangerNaming:

@@ -44,6 +44,7 @@ from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.plan import Fact
+from pushdown_ranger.compile.deciding import deciding_users
 from pushdown_ranger.compile.hive import hive_database, hive_every_table, hive_items, hive_table
 from pushdown_ranger.compile.leaves import leaf_items
 from pushdown_ranger.compile.naming import Group, Items, RangerNaming
@@ -91,6 +92,7 @@ def compile_desired(
     hive: str | None = "\x00unknown",
     locations: Mapping[str, tuple[str, ...]] | None = None,
     mirrored: frozenset[str] = frozenset(),
+    who: Principals | None = None,
 ) -> Desired:
     """The roles and policies Ranger should hold. ``focus``: only the Hive databases of
     these schemas are compiled (``None``: everything); topics and filesets always are.
@@ -98,11 +100,12 @@ def compile_desired(
     ``hive``: :func:`hive_catalog`, when the caller knows it already. ``locations``: the
     configured storage roots per catalog (a fileset outside them is pushed for nobody).
     ``mirrored``: databases other catalogs sharing the Hive service hold, compiled as
-    schemas of ``hive`` nobody registered (:func:`~pushdown_ranger.compile.shared.mirrored`)."""
+    schemas of ``hive`` nobody registered (:func:`~pushdown_ranger.compile.shared.mirrored`).
+    ``who``: :func:`~pushdown_ranger.compile.principals.principals`, when the caller has it."""
     roots = [
         ObjectRef(T.CATALOG, (c,)) for c in sorted(catalogs) if ObjectRef(T.CATALOG, (c,)) in model.objects
     ]
-    who = principals(model, naming)
+    who = principals(model, naming) if who is None else who
     notes: list[str] = list(who.notes)
     items = Items()
     if roots:
@@ -113,7 +116,9 @@ def compile_desired(
             if focus is None or schema in focus:
                 inventory.add(schema)
         starts = roots if focus is None else sorted(focus | _leaf_schemas(inventory, roots), key=str)
-        ent = EntitlementCompiler(model, OPERATIONS).compile(inventory, None, starts)
+        # a focused compile decides only for whom something there decides (:mod:`.deciding`)
+        users = None if focus is None else deciding_users(model, starts)
+        ent = EntitlementCompiler(model, OPERATIONS).compile(inventory, users, starts)
         by_root: dict[ObjectRef, list[Group]] = {}
         for root in roots:
             catalog = root.names[0]
@@ -166,13 +171,28 @@ def _groups(ent: Entitlements, catalog: str, refused: frozenset[str]) -> Iterabl
 
 def _policies(items: Items, model: Model, naming: RangerNaming, who: Principals) -> Iterable[PolicyFact]:
     holders = _Holders(model, who)
-    allows = {r for r, grants in model.roles.items() if any(g.condition is Condition.ALLOW for g in grants)}
-    denies = {r for r, grants in model.roles.items() if any(g.condition is Condition.DENY for g in grants)}
+    allows, denies = _Holding(model, Condition.ALLOW), _Holding(model, Condition.DENY)
     for key in sorted(set(items.allow) | set(items.deny), key=str):
         allow = _pairs(items.allow.get(key, {}), model, holders, naming, allows)
         deny = _pairs(items.deny.get(key, {}), model, holders, naming, denies)
         if allow or deny:
             yield PolicyFact(key[0], key[1], allow, deny)
+
+
+class _Holding(dict[str, bool]):
+    """Whether a role holds a grant of ``condition``, found when first asked (only the roles
+    an item could name are looked at)."""
+
+    def __init__(self, model: Model, condition: Condition) -> None:
+        super().__init__()
+        self.model, self.condition = model, condition
+
+    def __missing__(self, role: str) -> bool:
+        found = self[role] = any(g.condition is self.condition for g in self.model.roles.get(role, ()))
+        return found
+
+    def __contains__(self, role: object) -> bool:
+        return isinstance(role, str) and self[role]
 
 
 class _Holders(dict[str, frozenset[str]]):
@@ -196,7 +216,7 @@ def _pairs(
     model: Model,
     holders: dict[str, frozenset[str]],
     naming: RangerNaming,
-    alike: set[str],
+    alike: _Holding,
 ) -> frozenset[Pair]:
     """Each access's users as Ranger roles: a model role whose holders all belong (the
     largest first; among equals, one with grants of the item's kind, ``alike``), and a

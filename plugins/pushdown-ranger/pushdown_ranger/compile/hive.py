@@ -62,7 +62,7 @@ def hive_items(
             continue
         shape = shapes[schema] = TableNames.of([t for t in inventory.children(schema) if t.type is T.TABLE])
         notes += shape.notes(schema)
-    denied_at = denied_privileges(model) if deny else {}
+    denied_at = denied_privileges(model, {u for users, _ in groups for u in users}) if deny else {}
     for users, view in groups:
         where = schemas if isinstance(view, OwnerView) else view.containers(T.SCHEMA)
         for schema in where:
@@ -90,28 +90,46 @@ def _hive_barred(
     else made on a wider resource (``database=*``) for a group the host resolves does not
     beat it (issue 23, N9). A deny item for a user the model does not allow is never narrower."""
     d = schema.names[1]
+    # the DENYs that can bar here, by where they are: on the schema or above it (every
+    # table), or on one table (that table only); a barred user with neither is skipped,
+    # and a table no DENY names is looked at only when one is above it
+    up = set(schema.path)
+    above: dict[str, set[Privilege]] = {}
+    on_table: dict[ObjectRef, dict[str, set[Privilege]]] = {}
+    for user, denied in barred.items():
+        for obj, privilege in denied:
+            if obj in up:
+                above.setdefault(user, set()).add(privilege)
+            elif obj in names.resource:
+                on_table.setdefault(obj, {}).setdefault(user, set()).add(privilege)
+    if not above and not on_table:
+        return
 
-    def who(op: str, objs: Iterable[ObjectRef]) -> set[str]:
-        path = {p for o in objs for p in o.path}
+    def who(op: str, tables: Iterable[ObjectRef] = ()) -> set[str]:
         privs = privileges_of(op)
-        return {u for u, denied in barred.items() if any(o in path and p in privs for o, p in denied)}
+        out = {u for u, held in above.items() if not held.isdisjoint(privs)}
+        for table in tables:
+            out |= {u for u, held in on_table.get(table, {}).items() if not held.isdisjoint(privs)}
+        return out
 
     for access, op in DATABASE_ACCESS:
-        users = set() if view.allowed(op, schema) else who(op, [schema])
-        if users:
+        users = who(op) if above else set()
+        if users and not view.allowed(op, schema):
             items.add(True, service, hive_database(d), access, users)
     for access, op in NEW_TABLE_ACCESS:
-        users = set() if view.coverage(op, schema).default else who(op, [schema])
-        if users:
+        users = who(op) if above else set()
+        if users and not view.coverage(op, schema).default:
             items.add(True, service, hive_every_table(d), access, users)
+    named = names.twins if above else {n: names.twins[n] for n in {names.resource[t] for t in on_table}}
     for access, op in TABLE_ACCESS:
-        cover = view.coverage(op, schema)
-        users = who(op, [schema]) if not cover.default and not cover.exceptions else set()
+        users = who(op) if above else set()
         if users:
-            items.add(True, service, hive_every_table(d), access, users)
-        for name, twins in names.twins.items():
-            users = set() if any(view.allowed(op, t) for t in twins) else who(op, twins)
-            if users:
+            cover = view.coverage(op, schema)
+            if not cover.default and not cover.exceptions:
+                items.add(True, service, hive_every_table(d), access, users)
+        for name, twins in sorted(named.items()):
+            users = who(op, twins)
+            if users and not any(view.allowed(op, t) for t in twins):
                 items.add(True, service, hive_table(d, name), access, users)
 
 

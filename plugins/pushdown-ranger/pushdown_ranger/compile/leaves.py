@@ -46,7 +46,7 @@ def leaf_items(
     notes: list[str] = []
     topics, paths, unnamed = _resources(by_root, inventory, model, notes, locations or {})
     groups = {root.names[0]: g for root, g in by_root.items()}
-    denied_at = denied_objects(model)
+    denied_at = denied_objects(model, {u for gs in by_root.values() for users, _ in gs for u in users})
     for objs in topics.values():
         names = sorted({o.names[-1] for o in objs}, key=lambda n: (n != n.lower(), n))
         if any(n.lower() != names[0].lower() for n in names):

@@ -53,16 +53,38 @@ def held_objects(model: Model, roots: list[ObjectRef], focus: frozenset[ObjectRe
             held.add(schema)
             for obj in (*model.children(schema), *model.marked_within(schema)):
                 held.add(obj)
-    for root in roots:  # topics and filesets are compiled every time, wherever they are
-        for schema in model.children(root):
-            if schema not in focus and any(k.type in _LEAVES for k in model.children(schema)):
-                held.add(schema)
-                for kid in model.children(schema):
-                    held.add(kid)
+    for schema in leaf_schemas(model, roots):  # topics and filesets are compiled every time
+        if schema not in focus:
+            held.add(schema)
+            for kid in model.children(schema):
+                held.add(kid)
+    for root in roots:
         for obj in named_objects(model, [root.names[0]]):
             if obj.type in _LEAVES:
                 held.add(obj)
     return held
+
+
+#: the last answer of :func:`leaf_schemas`: (key, schemas, the model kept alive with it)
+_LEAF_SCHEMAS: list[tuple[object, frozenset[ObjectRef], Model]] = []
+
+
+def leaf_schemas(model: Model, roots: Iterable[ObjectRef]) -> frozenset[ObjectRef]:
+    """The schemas below ``roots`` registering a topic or a fileset: one pass over the
+    catalogs' objects per model version, shared by the compile and the findings."""
+    ordered = tuple(sorted(roots, key=str))
+    key = (id(model), model.version, ordered)
+    last = _LEAF_SCHEMAS[0] if _LEAF_SCHEMAS else None
+    if last is not None and last[0] == key:
+        return last[1]
+    found = frozenset(
+        schema
+        for root in ordered
+        for schema in model.children(root)
+        if any(k.type in _LEAVES for k in model.children(schema))
+    )
+    _LEAF_SCHEMAS[:] = [(key, found, model)]
+    return found
 
 
 def with_case_twins(

@@ -103,25 +103,36 @@ def _base(name: str) -> str:
     return name.split(MARK, 1)[0]
 
 
-def denied_objects(model: Model) -> dict[str, set[ObjectRef]]:
-    """Per user holding a DENY, the objects their DENYs are on (once per compile)."""
-    out: dict[str, set[ObjectRef]] = {}
-    for role, grants in model.roles.items():
-        objects = {g.object for g in grants if g.condition is Condition.DENY}
-        if objects:
-            for user in model.holders_of(role):
-                out.setdefault(user, set()).update(objects)
-    return out
+def denied_objects(model: Model, users: Iterable[str] | None = None) -> dict[str, set[ObjectRef]]:
+    """Per user holding a DENY, the objects their DENYs are on (once per compile); of
+    ``users`` only when given (their roles' grants looked at, not every role's)."""
+    return {u: {o for o, _ in held} for u, held in denied_privileges(model, users).items()}
 
 
-def denied_privileges(model: Model) -> dict[str, set[tuple[ObjectRef, Privilege]]]:
-    """Per user holding a DENY, (object, privilege) of each of their DENYs."""
+def denied_privileges(
+    model: Model, users: Iterable[str] | None = None
+) -> dict[str, set[tuple[ObjectRef, Privilege]]]:
+    """Per user holding a DENY, (object, privilege) of each of their DENYs; of ``users``
+    only when given (their roles' grants looked at, not every role's)."""
     out: dict[str, set[tuple[ObjectRef, Privilege]]] = {}
-    for role, grants in model.roles.items():
-        denied = {(g.object, g.privilege) for g in grants if g.condition is Condition.DENY}
-        if denied:
-            for user in model.holders_of(role):
-                out.setdefault(user, set()).update(denied)
+    if users is None:
+        for role, grants in model.roles.items():
+            denied = {(g.object, g.privilege) for g in grants if g.condition is Condition.DENY}
+            if denied:
+                for user in model.holders_of(role):
+                    out.setdefault(user, set()).update(denied)
+        return out
+    by_role: dict[str, set[tuple[ObjectRef, Privilege]]] = {}
+    for user in users:
+        for role in model.roles_of(user):
+            held = by_role.get(role)
+            if held is None:
+                grants = model.roles.get(role) or set()
+                held = by_role[role] = {
+                    (g.object, g.privilege) for g in grants if g.condition is Condition.DENY
+                }
+            if held:
+                out.setdefault(user, set()).update(held)
     return out
 
 

@@ -1,16 +1,25 @@
 """Cost follows the change, counted not timed (issue 30): the scoped compile of a one-table
-grant maps as many users, and visits as many model objects by key, in an estate ten times
-larger. Pure.
+grant maps as many users, visits as many model objects by key and compiles as many classes
+of users in an estate ten times larger; so does a scoped sync on the Ranger stand-in, for a
+one-table grant and for a role granted to one more user, and it sends as many REST calls.
 
-Measured (one table, scale 1 / scale 10): 1 / 1 mapping calls, 1 / 1 objects by key; kept
-estate-sized: 15 / 105 role reads, 10 / 100 schemas looked into, 33 / 303 catalog grants
-scanned (before the kept identity, 50 / 500 mapping calls).
+Measured (scale 1 / scale 10). The compile of one table: 1 / 1 mapping calls, 2 / 2 objects
+by key, 2 / 2 classes (before the compile kept to the users its focus decides for: 10 / 100,
+every holder of a role with the catalog's USE_CATALOG); kept estate-sized: 17 / 107 role
+reads, 10 / 100 schemas looked into, 33 / 303 catalog grants scanned (before the kept
+identity, 50 / 500 mapping calls). On the stand-in, the one-table grant: 5 reads and 1
+write, 2 classes, 1 mapping call (before: 11 / 101 classes); the role granted to one more
+user: 5 reads and 1 write, 2 classes, 14 mapping calls (before: every database compiled,
+for every class; the read's findings mapped every user twice, 23 / 203 calls).
 
 A scoped Ranger sync compiles the Hive database of the change (a Ranger focus is a
-database), not its catalog. Two steps stay estate-sized on purpose, and are counted apart:
-every scoped sync compiles pushdown's roles (one per model role: a member added by hand is
-taken out by the next sync, whatever its scope) and its topics and filesets (the catalog's
-schemas are scanned for them). The mapping is kept between syncs
+database), not its catalog, for the users something there decides for
+(:mod:`pushdown_ranger.compile.deciding`); a change of principals only compiles the
+databases their grants, DENYs and ownerships are in and those whose policies name a Ranger
+role they are or were members of. Two steps stay estate-sized on purpose, and are counted
+apart: every scoped sync compiles pushdown's roles (one per model role: a member added by
+hand is taken out by the next sync, whatever its scope) and its topics and filesets (the
+catalog's schemas are scanned for them). The mapping is kept between syncs
 (:class:`~pushdown.reconcile.identity.KeptIdentity`), trusted only while no plugin
 implements ``pushdown_map_principal``."""
 
@@ -19,24 +28,32 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
+from pushdown.decide.compiler import EntitlementCompiler
 from pushdown.model import changes as ch
 from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
+from pushdown.reconcile.backend import BackendContext
 from pushdown.reconcile.identity import KeptIdentity
-from pushdown.reconcile.scope import scope_of
+from pushdown.reconcile.scope import Scope, scope_of
+from pushdown.reconcile.sync import reconcile
+from pushdown_ranger.backend import RangerBackend
 from pushdown_ranger.compile import compile_all
 from pushdown_ranger.compile.naming import RangerNaming
 from pushdown_ranger.facts import PolicyFact
 from pushdown_ranger.scoping import focus_of, scope_users
 
-#: what a one-table change may map and visit by key, whatever the estate (measured 1 and 1;
+#: what a one-table change may map and visit by key, whatever the estate (measured 1 and 2;
 #: mappings before the kept identity: 50 at scale 1, 500 at scale 10)
 MAPPINGS_BOUND = 2
 OBJECTS_BOUND = 12
+#: classes a one-table change compiles, whatever the estate (measured 2; before: every
+#: class holding the catalog's USE_CATALOG, 10 at scale 1 and 100 at scale 10)
+CLASSES_BOUND = 3
 DENY = {"hive": True, "hdfs": True, "kafka": True}
 
 
@@ -48,7 +65,7 @@ def _do(model: Model, events: list[object]) -> None:
 def estate(scale: int) -> Model:
     """``scale`` x (10 users, 10 roles, 10 schemas of one table in the Ranger catalog, 100
     tables in a catalog no backend enforces), each user holding a role with a grant on one
-    table."""
+    table and USE_CATALOG on the catalog."""
     model = Model()
     _do(model, ch.create_object(model, ObjectRef.of("catalog", "c"), properties={"backend": "rg"}))
     _do(model, ch.create_object(model, ObjectRef.of("catalog", "lake")))
@@ -64,6 +81,9 @@ def estate(scale: int) -> Model:
         _do(model, ch.create_object(model, ObjectRef.parse(f"schema c.s{i}")))
         _do(model, ch.create_object(model, table))
         _do(model, ch.grant_privileges(model, f"r{i}", table, ["SELECT_TABLE"]))
+        # as bench_ranger's roles: each holds the catalog's gate too (every role then
+        # decides something at the catalog, so a compile of every holder sees every role)
+        _do(model, ch.grant_privileges(model, f"r{i}", ObjectRef.of("catalog", "c"), ["USE_CATALOG"]))
         _do(model, ch.grant_role(model, f"r{i}", Principal.user(f"u{i}")))
         _do(model, ch.grant_role(model, "base", Principal.user(f"u{i}")))
     for i in range(100 * scale):
@@ -84,12 +104,19 @@ class Counts:
     roles: int = 0
     schemas: int = 0
     scanned: int = 0
+    #: classes of users the entitlement compiler made a view for
+    classes: int = 0
 
 
 @contextmanager
 def counting(monkeypatch: pytest.MonkeyPatch, counts: Counts) -> Iterator[None]:
     catalog, within, ancestor = ObjectRef.catalog, ObjectRef.is_within, ObjectRef.ancestor
     marked, holders, children = Model.marked_within, Model.holders_of, Model.children
+    view = EntitlementCompiler._view
+
+    def counted_view(self: EntitlementCompiler, *args: Any) -> Any:
+        counts.classes += 1
+        return view(self, *args)
 
     def counted_catalog(self: ObjectRef) -> str | None:
         counts.objects += 1
@@ -126,6 +153,7 @@ def counting(monkeypatch: pytest.MonkeyPatch, counts: Counts) -> Iterator[None]:
         m.setattr(Model, "marked_within", counted_marked)
         m.setattr(Model, "holders_of", counted_holders)
         m.setattr(Model, "children", counted_children)
+        m.setattr(EntitlementCompiler, "_view", counted_view)
         yield
 
 
@@ -163,9 +191,85 @@ def test_a_one_table_change_maps_and_visits_as_much_in_an_estate_ten_times_large
     )
     print(f"\nranger scoped compile, one table: scale 1 {small}, scale 10 {large}")
     assert small_hive == large_hive  # the same policies: the change's database only
-    assert (small.mappings, small.objects) == (large.mappings, large.objects), (small, large)
+    assert (small.mappings, small.objects, small.classes) == (large.mappings, large.objects, large.classes)
+    assert small.classes <= CLASSES_BOUND, small
     assert small.mappings <= MAPPINGS_BOUND and small.objects <= OBJECTS_BOUND, small
     # the steps kept estate-sized grow with it, no faster (one read per role, one look per
     # schema, each scan of the catalog's grants once)
     for kept in ("roles", "schemas", "scanned"):
         assert getattr(large, kept) <= 10 * getattr(small, kept), (kept, small, large)
+
+
+@dataclass
+class Synced:
+    """What one scoped sync on the stand-in did: REST calls, the compile's classes and
+    mapping calls, and the plan's operations."""
+
+    reads: int
+    writes: int
+    classes: int
+    mappings: int
+    ops: int
+
+
+def synced_changes(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[Synced, Synced]:
+    """On a stand-in holding :func:`estate` at ``scale``: a one-table grant, then a role
+    granted to one more user (who holds the catalog's gates already), each synced over the
+    scope its events name."""
+    from pushdown_lab.ranger_standin import Standin
+
+    calls = [0]
+
+    def mapper(p: Principal) -> str:
+        calls[0] += 1
+        return p.name
+
+    model = estate(scale)
+    _do(model, ch.add_user(model, "newcomer"))
+    _do(model, ch.grant_role(model, "base", Principal.user("newcomer")))
+    out: list[Synced] = []
+    with Standin() as standin:
+        for service in ("hive", "hdfs", "kafka"):
+            standin.create_service(service, service)
+        user, password = standin.auth
+        context = BackendContext(
+            "rg",
+            {"url": standin.url, "user": user},
+            secret=lambda key: password if key == "password" else None,
+            map_principal=mapper,
+            mapping_stable=lambda: True,  # no plugin implements the mapping hook
+        )
+        backend = RangerBackend(context)
+        reconcile(backend, model, Scope.everything())
+        for change in (
+            lambda: ch.grant_privileges(model, "r1", ObjectRef.parse("table c.s0.t0"), ["MODIFY_TABLE"]),
+            lambda: ch.grant_role(model, "r1", Principal.user("newcomer")),
+        ):
+            events = change()
+            _do(model, events)
+            counts = Counts()
+            standin.reset_log()
+            calls[0] = 0
+            with counting(monkeypatch, counts):
+                plan, _ = reconcile(backend, model, Scope.union(scope_of(e) for e in events))
+            log = standin.request_log
+            reads = sum(1 for method, _, _ in log if method == "GET")
+            out.append(Synced(reads, len(log) - reads, counts.classes, calls[0], len(plan.ops)))
+    return out[0], out[1]
+
+
+@pytest.mark.ranger
+def test_a_synced_table_grant_and_role_membership_cost_as_much_in_an_estate_ten_times_larger(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (small_table, small_member), (large_table, large_member) = (
+        synced_changes(1, monkeypatch),
+        synced_changes(10, monkeypatch),
+    )
+    print(f"\nranger scoped sync, one table: scale 1 {small_table}, scale 10 {large_table}")
+    print(f"ranger scoped sync, one membership: scale 1 {small_member}, scale 10 {large_member}")
+    assert small_table == large_table
+    assert small_member == large_member
+    # something was done, and proved: the writes, and the version check read back after them
+    assert small_table.writes >= 1 and small_member.writes >= 1
+    assert small_table.classes <= CLASSES_BOUND and small_member.classes <= CLASSES_BOUND
