@@ -46,7 +46,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness import cli
-from pymysql.constants import CLIENT
 from harness.clock import Clock
 from harness.report import Report
 from pushdown_lab.mariadb import LocalMariaDB, throwaway_mariadb
@@ -54,6 +53,7 @@ from pushdown_mysql.account import least_privileges
 from pushdown_mysql.backend import MySQLBackend
 from pushdown_mysql.mapping import DATABASE_LEVEL_EXACT, OWNER_DATABASE_PRIVILEGES, TABLE_OPERATIONS
 from pushdown_mysql.statements import MAX_ACCOUNTS, statements
+from pymysql.constants import CLIENT
 
 from pushdown.app.service import AccessControl
 from pushdown.host.plugins import Hooks
@@ -512,7 +512,8 @@ def section_2_hook(report: Report, estate: Estate, rounds: int) -> None:
         "what the guarantees cost bare: the scoped read before (the server's state, one batch),",
         "the statements, and the read back after (one batch), sent with pymysql as pushdown sends them",
     )
-    report.row("  read batches | statements in each", f"{len(reads_texts)} | {[t.count(';') + 1 for t in reads_texts]}")
+    each = [t.count(";") + 1 for t in reads_texts]
+    report.row("  read batches | statements in each", f"{len(reads_texts)} | {each}")
     report.floor("floor: read + its statements + read back, bare (best round)", min(reads_s) * 1e3, "ms")
     report.ratio("pushdown hook / read + statements + read back", min(hook_s), min(reads_s))
     report.row(
