@@ -92,12 +92,15 @@ def try_take(store: Transactional, backend: str, holder: str, ttl: float) -> tup
         return None
 
 
-@dataclass(frozen=True)
+@dataclass
 class Held:
-    """A lease while it is held: ``holder`` names this holder in the store's row."""
+    """A lease while it is held: ``holder`` names this holder in the store's row.
+    ``given_back``: already deleted in a transaction of the holder's (the one that moved
+    its cursor), so the end of the ``with`` block takes no write transaction of its own."""
 
     backend: str
     holder: str
+    given_back: bool = False
 
 
 def holds(store: Transactional, backend: str, holder: str) -> bool:
@@ -105,6 +108,12 @@ def holds(store: Transactional, backend: str, holder: str) -> bool:
     sql = "SELECT holder FROM leases WHERE backend = ?"
     row = store.db.execute(sql, (backend,)).fetchone()
     return row is not None and str(row[0]) == holder
+
+
+def drop(store: Transactional, held: Held) -> None:
+    """Give ``held`` back inside the caller's write transaction (its last write under the lease)."""
+    store.db.execute("DELETE FROM leases WHERE backend = ? AND holder = ?", (held.backend, held.holder))
+    held.given_back = True
 
 
 def give_back(store: Transactional, backend: str, holder: str) -> None:
@@ -137,7 +146,9 @@ def backend_lease(
             )
         sleep(min(pause, max(timeout - waited, 0.001)))
         pause = min(pause * 2, MAX_POLL)
+    held = Held(backend, holder)
     try:
-        yield Held(backend, holder)
+        yield held
     finally:
-        give_back(store, backend, holder)
+        if not held.given_back:
+            give_back(store, backend, holder)
