@@ -37,7 +37,7 @@ class Transactional(Protocol):
     @property
     def db(self) -> sqlite3.Connection: ...
 
-    def write_lock(self) -> AbstractContextManager[None]: ...
+    def write_lock(self, *, durable: bool = True) -> AbstractContextManager[None]: ...
 
 
 def local_host() -> str:
@@ -78,8 +78,10 @@ def dead(holder: str) -> bool:
 
 
 def try_take(store: Transactional, backend: str, holder: str, ttl: float) -> tuple[str, float] | None:
-    """Take the lease (free, expired or already ours); else return (holder, expiry) of the other."""
-    with store.write_lock():
+    """Take the lease (free, expired or already ours); else return (holder, expiry) of the
+    other. A lease is bookkeeping (see the store's ``write_lock(durable=False)``): after a
+    power loss its holder is gone too."""
+    with store.write_lock(durable=False):
         now = time.time()
         sql = "SELECT holder, expires FROM leases WHERE backend = ?"
         row = store.db.execute(sql, (backend,)).fetchone()
@@ -118,7 +120,7 @@ def drop(store: Transactional, held: Held) -> None:
 
 def give_back(store: Transactional, backend: str, holder: str) -> None:
     try:
-        with store.write_lock():
+        with store.write_lock(durable=False):
             store.db.execute("DELETE FROM leases WHERE backend = ? AND holder = ?", (backend, holder))
     except Busy as exc:  # the lease expires by itself; do not hide what the caller raised
         log.warning("writer lease of backend %s not given back (%s); it expires by itself", backend, exc)
