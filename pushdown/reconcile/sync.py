@@ -266,13 +266,18 @@ class Dispatcher:
             # Nothing journalled: ask the server what changed by other hands. A sync with
             # a pending scope reads that scope's inventory anyway, and a full one all of it,
             # so neither pays for the question (it reads every database's table list).
+            seen = self.store.get_meta(_SEEN + name)
             try:
-                scope, summary = backend.discover(model, self.store.get_meta(_SEEN + name))
+                scope, summary = backend.discover(model, seen)
             except PushdownError as exc:
                 return _failed(name, exc, self.store.cursor(name))
+            if summary == seen:
+                summary = None  # the baseline stands: no write transaction for it
         if scope.empty:
             if summary is not None and not dry_run:
-                self.store.set_meta(_SEEN + name, summary)  # the baseline for the next question
+                # the baseline for the next question (derived from the server: bookkeeping)
+                with self.store.write_lock(durable=False):
+                    self.store.set_meta(_SEEN + name, summary)
             return SyncResult(name, None, seq=last)
         start = (lambda plan: progress(name, len(plan.ops))) if progress else None
         try:
