@@ -37,7 +37,7 @@ class Transactional(Protocol):
     @property
     def db(self) -> sqlite3.Connection: ...
 
-    def write_lock(self) -> AbstractContextManager[None]: ...
+    def write_lock(self, *, durable: bool = True) -> AbstractContextManager[None]: ...
 
 
 def local_host() -> str:
@@ -78,8 +78,10 @@ def dead(holder: str) -> bool:
 
 
 def try_take(store: Transactional, backend: str, holder: str, ttl: float) -> tuple[str, float] | None:
-    """Take the lease (free, expired or already ours); else return (holder, expiry) of the other."""
-    with store.write_lock():
+    """Take the lease (free, expired or already ours); else return (holder, expiry) of the
+    other. A lease is bookkeeping (see the store's ``write_lock(durable=False)``): after a
+    power loss its holder is gone too."""
+    with store.write_lock(durable=False):
         now = time.time()
         sql = "SELECT holder, expires FROM leases WHERE backend = ?"
         row = store.db.execute(sql, (backend,)).fetchone()
@@ -92,12 +94,15 @@ def try_take(store: Transactional, backend: str, holder: str, ttl: float) -> tup
         return None
 
 
-@dataclass(frozen=True)
+@dataclass
 class Held:
-    """A lease while it is held: ``holder`` names this holder in the store's row."""
+    """A lease while it is held: ``holder`` names this holder in the store's row.
+    ``given_back``: already deleted in a transaction of the holder's (the one that moved
+    its cursor), so the end of the ``with`` block takes no write transaction of its own."""
 
     backend: str
     holder: str
+    given_back: bool = False
 
 
 def holds(store: Transactional, backend: str, holder: str) -> bool:
@@ -107,9 +112,15 @@ def holds(store: Transactional, backend: str, holder: str) -> bool:
     return row is not None and str(row[0]) == holder
 
 
+def drop(store: Transactional, held: Held) -> None:
+    """Give ``held`` back inside the caller's write transaction (its last write under the lease)."""
+    store.db.execute("DELETE FROM leases WHERE backend = ? AND holder = ?", (held.backend, held.holder))
+    held.given_back = True
+
+
 def give_back(store: Transactional, backend: str, holder: str) -> None:
     try:
-        with store.write_lock():
+        with store.write_lock(durable=False):
             store.db.execute("DELETE FROM leases WHERE backend = ? AND holder = ?", (backend, holder))
     except Busy as exc:  # the lease expires by itself; do not hide what the caller raised
         log.warning("writer lease of backend %s not given back (%s); it expires by itself", backend, exc)
@@ -137,7 +148,9 @@ def backend_lease(
             )
         sleep(min(pause, max(timeout - waited, 0.001)))
         pause = min(pause * 2, MAX_POLL)
+    held = Held(backend, holder)
     try:
-        yield Held(backend, holder)
+        yield held
     finally:
-        give_back(store, backend, holder)
+        if not held.given_back:
+            give_back(store, backend, holder)

@@ -100,7 +100,8 @@ class Store:
         self.db = connect(self.path, busy_timeout)
         prepare(self.db, SCHEMA)
         self._mutex = threading.RLock()  # one transaction at a time on this connection
-        self._appended = False  # journal entries written in the open transaction
+        self._appended: bool | None = False  # journal entries written in the open transaction
+        self._synchronous = int(self.db.execute("PRAGMA synchronous").fetchone()[0])
         self._add_author_columns()
 
     def close(self) -> None:
@@ -119,19 +120,37 @@ class Store:
     # -- transactions ------------------------------------------------------------------
 
     @contextmanager
-    def write_lock(self) -> Iterator[None]:
+    def write_lock(self, *, durable: bool = True) -> Iterator[None]:
         """One writer at a time across threads and processes; rolls back on any exception.
 
-        Waits up to the busy timeout for another writer, then raises ``Busy``."""
+        Waits up to the busy timeout for another writer, then raises ``Busy``.
+
+        ``durable=False`` is for bookkeeping a sync can derive again (a writer lease, a
+        backend's cursor and the server summary recorded with it, how a sync ended): its
+        commit does not wait for the disk (WAL with ``synchronous=NORMAL``), so it holds
+        the write lock for microseconds instead of an fsync. A process crash loses
+        nothing; a power loss may lose such a commit unless a later durable one (every
+        model change is) made the log durable up to it: a lease then is void anyway (its
+        holder died), a cursor only goes back (the next sync applies that scope again,
+        which converges to the same grants), a status is rewritten by the next sync.
+        Never for a model change or a journal entry."""
         with self._mutex:
-            self.db.execute("BEGIN IMMEDIATE")
-            self._appended = False
+            if not durable:
+                self.db.execute("PRAGMA synchronous=NORMAL")
             try:
-                yield
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-            self.db.execute("COMMIT")
+                self.db.execute("BEGIN IMMEDIATE")
+                self._appended = False
+                if not durable:
+                    self._appended = None  # append() refuses: a journal entry is never made here
+                try:
+                    yield
+                except BaseException:
+                    self.db.execute("ROLLBACK")
+                    raise
+                self.db.execute("COMMIT")
+            finally:
+                if not durable:
+                    self.db.execute(f"PRAGMA synchronous={self._synchronous}")
             if self._appended:  # the journal moved: a listening daemon looks now
                 wake.ring(self.path)
 
@@ -175,6 +194,8 @@ class Store:
             (None, "library", None) if actor is None else (actor.user, actor.via, actor.request)
         )
         seqs = []
+        if self._appended is None and events:
+            raise RuntimeError("journal entries are written only in a durable write transaction")
         self._appended = self._appended or bool(events)
         for event in events:
             _EFFECTS[type(event)](self, event)
@@ -271,16 +292,33 @@ class Store:
             (backend, seq),
         )
 
-    def advance_cursor(self, backend: str, seq: int, holder: str | None = None) -> bool:
+    def advance_cursor(
+        self,
+        backend: str,
+        seq: int,
+        holder: str | None = None,
+        *,
+        meta: dict[str, str] | None = None,
+        give_back: lease.Held | None = None,
+    ) -> bool:
         """Move ``backend``'s cursor to ``seq`` (never backwards) if ``holder`` (when given)
         still holds the backend's writer lease, checked in the same write transaction;
-        False, moving nothing, when the lease was lost (taken over after it expired)."""
-        with self.write_lock():
+        False, moving nothing, when the lease was lost (taken over after it expired).
+
+        In the same transaction (one write instead of several, so a writer waits on fewer
+        locks): ``meta`` is written with the cursor, and ``give_back``, the lease held by
+        ``holder``, is given back (its last write; the ``with`` block's end then writes
+        nothing). A lost lease writes neither. Bookkeeping: see ``write_lock(durable=False)``."""
+        with self.write_lock(durable=False):
             if holder is not None and not lease.holds(self, backend, holder):
                 return False
             if seq > self.last_seq():
                 raise ValueError(f"cursor {seq} of {backend} would pass the journal's tip")
             self.set_cursor(backend, seq)
+            for key, value in (meta or {}).items():
+                self.set_meta(key, value)
+            if give_back is not None:
+                lease.drop(self, give_back)
             return True
 
     def position(self, backend: str) -> tuple[int, int]:
@@ -304,7 +342,14 @@ class Store:
     def record_sync(
         self, backend: str, at: float, *, error: str | None = None, kind: str | None = None, findings: int = 0
     ) -> None:
-        """Record how a sync of ``backend`` ended (time.time() ``at``): for ``pushdown status``."""
+        """Record how a sync of ``backend`` ended (time.time() ``at``): for ``pushdown status``.
+        Bookkeeping (``write_lock(durable=False)``): the next sync records it again."""
+        with self.write_lock(durable=False):
+            self._record_sync(backend, at, error, kind, findings)
+
+    def _record_sync(
+        self, backend: str, at: float, error: str | None, kind: str | None, findings: int
+    ) -> None:
         if error is None:
             self.db.execute(
                 "INSERT INTO sync_status(backend, last_attempt, last_success, findings) VALUES (?, ?, ?, ?) "

@@ -30,6 +30,7 @@ from pushdown.errors import (
     PushdownError,
     TemporaryBackendError,
 )
+from pushdown.journal.lease import Held
 from pushdown.journal.store import Store
 from pushdown.model.securables import METALAKE, SecurableType
 from pushdown.model.state import Model
@@ -233,8 +234,7 @@ class Dispatcher:
             load = self._snapshot  # never mark seen a position the model in hand may not hold
         try:
             with held as lease:
-                holder = getattr(lease, "holder", None)
-                return self._held(name, model, full, dry_run, progress, expect, load, holder)
+                return self._held(name, model, full, dry_run, progress, expect, load, lease)
         except PushdownError as exc:  # the lease itself: Busy
             return _failed(name, exc, self.store.cursor(name))
 
@@ -250,9 +250,10 @@ class Dispatcher:
         progress: Callable[[str, int], Progress] | None,
         expect: Callable[[Plan], None] | None,
         load: Loader | None,
-        holder: str | None = None,
+        held: object = None,
     ) -> SyncResult:
         backend = self.backends[name]
+        holder = getattr(held, "holder", None)
         upto = None
         if load is not None:
             model, upto = load()
@@ -265,13 +266,18 @@ class Dispatcher:
             # Nothing journalled: ask the server what changed by other hands. A sync with
             # a pending scope reads that scope's inventory anyway, and a full one all of it,
             # so neither pays for the question (it reads every database's table list).
+            seen = self.store.get_meta(_SEEN + name)
             try:
-                scope, summary = backend.discover(model, self.store.get_meta(_SEEN + name))
+                scope, summary = backend.discover(model, seen)
             except PushdownError as exc:
                 return _failed(name, exc, self.store.cursor(name))
+            if summary == seen:
+                summary = None  # the baseline stands: no write transaction for it
         if scope.empty:
             if summary is not None and not dry_run:
-                self.store.set_meta(_SEEN + name, summary)  # the baseline for the next question
+                # the baseline for the next question (derived from the server: bookkeeping)
+                with self.store.write_lock(durable=False):
+                    self.store.set_meta(_SEEN + name, summary)
             return SyncResult(name, None, seq=last)
         start = (lambda plan: progress(name, len(plan.ops))) if progress else None
         try:
@@ -289,16 +295,18 @@ class Dispatcher:
         if not dry_run:
             # the position the model compiled from, and only while the lease is still ours:
             # events after it were not in that model and are synced next
-            if not self.store.advance_cursor(name, last, holder):
+            # (a full sync read everything and converged: the server's summary is recorded
+            # with the cursor, and the lease given back in the same write transaction)
+            if full:
+                summary = self._summary(backend, model, name)
+            meta = {_SEEN + name: summary} if summary is not None else None
+            give_back = held if isinstance(held, Held) else None
+            if not self.store.advance_cursor(name, last, holder, meta=meta, give_back=give_back):
                 lost = Busy(
                     f"backend {name}: its writer lease was taken over during the sync; "
                     "the cursor stays; the next sync reads the scope again"
                 )
                 return _failed(name, lost, self.store.cursor(name))
-            if full:  # everything was read and converged: record the server's summary now
-                summary = self._summary(backend, model, name)
-            if summary is not None:
-                self.store.set_meta(_SEEN + name, summary)
         return SyncResult(name, plan, applied, seq=last)
 
     @staticmethod
