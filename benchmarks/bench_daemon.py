@@ -230,9 +230,14 @@ class Metastore(Server):
         the grants of every principal on it, one call), granted by pushdown (not the floor's
         grantor). ``get_privilege_set`` for the user answers "Internal error" once the
         metastore holds the estate's 10,000 roles (Hive 2.3 on Derby)."""
-        from pushdown_hive.client import HiveObject
+        from pushdown_hive.client import HiveObject, HiveRefused
 
-        rows = self.client.list_privileges(HiveObject.of_table(DB, table))
+        try:
+            rows = self.client.list_privileges(HiveObject.of_table(DB, table))
+        except HiveRefused:  # a connection idle through the first reconcile: open another
+            self.client.close()
+            self.client.open()
+            rows = self.client.list_privileges(HiveObject.of_table(DB, table))
         return any(g.privilege == "SELECT" and g.grantor != "floor" for g in rows)
 
     def bare(self, table: str, grant: bool) -> None:
