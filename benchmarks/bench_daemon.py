@@ -228,8 +228,8 @@ class Metastore(Server):
     def enforced(self, table: str) -> bool:
         """SELECT on the table in the metastore's own privilege table (``list_privileges``:
         the grants of every principal on it, one call), granted by pushdown (not the floor's
-        grantor). ``get_privilege_set`` for the user answers "Internal error" once the
-        metastore holds the estate's 10,000 roles (Hive 2.3 on Derby)."""
+        grantor). At scale 1 the first probe after the first reconcile was answered
+        "Internal error" (by ``get_privilege_set`` and ``list_privileges`` alike)."""
         from pushdown_hive.client import HiveObject, HiveRefused
 
         try:
