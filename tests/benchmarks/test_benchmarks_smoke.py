@@ -28,11 +28,11 @@ def test_the_benchmarks_are_found() -> None:
     assert "bench_ranger.py" in {p.name for p in SCRIPTS}
 
 
-def run(script: Path, out: Path) -> subprocess.CompletedProcess[str]:
+def run(script: Path, out: Path, *more: str) -> subprocess.CompletedProcess[str]:
     """The script as a person runs it, with this checkout first on the path."""
     path = [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
     return subprocess.run(
-        [sys.executable, "-W", "error", str(script), "--scale", SMOKE_SCALE, "--json", str(out)],
+        [sys.executable, "-W", "error", str(script), "--scale", SMOKE_SCALE, "--json", str(out), *more],
         capture_output=True,
         text=True,
         timeout=120,
@@ -60,6 +60,21 @@ def test_benchmark_runs_at_a_tiny_scale_and_prints_a_floor_and_a_ratio(script: P
 
 def test_the_daemon_benchmark_is_found() -> None:
     assert "bench_daemon.py" in {p.name for p in SCRIPTS}
+
+
+@pytest.mark.parametrize("backend", ["hive", "unitycatalog"])
+def test_the_daemon_benchmark_runs_on_every_backend_at_a_tiny_scale(backend: str, tmp_path: Path) -> None:
+    """bench_daemon's default backend (MariaDB) runs above; the others here."""
+    out = tmp_path / "numbers.json"
+    done = run(ROOT / "benchmarks" / "bench_daemon.py", out, "--backend", backend)
+    assert done.returncode == 0, (
+        f"bench_daemon --backend {backend} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    )
+    rows = {
+        row["label"]: row for section in json.loads(out.read_text())["sections"] for row in section["rows"]
+    }
+    assert rows["backend"]["value"] == backend
+    assert rows["commit-to-enforced p50 / bare statement p50"]["ratio"] > 0
 
 
 def test_the_hive_benchmark_is_found() -> None:

@@ -36,6 +36,7 @@ from pushdown.reconcile.backend import (
     fingerprint,
 )
 from pushdown.reconcile.estate import Estate
+from pushdown.reconcile.identity import Identity, KeptIdentity
 from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.scope import Resolved
 from pushdown.reconcile.settings import Settings
@@ -97,6 +98,15 @@ class UnityCatalogBackend(Backend):
                 "pushdown manages (it never touches another's grants)"
             )
         self._uc = server
+        #: every user's server name, kept between syncs (a new backend, a new keeper)
+        self.kept = KeptIdentity(
+            lambda user: context.map_principal(Principal.user(user)),
+            caseless=True,
+            unusable=_any_string,
+            version=context.mapping_version,
+            stable=context.mapping_stable,
+        )
+        self._folds: tuple[Identity, dict[str, str]] | None = None
 
     @property
     def uc(self) -> UnityCatalog:
@@ -107,18 +117,39 @@ class UnityCatalogBackend(Backend):
     def managed(self, principal: str) -> bool:
         return principal in self.principals or bool(self.prefix and principal.startswith(self.prefix))
 
-    def _name_of(self, model: Model) -> Callable[[str], str | None]:
-        """The server principal of each model user, when fenced and not shared with another."""
-        names = {u: self.context.map_principal(Principal.user(u)) for u in model.users}
-        seen: dict[str, int] = {}
-        for n in names.values():
-            seen[n.casefold()] = seen.get(n.casefold(), 0) + 1
+    def _identity(self, model: Model, scope: Resolved | None) -> Identity:
+        """Every model user's server name, kept between syncs (:class:`KeptIdentity`): the
+        users ``scope`` grants to are mapped again, everyone when a kept answer went stale,
+        the mapping hook or its settings changed, or a hook may answer otherwise (a clash
+        anywhere in the model is seen before a grant)."""
+        fresh = _scope_users(scope)
+        if fresh is None and self.kept.stable():
+            fresh = frozenset()
+        return self.kept.of(model.users, fresh)
+
+    def _name_of(self, model: Model, scope: Resolved | None = None) -> Callable[[str], str | None]:
+        """The server principal of each model user, when fenced and not shared with another
+        (in any case)."""
+        identity = self._identity(model, scope)
+        withheld = identity.withheld
 
         def name_of(user: str) -> str | None:
-            n = names.get(user)
-            return n if n is not None and self.managed(n) and seen[n.casefold()] == 1 else None
+            n = identity.names.get(user)
+            return n if n is not None and self.managed(n) and user not in withheld else None
 
         return name_of
+
+    def _managed_folds(self, identity: Identity) -> dict[str, str]:
+        """Each managed, unshared server name by its case fold (built once per identity)."""
+        if self._folds is None or self._folds[0] is not identity:
+            withheld = identity.withheld
+            folds = {
+                n.casefold(): n
+                for n, users in identity.users.items()
+                if self.managed(n) and not any(u in withheld for u in users)
+            }
+            self._folds = (identity, folds)
+        return self._folds[1]
 
     def _gone(self, exc: Exception) -> TemporaryBackendError:
         return TemporaryBackendError(
@@ -165,7 +196,7 @@ class UnityCatalogBackend(Backend):
             return any(p(fact) for p in parts)
 
         facts = frozenset(g for r in reads for g in r.grants if self.managed(g.principal) and covers(g))
-        findings = notes + [f for r in reads for f in (*self._findings(model, r), *r.unread)]
+        findings = notes + [f for r in reads for f in (*self._findings(model, r, scope), *r.unread)]
         if reads:
             findings += self._metastore()
         return UCSnapshot(
@@ -196,9 +227,8 @@ class UnityCatalogBackend(Backend):
             for p in sorted(privileges)
         ]
 
-    def _findings(self, model: Model, server: ServerRead) -> list[str]:
-        name_of = self._name_of(model)
-        managed = {n.casefold(): n for u in model.users if (n := name_of(u)) is not None}
+    def _findings(self, model: Model, server: ServerRead, scope: Resolved | None = None) -> list[str]:
+        managed = self._managed_folds(self._identity(model, scope))
         out = []
         for g in sorted(server.grants):
             if self.managed(g.principal):
@@ -218,6 +248,9 @@ class UnityCatalogBackend(Backend):
         """Schemas and tables the server says a managed principal owns (they created them)
         that the model does not make theirs: ownership passes every check on the object and
         the permissions API cannot take it away."""
+        owned = {name: owner for name, owner in server.owners.items() if self.managed(owner)}
+        if not owned:  # the model's owners are walked only when a managed principal owns something
+            return []
         wanted = {
             ".".join(n.lower() for n in obj.names): self.context.map_principal(Principal.user(owner))
             for obj, owner in model.owners.items()
@@ -226,8 +259,8 @@ class UnityCatalogBackend(Backend):
             f"{'table' if name.count('.') == 2 else 'schema'} {name} is owned on the server by {owner}, a "
             "principal pushdown manages, whom the model does not make its owner: ownership passes every "
             "check there and the permissions API cannot take it away (transfer it by hand)"
-            for name, owner in sorted(server.owners.items())
-            if self.managed(owner) and wanted.get(name) != owner
+            for name, owner in sorted(owned.items())
+            if wanted.get(name) != owner
         ]
 
     def estate(self, model: Model) -> Estate:
@@ -238,7 +271,7 @@ class UnityCatalogBackend(Backend):
 
     def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
         assert isinstance(snapshot, UCSnapshot)
-        name_of, facts, notes = self._name_of(model), set(), set()
+        name_of, facts, notes = self._name_of(model, scope), set(), set()
         for read in snapshot.reads:
             desired = compile_desired(model, read.held, name_of)
             facts |= {f for f in desired.facts if snapshot.within(f)}
@@ -274,3 +307,15 @@ class UnityCatalogBackend(Backend):
 
     def fact_from_json(self, data: Any) -> Fact:
         return fact_from_json(data)
+
+
+def _scope_users(scope: Resolved | None) -> frozenset[str] | None:
+    """The users ``scope`` names (``None``: every user, or no scope)."""
+    if scope is None or any(r.users is None for r in scope.regions):
+        return None
+    return frozenset().union(*(r.users or () for r in scope.regions))
+
+
+def _any_string(name: str) -> str | None:
+    """Every string is a name the server may hold (the fence decides what is managed)."""
+    return None

@@ -21,7 +21,7 @@ with capitals get nothing (the server keeps names in lower case): a note says so
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from pushdown.decide.compiler import EntitlementCompiler
@@ -70,7 +70,7 @@ def compile_desired(
     ent = EntitlementCompiler(model, OPERATIONS).compile(inventory)
     facts: set[UCGrant] = set()
     blocked = _blocked(model, held.catalog)
-    named = _named_tables(model, held.catalog)
+    named = _named_tables(model, held.catalog, held.tables)
     for user in ent.users:
         principal = name_of(user)
         view = ent.view(user)
@@ -160,8 +160,8 @@ def _owner_notes(model: Model, user: str, view: View, held: Held) -> set[str]:
         f"user {user} owns {obj.type.value} {'.'.join(obj.names)}: Unity Catalog's permissions API cannot "
         "give ownership, so the owner gets the privileges above (USE, SELECT, MODIFY, CREATE), not DROP "
         "or the right to grant (narrower)"
-        for obj, owner in model.owners.items()
-        if owner == user and obj.catalog == held.catalog and view.allowed("load_catalog", obj.path[1])
+        for obj in sorted(model.owned_by.get(user, ()), key=lambda o: o.names)
+        if obj.catalog == held.catalog and view.allowed("load_catalog", obj.path[1])
     }
 
 
@@ -169,26 +169,36 @@ def _blocked(model: Model, catalog: str) -> set[tuple[str, ...]]:
     """The server names (folded) of schemas and tables the model spells with capitals: what
     the model says of ``Big`` cannot be matched to the server's ``big``, so ``big`` gets
     nothing and its schema no schema-level SELECT or MODIFY (never the wider side)."""
-    out = set()
-    for obj in _named(model, catalog):
-        if any(_cased(n) for n in obj.names[1:]):
-            out.add(tuple(n.lower() for n in obj.names[1:]))
-    return out
+    return {tuple(n.lower() for n in obj.names[1:]) for obj in _capitals(model, catalog)}
 
 
-def _named_tables(model: Model, catalog: str) -> dict[str, set[ObjectRef]]:
-    """The tables the model names, by the server name (lower case) of their schema."""
+def _named_tables(model: Model, catalog: str, schemas: Iterable[str]) -> dict[str, set[ObjectRef]]:
+    """The tables the model names (registered, granted or owned) in each of ``schemas``
+    (server names, lower case), by key: the tables below the schema spelled in lower case
+    (:attr:`Model.kids`, :meth:`Model.marked_within`) and those spelled with capitals
+    (:meth:`Model.capitals_within`), never a pass over every object of the model."""
     out: dict[str, set[ObjectRef]] = {}
-    for obj in _named(model, catalog):
-        if obj.type is SecurableType.TABLE:  # as the model names it: its own DENY decides
-            out.setdefault(obj.names[1].lower(), set()).add(obj)
+    for schema in schemas:
+        key = ObjectRef(SecurableType.SCHEMA, (catalog, schema))
+        found = {
+            obj
+            for obj in itertools.chain(
+                model.children(key), model.marked_within(key), model.capitals_within(key)
+            )
+            if obj.type is SecurableType.TABLE  # as the model names it: its own DENY decides
+        }
+        if found:
+            out[schema] = found
     return out
 
 
-def _named(model: Model, catalog: str) -> Iterator[ObjectRef]:
-    for obj in itertools.chain(model.objects, model.owners, model.by_object):
-        if isinstance(obj, ObjectRef) and obj.catalog == catalog and len(obj.names) > 1:
-            yield obj
+def _capitals(model: Model, catalog: str) -> Iterator[ObjectRef]:
+    """The schemas and tables of ``catalog`` whose names have capitals (registered, granted
+    or owned), by the model's index (keyed by schema in lower case: as many keys as such
+    schemas, not objects)."""
+    for key, spelled in model.capitals.items():
+        if key.names[0] == catalog:
+            yield from spelled
 
 
 def _group_notes(model: Model) -> set[str]:
@@ -200,11 +210,8 @@ def _group_notes(model: Model) -> set[str]:
 
 
 def _case_notes(model: Model, catalog: str) -> set[str]:
-    out = set()
-    for obj in _named(model, catalog):
-        if any(_cased(n) for n in obj.names[1:]):
-            out.add(
-                f"{obj.type.value} {'.'.join(obj.names)} has capitals, but Unity Catalog keeps names in "
-                "lower case: nothing is granted on it (narrower); rename it in lower case"
-            )
-    return out
+    return {
+        f"{obj.type.value} {'.'.join(obj.names)} has capitals, but Unity Catalog keeps names in "
+        "lower case: nothing is granted on it (narrower); rename it in lower case"
+        for obj in _capitals(model, catalog)
+    }
