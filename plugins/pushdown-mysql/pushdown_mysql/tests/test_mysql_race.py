@@ -47,7 +47,7 @@ from pushdown.model.state import Model
 from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope
 from tests.processes import no_orphans  # noqa: F401 - no `pushdown serve` outlives its test
-from tests.rest.conftest import serving
+from tests.rest.conftest import serving, wait_for
 
 from .world import BACKEND, PUSHDOWN, PUSHDOWN_PASSWORD, World, backend_for
 
@@ -128,6 +128,15 @@ def settled(world: World, path: Path) -> tuple[int, int, bool]:
         return tip, cursor, equal
     finally:
         fresh.close()
+
+
+def caught_up(path: Path) -> bool:
+    store = Store(path)
+    try:
+        tip, cursor = store.position(BACKEND)
+    finally:
+        store.close()
+    return cursor == tip
 
 
 def _shape(model: Model) -> tuple[object, ...]:
@@ -381,9 +390,14 @@ def rounds(
         for th in threads:
             th.join(timeout=120)
         _, err = cli.communicate(timeout=120)
-        write(*names[1:3])  # then one writer opens while another commits (the interleaving hook)
         assert errors == []
         assert cli.returncode == 0, err.decode()
+        # the REST writes are pushed by serve's workers alone (woken by each write): once
+        # the cursor reaches the tip, nothing any writer committed may be missing
+        wait_for(lambda: caught_up(path), 60, "serve's workers reach the journal's tip")
+        check_round(world, path, f"round {n}, after the concurrent writers ({', '.join(names)})")
+        write(*names[1:3])  # then one writer opens while another commits (the interleaving hook)
+        assert errors == []
         check_round(world, path, f"round {n} ({', '.join(names)})")
         assert stored_spec(path) in names, "the store holds no spec any writer wrote (a lost update)"
         journalled += check_journal(path, writes, f"round {n}")
