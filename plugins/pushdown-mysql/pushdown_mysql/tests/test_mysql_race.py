@@ -392,6 +392,16 @@ def rounds(
         _, err = cli.communicate(timeout=120)
         assert errors == []
         assert cli.returncode == 0, err.decode()
+        # then REST writes that only serve's workers push (and the daemon follows): no
+        # writer's full sync comes after them to cover a cursor moved past one of them
+        later = rest_writes(rng, 4)
+        writes += later
+        threads = [threading.Thread(target=rest, args=(later,)), threading.Thread(target=follow)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(timeout=120)
+        assert errors == []
         # the REST writes are pushed by serve's workers alone (woken by each write): once
         # the cursor reaches the tip, nothing any writer committed may be missing
         wait_for(lambda: caught_up(path), 60, "serve's workers reach the journal's tip")
