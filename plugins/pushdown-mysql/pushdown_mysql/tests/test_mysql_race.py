@@ -4,15 +4,18 @@ Writers of different specs on one store and one MariaDB: in each round
 ``pushdown apply --spec`` in a subprocess, a library writer (records its spec, then a
 full sync, as apply does), a daemon's pending syncs and a REST client granting and
 revoking over HTTP on ``pushdown serve`` (a process of its own on the same store, whose
-workers push too) run at once; then a writer opens the store while another commits (the
-interleaving hook, :class:`CommitDuringLoad`). After every round the server equals the
-stored model whenever the backend's cursor is at the journal's tip (a cursor never
-passes a change whose effect is not on the server; behind, a pending sync converges it),
-the store holds one writer's spec, and every 2xx write over HTTP is in the journal under
-its request id (or found the model already as it asked). The first test replays the
-reported interleaving alone: a writer opened the store while another committed, and took
-the model it read before that commit for the position after it. Before the fix both
-tests failed (the rounds in round 1 of 10 with the default seed).
+workers push too) run at once; then more REST writes that only serve's workers push (the
+daemon following), and once the cursor reaches the tip the server must equal the model;
+then a writer opens the store while another commits (the interleaving hook,
+:class:`CommitDuringLoad`). After every round the server equals the stored model
+whenever the backend's cursor is at the journal's tip (a cursor never passes a change
+whose effect is not on the server; behind, a pending sync converges it), the store holds
+one writer's spec, and every 2xx write over HTTP is in the journal under its request id
+(or found the model already as it asked). With ``Store.advance_cursor`` moving the cursor
+to the tip rather than to the position the sync compiled, this test fails in round 1.
+The first test replays the reported interleaving alone: a writer opened the store while
+another committed, and took the model it read before that commit for the position after
+it. Before the fix both tests failed (the rounds in round 1 of 10 with the default seed).
 
 ``PUSHDOWN_RACE_ROUNDS`` sets the number of rounds (default 6, ~25 s here);
 ``PUSHDOWN_RACE_SEED`` the seed.
@@ -229,7 +232,9 @@ class RestWrite:
             return f"/permissions/users/{self.user}/{verb}", {"roleNames": [EDITOR]}
         assert self.table is not None and self.privilege is not None
         name = ".".join(self.table.names)
-        body = {"privileges": [{"name": self.privilege.value.lower(), "condition": "allow"}]}
+        body: dict[str, object] = {
+            "privileges": [{"name": self.privilege.value.lower(), "condition": "allow"}]
+        }
         return f"/permissions/roles/{EDITOR}/table/{name}/{verb}", body
 
     def holds(self, model: Model) -> bool:
