@@ -323,8 +323,9 @@ def enforced(report: Report, model: Model, backend: RangerBackend, ours: Standin
     picks = [i for i in range(roles) if i % 10 not in (0, 1)]
     asked: list[tuple[dict[str, str], str, str]] = []
     grant_times: list[tuple[float, float]] = []
-    for k in range(GRANTS):
-        i = picks[k % len(picks)]  # a new (role, table) each time
+    # a new (role, table) each time: at a tiny scale there are fewer pairs than GRANTS
+    for k in range(min(GRANTS, len(picks) * tables)):
+        i = picks[k % len(picks)]
         schema = f"s{(i + 1) % schemas}"  # r<i> selects there, modifies only in s<i>
         table = ObjectRef(T.TABLE, ("c", schema, f"t{(k // len(picks)) % tables}"))
         question = ({"database": schema, "table": table.names[2], "column": "*"}, "update", f"u{i}")
