@@ -17,7 +17,7 @@ a managed principal's but for case, or a group form (``account users``), is a fi
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, cast
 
 from pushdown.errors import ConfigError, TemporaryBackendError
@@ -277,6 +277,33 @@ class UnityCatalogBackend(Backend):
             facts |= {f for f in desired.facts if snapshot.within(f)}
             notes |= set(desired.notes)
         return Desired(frozenset(facts), tuple(sorted(notes)))
+
+    def reread(
+        self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot, applied: Applied | None = None
+    ) -> Snapshot:
+        """Read back the grants of only the securables the plan touched (one
+        ``GET /permissions`` each); keep the rest of the snapshot."""
+        assert isinstance(snapshot, UCSnapshot)
+        touched = sorted({(f.securable, f.name) for op in plan.ops if isinstance(f := op.fact, UCGrant)})
+        fresh: set[UCGrant] = set()
+        for securable, name in touched:
+            try:
+                held = self.uc.permissions(securable, name)
+            except Unreachable as exc:
+                raise self._gone(exc) from exc
+            except Refused as exc:
+                raise TemporaryBackendError(self.name, f"Unity Catalog refused a read back: {exc}") from exc
+            fresh |= {
+                UCGrant(securable, name, who, p) for who, privileges in held.items() for p in privileges
+            }
+        places = set(touched)
+        kept = {
+            f for f in snapshot.facts if (cast(UCGrant, f).securable, cast(UCGrant, f).name) not in places
+        }
+        facts = frozenset(
+            f for f in kept | {g for g in fresh if self.managed(g.principal)} if snapshot.within(f)
+        )
+        return replace(snapshot, facts=facts)
 
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
         """Revokes first, then grants; one PATCH per (securable, principal) and kind."""

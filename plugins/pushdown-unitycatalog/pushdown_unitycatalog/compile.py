@@ -24,6 +24,7 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
+from pushdown.decide.area import Area
 from pushdown.decide.compiler import EntitlementCompiler
 from pushdown.decide.inventory import Inventory
 from pushdown.decide.views import View
@@ -67,10 +68,14 @@ def compile_desired(
     not manage it (outside the fence, or a name shared with another user)."""
     notes = set() if notes is None else notes
     inventory = held.inventory()
-    ent = EntitlementCompiler(model, OPERATIONS).compile(inventory)
-    facts: set[UCGrant] = set()
     blocked = _blocked(model, held.catalog)
     named = _named_tables(model, held.catalog, held.tables)
+    compiler = EntitlementCompiler(model, OPERATIONS)
+    holders, anyone = _holders(model, inventory, held.catalog)
+    ent = compiler.compile(inventory, holders | ({anyone} if anyone is not None else set()))
+    if anyone is not None and any(_grants(ent.view(anyone), held, inventory, blocked, named)):
+        ent = compiler.compile(inventory)  # a user with nothing in the catalog gets something: all
+    facts: set[UCGrant] = set()
     for user in ent.users:
         principal = name_of(user)
         view = ent.view(user)
@@ -87,6 +92,29 @@ def compile_desired(
 
 
 Triple = tuple[str, str, str]
+
+
+def _holders(model: Model, inventory: Inventory, catalog: str) -> tuple[set[str], str | None]:
+    """The users whose decisions in ``catalog`` can differ from a user's with nothing
+    there, found by the model's indexes (never a pass over every user): the holders of the
+    roles with a grant on the catalog's held objects or on their paths, the owners of its
+    objects (held or not) and of the paths, the service admins. Any other user decides
+    like ``anyone`` (one of them, ``None`` when there is none): the same class with no
+    role of the area, not an admin, owning nothing there (the compiler's own classes,
+    :meth:`EntitlementCompiler._part`), so the same grants; compiling ``anyone`` with the
+    holders tells whether they all get nothing."""
+    area = Area.of(model, inventory, {ObjectRef(SecurableType.CATALOG, (catalog,))})
+    out: set[str] = set(model.service_admins)
+    for role in area.role_nodes:
+        out |= model.holders_of(role)
+    key = ObjectRef(SecurableType.CATALOG, (catalog,))
+    for obj in itertools.chain(area.above, area.inside, model.marked_within(key)):
+        owner = model.owners.get(obj)
+        if owner is not None:
+            out.add(owner)
+    out &= model.users
+    anyone = next((u for u in model.users if u not in out), None)  # at most len(out) + 1 steps
+    return out, anyone
 
 
 def _grants(
