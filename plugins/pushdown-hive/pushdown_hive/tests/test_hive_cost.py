@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pytest
@@ -30,6 +28,7 @@ from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
 from pushdown_hive.backend import HiveBackend
 from pushdown_hive.facts import ROLE, USER, HiveGrant, HiveMember
+from tests.costs import Counts, Mapper, counting_objects, do, estate, same_at_both_scales
 
 from .fake import FakeMetastore
 
@@ -42,85 +41,32 @@ OBJECTS_BOUND = 10
 CALLS_BOUND = 20
 
 
-def _do(model: Model, events: list[ev.Event]) -> None:
-    for event in events:
-        model.apply(event)
-
-
-def estate(scale: int) -> tuple[Model, FakeMetastore]:
-    """``scale`` x (10 users, 10 roles, 10 tables in the Hive catalog's database ``crm``,
-    100 tables in a catalog no backend enforces), each user holding a role with a grant on
-    one table, and every user a role with the USE gates on the catalog."""
-    model = Model()
-    _do(model, ch.create_object(model, ObjectRef.of("catalog", "c"), properties={"backend": "hive1"}))
-    _do(model, ch.create_object(model, ObjectRef.of("catalog", "lake")))
-    _do(model, ch.create_object(model, ObjectRef.parse("schema c.crm")))
-    _do(model, ch.create_object(model, ObjectRef.parse("schema lake.raw")))
-    _do(model, ch.create_role(model, "base"))
-    _do(
-        model, ch.grant_privileges(model, "base", ObjectRef.of("catalog", "c"), ["USE_CATALOG", "USE_SCHEMA"])
-    )
-    for i in range(10 * scale):
-        table = ObjectRef.parse(f"table c.crm.t{i}")
-        _do(model, ch.add_user(model, f"u{i}"))
-        _do(model, ch.create_role(model, f"r{i}"))
-        _do(model, ch.create_object(model, table))
-        _do(model, ch.grant_privileges(model, f"r{i}", table, ["SELECT_TABLE"]))
-        _do(model, ch.grant_role(model, f"r{i}", Principal.user(f"u{i}")))
-        _do(model, ch.grant_role(model, "base", Principal.user(f"u{i}")))
-    for i in range(100 * scale):
-        table = ObjectRef.parse(f"table lake.raw.x{i}")
-        _do(model, ch.create_object(model, table))
-        _do(model, ch.grant_privileges(model, "r0", table, ["SELECT_TABLE"]))
-    return model, FakeMetastore({"crm": {f"t{i}" for i in range(10 * scale)}})
+def hive_estate(scale: int) -> tuple[Model, FakeMetastore]:
+    """:func:`tests.costs.estate` in the Hive catalog ``c`` (its database ``crm``), and a
+    metastore holding its tables."""
+    return estate(scale, "hive1"), FakeMetastore({"crm": {f"t{i}" for i in range(10 * scale)}})
 
 
 @dataclass
-class Counts:
-    mappings: int = 0
-    objects: int = 0
+class HiveCounts(Counts):
     calls: int = 0
 
 
-@contextmanager
-def counting(monkeypatch: pytest.MonkeyPatch, counts: Counts) -> Iterator[None]:
-    """Count every ``ObjectRef.catalog`` and ``is_within`` asked (a model object visited)."""
-    catalog, within = ObjectRef.catalog, ObjectRef.is_within
-
-    def counted_catalog(self: ObjectRef) -> str | None:
-        counts.objects += 1
-        return catalog.fget(self)  # type: ignore[attr-defined, no-any-return]
-
-    def counted_within(self: ObjectRef, root: ObjectRef) -> bool:
-        counts.objects += 1
-        return within(self, root)
-
-    with monkeypatch.context() as m:
-        m.setattr(ObjectRef, "catalog", property(counted_catalog))
-        m.setattr(ObjectRef, "is_within", counted_within)
-        yield
-
-
-def one_table_change(scale: int, monkeypatch: pytest.MonkeyPatch) -> Counts:
-    counts = Counts()
-
-    def mapper(p: Principal) -> str:
-        counts.mappings += 1
-        return p.name
-
-    model, ms = estate(scale)
+def one_table_change(scale: int, monkeypatch: pytest.MonkeyPatch) -> HiveCounts:
+    counts, mapper = HiveCounts(), Mapper()
+    model, ms = hive_estate(scale)
     context = BackendContext(
         "hive1", {"grantor": "pushdown"}, map_principal=mapper, mapping_stable=lambda: True
     )  # no mapping hook
     hive = HiveBackend(context, metastore=ms)
     reconcile(hive, model, Scope.everything())  # the first sync
-    counts.mappings = 0
+    mapper.calls = 0
     events = ch.grant_privileges(model, "r1", ObjectRef.parse("table c.crm.t0"), ["MODIFY_TABLE"])
-    _do(model, events)
+    do(model, events)
     before = len(ms.log)
-    with counting(monkeypatch, counts):
+    with counting_objects(monkeypatch, counts):
         reconcile(hive, model, scope_of(events[0]))
-    counts.calls = len(ms.log) - before
+    counts.mappings, counts.calls = mapper.calls, len(ms.log) - before
     assert HiveGrant(ROLE, "pd_r1", "crm", "t0", "INSERT") in ms.held  # the change reached it
     assert HiveMember("pd_r1", "u1") in {HiveMember(r, u) for r, us in ms.roles.items() for u in us}
     return counts
@@ -129,21 +75,20 @@ def one_table_change(scale: int, monkeypatch: pytest.MonkeyPatch) -> Counts:
 def test_a_one_table_change_costs_as_much_in_an_estate_ten_times_larger(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    small, large = one_table_change(1, monkeypatch), one_table_change(10, monkeypatch)
-    assert small == large, (small, large)
+    small = same_at_both_scales(lambda scale: one_table_change(scale, monkeypatch))
     assert small.mappings <= MAPPINGS_BOUND, small
     assert small.objects <= OBJECTS_BOUND and small.calls <= CALLS_BOUND, small
 
 
 def test_a_role_deleted_from_the_model_is_dropped_by_a_scoped_sync_of_anything() -> None:
     """Roles out of play are left alone, but a role the model no longer has is not."""
-    model, ms = estate(1)
+    model, ms = hive_estate(1)
     hive = HiveBackend(BackendContext("hive1", {"grantor": "pushdown"}, mapping_stable=lambda: True), ms)
     reconcile(hive, model, Scope.everything())
-    _do(model, ch.revoke_role(model, "r5", Principal.user("u5")))
-    _do(model, ch.delete_role(model, "r5"))
+    do(model, ch.revoke_role(model, "r5", Principal.user("u5")))
+    do(model, ch.delete_role(model, "r5"))
     events = ch.grant_privileges(model, "r1", ObjectRef.parse("table c.crm.t0"), ["MODIFY_TABLE"])
-    _do(model, events)
+    do(model, events)
     reconcile(hive, model, scope_of(events[0]))
     assert "pd_r5" not in ms.roles and "pd_r6" in ms.roles
     assert not any(g.principal == "pd_r5" for g in ms.held)
@@ -175,7 +120,7 @@ def test_a_mapping_changed_for_a_user_outside_the_scope_is_caught_before_a_grant
         lambda: ch.grant_privileges(model, "r", ObjectRef.of("catalog", "c"), ["USE_CATALOG", "USE_SCHEMA"]),
         lambda: ch.grant_role(model, "r", Principal.user("bob")),
     ):
-        _do(model, step())
+        do(model, step())
     context = BackendContext(
         "hive1",
         {"grantor": "pushdown", "roles": False},
@@ -190,7 +135,7 @@ def test_a_mapping_changed_for_a_user_outside_the_scope_is_caught_before_a_grant
 
     aliases.alias["carol"] = "bob"  # the hook's answer for carol changed, the plugins did not
     events = ch.grant_privileges(model, "r", ObjectRef.parse("table c.hr.pay"), ["SELECT_TABLE"])
-    _do(model, events)
+    do(model, events)
     plan, _ = reconcile(hive, model, scope_of(events[0]))  # bob's role: bob only
     assert any("users bob, carol all map to metastore user 'bob'" in n for n in plan.notes), plan.notes
     assert HiveGrant(USER, "bob", "hr", "pay", "SELECT") not in ms.held, ms.held
@@ -199,17 +144,17 @@ def test_a_mapping_changed_for_a_user_outside_the_scope_is_caught_before_a_grant
 def test_the_same_change_without_a_hook_grants_to_bob() -> None:
     """The test above can fail: with no clash the same scoped sync grants to bob."""
     model = Model()
-    _do(model, ch.add_user(model, "bob"))
-    _do(model, ch.create_object(model, ObjectRef.of("catalog", "c"), properties={"backend": "hive1"}))
-    _do(model, ch.create_object(model, ObjectRef.parse("schema c.hr")))
-    _do(model, ch.create_role(model, "r"))
-    _do(model, ch.grant_privileges(model, "r", ObjectRef.of("catalog", "c"), ["USE_CATALOG", "USE_SCHEMA"]))
-    _do(model, ch.grant_role(model, "r", Principal.user("bob")))
+    do(model, ch.add_user(model, "bob"))
+    do(model, ch.create_object(model, ObjectRef.of("catalog", "c"), properties={"backend": "hive1"}))
+    do(model, ch.create_object(model, ObjectRef.parse("schema c.hr")))
+    do(model, ch.create_role(model, "r"))
+    do(model, ch.grant_privileges(model, "r", ObjectRef.of("catalog", "c"), ["USE_CATALOG", "USE_SCHEMA"]))
+    do(model, ch.grant_role(model, "r", Principal.user("bob")))
     ms = FakeMetastore({"hr": {"pay"}})
     hive = HiveBackend(BackendContext("hive1", {"grantor": "pushdown", "roles": False}), metastore=ms)
     reconcile(hive, model, Scope.everything())
     events = ch.grant_privileges(model, "r", ObjectRef.parse("table c.hr.pay"), ["SELECT_TABLE"])
-    _do(model, events)
+    do(model, events)
     reconcile(hive, model, scope_of(events[0]))
     assert HiveGrant(USER, "bob", "hr", "pay", "SELECT") in ms.held
 
@@ -249,29 +194,23 @@ def table_created(scale: int) -> tuple[int, int]:
     """Metastore calls and mappings of the scoped sync of a table created below the
     schema: every user is decided on it, but only the roles that may carry something
     there are read (none here: the roles' ALLOWs lead elsewhere, ``base`` has gates only)."""
-    mappings = 0
-
-    def mapper(p: Principal) -> str:
-        nonlocal mappings
-        mappings += 1
-        return p.name
-
-    model, ms = estate(scale)
+    mapper = Mapper()
+    model, ms = hive_estate(scale)
     context = BackendContext(
         "hive1", {"grantor": "pushdown"}, map_principal=mapper, mapping_stable=lambda: True
     )
     hive = HiveBackend(context, metastore=ms)
     reconcile(hive, model, Scope.everything())
-    mappings = 0
+    mapper.calls = 0
     ms.dbs["crm"].add("fresh")
     events = ch.create_object(model, ObjectRef.parse("table c.crm.fresh"))
-    _do(model, events)
+    do(model, events)
     before = len(ms.log)
     reconcile(hive, model, scope_of(events[0]))
-    return len(ms.log) - before, mappings
+    return len(ms.log) - before, mapper.calls
 
 
 def test_a_table_created_reads_as_many_roles_in_an_estate_ten_times_larger() -> None:
-    small, large = table_created(1), table_created(10)
-    assert small == large and small[1] == 0, (small, large)
+    small = same_at_both_scales(table_created)
+    assert small[1] == 0, small
     assert small[0] <= CALLS_BOUND, small

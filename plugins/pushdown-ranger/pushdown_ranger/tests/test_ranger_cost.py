@@ -46,6 +46,7 @@ from pushdown_ranger.compile import compile_all
 from pushdown_ranger.compile.naming import RangerNaming
 from pushdown_ranger.facts import PolicyFact
 from pushdown_ranger.scoping import focus_of, scope_users
+from tests.costs import Counts, Mapper, at_both_scales, counting_objects, do, estate
 
 #: what a one-table change may map and visit by key, whatever the estate (measured 1 and 2;
 #: mappings before the kept identity: 50 at scale 1, 500 at scale 10)
@@ -57,48 +58,8 @@ CLASSES_BOUND = 3
 DENY = {"hive": True, "hdfs": True, "kafka": True}
 
 
-def _do(model: Model, events: list[object]) -> None:
-    for event in events:
-        model.apply(event)  # type: ignore[arg-type]
-
-
-def estate(scale: int) -> Model:
-    """``scale`` x (10 users, 10 roles, 10 schemas of one table in the Ranger catalog, 100
-    tables in a catalog no backend enforces), each user holding a role with a grant on one
-    table and USE_CATALOG on the catalog."""
-    model = Model()
-    _do(model, ch.create_object(model, ObjectRef.of("catalog", "c"), properties={"backend": "rg"}))
-    _do(model, ch.create_object(model, ObjectRef.of("catalog", "lake")))
-    _do(model, ch.create_object(model, ObjectRef.parse("schema lake.raw")))
-    _do(model, ch.create_role(model, "base"))
-    _do(
-        model, ch.grant_privileges(model, "base", ObjectRef.of("catalog", "c"), ["USE_CATALOG", "USE_SCHEMA"])
-    )
-    for i in range(10 * scale):
-        table = ObjectRef.parse(f"table c.s{i}.t{i}")
-        _do(model, ch.add_user(model, f"u{i}"))
-        _do(model, ch.create_role(model, f"r{i}"))
-        _do(model, ch.create_object(model, ObjectRef.parse(f"schema c.s{i}")))
-        _do(model, ch.create_object(model, table))
-        _do(model, ch.grant_privileges(model, f"r{i}", table, ["SELECT_TABLE"]))
-        # as bench_ranger's roles: each holds the catalog's gate too (every role then
-        # decides something at the catalog, so a compile of every holder sees every role)
-        _do(model, ch.grant_privileges(model, f"r{i}", ObjectRef.of("catalog", "c"), ["USE_CATALOG"]))
-        _do(model, ch.grant_role(model, f"r{i}", Principal.user(f"u{i}")))
-        _do(model, ch.grant_role(model, "base", Principal.user(f"u{i}")))
-    for i in range(100 * scale):
-        _do(model, ch.create_object(model, ObjectRef.parse(f"table lake.raw.x{i}")))
-        _do(
-            model, ch.grant_privileges(model, "r0", ObjectRef.parse(f"table lake.raw.x{i}"), ["SELECT_TABLE"])
-        )
-    return model
-
-
 @dataclass
-class Counts:
-    mappings: int = 0
-    #: model objects looked at by key (their catalog, ancestors, marks)
-    objects: int = 0
+class RangerCounts(Counts):
     #: the estate-sized steps kept on purpose: roles whose holders are read, and the scans of
     #: the catalog for topics, filesets and case twins (its schemas, and what its grants name)
     roles: int = 0
@@ -108,23 +69,24 @@ class Counts:
     classes: int = 0
 
 
+def ranger_estate(scale: int) -> Model:
+    """:func:`tests.costs.estate` in the Ranger catalog ``c``, each table in a schema of its
+    own; as bench_ranger's roles, each holds the catalog's gate too (every role then decides
+    something at the catalog, so a compile of every holder sees every role)."""
+    return estate(scale, "rg", schema_each=True, gate_each=True)
+
+
 @contextmanager
-def counting(monkeypatch: pytest.MonkeyPatch, counts: Counts) -> Iterator[None]:
-    catalog, within, ancestor = ObjectRef.catalog, ObjectRef.is_within, ObjectRef.ancestor
+def counting(monkeypatch: pytest.MonkeyPatch, counts: RangerCounts) -> Iterator[None]:
+    """The model objects visited (:func:`tests.costs.counting_objects`, and every ancestor
+    and mark asked), the estate-sized steps and the compiler's classes."""
+    ancestor = ObjectRef.ancestor
     marked, holders, children = Model.marked_within, Model.holders_of, Model.children
     view = EntitlementCompiler._view
 
     def counted_view(self: EntitlementCompiler, *args: Any) -> Any:
         counts.classes += 1
         return view(self, *args)
-
-    def counted_catalog(self: ObjectRef) -> str | None:
-        counts.objects += 1
-        return catalog.fget(self)  # type: ignore[attr-defined, no-any-return]
-
-    def counted_within(self: ObjectRef, root: ObjectRef) -> bool:
-        counts.objects += 1
-        return within(self, root)
 
     def counted_ancestor(self: ObjectRef, kind: object) -> ObjectRef | None:
         counts.objects += 1
@@ -146,9 +108,7 @@ def counting(monkeypatch: pytest.MonkeyPatch, counts: Counts) -> Iterator[None]:
         counts.schemas += obj.type.value == "schema"
         return children(self, obj)
 
-    with monkeypatch.context() as m:
-        m.setattr(ObjectRef, "catalog", property(counted_catalog))
-        m.setattr(ObjectRef, "is_within", counted_within)
+    with counting_objects(monkeypatch, counts), monkeypatch.context() as m:
         m.setattr(ObjectRef, "ancestor", counted_ancestor)
         m.setattr(Model, "marked_within", counted_marked)
         m.setattr(Model, "holders_of", counted_holders)
@@ -157,27 +117,23 @@ def counting(monkeypatch: pytest.MonkeyPatch, counts: Counts) -> Iterator[None]:
         yield
 
 
-def one_table_change(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[Counts, frozenset[object]]:
-    counts = Counts()
-
-    def mapper(p: Principal) -> str:
-        counts.mappings += 1
-        return p.name
-
-    model = estate(scale)
+def one_table_change(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[RangerCounts, frozenset[object]]:
+    counts, mapper = RangerCounts(), Mapper()
+    model = ranger_estate(scale)
     naming = RangerNaming(map_principal=mapper)
     kept = KeptIdentity(naming.user, stable=lambda: True)  # no mapping hook
     kw = {"elsewhere": frozenset(), "hive": "c", "voided": {}, "services": frozenset(DENY)}
     compile_all(model, ["c"], naming, DENY, focus=None, identity=kept.of(model.users), **kw)  # first sync
     table = ObjectRef.parse("table c.s0.t0")
     events = ch.grant_privileges(model, "r1", table, ["MODIFY_TABLE"])
-    _do(model, events)
-    counts.mappings = 0
+    do(model, events)
+    mapper.calls = 0
     with counting(monkeypatch, counts):
         scope = scope_of(events[0]).resolve(model)
         focus = focus_of(scope, "c")
         identity = kept.of(model.users, scope_users(scope))
         desired = compile_all(model, ["c"], naming, DENY, focus=focus, identity=identity, **kw)
+    counts.mappings = mapper.calls
     hive = frozenset(f for f in desired.facts if isinstance(f, PolicyFact))
     return counts, hive
 
@@ -185,9 +141,8 @@ def one_table_change(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[Count
 def test_a_one_table_change_maps_and_visits_as_much_in_an_estate_ten_times_larger(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    (small, small_hive), (large, large_hive) = (
-        one_table_change(1, monkeypatch),
-        one_table_change(10, monkeypatch),
+    (small, small_hive), (large, large_hive) = at_both_scales(
+        lambda scale: one_table_change(scale, monkeypatch)
     )
     print(f"\nranger scoped compile, one table: scale 1 {small}, scale 10 {large}")
     assert small_hive == large_hive  # the same policies: the change's database only
@@ -218,15 +173,10 @@ def synced_changes(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[Synced,
     scope its events name."""
     from pushdown_lab.ranger_standin import Standin
 
-    calls = [0]
-
-    def mapper(p: Principal) -> str:
-        calls[0] += 1
-        return p.name
-
-    model = estate(scale)
-    _do(model, ch.add_user(model, "newcomer"))
-    _do(model, ch.grant_role(model, "base", Principal.user("newcomer")))
+    mapper = Mapper()
+    model = ranger_estate(scale)
+    do(model, ch.add_user(model, "newcomer"))
+    do(model, ch.grant_role(model, "base", Principal.user("newcomer")))
     out: list[Synced] = []
     with Standin() as standin:
         for service in ("hive", "hdfs", "kafka"):
@@ -246,15 +196,15 @@ def synced_changes(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[Synced,
             lambda: ch.grant_role(model, "r1", Principal.user("newcomer")),
         ):
             events = change()
-            _do(model, events)
-            counts = Counts()
+            do(model, events)
+            counts = RangerCounts()
             standin.reset_log()
-            calls[0] = 0
+            mapper.calls = 0
             with counting(monkeypatch, counts):
                 plan, _ = reconcile(backend, model, Scope.union(scope_of(e) for e in events))
             log = standin.request_log
             reads = sum(1 for method, _, _ in log if method == "GET")
-            out.append(Synced(reads, len(log) - reads, counts.classes, calls[0], len(plan.ops)))
+            out.append(Synced(reads, len(log) - reads, counts.classes, mapper.calls, len(plan.ops)))
     return out[0], out[1]
 
 
@@ -262,9 +212,8 @@ def synced_changes(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[Synced,
 def test_a_synced_table_grant_and_role_membership_cost_as_much_in_an_estate_ten_times_larger(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    (small_table, small_member), (large_table, large_member) = (
-        synced_changes(1, monkeypatch),
-        synced_changes(10, monkeypatch),
+    (small_table, small_member), (large_table, large_member) = at_both_scales(
+        lambda scale: synced_changes(scale, monkeypatch)
     )
     print(f"\nranger scoped sync, one table: scale 1 {small_table}, scale 10 {large_table}")
     print(f"ranger scoped sync, one membership: scale 1 {small_member}, scale 10 {large_member}")

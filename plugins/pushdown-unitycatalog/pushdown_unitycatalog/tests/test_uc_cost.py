@@ -17,7 +17,6 @@ from pushdown_lab.uc_standin.server import Standin
 from pushdown.decide.compiler import EntitlementCompiler, Entitlements
 from pushdown.decide.inventory import Inventory
 from pushdown.model import changes as ch
-from pushdown.model import events as ev
 from pushdown.model.principals import Principal
 from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef
@@ -28,6 +27,7 @@ from pushdown.reconcile.sync import reconcile
 from pushdown_unitycatalog import compile as uc_compile
 from pushdown_unitycatalog.backend import UnityCatalogBackend
 from pushdown_unitycatalog.client import API, UnityCatalog
+from tests.costs import do, same_at_both_scales
 
 #: what a one-table change may cost, whatever the estate (measured: 2 mappings, the scope's
 #: one user at the read and the compile, and 15 calls to the stand-in: the read back asks
@@ -53,11 +53,6 @@ class _Counting(EntitlementCompiler):
         return result
 
 
-def _do(model: Model, events: list[ev.Event]) -> None:
-    for event in events:
-        model.apply(event)
-
-
 def _cost(server: Standin, scale: int, stable: bool = True) -> tuple[int, int, str, int]:
     """(mappings, server calls, plan, users decided) of a one-table grant in an estate of ``scale`` x
     (20 users, 10 roles, 100 tables in catalog ``lake``, no backend's) beside catalog ``c``
@@ -65,28 +60,28 @@ def _cost(server: Standin, scale: int, stable: bool = True) -> tuple[int, int, s
     admin, model = UnityCatalog(server.url, server.admin_token), Model()
     admin.call("POST", API + "/catalogs", {"name": "c"})
     admin.call("POST", API + "/schemas", {"name": "s", "catalog_name": "c"})
-    _do(model, ch.create_object(model, ObjectRef.parse("catalog c")))
-    _do(model, ch.create_object(model, ObjectRef.parse("schema c.s")))
+    do(model, ch.create_object(model, ObjectRef.parse("catalog c")))
+    do(model, ch.create_object(model, ObjectRef.parse("schema c.s")))
     for t in range(3):
         admin.call("POST", API + "/tables", {"name": f"t{t}", "catalog_name": "c", "schema_name": "s"})
-        _do(model, ch.create_object(model, ObjectRef.parse(f"table c.s.t{t}")))
+        do(model, ch.create_object(model, ObjectRef.parse(f"table c.s.t{t}")))
     server.add_user("ann")
-    _do(model, ch.add_user(model, "ann"))
-    _do(model, ch.create_role(model, "r"))
+    do(model, ch.add_user(model, "ann"))
+    do(model, ch.create_role(model, "r"))
     gates = ["USE_CATALOG", "USE_SCHEMA"]
-    _do(model, ch.grant_privileges(model, "r", ObjectRef.parse("catalog c"), gates, Condition("ALLOW")))
-    _do(model, ch.grant_role(model, "r", Principal.user("ann")))
-    _do(model, ch.create_object(model, ObjectRef.parse("catalog lake")))
-    _do(model, ch.create_object(model, ObjectRef.parse("schema lake.raw")))
+    do(model, ch.grant_privileges(model, "r", ObjectRef.parse("catalog c"), gates, Condition("ALLOW")))
+    do(model, ch.grant_role(model, "r", Principal.user("ann")))
+    do(model, ch.create_object(model, ObjectRef.parse("catalog lake")))
+    do(model, ch.create_object(model, ObjectRef.parse("schema lake.raw")))
     for i in range(20 * scale):
-        _do(model, ch.add_user(model, f"u{i:04}"))
+        do(model, ch.add_user(model, f"u{i:04}"))
     for t in range(100 * scale):
-        _do(model, ch.create_object(model, ObjectRef.parse(f"table lake.raw.t{t:04}")))
+        do(model, ch.create_object(model, ObjectRef.parse(f"table lake.raw.t{t:04}")))
     for i in range(10 * scale):
-        _do(model, ch.create_role(model, f"role{i:04}"))
+        do(model, ch.create_role(model, f"role{i:04}"))
         lake = ObjectRef.parse(f"table lake.raw.t{i % (100 * scale):04}")
-        _do(model, ch.grant_privileges(model, f"role{i:04}", lake, ["SELECT_TABLE"], Condition("ALLOW")))
-        _do(model, ch.grant_role(model, f"role{i:04}", Principal.user(f"u{(2 * i) % (20 * scale):04}")))
+        do(model, ch.grant_privileges(model, f"role{i:04}", lake, ["SELECT_TABLE"], Condition("ALLOW")))
+        do(model, ch.grant_role(model, f"role{i:04}", Principal.user(f"u{(2 * i) % (20 * scale):04}")))
     settings = {"url": server.url, "token": server.admin_token, "principals": ["ann"]}
     context = BackendContext("uc", settings, catalogs=frozenset({"c"}), mapping_stable=lambda: stable)
     backend = UnityCatalogBackend(context)
@@ -95,7 +90,7 @@ def _cost(server: Standin, scale: int, stable: bool = True) -> tuple[int, int, s
     grant = ch.grant_privileges(
         model, "r", ObjectRef.parse("table c.s.t1"), ["SELECT_TABLE"], Condition("ALLOW")
     )
-    _do(model, grant)
+    do(model, grant)
     plan, _ = reconcile(backend, model, Scope.union(scope_of(e) for e in grant))
     return (
         backend.kept.calls,
@@ -112,14 +107,16 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_one_table_change_costs_the_same_in_an_estate_ten_times_larger() -> None:
     """Without a mapping hook (the mapping is stable) only the scope's users are mapped."""
-    with Standin() as small_server:
-        small = _cost(small_server, 1)
-    with Standin() as large_server:
-        large = _cost(large_server, 10)
-    assert small[2] == large[2] == "1 added, 0 removed"
-    assert small[0] == large[0] <= MAPPINGS_BOUND
-    assert small[1] == large[1] <= CALLS_BOUND
-    assert small[3] == large[3] <= DECIDED_BOUND  # the catalog's holders, not every user
+
+    def cost(scale: int) -> tuple[int, int, str, int]:
+        with Standin() as server:
+            return _cost(server, scale)
+
+    mapped, calls, plan, decided = same_at_both_scales(cost)
+    assert plan == "1 added, 0 removed"
+    assert mapped <= MAPPINGS_BOUND
+    assert calls <= CALLS_BOUND
+    assert decided <= DECIDED_BOUND  # the catalog's holders, not every user
 
 
 def test_with_a_mapping_hook_every_user_is_mapped_again_before_a_grant() -> None:
