@@ -37,7 +37,6 @@ poll (200 ms) and a long interval, so no full reconcile falls inside the measure
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import os
 import statistics
@@ -50,10 +49,10 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from harness import cli
 from harness.report import Report
+from harness.worlds import OneChange
 from pushdown_lab.mariadb import throwaway_mariadb
 from pushdown_mysql.account import least_privileges
 
@@ -102,13 +101,7 @@ def table_name(k: int) -> str:
 
 def estate_events(model: Model, sizes: Sizes) -> list[Event]:
     """The whole estate as one change (one transaction): built on a scratch copy."""
-    scratch, out = copy.deepcopy(model), []
-
-    def do(fn: Callable[..., list[Event]], *args: Any) -> None:
-        events = fn(scratch, *args)
-        for e in events:
-            scratch.apply(e)
-        out.extend(events)
+    do = OneChange(model)
 
     for u in (HOLDER, *(f"u{i:05}" for i in range(sizes.users))):
         do(ch.add_user, u)
@@ -136,7 +129,7 @@ def estate_events(model: Model, sizes: Sizes) -> list[Event]:
             do(ch.grant_privileges, role, tables[(i * 10 + k) % len(tables)], [Privilege.SELECT_TABLE])
         for k in range(8):
             do(ch.grant_role, role, Principal.user(f"u{(i * 8 + k) % sizes.users:05}"))
-    return out
+    return do.events
 
 
 class Server:

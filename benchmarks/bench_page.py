@@ -20,21 +20,19 @@ The issue's target: every view <= 300 ms at scale 1.
 
 from __future__ import annotations
 
-import copy
 import statistics
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 import httpx
 import uvicorn
 from harness import cli
 from harness.report import Report
+from harness.worlds import OneChange
 
 from pushdown.app.rest.app import build_app
 from pushdown.app.rest.server import listen
@@ -62,13 +60,7 @@ class Sizes:
 
 def estate_events(model: Model, sizes: Sizes) -> list[Event]:
     """The whole estate as one change (one transaction), built on a scratch copy."""
-    scratch, out = copy.deepcopy(model), []
-
-    def do(fn: Callable[..., list[Event]], *args: Any) -> None:
-        events = fn(scratch, *args)
-        for e in events:
-            scratch.apply(e)
-        out.extend(events)
+    do = OneChange(model)
 
     for u in ("admin", "viewer", *(f"u{i:05}" for i in range(sizes.users))):
         do(ch.add_user, u)
@@ -115,7 +107,7 @@ def estate_events(model: Model, sizes: Sizes) -> list[Event]:
             do(ch.grant_role, role, Principal.user(f"u{(i * 8 + k) % sizes.users:05}"))
     for i in range(5):  # a non-owner holding 5 roles
         do(ch.grant_role, f"role{i:05}", Principal.user("viewer"))
-    return out
+    return do.events
 
 
 def timed(h: httpx.Client, path: str, times: int, user: str = "admin") -> list[float]:

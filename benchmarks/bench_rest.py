@@ -30,7 +30,6 @@ One client (httpx, keep-alive, Basic auth), requests one after the other:
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import os
 import sqlite3
@@ -45,6 +44,7 @@ from typing import Any
 import httpx
 from harness import cli
 from harness.report import Report
+from harness.worlds import OneChange
 from pushdown_lab.mariadb import LocalMariaDB, throwaway_mariadb
 from pushdown_mysql.account import least_privileges
 
@@ -110,13 +110,7 @@ def prepare_mariadb(server: LocalMariaDB, sizes: Sizes) -> None:
 
 def estate_events(model: Model, sizes: Sizes) -> list[Event]:
     """The whole estate as one change (one transaction): built on a scratch copy."""
-    scratch, out = copy.deepcopy(model), []
-
-    def do(fn: Callable[..., list[Event]], *args: Any) -> None:
-        events = fn(scratch, *args)
-        for e in events:
-            scratch.apply(e)
-        out.extend(events)
+    do = OneChange(model)
 
     for u in ("admin", "ann", "viewer", *(f"u{i:05}" for i in range(sizes.users))):
         do(ch.add_user, u)
@@ -148,7 +142,7 @@ def estate_events(model: Model, sizes: Sizes) -> list[Event]:
             do(ch.grant_role, role, Principal.user(f"u{(i * 8 + k) % sizes.users:05}"))
     for i in range(5):  # the non-owner who lists: holds 5 roles
         do(ch.grant_role, f"role{i:04}", Principal.user("viewer"))
-    return out
+    return do.events
 
 
 class Serve:

@@ -13,11 +13,13 @@ held by about N users, for a change whose scope is small.
 
 from __future__ import annotations
 
+import copy
 import math
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from pushdown.model import changes
 from pushdown.model import events as ev
@@ -295,3 +297,18 @@ def make_world(
     cfg = config_for(scale, seed, **sizes)
     plan = make_plan(cfg)
     return World(cfg, plan, build_validated(plan) if validated else build_from_events(plan))
+
+
+class OneChange:
+    """Changes built one after another on a scratch copy of a model, kept as one list of
+    events: an estate committed as a single change (one transaction)."""
+
+    def __init__(self, model: Model) -> None:
+        self.scratch = copy.deepcopy(model)
+        self.events: list[ev.Event] = []
+
+    def __call__(self, fn: Callable[..., list[ev.Event]], *args: Any) -> None:
+        events = fn(self.scratch, *args)
+        for e in events:
+            self.scratch.apply(e)
+        self.events.extend(events)

@@ -31,6 +31,21 @@ USERS = ("ann", "bob")
 PASSWORD_ENV = "PD_REST_TEST_PASSWORD"
 
 
+DAEMON = '[daemon]\ninterval = "5m"\npoll = "5m"\nbackoff_min = "200ms"\nbackoff_max = "2s"\n'
+
+
+def mysql_config(tmp_path: Path, server: Any, catalog: str = "c", more: str = "") -> Path:
+    """A ``pushdown.toml`` in ``tmp_path``: store ``pd.db``, ``admin`` a service admin,
+    backend ``mysql1`` on ``server`` enforcing ``catalog``; ``more`` appended."""
+    config = tmp_path / "pushdown.toml"
+    config.write_text(
+        'store = "pd.db"\n[access]\nservice_admins = ["admin"]\n'
+        f'[backends.mysql1]\nkind = "mysql"\nhost = "{server.host}"\nport = {server.port}\n'
+        f'user = "pushdown"\npassword = {{ env = "{PASSWORD_ENV}" }}\ncatalogs = ["{catalog}"]\n' + more
+    )
+    return config
+
+
 @pytest.fixture(scope="module")
 def server() -> Iterator[Any]:
     from pushdown_lab.mariadb import ServerUnavailable, throwaway_mariadb
@@ -114,13 +129,7 @@ def enforced(server: Any, db: Path, want: set[tuple[str, str]]) -> bool:
 
 def test_a_change_through_the_official_client_reaches_mariadb_grants(server: Any, tmp_path: Path) -> None:
     prepare_server(server)
-    config = tmp_path / "pushdown.toml"
-    config.write_text(
-        'store = "pd.db"\n[access]\nservice_admins = ["admin"]\n'
-        f'[backends.mysql1]\nkind = "mysql"\nhost = "{server.host}"\nport = {server.port}\n'
-        f'user = "pushdown"\npassword = {{ env = "{PASSWORD_ENV}" }}\ncatalogs = ["c"]\n'
-        '[daemon]\ninterval = "5m"\npoll = "5m"\nbackoff_min = "200ms"\nbackoff_max = "2s"\n'
-    )
+    config = mysql_config(tmp_path, server, "c", more=DAEMON)
     init_store(config)
     db = tmp_path / "pd.db"
     with serving(config, tmp_path / "serve.log") as serve:
@@ -212,13 +221,7 @@ def test_e1_a_creator_naming_the_backend_gets_no_grant_on_mariadb(server: Any, t
         return {r for r in rows if r[0].startswith(PREFIX)}
 
     ann_reads = {("pd_ann", "pay.salaries"), ("pd_ann", "pay.*")}  # table- or database-level
-    config = tmp_path / "pushdown.toml"
-    config.write_text(
-        'store = "pd.db"\n[access]\nservice_admins = ["admin"]\n'
-        f'[backends.mysql1]\nkind = "mysql"\nhost = "{server.host}"\nport = {server.port}\n'
-        f'user = "pushdown"\npassword = {{ env = "{PASSWORD_ENV}" }}\ncatalogs = ["payroll"]\n'
-        '[daemon]\ninterval = "5m"\npoll = "5m"\nbackoff_min = "200ms"\nbackoff_max = "2s"\n'
-    )
+    config = mysql_config(tmp_path, server, "payroll", more=DAEMON)
     init_store(config)
     with serving(config, tmp_path / "serve.log") as serve:
         uri = serve.ready()

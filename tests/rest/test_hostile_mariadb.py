@@ -24,10 +24,10 @@ from pushdown.model.securables import SecurableType as T
 from .asgi import Door
 from .test_client_mariadb import (
     DB,
-    PASSWORD_ENV,
     TABLES,
     USERS,
     model_selects,
+    mysql_config,
     prepare_server,
     server,  # noqa: F401 - the module's throwaway MariaDB
     server_selects,
@@ -43,12 +43,7 @@ SCHEMA = ObjectRef(T.SCHEMA, ("c", DB))
 @pytest.fixture
 def door(server: Any, tmp_path: Path) -> Iterator[Door]:  # noqa: F811
     prepare_server(server)
-    config = tmp_path / "pushdown.toml"
-    config.write_text(
-        'store = "pd.db"\n[access]\nservice_admins = ["admin"]\n'
-        f'[backends.mysql1]\nkind = "mysql"\nhost = "{server.host}"\nport = {server.port}\n'
-        f'user = "pushdown"\npassword = {{ env = "{PASSWORD_ENV}" }}\ncatalogs = ["c"]\n'
-    )
+    config = mysql_config(tmp_path, server)
     ac = AccessControl.open(str(config), create_store=True, push=True)
     d = Door(ac)
     try:

@@ -24,7 +24,7 @@ from pushdown.model.state import Model
 from .asgi import Door
 from .test_client_mariadb import (
     DB,
-    PASSWORD_ENV,
+    mysql_config,
     prepare_server,
     q,
     server,  # noqa: F401 - the module's throwaway MariaDB
@@ -64,12 +64,7 @@ def mariadb_door(server: Any, tmp_path: Path) -> Iterator[Door]:  # noqa: F811
         cur.execute(f"CREATE TABLE {q(PAYROLL)}.`salaries` (id INT)")
         cur.execute(*govern_database(PUSHDOWN, "%", PAYROLL))
     conn.close()
-    config = tmp_path / "pushdown.toml"
-    config.write_text(
-        'store = "pd.db"\n[access]\nservice_admins = ["admin"]\n'
-        f'[backends.mysql1]\nkind = "mysql"\nhost = "{server.host}"\nport = {server.port}\n'
-        f'user = "pushdown"\npassword = {{ env = "{PASSWORD_ENV}" }}\ncatalogs = ["c"]\n'
-    )
+    config = mysql_config(tmp_path, server)
     ac = AccessControl.open(str(config), create_store=True, push=True)
     door = Door(ac)
     try:
