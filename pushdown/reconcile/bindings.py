@@ -32,7 +32,10 @@ may do there. So it is set by configuration, never by a property a caller regist
   the model gives the caller an owner's rights on it already (he may drop it: he owns its
   catalog, its schema or the metalake; or he is a service admin), so registering gives
   him nothing new. An administrator's entry point (a spec's owner, the CLI) declares any
-  such object and its owner. A server that does not answer refuses the registration.
+  such object and its owner. A server that does not answer refuses the registration, and
+  so does a catalog whose enforcing backends all cannot tell (Ranger alone: its resources
+  are names): a checked caller's schema or table there is refused (:class:`BindingRefused`)
+  unless the data's own backend is configured for the catalog too.
 
 :func:`check` and :func:`claimed` run on the events of every change, after the caller was
 authorized, in the one place every entry point passes (``AccessControl.change``).
@@ -243,6 +246,10 @@ def _topic(model: Model, obj: ObjectRef, before: ObjectRef) -> None:
             )
 
 
+#: what a backend's server holds as data: the objects whose registration is refused when no
+#: backend enforcing the catalog can tell whether its server holds them already
+_DATA = frozenset({SecurableType.SCHEMA, SecurableType.TABLE})
+
 #: one backend asked about server objects: its name, the catalogs it enforces, the question
 Server = tuple[str, frozenset[str], Callable[[ObjectRef], "bool | None"]]
 
@@ -262,13 +269,27 @@ def claimed(model: Model, events: list[ev.Event], servers: Iterable[Server], use
             continue
         if obj.type.depth < 2 or _owns_already(model, user, obj):
             continue  # catalogs are check's; roles, tags: no server's; the owner gains nothing
-        for backend, catalogs, on_server in asked:
-            if obj.names[0] in catalogs and on_server(obj):
+        enforcing = [
+            (backend, on_server) for backend, catalogs, on_server in asked if obj.names[0] in catalogs
+        ]
+        answers = []
+        for backend, on_server in enforcing:
+            answer = on_server(obj)
+            if answer:
                 raise ExistsOnServer(
                     f"{obj} already exists on the server of backend {backend}, and nobody registered it: "
                     "its creator would become the owner of data that existed before; an administrator "
                     "declares it (a spec or the CLI), with its owner"
                 )
+            answers.append(answer)
+        if obj.type in _DATA and answers and all(a is None for a in answers):
+            raise BindingRefused(
+                f"{obj}: no backend enforcing catalog {obj.names[0]!r} can tell whether its server holds "
+                f"this {obj.type.value} already (backends {', '.join(b for b, _ in enforcing)}: their "
+                "resources are names), so its creator could become the owner of data that existed "
+                "before; an administrator declares it (a spec or the CLI), with its owner, or configures "
+                "the data's own backend (the metastore's, the database's) for the catalog too"
+            )
 
 
 def _owns_already(model: Model, user: str | None, obj: ObjectRef) -> bool:

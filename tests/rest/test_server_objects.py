@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from pushdown.app.service import AccessControl
-from pushdown.errors import ExistsOnServer
+from pushdown.errors import BindingRefused, ExistsOnServer
 from pushdown.model.principals import Principal
 from pushdown.model.privileges import Privilege
 from pushdown.model.securables import ObjectRef
@@ -281,3 +281,66 @@ def test_the_recording_backend_stands_in_for_a_server_and_ranger_cannot_tell(tmp
 
     ranger = RangerBackend(BackendContext("r", {"url": "http://127.0.0.1:1"}, catalogs=frozenset({"c"})))
     assert ranger.on_server(Model(), ObjectRef.parse("schema c.payroll")) is None  # names, not objects
+
+
+def test_a_catalog_only_ranger_enforces_refuses_a_callers_schema_or_table(tmp_path: Path) -> None:
+    """Ranger cannot tell whether the Hive database exists (its resources are names): with
+    Ranger alone enforcing the catalog, a checked caller's schema or table is refused (bob
+    would own data that may have existed before, and Ranger would grant him an owner's
+    rights on it); the metalake's owner, an administrator's entry point, and a caller once
+    a backend that can tell is configured for the catalog too, register as before."""
+    ranger = (
+        '[backends.rg]\nkind = "ranger"\nurl = "http://127.0.0.1:1"\nservice = "hive"\ncatalogs = ["c"]\n'
+    )
+    config = tmp_path / "pushdown.toml"
+    config.write_text('store = "pd.db"\n[access]\nservice_admins = ["admin"]\n' + ranger)
+    ac = AccessControl.open(str(config), create_store=True, push=False)
+    door = Door(ac)
+    try:
+        assert door.request("POST", "/api/metalakes", "admin", {"name": "test"}).status == 200
+        admin = ac.acting("admin")
+        admin.add_user("bob")
+        admin.create_object(CATALOG)
+        admin.create_role("maker")
+        admin.grant_privileges("maker", CATALOG, [Privilege.USE_CATALOG, Privilege.USE_SCHEMA])
+        admin.grant_privileges("maker", CATALOG, [Privilege.CREATE_SCHEMA, Privilege.CREATE_TABLE])
+        admin.grant_role("maker", Principal.user("bob"))
+        seq = ac.store.last_seq()
+        refused = door.request("POST", f"{BASE}/schemas", "bob", {"name": "payroll"})
+        assert refused.status == 400, refused.body
+        assert "can tell" in refused.json()["message"] and "rg" in refused.json()["message"]
+        with pytest.raises(BindingRefused, match="no backend enforcing catalog 'c' can tell"):
+            ac.acting("bob").create_object(ObjectRef(T.SCHEMA, ("c", "payroll")))
+        assert ac.store.last_seq() == seq  # nothing written
+        assert ObjectRef(T.SCHEMA, ("c", "payroll")) not in ac.model.objects
+        # the metalake's owner gains nothing by registering: as before; so does the CLI
+        assert door.request("POST", f"{BASE}/schemas", "admin", {"name": "payroll"}).status == 200
+        ac.as_admin().create_object(ObjectRef(T.SCHEMA, ("c", "team")))
+        # a table in a schema bob does not own: refused too; in his own schema he owns it already
+        with pytest.raises(BindingRefused):
+            ac.acting("bob").create_object(ObjectRef(T.TABLE, ("c", "payroll", "salaries")))
+        assert door.request("POST", f"{BASE}/schemas/payroll/tables", "bob", {"name": "x"}).status == 400
+    finally:
+        door.loop.close()
+        ac.close()
+    # the data's own server configured for the catalog too answers: bob's fresh schema goes
+    config.write_text(
+        'store = "pd2.db"\n[access]\nservice_admins = ["admin"]\n'
+        + ranger
+        + '[backends.rec]\nkind = "recording"\ncatalogs = ["c"]\nserver_objects = ["schema c.payroll"]\n'
+    )
+    ac = AccessControl.open(str(config), create_store=True, push=False)
+    door = Door(ac)
+    try:
+        assert door.request("POST", "/api/metalakes", "admin", {"name": "test"}).status == 200
+        admin = ac.acting("admin")
+        admin.add_user("bob")
+        admin.create_object(CATALOG)
+        admin.create_role("maker")
+        admin.grant_privileges("maker", CATALOG, [Privilege.USE_CATALOG, Privilege.CREATE_SCHEMA])
+        admin.grant_role("maker", Principal.user("bob"))
+        assert door.request("POST", f"{BASE}/schemas", "bob", {"name": "payroll"}).status == 409
+        assert door.request("POST", f"{BASE}/schemas", "bob", {"name": "fresh"}).status == 200
+    finally:
+        door.loop.close()
+        ac.close()

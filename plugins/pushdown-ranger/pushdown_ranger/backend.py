@@ -147,7 +147,8 @@ class RangerBackend(Applying):
         objects (a database named in a policy need not exist, and the data lives in the
         service Ranger guards). Whether a registration claims existing data is the data's
         own server's to say: configure its backend (the Hive metastore's) for the same
-        catalog, and it is asked."""
+        catalog, and it is asked; with Ranger alone, a checked caller's schema or table is
+        refused (:func:`pushdown.reconcile.bindings.claimed`)."""
         return None
 
     def discover(self, model: Model, seen: str | None) -> tuple[Scope, str | None]:
