@@ -8,6 +8,7 @@ the lab's real MariaDB and Hive Metastore."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -254,12 +255,13 @@ def test_unity_catalog_answers_what_its_catalog_holds(uc_standin: Any) -> None:
         assert backend.on_server(model, ObjectRef.parse(name)) is held, name
 
 
-def test_the_recording_backend_stands_in_for_a_server_and_ranger_cannot_tell(tmp_path: Path) -> None:
+@contextmanager
+def _door(tmp_path: Path, backends: str) -> Iterator[Door]:
+    """A server over ``backends`` (configuration text): admin owns the metalake and catalog
+    c; bob holds a role that may create schemas in c and tables in its schemas."""
+    tmp_path.mkdir(exist_ok=True)
     config = tmp_path / "pushdown.toml"
-    config.write_text(
-        'store = "pd.db"\n[access]\nservice_admins = ["admin"]\n'
-        '[backends.rec]\nkind = "recording"\ncatalogs = ["c"]\nserver_objects = ["schema c.payroll"]\n'
-    )
+    config.write_text('store = "pd.db"\n[access]\nservice_admins = ["admin"]\n' + backends)
     ac = AccessControl.open(str(config), create_store=True, push=False)
     door = Door(ac)
     try:
@@ -268,13 +270,23 @@ def test_the_recording_backend_stands_in_for_a_server_and_ranger_cannot_tell(tmp
         admin.add_user("bob")
         admin.create_object(CATALOG)
         admin.create_role("maker")
-        admin.grant_privileges("maker", CATALOG, [Privilege.USE_CATALOG, Privilege.CREATE_SCHEMA])
+        admin.grant_privileges("maker", CATALOG, [Privilege.USE_CATALOG, Privilege.USE_SCHEMA])
+        admin.grant_privileges("maker", CATALOG, [Privilege.CREATE_SCHEMA, Privilege.CREATE_TABLE])
         admin.grant_role("maker", Principal.user("bob"))
-        assert door.request("POST", f"{BASE}/schemas", "bob", {"name": "payroll"}).status == 409
-        assert door.request("POST", f"{BASE}/schemas", "bob", {"name": "other"}).status == 200
+        yield door
     finally:
         door.loop.close()
         ac.close()
+
+
+RECORDING = '[backends.rec]\nkind = "recording"\ncatalogs = ["c"]\nserver_objects = ["schema c.payroll"]\n'
+RANGER = '[backends.rg]\nkind = "ranger"\nurl = "http://127.0.0.1:1"\nservice = "hive"\ncatalogs = ["c"]\n'
+
+
+def test_the_recording_backend_stands_in_for_a_server_and_ranger_cannot_tell(tmp_path: Path) -> None:
+    with _door(tmp_path, RECORDING) as door:
+        assert door.request("POST", f"{BASE}/schemas", "bob", {"name": "payroll"}).status == 409
+        assert door.request("POST", f"{BASE}/schemas", "bob", {"name": "other"}).status == 200
     from pushdown_ranger.backend import RangerBackend
 
     from pushdown.reconcile.backend import BackendContext
@@ -287,24 +299,11 @@ def test_a_catalog_only_ranger_enforces_refuses_a_callers_schema_or_table(tmp_pa
     """Ranger cannot tell whether the Hive database exists (its resources are names): with
     Ranger alone enforcing the catalog, a checked caller's schema or table is refused (bob
     would own data that may have existed before, and Ranger would grant him an owner's
-    rights on it); the metalake's owner, an administrator's entry point, and a caller once
-    a backend that can tell is configured for the catalog too, register as before."""
-    ranger = (
-        '[backends.rg]\nkind = "ranger"\nurl = "http://127.0.0.1:1"\nservice = "hive"\ncatalogs = ["c"]\n'
-    )
-    config = tmp_path / "pushdown.toml"
-    config.write_text('store = "pd.db"\n[access]\nservice_admins = ["admin"]\n' + ranger)
-    ac = AccessControl.open(str(config), create_store=True, push=False)
-    door = Door(ac)
-    try:
-        assert door.request("POST", "/api/metalakes", "admin", {"name": "test"}).status == 200
-        admin = ac.acting("admin")
-        admin.add_user("bob")
-        admin.create_object(CATALOG)
-        admin.create_role("maker")
-        admin.grant_privileges("maker", CATALOG, [Privilege.USE_CATALOG, Privilege.USE_SCHEMA])
-        admin.grant_privileges("maker", CATALOG, [Privilege.CREATE_SCHEMA, Privilege.CREATE_TABLE])
-        admin.grant_role("maker", Principal.user("bob"))
+    rights on it); the metalake's owner, an administrator's entry point, a caller who owns
+    the schema already, and a caller once a backend that can tell is configured for the
+    catalog too, register as before."""
+    with _door(tmp_path / "alone", RANGER) as door:
+        ac = door.ac
         seq = ac.store.last_seq()
         refused = door.request("POST", f"{BASE}/schemas", "bob", {"name": "payroll"})
         assert refused.status == 400, refused.body
@@ -315,32 +314,13 @@ def test_a_catalog_only_ranger_enforces_refuses_a_callers_schema_or_table(tmp_pa
         assert ObjectRef(T.SCHEMA, ("c", "payroll")) not in ac.model.objects
         # the metalake's owner gains nothing by registering: as before; so does the CLI
         assert door.request("POST", f"{BASE}/schemas", "admin", {"name": "payroll"}).status == 200
-        ac.as_admin().create_object(ObjectRef(T.SCHEMA, ("c", "team")))
-        # a table in a schema bob does not own: refused too; in his own schema he owns it already
+        ac.as_admin().create_object(ObjectRef(T.SCHEMA, ("c", "mine")), "bob")
+        # a table in a schema bob does not own: refused too; in the one he owns he may drop it already
         with pytest.raises(BindingRefused):
             ac.acting("bob").create_object(ObjectRef(T.TABLE, ("c", "payroll", "salaries")))
         assert door.request("POST", f"{BASE}/schemas/payroll/tables", "bob", {"name": "x"}).status == 400
-    finally:
-        door.loop.close()
-        ac.close()
+        assert door.request("POST", f"{BASE}/schemas/mine/tables", "bob", {"name": "x"}).status == 200
     # the data's own server configured for the catalog too answers: bob's fresh schema goes
-    config.write_text(
-        'store = "pd2.db"\n[access]\nservice_admins = ["admin"]\n'
-        + ranger
-        + '[backends.rec]\nkind = "recording"\ncatalogs = ["c"]\nserver_objects = ["schema c.payroll"]\n'
-    )
-    ac = AccessControl.open(str(config), create_store=True, push=False)
-    door = Door(ac)
-    try:
-        assert door.request("POST", "/api/metalakes", "admin", {"name": "test"}).status == 200
-        admin = ac.acting("admin")
-        admin.add_user("bob")
-        admin.create_object(CATALOG)
-        admin.create_role("maker")
-        admin.grant_privileges("maker", CATALOG, [Privilege.USE_CATALOG, Privilege.CREATE_SCHEMA])
-        admin.grant_role("maker", Principal.user("bob"))
+    with _door(tmp_path / "beside", RANGER + RECORDING) as door:
         assert door.request("POST", f"{BASE}/schemas", "bob", {"name": "payroll"}).status == 409
         assert door.request("POST", f"{BASE}/schemas", "bob", {"name": "fresh"}).status == 200
-    finally:
-        door.loop.close()
-        ac.close()
