@@ -34,7 +34,7 @@ may do there. So it is set by configuration, never by a property a caller regist
   him nothing new. An administrator's entry point (a spec's owner, the CLI) declares any
   such object and its owner. A server that does not answer refuses the registration, and
   so does a catalog whose enforcing backends all cannot tell (Ranger alone: its resources
-  are names): a checked caller's schema or table there is refused (:class:`BindingRefused`)
+  are names): a checked caller's schema, table or topic there is refused (:class:`BindingRefused`)
   unless the data's own backend is configured for the catalog too.
 
 :func:`check` and :func:`claimed` run on the events of every change, after the caller was
@@ -247,8 +247,10 @@ def _topic(model: Model, obj: ObjectRef, before: ObjectRef) -> None:
 
 
 #: what a backend's server holds as data: the objects whose registration is refused when no
-#: backend enforcing the catalog can tell whether its server holds them already
-_DATA = frozenset({SecurableType.SCHEMA, SecurableType.TABLE})
+#: backend enforcing the catalog can tell whether its server holds them already (a Kafka
+#: topic too: Ranger's Kafka service cannot tell; a fileset's location is bound by the
+#: roots its catalog's configuration gives, above)
+_DATA = frozenset({SecurableType.SCHEMA, SecurableType.TABLE, SecurableType.TOPIC})
 
 #: one backend asked about server objects: its name, the catalogs it enforces, the question
 Server = tuple[str, frozenset[str], Callable[[ObjectRef], "bool | None"]]

@@ -320,6 +320,11 @@ def test_a_catalog_only_ranger_enforces_refuses_a_callers_schema_or_table(tmp_pa
             ac.acting("bob").create_object(ObjectRef(T.TABLE, ("c", "payroll", "salaries")))
         assert door.request("POST", f"{BASE}/schemas/payroll/tables", "bob", {"name": "x"}).status == 400
         assert door.request("POST", f"{BASE}/schemas/mine/tables", "bob", {"name": "x"}).status == 200
+        # a Kafka topic alike (Ranger's Kafka service cannot tell either)
+        ac.as_admin().grant_privileges("maker", CATALOG, [Privilege.CREATE_TOPIC])
+        with pytest.raises(BindingRefused, match="this topic already"):
+            ac.acting("bob").create_object(ObjectRef(T.TOPIC, ("c", "payroll", "events")))
+        ac.acting("bob").create_object(ObjectRef(T.TOPIC, ("c", "mine", "events")))
     # the data's own server configured for the catalog too answers: bob's fresh schema goes
     with _door(tmp_path / "beside", RANGER + RECORDING) as door:
         assert door.request("POST", f"{BASE}/schemas", "bob", {"name": "payroll"}).status == 409
