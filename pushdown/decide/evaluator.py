@@ -26,6 +26,7 @@ from pushdown.decide.requirements import (
     Loadable,
     MemberOf,
     Operation,
+    Ordinary,
     Owner,
     ServiceAdmin,
     Term,
@@ -461,6 +462,9 @@ class Evaluator:
         elif isinstance(term, MemberOf):
             ok = isinstance(target, str) and user in model.groups.get(target, ())
             ctx.note(ok, f"{user} is {'' if ok else 'not '}a member of group {target}")
+        elif isinstance(term, Ordinary):
+            ok = target not in model.service_admins
+            ctx.note(ok, f"{target} is {'not ' if ok else ''}a service admin")
         elif isinstance(term, HoldsRole):
             name = target.names[0] if isinstance(target, ObjectRef) else target
             ok = name in ctx.roles

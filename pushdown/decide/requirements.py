@@ -13,7 +13,7 @@ Terms:
   (the "first, you should have the privilege to load the catalog" gates).
 - ``Loadable(on)``: the user may load that object (load table, get tag, …).
 - ``AllOf`` / ``AnyOf``; ``ServiceAdmin``; ``InMetalake``; ``Himself``; ``MemberOf``;
-  ``HoldsRole``.
+  ``HoldsRole``; ``Ordinary`` (the target user is not a service admin).
 """
 
 from __future__ import annotations
@@ -78,12 +78,29 @@ class MemberOf:
 
 
 @dataclass(frozen=True)
+class Ordinary:
+    """The target is a user who is not a service admin (removing one is server
+    administration, as in Gravitino, where service admins are the server's configuration)."""
+
+
+@dataclass(frozen=True)
 class HoldsRole:
     """The target is a role granted to the user (directly or through a group)."""
 
 
 Term = (
-    Owner | Has | Can | Loadable | AllOf | AnyOf | ServiceAdmin | InMetalake | Himself | MemberOf | HoldsRole
+    Owner
+    | Has
+    | Can
+    | Loadable
+    | AllOf
+    | AnyOf
+    | ServiceAdmin
+    | InMetalake
+    | Himself
+    | MemberOf
+    | HoldsRole
+    | Ordinary
 )
 
 
@@ -202,7 +219,8 @@ def _principal_rows() -> list[Operation]:
     role = T.ROLE
     return [
         Operation("add_user", "user", users, "add user"),
-        Operation("remove_user", "user", users, "remove user"),
+        # a service admin is removed (and so loses the status) only by a service admin
+        Operation("remove_user", "user", AllOf((users, AnyOf((Ordinary(), ServiceAdmin())))), "remove user"),
         Operation("get_user", "user", AnyOf((*users.terms, Himself())), "get user"),
         Operation("list_users", M, InMetalake(), "list users", lists="get_user"),
         Operation("add_group", "group", groups, "add group"),

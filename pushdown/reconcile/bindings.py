@@ -22,7 +22,8 @@ may do there. So it is set by configuration, never by a property a caller regist
   backend pushes a location outside its catalog's configured roots for nobody
   (:func:`location_of`).
 - Any other checked caller's topic must not be one Kafka topic with another (names equal
-  but for case): a shared topic gets only what both decide, a revoke of everyone else's.
+  but for case, in the same catalog or in catalogs one backend enforces): a shared topic
+  gets only what both decide, a revoke of everyone else's.
 
 - A checked caller never registers (or renames an object to) what a backend enforcing
   its catalog says its server holds already (:meth:`Backend.on_server`: a database or
@@ -91,6 +92,15 @@ class Bindings:
         folded = catalog.casefold()
         return sorted(b for b, cats in self.catalogs.items() if any(c.casefold() == folded for c in cats))
 
+    def enforcers(self, model: Model, catalog: str) -> frozenset[str]:
+        """The backends enforcing ``catalog`` (:meth:`Backend.enforces`): those whose
+        configuration names it, and the one its ``backend`` property names when that one's
+        configuration names no catalog."""
+        named = (model.objects.get(ObjectRef(SecurableType.CATALOG, (catalog,))) or {}).get(BACKEND_PROPERTY)
+        return frozenset(
+            b for b, cats in self.catalogs.items() if catalog in cats or (not cats and b == named)
+        )
+
     def roots_of(self, catalog: str) -> tuple[Location, ...] | None:
         """The roots configured for ``catalog`` (None: none configured)."""
         if catalog not in self.roots and ANY_CATALOG not in self.roots:
@@ -134,13 +144,13 @@ def check(
             elif obj.type is SecurableType.FILESET:
                 seen[obj] = _fileset(model, obj, props, bindings, holder, seen)
             elif obj.type is SecurableType.TOPIC and not holder:
-                _topic(model, obj, obj)
+                _topic(model, obj, obj, bindings)
         elif isinstance(event, ev.ObjectRenamed) and not administrator:
             new = event.new_object
             if new.type is SecurableType.CATALOG:
                 _catalog(new.names[0], {}, bindings, administrator, holder)
             elif new.type is SecurableType.TOPIC and not holder:
-                _topic(model, new, event.object)
+                _topic(model, new, event.object, bindings)
 
 
 def _unbound(obj: ObjectRef, props: Mapping[str, str]) -> None:
@@ -235,11 +245,24 @@ def _prefix(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     return a[:n] == b[:n]
 
 
-def _topic(model: Model, obj: ObjectRef, before: ObjectRef) -> None:
+def _topic(model: Model, obj: ObjectRef, before: ObjectRef, bindings: Bindings) -> None:
+    """Refuse a topic that would be one Kafka topic with another: one of the same name but
+    for case in the same catalog, or in a catalog a backend enforcing this one enforces too
+    (one Kafka service). Topics of catalogs no backend shares are different topics, so a
+    caller learns nothing here about catalogs that share nothing with his (as Gravitino's
+    "already exists" tells only about the cluster the caller creates in)."""
     folded = obj.names[-1].casefold()
+    mine = bindings.enforcers(model, obj.names[0])
+    shared: dict[str, bool] = {}
+
+    def one_service(catalog: str) -> bool:
+        if catalog not in shared:
+            shared[catalog] = catalog == obj.names[0] or bool(mine & bindings.enforcers(model, catalog))
+        return shared[catalog]
+
     for other in model.objects:
         alike = other.type is SecurableType.TOPIC and other.names[-1].casefold() == folded
-        if alike and other not in (obj, before):
+        if alike and other not in (obj, before) and one_service(other.names[0]):
             raise BindingRefused(
                 f"{obj}: a topic named {obj.names[-1]!r} but for case is registered already; on Kafka "
                 "they would be one topic, which only an administrator may register twice"
@@ -287,8 +310,8 @@ def claimed(model: Model, events: list[ev.Event], servers: Iterable[Server], use
         if obj.type in _DATA and answers and all(a is None for a in answers):
             raise BindingRefused(
                 f"{obj}: no backend enforcing catalog {obj.names[0]!r} can tell whether its server holds "
-                f"this {obj.type.value} already (backends {', '.join(b for b, _ in enforcing)}: their "
-                "resources are names), so its creator could become the owner of data that existed "
+                f"this {obj.type.value} already (backends {', '.join(b for b, _ in enforcing)} cannot), "
+                "so its creator could become the owner of data that existed "
                 "before; an administrator declares it (a spec or the CLI), with its owner, or configures "
                 "the data's own backend (the metastore's, the database's) for the catalog too"
             )

@@ -151,7 +151,7 @@ class OfflineMySQL(MySQLBackend):
             return obj.names[1] in SERVER.databases
         if obj.type.value == "table":
             return (obj.names[1], obj.names[2]) in SERVER.tables
-        return None
+        return False  # as the backend answers: the server holds no topics or filesets
 
 
 def backends() -> dict[str, Any]:
@@ -361,3 +361,16 @@ def test_ranger_pushes_no_location_outside_its_catalogs_roots_whatever_way_it_ca
     assert (("path", ("/finance",), True),) in {
         f.resources for f in unbounded.facts if getattr(f, "service", None) == "hdfs"
     }
+
+
+def test_a_topic_is_one_kafka_topic_only_with_topics_a_backend_shares() -> None:
+    """``files.finance.events`` exists. mallory's ``events`` in catalog payroll (enforced by
+    ``rec``, which enforces files too: one Kafka service) would be that topic: refused; in
+    catalog legacy (only ``my``, which shares nothing with files) it is another topic:
+    registered, so the answer tells nothing about catalogs that share nothing with hers."""
+    ac = estate()
+    mallory = ac.acting("mallory")
+    with pytest.raises(BindingRefused, match="Kafka"):
+        mallory.create_object(ObjectRef.parse("topic payroll.team.EVENTS"))
+    mallory.create_object(ObjectRef.parse("topic legacy.team.events"))
+    assert ObjectRef.parse("topic legacy.team.events") in ac.model.objects

@@ -255,3 +255,24 @@ def test_an_acting_change_is_pushed_and_what_the_directory_says_is_recorded_by_p
     assert [r.ok for r in result.synced] == [True] and result.lagging == {}
     assert ac.store.history(limit=1)[0].actor == "meg"
     ac.close()
+
+
+def test_a_service_admin_is_removed_only_by_a_service_admin(ac: AccessControl) -> None:
+    """Being a service admin is server administration (Gravitino keeps it in the server's
+    configuration): a MANAGE_USERS holder, or the metalake's owner, who removes a service
+    admin from the metalake would strip him of it; refused, and nothing written. Any other
+    user he removes as before; a service admin who may manage users removes one."""
+    ac.set_service_admins(["root", "ann"])
+    ac.create_role("people")
+    ac.grant_privileges("people", METALAKE, ["MANAGE_USERS"])
+    ac.grant_role("people", "user bob")
+    seq = ac.store.last_seq()
+    for caller in ("bob", "meg"):
+        with pytest.raises(Forbidden, match="may not remove user"):
+            ac.acting(caller).remove_user("ann")
+    assert ac.store.last_seq() == seq and ac.model.service_admins == {"root", "ann"}
+    ac.acting("meg").add_user("carl")
+    ac.acting("bob").remove_user("carl")
+    ac.grant_role("people", "user root")  # a service admin who may manage users
+    ac.acting("root").remove_user("ann")
+    assert "ann" not in ac.model.users and ac.model.service_admins == {"root"}

@@ -250,7 +250,7 @@ def test_unity_catalog_answers_what_its_catalog_holds(uc_standin: Any) -> None:
         ("table c.payroll.other", False),
         ("schema c.fresh", False),
         ("table c.fresh.salaries", False),
-        ("topic c.payroll.t", None),  # not the server's kind of object
+        ("topic c.payroll.t", False),  # not the server's kind of object: nothing to claim
     ):
         assert backend.on_server(model, ObjectRef.parse(name)) is held, name
 

@@ -187,7 +187,7 @@ class HiveBackend(Backend):
         """Whether the metastore holds the database of a schema, or the table (or view) of
         a table; the metastore keeps names in lower case, so they are compared case-folded."""
         if obj.type not in (SecurableType.SCHEMA, SecurableType.TABLE):
-            return None
+            return False  # the server holds no topics, filesets, models: nothing to claim
         db = obj.names[1].casefold()
         try:
             ms = self.metastore

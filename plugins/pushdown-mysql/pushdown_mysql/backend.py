@@ -292,7 +292,7 @@ class MySQLBackend(Backend):
         exactly, or case-folded where it folds names). pushdown's account sees every
         database it may grant on, so one it cannot see gives nobody anything."""
         if obj.type not in (SecurableType.SCHEMA, SecurableType.TABLE):
-            return None
+            return False  # the server holds no topics, filesets, models: nothing to claim
         fold = self._whoami().fold
         if obj.type is SecurableType.SCHEMA:
             sql = "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE LOWER(SCHEMA_NAME) = LOWER(%s)"

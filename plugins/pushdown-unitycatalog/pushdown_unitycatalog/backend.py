@@ -162,7 +162,7 @@ class UnityCatalogBackend(Backend):
         """Whether the server's catalog of the same (lower-case) name holds the schema, or
         the table; Unity Catalog keeps names in lower case, so they are compared so."""
         if obj.type not in (SecurableType.SCHEMA, SecurableType.TABLE):
-            return None
+            return False  # the server holds no topics, filesets, models: nothing to claim
         catalog, schema = obj.names[0].lower(), obj.names[1].lower()
         try:
             if catalog not in {c.lower() for c in self.uc.catalogs()}:
