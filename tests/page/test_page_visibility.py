@@ -74,9 +74,10 @@ def test_explain_of_an_operation_on_any_object_hides_one_the_caller_may_not_load
     assert mine.status == 200 and f"{CALLER} owns table c.s.t" in _main(mine)
 
 
-def test_explain_trace_names_no_role_or_group_the_caller_may_not_see(door: Door) -> None:
+def test_what_bob_may_do_names_no_role_or_group_the_caller_may_not_see(door: Door) -> None:
     """A MANAGE_USERS holder may see bob (REST's get_user), not his group staff nor the role
-    'secret' it brings him: bob's trace on a table names neither."""
+    'secret' it brings him: bob's trace on a catalog, the matrix's reasons and bob's
+    principal view name neither."""
     door.ac.acting("admin").add_user("mgr")
     door.ac.create_role("um")
     door.ac.grant_privileges("um", METALAKE, [Privilege.MANAGE_USERS])
@@ -89,8 +90,15 @@ def test_explain_trace_names_no_role_or_group_the_caller_may_not_see(door: Door)
     page = _ui(door, "/ui/explain?user=bob&op=load_catalog&target=c", "mgr")
     assert page.status == 200 and "USE_CATALOG allowed" in _main(page)
     assert "secret" not in _main(page) and "staff" not in _main(page)
+    cells = _ui(door, "/ui/matrix?users=bob&objects=" + quote("catalog c"), "mgr")
+    assert cells.status == 200 and "USE_CATALOG allowed" in _main(cells)
+    assert "secret" not in _main(cells) and "staff" not in _main(cells)
+    view = _ui(door, "/ui/principal?name=bob", "mgr")
+    assert view.status == 200 and 'data-object="catalog c"' in _main(view)
+    assert "secret" not in _main(view) and "staff" not in _main(view)
     # the administrator sees them
-    assert "secret" in _main(_ui(door, "/ui/explain?user=bob&op=load_catalog&target=c", "admin"))
+    for path in ("/ui/explain?user=bob&op=load_catalog&target=c", "/ui/principal?name=bob"):
+        assert "secret" in _main(_ui(door, path, "admin")) and "staff" in _main(_ui(door, path, "admin"))
 
 
 # -- the audit and the principal view ------------------------------------------------------
