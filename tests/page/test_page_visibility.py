@@ -74,6 +74,16 @@ def test_explain_of_an_operation_on_any_object_hides_one_the_caller_may_not_load
     assert mine.status == 200 and f"{CALLER} owns table c.s.t" in _main(mine)
 
 
+def test_explain_of_an_operation_on_two_objects_is_answered_as_a_missing_one(door: Door) -> None:
+    """The page asks for one target: an operation that also names a tag or a policy is
+    answered like an unknown one (never a failure)."""
+    unknown = _ui(door, f"/ui/explain?user={CALLER}&op=nosuch&target={quote('table c.s.t')}")
+    for op in ("get_tag_for_object", "get_policy_for_object"):
+        answer = _ui(door, f"/ui/explain?user={CALLER}&op={op}&target={quote('table c.s.t')}")
+        assert answer.status == unknown.status == 404
+        assert _main(answer) == _main(unknown)
+
+
 def test_what_bob_may_do_names_no_role_or_group_the_caller_may_not_see(door: Door) -> None:
     """A MANAGE_USERS holder may see bob (REST's get_user), not his group staff nor the role
     'secret' it brings him: bob's trace on a catalog, the matrix's reasons and bob's

@@ -96,6 +96,8 @@ def explain(reader: Reader, user: str, operation: str, target: str) -> tuple[Dec
         op = operation_named(operation)
     except ModelError:
         raise Hidden(operation) from None
+    if op.other is not None:  # a second object (a tag, a policy) the page does not ask for
+        raise Hidden(operation)
     resolved = reader.target(op, target)
     try:
         decision = reader.evaluator.authorize(user, op.name, resolved)
