@@ -3,17 +3,18 @@ the backends (status and the pending plan)."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pushdown.app.page.reader import MAX_CELLS, OPS_BY_TYPE, Hidden, Reader
+from pushdown.app.page.reader import HIDDEN_ROLE, MAX_CELLS, OPS_BY_TYPE, Hidden, Reader
 from pushdown.app.service import status as backend_status
-from pushdown.decide.evaluator import Decision, operation_named
+from pushdown.decide.evaluator import Decision, Target, operation_named
 from pushdown.decide.requirements import OPERATIONS
 from pushdown.errors import ModelError, PushdownError
-from pushdown.model.securables import ObjectRef, SecurableType
+from pushdown.model.securables import ObjectRef
 from pushdown.reconcile.plan import Plan
 
 # -- the matrix -------------------------------------------------------------------------
@@ -58,7 +59,7 @@ def matrix(reader: Reader, users: Sequence[str], objects: Sequence[str], operati
                 if budget <= 0:
                     break
                 budget -= 1
-                d = reader.evaluator.authorize(u, op, ref)
+                d = shown(reader, reader.evaluator.authorize(u, op, ref), ref)
                 cells[(u, str(ref), op)] = (d.allowed, _why(d))
     seconds = time.perf_counter() - started
     del model
@@ -85,30 +86,66 @@ class Node:
 
 
 def explain(reader: Reader, user: str, operation: str, target: str) -> tuple[Decision, list[Node]]:
-    """``pushdown explain``'s decision, its trace as a tree (each step under the one above it)."""
+    """``pushdown explain``'s decision, its trace as a tree (each step under the one above it).
+
+    Whatever the operation, its target must be one the caller may see (an object he may
+    load, a user, group or role REST shows him), else the answer is a missing one's; the
+    trace names no principal or role the caller may not see (:func:`shown`)."""
     reader.user(user)
     try:
         op = operation_named(operation)
     except ModelError:
         raise Hidden(operation) from None
-    if isinstance(op.target, SecurableType) and op.target is not SecurableType.METALAKE:
-        if op.target is SecurableType.ROLE:
-            if target not in reader.model.roles or not reader.evaluator.authorize(
-                reader.caller, "get_role", ObjectRef(SecurableType.ROLE, (target,)), explain=False
-            ):
-                raise Hidden(target)
-        else:
-            reader.obj(f"{op.target.value} {target}")
-    elif op.target in ("user", "group"):
-        if op.target == "user":
-            reader.user(target)
-        elif target not in reader.model.user_groups.get(reader.caller, ()) and not reader.admin:
-            raise Hidden(target)
+    if op.other is not None:  # a second object (a tag, a policy) the page does not ask for
+        raise Hidden(operation)
+    resolved = reader.target(op, target)
     try:
-        decision = reader.evaluator.authorize(user, op.name, target)
+        decision = reader.evaluator.authorize(user, op.name, resolved)
     except (ModelError, PushdownError):
         raise Hidden(target) from None
+    decision = shown(reader, decision, resolved)
     return decision, tree(decision)
+
+
+def shown(reader: Reader, decision: Decision, target: Target) -> Decision:
+    """The decision with every name the caller may not see (REST's rules, :class:`Reader`)
+    replaced in its trace: a role (or the group it is held through) of the user decided
+    for, and the owner of a node on the target's path. The user and the target are the
+    caller's to see already."""
+    key = ("trace", decision.user, target)
+    found = reader.memo.get(key)
+    if found is None:
+        found = reader.memo[key] = _hidden_words(reader, decision.user, target)
+    if found is _NOTHING:
+        return decision
+    pattern, words = found
+    trace = tuple(replace(s, text=pattern.sub(lambda m: words[m.group(0)], s.text)) for s in decision.trace)
+    return replace(decision, trace=trace)
+
+
+def _hidden_words(reader: Reader, user: str, target: Target) -> tuple[re.Pattern[str], dict[str, str]]:
+    """What :func:`shown` replaces for ``user`` and ``target``, and a pattern finding it
+    (each phrase starting a line, a parenthesis or a ``;``-separated part)."""
+    words: dict[str, str] = {}
+    for role, how in reader.model.roles_of(user).items():
+        phrase = f"by role {role} (held {how})"
+        named, held = reader.role_words(role), reader.held_words(how)
+        if named == HIDDEN_ROLE:
+            words[phrase] = f"by {HIDDEN_ROLE}"
+        elif held != how:
+            words[phrase] = f"by {named} (held {held})"
+    if isinstance(target, ObjectRef):
+        for node in target.path:
+            owner = reader.model.owners.get(node)
+            if owner is not None and not reader.sees_owner(owner, node):
+                words[f"{owner} owns {node}"] = f"a user you may not see owns {node}"
+    if not words:
+        return _NOTHING
+    alternatives = "|".join(map(re.escape, sorted(words, key=len, reverse=True)))
+    return re.compile(rf"(?<![^\s(;])(?:{alternatives})"), words
+
+
+_NOTHING: tuple[re.Pattern[str], dict[str, str]] = (re.compile("(?!)"), {})
 
 
 def tree(decision: Decision) -> list[Node]:

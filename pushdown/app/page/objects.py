@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pushdown.app.page.reader import OPS_BY_TYPE, PAGE, Reader
+from pushdown.app.page.reader import HIDDEN_ROLE, OPS_BY_TYPE, PAGE, Reader
 from pushdown.app.service import AccessControl
 from pushdown.decide.decider import Decider
 from pushdown.errors import PushdownError
@@ -117,8 +117,11 @@ def object_view(reader: Reader, name: str, page: int = 1) -> ObjectView:
         for role in sorted(roles):
             shown_holders = sorted(u for u in model.holders_of(role) if u in shown)
             if shown_holders:
-                denies.append((role, denied, str(node), ", ".join(shown_holders[:20])))
-                reason = Reason("deny", f"DENY {denied} on {node} (role {role}) wins", role)
+                seen = reader.sees_role(role)  # REST's roles of an object: those get_role shows
+                if seen:
+                    denies.append((role, denied, str(node), ", ".join(shown_holders[:20])))
+                named = reader.role_words(role)
+                reason = Reason("deny", f"DENY {denied} on {node} ({named}) wins", role if seen else None)
                 deny_roles.setdefault(role, []).append(reason)
     users = sorted(listed)
     pages = max(1, -(-len(users) // PAGE))
@@ -131,7 +134,7 @@ def object_view(reader: Reader, name: str, page: int = 1) -> ObjectView:
         reasoner = Reasoner(decider)
         cells: dict[str, list[Reason]] = {}
         for op in ops:
-            found = [_reason(model, r, how) for r in reasoner.reasons(op, ref)]
+            found = [_reason(reader, r, how) for r in reasoner.reasons(op, ref)]
             if found:
                 cells[op] = found
         wins = [r for role in sorted(mine) for r in deny_roles.get(role, ())]
@@ -143,12 +146,15 @@ def object_view(reader: Reader, name: str, page: int = 1) -> ObjectView:
 
 
 def _reason(
-    model: Model, reason: tuple[str, str | None, str | None, ObjectRef | None], how: dict[str, str]
+    reader: Reader, reason: tuple[str, str | None, str | None, ObjectRef | None], how: dict[str, str]
 ) -> Reason:
     kind, role, privilege, source = reason
+    model = reader.model
     where = "" if source is None else (str(source) if source.names else f"metalake {model.metalake}")
     if kind == "grant":
-        through = how.get(role or "", "directly")
+        if role is None or not reader.sees_role(role):
+            return Reason(kind, f"{HIDDEN_ROLE}: {privilege} on {where}")
+        through = reader.held_words(how.get(role, "directly"))
         extra = "" if through == "directly" else f" ({through})"
         return Reason(kind, f"role {role}{extra}: {privilege} on {where}", role)
     if kind == "owner":

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pushdown.app.page.reader import PAGE, PAGE_OPS, Reader
+from pushdown.app.page.reader import PAGE, PAGE_OPS, THROUGH, Reader
 from pushdown.app.service.history import describe
 from pushdown.decide.compiler import Entitlements
 from pushdown.decide.decider import Decider
@@ -103,8 +103,8 @@ def principal_view(reader: Reader, name: str, inventory: Inventory, page: int = 
                     if not seen:
                         continue
                 if reason == "grant":
-                    how = f"role {role}: {privilege} on {stype} {source}"
-                    how += f" (through group {group})" if group else ""
+                    how = f"{reader.role_words(role)}: {privilege} on {stype} {source}"
+                    how += f" ({reader.held_words(THROUGH + group)})" if group else ""
                 elif reason == "owner":
                     how = f"owner of {stype} {source}"
                 else:
@@ -120,14 +120,27 @@ def principal_view(reader: Reader, name: str, inventory: Inventory, page: int = 
             rows.setdefault(catalog, {}).setdefault(obj, []).append((op, how))
     held = model.roles_of(user)
     # the recent changes naming them, their roles or their groups: among the journal's last
-    # RECENT entries (the whole journal is the audit view's, filtered by principal)
+    # RECENT entries (the whole journal is the audit view's, filtered by principal), each
+    # naming only principals and roles the caller may see, as in the audit
     names = {user, *held, *model.user_groups.get(user, ())}
     recent = reader.ac.store.history(limit=RECENT)
-    changes = [_entry(e) for e in recent if _names_one_of(e.event, names)][:20]
+    changes = [
+        _entry(e)
+        for e in recent
+        if _names_one_of(e.event, names) and (reader.admin or _names_shown(reader, e.event))
+    ][:20]
+    # their groups and roles as REST shows them: get_user names the roles held directly,
+    # get_group and get_role the others
+    groups = sorted(g for g in model.user_groups.get(user, ()) if reader.sees_group(g))
+    roles = [
+        (role, reader.held_words(how))
+        for role, how in sorted(held.items())
+        if how == "directly" or reader.sees_role(role)
+    ]
     return PrincipalView(
         user,
-        sorted(model.user_groups.get(user, ())),
-        sorted(held.items()),
+        groups,
+        roles,
         rows,
         len(objects),
         page,
@@ -155,7 +168,8 @@ def audit(
     reader: Reader, principal: str = "", obj: str = "", page: int = 1
 ) -> tuple[list[dict[str, Any]], bool]:
     """Journal entries, newest first, filtered; a non-admin sees those naming himself or an
-    object he may load (and the filter itself must name something he may see)."""
+    object he may load, and naming no principal or role REST would not show him (the filter
+    itself must name something he may see)."""
     mentions: list[str] = []
     if principal:
         mentions.append(f"user {reader.user(principal)}")
@@ -170,13 +184,40 @@ def audit(
         if not batch:
             break
         for e in batch:
-            if reader.admin or _mine(reader, e.event):
+            if reader.admin or (_mine(reader, e.event) and _names_shown(reader, e.event)):
                 kept.append(_entry(e))
         before = batch[-1].seq
         if len(batch) < 500:
             break
     out = kept[(page - 1) * PAGE : page * PAGE]
     return out, len(kept) > page * PAGE
+
+
+def _names_shown(reader: Reader, event: Any) -> bool:
+    """Whether every principal and role the journal line names is one REST would show the
+    caller (:class:`Reader`'s rules: get_user, get_group, get_role, get_owner)."""
+    for key, value in vars(event).items():
+        if value is None:
+            continue
+        if key == "previous" and getattr(event, "owner", None) is not None:
+            continue  # the line names the new owner only
+        if key in ("user", "previous"):
+            ok = reader.sees_user(value)
+        elif key in ("users", "added", "removed"):
+            ok = all(reader.sees_user(u) for u in value)
+        elif key == "owner":
+            ok = reader.sees_owner(value, event.object)
+        elif key == "group":
+            ok = reader.sees_group(value)
+        elif key == "role":
+            ok = reader.sees_role(value)
+        elif isinstance(value, Principal):
+            ok = reader.sees_principal(value)
+        else:
+            continue
+        if not ok:
+            return False
+    return True
 
 
 def _mine(reader: Reader, event: Any) -> bool:

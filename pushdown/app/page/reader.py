@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
+from typing import Any
 
 from pushdown.app.service import AccessControl
-from pushdown.decide.evaluator import Evaluator
+from pushdown.decide.evaluator import Evaluator, Target, resolve_target
 from pushdown.decide.listing import visible
-from pushdown.decide.requirements import OPERATIONS
+from pushdown.decide.requirements import OPERATIONS, Operation
 from pushdown.errors import ModelError
+from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.model.securables import METALAKE, ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.report.operations import DEFAULT
@@ -30,6 +32,13 @@ from pushdown.report.operations import DEFAULT
 PAGE = 50
 #: the most cells one matrix asks the evaluator for
 MAX_CELLS = 2000
+
+
+#: how ``Model.roles_of`` says a role is held through a group
+THROUGH = "through group "
+#: a role or a group the caller may not see, where a view would name it
+HIDDEN_ROLE = "a role you may not see"
+HIDDEN_GROUP = "through a group you may not see"
 
 
 class Hidden(Exception):
@@ -63,6 +72,9 @@ class Reader:
         self.model = self.ac.decision_model()
         self.evaluator = Evaluator(self.model)
         self._users: set[str] | None = None
+        self._seen: dict[tuple[str, str], bool] = {}
+        #: what the views worked out for this caller, kept for the request
+        self.memo: dict[Any, Any] = {}
 
     # -- what the caller may see --------------------------------------------------------
 
@@ -79,6 +91,52 @@ class Reader:
             self._users = {u for u in shown if isinstance(u, str)}
         return self._users
 
+    def _may(self, operation: str, name: str) -> bool:
+        key = (operation, name)
+        seen = self._seen.get(key)
+        if seen is None:
+            decision = self.evaluator.authorize(self.caller, operation, name, explain=False)
+            seen = self._seen[key] = decision.allowed
+        return seen
+
+    # REST's rules for naming a principal or a role (one rule for both front ends): a user as
+    # get_user (and list_users) shows him, a group as get_group, a role as get_role (which
+    # list_roles and the roles of an object filter by), an object's owner as get_owner.
+
+    def sees_user(self, name: str) -> bool:
+        return name in self.users()
+
+    def sees_group(self, name: str) -> bool:
+        return self._may("get_group", name)
+
+    def sees_role(self, name: str) -> bool:
+        return self._may("get_role", name)
+
+    def sees_principal(self, principal: Principal) -> bool:
+        if principal.kind is PrincipalKind.USER:
+            return self.sees_user(principal.name)
+        if principal.kind is PrincipalKind.GROUP:
+            return self.sees_group(principal.name)
+        return self.sees_role(principal.name)
+
+    def sees_owner(self, owner: str, node: ObjectRef) -> bool:
+        """Whether the caller may be told that ``owner`` owns ``node``: he may see the user,
+        or REST's get_owner on the node (which loads it) answers that name."""
+        if self.sees_user(owner):
+            return True
+        return self.model.owners.get(node) == owner and self.may_load(node)
+
+    def role_words(self, role: str | None) -> str:
+        """``role NAME`` where a view names a role, if the caller may see it."""
+        return f"role {role}" if role is not None and self.sees_role(role) else HIDDEN_ROLE
+
+    def held_words(self, how: str) -> str:
+        """How a role is held (``Model.roles_of``: directly, or through a group), the group
+        named only if the caller may see it."""
+        if how.startswith(THROUGH) and not self.sees_group(how.removeprefix(THROUGH)):
+            return HIDDEN_GROUP
+        return how
+
     def may_load(self, ref: ObjectRef) -> bool:
         if self.model.owners.get(METALAKE) == self.caller:  # the metalake's owner loads everything
             return True
@@ -93,14 +151,48 @@ class Reader:
             ref = ObjectRef.parse(name)
         except (ModelError, ValueError):
             raise Hidden(name) from None
+        return self.shown(ref)
+
+    def shown(self, ref: ObjectRef) -> ObjectRef:
+        """``ref``, once the caller may load it; :class:`Hidden` otherwise."""
         if ref.type is SecurableType.METALAKE or ref not in self.model.objects or not self.may_load(ref):
-            raise Hidden(name)
+            raise Hidden(str(ref))
         return ref
 
     def user(self, name: str) -> str:
         if name not in self.model.users or name not in self.users():
             raise Hidden(name)
         return name
+
+    def group(self, name: str) -> str:
+        if name not in self.model.groups or not self.sees_group(name):
+            raise Hidden(name)
+        return name
+
+    def role(self, name: str) -> ObjectRef:
+        if name not in self.model.roles or not self.sees_role(name):
+            raise Hidden(name)
+        return ObjectRef(SecurableType.ROLE, (name,))
+
+    def target(self, op: Operation, text: str) -> Target:
+        """The operation's target named by ``text``, once the caller may see it (whatever
+        the operation: a user, a group, a role, the metalake or any object); :class:`Hidden`
+        otherwise, as for one that does not exist."""
+        if op.target == "user":
+            return self.user(text)
+        if op.target == "group":
+            return self.group(text)
+        try:
+            ref = resolve_target(op, text)
+        except (ModelError, ValueError):
+            raise Hidden(text) from None
+        if not isinstance(ref, ObjectRef):
+            raise Hidden(text)
+        if ref.type is SecurableType.METALAKE:
+            return METALAKE
+        if ref.type is SecurableType.ROLE:
+            return self.role(ref.names[0])
+        return self.shown(ref)
 
     # -- search ---------------------------------------------------------------------------
 
