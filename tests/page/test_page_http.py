@@ -9,6 +9,9 @@ from urllib.parse import quote
 import httpx
 import pytest
 
+from pushdown.decide.evaluator import Evaluator
+from pushdown.model.securables import METALAKE, ObjectRef
+
 from .site import Site, demo_core, serve
 
 
@@ -81,3 +84,25 @@ def test_reading_every_view_changes_nothing(demo: Site) -> None:
         )
     assert demo.ac.store.last_seq() == before
     assert get(demo, "/api/version", "admin").json()["code"] == 0  # the REST API is as it was
+
+
+def test_the_read_back_names_accounts_and_neighbours_to_the_metalakes_holders_only(demo: Site) -> None:
+    """The demo leaves bob's alter_table on sales.crm.customers unpushed: the admin sees the
+    operation; a user who may only load the table sees the backend's state alone."""
+    path = "/ui/enforcement?name=" + quote("table sales.crm.customers")
+    admin = get(demo, path, "admin")
+    assert admin.status_code == 200 and "bob: alter_table" in admin.text
+    model = demo.ac.decision_model()
+    table = ObjectRef.parse("table sales.crm.customers")
+    loaders = [
+        u
+        for u in sorted(model.users)
+        if u not in ("admin", "bob")
+        and model.owners.get(METALAKE) != u
+        and Evaluator(model).authorize(u, "load_table", table, explain=False).allowed
+    ]
+    assert loaders, "the demo has a user who may load the table"
+    plain = get(demo, path, loaders[0])
+    assert plain.status_code == 200
+    assert "drift" in plain.text and "bob" not in plain.text and "alter_table" not in plain.text
+    assert "shown to the metalake's owner" in plain.text
