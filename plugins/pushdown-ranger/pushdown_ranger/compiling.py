@@ -34,6 +34,9 @@ from pushdown_ranger.snapshot import (
     RangerSnapshot,
 )
 
+#: (a role nested by hand, member folded -> roles, role -> databases of its Hive policies)
+ReadIndex = tuple[bool, dict[str, frozenset[str]], dict[str, frozenset[str]]]
+
 
 class Compiling(RangerBase):
     def hive(self, model: Model) -> str | None:
@@ -101,25 +104,52 @@ class Compiling(RangerBase):
             return None  # a twin's Ranger name (compiled apart, or refused): it changes too
         named = {self.naming.user_role(u) for u in users}
         named |= {self.naming.role(r) for u in users for r in model.roles_of(u)}
-        for fact in snapshot.facts:
-            if isinstance(fact, RoleFact):
-                if fact.roles:
-                    return None  # a role nested by hand: its members reach further
-                if any(m.casefold() in mine for m in fact.users):
-                    named.add(fact.name)
-        service = self.naming.hive_service
-        for fact in snapshot.facts:
-            if isinstance(fact, PolicyFact) and fact.service == service:
-                if any(role in named for role, _ in fact.allow | fact.deny):
-                    database = shaped_database(fact)
-                    if database is not None:  # otherwise always covered
-                        found.add(database)
+        nested, by_member, by_role = self._read_index(snapshot)
+        if nested:
+            return None  # a role nested by hand: its members reach further
+        for name in mine:
+            named |= by_member.get(name, frozenset())
+        for role in named:
+            found |= by_role.get(role, frozenset())
         key = (id(model), model.version, users)
         if self._members is not None and self._members[0] == key:
             found |= self._members[1]
         # the model is kept alive with its answer, so no other model can reuse its id
         self._members = (key, frozenset(found), model)
         return frozenset(ObjectRef(SecurableType.SCHEMA, (hive, d)) for d in found)
+
+    def _read_index(self, snapshot: RangerSnapshot) -> ReadIndex:
+        """Of what a read holds, for :meth:`members_focus`: whether a role of pushdown's has
+        a role nested by hand, the roles each member (folded) is in, and the databases of
+        the Hive policies (shaped as pushdown writes them) naming each role. Once per
+        read's facts: a sync's principals are then looked up by key, not by a pass over
+        every policy and role."""
+        service = self.naming.hive_service
+        kept = self._index
+        if kept is not None and kept[0] is snapshot.facts and kept[1] == service:
+            found: ReadIndex = kept[2]
+            return found
+        nested = False
+        by_member: dict[str, set[str]] = {}
+        by_role: dict[str, set[str]] = {}
+        for fact in snapshot.facts:
+            if isinstance(fact, RoleFact):
+                nested = nested or bool(fact.roles)
+                for member in fact.users:
+                    by_member.setdefault(member.casefold(), set()).add(fact.name)
+            elif isinstance(fact, PolicyFact) and fact.service == service:
+                database = shaped_database(fact)
+                if database is not None:  # otherwise always covered
+                    for role, _ in fact.allow | fact.deny:
+                        by_role.setdefault(role, set()).add(database)
+        index: ReadIndex = (
+            nested,
+            {k: frozenset(v) for k, v in by_member.items()},
+            {k: frozenset(v) for k, v in by_role.items()},
+        )
+        # the facts are kept alive with their index, so no other read can reuse their id
+        self._index = (snapshot.facts, service, index)
+        return index
 
     def within(
         self, model: Model, scope: Resolved, snapshot: RangerSnapshot | None = None
