@@ -5,6 +5,7 @@ itself (:func:`~pushdown_ranger.compile.compile_all`), kept while nothing it dep
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
@@ -34,8 +35,16 @@ from pushdown_ranger.snapshot import (
     RangerSnapshot,
 )
 
-#: (a role nested by hand, member folded -> roles, role -> databases of its Hive policies)
-ReadIndex = tuple[bool, dict[str, frozenset[str]], dict[str, frozenset[str]]]
+
+@dataclass
+class ReadIndex:
+    """What :meth:`Compiling._read_index` finds in a read's facts."""
+
+    nested: bool = False
+    by_member: dict[str, frozenset[str]] = field(default_factory=dict)
+    by_role: dict[str, frozenset[str]] = field(default_factory=dict)
+    by_database: dict[str, frozenset[str]] = field(default_factory=dict)
+    denying: frozenset[str] = frozenset()
 
 
 class Compiling(RangerBase):
@@ -59,14 +68,7 @@ class Compiling(RangerBase):
             return focus
         service = self.naming.hive_service
         off = not snapshot.deny.get(service, False)
-        held = {
-            d
-            for f in snapshot.facts
-            if isinstance(f, PolicyFact) and f.service == service and f.deny
-            for k, v, _ in f.resources
-            if k == "database"
-            for d in v
-        }
+        held = set(self._read_index(snapshot).denying)
         stale = held if off else {d for d in held if is_voided(d, snapshot.voided)}
         stale |= self._implying(snapshot, service)
         return focus | {ObjectRef(SecurableType.SCHEMA, (hive, d)) for d in stale}
@@ -104,13 +106,13 @@ class Compiling(RangerBase):
             return None  # a twin's Ranger name (compiled apart, or refused): it changes too
         named = {self.naming.user_role(u) for u in users}
         named |= {self.naming.role(r) for u in users for r in model.roles_of(u)}
-        nested, by_member, by_role = self._read_index(snapshot)
-        if nested:
+        index = self._read_index(snapshot)
+        if index.nested:
             return None  # a role nested by hand: its members reach further
         for name in mine:
-            named |= by_member.get(name, frozenset())
+            named |= index.by_member.get(name, frozenset())
         for role in named:
-            found |= by_role.get(role, frozenset())
+            found |= index.by_role.get(role, frozenset())
         key = (id(model), model.version, users)
         if self._members is not None and self._members[0] == key:
             found |= self._members[1]
@@ -119,34 +121,39 @@ class Compiling(RangerBase):
         return frozenset(ObjectRef(SecurableType.SCHEMA, (hive, d)) for d in found)
 
     def _read_index(self, snapshot: RangerSnapshot) -> ReadIndex:
-        """Of what a read holds, for :meth:`members_focus`: whether a role of pushdown's has
-        a role nested by hand, the roles each member (folded) is in, and the databases of
-        the Hive policies (shaped as pushdown writes them) naming each role. Once per
-        read's facts: a sync's principals are then looked up by key, not by a pass over
-        every policy and role."""
+        """Of what a read holds, once per read's facts (a sync then looks up by key, not by
+        a pass over every policy and role): whether a role of pushdown's has a role nested
+        by hand, the roles each member (folded) is in, the databases of the Hive policies
+        shaped as pushdown writes them naming each role, the roles those name per database
+        (folded), and the databases of Hive policies holding deny items."""
         service = self.naming.hive_service
         kept = self._index
         if kept is not None and kept[0] is snapshot.facts and kept[1] == service:
             found: ReadIndex = kept[2]
             return found
-        nested = False
+        index = ReadIndex()
         by_member: dict[str, set[str]] = {}
         by_role: dict[str, set[str]] = {}
+        by_database: dict[str, set[str]] = {}
+        denying: set[str] = set()
         for fact in snapshot.facts:
             if isinstance(fact, RoleFact):
-                nested = nested or bool(fact.roles)
+                index.nested = index.nested or bool(fact.roles)
                 for member in fact.users:
                     by_member.setdefault(member.casefold(), set()).add(fact.name)
             elif isinstance(fact, PolicyFact) and fact.service == service:
+                if fact.deny:
+                    denying |= {d for k, v, _ in fact.resources if k == "database" for d in v}
                 database = shaped_database(fact)
                 if database is not None:  # otherwise always covered
-                    for role, _ in fact.allow | fact.deny:
+                    named = {role for role, _ in fact.allow | fact.deny}
+                    by_database.setdefault(database.casefold(), set()).update(named)
+                    for role in named:
                         by_role.setdefault(role, set()).add(database)
-        index: ReadIndex = (
-            nested,
-            {k: frozenset(v) for k, v in by_member.items()},
-            {k: frozenset(v) for k, v in by_role.items()},
-        )
+        index.by_member = {k: frozenset(v) for k, v in by_member.items()}
+        index.by_role = {k: frozenset(v) for k, v in by_role.items()}
+        index.by_database = {k: frozenset(v) for k, v in by_database.items()}
+        index.denying = frozenset(denying)
         # the facts are kept alive with their index, so no other read can reuse their id
         self._index = (snapshot.facts, service, index)
         return index
@@ -159,13 +166,12 @@ class Compiling(RangerBase):
     def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
         assert isinstance(snapshot, RangerSnapshot)
         focus = self.focus(model, scope, snapshot)
-        covers = covering(focus, self.naming.hive_service)
-        elsewhere = frozenset(
-            role
-            for fact in snapshot.facts
-            if isinstance(fact, PolicyFact) and not covers(fact)
-            for role, _ in fact.allow | fact.deny
-        )
+        # the roles the Hive policies outside the focus name (those it does not cover)
+        elsewhere: frozenset[str] = frozenset()
+        if focus is not None:
+            databases = {s.names[1].casefold() for s in focus}
+            by_database = self._read_index(snapshot).by_database
+            elsewhere = frozenset().union(*(r for d, r in by_database.items() if d not in databases))
         key = (
             id(model),
             model.version,
