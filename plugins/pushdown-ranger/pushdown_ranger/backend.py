@@ -140,7 +140,7 @@ class RangerBackend(Applying):
         #: the kept identity whose names are in seen_users
         self._seen: object = None
         #: the databases where implied grants reach further, for the facts of a read
-        self._implied: tuple[object, tuple[object, ...], frozenset[str]] | None = None
+        self._implied: tuple[object, tuple[object, ...], frozenset[str], dict[int, Any]] | None = None
         #: the last read's facts indexed by member and by role (Compiling._read_index)
         self._index: tuple[object, str, Any] | None = None
         #: the read findings of each policy and role as read, by kind (Reporting._each)

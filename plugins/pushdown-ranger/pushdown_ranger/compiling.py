@@ -4,7 +4,7 @@ itself (:func:`~pushdown_ranger.compile.compile_all`), kept while nothing it dep
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from pushdown.model.securables import ObjectRef, SecurableType
@@ -78,7 +78,13 @@ class Compiling(RangerBase):
         from it, share them)."""
         key = (snapshot.facts, snapshot.implied, service)
         if self._implied is None or self._implied[0] is not snapshot.facts or self._implied[1] != key[1:]:
-            self._implied = (snapshot.facts, key[1:], frozenset(_implying_more(snapshot, service)))
+            # each policy's answer kept with the fact (the object a read made of the policy
+            # it answered) while the service definitions' implied grants stand
+            kept = self._implied[3] if self._implied is not None and self._implied[1] == key[1:] else {}
+            fresh: dict[int, tuple[PolicyFact, frozenset[str]]] = {}
+            found = frozenset(_implying_more(snapshot, service, kept, fresh))
+            # the facts are kept alive with their answers, so no other can reuse their id
+            self._implied = (snapshot.facts, key[1:], found, fresh)
         return set(self._implied[2])
 
     def members_focus(self, model: Model, scope: Resolved, snapshot: RangerSnapshot, hive: str) -> Focus:
@@ -218,15 +224,29 @@ class Compiling(RangerBase):
         )
 
 
-def _implying_more(snapshot: RangerSnapshot, service: str) -> set[str]:
+def _implying_more(
+    snapshot: RangerSnapshot,
+    service: str,
+    kept: Mapping[int, tuple[PolicyFact, frozenset[str]]] | None = None,
+    fresh: dict[int, tuple[PolicyFact, frozenset[str]]] | None = None,
+) -> set[str]:
     """Databases where an allow item pushdown holds grants, by the service definition's
-    ``impliedGrants``, an access its role is not allowed there."""
+    ``impliedGrants``, an access its role is not allowed there. ``kept``: each policy's
+    answer for the same implied grants, by the fact's id (with the fact); ``fresh``
+    receives this read's."""
     more = {access: rest for s, access, rest in snapshot.implied if s == service}
     out: set[str] = set()
     if not more:
         return out
+    kept = kept or {}
     for fact in snapshot.facts:
         if isinstance(fact, PolicyFact) and fact.service == service:
-            if any((r, x) not in fact.allow for r, a in fact.allow for x in more.get(a, ())):
-                out |= {d for k, v, _ in fact.resources if k == "database" for d in v}
+            hit = kept.get(id(fact))
+            if hit is None or hit[0] is not fact:
+                implies = any((r, x) not in fact.allow for r, a in fact.allow for x in more.get(a, ()))
+                found = frozenset(d for k, v, _ in fact.resources if k == "database" for d in v)
+                hit = (fact, found if implies else frozenset())
+            if fresh is not None:
+                fresh[id(fact)] = hit
+            out |= hit[1]
     return out

@@ -110,7 +110,7 @@ class RangerBase(Backend):
     _findings: tuple[RangerSnapshot, tuple[int, int], tuple[str, ...]] | None
     _seen: object
     _members_seen: dict[int, Json]
-    _implied: tuple[object, tuple[object, ...], frozenset[str]] | None
+    _implied: tuple[object, tuple[object, ...], frozenset[str], dict[int, Any]] | None
     #: the index of a read's facts for a change of principals (compiling.ReadIndex)
     _index: tuple[object, str, Any] | None
     #: the read findings of each policy and role as read (Reporting._each)
