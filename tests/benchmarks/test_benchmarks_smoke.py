@@ -101,3 +101,15 @@ def test_bench_spark_runs_at_a_tiny_scale_on_the_runs_one_session(spark: object,
 
 def test_the_rest_benchmark_is_found() -> None:
     assert "bench_rest.py" in {p.name for p in SCRIPTS}
+
+
+def test_the_ranger_benchmark_runs_at_the_issue_estate_sizing_at_a_tiny_scale(tmp_path: Path) -> None:
+    """``bench_ranger.py --issue-estate`` (issue 30's estate at scale 1: 10,000 users and roles,
+    100,000 tables), as small as the other smoke runs: every change is enforced."""
+    out = tmp_path / "numbers.json"
+    done = run(ROOT / "benchmarks" / "bench_ranger.py", out, "--issue-estate", "--gc-freeze")
+    assert done.returncode == 0, f"failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    rows = {r["label"]: r for section in json.loads(out.read_text())["sections"] for r in section["rows"]}
+    assert rows["commit -> enforced: the stand-in's engine allows every change"]["value"] is True
+    assert [label for label in rows if label.startswith("commit -> enforced") and "p50" in label]
+    assert [r for r in rows.values() if r["kind"] == "ratio"]

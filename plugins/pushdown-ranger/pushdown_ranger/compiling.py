@@ -4,7 +4,8 @@ itself (:func:`~pushdown_ranger.compile.compile_all`), kept while nothing it dep
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
@@ -35,6 +36,17 @@ from pushdown_ranger.snapshot import (
 )
 
 
+@dataclass
+class ReadIndex:
+    """What :meth:`Compiling._read_index` finds in a read's facts."""
+
+    nested: bool = False
+    by_member: dict[str, frozenset[str]] = field(default_factory=dict)
+    by_role: dict[str, frozenset[str]] = field(default_factory=dict)
+    by_database: dict[str, frozenset[str]] = field(default_factory=dict)
+    denying: frozenset[str] = frozenset()
+
+
 class Compiling(RangerBase):
     def hive(self, model: Model) -> str | None:
         """:func:`~pushdown_ranger.compile.desired.hive_catalog`, once per model version."""
@@ -56,14 +68,7 @@ class Compiling(RangerBase):
             return focus
         service = self.naming.hive_service
         off = not snapshot.deny.get(service, False)
-        held = {
-            d
-            for f in snapshot.facts
-            if isinstance(f, PolicyFact) and f.service == service and f.deny
-            for k, v, _ in f.resources
-            if k == "database"
-            for d in v
-        }
+        held = set(self._read_index(snapshot).denying)
         stale = held if off else {d for d in held if is_voided(d, snapshot.voided)}
         stale |= self._implying(snapshot, service)
         return focus | {ObjectRef(SecurableType.SCHEMA, (hive, d)) for d in stale}
@@ -73,7 +78,13 @@ class Compiling(RangerBase):
         from it, share them)."""
         key = (snapshot.facts, snapshot.implied, service)
         if self._implied is None or self._implied[0] is not snapshot.facts or self._implied[1] != key[1:]:
-            self._implied = (snapshot.facts, key[1:], frozenset(_implying_more(snapshot, service)))
+            # each policy's answer kept with the fact (the object a read made of the policy
+            # it answered) while the service definitions' implied grants stand
+            kept = self._implied[3] if self._implied is not None and self._implied[1] == key[1:] else {}
+            fresh: dict[int, tuple[PolicyFact, frozenset[str]]] = {}
+            found = frozenset(_implying_more(snapshot, service, kept, fresh))
+            # the facts are kept alive with their answers, so no other can reuse their id
+            self._implied = (snapshot.facts, key[1:], found, fresh)
         return set(self._implied[2])
 
     def members_focus(self, model: Model, scope: Resolved, snapshot: RangerSnapshot, hive: str) -> Focus:
@@ -101,25 +112,57 @@ class Compiling(RangerBase):
             return None  # a twin's Ranger name (compiled apart, or refused): it changes too
         named = {self.naming.user_role(u) for u in users}
         named |= {self.naming.role(r) for u in users for r in model.roles_of(u)}
-        for fact in snapshot.facts:
-            if isinstance(fact, RoleFact):
-                if fact.roles:
-                    return None  # a role nested by hand: its members reach further
-                if any(m.casefold() in mine for m in fact.users):
-                    named.add(fact.name)
-        service = self.naming.hive_service
-        for fact in snapshot.facts:
-            if isinstance(fact, PolicyFact) and fact.service == service:
-                if any(role in named for role, _ in fact.allow | fact.deny):
-                    database = shaped_database(fact)
-                    if database is not None:  # otherwise always covered
-                        found.add(database)
+        index = self._read_index(snapshot)
+        if index.nested:
+            return None  # a role nested by hand: its members reach further
+        for name in mine:
+            named |= index.by_member.get(name, frozenset())
+        for role in named:
+            found |= index.by_role.get(role, frozenset())
         key = (id(model), model.version, users)
         if self._members is not None and self._members[0] == key:
             found |= self._members[1]
         # the model is kept alive with its answer, so no other model can reuse its id
         self._members = (key, frozenset(found), model)
         return frozenset(ObjectRef(SecurableType.SCHEMA, (hive, d)) for d in found)
+
+    def _read_index(self, snapshot: RangerSnapshot) -> ReadIndex:
+        """Of what a read holds, once per read's facts (a sync then looks up by key, not by
+        a pass over every policy and role): whether a role of pushdown's has a role nested
+        by hand, the roles each member (folded) is in, the databases of the Hive policies
+        shaped as pushdown writes them naming each role, the roles those name per database
+        (folded), and the databases of Hive policies holding deny items."""
+        service = self.naming.hive_service
+        kept = self._index
+        if kept is not None and kept[0] is snapshot.facts and kept[1] == service:
+            found: ReadIndex = kept[2]
+            return found
+        index = ReadIndex()
+        by_member: dict[str, set[str]] = {}
+        by_role: dict[str, set[str]] = {}
+        by_database: dict[str, set[str]] = {}
+        denying: set[str] = set()
+        for fact in snapshot.facts:
+            if isinstance(fact, RoleFact):
+                index.nested = index.nested or bool(fact.roles)
+                for member in fact.users:
+                    by_member.setdefault(member.casefold(), set()).add(fact.name)
+            elif isinstance(fact, PolicyFact) and fact.service == service:
+                if fact.deny:
+                    denying |= {d for k, v, _ in fact.resources if k == "database" for d in v}
+                database = shaped_database(fact)
+                if database is not None:  # otherwise always covered
+                    named = {role for role, _ in fact.allow | fact.deny}
+                    by_database.setdefault(database.casefold(), set()).update(named)
+                    for role in named:
+                        by_role.setdefault(role, set()).add(database)
+        index.by_member = {k: frozenset(v) for k, v in by_member.items()}
+        index.by_role = {k: frozenset(v) for k, v in by_role.items()}
+        index.by_database = {k: frozenset(v) for k, v in by_database.items()}
+        index.denying = frozenset(denying)
+        # the facts are kept alive with their index, so no other read can reuse their id
+        self._index = (snapshot.facts, service, index)
+        return index
 
     def within(
         self, model: Model, scope: Resolved, snapshot: RangerSnapshot | None = None
@@ -129,13 +172,12 @@ class Compiling(RangerBase):
     def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
         assert isinstance(snapshot, RangerSnapshot)
         focus = self.focus(model, scope, snapshot)
-        covers = covering(focus, self.naming.hive_service)
-        elsewhere = frozenset(
-            role
-            for fact in snapshot.facts
-            if isinstance(fact, PolicyFact) and not covers(fact)
-            for role, _ in fact.allow | fact.deny
-        )
+        # the roles the Hive policies outside the focus name (those it does not cover)
+        elsewhere: frozenset[str] = frozenset()
+        if focus is not None:
+            databases = {s.names[1].casefold() for s in focus}
+            by_database = self._read_index(snapshot).by_database
+            elsewhere = frozenset().union(*(r for d, r in by_database.items() if d not in databases))
         key = (
             id(model),
             model.version,
@@ -182,15 +224,29 @@ class Compiling(RangerBase):
         )
 
 
-def _implying_more(snapshot: RangerSnapshot, service: str) -> set[str]:
+def _implying_more(
+    snapshot: RangerSnapshot,
+    service: str,
+    kept: Mapping[int, tuple[PolicyFact, frozenset[str]]] | None = None,
+    fresh: dict[int, tuple[PolicyFact, frozenset[str]]] | None = None,
+) -> set[str]:
     """Databases where an allow item pushdown holds grants, by the service definition's
-    ``impliedGrants``, an access its role is not allowed there."""
+    ``impliedGrants``, an access its role is not allowed there. ``kept``: each policy's
+    answer for the same implied grants, by the fact's id (with the fact); ``fresh``
+    receives this read's."""
     more = {access: rest for s, access, rest in snapshot.implied if s == service}
     out: set[str] = set()
     if not more:
         return out
+    kept = kept or {}
     for fact in snapshot.facts:
         if isinstance(fact, PolicyFact) and fact.service == service:
-            if any((r, x) not in fact.allow for r, a in fact.allow for x in more.get(a, ())):
-                out |= {d for k, v, _ in fact.resources if k == "database" for d in v}
+            hit = kept.get(id(fact))
+            if hit is None or hit[0] is not fact:
+                implies = any((r, x) not in fact.allow for r, a in fact.allow for x in more.get(a, ()))
+                found = frozenset(d for k, v, _ in fact.resources if k == "database" for d in v)
+                hit = (fact, found if implies else frozenset())
+            if fresh is not None:
+                fresh[id(fact)] = hit
+            out |= hit[1]
     return out

@@ -12,8 +12,10 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 #: (resource name, values, is recursive), sorted by resource name
@@ -36,9 +38,19 @@ class RoleFact:
     admins: frozenset[str] = frozenset()
     phase = ROLE_PHASE
 
-    @property
-    def key(self) -> object:
+    @cached_property
+    def key(self) -> object:  # kept: every diff asks it of every role, twice per sync
         return ("role", self.name)
+
+    def __eq__(self, other: object) -> bool:
+        # one object when :func:`interned` (a read's and a compile's equal role): every
+        # diff compares every role, twice per sync
+        if self is other:
+            return True
+        if other.__class__ is not RoleFact:
+            return NotImplemented
+        assert isinstance(other, RoleFact)
+        return _fields(self) == _fields(other)
 
     def __str__(self) -> str:
         members = [f"user {u}" for u in sorted(self.users)] + [f"group {g}" for g in sorted(self.groups)]
@@ -60,6 +72,20 @@ class RoleFact:
         return out
 
 
+def _fields(fact: RoleFact) -> tuple[object, ...]:
+    return (fact.name, fact.users, fact.groups, fact.roles, fact.admins)
+
+
+#: the RoleFact alive for each value of its fields (weakly: gone with the last holder)
+_ROLES: weakref.WeakValueDictionary[tuple[object, ...], RoleFact] = weakref.WeakValueDictionary()
+
+
+def interned(fact: RoleFact) -> RoleFact:
+    """The RoleFact alive equal to ``fact`` (``fact`` itself when there is none): the roles a
+    read holds and those a compile wants are then, where equal, one object."""
+    return _ROLES.setdefault(_fields(fact), fact)
+
+
 @dataclass(frozen=True)
 class PolicyFact:
     service: str
@@ -68,8 +94,8 @@ class PolicyFact:
     deny: frozenset[Pair] = frozenset()
     phase = POLICY_PHASE
 
-    @property
-    def key(self) -> object:
+    @cached_property
+    def key(self) -> object:  # kept: the diff asks it of every policy, twice per sync
         return ("policy", self.service, self.resources)
 
     @property

@@ -12,6 +12,7 @@ from pushdown.errors import PermanentBackendError
 from pushdown.model.state import Model
 from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.scope import Resolved
+from pushdown_ranger.facts import interned
 from pushdown_ranger.handmade import (
     voided_databases,
     voiding,
@@ -190,7 +191,9 @@ class Reading(Reporting):
         facts: set[Fact] = {
             f for p in policies.values() if (f := fact_of(p, lambda p: policy_fact(p, ours))) is not None
         }
-        facts |= {f for r in roles.values() if (f := fact_of(r, role_fact)) is not None}
+        facts |= {
+            f for r in roles.values() if (f := fact_of(r, lambda r: interned(role_fact(r)))) is not None
+        }
         self._facts = fresh
         return RangerSnapshot(
             frozenset(facts),

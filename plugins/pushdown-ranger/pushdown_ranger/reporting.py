@@ -3,6 +3,7 @@ items, zones, overrides, strays, the HDFS fallback) and what could not be read."
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from pushdown.model.securables import ObjectRef, SecurableType
@@ -24,6 +25,7 @@ from pushdown_ranger.readback import bypasses, resource_key, unenforced
 from pushdown_ranger.serviceconf import stray_finding
 from pushdown_ranger.snapshot import (
     DENY_OPTION,
+    Json,
     RangerSnapshot,
 )
 
@@ -35,12 +37,24 @@ class Reporting(Compiling):
         # principals pushdown has seen stay reported after they leave the model: a hand-made
         # allow for a removed user or group still works (the directory keeps them)
         self._see_users(model)
-        self.seen_users |= {str(m.get("name")) for r in snap.roles.values() for m in r.get("users") or ()}
+        self._see_members(snap)
         self.seen_groups |= {self.naming.group(g) for g in model.groups}
         found = list(self._read_findings(snap))
         found += self.fallback_findings(model)
         found += [line for text in self.problems.values() if text for line in text.split("\n")]
         return replace(snap, findings=tuple(sorted(set(found))))
+
+    def _see_members(self, snap: RangerSnapshot) -> None:
+        """The member users of pushdown's roles as read into ``seen_users``: only of the
+        roles answered anew since the last read (an unchanged role is the object answered
+        before, kept alive here with its id)."""
+        done, fresh = self._members_seen, {}
+        for role in snap.roles.values():
+            hit = done.get(id(role))
+            if hit is None or hit is not role:
+                self.seen_users |= {str(m.get("name")) for m in role.get("users") or ()}
+            fresh[id(role)] = role
+        self._members_seen = fresh
 
     def _see_users(self, model: Model) -> None:
         """Every model user's Ranger name into ``seen_users``: from the kept identity while
@@ -64,15 +78,21 @@ class Reporting(Compiling):
             return kept[2]
         users, groups = set(self.seen_users), set(self.seen_groups)
         ours = self.naming.ours
-        reach = role_reach([*snap.roles.values(), *snap.others], users, groups, ours)
-        found = [text for p in snap.policies.values() for text in bypasses(p, users, groups)]
-        found += [text for p in snap.policies.values() for text in role_bypasses(p, reach)]
-        found += [text for p in snap.policies.values() for text in unenforced(p, ours)]
+        # the walk starts at hand-made roles and goes only through hand-made ones: pushdown's
+        # own roles are not walked (the same answer as over every role)
+        reach = role_reach(snap.others, users, groups, ours)
+
+        def of_policy(p: Json) -> list[str]:
+            return [*bypasses(p, users, groups), *role_bypasses(p, reach), *unenforced(p, ours)]
+
+        found = self._each("policies", snap.policies.values(), (key, reach, self.naming), of_policy)
         found += [text for p in snap.shadowed for text in shadow_findings(p, ours, users, groups)]
         held = [f for f in snap.facts if isinstance(f, PolicyFact)]
         found += exception_findings(snap.policies.values(), ours, held)
         found += voided_findings(snap.voided, not snap.deny.get(self.naming.hive_service, False))
-        found += role_findings([*snap.roles.values(), *snap.others], ours)
+        found += self._each(
+            "roles", [*snap.roles.values(), *snap.others], self.naming, lambda r: role_findings([r], ours)
+        )
         found += zone_findings(snap.zones, snap.zoned, held, users, groups, ours)
         every = {**snap.policies, **{(str(p.get("service")), resource_key(p)): p for p in snap.shadowed}}
         found += override_findings(every, snap.overriding, held)
@@ -86,6 +106,27 @@ class Reporting(Compiling):
         # the snapshot is kept alive with its answer, so no other snapshot can reuse its id
         self._findings = (snap, key, tuple(found))
         return self._findings[2]
+
+    def _each(
+        self, slot: str, raws: Iterable[Json], key: object, find: Callable[[Json], list[str]]
+    ) -> list[str]:
+        """``find`` of each policy or role as read, each answer kept with the object answered
+        while ``key`` (what else the answers depend on) stands: after a sync's writes only
+        the policies and roles they answered are looked at again, not every one."""
+        last_key, kept = self._found_each.get(slot, (None, {}))
+        if last_key is not None and last_key == key:
+            key = last_key  # then compared by identity, per object
+        fresh: dict[int, tuple[Json, object, list[str]]] = {}
+        out: list[str] = []
+        for raw in raws:
+            hit = kept.get(id(raw))
+            if hit is None or hit[0] is not raw or hit[1] is not key:
+                hit = (raw, key, find(raw))
+            fresh[id(raw)] = hit
+            out += hit[2]
+        # the objects are kept alive with their answers, so no other can reuse their id
+        self._found_each[slot] = (key, fresh)
+        return out
 
     def fallback_findings(self, model: Model) -> list[str]:
         """Issue 23, N7: a user no HDFS policy decides for is not denied but "not determined",

@@ -109,5 +109,10 @@ class RangerBase(Backend):
     _folds: tuple[object, dict[str, int]] | None
     _findings: tuple[RangerSnapshot, tuple[int, int], tuple[str, ...]] | None
     _seen: object
-    _implied: tuple[object, tuple[object, ...], frozenset[str]] | None
+    _members_seen: dict[int, Json]
+    _implied: tuple[object, tuple[object, ...], frozenset[str], dict[int, Any]] | None
+    #: the index of a read's facts for a change of principals (compiling.ReadIndex)
+    _index: tuple[object, str, Any] | None
+    #: the read findings of each policy and role as read (Reporting._each)
+    _found_each: dict[str, tuple[object, dict[int, tuple[Json, object, list[str]]]]]
     _facts: dict[int, tuple[Json, Any]]

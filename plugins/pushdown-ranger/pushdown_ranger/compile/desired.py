@@ -36,6 +36,7 @@ never groups, and names Ranger would read otherwise are refused
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from pushdown.decide.compiler import EntitlementCompiler, Entitlements
 from pushdown.decide.inventory import Inventory
@@ -50,7 +51,7 @@ from pushdown_ranger.compile.leaves import leaf_items
 from pushdown_ranger.compile.naming import Group, Items, RangerNaming
 from pushdown_ranger.compile.objects import held_objects, holds_tables, with_case_twins
 from pushdown_ranger.compile.principals import Principals, principals
-from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
+from pushdown_ranger.facts import Pair, PolicyFact, RoleFact, interned
 from pushdown_ranger.mapping import OPERATIONS
 
 T = SecurableType
@@ -242,11 +243,48 @@ def _roles(
 ) -> Iterable[RoleFact]:
     """Each model role's Ranger role, its members the model's holders (groups expanded:
     see :mod:`pushdown_ranger.compile.principals`), and the per-user roles the policies name."""
+    memo = _memo(model, naming, who)
+    made = memo.made
     for role in model.roles:
         if role not in who.refused_roles:
-            yield RoleFact(naming.role(role), frozenset(naming.user(u) for u in who.holders(model, role)))
+            holders = who.holders(model, role)
+            hit = made.get(role)
+            if hit is None or hit[0] != holders:
+                fact = interned(RoleFact(naming.role(role), frozenset(naming.user(u) for u in holders)))
+                hit = made[role] = (holders, fact)
+            yield hit[1]
     named = elsewhere | {r for f in facts if isinstance(f, PolicyFact) for r, _ in f.allow | f.deny}
-    for user in sorted(who.users(model.users)):
-        name = naming.user_role(user)
-        if name in named:
+    if memo.user_roles is None:
+        by_name: dict[str, list[str]] = {}
+        for user in who.users(model.users):
+            by_name.setdefault(naming.user_role(user), []).append(user)
+        memo.user_roles = by_name
+    for name in named & memo.user_roles.keys():
+        for user in memo.user_roles[name]:
             yield RoleFact(name, frozenset({naming.user(user)}))
+
+
+@dataclass
+class _Memo:
+    """What :func:`_roles` made for one :class:`Principals` answer (the kept identity, the
+    model's users and roles: :func:`pushdown_ranger.compile._principals`) and naming:
+    each model role's holders and its Ranger role (made again when the holders differ),
+    and the per-user roles' names."""
+
+    key: tuple[object, ...]
+    made: dict[str, tuple[frozenset[str], RoleFact]] = field(default_factory=dict)
+    user_roles: dict[str, list[str]] | None = None
+
+
+#: the one memo kept (its key holds the Principals answer alive, so no other reuses its id)
+_MEMO: list[_Memo] = []
+
+
+def _memo(model: Model, naming: RangerNaming, who: Principals) -> _Memo:
+    """The memo of ``who`` over ``model``: kept only while ``who`` is the answer kept for a
+    kept identity (the same object: the identity, the users and the roles stood); a
+    ``who`` computed afresh is a new object, so nothing is reused."""
+    key = (who, model, naming.role_prefix, naming.user_role_prefix)
+    if not _MEMO or _MEMO[0].key[0] is not who or _MEMO[0].key[1] is not model or _MEMO[0].key[2:] != key[2:]:
+        _MEMO[:] = [_Memo(key)]
+    return _MEMO[0]

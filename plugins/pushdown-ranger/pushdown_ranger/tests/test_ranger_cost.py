@@ -10,7 +10,10 @@ reads, 10 / 100 schemas looked into, 33 / 303 catalog grants scanned (before the
 identity, 50 / 500 mapping calls). On the stand-in, the one-table grant: 5 reads and 1
 write, 2 classes, 1 mapping call (before: 11 / 101 classes); the role granted to one more
 user: 5 reads and 1 write, 2 classes, 14 mapping calls (before: every database compiled,
-for every class; the read's findings mapped every user twice, 23 / 203 calls).
+for every class; the read's findings mapped every user twice, 23 / 203 calls). Of both
+(issue 30, the issue's estate): Ranger roles made 0 / 0 for the grant and 1 / 1 for the
+membership (before: one per model role, every sync), policies and roles the read's
+findings examine 1 / 1 (before: every policy and role read, after each write).
 
 A scoped Ranger sync compiles the Hive database of the change (a Ranger focus is a
 database), not its catalog, for the users something there decides for
@@ -18,8 +21,10 @@ database), not its catalog, for the users something there decides for
 databases their grants, DENYs and ownerships are in and those whose policies name a Ranger
 role they are or were members of. Two steps stay estate-sized on purpose, and are counted
 apart: every scoped sync compiles pushdown's roles (one per model role: a member added by
-hand is taken out by the next sync, whatever its scope) and its topics and filesets (the
-catalog's schemas are scanned for them). The mapping is kept between syncs
+hand is taken out by the next sync, whatever its scope; a role is made again only when its
+holders moved, and the diff compares the others by identity) and its topics and filesets
+(the catalog's schemas are scanned for them; each schema's children compared in one set
+comparison). The mapping is kept between syncs
 (:class:`~pushdown.reconcile.identity.KeptIdentity`), trusted only while no plugin
 implements ``pushdown_map_principal``."""
 
@@ -27,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -165,6 +170,43 @@ class Synced:
     classes: int
     mappings: int
     ops: int
+    #: Ranger roles made (a model role whose holders moved), and the policies and roles as
+    #: read that the findings looked at (those answered anew since the last read)
+    made: int = 0
+    examined: int = 0
+
+
+@dataclass
+class Work:
+    """Ranger roles made by the compile, policies and roles examined by the read's findings."""
+
+    made: int = 0
+    examined: int = 0
+
+    @contextmanager
+    def counting(self, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+        from pushdown_ranger import reporting
+        from pushdown_ranger.compile import desired
+
+        interned, unenforced, role_findings = desired.interned, reporting.unenforced, reporting.role_findings
+
+        def made(fact: Any) -> Any:
+            self.made += 1
+            return interned(fact)
+
+        def policy(p: Any, ours: Any) -> Any:
+            self.examined += 1
+            return unenforced(p, ours)
+
+        def role(roles: Any, ours: Any) -> Any:
+            self.examined += len(roles)
+            return role_findings(roles, ours)
+
+        with monkeypatch.context() as m:
+            m.setattr(desired, "interned", made)
+            m.setattr(reporting, "unenforced", policy)
+            m.setattr(reporting, "role_findings", role)
+            yield
 
 
 def synced_changes(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[Synced, Synced]:
@@ -200,11 +242,13 @@ def synced_changes(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[Synced,
             counts = RangerCounts()
             standin.reset_log()
             mapper.calls = 0
-            with counting(monkeypatch, counts):
+            work = Work()
+            with counting(monkeypatch, counts), work.counting(monkeypatch):
                 plan, _ = reconcile(backend, model, Scope.union(scope_of(e) for e in events))
             log = standin.request_log
             reads = sum(1 for method, _, _ in log if method == "GET")
-            out.append(Synced(reads, len(log) - reads, counts.classes, mapper.calls, len(plan.ops)))
+            synced = Synced(reads, len(log) - reads, counts.classes, mapper.calls, len(plan.ops))
+            out.append(replace(synced, made=work.made, examined=work.examined))
     return out[0], out[1]
 
 
@@ -222,3 +266,7 @@ def test_a_synced_table_grant_and_role_membership_cost_as_much_in_an_estate_ten_
     # something was done, and proved: the writes, and the version check read back after them
     assert small_table.writes >= 1 and small_member.writes >= 1
     assert small_table.classes <= CLASSES_BOUND and small_member.classes <= CLASSES_BOUND
+    # the one role whose holders moved is made again, not every one; the findings look at
+    # the policies and roles the writes answered, not every one read
+    assert (small_table.made, small_member.made) == (0, 1), (small_table, small_member)
+    assert 1 <= small_table.examined <= 2 and 1 <= small_member.examined <= 2, (small_table, small_member)
