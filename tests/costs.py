@@ -12,6 +12,8 @@ from typing import TypeVar
 
 import pytest
 
+from pushdown.host.hookspecs import hookimpl
+from pushdown.host.plugins import Hooks
 from pushdown.model import changes as ch
 from pushdown.model import events as ev
 from pushdown.model.principals import Principal
@@ -110,3 +112,40 @@ def same_at_both_scales(cost: Callable[[int], T]) -> T:
     small, large = at_both_scales(cost)
     assert small == large, (small, large)
     return small
+
+
+class Aliases:
+    """A plugin mapping principals by name (``alias``): a test changes its answer underneath,
+    no plugin comes or goes, so the mapping version stays the same."""
+
+    def __init__(self) -> None:
+        self.alias: dict[str, str] = {}
+
+    @hookimpl
+    def pushdown_map_principal(self, backend: str, principal: Principal) -> str | None:
+        return self.alias.get(principal.name)
+
+
+def clash_model(backend: str, *, carol: bool = True) -> Model:
+    """The mapping-clash model: users bob (and carol), catalog ``c`` enforced by ``backend``
+    with schema ``c.hr``, role ``r`` with ``c``'s USE gates held by bob alone."""
+    model = Model()
+    for step in (
+        lambda: ch.add_user(model, "bob"),
+        lambda: ch.add_user(model, "carol") if carol else [],
+        lambda: ch.create_object(model, ObjectRef.of("catalog", "c"), properties={"backend": backend}),
+        lambda: ch.create_object(model, ObjectRef.parse("schema c.hr")),
+        lambda: ch.create_role(model, "r"),
+        lambda: ch.grant_privileges(model, "r", ObjectRef.of("catalog", "c"), ["USE_CATALOG", "USE_SCHEMA"]),
+        lambda: ch.grant_role(model, "r", Principal.user("bob")),
+    ):
+        do(model, step())
+    return model
+
+
+def aliased_hooks() -> tuple[Aliases, Hooks]:
+    """The hooks with an :class:`Aliases` plugin (none from entry points): mapping not stable."""
+    aliases = Aliases()
+    hooks = Hooks.load(extra=[aliases], load_entry_points=False)
+    assert not hooks.mapping_stable()
+    return aliases, hooks

@@ -75,11 +75,12 @@ from pushdown_mysql.readback import (
     ServerScope,
     admin_roles,
     dialect_of,
-    parse_access,
+    grant_table,
     parse_columns,
     parse_db,
     parse_dynamic,
     parse_fold,
+    parse_global_priv,
     parse_inventory,
     parse_mandatory,
     parse_roles,
@@ -208,6 +209,7 @@ class MySQLBackend(Backend):
         *,
         lean: bool = False,
         more_hosts: frozenset[str] = frozenset(),
+        tables: frozenset[str] | None = None,
     ) -> ServerRead:
         session = self._whoami()
         dialect = session.dialect
@@ -216,12 +218,15 @@ class MySQLBackend(Backend):
             accounts = accounts | {session.me.user, PUBLIC, ANONYMOUS}
             hosts = frozenset({self.naming.host, session.me.host, "", *more_hosts})  # "": PUBLIC's host
         own = frozenset({session.me.user}) if lean else None
-        reads = dialect.queries(accounts, databases, hosts, lean=own)
+        reads = dialect.queries(accounts, databases, hosts, lean=own, tables=tables)
         rows = self.connection.query_many(reads, why=f"reading {', '.join(reads)}")
-        accounts_found, roles, global_grants = parse_users(dialect, rows["mysql.user"])
+        if "mysql.global_priv" in rows:
+            accounts_found, roles, global_grants = parse_global_priv(dialect, rows["mysql.global_priv"])
+        else:  # MySQL 8; a lean read reads no account (the read before holds them)
+            accounts_found, roles, global_grants = parse_users(dialect, rows.get("mysql.user", []))
         role_key = "mysql.roles_mapping" if dialect.mariadb else "mysql.role_edges"
-        grants = global_grants | parse_db(dialect, rows["mysql.db"]) | parse_tables(rows["mysql.tables_priv"])
-        grants |= parse_access(rows.get("mysql.global_priv", []))
+        grants = global_grants | parse_db(dialect, rows.get("mysql.db", []))
+        grants |= parse_tables(rows.get("mysql.tables_priv", []))
         grants |= parse_dynamic(rows.get("mysql.global_grants", []))
         role_rows = rows.get(role_key, [])
         snap = ServerRead(
@@ -230,7 +235,7 @@ class MySQLBackend(Backend):
             parse_inventory(rows.get("inventory", [])),
             frozenset(accounts_found),
             frozenset(roles),
-            frozenset(grants | parse_columns(rows["mysql.columns_priv"]) | parse_roles(role_rows)),
+            frozenset(grants | parse_columns(rows.get("mysql.columns_priv", [])) | parse_roles(role_rows)),
             admin_roles(role_rows, session.me),
             parse_fold(rows["settings"]) if "settings" in rows else 0,
             frozenset(parse_routines(rows.get("mysql.procs_priv", []))),
@@ -389,17 +394,18 @@ class MySQLBackend(Backend):
     def reread(
         self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot, applied: Applied | None = None
     ) -> Snapshot:
-        """Read back only the accounts and databases the plan touched; keep the rest."""
+        """Read back only the accounts, databases and grant tables the plan touched; keep the rest."""
         assert isinstance(snapshot, MySQLSnapshot)
         touched = [op.fact for op in plan.ops if isinstance(op.fact, Grant | RoleGrant | ColumnGrant)]
         accounts = frozenset(f.account.user for f in touched)
         databases = _touched_databases(touched)
         # database- and table-level grants only: no inventory, no other account's global rows
         hosts = frozenset(f.account.host for f in touched)  # a shadowing account's too
-        server = self._read(accounts, databases, lean=databases is not None, more_hosts=hosts)
-        region = ServerRegion(accounts, databases)
+        tables = None if databases is None else _touched_tables(plan)
+        server = self._read(accounts, databases, lean=databases is not None, more_hosts=hosts, tables=tables)
+        region = ServerRegion(accounts, databases, tables)
         fresh = {g for g in server.grants if self._governs(g, snapshot.server) and region.covers(g)}
-        fresh -= stuck(server, fresh)[0]
+        fresh -= stuck(snapshot.server, fresh)[0]  # what pushdown may revoke: as read before
         kept = {f for f in snapshot.facts if not region.covers(f)}
         facts = frozenset(f for f in kept | fresh if snapshot.within(f))
         return replace(snapshot, facts=facts)
@@ -459,6 +465,22 @@ def folded_scope(scope: Resolved, catalog: str | None, fold: int) -> Resolved:
         cased = any(o.catalog == catalog and any(n != n.lower() for n in o.names[1:]) for o in r.roots or ())
         regions.append(Region(None, r.roots) if cased and r.users is not None else r)
     return Resolved(tuple(regions))
+
+
+def _touched_tables(plan: Plan) -> frozenset[str]:
+    """The grant tables the plan's statements write: a database-level grant's row in
+    ``mysql.db``, a table-level one's in ``mysql.tables_priv`` (a table-level REVOKE takes the
+    privilege from the table's column rows too: ``mysql.columns_priv``), a column grant's in
+    ``mysql.columns_priv``."""
+    out: set[str] = set()
+    for op in plan.ops:
+        for fact in (op.before, op.after):
+            table = None if fact is None else grant_table(fact)
+            if table is not None:
+                out.add(table)
+        if op.before is not None and grant_table(op.before) == "mysql.tables_priv":
+            out.add("mysql.columns_priv")
+    return frozenset(out)
 
 
 def _touched_databases(facts: list[ServerFact]) -> frozenset[str] | None:

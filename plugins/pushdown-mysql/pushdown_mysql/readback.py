@@ -95,24 +95,31 @@ class Dialect:
         hosts: frozenset[str] | None = None,
         *,
         lean: frozenset[str] | None = None,
+        tables: frozenset[str] | None = None,
     ) -> dict[str, tuple[str, tuple[Any, ...]]]:
         """The reads of one snapshot, narrowed with WHERE to ``accounts`` and ``databases``
         (``None``: all). ``hosts`` narrows the grant tables (not ``mysql.user``, where a
         shadowing account at another host must still be seen): ``Host`` leads their primary
         keys, so a narrowed read is a key range, not a scan. Column lists are constants of
         this module; names are parameters. ``lean`` (a read-back of database-level and
-        table-level grants only) skips the inventory and the role grants and reads
-        ``mysql.user`` for those accounts alone (pushdown's own, to know what it may grant)."""
+        table-level grants only: the read before holds the accounts, their global grants and
+        what pushdown's own account may grant) skips the inventory, the accounts and the role
+        grants; ``tables`` names the grant tables it reads (``None``: ``mysql.db``,
+        ``mysql.tables_priv`` and ``mysql.columns_priv``).
+
+        MariaDB's accounts and global privileges are one row each of ``mysql.global_priv``
+        (``mysql.user`` is a view over it): read once, by key (:func:`_global_priv`); MySQL 8
+        reads ``mysql.user`` and its dynamic privileges."""
         user_cols = ", ".join(c for c, _ in self.user_columns())
         db_cols = ", ".join(c for c, _ in self.db_columns())
-        is_role = "is_role" if self.mariadb else "'N'"
-        by_user = _where(("User", accounts if lean is None else lean))
+        by_user = _where(("User", accounts))
         dbs = None if databases is None else frozenset(escape_db_pattern(d) for d in databases)
         out: dict[str, tuple[str, tuple[Any, ...]]] = {
             "inventory": _inventory(databases),
-            "mysql.user": _q(f"SELECT User, Host, {is_role}, {user_cols} FROM mysql.user", by_user),  # noqa: S608
             "mysql.db": _q(
-                f"SELECT User, Host, Db, {db_cols} FROM mysql.db",  # noqa: S608
+                # by the User index (the accounts' rows at every host, then the hosts kept): the
+                # anonymous user's rows make the primary key's Host range an index merge
+                f"SELECT User, Host, Db, {db_cols} FROM mysql.db{' FORCE INDEX (User)' if accounts else ''}",  # noqa: S608
                 _where(("Host", hosts), ("Db", dbs), ("User", accounts)),
             ),
             "mysql.tables_priv": _keyed(
@@ -127,14 +134,13 @@ class Dialect:
             ),
         }
         if lean is not None:
-            del out["inventory"]
-            return out
-        if self.mariadb:  # privileges past the mysql.user view's columns live only here
-            access = "SELECT User, Host, JSON_VALUE(Priv, '$.access') FROM mysql.global_priv"
-            out["mysql.global_priv"] = _q(access, by_user)
+            return {k: v for k, v in out.items() if k in (GRANT_TABLES if tables is None else tables)}
+        if self.mariadb:  # every global privilege, past the mysql.user view's columns too
+            out["mysql.global_priv"] = _global_priv(accounts)
         else:  # MySQL 8's dynamic privileges (SET_USER_ID, ROLE_ADMIN, SYSTEM_USER, …)
+            out["mysql.user"] = _q(f"SELECT User, Host, 'N', {user_cols} FROM mysql.user", by_user)  # noqa: S608
             dynamic = "SELECT USER, HOST, PRIV FROM mysql.global_grants"
-            out["mysql.global_grants"] = _q(dynamic, _where(("USER", accounts if lean is None else lean)))
+            out["mysql.global_grants"] = _q(dynamic, _where(("USER", accounts)))
         out["mysql.procs_priv"] = _keyed(
             "User, Host, Db, Routine_name, Routine_type, Proc_priv",
             "mysql.procs_priv",
@@ -162,6 +168,18 @@ class Dialect:
 
 
 Where = tuple[str, tuple[Any, ...]]
+
+#: the grant tables of database-, table- and column-level grants (what a lean read reads)
+GRANT_TABLES = frozenset({"mysql.db", "mysql.tables_priv", "mysql.columns_priv"})
+
+
+def grant_table(fact: Fact) -> str | None:
+    """The grant table ``fact`` is a row of (``None``: a global or role grant)."""
+    if isinstance(fact, ColumnGrant):
+        return "mysql.columns_priv"
+    if isinstance(fact, Grant) and fact.db is not None:
+        return "mysql.db" if fact.table is None else "mysql.tables_priv"
+    return None
 
 
 def _where(*conditions: tuple[str, frozenset[str] | None], anonymous: bool = True) -> Where:
@@ -214,6 +232,31 @@ def _keyed(
         second += " AND t.Db IN %s"
         args += (tuple(sorted(databases)),)
     return f"({select}{first[0]}) UNION ALL ({second})", first[1] + args
+
+
+#: ``is_role`` and the privilege bits, as the ``mysql.user`` view computes them from ``Priv``
+_GLOBAL_PRIV = (
+    "SELECT {t}User, {t}Host, ELT(IFNULL(JSON_VALUE({t}Priv, '$.is_role'), 0) + 1, 'N', 'Y'), "
+    "JSON_VALUE({t}Priv, '$.access') FROM "
+)
+
+
+def _global_priv(accounts: frozenset[str] | None) -> tuple[str, tuple[Any, ...]]:
+    """MariaDB's accounts, their ``is_role`` and global privilege bits (``$.access``): the
+    ``mysql.user`` view's rows and the bits only ``global_priv`` holds, in one read. Keyed
+    ``(Host, User)`` without an index on ``User``: ``User IN …`` alone would scan every
+    account of the server; per host (a loose scan of the key's first column), then by key,
+    the same rows (a shadowing account at another host included)."""
+    if accounts is None:
+        return _GLOBAL_PRIV.format(t="") + "mysql.global_priv", ()
+    if not accounts:
+        return _GLOBAL_PRIV.format(t="") + "mysql.global_priv WHERE 1 = 0", ()
+    keyed = _GLOBAL_PRIV.format(t="g.").replace("SELECT ", "SELECT STRAIGHT_JOIN ", 1)
+    keyed += (
+        "(SELECT DISTINCT Host FROM mysql.global_priv) AS a "
+        "JOIN mysql.global_priv AS g ON g.Host = a.Host WHERE g.User IN %s"
+    )
+    return keyed, (tuple(sorted(accounts)),)
 
 
 def _inventory(databases: frozenset[str] | None) -> tuple[str, tuple[Any, ...]]:
@@ -293,6 +336,42 @@ def parse_users(
         held = (p for (_, p), f in zip(columns, flags, strict=True) if f == "Y")
         grants |= {Grant(account, None, None, p) for p in held}
     return accounts, roles, grants
+
+
+#: the ``mysql.user`` view's privilege columns in the order of their bit in MariaDB's
+#: ``global_priv.Priv->'$.access'`` (bit 0: ``Select_priv`` … bit 29: ``Delete_history_priv``)
+VIEW_BITS = (
+    "Select_priv", "Insert_priv", "Update_priv", "Delete_priv", "Create_priv", "Drop_priv",
+    "Reload_priv", "Shutdown_priv", "Process_priv", "File_priv", "Grant_priv", "References_priv",
+    "Index_priv", "Alter_priv", "Show_db_priv", "Super_priv", "Create_tmp_table_priv",
+    "Lock_tables_priv", "Execute_priv", "Repl_slave_priv", "Repl_client_priv", "Create_view_priv",
+    "Show_view_priv", "Create_routine_priv", "Alter_routine_priv", "Create_user_priv", "Event_priv",
+    "Trigger_priv", "Create_tablespace_priv", "Delete_history_priv",
+)  # fmt: skip
+
+
+def parse_global_priv(
+    dialect: Dialect, rows: Iterable[tuple[Any, ...]]
+) -> tuple[set[Account], set[Account], set[Grant]]:
+    """MariaDB's ``mysql.global_priv`` rows (user, host, is_role, ``$.access``): the accounts,
+    the roles and every global privilege, as :func:`parse_users` and :func:`parse_access`
+    give them from the ``mysql.user`` view and the bits past its columns."""
+    accounts: set[Account] = set()
+    roles: set[Account] = set()
+    names = dict(dialect.user_columns())
+    by_bit = [names[c] for c in VIEW_BITS]
+    rest: list[tuple[Any, ...]] = []
+    grants: set[Grant] = set()
+    for user, host, is_role, access in rows:
+        account = _account(user, host)
+        (roles if is_role == "Y" else accounts).add(account)
+        try:
+            bits = int(access or 0)
+        except (TypeError, ValueError):
+            bits = 0  # as the view reads it: no privilege
+        grants |= {Grant(account, None, None, p) for bit, p in enumerate(by_bit) if bits >> bit & 1}
+        rest.append((user, host, bits))
+    return accounts, roles, grants | parse_access(rest)
 
 
 #: MariaDB's global privileges that ``mysql.user`` shows no column for: bit of
@@ -381,9 +460,13 @@ def parse_columns(rows: Iterable[tuple[Any, ...]]) -> set[ColumnGrant]:
 class ServerRegion:
     accounts: frozenset[str] | None  # account user names; None: every managed account
     databases: frozenset[str] | None  # database names; None: every database, and global grants
+    #: the grant tables read (:data:`GRANT_TABLES`); None: all that ``databases`` implies
+    tables: frozenset[str] | None = None
 
     def covers(self, fact: Fact) -> bool:
         if not isinstance(fact, Grant | RoleGrant | ColumnGrant):
+            return False
+        if self.tables is not None and grant_table(fact) not in self.tables:
             return False
         if self.accounts is not None and fact.account.user not in self.accounts:
             return False

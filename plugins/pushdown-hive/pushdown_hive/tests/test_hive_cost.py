@@ -15,8 +15,6 @@ from dataclasses import dataclass
 
 import pytest
 
-from pushdown.host.hookspecs import hookimpl
-from pushdown.host.plugins import Hooks
 from pushdown.model import changes as ch
 from pushdown.model import events as ev
 from pushdown.model.principals import Principal
@@ -28,7 +26,16 @@ from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
 from pushdown_hive.backend import HiveBackend
 from pushdown_hive.facts import ROLE, USER, HiveGrant, HiveMember
-from tests.costs import Counts, Mapper, counting_objects, do, estate, same_at_both_scales
+from tests.costs import (
+    Counts,
+    Mapper,
+    aliased_hooks,
+    clash_model,
+    counting_objects,
+    do,
+    estate,
+    same_at_both_scales,
+)
 
 from .fake import FakeMetastore
 
@@ -94,33 +101,12 @@ def test_a_role_deleted_from_the_model_is_dropped_by_a_scoped_sync_of_anything()
     assert not any(g.principal == "pd_r5" for g in ms.held)
 
 
-class Aliases:
-    def __init__(self) -> None:
-        self.alias: dict[str, str] = {}
-
-    @hookimpl
-    def pushdown_map_principal(self, backend: str, principal: Principal) -> str | None:
-        return self.alias.get(principal.name)
-
-
 def test_a_mapping_changed_for_a_user_outside_the_scope_is_caught_before_a_grant() -> None:
     """The hook now maps carol to ``bob`` (its answer changed; no plugin came or went, so
     the mapping version is the same). A sync scoped to bob's role must still see that carol
     shares bob's metastore name: both are withheld and nothing is granted to ``bob``."""
-    aliases = Aliases()
-    hooks = Hooks.load(extra=[aliases], load_entry_points=False)
-    assert not hooks.mapping_stable()
-    model = Model()
-    for step in (
-        lambda: ch.add_user(model, "bob"),
-        lambda: ch.add_user(model, "carol"),
-        lambda: ch.create_object(model, ObjectRef.of("catalog", "c"), properties={"backend": "hive1"}),
-        lambda: ch.create_object(model, ObjectRef.parse("schema c.hr")),
-        lambda: ch.create_role(model, "r"),
-        lambda: ch.grant_privileges(model, "r", ObjectRef.of("catalog", "c"), ["USE_CATALOG", "USE_SCHEMA"]),
-        lambda: ch.grant_role(model, "r", Principal.user("bob")),
-    ):
-        do(model, step())
+    aliases, hooks = aliased_hooks()
+    model = clash_model("hive1")
     context = BackendContext(
         "hive1",
         {"grantor": "pushdown", "roles": False},
@@ -143,13 +129,7 @@ def test_a_mapping_changed_for_a_user_outside_the_scope_is_caught_before_a_grant
 
 def test_the_same_change_without_a_hook_grants_to_bob() -> None:
     """The test above can fail: with no clash the same scoped sync grants to bob."""
-    model = Model()
-    do(model, ch.add_user(model, "bob"))
-    do(model, ch.create_object(model, ObjectRef.of("catalog", "c"), properties={"backend": "hive1"}))
-    do(model, ch.create_object(model, ObjectRef.parse("schema c.hr")))
-    do(model, ch.create_role(model, "r"))
-    do(model, ch.grant_privileges(model, "r", ObjectRef.of("catalog", "c"), ["USE_CATALOG", "USE_SCHEMA"]))
-    do(model, ch.grant_role(model, "r", Principal.user("bob")))
+    model = clash_model("hive1", carol=False)
     ms = FakeMetastore({"hr": {"pay"}})
     hive = HiveBackend(BackendContext("hive1", {"grantor": "pushdown", "roles": False}), metastore=ms)
     reconcile(hive, model, Scope.everything())

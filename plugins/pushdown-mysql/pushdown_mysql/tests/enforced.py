@@ -55,6 +55,14 @@ def from_grant_tables(
     of ``routines`` (``"PROCEDURE d.p"``: EXECUTE, ALTER ROUTINE) and as a proxy
     (``"PROXY"`` on the proxied account)."""
     reads = DIALECT.queries()
+    # the mysql.user view and the bits past its columns, read apart from the backend's
+    # own read of mysql.global_priv (which this oracle checks)
+    user_cols = ", ".join(c for c, _ in DIALECT.user_columns())
+    reads["mysql.user"] = (f"SELECT User, Host, is_role, {user_cols} FROM mysql.user", ())
+    reads["mysql.global_priv"] = (
+        "SELECT User, Host, JSON_VALUE(Priv, '$.access') FROM mysql.global_priv",
+        (),
+    )
     rows: dict[str, list[tuple[Any, ...]]] = {}
     for key in (
         "mysql.user", "mysql.db", "mysql.tables_priv", "mysql.columns_priv", "mysql.roles_mapping",

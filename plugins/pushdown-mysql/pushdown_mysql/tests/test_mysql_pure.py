@@ -147,38 +147,15 @@ def test_a_mapping_changed_for_a_user_outside_the_scope_is_caught_before_a_grant
     """The hook now maps carol to ``bob`` (its answer changed; no plugin came or went, so
     the mapping version is the same). A sync scoped to bob must still see that carol
     shares bob's account: both are withheld and nothing is granted to ``pd_bob``."""
-    from pushdown.host.hookspecs import hookimpl
-    from pushdown.host.plugins import Hooks
     from pushdown.model import changes as ch
-    from pushdown.model.principals import Principal
     from pushdown.model.securables import ObjectRef
-    from pushdown.model.state import Model
     from pushdown.reconcile.scope import Scope, scope_of
     from pushdown_mysql.compile import AccountNaming, ServerObjects, compile_desired
     from pushdown_mysql.identity import sharing
+    from tests.costs import aliased_hooks, clash_model
 
-    class Aliases:
-        def __init__(self) -> None:
-            self.alias: dict[str, str] = {}
-
-        @hookimpl
-        def pushdown_map_principal(self, backend: str, principal: Principal) -> str | None:
-            return self.alias.get(principal.name)
-
-    aliases = Aliases()
-    hooks = Hooks.load(extra=[aliases], load_entry_points=False)
-    assert not hooks.mapping_stable()
-    model = Model()
-    for step in (
-        lambda: ch.add_user(model, "bob"),
-        lambda: ch.add_user(model, "carol"),
-        lambda: ch.create_object(model, ObjectRef.of("catalog", "c"), properties={"backend": "m"}),
-        lambda: ch.create_object(model, ObjectRef.parse("schema c.hr")),
-        lambda: ch.create_role(model, "r"),
-        lambda: ch.grant_role(model, "r", Principal.user("bob")),
-    ):
-        for e in step():
-            model.apply(e)
+    aliases, hooks = aliased_hooks()
+    model = clash_model("m")
     naming = AccountNaming(
         map_principal=lambda p: hooks.map_principal("m", p),
         mapping_version=hooks.mapping_version,

@@ -14,10 +14,13 @@ import pytest
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
 from pushdown_mysql.backend import MySQLBackend
+from pushdown_mysql.facts import Account, Grant
+from pushdown_mysql.readback import Dialect, parse_access, parse_global_priv, parse_users
 
 from .world import PASSWORD, PUSHDOWN, World, admin
 
 pytestmark = pytest.mark.mariadb
+DIALECT = Dialect("mariadb")
 
 
 @pytest.fixture
@@ -168,3 +171,45 @@ def test_a_global_privilege_only_global_priv_holds_is_reported(crm: World, backe
     statement = _by_hand(crm, plan.findings, "'pd_ann'@'%' holds BINLOG ADMIN, SET USER on *.*")
     assert statement == "REVOKE BINLOG ADMIN, SET USER ON *.* FROM 'pd_ann'@'%'"
     assert reconcile(backend, crm.model, Scope.everything())[0].findings == ()
+
+
+def test_global_priv_read_by_key_equals_the_user_view(crm: World) -> None:
+    """MariaDB's accounts and global privileges come from one keyed read of
+    ``mysql.global_priv``: the same accounts, roles and privileges as the ``mysql.user``
+    view and the bits past its columns, for an account at two hosts, a role, the anonymous
+    user and an account holding every global privilege."""
+    _run(
+        crm,
+        "CREATE ROLE r_sal",
+        "GRANT SELECT, RELOAD, SUPER, DELETE HISTORY, BINLOG MONITOR ON *.* TO r_sal",
+        "CREATE USER 'pd_ann'@'localhost'",
+        "GRANT PROCESS, SET USER, SLAVE MONITOR, GRANT OPTION ON *.* TO 'pd_ann'@'localhost'",
+        "CREATE USER ''@'localhost'",
+        "GRANT SHOW DATABASES, CREATE USER ON *.* TO ''@'localhost'",
+    )
+    names = frozenset({"pd_ann", "r_sal", "", PUSHDOWN, "root", "nobody"})
+    columns = ", ".join(c for c, _ in DIALECT.user_columns())
+    try:
+        with admin(crm.server) as cur:
+            sql, args = DIALECT.queries(names, frozenset({"crm"}), frozenset({"%"}))["mysql.global_priv"]
+            cur.execute(sql, args)
+            keyed = parse_global_priv(DIALECT, cur.fetchall())
+            sql, args = DIALECT.queries()["mysql.global_priv"]
+            cur.execute(sql, args)
+            whole = parse_global_priv(DIALECT, [r for r in cur.fetchall() if r[0] in names])
+            cur.execute(
+                f"SELECT User, Host, is_role, {columns} FROM mysql.user WHERE User IN %s", (tuple(names),)
+            )
+            accounts, roles, grants = parse_users(DIALECT, cur.fetchall())
+            cur.execute(
+                "SELECT User, Host, JSON_VALUE(Priv, '$.access') FROM mysql.global_priv WHERE User IN %s",
+                (tuple(names),),
+            )
+            grants |= parse_access(cur.fetchall())
+    finally:
+        _run(crm, "DROP USER IF EXISTS 'pd_ann'@'localhost'")
+    assert keyed == whole == (accounts, roles, grants)
+    assert Account("pd_ann", "localhost") in accounts and roles == {Account("r_sal", "")}
+    assert Grant(Account("r_sal", ""), None, None, "DELETE HISTORY") in grants
+    assert Grant(Account("pd_ann", "localhost"), None, None, "SET USER") in grants
+    assert Grant(Account("", "localhost"), None, None, "CREATE USER") in grants
