@@ -2,7 +2,9 @@
 of the same (lower-case) name; the server's other catalogs are not pushdown's.
 
 ``read`` lists the schemas and tables of the catalog the scope reaches and every
-principal's privileges on each (:mod:`pushdown_unitycatalog.readback`); ``compile``
+principal's privileges on each (:mod:`pushdown_unitycatalog.readback`; a schema reached
+only through some of its tables is read on the schema and those tables, see
+:meth:`UnityCatalogBackend.read`); ``compile``
 turns the entitlement compiler's answer into privileges by operation
 (:mod:`pushdown_unitycatalog.compile`); ``apply`` sends one ``PATCH`` per principal and
 securable, revokes first; a change the server refuses does not stop the others.
@@ -17,7 +19,7 @@ a managed principal's but for case, or a group form (``account users``), is a fi
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, cast
 
 from pushdown.errors import ConfigError, TemporaryBackendError
@@ -44,7 +46,8 @@ from pushdown.reconcile.surface import SurfaceEntry
 from pushdown_unitycatalog.client import Refused, UnityCatalog, Unreachable
 from pushdown_unitycatalog.compile import compile_desired
 from pushdown_unitycatalog.facts import UCGrant, fact_from_json
-from pushdown_unitycatalog.readback import ServerRead, read_server, schemas_in, within
+from pushdown_unitycatalog.mapping import MODIFY, SELECT
+from pushdown_unitycatalog.readback import ServerRead, reach, read_server, within
 from pushdown_unitycatalog.surface import SURFACE
 
 #: principals that stand for many users (Databricks' groups); a grant to one reaches everybody
@@ -55,6 +58,8 @@ GROUP_FORMS = frozenset({"account users", "users"})
 class UCSnapshot(Snapshot):
     #: one read per catalog the backend enforces
     reads: tuple[ServerRead, ...] = ()
+    #: the compile ``read`` made to check a narrow read: (model, its version, scope, answer)
+    compiled: tuple[Model, int, Resolved, Desired] | None = field(default=None, compare=False, repr=False)
 
 
 def _server_catalogs(named: frozenset[str]) -> tuple[list[str], list[str]]:
@@ -177,15 +182,52 @@ class UnityCatalogBackend(Backend):
         except Refused as exc:
             raise TemporaryBackendError(self.name, f"Unity Catalog refused a read: {exc}") from exc
 
+    def widen(self, obj: ObjectRef) -> ObjectRef:
+        """A table stays a table: :meth:`read` reads its schema's own grants and the table's,
+        and the whole schema when the schema-level choice moves (not the default's schema)."""
+        return obj
+
     def read(self, model: Model, scope: Resolved) -> UCSnapshot:
         """Each catalog the backend enforces, narrowed to the scope (a catalog the model
         spells with capitals, or two spelt alike but for case, is not read: nothing is
-        granted in it, and the plan says so)."""
+        granted in it, and the plan says so).
+
+        A schema the scope reaches only through some of its tables (a one-table change) is
+        read *alone*: its table list, the schema's own grants and the scope's tables'
+        grants, not every table's (:mod:`pushdown_unitycatalog.readback`). That is exact
+        because the scope names every table whose decisions the change can alter, and the
+        grants of a table are decided by its own decisions alone unless the schema-level
+        ``SELECT`` / ``MODIFY`` choice (exact only when every table of the schema allows it)
+        moves; so the model is compiled on the narrow read, and a schema where a managed
+        principal's schema-level ``SELECT`` or ``MODIFY`` would be granted or revoked is
+        read whole again (its per-table grants are then all planned: the ones a revoked
+        schema grant now needs, the ones a new schema grant makes redundant). Nothing is
+        kept between syncs: the grants read are the server's now, the schema's own too, so
+        a schema-level grant someone made by hand is seen and revoked at once, and no
+        narrowing is held back. What a narrow read does not see: a grant made by hand on
+        another table of the schema (to a managed principal: wider than the model) stays
+        until a sync that reads that table, the next full reconcile at the latest (as a
+        grant made by hand anywhere outside a sync's scope does)."""
+        snapshot = self._read(model, scope, set())
+        if not any(r.held.alone for r in snapshot.reads):
+            return snapshot
+        desired = self.compile(model, snapshot, scope)
+        moved = _schema_level_moves(snapshot, desired)
+        if moved:
+            return self._read(model, scope, moved)
+        return replace(snapshot, compiled=(model, model.version, scope, desired))
+
+    def _read(self, model: Model, scope: Resolved, entire: set[tuple[str, str]]) -> UCSnapshot:
+        """The read of :meth:`read`; the (catalog, schema) pairs of ``entire`` are read whole."""
         catalogs, notes = _server_catalogs(self.enforces(model))
         reads: list[ServerRead] = []
         for catalog in catalogs:
+            whole, alone = reach(scope, catalog)
+            if whole is not None:
+                whole |= {s for c, s in entire if c == catalog}
+                alone = {s: t for s, t in alone.items() if s not in whole}
             try:
-                reads.append(read_server(self.uc, catalog, schemas_in(scope, catalog)))
+                reads.append(read_server(self.uc, catalog, whole, alone))
             except Unreachable as exc:
                 raise self._gone(exc) from exc
             except Refused as exc:
@@ -271,6 +313,10 @@ class UnityCatalogBackend(Backend):
 
     def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
         assert isinstance(snapshot, UCSnapshot)
+        if snapshot.compiled is not None:
+            of, version, where, desired = snapshot.compiled
+            if of is model and version == model.version and where is scope:
+                return desired
         name_of, facts, notes = self._name_of(model, scope), set(), set()
         for read in snapshot.reads:
             desired = compile_desired(model, read.held, name_of)
@@ -334,6 +380,26 @@ class UnityCatalogBackend(Backend):
 
     def fact_from_json(self, data: Any) -> Fact:
         return fact_from_json(data)
+
+
+def _schema_level_moves(snapshot: UCSnapshot, desired: Desired) -> set[tuple[str, str]]:
+    """The schemas read alone where ``desired`` grants or revokes a schema-level ``SELECT``
+    or ``MODIFY`` (as (catalog, schema)): their other tables' grants change with it."""
+
+    def level(facts: frozenset[Fact]) -> set[UCGrant]:
+        return {
+            f
+            for f in facts
+            if isinstance(f, UCGrant) and f.securable == "schema" and f.privilege in (SELECT, MODIFY)
+        }
+
+    alone = {(r.held.catalog, s) for r in snapshot.reads for s in r.held.alone}
+    out: set[tuple[str, str]] = set()
+    for f in level(desired.facts) ^ level(snapshot.facts):
+        catalog, _, schema = f.name.partition(".")
+        if (catalog, schema) in alone:
+            out.add((catalog, schema))
+    return out
 
 
 def _scope_users(scope: Resolved | None) -> frozenset[str] | None:

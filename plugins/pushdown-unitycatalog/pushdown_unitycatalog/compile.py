@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pushdown.decide.area import Area
 from pushdown.decide.compiler import EntitlementCompiler
@@ -45,12 +45,17 @@ from pushdown_unitycatalog.mapping import (
 
 @dataclass(frozen=True)
 class Held:
-    """What the server holds in the enforced catalog (lower-case names): schema -> tables.
-    ``whole``: every schema of the catalog was read (else only ``tables``' keys)."""
+    """What the server holds in the enforced catalog (lower-case names): schema -> tables
+    (every table the server lists there). ``whole``: every schema of the catalog was read
+    (else only ``tables``' keys). ``alone``: the schemas whose grants were read only on the
+    schema itself and the tables named here (a one-table scope,
+    :func:`pushdown_unitycatalog.readback.read_server`); the compile still decides over
+    every table of ``tables``."""
 
     catalog: str
     tables: dict[str, tuple[str, ...]]
     whole: bool = True
+    alone: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def inventory(self) -> Inventory:
         inv = Inventory.of([ObjectRef(SecurableType.CATALOG, (self.catalog,))])
