@@ -276,6 +276,15 @@ class Store:
         row = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM journal").fetchone()
         return int(row[0])
 
+    def version(self) -> tuple[int, str | None]:
+        """The journal's last seq and the metalake's name, in one query: what a reader
+        compares to know whether another writer moved the store."""
+        row = self.db.execute(
+            "SELECT (SELECT COALESCE(MAX(seq), 0) FROM journal), "
+            "(SELECT value FROM meta WHERE key = 'metalake')"
+        ).fetchone()
+        return int(row[0]), None if row[1] is None else str(row[1])
+
     def events_since(self, seq: int, limit: int | None = None) -> list[tuple[int, ev.Event]]:
         sql = "SELECT seq, payload FROM journal WHERE seq > ? ORDER BY seq"
         rows = self.db.execute(sql + (f" LIMIT {int(limit)}" if limit else ""), (seq,))
@@ -383,6 +392,12 @@ class Store:
     def get_meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
+
+    def get_metas(self, keys: Sequence[str]) -> dict[str, str]:
+        """The values of ``keys`` that are set, in one query."""
+        marks = ", ".join("?" * len(keys))
+        rows = self.db.execute(f"SELECT key, value FROM meta WHERE key IN ({marks})", tuple(keys))  # noqa: S608 - placeholders only
+        return {str(k): str(v) for k, v in rows}
 
     def set_meta(self, key: str, value: str) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))

@@ -604,3 +604,20 @@ def test_renaming_a_catalog_moves_everything_below_it(ac: AccessControl) -> None
         assert ("r2", "table e.s.unregistered", "SELECT_TABLE", "DENY") in _grants(model)
         assert all(o.names[0] == "e" for o in model.owners)
     assert snapshot(ac.store.load()) == snapshot(ac.model)
+
+
+def test_version_and_metas_read_in_one_query_what_the_single_reads_give(tmp_path):
+    store = Store(tmp_path / "pd.db")
+    try:
+        assert store.version() == (0, None)
+        assert store.get_metas(("metalake", "metalake_comment")) == {}
+        with store.write_lock():
+            store.set_meta("metalake", "lake")
+            store.set_meta("metalake_comment", "c")
+        assert store.version() == (store.last_seq(), "lake")
+        assert store.get_metas(("metalake", "metalake_comment", "nothing")) == {
+            "metalake": "lake",
+            "metalake_comment": "c",
+        }
+    finally:
+        store.close()

@@ -6,7 +6,7 @@ serve`` runs the workers of :func:`serving` in a child process, which is ``pushd
 from __future__ import annotations
 
 from pushdown.app.daemon.runner import Daemon
-from pushdown.app.daemon.serving import WorkerProcess, watch_parent
+from pushdown.app.daemon.serving import WorkerProcess, lower_priority, watch_parent
 from pushdown.app.settings import Config
 from pushdown.app.settings.daemon import DaemonSettings
 
@@ -15,6 +15,8 @@ def run(config: Config, settings: DaemonSettings, *, parent: int | None = None) 
     """Run until stopped (SIGTERM stops it gracefully); the exit code. With ``parent`` (the
     serving process's pid) the workers only: no HTTP endpoints, and stopped when the
     serving process is gone."""
+    if parent is not None:
+        lower_priority()
     d = Daemon(config, settings=settings)
     try:
         d.handle_signals()

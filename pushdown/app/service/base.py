@@ -177,8 +177,8 @@ class Base:
 
     def _refresh(self) -> None:
         """Another process may have written: reload when the journal or the name moved."""
-        last = self.store.last_seq()
-        if last != self._seq or self.store.get_meta("metalake") not in (None, self._model.metalake):
+        last, name = self.store.version()
+        if last != self._seq or name not in (None, self._model.metalake):
             self._shared.publish(*self.store.snapshot())  # as of one commit, never torn
 
     def _decisions_on(self, model: Model) -> Model:

@@ -117,7 +117,7 @@ class Changing(Base):
         return [(n, b.enforces(model), asker(n, b)) for n, b in sorted(self.backends.items())]
 
     def _version(self) -> tuple[int, str | None]:
-        return self.store.last_seq(), self.store.get_meta("metalake")
+        return self.store.version()
 
     def _commit(
         self,

@@ -23,10 +23,11 @@ class Metalakes(Syncing):
 
     def metalake(self) -> MetalakeInfo:
         """The metalake this store serves."""
-        name = self.store.get_meta("metalake")
-        props = json.loads(self.store.get_meta("metalake_properties") or "{}")
+        meta = self.store.get_metas(("metalake", "metalake_comment", "metalake_properties"))
+        name = meta.get("metalake")
+        props = json.loads(meta.get("metalake_properties") or "{}")
         return MetalakeInfo(
-            name or self.model.metalake, self.store.get_meta("metalake_comment"), props, name is not None
+            name or self.model.metalake, meta.get("metalake_comment"), props, name is not None
         )
 
     def create_metalake(
