@@ -21,12 +21,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from pushdown.decide.inventory import Inventory
+from pushdown.model.privileges import Privilege
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.bindings import location_of
 from pushdown_ranger.compile.fileset_paths import literal_path, nest, path_of, withhold
 from pushdown_ranger.compile.naming import Group, Items, RangerNaming, exact
-from pushdown_ranger.compile.principals import denied_objects
+from pushdown_ranger.compile.principals import denied_privileges, privileges_of
 from pushdown_ranger.facts import Resource
 from pushdown_ranger.mapping import HDFS_ACCESS, KAFKA_ACCESS
 
@@ -46,7 +47,7 @@ def leaf_items(
     notes: list[str] = []
     topics, paths, unnamed = _resources(by_root, inventory, model, notes, locations or {})
     groups = {root.names[0]: g for root, g in by_root.items()}
-    denied_at = denied_objects(model, {u for gs in by_root.values() for users, _ in gs for u in users})
+    denied_at = denied_privileges(model, {u for gs in by_root.values() for users, _ in gs for u in users})
     for objs in topics.values():
         names = sorted({o.names[-1] for o in objs}, key=lambda n: (n != n.lower(), n))
         if any(n.lower() != names[0].lower() for n in names):
@@ -75,16 +76,23 @@ def _barred(
     objs: list[ObjectRef],
     groups: Mapping[str, list[Group]],
     accesses: tuple[tuple[str, str], ...],
-    denied_at: Mapping[str, set[ObjectRef]],
+    denied_at: Mapping[str, set[tuple[ObjectRef, Privilege]]],
 ) -> Users:
     """Per access, the users a DENY of the model bars from one of ``objs`` (one of their
-    roles holds a DENY on it or above it) and who are not allowed it there."""
+    roles holds a DENY on it or above it, of a privilege the access's operation needs, as
+    for Hive's deny items) and who are not allowed it there. A DENY of another privilege
+    bars nothing here: Ranger's implied grants widen a deny item (``publish`` and
+    ``delete`` deny ``describe`` too), so a needless one would cut what the model allows."""
     out: Users = {access: set() for access, _ in accesses}
+    needs = {op: privileges_of(op) for _, op in accesses}
     for obj in objs:
         path = set(obj.path)
         for users, view in groups.get(obj.names[0], []):
-            hit = {u for u in users if u in denied_at and denied_at[u] & path}
+            mine = {u: {p for o, p in denied_at[u] if o in path} for u in users if u in denied_at}
+            if not any(mine.values()):
+                continue
             for access, op in accesses:
+                hit = {u for u, privileges in mine.items() if not privileges.isdisjoint(needs[op])}
                 if hit and not view.allowed(op, obj):
                     out[access] |= hit
     return out

@@ -103,12 +103,6 @@ def _base(name: str) -> str:
     return name.split(MARK, 1)[0]
 
 
-def denied_objects(model: Model, users: Iterable[str] | None = None) -> dict[str, set[ObjectRef]]:
-    """Per user holding a DENY, the objects their DENYs are on (once per compile); of
-    ``users`` only when given (their roles' grants looked at, not every role's)."""
-    return {u: {o for o, _ in held} for u, held in denied_privileges(model, users).items()}
-
-
 def denied_privileges(
     model: Model, users: Iterable[str] | None = None
 ) -> dict[str, set[tuple[ObjectRef, Privilege]]]:
