@@ -188,27 +188,14 @@ def hive_door(local_hive_metastore: Any, tmp_path: Path) -> Iterator[Door]:
     hms = world.hms
     world.client.create_database(HIVE_PREFIX + PAYROLL)
     world.client.create_table(HIVE_PREFIX + PAYROLL, "salaries", owner="etl")
-    config = tmp_path / "pushdown.toml"
-    config.write_text(
-        'store = "pd.db"\n[access]\nservice_admins = ["admin"]\n'
+    hive = (
         f'[backends.hive1]\nkind = "hive"\nhost = "{hms.host}"\nport = {hms.port}\n'
         f'grantor = "{world.grantor}"\nrole_prefix = "{world.role_prefix}"\ncatalogs = ["c"]\n'
     )
-    ac = AccessControl.open(str(config), create_store=True, push=False)
-    door = Door(ac)
     try:
-        assert door.request("POST", "/api/metalakes", "admin", {"name": "test"}).status == 200
-        admin = ac.acting("admin")
-        admin.add_user("bob")
-        admin.create_object(CATALOG)
-        admin.create_role("maker")
-        admin.grant_privileges("maker", CATALOG, [Privilege.USE_CATALOG, Privilege.USE_SCHEMA])
-        admin.grant_privileges("maker", CATALOG, [Privilege.CREATE_SCHEMA, Privilege.CREATE_TABLE])
-        admin.grant_role("maker", Principal.user("bob"))
-        yield door
+        with _door(tmp_path, hive) as door:
+            yield door
     finally:
-        door.loop.close()
-        ac.close()
         world.cleanup()
 
 
