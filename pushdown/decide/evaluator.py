@@ -463,8 +463,12 @@ class Evaluator:
             ok = isinstance(target, str) and user in model.groups.get(target, ())
             ctx.note(ok, f"{user} is {'' if ok else 'not '}a member of group {target}")
         elif isinstance(term, Ordinary):
-            ok = target not in model.service_admins
-            ctx.note(ok, f"{target} is {'not ' if ok else ''}a service admin")
+            ok = target not in model.service_admins and model.owners.get(METALAKE) != target
+            ctx.note(
+                ok,
+                f"{target} is {'neither' if ok else 'either'} a service admin "
+                f"{'nor' if ok else 'or'} the metalake's owner",
+            )
         elif isinstance(term, HoldsRole):
             name = target.names[0] if isinstance(target, ObjectRef) else target
             ok = name in ctx.roles

@@ -13,7 +13,8 @@ Terms:
   (the "first, you should have the privilege to load the catalog" gates).
 - ``Loadable(on)``: the user may load that object (load table, get tag, …).
 - ``AllOf`` / ``AnyOf``; ``ServiceAdmin``; ``InMetalake``; ``Himself``; ``MemberOf``;
-  ``HoldsRole``; ``Ordinary`` (the target user is not a service admin).
+  ``HoldsRole``; ``Ordinary`` (the target user is neither a service admin nor the
+  metalake's owner).
 """
 
 from __future__ import annotations
@@ -79,8 +80,9 @@ class MemberOf:
 
 @dataclass(frozen=True)
 class Ordinary:
-    """The target is a user who is not a service admin (removing one is server
-    administration, as in Gravitino, where service admins are the server's configuration)."""
+    """The target is a user who is neither a service admin nor the metalake's owner:
+    removing one would strip him of that (service admins are server administration, as in
+    Gravitino, where they are the server's configuration; the metalake's owner holds it)."""
 
 
 @dataclass(frozen=True)
@@ -219,7 +221,8 @@ def _principal_rows() -> list[Operation]:
     role = T.ROLE
     return [
         Operation("add_user", "user", users, "add user"),
-        # a service admin is removed (and so loses the status) only by a service admin
+        # a service admin or the metalake's owner is removed (and so loses the status) only
+        # by a service admin
         Operation("remove_user", "user", AllOf((users, AnyOf((Ordinary(), ServiceAdmin())))), "remove user"),
         Operation("get_user", "user", AnyOf((*users.terms, Himself())), "get user"),
         Operation("list_users", M, InMetalake(), "list users", lists="get_user"),

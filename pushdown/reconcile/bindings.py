@@ -22,8 +22,8 @@ may do there. So it is set by configuration, never by a property a caller regist
   backend pushes a location outside its catalog's configured roots for nobody
   (:func:`location_of`).
 - Any other checked caller's topic must not be one Kafka topic with another (names equal
-  but for case, in the same catalog or in catalogs one backend enforces): a shared topic
-  gets only what both decide, a revoke of everyone else's.
+  but for case, in the same catalog or, when both catalogs are enforced, in another): a
+  shared topic gets only what both decide, a revoke of everyone else's.
 
 - A checked caller never registers (or renames an object to) what a backend enforcing
   its catalog says its server holds already (:meth:`Backend.on_server`: a database or
@@ -44,7 +44,7 @@ authorized, in the one place every entry point passes (``AccessControl.change``)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pushdown.decide.evaluator import Evaluator
@@ -247,17 +247,19 @@ def _prefix(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
 
 def _topic(model: Model, obj: ObjectRef, before: ObjectRef, bindings: Bindings) -> None:
     """Refuse a topic that would be one Kafka topic with another: one of the same name but
-    for case in the same catalog, or in a catalog a backend enforcing this one enforces too
-    (one Kafka service). Topics of catalogs no backend shares are different topics, so a
-    caller learns nothing here about catalogs that share nothing with his (as Gravitino's
-    "already exists" tells only about the cluster the caller creates in)."""
+    for case in the same catalog, or, when a backend enforces this one, in any other
+    catalog a backend enforces (their Kafka services may be one). Topics of a catalog no
+    backend enforces are nobody's Kafka topic, so a caller learns nothing here about them."""
     folded = obj.names[-1].casefold()
     mine = bindings.enforcers(model, obj.names[0])
     shared: dict[str, bool] = {}
 
     def one_service(catalog: str) -> bool:
+        # two enforced catalogs may share one Kafka service even through two backends (each
+        # names its service; they may name the same): only a catalog no backend enforces
+        # is surely another topic
         if catalog not in shared:
-            shared[catalog] = catalog == obj.names[0] or bool(mine & bindings.enforcers(model, catalog))
+            shared[catalog] = catalog == obj.names[0] or bool(mine and bindings.enforcers(model, catalog))
         return shared[catalog]
 
     for other in model.objects:
@@ -274,6 +276,19 @@ def _topic(model: Model, obj: ObjectRef, before: ObjectRef, bindings: Bindings) 
 #: topic too: Ranger's Kafka service cannot tell; a fileset's location is bound by the
 #: roots its catalog's configuration gives, above)
 _DATA = frozenset({SecurableType.SCHEMA, SecurableType.TABLE, SecurableType.TOPIC})
+
+#: the kinds a backend's ``False`` answers for: the others' ``False`` says only that its
+#: server holds no such kind (a topic: no backend here reads Kafka), not that it is absent
+_TOLD = frozenset({SecurableType.SCHEMA, SecurableType.TABLE})
+
+
+def _untold(obj: ObjectRef, answers: Sequence[bool | None]) -> bool:
+    """Whether no backend can say ``obj`` is absent: every answer ``None``; for a kind no
+    backend reads (a topic), any ``None`` (a backend enforcing it cannot tell)."""
+    if obj.type in _TOLD:
+        return all(a is None for a in answers)
+    return any(a is None for a in answers)
+
 
 #: one backend asked about server objects: its name, the catalogs it enforces, the question
 Server = tuple[str, frozenset[str], Callable[[ObjectRef], "bool | None"]]
@@ -307,7 +322,7 @@ def claimed(model: Model, events: list[ev.Event], servers: Iterable[Server], use
                     "declares it (a spec or the CLI), with its owner"
                 )
             answers.append(answer)
-        if obj.type in _DATA and answers and all(a is None for a in answers):
+        if obj.type in _DATA and answers and _untold(obj, answers):
             raise BindingRefused(
                 f"{obj}: no backend enforcing catalog {obj.names[0]!r} can tell whether its server holds "
                 f"this {obj.type.value} already (backends {', '.join(b for b, _ in enforcing)} cannot), "

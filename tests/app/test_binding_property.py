@@ -26,9 +26,11 @@ from pushdown.errors import BindingRefused, ConfigError, Forbidden, ModelError
 from pushdown.host.recording import RecordingBackend
 from pushdown.journal.store import Store
 from pushdown.model import changes as ch
+from pushdown.model import events as ev
 from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import BackendContext, Snapshot
+from pushdown.reconcile.bindings import Bindings, check, claimed
 from pushdown.reconcile.scope import Scope
 
 pytest.importorskip("pushdown_mysql")
@@ -363,14 +365,53 @@ def test_ranger_pushes_no_location_outside_its_catalogs_roots_whatever_way_it_ca
     }
 
 
-def test_a_topic_is_one_kafka_topic_only_with_topics_a_backend_shares() -> None:
+def test_a_topic_is_one_kafka_topic_with_a_topic_of_another_enforced_catalog() -> None:
     """``files.finance.events`` exists. mallory's ``events`` in catalog payroll (enforced by
-    ``rec``, which enforces files too: one Kafka service) would be that topic: refused; in
-    catalog legacy (only ``my``, which shares nothing with files) it is another topic:
-    registered, so the answer tells nothing about catalogs that share nothing with hers."""
+    ``rec``, which enforces files too) would be that Kafka topic: refused; in catalog legacy
+    (enforced by ``my`` alone) too, since two backends may name one Kafka service."""
     ac = estate()
     mallory = ac.acting("mallory")
+    for name in ("topic payroll.team.EVENTS", "topic legacy.team.events"):
+        with pytest.raises(BindingRefused, match="Kafka"):
+            mallory.create_object(ObjectRef.parse(name))
+
+
+def test_a_topic_where_a_backend_cannot_tell_is_refused_whatever_the_others_say() -> None:
+    """A catalog enforced by Ranger (its Kafka service cannot tell whether a topic exists)
+    and by a backend whose server holds no topics (its ``False`` says nothing about Kafka):
+    a checked caller's topic is refused, as in a catalog Ranger alone enforces."""
+    model = Model()
+    topic = ObjectRef.parse("topic k.s.orders")
+    ranger = ("ranger", frozenset({"k"}), lambda o: None)
+    data = ("hive", frozenset({"k"}), lambda o: False)
+    for servers in ([ranger], [data, ranger]):
+        with pytest.raises(BindingRefused, match="can tell"):
+            claimed(model, [ev.ObjectCreated(topic)], servers, "mallory")
+    claimed(model, [ev.ObjectCreated(topic)], [data], "mallory")  # nobody enforces the topic
+
+
+def test_two_enforced_catalogs_may_share_one_kafka_service() -> None:
+    """Two Ranger backends, one per catalog, may name the same Kafka service: a topic named
+    like another enforced catalog's but for case is refused; beside a catalog no backend
+    enforces it is another topic."""
+    model = Model()
+    for text in ("catalog a", "schema a.s", "catalog b", "schema b.s", "catalog free", "schema free.s"):
+        model.objects[ObjectRef.parse(text)] = {}
+    model.objects[ObjectRef.parse("topic a.s.events")] = {}
+    model.objects[ObjectRef.parse("topic free.s.orders")] = {}
+    bindings = Bindings.of([("ranger_a", frozenset({"a"}), {}), ("ranger_b", frozenset({"b"}), {})])
     with pytest.raises(BindingRefused, match="Kafka"):
-        mallory.create_object(ObjectRef.parse("topic payroll.team.EVENTS"))
-    mallory.create_object(ObjectRef.parse("topic legacy.team.events"))
-    assert ObjectRef.parse("topic legacy.team.events") in ac.model.objects
+        check(
+            model,
+            [ev.ObjectCreated(ObjectRef.parse("topic b.s.EVENTS"))],
+            bindings,
+            administrator=False,
+            user="m",
+        )
+    check(
+        model,
+        [ev.ObjectCreated(ObjectRef.parse("topic b.s.ORDERS"))],
+        bindings,
+        administrator=False,
+        user="m",
+    )

@@ -261,7 +261,8 @@ def test_a_service_admin_is_removed_only_by_a_service_admin(ac: AccessControl) -
     """Being a service admin is server administration (Gravitino keeps it in the server's
     configuration): a MANAGE_USERS holder, or the metalake's owner, who removes a service
     admin from the metalake would strip him of it; refused, and nothing written. Any other
-    user he removes as before; a service admin who may manage users removes one."""
+    user he removes as before; a service admin who may manage users removes one. The
+    metalake's owner is removed by a service admin only, too: she would lose the metalake."""
     ac.set_service_admins(["root", "ann"])
     ac.create_role("people")
     ac.grant_privileges("people", METALAKE, ["MANAGE_USERS"])
@@ -273,6 +274,9 @@ def test_a_service_admin_is_removed_only_by_a_service_admin(ac: AccessControl) -
     assert ac.store.last_seq() == seq and ac.model.service_admins == {"root", "ann"}
     ac.acting("meg").add_user("carl")
     ac.acting("bob").remove_user("carl")
+    with pytest.raises(Forbidden, match="may not remove user"):  # the metalake's owner alike
+        ac.acting("bob").remove_user("meg")
+    assert ac.model.owners[METALAKE] == "meg" and "meg" in ac.model.users
     ac.grant_role("people", "user root")  # a service admin who may manage users
     ac.acting("root").remove_user("ann")
     assert "ann" not in ac.model.users and ac.model.service_admins == {"root"}

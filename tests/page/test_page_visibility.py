@@ -154,3 +154,18 @@ def test_object_view_names_no_role_the_caller_may_not_see(door: Door) -> None:
     assert "role um" in body  # his own role is named
     shown = _main(_ui(door, "/ui/object?name=" + quote("table c.s.t"), "admin"))
     assert "secret" in shown and 'id="denies"' in shown
+
+
+def test_the_audit_names_no_object_the_caller_may_no_longer_load(door: Door) -> None:
+    """mallory owned hcat.s.x for a while: once it is handed back REST hides it from her,
+    and so does her audit (the line naming her names the table too)."""
+    x = ObjectRef.parse("table hcat.s.x")
+    door.ac.set_owner(x, CALLER)
+    door.ac.set_owner(x, "admin")
+    assert door.request("GET", "/api/metalakes/test/catalogs/hcat/schemas/s/tables/x", CALLER).status in (
+        403,
+        404,
+    )
+    page = door.request("GET", "/ui/audit", CALLER)
+    assert page.status == 200
+    assert "hcat.s.x" not in page.body.decode().split("<main>", 1)[-1]

@@ -194,8 +194,10 @@ def audit(
 
 
 def _names_shown(reader: Reader, event: Any) -> bool:
-    """Whether every principal and role the journal line names is one REST would show the
-    caller (:class:`Reader`'s rules: get_user, get_group, get_role, get_owner)."""
+    """Whether every principal, role and object the journal line names is one REST would
+    show the caller (:class:`Reader`'s rules: get_user, get_group, get_role, get_owner, and
+    the object's load operation, now: an object he no longer may load, or one dropped, is
+    not named)."""
     for key, value in vars(event).items():
         if value is None:
             continue
@@ -213,6 +215,10 @@ def _names_shown(reader: Reader, event: Any) -> bool:
             ok = reader.sees_role(value)
         elif isinstance(value, Principal):
             ok = reader.sees_principal(value)
+        elif isinstance(value, ObjectRef) and value.type.value == "role":
+            ok = reader.sees_role(value.names[0])
+        elif isinstance(value, ObjectRef):  # an object the caller may load now (REST's rule)
+            ok = value in reader.model.objects and reader.may_load(value)
         else:
             continue
         if not ok:
