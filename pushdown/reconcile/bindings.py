@@ -35,8 +35,9 @@ may do there. So it is set by configuration, never by a property a caller regist
   him nothing new. An administrator's entry point (a spec's owner, the CLI) declares any
   such object and its owner. A server that does not answer refuses the registration, and
   so does a catalog whose enforcing backends all cannot tell (Ranger alone: its resources
-  are names): a checked caller's schema, table or topic there is refused (:class:`BindingRefused`)
-  unless the data's own backend is configured for the catalog too.
+  are names): a checked caller's schema or table there is refused (:class:`BindingRefused`)
+  unless the data's own backend is configured for the catalog too; a topic is refused
+  where any backend enforcing its catalog cannot tell (:func:`_untold`).
 
 :func:`check` and :func:`claimed` run on the events of every change, after the caller was
 authorized, in the one place every entry point passes (``AccessControl.change``).
