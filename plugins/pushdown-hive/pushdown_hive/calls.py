@@ -16,7 +16,7 @@ from pushdown_hive.client import (
     PrincipalType,
 )
 from pushdown_hive.facts import HiveGrant
-from pushdown_hive.metastore import Listed, Other, Refused, TableInfo, Unreachable
+from pushdown_hive.metastore import Listed, Member, Other, Refused, TableInfo, Unreachable
 
 T = TypeVar("T")
 
@@ -140,6 +140,13 @@ class ThriftMetastore:
     def members(self, role: str) -> list[tuple[str, str, bool]]:
         rows = self._do(lambda: self.client.get_principals_in_role(role))
         return [(r.principal_type.name, r.principal, r.grant_option) for r in rows]
+
+    def memberships(self, role: str) -> list[Member]:
+        rows = self._do(lambda: self.client.get_principals_in_role(role))
+        return [
+            Member(r.principal_type.name, r.principal, r.grantor, r.grantor_type.name, r.grant_option)
+            for r in rows
+        ]
 
     def roles_held_by_role(self, role: str) -> list[str]:
         rows = self._do(lambda: self.client.get_role_grants_for_principal(role, PrincipalType.ROLE))

@@ -4,8 +4,12 @@ reported (pushdown may not remove what others made; ``manage_foreign_grants`` as
 What a sync reads beyond its grants, and what it costs:
 
 - the holders of each role that is not managed (no prefix, the prefix in another case, an
-  earlier ``role_prefix``) and carries a grant by another hand on an object read: one
-  ``get_principals_in_role`` per such role; a finding when anybody holds it;
+  earlier ``role_prefix``) and carries a grant by another hand on an object read, and of
+  every role outside the fence that holds such a role (nested): one
+  ``get_principals_in_role`` per such role; a finding when anybody holds it. A user's
+  membership of one of those roles granted by pushdown's own grantor (a role of an
+  earlier ``role_prefix`` keeps the members pushdown gave it) is pushdown's fact, never
+  wanted: revoked, so another hand's grant never reaches a user through pushdown;
 - the holders of the metastore's ``admin`` role: one call per sync;
 - the server-level (GLOBAL) grants: one call per sync;
 - the owner of each database read: one ``get_database`` per database;
@@ -23,9 +27,9 @@ from collections.abc import Callable, Iterable
 
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
-from pushdown_hive.facts import GROUP, ROLE, USER, HiveGlobal
+from pushdown_hive.facts import GROUP, ROLE, USER, HiveFact, HiveGlobal, HiveMember
 from pushdown_hive.identity import Identity
-from pushdown_hive.metastore import Listed, Metastore, Other, Refused, TableInfo
+from pushdown_hive.metastore import Listed, Member, Metastore, Other, Refused, TableInfo
 
 #: the tail of every finding here: pushdown leaves it alone
 ALONE = "pushdown leaves it alone (revoke it by hand, or set manage_foreign_grants = true)"
@@ -71,28 +75,39 @@ class Hostile:
         self.catalog = catalog
         self.calls = 0
         self.findings: list[str] = []
-        #: server-level grants by pushdown's own grantor: facts, never wanted
-        self.own: set[HiveGlobal] = set()
+        #: pushdown's own grantor's server-level grants, and its users' memberships of
+        #: roles outside the fence: facts, never wanted
+        self.own: set[HiveFact] = set()
 
     def _members(self, role: str) -> list[tuple[str, str]]:
+        return [(m.principal_type, m.principal) for m in self._memberships(role)]
+
+    def _memberships(self, role: str) -> list[Member]:
         self.calls += 1
         try:
-            return [(kind, name) for kind, name, _ in self.ms.members(role)]
+            return self.ms.memberships(role)
         except Refused:
             return []  # dropped meanwhile: nobody holds it
 
     def roles(
-        self, listed: Iterable[Listed], ours: Callable[[Listed], bool], fenced: Callable[[str], bool]
+        self,
+        listed: Iterable[Listed],
+        ours: Callable[[Listed], bool],
+        fenced: Callable[[str], bool],
+        own_member: Callable[[Member], bool],
     ) -> None:
-        """Grants by other hands to roles outside the fence that somebody holds."""
+        """Grants by other hands to roles outside the fence that somebody holds; the
+        memberships by pushdown's own grantor (``own_member``) that such a grant reaches a
+        user through, directly or through roles outside the fence, are facts (``own``)."""
         by_role: dict[str, list[Listed]] = {}
         for x in listed:
             g = x.grant
             if g.principal_type == ROLE and not ours(x) and not fenced(g.principal):
                 if not is_public(ROLE, g.principal):
                     by_role.setdefault(g.principal, []).append(x)
+        read: dict[str, list[Member]] = {}
         for role, grants in sorted(by_role.items()):
-            holders = self._members(role)
+            holders = [(m.principal_type, m.principal) for m in self._reach(role, fenced, own_member, read)]
             if not holders:
                 continue
             who = ", ".join(f"{kind} {name!r}" for kind, name in sorted(holders))
@@ -102,6 +117,32 @@ class Hostile:
                     f"{self.catalog}) reaches role {role!r}'s holders ({who}), outside pushdown's roles: "
                     + ALONE
                 )
+
+    def _reach(
+        self,
+        role: str,
+        fenced: Callable[[str], bool],
+        own_member: Callable[[Member], bool],
+        read: dict[str, list[Member]],
+    ) -> list[Member]:
+        """The direct holders of ``role``; the roles outside the fence holding it are
+        followed (each read once), and every user membership by pushdown's own grantor on
+        the way is kept in ``own``. A managed role holding it is revoked as nesting by
+        hand (:class:`HiveHeld`), so the walk stops at the fence."""
+        todo = [role]
+        while todo:
+            name = todo.pop()
+            if name in read:
+                continue
+            read[name] = rows = self._memberships(name)
+            for m in rows:
+                if m.principal_type == USER and own_member(m):
+                    self.own.add(HiveMember(name, m.principal, m.admin))
+                elif (
+                    m.principal_type == ROLE and not fenced(m.principal) and not is_public(ROLE, m.principal)
+                ):
+                    todo.append(m.principal)
+        return read[role]
 
     def reaches(self, principal_type: str, name: str) -> bool:
         if principal_type == USER:

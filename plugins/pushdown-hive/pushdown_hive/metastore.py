@@ -38,6 +38,19 @@ class Other:
 
 
 @dataclass(frozen=True)
+class Member:
+    """One direct holder of a role as ``get_principals_in_role`` shows it, with who
+    granted the membership."""
+
+    principal_type: str
+    principal: str
+    grantor: str
+    grantor_type: str = "USER"
+    #: held WITH ADMIN OPTION
+    admin: bool = False
+
+
+@dataclass(frozen=True)
 class TableInfo:
     """A table's owner and columns (``get_table_objects_by_name``)."""
 
@@ -113,6 +126,10 @@ class Metastore(Protocol):
     def members(self, role: str) -> list[tuple[str, str, bool]]:
         """``get_principals_in_role``: (principal type, name, WITH ADMIN OPTION) of each
         direct holder."""
+        ...
+
+    def memberships(self, role: str) -> list[Member]:
+        """``get_principals_in_role``: each direct holder with the membership's grantor."""
         ...
 
     def roles_held_by_role(self, role: str) -> list[str]:

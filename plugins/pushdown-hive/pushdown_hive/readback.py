@@ -197,11 +197,11 @@ def fact_scope(
         if isinstance(fact, HiveGlobal):
             return True  # never wanted, read on every sync
         if isinstance(fact, HiveMember):
+            if not role_prefix or not fact.role.startswith(role_prefix):
+                return True  # pushdown's membership of a role outside the fence: never wanted
             # a role in play is recomputed with all its holders: every member it has is read
-            role = (
-                fact.role[len(role_prefix) :] if role_prefix and fact.role.startswith(role_prefix) else None
-            )
-            return role is not None and any(p.roles is None or role in p.roles for p in plays)
+            role = fact.role[len(role_prefix) :]
+            return any(p.roles is None or role in p.roles for p in plays)
         if not isinstance(fact, HiveGrant) or not where.covers(fact.db, fact.table):
             return False
         obj = object_of(catalog, fact)

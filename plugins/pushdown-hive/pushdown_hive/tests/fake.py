@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pushdown_hive.facts import HiveGrant
-from pushdown_hive.metastore import Listed, Other, Refused, TableInfo, Unreachable
+from pushdown_hive.metastore import Listed, Member, Other, Refused, TableInfo, Unreachable
 
 
 @dataclass
@@ -18,6 +18,8 @@ class FakeMetastore:
     log: list[tuple[str, int]] = field(default_factory=list)
     refuse: set[HiveGrant] = field(default_factory=set)
     roles: dict[str, set[str]] = field(default_factory=lambda: {"admin": set(), "public": set()})
+    #: who granted each membership (role, user)
+    grantors: dict[tuple[str, str], str] = field(default_factory=dict)
     #: answer this many more calls, then stop answering (a metastore killed mid-apply)
     alive: int | None = None
 
@@ -93,6 +95,10 @@ class FakeMetastore:
         self._call("get_principals_in_role")
         return [("USER", u, False) for u in sorted(self.roles.get(role, ()))]
 
+    def memberships(self, role: str) -> list[Member]:
+        self._call("get_principals_in_role")
+        return [Member("USER", u, self.grantors.get((role, u), "")) for u in sorted(self.roles.get(role, ()))]
+
     def roles_held_by_role(self, role: str) -> list[str]:
         self._call("get_role_grants_for_principal")
         return []  # the fake grants roles to users only
@@ -124,6 +130,7 @@ class FakeMetastore:
         if role not in self.roles or user in self.roles[role]:
             raise Refused(f"Internal error processing grant_role ({role}, {user})")
         self.roles[role].add(user)
+        self.grantors[(role, user)] = grantor
 
     def revoke_role(self, role: str, user: str) -> None:
         self._call("revoke_role")

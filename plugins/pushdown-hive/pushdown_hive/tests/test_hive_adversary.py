@@ -45,7 +45,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pushdown.decide.evaluator import Evaluator
@@ -794,6 +794,16 @@ SWEEP: dict[str, list[tuple[Any, ...]]] = {
 }
 
 
+#: a history that drew a wider case: the role prefix changes (the roles of the earlier
+#: prefix keep the members pushdown gave them), then another hand's role carrying ALL on
+#: s1.a is nested into the earlier prefix's role of r1
+EARLIER_PREFIX: list[tuple[Any, ...]] = [
+    ("hand", HAND.index(_role_prefix_changed)),
+    ("grant", "r1", "catalog c", "USE_CATALOG", "ALLOW"),
+    ("hand", HAND.index(_nested_role)),
+]
+
+
 class Adversary:
     """The histories of one test: each played on the stage, checked after every sync."""
 
@@ -863,6 +873,8 @@ def test_the_hive_backend_is_never_wider_than_the_evaluator(hive_metastore: Any,
         own=st.booleans(),
         history=st.lists(steps, min_size=2, max_size=5),
     )
+    @example(mapping="identity", own=False, history=EARLIER_PREFIX)
+    @example(mapping="collide", own=False, history=EARLIER_PREFIX)
     def run(mapping: str, own: bool, history: list[tuple[Any, ...]]) -> None:
         adversary.play(mapping, own, history)
 

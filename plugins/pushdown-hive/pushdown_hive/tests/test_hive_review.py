@@ -16,6 +16,7 @@ from pushdown.model import changes as ch
 from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef
+from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
 from pushdown_hive.client import Grant, HiveObject, ObjectType, PrincipalType
@@ -348,9 +349,11 @@ def test_grantor_and_role_prefix_changed_together_leave_nothing_wider_unreported
 
 def test_role_prefix_changed_foreign_grant_on_the_old_role_still_reported(world: World) -> None:
     """A DBA grants SELECT on s.secret to pushdown's role pd_reader (a finding while the
-    role has the prefix). The role_prefix setting changes: the old role keeps its members
-    (alice, bob) and the DBA's grant; get_privilege_set(s.secret, alice) = {SELECT}, the
-    model denies it, and the finding is gone."""
+    role has the prefix). The role_prefix setting changes: the old role is outside the
+    fence, keeping the DBA's grant and the members pushdown gave it (alice, bob), so
+    get_privilege_set(s.secret, alice) = {SELECT}, which the model denies. Those
+    memberships are pushdown's (its grantor's): the full sync revokes them, and reports
+    the DBA's grant, which it leaves alone."""
     db, hive = setup(world)
     hive.close()
     hive = world.backend(role_prefix="new_" + world.prefix)
@@ -359,7 +362,36 @@ def test_role_prefix_changed_foreign_grant_on_the_old_role_still_reported(world:
         grant(world, HiveObject.of_table(db, "secret"), old, PrincipalType.ROLE, "SELECT")
         assert held(world, db, "secret", "alice") == {"SELECT"}
         plan = full(world, hive)
-        assert held(world, db, "secret", "alice") == set() or named(plan.findings, old), plan.findings
+        assert held(world, db, "secret", "alice") == set()
+        assert held(world, db, "a", "alice") == {"SELECT"}  # the new prefix's role
+        assert named(plan.findings, old), plan.findings
+        assert world.client.get_principals_in_role(old) == []
+        assert [g.principal for g in world.client.list_privileges(HiveObject.of_table(db, "secret"))] == [old]
+    finally:
+        world.client.drop_role(world.role_name("reader"))
+        hive.close()
+
+
+def test_role_prefix_changed_hand_role_nested_into_the_old_role_reaches_nobody(world: World) -> None:
+    """As above, but the DBA's SELECT on s.secret is on a role of their own, nested into
+    the old role pd_reader. A sync of role reader alone (the new prefix's) follows the DBA's
+    role to the old one it is held by and revokes the memberships pushdown gave that one:
+    nobody reads s.secret, and the DBA's role and its grant are left alone."""
+    db, hive = setup(world)
+    hive.close()
+    hive = world.backend(role_prefix="new_" + world.prefix)
+    hand = f"hand_{world.prefix}dba"
+    try:
+        old = world.role_name("reader")
+        world.client.create_role(hand)
+        grant(world, HiveObject.of_table(db, "secret"), hand, PrincipalType.ROLE, "SELECT")
+        world.client.grant_role(hand, old, PrincipalType.ROLE)
+        assert held(world, db, "secret", "bob") == {"SELECT"}
+        plan, _ = reconcile(hive, world.model, Scope.of(principals={Principal.role("reader")}))
+        assert held(world, db, "secret", "bob") == set() and held(world, db, "secret", "alice") == set()
+        assert named(plan.findings, hand, old), plan.findings
+        assert [g.principal for g in world.client.get_principals_in_role(hand)] == [old]
+        assert planner.plan(hive, world.model, Scope.everything()).empty
     finally:
         world.client.drop_role(world.role_name("reader"))
         hive.close()
