@@ -675,21 +675,27 @@ def test_delegated_admin_on_pushdowns_allow_item_is_taken_out_and_reported(range
     assert wider(ranger_standin, b) == []
 
 
+@pytest.mark.parametrize("change", ["revoke", "delete-role"])
 def test_delegated_admin_on_an_allow_item_then_the_grant_revoked_before_a_sync(
-    ranger_standin: Standin,
+    ranger_standin: Standin, change: str
 ) -> None:
     """Delegated admin ticked on pushdown's allow items, and the model revokes reader's grants
-    before pushdown syncs again: no plain item of reader's is left to diff, yet the marked
-    one is read, so the sync still takes pushdown's role out of it (bob and alice keep no
-    select on crm through it)."""
+    (or deletes role reader) before pushdown syncs again: no plain item of reader's is left
+    to diff, yet the marked one is read, so the sync still takes pushdown's role out of it
+    (bob and alice keep no select on crm through it), and Ranger deletes ``pd_reader`` (no
+    item names it any more)."""
     b = world()
     backend = backend_for(ranger_standin)
     reconcile(backend, b.model, ALL)
     assert _edit_items(ranger_standin, "policyItems", lambda item: {**item, "delegateAdmin": True})
-    revoke_all(b)
+    if change == "revoke":
+        revoke_all(b)
+    else:
+        b.do(changes.delete_role, "reader")
     reconcile(backend, b.model, ALL)
     assert _delegated(ranger_standin, "policyItems") == []
     assert wider(ranger_standin, b) == []
+    assert (ranger_standin.store.list_roles({"roleName": "pd_reader"}) == []) is (change == "delete-role")
 
 
 def test_delegated_admin_on_pushdowns_deny_item_keeps_the_deny_and_loses_the_admin(
