@@ -192,6 +192,13 @@ def _rows() -> list[Operation]:
     # The reference lists "list fileset" twice; the second row carries load-fileset
     # conditions on one fileset, which is listing the files inside a fileset.
     rows.append(_same_as("list_fileset_files", "list fileset (files of one fileset)", filesets[-1]))
+    # Not API operations: what a backend's data access needs. Loading a topic or fileset
+    # passes with PRODUCE_TOPIC / WRITE_FILESET too, but Kafka's consume and HDFS's read give
+    # the data itself: only CONSUME_TOPIC / READ_FILESET (or an owner's rights) may, so a
+    # DENY of them is never lost through the other privilege.
+    for kind, read in ((T.TOPIC, P.CONSUME_TOPIC), (T.FILESET, P.READ_FILESET)):
+        data = AllOf((*GATES, _owner_or((kind, S, C, M), read)))
+        rows.append(Operation(f"read_{kind.value}_data", kind, data, f"read {kind.value} data (enforcement)"))
     rows += _model_rows()
     rows += _principal_rows()
     rows += _metalake_object_rows()

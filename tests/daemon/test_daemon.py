@@ -129,8 +129,8 @@ def test_durations_and_settings_are_checked_with_the_key_and_value_named() -> No
     assert duration("5m") == 300 and duration(2) == 2 and duration("1h") == 3600
     assert duration("0s") is None and duration("soon") is None and duration(True) is None
     assert parse(None, "f") == DaemonSettings()
-    s = parse({"interval": "1m", "poll": "100ms", "port": 0, "jitter": 0.2}, "f")
-    assert (s.interval, s.poll, s.port, s.jitter) == (60, 0.1, 0, 0.2)
+    s = parse({"interval": "1m", "poll": "100ms", "port": 0, "jitter": 0.2, "gather": "5ms", "nice": 0}, "f")
+    assert (s.interval, s.poll, s.port, s.jitter, s.gather, s.nice) == (60, 0.1, 0, 0.2, 0.005, 0)
     for raw, words in [
         ({"interval": "often"}, "daemon.interval = 'often'"),
         ({"port": 70000}, "daemon.port = 70000"),
@@ -141,6 +141,10 @@ def test_durations_and_settings_are_checked_with_the_key_and_value_named() -> No
         ({"poll": 1e300}, "daemon.poll = 1e+300: at most 7 days"),
         ({"interval": "200000h"}, "daemon.interval = '200000h': at most 7 days"),
         ({"lease_ttl": "100ms"}, "daemon.lease_ttl = '100ms': at least 1 s"),
+        ({"gather": "0ms"}, "daemon.gather = '0ms': a duration"),
+        ({"nice": 20}, "daemon.nice = 20: a whole number from 0 to 19"),
+        ({"nice": "5"}, "daemon.nice = '5'"),
+        ({"nice": True}, "daemon.nice = True"),
     ]:
         with pytest.raises(ConfigError, match=None) as err:
             parse(raw, "f.toml")

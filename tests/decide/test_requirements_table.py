@@ -384,6 +384,24 @@ CASES: list[Case] = [
     *leaf("topic", "CREATE_TOPIC", "PRODUCE_TOPIC", ("CONSUME_TOPIC", "PRODUCE_TOPIC")),
     *FILESET,
     *same(["list_fileset_files"], FILESET[4]),
+    # what a backend's data access needs: the read privilege itself (or an owner's rights);
+    # the write privilege that also loads the object does not, and a DENY of the read wins
+    *(
+        case(
+            f"read_{kind}_data",
+            f"{kind}:c.s.{name}",
+            [f"UC US {read}@{kind}:c.s.{name}", f"UC US {read}@catalog:c", f"UC US own@{kind}:c.s.{name}"],
+            [
+                f"UC US {write}@{kind}:c.s.{name}",
+                f"UC US {write}@catalog:c {read}@catalog:c !{read}@{kind}:c.s.{name}",
+                f"{read}@{kind}:c.s.{name}",
+            ],
+        )
+        for kind, name, read, write in (
+            ("topic", "tp", "CONSUME_TOPIC", "PRODUCE_TOPIC"),
+            ("fileset", "f", "READ_FILESET", "WRITE_FILESET"),
+        )
+    ),
     *MODEL,
     case("register_model", "model:c.s.new", ["UC US CREATE_MODEL@schema:c.s"], ["CREATE_MODEL@schema:c.s"]),
     case(

@@ -191,7 +191,7 @@ def test_tls_when_a_certificate_and_key_are_configured(tmp_path: Path) -> None:
 WORKERS_CONFIG = (
     ADMIN_CONFIG
     + '[backends.demo]\nkind = "recording"\nstate = "demo.json"\n'
-    + '[daemon]\ninterval = "5m"\npoll = "5m"\nbackoff_min = "100ms"\nbackoff_max = "500ms"\n'
+    + '[daemon]\ninterval = "5m"\npoll = "5m"\nbackoff_min = "100ms"\nbackoff_max = "500ms"\nnice = 3\n'
 )
 
 
@@ -225,6 +225,10 @@ def _parent(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 
 
+def _nice(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+
+
 def test_the_workers_run_in_a_child_process_restarted_when_it_dies_and_reaped(tmp_path: Path) -> None:
     config = tmp_path / "pushdown.toml"
     config.write_text(WORKERS_CONFIG)
@@ -235,6 +239,8 @@ def test_the_workers_run_in_a_child_process_restarted_when_it_dies_and_reaped(tm
         wait_for(lambda: len(_workers(log)) == 1, 30, "the workers started")
         [(serve_pid, first)] = _workers(log)
         assert serve_pid == server.proc.pid and first != serve_pid and _parent(first) == serve_pid
+        # [daemon] nice = 3: the workers run that much lower in CPU priority than the server
+        wait_for(lambda: _nice(first) == _nice(serve_pid) + 3, 30, "the workers' priority lowered")
         assert h.post(f"{uri}/api/metalakes", json={"name": "test"}).status_code == 200
         assert h.post(f"{uri}/api/metalakes/test/users", json={"name": "ann"}).status_code == 200
         wait_for(_pushed(config), 30, "the change pushed by the workers' process")

@@ -27,6 +27,7 @@ from pushdown.reconcile.estate import Estate, Proposal
 from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.scope import Scope
 from pushdown_ranger.facts import PolicyFact, RoleFact
+from pushdown_ranger.readback import hand_modified
 
 if TYPE_CHECKING:
     from pushdown_ranger.backend import RangerBackend
@@ -151,7 +152,12 @@ def _policy(
                 fact.service, fact.resources, **{"deny" if deny else "allow": frozenset({(name, access)})}
             )
             role = model_role(name)
-            if shape is None:
+            if hand_modified(access):
+                estate.why[part] = (
+                    "an allow item with conditions or delegated admin (made by hand): the model has "
+                    "no such grant, and a sync takes pushdown's roles out of it"
+                )
+            elif shape is None:
                 estate.why[part] = "a resource the import does not read (only Hive databases and tables)"
             elif flag:
                 estate.why[part] = flag
@@ -243,11 +249,12 @@ def _flagged(policy: dict[str, Any] | None) -> str | None:
 
 
 def _outside(policies: Iterable[dict[str, Any]], ours: Any) -> list[str]:
-    """Items naming pushdown's roles that no sync touches: with conditions or delegated
-    admin (masks and row filters are other policy types, never read as facts)."""
+    """Items naming pushdown's roles that no sync touches: deny items and exceptions with
+    conditions or delegated admin (an allow item with them is read as marked pairs, which a
+    sync takes out; masks and row filters are other policy types, never read as facts)."""
     out = []
     for policy in policies:
-        for field in ("policyItems", "denyPolicyItems", "allowExceptions", "denyExceptions"):
+        for field in ("denyPolicyItems", "allowExceptions", "denyExceptions"):
             for item in policy.get(field) or ():
                 named = [r for r in item.get("roles") or () if ours(r)]
                 if named and (item.get("conditions") or item.get("delegateAdmin")):

@@ -10,10 +10,12 @@ evaluator decision          Ranger service, resource                   access
 ``create_table`` in c.d     hive ``database=d, table=<new table>``     ``create``
 ``alter_schema`` c.d        hive ``database=d``                        ``alter``
 ``drop_schema`` c.d         hive ``database=d``                        ``drop``
-``load_topic`` c.s.t        kafka ``topic=t``                          ``consume``, ``describe``
+``read_topic_data`` c.s.t   kafka ``topic=t``                          ``consume``
+``load_topic`` c.s.t        kafka ``topic=t``                          ``describe``
 ``alter_topic`` c.s.t       kafka ``topic=t``                          ``publish``
 ``drop_topic`` c.s.t        kafka ``topic=t``                          ``delete``
-``load_fileset`` c.s.f      hdfs ``path=<location>`` (recursive)       ``read``, ``execute``
+``read_fileset_data`` c.s.f hdfs ``path=<location>`` (recursive)       ``read``
+``load_fileset`` c.s.f      hdfs ``path=<location>`` (recursive)       ``execute``
 ``alter_fileset`` c.s.f     hdfs ``path=<location>`` (recursive)       ``write``
 ==========================  =========================================  ==================
 
@@ -51,13 +53,13 @@ DATABASE_ACCESS: tuple[tuple[str, str], ...] = (
 )
 
 KAFKA_ACCESS: tuple[tuple[str, str], ...] = (
-    ("consume", "load_topic"),
+    ("consume", "read_topic_data"),
     ("describe", "load_topic"),
     ("publish", "alter_topic"),
     ("delete", "drop_topic"),
 )
 HDFS_ACCESS: tuple[tuple[str, str], ...] = (
-    ("read", "load_fileset"),
+    ("read", "read_fileset_data"),
     ("execute", "load_fileset"),
     ("write", "alter_fileset"),
 )

@@ -2,9 +2,15 @@
 
 A policy is keyed by its service and resource set (values sorted; an excluded resource
 never equals one pushdown writes). pushdown's share of a policy is the ``(role, access)``
-pairs of plain allow and deny items (no conditions, no delegated admin) that name a
-role with one of pushdown's prefixes; everything else in the policy is somebody else's
-and is written back untouched.
+pairs of the allow and deny items that name a role with one of pushdown's prefixes:
+plain items (no conditions, no delegated admin) as they are, and allow items with
+conditions or delegated admin (made or edited by hand) as marked pairs
+(:func:`hand_modified`), which nothing pushdown compiles equals, so the next sync of the
+policy writes it and takes pushdown's roles out of them. Taking a role out of an allow
+item only narrows; out of a deny item it would widen, so a deny item with conditions or
+delegated admin is kept whole (only the delegated admin of one naming nobody but
+pushdown's roles is cleared). Everything else in the policy is somebody else's and is
+written back untouched.
 """
 
 from __future__ import annotations
@@ -39,16 +45,35 @@ def _plain(item: Json) -> bool:
     return not item.get("conditions") and not item.get("delegateAdmin")
 
 
+def _modifiers(item: Json) -> str:
+    """What makes an item not plain, in words (empty for a plain item)."""
+    found = [("conditions", "conditions"), ("delegateAdmin", "delegated admin")]
+    return ", ".join(words for name, words in found if item.get(name))
+
+
+def hand_modified(access: str) -> bool:
+    """Whether an allow pair's access was read from an item with conditions or delegated
+    admin (``select [delegated admin]``): Ranger grants it, pushdown never writes it."""
+    return " [" in access
+
+
 def our_pairs(policy: Json, ours: Callable[[str], bool]) -> tuple[frozenset[Pair], frozenset[Pair]]:
+    """pushdown's ``(role, access)`` pairs in ``policy``'s allow and deny items. An allow item
+    with conditions or delegated admin gives its pairs marked (:func:`hand_modified`): they
+    are held (its members may do that, and administer the policy) but never what pushdown
+    compiles, so a sync of the policy always takes them out. A deny item with them is not
+    read (pushdown writes its plain deny item again; the other is kept and reported)."""
     found: dict[bool, set[Pair]] = {False: set(), True: set()}
     for field, deny in ITEM_KINDS:
         for item in policy.get(field) or ():
-            if not _plain(item):
+            modifiers = _modifiers(item)
+            if modifiers and deny:
                 continue
+            suffix = f" [{modifiers}]" if modifiers else ""
             accesses = [a.get("type") for a in item.get("accesses") or () if a.get("isAllowed", True)]
             for role in item.get("roles") or ():
                 if ours(role):
-                    found[deny].update((role, str(a)) for a in accesses)
+                    found[deny].update((role, f"{a}{suffix}") for a in accesses)
     return frozenset(found[False]), frozenset(found[True])
 
 
@@ -72,12 +97,24 @@ def role_fact(role: Json) -> RoleFact:
     return RoleFact(str(role["name"]), users, groups, roles, admins)
 
 
-def _strip(items: Iterable[Json], ours: Callable[[str], bool]) -> list[Json]:
-    """Items without pushdown's roles (an item left with no principal at all is dropped)."""
+def _strip(items: Iterable[Json], ours: Callable[[str], bool], deny: bool) -> list[Json]:
+    """Items without pushdown's roles (an item left with no principal at all is dropped).
+
+    Every allow item loses pushdown's roles, whatever was added to it by hand (conditions,
+    delegated admin): an allow the model does not want never keeps reaching pushdown's
+    principals, and taking a principal out of an allow only narrows. A deny item with
+    conditions or delegated admin is kept whole (taking a principal out of a deny widens);
+    when it names nobody but pushdown's roles its delegated admin (the right to edit the
+    policy, never granted by pushdown) is cleared, which narrows too."""
     kept = []
     for item in items:
-        if not _plain(item):
-            kept.append(item)
+        if deny and not _plain(item):
+            others = (
+                item.get("users") or item.get("groups") or any(not ours(r) for r in item.get("roles") or ())
+            )
+            kept.append(
+                {**item, "delegateAdmin": False} if item.get("delegateAdmin") and not others else item
+            )
             continue
         roles = [r for r in item.get("roles") or () if not ours(r)]
         if roles or item.get("users") or item.get("groups"):
@@ -110,7 +147,7 @@ def merged(policy: Json, fact: PolicyFact | None, ours: Callable[[str], bool]) -
     """``policy`` with pushdown's items replaced by ``fact``'s (none when ``None``)."""
     out = dict(policy)
     for field, deny in ITEM_KINDS:
-        kept = _strip(policy.get(field) or (), ours)
+        kept = _strip(policy.get(field) or (), ours, deny)
         if fact is not None:
             kept += _items(fact.deny if deny else fact.allow)
         out[field] = kept
@@ -184,8 +221,9 @@ def bypasses(policy: Json, users: set[str], groups: set[str]) -> list[str]:
 
 
 #: item lists where an item naming one of pushdown's roles is not pushdown's: it changes what
-#: the role's members may do outside the model (a deny exception, or an item with conditions
-#: or delegated admin, which pushdown neither reads as its own nor removes)
+#: the role's members may do outside the model (an allow or deny exception, or an item with
+#: conditions or delegated admin: pushdown takes its roles out of such an allow item, and
+#: leaves the others, which taking a role out of could widen)
 _OTHER_LISTS = ("policyItems", "denyPolicyItems", "allowExceptions", "denyExceptions")
 
 
@@ -205,6 +243,13 @@ def unenforced(policy: Json, ours: Callable[[str], bool]) -> list[str]:
             if field in ("policyItems", "denyPolicyItems") and _plain(item):
                 continue
             roles = sorted(str(r) for r in item.get("roles") or () if ours(str(r)))
-            if roles:
+            if not roles:
+                continue
+            if field == "policyItems":
+                out.append(
+                    f"{where}: an allow item with {_modifiers(item)} names pushdown's role(s) "
+                    f"{', '.join(roles)} (made by hand): the sync of this policy takes them out of it"
+                )
+            else:
                 out.append(f"{where}: {field} names pushdown's role(s) {', '.join(roles)}, outside pushdown")
     return out

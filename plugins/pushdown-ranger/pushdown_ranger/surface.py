@@ -103,9 +103,15 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         POLICY,
         "policy item conditions (on an item naming pushdown's role, or a model principal)",
         (G, R),
-        "an item with conditions is never read as pushdown's: pushdown writes its plain item again and "
-        "reports the conditioned one; one reaching a model principal is reported",
-        (REVIEW + "test_pushdowns_deny_item_given_a_condition_by_hand",),
+        "an allow item with conditions naming pushdown's role is read as held but never as compiled: "
+        "the next sync of its policy takes pushdown's roles out of it (only narrower) and writes its "
+        "plain item again where the model wants it; a deny item with conditions is kept whole (taking "
+        "a role out would widen), pushdown writes its plain deny item again and reports the other; "
+        "one reaching a model principal is reported",
+        (
+            REVIEW + "test_pushdowns_deny_item_given_a_condition_by_hand",
+            READ + "test_our_roles_leave_a_modified_allow_item_and_a_modified_deny_item_stays_whole",
+        ),
     ),
     SurfaceEntry(
         "policy.conditions",
@@ -206,8 +212,18 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         POLICY,
         "delegateAdmin on an item",
         (G, R),
-        "an item with delegated admin is never read as pushdown's: it is taken out or reported",
-        (REVIEW + "test_delegated_admin_on_pushdowns_allow_item_is_taken_out_or_reported",),
+        "an allow item with delegated admin naming pushdown's role is reported and loses pushdown's "
+        "roles at the next sync of its policy, whatever the model then wants there (its members keep "
+        "neither the accesses nor the right to edit the policy through it); a deny item with delegated "
+        "admin keeps its principals (taking one out would widen): its delegated admin is cleared when "
+        "it names nobody but pushdown's roles, else it is reported",
+        (
+            REVIEW + "test_delegated_admin_on_pushdowns_allow_item_is_taken_out_and_reported",
+            REVIEW + "test_delegated_admin_on_an_allow_item_then_the_grant_revoked_before_a_sync",
+            REVIEW + "test_delegated_admin_on_pushdowns_deny_item_keeps_the_deny_and_loses_the_admin",
+            READ + "test_our_roles_leave_a_modified_allow_item_and_a_modified_deny_item_stays_whole",
+            ADVERSARY,
+        ),
     ),
     # -- resources -------------------------------------------------------------------------------
     SurfaceEntry(

@@ -16,7 +16,7 @@ def run(config: Config, settings: DaemonSettings, *, parent: int | None = None) 
     serving process's pid) the workers only: no HTTP endpoints, and stopped when the
     serving process is gone."""
     if parent is not None:
-        lower_priority()
+        lower_priority(settings.nice)
     d = Daemon(config, settings=settings)
     try:
         d.handle_signals()

@@ -42,9 +42,6 @@ STOP_WAIT = 30.0
 STABLE = 60.0
 #: seconds between looks at the parent, in the child
 WATCH_EVERY = 0.5
-#: how much lower the child's CPU priority is than the server's (``nice``): on a busy host
-#: the answers win the CPU, and a sync still runs whenever the server waits
-NICE = 5
 
 
 class WorkerProcess:
@@ -155,10 +152,14 @@ def _said(code: int) -> str:
     return f"exit code {code}"
 
 
-def lower_priority() -> None:
-    """In the child: run at a lower CPU priority than the serving process (best effort)."""
+def lower_priority(by: int) -> None:
+    """In the child: run ``by`` lower in CPU priority than the serving process (best effort;
+    ``[daemon] nice``): on a busy host the answers win the CPU, and a sync still runs
+    whenever the server waits."""
+    if by <= 0:
+        return
     try:
-        os.nice(NICE)
+        os.nice(by)
     except OSError as exc:
         daemon_log.warning("could not lower the workers' CPU priority: %s", exc.strerror)
 

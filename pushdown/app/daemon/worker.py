@@ -34,12 +34,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("pushdown.daemon")
 
-#: the least seconds between the starts of a worker's rounds: the commits of a stream that
-#: arrive while a round runs, or soon after it, are gathered into the next one, so a hundred
-#: writes a second cost at most 1/GATHER syncs a second, not a hundred; a commit after a quiet
-#: spell is looked at at once (the while has passed)
-GATHER = 0.02
-
 
 class Worker(threading.Thread):
     """Reconciles one backend, forever, until the daemon stops."""
@@ -70,9 +64,11 @@ class Worker(threading.Thread):
                 started = time.monotonic()
                 self.round()
                 self.woken.wait(self.settings.poll)
-                # no round sooner than GATHER after the last one started: what else is
-                # committed meanwhile goes into the same next round
-                rest = started + min(GATHER, self.settings.poll) - time.monotonic()
+                # no round sooner than ``gather`` after the last one started: what else is
+                # committed meanwhile goes into the same next round, so a hundred writes a
+                # second cost at most 1/gather syncs a second, not a hundred; a commit after
+                # a quiet spell is looked at at once (the while has passed)
+                rest = started + min(self.settings.gather, self.settings.poll) - time.monotonic()
                 if rest > 0:
                     self.d.stop.wait(rest)
         finally:

@@ -7,11 +7,14 @@
     backoff_min = "5s"     # temporary errors: first wait, doubling up to backoff_max
     backoff_max = "5m"
     lease_ttl = "30s"      # the one-active-daemon lease outlives a vanished holder by this
+    gather = "20ms"        # the least time between the starts of a worker's rounds
+    nice = 5               # under `pushdown serve`: the workers' process, this much lower CPU priority
     host = "127.0.0.1"     # /metrics, /livez, /readyz
     port = 9464            # 0: any free port (the log says which)
 
 Durations are seconds (a number) or a string with a unit: ``ms``, ``s``, ``m``, ``h``;
-at most 7 days; ``lease_ttl`` at least 1 s.
+at most 7 days; ``lease_ttl`` at least 1 s; ``gather`` at most ``poll`` counts (a round
+starts at least once a poll). ``nice``: a whole number from 0 (the server's priority) to 19.
 Every value is checked when the config is loaded; an error names the key and the value.
 """
 
@@ -37,16 +40,21 @@ class DaemonSettings:
     backoff_min: float = 5.0
     backoff_max: float = 300.0
     lease_ttl: float = 30.0
+    #: the least seconds between the starts of a worker's rounds: the commits of a stream
+    #: that arrive while a round runs, or soon after it, are gathered into the next one
+    gather: float = 0.02
+    #: how much lower the workers' CPU priority is than the serving process's (``nice``)
+    nice: int = 5
     host: str = "127.0.0.1"
     port: int = 9464
 
 
-DURATIONS = ("interval", "poll", "backoff_min", "backoff_max", "lease_ttl")
+DURATIONS = ("interval", "poll", "backoff_min", "backoff_max", "lease_ttl", "gather")
 #: the longest duration taken: longer ones overflow the waits (a worker thread would die)
 MAX_DURATION = 7 * 24 * 3600.0
 #: the shortest lease: it is renewed every lease_ttl / 3, on a loaded machine too
 MIN_LEASE_TTL = 1.0
-KNOWN = (*DURATIONS, "jitter", "host", "port")
+KNOWN = (*DURATIONS, "jitter", "nice", "host", "port")
 
 
 def duration(value: Any) -> float | None:
@@ -94,6 +102,11 @@ def parse(raw: Any, source: str) -> DaemonSettings:
         if isinstance(j, bool) or not isinstance(j, int | float) or not 0 <= j <= 0.5:
             raise ConfigError(f"{source}: daemon.jitter = {_shown(j)}: a fraction from 0 to 0.5")
         values["jitter"] = float(j)
+    if "nice" in raw:
+        n = raw["nice"]
+        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= 19:
+            raise ConfigError(f"{source}: daemon.nice = {_shown(n)}: a whole number from 0 to 19")
+        values["nice"] = n
     if "host" in raw:
         h = raw["host"]
         if not isinstance(h, str) or not h or any(not c.isprintable() or c.isspace() for c in h):

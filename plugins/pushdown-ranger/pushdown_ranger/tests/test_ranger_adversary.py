@@ -679,6 +679,13 @@ def test_ranger_is_never_wider_than_the_evaluator_in_a_hostile_world(
         history=st.lists(steps, min_size=1, max_size=5),
     )
     @every_entry
+    # delegated admin set by hand on pushdown's allow item, then the grant under it revoked:
+    # pushdown's role must leave that item (it kept u1 and u2 selecting in s1)
+    @example(
+        mapping="identity",
+        location=LOCATIONS[0],
+        history=[("hand", 24), ("revoke", "r1", "catalog c", "USE_CATALOG", "ALLOW")],
+    )
     def run(mapping: str, location: str, history: list[tuple[Any, ...]]) -> None:
         with Standin() as standin:
             world = World(standin, mapping, location)

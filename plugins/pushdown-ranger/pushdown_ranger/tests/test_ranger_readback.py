@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pushdown_ranger.answers import Written
 from pushdown_ranger.compile.desired import RangerNaming
 from pushdown_ranger.facts import PolicyFact
-from pushdown_ranger.readback import merged, new_policy, policy_fact, resource_key
+from pushdown_ranger.readback import hand_modified, merged, new_policy, policy_fact, resource_key
 
 OURS = RangerNaming().ours
 RES = (("database", ("d",), False),)
@@ -27,18 +29,81 @@ def hand_made() -> dict[str, object]:
     }
 
 
-def test_only_plain_items_naming_our_roles_are_ours() -> None:
+def test_plain_items_naming_our_roles_are_ours_and_a_modified_allow_item_is_marked() -> None:
     fact = policy_fact(hand_made(), OURS)
-    assert fact == PolicyFact("hive", RES, frozenset({("pd_r", "select")}))
+    assert fact == PolicyFact("hive", RES, frozenset({("pd_r", "select"), ("pd_r", "drop [conditions]")}))
+    assert fact is not None and not any(hand_modified(a) for _, a in fact.allow if a == "select")
 
 
 def test_merging_keeps_what_is_not_ours_and_replaces_what_is() -> None:
     out = merged(hand_made(), PolicyFact("hive", RES, frozenset({("pd_s", "create")})), OURS)
     items = out["policyItems"]
     assert items[0]["users"] == ["zed"] and items[0]["roles"] == []  # zed's item, without pd_r
-    assert items[1]["conditions"]  # an item with conditions is never touched
-    assert items[2]["roles"] == ["pd_s"] and items[2]["accesses"] == [{"type": "create", "isAllowed": True}]
+    # the allow item with conditions named nobody but pd_r: gone with it
+    assert items[1]["roles"] == ["pd_s"] and items[1]["accesses"] == [{"type": "create", "isAllowed": True}]
+    assert len(items) == 2
     assert policy_fact(out, OURS) == PolicyFact("hive", RES, frozenset({("pd_s", "create")}))
+
+
+def _modified(**modifiers: object) -> dict[str, object]:
+    """A policy on ``RES`` with one allow and one deny item for ``pd_r`` and ``zed`` that
+    carry ``modifiers`` (conditions, delegated admin), and a deny item for ``pd_r`` alone."""
+    item = {"accesses": [{"type": "select", "isAllowed": True}], "users": ["zed"], "roles": ["pd_r"]}
+    alone = {"accesses": [{"type": "drop", "isAllowed": True}], "roles": ["pd_r"], **modifiers}
+    return {
+        "service": "hive",
+        "name": "edited",
+        "resources": {"database": {"values": ["d"], "isRecursive": False}},
+        "policyItems": [{**item, **modifiers}, {**alone, "accesses": [{"type": "alter"}]}],
+        "denyPolicyItems": [{**item, **modifiers}, alone],
+    }
+
+
+@pytest.mark.parametrize(
+    ("modifiers", "marked"),
+    [
+        ({"delegateAdmin": True}, "delegated admin"),
+        ({"conditions": [{"type": "ip-range", "values": ["10.0.0.0/8"]}]}, "conditions"),
+        ({"delegateAdmin": True, "conditions": [{"type": "ip-range"}]}, "conditions, delegated admin"),
+    ],
+    ids=["delegated-admin", "conditions", "both"],
+)
+def test_our_roles_leave_a_modified_allow_item_and_a_modified_deny_item_stays_whole(
+    modifiers: dict[str, object], marked: str
+) -> None:
+    """An allow item somebody gave conditions or delegated admin still grants pushdown's role:
+    read as marked pairs (never equal to what pushdown compiles, so the sync writes the
+    policy), and merged without pushdown's roles however the model changed (only narrower).
+    A deny item with them is never read as pushdown's and keeps every principal (taking
+    one out would widen); only the delegated admin of one naming nobody else is cleared."""
+    policy = _modified(**modifiers)
+    fact = policy_fact(policy, OURS)
+    assert fact == PolicyFact(
+        "hive", RES, frozenset({("pd_r", f"select [{marked}]"), ("pd_r", f"alter [{marked}]")})
+    )
+    assert all(hand_modified(a) for _, a in fact.allow)
+    for wanted in (None, PolicyFact("hive", RES, frozenset({("pd_r", "select")}))):
+        out = merged(policy, wanted, OURS)
+        allow, deny = out["policyItems"], out["denyPolicyItems"]
+        assert [i for i in allow if i.get("roles") and _differs(i)] == []  # no modified item names pd_r
+        assert {**policy["policyItems"][0], "roles": []} in allow  # zed keeps his (the item unchanged)
+        assert policy["denyPolicyItems"][0] in deny  # zed's and pd_r's deny item: whole
+        alone = policy["denyPolicyItems"][1]
+        # pd_r's own deny item kept, without delegated admin
+        assert ({**alone, "delegateAdmin": False} if alone.get("delegateAdmin") else alone) in deny
+        assert policy_fact(out, OURS) == (
+            wanted if "conditions" in modifiers else PolicyFact("hive", RES, *_with_deny(wanted))
+        )
+
+
+def _differs(item: dict[str, object]) -> bool:
+    return bool(item.get("conditions") or item.get("delegateAdmin"))
+
+
+def _with_deny(wanted: PolicyFact | None) -> tuple[frozenset[tuple[str, str]], frozenset[tuple[str, str]]]:
+    """``wanted``'s allow pairs, and the deny pair of pd_r's deny item once its delegated
+    admin is cleared (then a plain deny item pushdown reads and manages as its own)."""
+    return (wanted.allow if wanted else frozenset()), frozenset({("pd_r", "drop")})
 
 
 def test_an_excluded_resource_never_equals_one_pushdown_writes() -> None:

@@ -643,23 +643,77 @@ def test_a_location_ranger_cannot_name_withholds_the_enclosing_allow(
 # -- administration handed out by hand ---------------------------------------------------------
 
 
-def test_delegated_admin_on_pushdowns_allow_item_is_taken_out_or_reported(ranger_standin: Standin) -> None:
+def _delegated(standin: Standin, field: str) -> list[dict[str, Any]]:
+    """The ``field`` items with delegated admin that name one of pushdown's roles."""
+    return [
+        item
+        for p in standin.store.list_policies({"serviceName": "hive"})
+        for item in p.get(field) or ()
+        if item.get("delegateAdmin") and any(str(r).startswith("pd") for r in item.get("roles") or ())
+    ]
+
+
+def test_delegated_admin_on_pushdowns_allow_item_is_taken_out_and_reported(ranger_standin: Standin) -> None:
     """Somebody ticks *delegate admin* on pushdown's allow item for ``pd_reader``: every member
     (bob, alice) may now edit the policy through Ranger (grant themselves or others anything
-    on crm). The engine's answers do not change yet; the next sync must leave no item naming
-    pushdown's role with delegated admin, or report it."""
+    on crm). The engine's answers do not change yet. The next sync reports it and takes
+    pushdown's role out of that item (its plain item written again), and the one after
+    has nothing left to do; the model then revokes reader's grants and nothing of them stays."""
     b = world()
     backend = backend_for(ranger_standin)
     reconcile(backend, b.model, ALL)
     names = _edit_items(ranger_standin, "policyItems", lambda item: {**item, "delegateAdmin": True})
+    assert names and _delegated(ranger_standin, "policyItems")
     plan, _ = reconcile(backend, b.model, ALL)
-    left = [
-        str(p["name"])
-        for p in ranger_standin.store.list_policies({"serviceName": "hive"})
-        for item in p.get("policyItems") or ()
-        if item.get("delegateAdmin") and any(str(r).startswith("pd") for r in item.get("roles") or ())
-    ]
-    assert not left or any(n in f for n in names for f in plan.findings)
+    assert _delegated(ranger_standin, "policyItems") == []
+    assert any(n in f and "delegated admin" in f for n in names for f in plan.findings)
+    assert wider(ranger_standin, b) == []
+    again, _ = reconcile(backend, b.model, ALL)
+    assert again.empty and not any("delegated admin" in f for f in again.findings)
+    revoke_all(b)
+    reconcile(backend, b.model, ALL)
+    assert wider(ranger_standin, b) == []
+
+
+@pytest.mark.parametrize("change", ["revoke", "delete-role"])
+def test_delegated_admin_on_an_allow_item_then_the_grant_revoked_before_a_sync(
+    ranger_standin: Standin, change: str
+) -> None:
+    """Delegated admin ticked on pushdown's allow items, and the model revokes reader's grants
+    (or deletes role reader) before pushdown syncs again: no plain item of reader's is left
+    to diff, yet the marked one is read, so the sync still takes pushdown's role out of it
+    (bob and alice keep no select on crm through it), and Ranger deletes ``pd_reader`` (no
+    item names it any more)."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    assert _edit_items(ranger_standin, "policyItems", lambda item: {**item, "delegateAdmin": True})
+    if change == "revoke":
+        revoke_all(b)
+    else:
+        b.do(changes.delete_role, "reader")
+    reconcile(backend, b.model, ALL)
+    assert _delegated(ranger_standin, "policyItems") == []
+    assert wider(ranger_standin, b) == []
+    assert (ranger_standin.store.list_roles({"roleName": "pd_reader"}) == []) is (change == "delete-role")
+
+
+def test_delegated_admin_on_pushdowns_deny_item_keeps_the_deny_and_loses_the_admin(
+    ranger_standin: Standin,
+) -> None:
+    """Delegated admin ticked on pushdown's deny item (reader DENIED orders): taking pushdown's
+    role out of a deny item would widen, so the item stays; it names nobody but pushdown's
+    role, so the sync clears its delegated admin (narrower) and reports it. The DENY holds."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    names = _edit_items(ranger_standin, "denyPolicyItems", lambda item: {**item, "delegateAdmin": True})
+    assert names and _delegated(ranger_standin, "denyPolicyItems")
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert _delegated(ranger_standin, "denyPolicyItems") == []
+    assert any(n in f and "denyPolicyItems" in f for n in names for f in plan.findings)
+    assert wider(ranger_standin, b) == []
+    assert reconcile(backend, b.model, ALL)[0].empty
 
 
 def test_a_role_admin_flag_set_by_hand_on_pushdowns_role_is_reset_or_reported(
