@@ -363,9 +363,11 @@ def run(report: Report, args: argparse.Namespace) -> None:
         home = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-daemon-")))
         server = SERVERS[args.backend](stack, sizes)
         report.row("server", server.name)
+        report.row("[daemon] freeze", str(not args.no_freeze).lower())
         config = home / "pushdown.toml"
         config.write_text(
             f'store = "pd.db"\n[backends.{BACKEND}]\n{server.config()}[daemon]\ninterval = "1h"\nport = 0\n'
+            f"freeze = {'false' if args.no_freeze else 'true'}\n"
         )
         ac = AccessControl.open(str(config), push=False, create_store=True)
         stack.callback(ac.close)
@@ -428,6 +430,11 @@ def main(argv: list[str] | None = None) -> int:
         "--backend", choices=BACKENDS, default="mysql", help="the server the daemon pushes to"
     )
     parser.add_argument("--changes", type=int, help="changes in the stream (default 1,000 x scale)")
+    parser.add_argument(
+        "--no-freeze",
+        action="store_true",
+        help="the daemon with [daemon] freeze = false (its model left in the cyclic collector's walks)",
+    )
     args = parser.parse_args(argv)
     with Report("daemon", args) as report:
         run(report, args)

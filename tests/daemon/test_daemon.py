@@ -4,6 +4,7 @@ daemon as a separate process, is in the MySQL plugin's tests.)"""
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import random
@@ -33,6 +34,8 @@ from pushdown.journal.store import Store
 from pushdown.model.state import Model
 from pushdown.reconcile.sync import PERMANENT, TEMPORARY, SyncResult
 from tests.histories import commit, random_model
+
+from .conftest import DaemonProcess
 
 CONFIG = """
 store = "pd.db"
@@ -145,6 +148,7 @@ def test_durations_and_settings_are_checked_with_the_key_and_value_named() -> No
         ({"nice": 20}, "daemon.nice = 20: a whole number from 0 to 19"),
         ({"nice": "5"}, "daemon.nice = '5'"),
         ({"nice": True}, "daemon.nice = True"),
+        ({"freeze": "yes"}, "daemon.freeze = 'yes': true or false"),
     ]:
         with pytest.raises(ConfigError, match=None) as err:
             parse(raw, "f.toml")
@@ -457,3 +461,36 @@ def test_a_commit_wakes_the_daemon_without_waiting_for_its_poll(home: Path) -> N
         ac.close()
     finally:
         assert r.stop() == 0
+
+
+def _metric(port: int, name: str) -> float:
+    """One sample of the daemon's /metrics (0 when absent)."""
+    code, text = get(f"http://127.0.0.1:{port}/metrics")
+    found = [line.rsplit(" ", 1)[1] for line in text.splitlines() if line.startswith(name + " ")]
+    return float(found[0]) if code == 200 and found else 0.0
+
+
+FULL_OK = 'pushdown_reconciles_total{backend="demo",kind="full",result="ok"}'
+FROZEN = "pushdown_daemon_frozen_objects"
+
+
+@pytest.mark.parametrize("freeze", [True, False])
+def test_a_daemon_process_freezes_its_model_after_a_full_reconcile_unless_told_not_to(
+    home: Path, daemons: list[DaemonProcess], freeze: bool
+) -> None:
+    """``pushdown daemon``, a process of its own: after each full reconcile (every 2 s
+    here) the objects alive are frozen (``gc.freeze``, counted on /metrics), thawed again
+    before the next one reads the model; ``freeze = false`` freezes nothing. A daemon run
+    inside a caller's process never freezes the caller's objects."""
+    config = home / "pushdown.toml"
+    config.write_text(CONFIG + f"freeze = {str(freeze).lower()}\n")
+    d = DaemonProcess(config, home / "d.log")
+    daemons.append(d)
+    port = d.port()
+    wait_for(lambda: _metric(port, FULL_OK) >= 2, 60)
+    if freeze:
+        wait_for(lambda: _metric(port, FROZEN) > 1000, 30)
+    else:
+        assert _metric(port, FROZEN) == 0
+    assert gc.get_freeze_count() == 0  # this process (the caller's) was never frozen
+    assert d.term() == 0

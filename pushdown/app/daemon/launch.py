@@ -18,6 +18,7 @@ def run(config: Config, settings: DaemonSettings, *, parent: int | None = None) 
     if parent is not None:
         lower_priority(settings.nice)
     d = Daemon(config, settings=settings)
+    d.freeze = settings.freeze
     try:
         d.handle_signals()
         if parent is None:

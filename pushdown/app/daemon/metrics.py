@@ -90,6 +90,11 @@ class Metrics:
         self.active = Gauge(
             "pushdown_daemon_active", "1 while this daemon holds the store's daemon lease", registry=r
         )
+        self.frozen = Gauge(
+            "pushdown_daemon_frozen_objects",
+            "Objects the last full reconcile froze out of the cyclic collector's walks ([daemon] freeze)",
+            registry=r,
+        )
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

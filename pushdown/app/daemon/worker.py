@@ -7,6 +7,7 @@ Longer than ~250 lines: one class, the worker's loop, with its rounds and their 
 from __future__ import annotations
 
 import dataclasses
+import gc
 import logging
 import random
 import threading
@@ -33,6 +34,22 @@ if TYPE_CHECKING:
     from pushdown.app.daemon.runner import Daemon
 
 log = logging.getLogger("pushdown.daemon")
+
+
+def thaw() -> None:
+    """Before a worker reads its model again: what an earlier :func:`settle` froze goes back
+    to the collector (the model about to be replaced may hold cycles)."""
+    gc.unfreeze()
+
+
+def settle() -> None:
+    """After a full reconcile: collect once, then freeze what is alive (the models, the
+    backends' kept state) so the cyclic collector no longer walks it on every collection
+    of its oldest generation; with a model of 10,000 users and 100,000 tables those walks
+    were most of a scoped sync's p99. Objects made later are collected as usual, and
+    the next full reconcile thaws everything first, so nothing frozen outlives it."""
+    gc.collect()
+    gc.freeze()
 
 
 class Worker(threading.Thread):
@@ -143,6 +160,8 @@ class Worker(threading.Thread):
         kind = "full" if full else "pending"
         ac = self._access()
         if full:
+            if self.d.freeze:
+                thaw()
             ac.reload()
         started = time.monotonic()
         try:
@@ -157,6 +176,9 @@ class Worker(threading.Thread):
             )
             return
         took = time.monotonic() - started
+        if full and self.d.freeze:
+            settle()
+            self.d.metrics.frozen.set(gc.get_freeze_count())
         self.last_duration = took
         self.d.metrics.duration.labels(self.backend, kind).observe(took)
         for other in results:

@@ -9,6 +9,7 @@
     lease_ttl = "30s"      # the one-active-daemon lease outlives a vanished holder by this
     gather = "20ms"        # the least time between the starts of a worker's rounds
     nice = 5               # under `pushdown serve`: the workers' process, this much lower CPU priority
+    freeze = true          # after each full reconcile, the model leaves the cyclic collector's walks
     host = "127.0.0.1"     # /metrics, /livez, /readyz
     port = 9464            # 0: any free port (the log says which)
 
@@ -45,6 +46,8 @@ class DaemonSettings:
     gather: float = 0.02
     #: how much lower the workers' CPU priority is than the serving process's (``nice``)
     nice: int = 5
+    #: after each full reconcile, freeze what is alive (``gc.freeze``)
+    freeze: bool = True
     host: str = "127.0.0.1"
     port: int = 9464
 
@@ -54,7 +57,7 @@ DURATIONS = ("interval", "poll", "backoff_min", "backoff_max", "lease_ttl", "gat
 MAX_DURATION = 7 * 24 * 3600.0
 #: the shortest lease: it is renewed every lease_ttl / 3, on a loaded machine too
 MIN_LEASE_TTL = 1.0
-KNOWN = (*DURATIONS, "jitter", "nice", "host", "port")
+KNOWN = (*DURATIONS, "jitter", "nice", "freeze", "host", "port")
 
 
 def duration(value: Any) -> float | None:
@@ -107,6 +110,11 @@ def parse(raw: Any, source: str) -> DaemonSettings:
         if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= 19:
             raise ConfigError(f"{source}: daemon.nice = {_shown(n)}: a whole number from 0 to 19")
         values["nice"] = n
+    if "freeze" in raw:
+        f = raw["freeze"]
+        if not isinstance(f, bool):
+            raise ConfigError(f"{source}: daemon.freeze = {_shown(f)}: true or false")
+        values["freeze"] = f
     if "host" in raw:
         h = raw["host"]
         if not isinstance(h, str) or not h or any(not c.isprintable() or c.isspace() for c in h):
