@@ -43,11 +43,11 @@ def thaw() -> None:
 
 
 def settle() -> None:
-    """After a full reconcile: collect once, then freeze what is alive (the models, the
-    backends' kept state) so the cyclic collector no longer walks it on every collection
-    of its oldest generation; with a model of 10,000 users and 100,000 tables those walks
-    were most of a scoped sync's p99. Objects made later are collected as usual, and
-    the next full reconcile thaws everything first, so nothing frozen outlives it."""
+    """When a full reconcile has read its model: collect once, then freeze what is alive
+    (the models, the backends' state kept since the last one) so the cyclic collector no
+    longer walks it on every collection of its oldest generation. Objects made later are
+    collected as usual, and the next full reconcile thaws everything first, so nothing
+    frozen outlives it."""
     gc.collect()
     gc.freeze()
 
@@ -163,6 +163,9 @@ class Worker(threading.Thread):
             if self.d.freeze:
                 thaw()
             ac.reload()
+            if self.d.freeze:  # before the sync: a commit meanwhile waits for the sync anyway
+                settle()
+                self.d.metrics.frozen.set(gc.get_freeze_count())
         started = time.monotonic()
         try:
             results = ac.sync([self.backend], full=full, progress=self._progress)
@@ -176,9 +179,6 @@ class Worker(threading.Thread):
             )
             return
         took = time.monotonic() - started
-        if full and self.d.freeze:
-            settle()
-            self.d.metrics.frozen.set(gc.get_freeze_count())
         self.last_duration = took
         self.d.metrics.duration.labels(self.backend, kind).observe(took)
         for other in results:
