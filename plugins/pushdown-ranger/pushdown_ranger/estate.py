@@ -154,8 +154,8 @@ def _policy(
             role = model_role(name)
             if hand_modified(access):
                 estate.why[part] = (
-                    "an allow item with conditions or delegated admin (made by hand): the model has "
-                    "no such grant, and a sync takes pushdown's roles out of it"
+                    "an item with conditions or delegated admin (made by hand): the model has no such "
+                    "grant, and a sync takes pushdown's roles out of it (of a deny item: its delegated admin)"
                 )
             elif shape is None:
                 estate.why[part] = "a resource the import does not read (only Hive databases and tables)"
