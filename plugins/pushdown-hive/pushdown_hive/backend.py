@@ -57,7 +57,7 @@ from pushdown_hive.facts import (
     HiveRole,
     fact_from_json,
 )
-from pushdown_hive.hostile import Hostile, bare, owners_of
+from pushdown_hive.hostile import Fence, Hostile, bare, owners_of
 from pushdown_hive.identity import Identity, KeptIdentity, kept_identity
 from pushdown_hive.mapping import BUILTIN_ROLES
 from pushdown_hive.metastore import Listed, Member, Metastore, Other, Refused, Unreachable
@@ -285,15 +285,11 @@ class HiveBackend(Backend):
         the fence (facts, never wanted)."""
         users = {bare(n) for n in identity.users}
         owners = owners_of(model, catalog, identity)
-        h = Hostile(self.metastore, lambda n: bare(n) in users, catalog)
+        fence = Fence(self._fenced, self.grantor)
+        h = Hostile(self.metastore, lambda n: bare(n) in users, catalog, fence)
         try:
             if not self.own_foreign:
-                h.roles(
-                    (x for x in server.listed if within(x.grant)),
-                    lambda x: ours(x, self.grantor),
-                    self._fenced,
-                    self._own_member,
-                )
+                h.roles((x for x in server.listed if within(x.grant)), lambda x: ours(x, self.grantor), fence)
             h.admin()
             h.server(self._own_global)
             h.databases(server.databases, lambda db, owner: owners(db, None, owner))
@@ -489,7 +485,11 @@ class HiveBackend(Backend):
         for op in plan.ops:
             if isinstance(op.fact, HiveGrant):
                 touched.setdefault(op.fact.db, set()).add(op.fact.table)
-        roles = any(isinstance(op.fact, HiveRole | HiveMember | HiveHeld) for op in plan.ops)
+        roles = any(
+            isinstance(op.fact, HiveRole | HiveHeld)
+            or (isinstance(op.fact, HiveMember) and self._fenced(op.fact.role))
+            for op in plan.ops
+        )
         server = any(isinstance(op.fact, HiveGlobal) for op in plan.ops)
         # pushdown's memberships of roles outside the fence: those roles are read again
         outside = sorted(
@@ -526,10 +526,12 @@ class HiveBackend(Backend):
             raise self._refused(exc, "reading back what it applied") from exc
         self.rows += len(listed)
         fresh |= set(self._managed(tuple(listed)))
-        if roles:  # the roles the snapshot read, again
+        if roles and self.role_fence is not None:  # the managed roles the snapshot read, again
             fresh |= role_facts(self._read_roles(only=snapshot.roles.read if snapshot.roles else None))
 
         def touches(fact: Fact) -> bool:
+            if isinstance(fact, HiveMember) and not self._fenced(fact.role):
+                return fact.role in outside
             if isinstance(fact, HiveRole | HiveMember | HiveHeld):
                 return roles
             if isinstance(fact, HiveGlobal):

@@ -148,6 +148,9 @@ class ThriftMetastore:
             for r in rows
         ]
 
+    def role_owners(self, user: str) -> dict[str, str]:
+        return self._do(lambda: self.client.list_role_owners(user, PrincipalType.USER))
+
     def roles_held_by_role(self, role: str) -> list[str]:
         rows = self._do(lambda: self.client.get_role_grants_for_principal(role, PrincipalType.ROLE))
         return [r.role for r in rows]

@@ -548,6 +548,12 @@ class MetastoreClient:
         self.rows += len(rows or ())
         return [r.roleName for r in rows or ()]
 
+    def list_role_owners(self, principal: str, principal_type: PrincipalType) -> dict[str, str]:
+        """The roles a principal holds directly, each with its owner (``list_roles``)."""
+        rows = self._call("list_roles", principal, int(principal_type))
+        self.rows += len(rows or ())
+        return {r.roleName: r.ownerName or "" for r in rows or ()}
+
     def get_principals_in_role(self, role: str) -> list[RoleGrant]:
         """Who holds ``role`` directly, with grantor and grant option (one call per role)."""
         resp = self._call("get_principals_in_role", _tt.GetPrincipalsInRoleRequest(roleName=role))

@@ -4,12 +4,14 @@ reported (pushdown may not remove what others made; ``manage_foreign_grants`` as
 What a sync reads beyond its grants, and what it costs:
 
 - the holders of each role that is not managed (no prefix, the prefix in another case, an
-  earlier ``role_prefix``) and carries a grant by another hand on an object read, and of
+  earlier ``role_prefix``) and carries a grant by another hand on an object read (or on
+  the server, or a column of a table read, or owns a database or table read), and of
   every role outside the fence that holds such a role (nested): one
   ``get_principals_in_role`` per such role; a finding when anybody holds it. A user's
-  membership of one of those roles granted by pushdown's own grantor (a role of an
-  earlier ``role_prefix`` keeps the members pushdown gave it) is pushdown's fact, never
-  wanted: revoked, so another hand's grant never reaches a user through pushdown;
+  membership of one of those roles that pushdown gave (granted by its grantor, of a role
+  its grantor owns: a role of an earlier ``role_prefix`` keeps the members pushdown gave
+  it) is pushdown's fact, never wanted: revoked, so another hand's grant never reaches a
+  user through pushdown (one ``list_roles`` per such user, to read the role's owner);
 - the holders of the metastore's ``admin`` role: one call per sync;
 - the server-level (GLOBAL) grants: one call per sync;
 - the owner of each database read: one ``get_database`` per database;
@@ -24,6 +26,7 @@ case folded (``'alice '`` is ``alice``, ``'public '`` is ``public``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
@@ -66,18 +69,41 @@ def owners_of(model: Model, catalog: str, identity: Identity) -> Callable[[str, 
     return owns
 
 
+@dataclass(frozen=True)
+class Fence:
+    """What is pushdown's among the roles: ``fenced``, a role of its prefix; ``grantor``,
+    its grantor's name (a USER grantor of that name, on a role that name owns, made a
+    membership pushdown's: pushdown creates its roles owned by its grantor)."""
+
+    fenced: Callable[[str], bool]
+    grantor: str
+
+    def outside(self, principal_type: str, name: str) -> bool:
+        """A role outside the fence that holders reach things through (not ``public``)."""
+        return principal_type == ROLE and not self.fenced(name) and not is_public(ROLE, name)
+
+
 class Hostile:
     """Reads (counted in ``calls``) and the findings they lead to."""
 
-    def __init__(self, ms: Metastore, managed_user: Callable[[str], bool], catalog: str) -> None:
+    def __init__(
+        self, ms: Metastore, managed_user: Callable[[str], bool], catalog: str, fence: Fence | None = None
+    ) -> None:
         self.ms = ms
         self.managed_user = managed_user
         self.catalog = catalog
+        #: with a fence, the memberships pushdown gave to roles outside it that another
+        #: hand's grant or ownership reaches users through are found (:meth:`walk`)
+        self.fence = fence
         self.calls = 0
         self.findings: list[str] = []
         #: pushdown's own grantor's server-level grants, and its users' memberships of
         #: roles outside the fence: facts, never wanted
         self.own: set[HiveFact] = set()
+        #: the holders of each role outside the fence read by a walk
+        self.read: dict[str, list[Member]] = {}
+        #: the roles each user holds directly, with their owners (``list_roles``)
+        self.owners: dict[str, dict[str, str]] = {}
 
     def _members(self, role: str) -> list[tuple[str, str]]:
         return [(m.principal_type, m.principal) for m in self._memberships(role)]
@@ -89,25 +115,16 @@ class Hostile:
         except Refused:
             return []  # dropped meanwhile: nobody holds it
 
-    def roles(
-        self,
-        listed: Iterable[Listed],
-        ours: Callable[[Listed], bool],
-        fenced: Callable[[str], bool],
-        own_member: Callable[[Member], bool],
-    ) -> None:
-        """Grants by other hands to roles outside the fence that somebody holds; the
-        memberships by pushdown's own grantor (``own_member``) that such a grant reaches a
-        user through, directly or through roles outside the fence, are facts (``own``)."""
+    def roles(self, listed: Iterable[Listed], ours: Callable[[Listed], bool], fence: Fence) -> None:
+        """Grants by other hands to roles outside the fence that somebody holds (and the
+        memberships pushdown gave that they reach users through: :meth:`walk`)."""
         by_role: dict[str, list[Listed]] = {}
         for x in listed:
             g = x.grant
-            if g.principal_type == ROLE and not ours(x) and not fenced(g.principal):
-                if not is_public(ROLE, g.principal):
-                    by_role.setdefault(g.principal, []).append(x)
-        read: dict[str, list[Member]] = {}
+            if not ours(x) and fence.outside(g.principal_type, g.principal):
+                by_role.setdefault(g.principal, []).append(x)
         for role, grants in sorted(by_role.items()):
-            holders = [(m.principal_type, m.principal) for m in self._reach(role, fenced, own_member, read)]
+            holders = [(m.principal_type, m.principal) for m in self.walk(role)]
             if not holders:
                 continue
             who = ", ".join(f"{kind} {name!r}" for kind, name in sorted(holders))
@@ -118,31 +135,48 @@ class Hostile:
                     + ALONE
                 )
 
-    def _reach(
-        self,
-        role: str,
-        fenced: Callable[[str], bool],
-        own_member: Callable[[Member], bool],
-        read: dict[str, list[Member]],
-    ) -> list[Member]:
-        """The direct holders of ``role``; the roles outside the fence holding it are
-        followed (each read once), and every user membership by pushdown's own grantor on
-        the way is kept in ``own``. A managed role holding it is revoked as nesting by
-        hand (:class:`HiveHeld`), so the walk stops at the fence."""
+    def walk(self, role: str) -> list[Member]:
+        """The direct holders of ``role``, a role outside the fence that another hand's
+        grant or ownership reaches its holders through. The roles outside the fence
+        holding it are followed (each read once, cycles too), and every user membership on
+        the way that is pushdown's (its grantor's, of a role its grantor owns: a role of
+        an earlier ``role_prefix``) is kept in ``own``, to be revoked. A managed role
+        holding it is revoked as nesting by hand (:class:`HiveHeld`): the walk stops at
+        the fence. Without a fence, the holders only."""
+        fence = self.fence
+        if fence is None:
+            return self._memberships(role)
         todo = [role]
         while todo:
             name = todo.pop()
-            if name in read:
+            if name in self.read:
                 continue
-            read[name] = rows = self._memberships(name)
+            self.read[name] = rows = self._memberships(name)
             for m in rows:
-                if m.principal_type == USER and own_member(m):
+                if m.principal_type == USER and self._given(fence, name, m):
                     self.own.add(HiveMember(name, m.principal, m.admin))
-                elif (
-                    m.principal_type == ROLE and not fenced(m.principal) and not is_public(ROLE, m.principal)
-                ):
+                elif fence.outside(m.principal_type, m.principal):
                     todo.append(m.principal)
-        return read[role]
+        return self.read[role]
+
+    def _given(self, fence: Fence, role: str, m: Member) -> bool:
+        """Whether pushdown gave user ``m`` the role: its grantor granted it, and the role
+        is one pushdown created (owned by its grantor; one ``list_roles`` per user)."""
+        if m.grantor != fence.grantor or m.grantor_type != USER:
+            return False
+        if m.principal not in self.owners:
+            self.calls += 1
+            try:
+                self.owners[m.principal] = self.ms.role_owners(m.principal)
+            except Refused:
+                self.owners[m.principal] = {}
+        return self.owners[m.principal].get(role) == fence.grantor
+
+    def _walk_from(self, principal_type: str, name: str) -> None:
+        """Another hand's server-level or column grant, or ownership, held by a role
+        outside the fence: the memberships pushdown gave on the way are found too."""
+        if self.fence is not None and self.fence.outside(principal_type, name):
+            self.walk(name)
 
     def reaches(self, principal_type: str, name: str) -> bool:
         if principal_type == USER:
@@ -171,6 +205,7 @@ class Hostile:
                 continue  # the metastore's own: its holders are reported
             if not self.reaches(g.principal_type, g.principal):
                 continue
+            self._walk_from(g.principal_type, g.principal)
             self.findings.append(
                 f"{g.privilege} ON the server TO {g.principal_type} {g.principal!r} (granted by "
                 f"{g.grantor_type} {g.grantor!r}, not by pushdown; catalog {self.catalog}): a server-level "
@@ -191,6 +226,7 @@ class Hostile:
                 continue  # dropped meanwhile: the grant read says so
             if not owner or (kind == USER and (not self.managed_user(owner) or owns(db, owner))):
                 continue
+            self._walk_from(kind, owner)
             # the metastore gives its own ``default`` database to the role ``public`` (everyone)
             built_in = (db, kind, owner) == ("default", ROLE, "public")
             how = "as the metastore creates it" if built_in else "set by hand"
@@ -214,6 +250,7 @@ class Hostile:
             for info in infos:
                 self._partition_level(db, info)
                 if info.owner and info.owner_type != USER:
+                    self._walk_from(info.owner_type, info.owner)
                     self.findings.append(
                         f"table {db}.{info.table} has owner {info.owner_type} {info.owner!r} "
                         f"on the metastore (catalog {self.catalog}): its holders or members get an owner's "
@@ -247,6 +284,7 @@ class Hostile:
             return
         for g in rows:
             if self.reaches(g.principal_type, g.principal) or is_public(g.principal_type, g.principal):
+                self._walk_from(g.principal_type, g.principal)
                 self.findings.append(
                     f"{g.privilege} ON {g.on} TO {g.principal_type} {g.principal!r} (granted by "
                     f"{g.grantor!r}; catalog {self.catalog}): pushdown manages tables, not columns; a "

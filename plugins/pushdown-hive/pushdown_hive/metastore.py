@@ -132,6 +132,10 @@ class Metastore(Protocol):
         """``get_principals_in_role``: each direct holder with the membership's grantor."""
         ...
 
+    def role_owners(self, user: str) -> dict[str, str]:
+        """``list_roles`` of a USER: the roles it holds directly, each with its owner."""
+        ...
+
     def roles_held_by_role(self, role: str) -> list[str]:
         """``get_role_grants_for_principal`` of a ROLE: the roles granted to ``role``."""
         ...

@@ -242,16 +242,21 @@ MODIFIERS = (
         "grantorName, grantorPrincipalType of a membership",
         T.GOVERNED,
         "a managed role's USER members are pushdown's whoever granted them: one the model does not "
-        "want is revoked by a sync of the role (and every full sync); a USER's membership by pushdown's "
-        "grantor of a role outside the fence (an earlier role_prefix's) that another hand's grant reaches "
-        "users through, directly or nested, is pushdown's too, never wanted: revoked",
+        "want is revoked by a sync of the role (and every full sync); a USER's membership of a role outside "
+        "the fence that pushdown gave (by its grantor, of a role its grantor owns: an earlier role_prefix's) "
+        "where another hand's grant (on an object read, the server or a column) or ownership reaches users "
+        "through that role, directly or nested, is pushdown's too, never wanted: revoked; the same grantor "
+        "name on another owner's role is another hand's (reported)",
         (
             *_t("fail_open", "test_hand_membership_of_a_managed_role_is_revoked_by_a_sync_of_that_role"),
             *_t(
                 "review",
                 "test_role_prefix_changed_foreign_grant_on_the_old_role_still_reported",
                 "test_role_prefix_changed_hand_role_nested_into_the_old_role_reaches_nobody",
+                "test_role_prefix_changed_server_grant_on_the_old_role_reaches_nobody",
+                "test_a_role_pushdown_did_not_create_keeps_a_membership_granted_in_its_name",
             ),
+            *_t("pure", "test_without_a_fence_a_membership_pushdown_gave_is_revoked_and_read_back_alone"),
             ADVERSARY,
         ),
     ),

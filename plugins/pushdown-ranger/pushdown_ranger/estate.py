@@ -154,8 +154,8 @@ def _policy(
             role = model_role(name)
             if hand_modified(access):
                 estate.why[part] = (
-                    "an allow item with conditions or delegated admin (made by hand): the model has "
-                    "no such grant, and a sync takes pushdown's roles out of it"
+                    "an item with conditions or delegated admin (made by hand): the model has no such "
+                    "grant, and a sync takes pushdown's roles out of it (of a deny item: its delegated admin)"
                 )
             elif shape is None:
                 estate.why[part] = "a resource the import does not read (only Hive databases and tables)"
@@ -249,9 +249,11 @@ def _flagged(policy: dict[str, Any] | None) -> str | None:
 
 
 def _outside(policies: Iterable[dict[str, Any]], ours: Any) -> list[str]:
-    """Items naming pushdown's roles that no sync touches: deny items and exceptions with
-    conditions or delegated admin (an allow item with them is read as marked pairs, which a
-    sync takes out; masks and row filters are other policy types, never read as facts)."""
+    """Items naming pushdown's roles that the import does not read: deny items and exceptions
+    with conditions or delegated admin, which no sync takes a role out of (a sync clears only
+    the delegated admin of a deny item naming nobody but pushdown's roles; an allow item with
+    them is read as marked pairs, which a sync takes out; masks and row filters are other
+    policy types, never read as facts)."""
     out = []
     for policy in policies:
         for field in ("denyPolicyItems", "allowExceptions", "denyExceptions"):

@@ -5,12 +5,15 @@ never equals one pushdown writes). pushdown's share of a policy is the ``(role, 
 pairs of the allow and deny items that name a role with one of pushdown's prefixes:
 plain items (no conditions, no delegated admin) as they are, and allow items with
 conditions or delegated admin (made or edited by hand) as marked pairs
-(:func:`hand_modified`), which nothing pushdown compiles equals, so the next sync of the
-policy writes it and takes pushdown's roles out of them. Taking a role out of an allow
-item only narrows; out of a deny item it would widen, so a deny item with conditions or
-delegated admin is kept whole (only the delegated admin of one naming nobody but
-pushdown's roles is cleared). Everything else in the policy is somebody else's and is
-written back untouched.
+(:func:`hand_modified`; one with no allowed access, say delegated admin alone, as
+``(role, "[delegated admin]")``), which nothing pushdown compiles equals, so the next
+sync of the policy writes it and takes pushdown's roles out of them. Taking a role out
+of an allow item only narrows; out of a deny item it would widen, so a deny item with
+conditions or delegated admin is kept whole: only the delegated admin of one naming
+nobody but pushdown's roles is cleared (that item is read as the marked allow pair
+``(role, "[delegated admin]")``: the right to edit the policy is held, never compiled).
+Once cleared, such a deny item is plain and read as pushdown's own. Everything else in
+the policy is somebody else's and is written back untouched.
 """
 
 from __future__ import annotations
@@ -51,29 +54,54 @@ def _modifiers(item: Json) -> str:
     return ", ".join(words for name, words in found if item.get(name))
 
 
+#: the marked allow pair's access of delegated admin held without an allowed access: an
+#: allow item with delegated admin and no allowed access, or a deny item with delegated
+#: admin naming nobody but pushdown's roles
+ADMIN = "[delegated admin]"
+
+
 def hand_modified(access: str) -> bool:
     """Whether an allow pair's access was read from an item with conditions or delegated
-    admin (``select [delegated admin]``): Ranger grants it, pushdown never writes it."""
-    return " [" in access
+    admin (``select [delegated admin]``, :data:`ADMIN`): Ranger grants it, pushdown never
+    writes it (no access type of a service definition has a ``[``)."""
+    return "[" in access
+
+
+def _others(item: Json, ours: Callable[[str], bool]) -> bool:
+    """Whether ``item`` names a principal that is not one of pushdown's roles."""
+    return bool(item.get("users") or item.get("groups") or any(not ours(r) for r in item.get("roles") or ()))
+
+
+def _clears_admin(item: Json, ours: Callable[[str], bool]) -> bool:
+    """Whether a sync clears the delegated admin of deny item ``item``: it names nobody but
+    pushdown's roles (clearing it narrows; its principals all stay)."""
+    return bool(item.get("delegateAdmin")) and not _others(item, ours)
 
 
 def our_pairs(policy: Json, ours: Callable[[str], bool]) -> tuple[frozenset[Pair], frozenset[Pair]]:
     """pushdown's ``(role, access)`` pairs in ``policy``'s allow and deny items. An allow item
-    with conditions or delegated admin gives its pairs marked (:func:`hand_modified`): they
-    are held (its members may do that, and administer the policy) but never what pushdown
-    compiles, so a sync of the policy always takes them out. A deny item with them is not
-    read (pushdown writes its plain deny item again; the other is kept and reported)."""
+    with conditions or delegated admin gives its pairs marked (:func:`hand_modified`; with no
+    allowed access, one per role: ``[delegated admin]`` say): they are held (its members may
+    do that, or administer the policy) but never what pushdown compiles, so a sync of the
+    policy always takes them out. A deny item with them is not read as denying (pushdown
+    writes its plain deny item again; the other is kept and reported); one whose delegated
+    admin a sync clears (:func:`_clears_admin`) gives the marked allow pair :data:`ADMIN`
+    per role, so the sync of the policy is never skipped while it holds it."""
     found: dict[bool, set[Pair]] = {False: set(), True: set()}
     for field, deny in ITEM_KINDS:
         for item in policy.get(field) or ():
+            roles = [r for r in item.get("roles") or () if ours(r)]
+            if not roles:
+                continue
             modifiers = _modifiers(item)
             if modifiers and deny:
+                if _clears_admin(item, ours):
+                    found[False].update((role, ADMIN) for role in roles)
                 continue
-            suffix = f" [{modifiers}]" if modifiers else ""
-            accesses = [a.get("type") for a in item.get("accesses") or () if a.get("isAllowed", True)]
-            for role in item.get("roles") or ():
-                if ours(role):
-                    found[deny].update((role, f"{a}{suffix}") for a in accesses)
+            accesses = [str(a.get("type")) for a in item.get("accesses") or () if a.get("isAllowed", True)]
+            if modifiers:
+                accesses = [f"{a} [{modifiers}]" for a in accesses] or [f"[{modifiers}]"]
+            found[deny].update((role, a) for role in roles for a in accesses)
     return frozenset(found[False]), frozenset(found[True])
 
 
@@ -97,7 +125,9 @@ def role_fact(role: Json) -> RoleFact:
     return RoleFact(str(role["name"]), users, groups, roles, admins)
 
 
-def _strip(items: Iterable[Json], ours: Callable[[str], bool], deny: bool) -> list[Json]:
+def _strip(
+    items: Iterable[Json], ours: Callable[[str], bool], deny: bool, written: frozenset[Pair] = frozenset()
+) -> list[Json]:
     """Items without pushdown's roles (an item left with no principal at all is dropped).
 
     Every allow item loses pushdown's roles, whatever was added to it by hand (conditions,
@@ -105,16 +135,22 @@ def _strip(items: Iterable[Json], ours: Callable[[str], bool], deny: bool) -> li
     principals, and taking a principal out of an allow only narrows. A deny item with
     conditions or delegated admin is kept whole (taking a principal out of a deny widens);
     when it names nobody but pushdown's roles its delegated admin (the right to edit the
-    policy, never granted by pushdown) is cleared, which narrows too."""
+    policy, never granted by pushdown) is cleared, which narrows too; then, left plain
+    and denying nothing that pushdown's deny items written with it (``written``) do not,
+    it is dropped (a copy of pushdown's own deny item stays one item)."""
     kept = []
     for item in items:
         if deny and not _plain(item):
-            others = (
-                item.get("users") or item.get("groups") or any(not ours(r) for r in item.get("roles") or ())
-            )
-            kept.append(
-                {**item, "delegateAdmin": False} if item.get("delegateAdmin") and not others else item
-            )
+            if _clears_admin(item, ours):
+                item = {**item, "delegateAdmin": False}
+                every = {
+                    (r, str(a.get("type")))
+                    for r in item.get("roles") or ()
+                    for a in item.get("accesses") or ()
+                }
+                if _plain(item) and every <= written:
+                    continue
+            kept.append(item)
             continue
         roles = [r for r in item.get("roles") or () if not ours(r)]
         if roles or item.get("users") or item.get("groups"):
@@ -123,10 +159,12 @@ def _strip(items: Iterable[Json], ours: Callable[[str], bool], deny: bool) -> li
 
 
 def _items(pairs: frozenset[Pair]) -> list[Json]:
-    """Pairs as items: roles with the same accesses share one item."""
+    """Pairs as items: roles with the same accesses share one item. A marked pair
+    (:func:`hand_modified`) is never written: it is not an access type."""
     by_role: dict[str, list[str]] = {}
     for role, access in sorted(pairs):
-        by_role.setdefault(role, []).append(access)
+        if not hand_modified(access):
+            by_role.setdefault(role, []).append(access)
     by_accesses: dict[tuple[str, ...], list[str]] = {}
     for role, accesses in by_role.items():
         by_accesses.setdefault(tuple(accesses), []).append(role)
@@ -144,14 +182,24 @@ def _items(pairs: frozenset[Pair]) -> list[Json]:
 
 
 def merged(policy: Json, fact: PolicyFact | None, ours: Callable[[str], bool]) -> Json:
-    """``policy`` with pushdown's items replaced by ``fact``'s (none when ``None``)."""
+    """``policy`` with pushdown's items replaced by ``fact``'s (none when ``None``), as
+    Ranger accepts it (:func:`audible`)."""
     out = dict(policy)
     for field, deny in ITEM_KINDS:
-        kept = _strip(policy.get(field) or (), ours, deny)
-        if fact is not None:
-            kept += _items(fact.deny if deny else fact.allow)
-        out[field] = kept
-    return out
+        pairs = (fact.deny if deny else fact.allow) if fact is not None else frozenset()
+        out[field] = _strip(policy.get(field) or (), ours, deny, pairs) + _items(pairs)
+    return audible(out)
+
+
+def audible(policy: Json) -> Json:
+    """``policy``, audited when it is left with no allow or deny item: Ranger refuses a policy
+    with neither (error 3008), and a refusal would hold back the narrowing that emptied it.
+    Audit only logs the accesses it matches; it allows nothing."""
+    if policy.get("isAuditEnabled") is False and not (
+        policy.get("policyItems") or policy.get("denyPolicyItems")
+    ):
+        return {**policy, "isAuditEnabled": True}
+    return policy
 
 
 def foreign_items(policy: Json) -> bool:
@@ -250,6 +298,31 @@ def unenforced(policy: Json, ours: Callable[[str], bool]) -> list[str]:
                     f"{where}: an allow item with {_modifiers(item)} names pushdown's role(s) "
                     f"{', '.join(roles)} (made by hand): the sync of this policy takes them out of it"
                 )
+            elif field == "denyPolicyItems" and _clears_admin(item, ours):
+                out.append(
+                    f"{where}: a deny item (denyPolicyItems) with {_modifiers(item)} names only pushdown's "
+                    f"role(s) {', '.join(roles)} (made by hand): the sync of this policy clears its "
+                    "delegated admin and keeps the deny (then read as pushdown's own)"
+                )
             else:
                 out.append(f"{where}: {field} names pushdown's role(s) {', '.join(roles)}, outside pushdown")
     return out
+
+
+def audit_finding(policy: Json, ours: Callable[[str], bool], label: str) -> list[str]:
+    """A policy with audit turned off whose allow and deny items are all pushdown's: Ranger
+    refuses it without them (error 3008), so the sync that takes them out turns its audit on
+    (:func:`audible`), unless it deletes the policy (pushdown's own, nothing else in it)."""
+    if policy.get("isAuditEnabled") is not False or not any(our_pairs(policy, ours)):
+        return []
+    rest = merged(policy, None, ours)
+    if rest.get("isAuditEnabled") is False:
+        return []  # items of somebody else's are left in it
+    if label in (policy.get("policyLabels") or ()) and not foreign_items(rest):
+        return []  # deleted once pushdown's items leave it
+    where = f"policy {policy.get('name')!r} ({policy.get('service')}:{describe(resource_key(policy))})"
+    return [
+        f"{where} has audit turned off and no allow or deny item but pushdown's: Ranger refuses it "
+        "without them (error 3008), so the sync that takes them out turns its audit on (audit only "
+        "logs: it allows nothing)"
+    ]

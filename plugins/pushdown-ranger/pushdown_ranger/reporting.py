@@ -21,7 +21,7 @@ from pushdown_ranger.handmade import (
     zone_findings,
 )
 from pushdown_ranger.overrides import override_findings
-from pushdown_ranger.readback import bypasses, resource_key, unenforced
+from pushdown_ranger.readback import audit_finding, bypasses, resource_key, unenforced
 from pushdown_ranger.serviceconf import stray_finding
 from pushdown_ranger.snapshot import (
     DENY_OPTION,
@@ -83,7 +83,8 @@ class Reporting(Compiling):
         reach = role_reach(snap.others, users, groups, ours)
 
         def of_policy(p: Json) -> list[str]:
-            return [*bypasses(p, users, groups), *role_bypasses(p, reach), *unenforced(p, ours)]
+            found = [*bypasses(p, users, groups), *role_bypasses(p, reach), *unenforced(p, ours)]
+            return found + audit_finding(p, ours, self.label)
 
         found = self._each("policies", snap.policies.values(), (key, reach, self.naming), of_policy)
         found += [text for p in snap.shadowed for text in shadow_findings(p, ours, users, groups)]

@@ -147,9 +147,15 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         "policy.audit",
         POLICY,
         "isAuditEnabled",
-        H,
-        "harmless: it decides what is logged, never an access; pushdown writes it on and leaves a change",
-        (PATHS + "test_fields_that_only_narrow_or_only_audit_never_widen",),
+        (H, R),
+        "harmless: it decides what is logged, never an access; pushdown writes it on and leaves a change, "
+        "but turns it on in a policy that taking pushdown's items out leaves with no allow or deny item "
+        "(Ranger refuses one with neither, error 3008: the narrowing is never held back), reported",
+        (
+            PATHS + "test_fields_that_only_narrow_or_only_audit_never_widen",
+            REVIEW + "test_pushdowns_roles_leave_a_hand_made_policy_with_audit_off",
+            READ + "test_a_policy_left_with_no_item_is_audited",
+        ),
     ),
     SurfaceEntry(
         "policy.name",
@@ -212,16 +218,21 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         POLICY,
         "delegateAdmin on an item",
         (G, R),
-        "an allow item with delegated admin naming pushdown's role is reported and loses pushdown's "
-        "roles at the next sync of its policy, whatever the model then wants there (its members keep "
-        "neither the accesses nor the right to edit the policy through it); a deny item with delegated "
-        "admin keeps its principals (taking one out would widen): its delegated admin is cleared when "
-        "it names nobody but pushdown's roles, else it is reported",
+        "an allow item with delegated admin naming pushdown's role (with no allowed access too) is "
+        "reported and loses pushdown's roles at the next sync of its policy, whatever the model then "
+        "wants there (its members keep neither the accesses nor the right to edit the policy through "
+        "it); a deny item with delegated admin keeps its principals (taking one out would widen): its "
+        "delegated admin is cleared at the next sync of its policy when it names nobody but pushdown's "
+        "roles (then it is read as pushdown's own deny item), else it is reported",
         (
             REVIEW + "test_delegated_admin_on_pushdowns_allow_item_is_taken_out_and_reported",
             REVIEW + "test_delegated_admin_on_an_allow_item_then_the_grant_revoked_before_a_sync",
+            REVIEW + "test_delegated_admin_alone_in_an_allow_item_for_pushdowns_role_is_taken_out",
             REVIEW + "test_delegated_admin_on_pushdowns_deny_item_keeps_the_deny_and_loses_the_admin",
+            REVIEW + "test_a_copy_of_pushdowns_deny_item_with_delegated_admin_loses_the_admin",
             READ + "test_our_roles_leave_a_modified_allow_item_and_a_modified_deny_item_stays_whole",
+            READ + "test_delegated_admin_without_an_allowed_access_is_a_marked_pair",
+            READ + "test_a_copy_of_our_deny_item_with_delegated_admin_is_marked_then_one_item",
             ADVERSARY,
         ),
     ),

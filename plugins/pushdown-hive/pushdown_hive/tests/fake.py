@@ -18,6 +18,8 @@ class FakeMetastore:
     log: list[tuple[str, int]] = field(default_factory=list)
     refuse: set[HiveGrant] = field(default_factory=set)
     roles: dict[str, set[str]] = field(default_factory=lambda: {"admin": set(), "public": set()})
+    #: each role's owner
+    owners: dict[str, str] = field(default_factory=dict)
     #: who granted each membership (role, user)
     grantors: dict[tuple[str, str], str] = field(default_factory=dict)
     #: answer this many more calls, then stop answering (a metastore killed mid-apply)
@@ -99,6 +101,10 @@ class FakeMetastore:
         self._call("get_principals_in_role")
         return [Member("USER", u, self.grantors.get((role, u), "")) for u in sorted(self.roles.get(role, ()))]
 
+    def role_owners(self, user: str) -> dict[str, str]:
+        self._call("list_roles")
+        return {r: self.owners.get(r, "") for r, users in sorted(self.roles.items()) if user in users}
+
     def roles_held_by_role(self, role: str) -> list[str]:
         self._call("get_role_grants_for_principal")
         return []  # the fake grants roles to users only
@@ -116,6 +122,7 @@ class FakeMetastore:
         if role in self.roles:
             raise Refused(f"Internal error processing create_role ({role})")
         self.roles[role] = set()
+        self.owners[role] = owner
 
     def drop_role(self, role: str) -> None:
         self._call("drop_role")

@@ -410,6 +410,25 @@ def test_a_managed_role_held_by_a_group_is_revoked() -> None:
     assert [str(op) for op in plan.ops] == ["- ROLE `pd_reader` TO GROUP `contractors`"]
 
 
+def test_without_a_fence_a_membership_pushdown_gave_is_revoked_and_read_back_alone() -> None:
+    """``role_prefix = ""`` (no fence): a role pushdown made earlier (owned by its grantor)
+    holds alice through pushdown's grant, and a DBA's SELECT on s.secret reaches her
+    through it. The full sync revokes that one membership, reads back only that role, and
+    never takes another team's role (granted by someone else) for its own."""
+    b, ms = world()
+    ms.create_role("pd_reader", "pushdown")
+    ms.grant_role("pd_reader", "alice", "pushdown")
+    ms.create_role("team_x", "ops")
+    for user in ("zed", "yan"):
+        ms.grant_role("team_x", user, "ops")
+    dba = HiveGrant("ROLE", "pd_reader", "s", "secret", "SELECT")
+    ms.held[dba] = Listed(dba, "dba", "USER")
+    plan, _ = reconcile(backend(ms, role_prefix=""), b.model, Scope.everything())
+    assert "- ROLE `pd_reader` TO USER `alice`" in [str(op) for op in plan.ops]
+    assert ms.roles["pd_reader"] == set() and ms.roles["team_x"] == {"zed", "yan"}
+    assert not any("team_x" in str(op) for op in plan.ops)
+
+
 def test_two_catalogs_naming_the_backend_revoke_everything_with_a_note() -> None:
     b, ms = world()
     reconcile(backend(ms), b.model, Scope.everything())

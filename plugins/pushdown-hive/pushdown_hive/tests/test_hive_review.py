@@ -397,6 +397,50 @@ def test_role_prefix_changed_hand_role_nested_into_the_old_role_reaches_nobody(w
         hive.close()
 
 
+def test_role_prefix_changed_server_grant_on_the_old_role_reaches_nobody(world: World) -> None:
+    """As above, but the DBA's grant to the old role is SELECT on the server (every
+    database and table): the full sync revokes the memberships pushdown gave the old
+    role and reports the DBA's grant, which it leaves alone."""
+    db, hive = setup(world)
+    hive.close()
+    hive = world.backend(role_prefix="new_" + world.prefix)
+    old = world.role_name("reader")
+    try:
+        grant(world, HiveObject.server(), old, PrincipalType.ROLE, "SELECT")
+        # the metastore's get_privilege_set leaves a role's server-level grants out; a
+        # HiveServer2 that honours them lets the old role's holders read everything
+        assert {g.principal for g in world.client.get_principals_in_role(old)} == {"alice", "bob"}
+        plan = full(world, hive)
+        assert world.client.get_principals_in_role(old) == []
+        assert named(plan.findings, "ON the server", old), plan.findings
+        assert held(world, db, "a", "alice") == {"SELECT"} and held(world, db, "secret", "bob") == set()
+    finally:
+        world.client.revoke_privileges(
+            [g for g in world.client.list_privileges(HiveObject.server()) if g.principal == old]
+        )
+        world.client.drop_role(old)
+        hive.close()
+
+
+def test_a_role_pushdown_did_not_create_keeps_a_membership_granted_in_its_name(world: World) -> None:
+    """A DBA's role (owned by the DBA) carrying SELECT on s.secret, granted to alice and to
+    zed (no model user) with pushdown's grantor name as the grantor: the membership is
+    not pushdown's (the role is not one it created), so the full sync leaves it and reports
+    the grant reaching alice; another team's role is never emptied by a name alone."""
+    db, hive = setup(world)
+    hand = f"hand_{world.prefix}team"
+    try:
+        world.client.create_role(hand, owner=ADMIN)
+        grant(world, HiveObject.of_table(db, "secret"), hand, PrincipalType.ROLE, "SELECT")
+        for user in ("alice", "zed"):
+            world.client.grant_role(hand, user, PrincipalType.USER, grantor=world.grantor)
+        plan = full(world, hive)
+        assert sorted(g.principal for g in world.client.get_principals_in_role(hand)) == ["alice", "zed"]
+        assert named(plan.findings, hand, "'alice'"), plan.findings
+    finally:
+        hive.close()
+
+
 def test_roles_toggled_off_drops_the_prefixed_roles(world: World) -> None:
     """roles = true, then false: the prefixed roles are dropped, the users' grants are
     per-user, and s.secret stays unread."""

@@ -2,8 +2,9 @@
 
 Each check raises :class:`~pushdown_lab.ranger_standin.errors.RangerError` with Ranger's error code
 and wording: a missing or conflicting name, an unknown service, resources that fit none of the
-service definition's hierarchies, an unknown access type, and a second policy on the same
-resources (3010, compared by Ranger's resource signature).
+service definition's hierarchies, an unknown access type, a policy with neither items nor
+audit (3008), and a second policy on the same resources (3010, compared by Ranger's
+resource signature).
 """
 
 from __future__ import annotations
@@ -80,8 +81,26 @@ def check_policy(policy: dict[str, Any], service_def: dict[str, Any]) -> None:
     """The service-definition checks of one policy: resources and access types."""
     if not str(policy.get("name") or "").strip():
         raise validation_failure(3002, "Internal error: missing field[name]", "name", "missing")
+    _check_items_or_audit(policy)
     _check_resources(policy.get("resources") or {}, service_def, str(policy.get("name")))
     _check_access_types(policy, service_def)
+
+
+#: the item lists Ranger counts for a policy of each type (0 access, 1 masking, 2 row filter)
+_COUNTED = {1: ("dataMaskPolicyItems",), 2: ("rowFilterPolicyItems",)}
+
+
+def _check_items_or_audit(policy: dict[str, Any]) -> None:
+    """Ranger refuses a policy with audit turned off and no item that could match (an access
+    policy's allow and deny items; exceptions are not counted): it would do nothing."""
+    counted = _COUNTED.get(int(policy.get("policyType") or 0), ("policyItems", "denyPolicyItems"))
+    if policy.get("isAuditEnabled") is False and not any(policy.get(kind) for kind in counted):
+        raise validation_failure(
+            3008,
+            "at least one policy item must be specified if audit isn't enabled",
+            "policy items",
+            "missing",
+        )
 
 
 def _check_resources(resources: dict[str, Any], service_def: dict[str, Any], name: str) -> None:

@@ -85,7 +85,12 @@ def test_policy_refusals_are_rangers(client: RangerClient) -> None:
     second = client.create_policy(_policy("p6", "t6"))
     second.resources["table"]["values"] = ["t1"]
     assert "error code[3010]" in _refusal(client.update_policy_by_id, second.id, second).msgDesc
-    assert len(client.find_policies({"serviceName": "hivedev"})) == 2
+    # no allow or deny item and audit off (exceptions are not counted): refused; with audit, kept
+    exception = [{"accesses": [{"type": "select"}], "users": ["bob"]}]
+    silent = _policy("p7", "t7", policyItems=[], isAuditEnabled=False, allowExceptions=exception)
+    assert "error code[3008]" in _refusal(client.create_policy, silent).msgDesc
+    assert client.create_policy({**silent, "isAuditEnabled": True}).id
+    assert len(client.find_policies({"serviceName": "hivedev"})) == 3
 
 
 def test_roles_grant_revoke_and_in_use(client: RangerClient) -> None:

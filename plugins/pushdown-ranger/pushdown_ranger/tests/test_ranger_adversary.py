@@ -373,12 +373,20 @@ def _squat(standin: Standin, mapped: Callable[[str], str]) -> None:
 
 
 def _delegate(standin: Standin, mapped: Callable[[str], str]) -> None:
-    """Delegated admin set by hand on pushdown's allow items, and a role admin flag."""
+    """Delegated admin set by hand on pushdown's allow items (and in an allow item of its own,
+    with no access), on a copy of one of pushdown's deny items, and a role admin flag."""
     for policy in standin.store.list_policies({"serviceName": "hive"}):
         items = policy.get("policyItems") or []
         if policy["name"].startswith("pushdown") and items:
-            edited = [{**items[0], "delegateAdmin": True}, *items[1:]]
+            alone = {"roles": items[0].get("roles") or [], "accesses": [], "delegateAdmin": True}
+            edited = [{**items[0], "delegateAdmin": True}, *items[1:], alone]
             standin.store.update_policy(policy["id"], {**policy, "policyItems": edited})
+            break
+    for policy in standin.store.list_policies({"serviceName": "hive"}):
+        items = policy.get("denyPolicyItems") or []
+        if policy["name"].startswith("pushdown") and items:
+            copy = {**items[0], "delegateAdmin": True}
+            standin.store.update_policy(policy["id"], {**policy, "denyPolicyItems": [*items, copy]})
             break
     for role in standin.store.list_roles({}):
         if role["name"].startswith("pd_") and role["users"]:
@@ -440,6 +448,8 @@ HAND: tuple[tuple[Callable[[Standin, Callable[[str], str]], None], tuple[str, ..
     (_delegate, ("item.delegate_admin", "role.admin")),
     (_service, ("service.tag_service", "service.super_users", "service.admin_users")),
 )
+_ALLOW_EXCEPTIONS = next(h for h in HAND if h[0] is _allow_exceptions)
+_AUDIT_OFF = next(h for h in HAND if h[0] is _audit_off)
 #: surface entries no history draws, and why (each has its named tests in the table)
 NOT_DRAWN = frozenset(
     {
@@ -685,6 +695,18 @@ def test_ranger_is_never_wider_than_the_evaluator_in_a_hostile_world(
         mapping="identity",
         location=LOCATIONS[0],
         history=[("hand", 24), ("revoke", "r1", "catalog c", "USE_CATALOG", "ALLOW")],
+    )
+    # allow exceptions added to pushdown's every-table policy of s1, audit turned off, then r1's
+    # grants revoked: without pushdown's items the policy has no allow or deny item and no
+    # audit, which Ranger refuses (error 3008): the narrowing must not be held back
+    @example(
+        mapping="identity",
+        location=LOCATIONS[0],
+        history=[
+            ("hand", HAND.index(_ALLOW_EXCEPTIONS)),
+            ("hand", HAND.index(_AUDIT_OFF)),
+            ("revoke", "r1", "catalog c", "USE_CATALOG", "ALLOW"),
+        ],
     )
     def run(mapping: str, location: str, history: list[tuple[Any, ...]]) -> None:
         with Standin() as standin:

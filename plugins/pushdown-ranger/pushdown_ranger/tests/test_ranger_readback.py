@@ -7,7 +7,15 @@ import pytest
 from pushdown_ranger.answers import Written
 from pushdown_ranger.compile.desired import RangerNaming
 from pushdown_ranger.facts import PolicyFact
-from pushdown_ranger.readback import hand_modified, merged, new_policy, policy_fact, resource_key
+from pushdown_ranger.readback import (
+    ADMIN,
+    audit_finding,
+    hand_modified,
+    merged,
+    new_policy,
+    policy_fact,
+    resource_key,
+)
 
 OURS = RangerNaming().ours
 RES = (("database", ("d",), False),)
@@ -74,12 +82,14 @@ def test_our_roles_leave_a_modified_allow_item_and_a_modified_deny_item_stays_wh
     """An allow item somebody gave conditions or delegated admin still grants pushdown's role:
     read as marked pairs (never equal to what pushdown compiles, so the sync writes the
     policy), and merged without pushdown's roles however the model changed (only narrower).
-    A deny item with them is never read as pushdown's and keeps every principal (taking
-    one out would widen); only the delegated admin of one naming nobody else is cleared."""
+    A deny item with them is never read as denying and keeps every principal (taking
+    one out would widen); only the delegated admin of one naming nobody else is cleared
+    (read as the marked allow pair ``[delegated admin]`` until then)."""
     policy = _modified(**modifiers)
     fact = policy_fact(policy, OURS)
+    admin = {("pd_r", ADMIN)} if "delegated admin" in marked else set()
     assert fact == PolicyFact(
-        "hive", RES, frozenset({("pd_r", f"select [{marked}]"), ("pd_r", f"alter [{marked}]")})
+        "hive", RES, frozenset({("pd_r", f"select [{marked}]"), ("pd_r", f"alter [{marked}]"), *admin})
     )
     assert all(hand_modified(a) for _, a in fact.allow)
     for wanted in (None, PolicyFact("hive", RES, frozenset({("pd_r", "select")}))):
@@ -104,6 +114,90 @@ def _with_deny(wanted: PolicyFact | None) -> tuple[frozenset[tuple[str, str]], f
     """``wanted``'s allow pairs, and the deny pair of pd_r's deny item once its delegated
     admin is cleared (then a plain deny item pushdown reads and manages as its own)."""
     return (wanted.allow if wanted else frozenset()), frozenset({("pd_r", "drop")})
+
+
+@pytest.mark.parametrize(
+    "accesses",
+    [[], [{"type": "select", "isAllowed": False}]],
+    ids=["no-access", "access-not-allowed"],
+)
+def test_delegated_admin_without_an_allowed_access_is_a_marked_pair(
+    accesses: list[dict[str, object]],
+) -> None:
+    """An allow item for ``pd_r`` with delegated admin and no allowed access (Ranger accepts
+    one without accesses when it has delegated admin) still lets ``pd_r``'s members edit the
+    policy: read as the marked pair ``(pd_r, [delegated admin])``, so the policy is written,
+    and the write drops the item (it names nobody else) and zed keeps his."""
+    policy = {
+        **hand_made(),
+        "policyItems": [
+            {"accesses": [{"type": "select"}], "users": ["zed"]},
+            {"accesses": accesses, "roles": ["pd_r"], "delegateAdmin": True},
+        ],
+    }
+    fact = policy_fact(policy, OURS)
+    assert fact == PolicyFact("hive", RES, frozenset({("pd_r", ADMIN)}))
+    assert all(hand_modified(a) for _, a in fact.allow)
+    out = merged(policy, None, OURS)
+    assert out["policyItems"] == [{"accesses": [{"type": "select"}], "users": ["zed"], "roles": []}]
+    assert policy_fact(out, OURS) is None
+    # a marked pair is never written as an item (it is no access type)
+    assert merged(policy, fact, OURS)["policyItems"] == out["policyItems"]
+
+
+def test_a_copy_of_our_deny_item_with_delegated_admin_is_marked_then_one_item() -> None:
+    """A copy of pushdown's deny item given delegated admin: read as the marked allow pair
+    ``[delegated admin]`` (the deny pair is read from pushdown's own item); merged with
+    the same deny wanted it goes (pushdown's item denies the same), with another deny or
+    none it stays, its delegated admin cleared (never wider)."""
+    own = {"accesses": [{"type": "select", "isAllowed": True}], "roles": ["pd_r"], "delegateAdmin": False}
+    policy = {**hand_made(), "policyItems": [], "denyPolicyItems": [own, {**own, "delegateAdmin": True}]}
+    deny = frozenset({("pd_r", "select")})
+    assert policy_fact(policy, OURS) == PolicyFact("hive", RES, frozenset({("pd_r", ADMIN)}), deny)
+    out = merged(policy, PolicyFact("hive", RES, frozenset(), deny), OURS)
+    assert [i["roles"] for i in out["denyPolicyItems"]] == [["pd_r"]]
+    assert policy_fact(out, OURS) == PolicyFact("hive", RES, frozenset(), deny)
+    other = frozenset({("pd_r", "drop")})
+    for wanted in (None, PolicyFact("hive", RES, frozenset(), other)):
+        out = merged(policy, wanted, OURS)
+        assert {**own, "delegateAdmin": False} in out["denyPolicyItems"]
+        assert policy_fact(out, OURS) == PolicyFact(
+            "hive", RES, frozenset(), deny | (wanted.deny if wanted else set())
+        )
+
+
+@pytest.mark.parametrize(
+    ("extra", "labelled", "said"),
+    [
+        ({}, False, True),
+        ({}, True, False),  # pushdown's own, nothing else left: deleted, not written
+        ({"allowExceptions": [{"users": ["bob"], "accesses": [{"type": "update"}]}]}, True, True),
+        ({"denyPolicyItems": [{"users": ["zed"], "accesses": [{"type": "drop"}]}]}, False, False),
+        ({"isAuditEnabled": True}, False, False),
+    ],
+    ids=["hand-made", "ours", "ours-with-exceptions", "another-item", "audited"],
+)
+def test_a_policy_left_with_no_item_is_audited(extra: dict[str, object], labelled: bool, said: bool) -> None:
+    """Ranger refuses a policy with no allow or deny item and audit off (error 3008): when
+    pushdown's items leave one, its audit is turned on (it allows nothing), and a finding
+    says so before; a policy keeping another item keeps its audit off."""
+    item = {"accesses": [{"type": "select", "isAllowed": True}], "roles": ["pd_r"]}
+    policy = {
+        **hand_made(),
+        "isAuditEnabled": False,
+        "policyItems": [item],
+        "policyLabels": ["pushdown"] if labelled else [],
+        **extra,
+    }
+    out = merged(policy, None, OURS)
+    assert out["policyItems"] == []
+    assert out["isAuditEnabled"] is (policy["isAuditEnabled"] or not out.get("denyPolicyItems"))
+    assert (
+        merged(policy, PolicyFact("hive", RES, frozenset({("pd_r", "drop")})), OURS)["isAuditEnabled"]
+        is (policy["isAuditEnabled"])
+    )
+    found = audit_finding(policy, OURS, "pushdown")
+    assert bool(found) is said and all("audit" in f and "by hand" in f for f in found)
 
 
 def test_an_excluded_resource_never_equals_one_pushdown_writes() -> None:

@@ -716,6 +716,103 @@ def test_delegated_admin_on_pushdowns_deny_item_keeps_the_deny_and_loses_the_adm
     assert reconcile(backend, b.model, ALL)[0].empty
 
 
+def _add_item(standin: Standin, field: str, item: dict[str, Any]) -> list[str]:
+    """``item`` added to the ``field`` items of every Hive policy that has some."""
+    store = standin.store
+    names = []
+    for policy in store.list_policies({"serviceName": "hive"}):
+        if policy.get(field):
+            store.update_policy(policy["id"], {**policy, field: [*policy[field], item]})
+            names.append(str(policy["name"]))
+    return names
+
+
+@pytest.mark.parametrize(
+    "accesses",
+    [[], [{"type": "select", "isAllowed": False}]],
+    ids=["no-access", "access-not-allowed"],
+)
+def test_delegated_admin_alone_in_an_allow_item_for_pushdowns_role_is_taken_out(
+    ranger_standin: Standin, accesses: list[dict[str, Any]]
+) -> None:
+    """Somebody adds to pushdown's policies an allow item for ``pd_reader`` with delegated admin
+    and no allowed access (Ranger accepts an item without accesses when it has delegated
+    admin): it allows no access, but every member of reader (bob, alice) may edit the policy.
+    The next sync reports it and takes pushdown's role out of it (the item goes: it named
+    nobody else); the one after has nothing left to do."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    item = {"roles": ["pd_reader"], "accesses": accesses, "delegateAdmin": True}
+    names = _add_item(ranger_standin, "policyItems", item)
+    assert names and _delegated(ranger_standin, "policyItems")
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert not plan.empty
+    assert any(n in f and "delegated admin" in f for n in names for f in plan.findings)
+    assert _delegated(ranger_standin, "policyItems") == []
+    assert wider(ranger_standin, b) == []
+    again, _ = reconcile(backend, b.model, ALL)
+    assert again.empty and not any("delegated admin" in f for f in again.findings)
+
+
+def test_a_copy_of_pushdowns_deny_item_with_delegated_admin_loses_the_admin(ranger_standin: Standin) -> None:
+    """Somebody adds a copy of pushdown's deny item (reader DENIED orders) with delegated admin:
+    no plain item of pushdown's changed, yet bob and alice may now edit the policy. The next
+    sync clears its delegated admin (the deny stays; one deny item is left, pushdown's) and
+    reports it; the one after has nothing left to do, and the DENY holds."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    (policy,) = [
+        p for p in ranger_standin.store.list_policies({"serviceName": "hive"}) if p["denyPolicyItems"]
+    ]
+    names = _add_item(
+        ranger_standin, "denyPolicyItems", {**policy["denyPolicyItems"][0], "delegateAdmin": True}
+    )
+    assert names and _delegated(ranger_standin, "denyPolicyItems")
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert not plan.empty
+    assert any(n in f and "delegated admin" in f for n in names for f in plan.findings)
+    assert _delegated(ranger_standin, "denyPolicyItems") == []
+    after = ranger_standin.store.policy(policy["id"])
+    assert after["denyPolicyItems"] == policy["denyPolicyItems"]
+    assert wider(ranger_standin, b) == []
+    again, _ = reconcile(backend, b.model, ALL)
+    assert again.empty and not any("delegated admin" in f for f in again.findings)
+
+
+@pytest.mark.parametrize("exceptions", [False, True], ids=["no-exceptions", "allow-exceptions"])
+def test_pushdowns_roles_leave_a_hand_made_policy_with_audit_off(
+    ranger_standin: Standin, exceptions: bool
+) -> None:
+    """A hand-made policy on crm's every-table set, which pushdown merged reader's allow into;
+    somebody then removes zed's item and turns its audit off (Ranger accepts it: pushdown's
+    item is left). The model revokes reader's grants: without pushdown's item the policy would
+    have no allow or deny item and no audit, which Ranger refuses (error 3008). The sync still
+    takes reader's allow out (turning the policy's audit on, said in a finding); the policy
+    stays, and the sync after it has nothing to do."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    resources = {"database": {"values": ["crm"]}, "table": {"values": ["?*"]}, "column": {"values": ["*"]}}
+    created = hand_policy(ranger_standin, resources)
+    reconcile(backend, b.model, ALL)
+    store = ranger_standin.store
+    policy = store.policy(created["id"])
+    assert [i["roles"] for i in policy["policyItems"] if i.get("roles")] == [["pd_reader"]]
+    edit = {"isAuditEnabled": False, "policyItems": [i for i in policy["policyItems"] if i.get("roles")]}
+    if exceptions:
+        edit["allowExceptions"] = [{"users": ["bob"], "accesses": [{"type": "update"}]}]
+    store.update_policy(created["id"], {**policy, **edit})
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert any(str(created["name"]) in f and "audit" in f for f in plan.findings)
+    revoke_all(b)
+    reconcile(backend, b.model, ALL)
+    after = store.policy(created["id"])
+    assert after["policyItems"] == [] and after["isAuditEnabled"] is True
+    assert wider(ranger_standin, b) == []
+    assert reconcile(backend, b.model, ALL)[0].empty
+
+
 def test_a_role_admin_flag_set_by_hand_on_pushdowns_role_is_reset_or_reported(
     ranger_standin: Standin,
 ) -> None:
