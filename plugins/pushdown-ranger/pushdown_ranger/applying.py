@@ -138,7 +138,10 @@ class Applying(Reading):
         if written is not None and fresh == expected and complete(fresh):
             policies = written.patched_policies(dict(snapshot.policies))
             roles = written.patched_roles(dict(snapshot.roles))
-            patched = replace(self._snapshot(fresh, policies, roles, snapshot.deny), implied=snapshot.implied)
+            since = (snapshot, written.policies, written.roles)
+            patched = replace(
+                self._snapshot(fresh, policies, roles, snapshot.deny, since), implied=snapshot.implied
+            )
             self.last = replace(
                 patched,
                 zones=snapshot.zones,

@@ -64,10 +64,13 @@ def schedule(ops: tuple[Op, ...] | list[Op], held: Iterable[Fact] = ()) -> list[
     that the new model does not allow (the members of a role aside: see docs/ranger.md).
     A policy is written twice only when two or more changes both narrow and widen.
     ``held``: the facts Ranger holds (which roles its policies name in allow and deny items)."""
-    policies = [f for f in held if isinstance(f, PolicyFact)]
-    policies += [f for op in ops for f in (op.before, op.after) if isinstance(f, PolicyFact)]
-    allowing = {role for f in policies for role, _ in f.allow}
-    denying = {role for f in policies for role, _ in f.deny}
+    allowing: set[str] = set()
+    denying: set[str] = set()
+    if any(isinstance(op.fact, RoleFact) for op in ops):  # only role writes look at them
+        policies = [f for f in held if isinstance(f, PolicyFact)]
+        policies += [f for op in ops for f in (op.before, op.after) if isinstance(f, PolicyFact)]
+        allowing = {role for f in policies for role, _ in f.allow}
+        denying = {role for f in policies for role, _ in f.deny}
     mixed = sum(1 for op in ops if isinstance(op.fact, PolicyFact) and stage_of(op)[1] is not None)
     out: list[Write] = []
     for op in ops:
