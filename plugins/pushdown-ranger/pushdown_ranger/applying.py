@@ -138,6 +138,7 @@ class Applying(Reading):
         if written is not None and fresh == expected and complete(fresh):
             policies = written.patched_policies(dict(snapshot.policies))
             roles = written.patched_roles(dict(snapshot.roles))
+            self._see_answered(snapshot.roles, roles, written.roles)
             since = (snapshot, written.policies, written.roles)
             patched = replace(
                 self._snapshot(fresh, policies, roles, snapshot.deny, since), implied=snapshot.implied

@@ -137,6 +137,8 @@ class RangerBackend(Applying):
         self._findings: tuple[RangerSnapshot, tuple[int, int], tuple[str, ...]] | None = None
         #: id of a role as read -> it, whose member users are in seen_users
         self._members_seen: dict[int, Any] = {}
+        #: the roles as read whose member users are in seen_users (Reporting._see_members)
+        self._roles_seen: object = None
         #: the kept identity whose names are in seen_users
         self._seen: object = None
         #: the databases where implied grants reach further, for the facts of a read

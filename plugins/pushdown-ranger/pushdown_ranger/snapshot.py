@@ -113,6 +113,7 @@ class RangerBase(Backend):
     _findings: tuple[RangerSnapshot, tuple[int, int], tuple[str, ...]] | None
     _seen: object
     _members_seen: dict[int, Json]
+    _roles_seen: object
     _implied: tuple[object, tuple[object, ...], frozenset[str], dict[int, Any]] | None
     #: the index of a read's facts for a change of principals (compiling.ReadIndex)
     _index: ReadIndex | None
