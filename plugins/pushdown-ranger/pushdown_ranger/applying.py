@@ -54,7 +54,8 @@ class Applying(Reading):
         refused: set[Op] = set()
         hold = HoldBack()  # every widening write waits once any write is refused
         unanswered: str | None = None
-        for write in schedule(plan.ops, snapshot.facts):
+        index = self._read_index(snapshot)  # the roles the policies name, kept per read
+        for write in schedule(plan.ops, snapshot.facts, (index.allowing_roles, index.denying_roles)):
             op = write.op
             if op in refused:
                 continue

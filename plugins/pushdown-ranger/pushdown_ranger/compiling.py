@@ -50,6 +50,9 @@ class ReadIndex:
         self.by_role: dict[str, dict[str, int]] = {}
         self.by_database: dict[str, dict[str, int]] = {}
         self.denying: dict[str, int] = {}
+        #: the roles allow items and deny items name, in the policies of every service
+        self.allowing_roles: dict[str, int] = {}
+        self.denying_roles: dict[str, int] = {}
 
     @property
     def nested(self) -> bool:
@@ -72,15 +75,23 @@ class ReadIndex:
             self.nesting += step if fact.roles else 0
             for member in fact.users:
                 _bump(self.by_member, member.casefold(), fact.name, step)
-        elif isinstance(fact, PolicyFact) and fact.service == self.service:
-            if fact.deny:
-                for held in {d for k, v, _ in fact.resources if k == "database" for d in v}:
-                    _bump_one(self.denying, held, step)
-            database = shaped_database(fact)
-            if database is not None:  # otherwise always covered
-                for role in {role for role, _ in fact.allow | fact.deny}:
-                    _bump(self.by_database, database.casefold(), role, step)
-                    _bump(self.by_role, role, database, step)
+        elif isinstance(fact, PolicyFact):
+            for role in {role for role, _ in fact.allow}:
+                _bump_one(self.allowing_roles, role, step)
+            for role in {role for role, _ in fact.deny}:
+                _bump_one(self.denying_roles, role, step)
+            if fact.service == self.service:
+                self._count_hive(fact, step)
+
+    def _count_hive(self, fact: PolicyFact, step: int) -> None:
+        if fact.deny:
+            for held in {d for k, v, _ in fact.resources if k == "database" for d in v}:
+                _bump_one(self.denying, held, step)
+        database = shaped_database(fact)
+        if database is not None:  # otherwise always covered
+            for role in {role for role, _ in fact.allow | fact.deny}:
+                _bump(self.by_database, database.casefold(), role, step)
+                _bump(self.by_role, role, database, step)
 
 
 def _bump(index: dict[str, dict[str, int]], key: str, name: str, step: int) -> None:

@@ -6,9 +6,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pushdown.reconcile.plan import Fact
+from pushdown.reconcile.plan import Fact, Op
 from pushdown_ranger.compiling import ReadIndex
 from pushdown_ranger.facts import PolicyFact, RoleFact
+from pushdown_ranger.ordering import schedule
 from pushdown_ranger.scoping import shaped_database
 
 ROLES = ["pd_a", "pd_b", "pdu_x", "pdu_X"]
@@ -35,12 +36,14 @@ _facts = st.frozensets(st.one_of(_roles, _policies), max_size=8)
 
 
 def _plain(index: ReadIndex) -> tuple[object, ...]:
-    return (index.nested, index.by_member, index.by_role, index.by_database, index.denying)
+    found = (index.nested, index.by_member, index.by_role, index.by_database, index.denying)
+    return (*found, index.allowing_roles, index.denying_roles)
 
 
 def _names(index: ReadIndex) -> tuple[object, ...]:
     sets = [{k: set(v) for k, v in d.items()} for d in (index.by_member, index.by_role, index.by_database)]
-    return (index.nested, *sets, set(index.denying))
+    roles = (set(index.allowing_roles), set(index.denying_roles))
+    return (index.nested, *sets, set(index.denying), *roles)
 
 
 def _whole(facts: frozenset[Fact]) -> tuple[object, ...]:
@@ -63,7 +66,10 @@ def _whole(facts: frozenset[Fact]) -> tuple[object, ...]:
                 by_database.setdefault(database.casefold(), set()).update(named)
                 for role in named:
                     by_role.setdefault(role, set()).add(database)
-    return (nested, by_member, by_role, by_database, denying)
+    policies = [f for f in facts if isinstance(f, PolicyFact)]
+    allowing = {role for f in policies for role, _ in f.allow}
+    denying_roles = {role for f in policies for role, _ in f.deny}
+    return (nested, by_member, by_role, by_database, denying, allowing, denying_roles)
 
 
 @settings(max_examples=80, deadline=None)
@@ -75,3 +81,24 @@ def test_a_moved_index_equals_one_built_from_the_facts(reads: list[frozenset[Fac
         assert _plain(moving) == _plain(ReadIndex("hive").moved(facts))
         assert _names(moving) == _whole(facts)
     assert _plain(moving.moved(frozenset())) == _plain(ReadIndex("hive"))
+
+
+_role_ops = st.builds(
+    lambda before, after, action: Op(
+        action, before if action != "add" else None, after if action != "remove" else None
+    ),
+    _roles,
+    _roles,
+    st.sampled_from(["add", "change", "remove"]),
+)
+_policy_ops = st.builds(lambda before, after: Op("change", before, after), _policies, _policies)
+
+
+@settings(max_examples=80, deadline=None)
+@given(_facts, st.lists(st.one_of(_role_ops, _policy_ops), max_size=4))
+def test_the_apply_order_from_the_index_is_the_order_from_the_facts(
+    held: frozenset[Fact], ops: list[Op]
+) -> None:
+    index = ReadIndex("hive").moved(held)
+    named = (index.allowing_roles, index.denying_roles)
+    assert schedule(ops, held, named) == schedule(ops, held)
