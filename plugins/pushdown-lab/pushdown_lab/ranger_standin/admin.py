@@ -182,7 +182,8 @@ class Standin:
 
     def service_policies(self, service: str, zone: str = "") -> ServicePolicies:
         """The evaluation of ``service``'s current policies (of security zone ``zone``; ``""``:
-        the unzoned ones) and roles (rebuilt when they change)."""
+        the unzoned ones) and roles (built again when they change, taking over the evaluators
+        of the policies and the role book entries of the roles that did not)."""
         with self.store.lock:
             svc = self.store.service(service)
             sdef = self.store.service_defs[svc["type"]]
