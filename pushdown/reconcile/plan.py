@@ -173,7 +173,13 @@ def diff(
     notes: Iterable[str] = (),
     findings: Iterable[str] = (),
 ) -> Plan:
-    """The keyed operations that turn ``held`` into ``desired``, both narrowed by ``within``. Pure."""
+    """The keyed operations that turn ``held`` into ``desired``, both narrowed by ``within``. Pure.
+
+    Each side holds one fact per key. A fact both sides hold (equal) is no operation, so
+    when both are sets only the facts in one of them alone are keyed: a sync that changes
+    one policy of thousands compares the two sets (by the hashes they hold) and keys a few."""
+    if isinstance(desired, (set, frozenset)) and isinstance(held, (set, frozenset)):
+        desired, held = desired - held, held - desired
     want = {f.key: f for f in desired if within(f)}
     have = {f.key: f for f in held if within(f)}
     ops = [remove(f) for k, f in have.items() if k not in want]

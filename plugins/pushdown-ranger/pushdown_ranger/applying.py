@@ -54,7 +54,8 @@ class Applying(Reading):
         refused: set[Op] = set()
         hold = HoldBack()  # every widening write waits once any write is refused
         unanswered: str | None = None
-        for write in schedule(plan.ops, snapshot.facts):
+        index = self._read_index(snapshot)  # the roles the policies name, kept per read
+        for write in schedule(plan.ops, snapshot.facts, (index.allowing_roles, index.denying_roles)):
             op = write.op
             if op in refused:
                 continue
@@ -138,7 +139,11 @@ class Applying(Reading):
         if written is not None and fresh == expected and complete(fresh):
             policies = written.patched_policies(dict(snapshot.policies))
             roles = written.patched_roles(dict(snapshot.roles))
-            patched = replace(self._snapshot(fresh, policies, roles, snapshot.deny), implied=snapshot.implied)
+            self._see_answered(snapshot.roles, roles, written.roles)
+            since = (snapshot, written.policies, written.roles)
+            patched = replace(
+                self._snapshot(fresh, policies, roles, snapshot.deny, since), implied=snapshot.implied
+            )
             self.last = replace(
                 patched,
                 zones=snapshot.zones,

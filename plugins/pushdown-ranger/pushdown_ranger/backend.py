@@ -137,12 +137,14 @@ class RangerBackend(Applying):
         self._findings: tuple[RangerSnapshot, tuple[int, int], tuple[str, ...]] | None = None
         #: id of a role as read -> it, whose member users are in seen_users
         self._members_seen: dict[int, Any] = {}
+        #: the roles as read whose member users are in seen_users (Reporting._see_members)
+        self._roles_seen: object = None
         #: the kept identity whose names are in seen_users
         self._seen: object = None
         #: the databases where implied grants reach further, for the facts of a read
         self._implied: tuple[object, tuple[object, ...], frozenset[str], dict[int, Any]] | None = None
         #: the last read's facts indexed by member and by role (Compiling._read_index)
-        self._index: tuple[object, str, Any] | None = None
+        self._index = None
         #: the read findings of each policy and role as read, by kind (Reporting._each)
         self._found_each: dict[str, tuple[object, dict[int, Any]]] = {}
         #: id of a policy or role as read -> (it, its fact): the objects are kept alive here

@@ -5,7 +5,6 @@ itself (:func:`~pushdown_ranger.compile.compile_all`), kept while nothing it dep
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
@@ -36,15 +35,78 @@ from pushdown_ranger.snapshot import (
 )
 
 
-@dataclass
 class ReadIndex:
-    """What :meth:`Compiling._read_index` finds in a read's facts."""
+    """What :meth:`Compiling._read_index` finds in a read's facts, with how many facts give
+    each entry: moved from one read's facts to the next by the facts that differ (a sync's
+    writes change a few policies and roles of thousands), never built again over all.
+    Each ``by_*`` maps to the names found (with their counts; iterate it, or ``get``)."""
 
-    nested: bool = False
-    by_member: dict[str, frozenset[str]] = field(default_factory=dict)
-    by_role: dict[str, frozenset[str]] = field(default_factory=dict)
-    by_database: dict[str, frozenset[str]] = field(default_factory=dict)
-    denying: frozenset[str] = frozenset()
+    def __init__(self, service: str) -> None:
+        self.service = service
+        self.facts: frozenset[Fact] = frozenset()
+        #: role facts with a member role (nested by hand)
+        self.nesting = 0
+        self.by_member: dict[str, dict[str, int]] = {}
+        self.by_role: dict[str, dict[str, int]] = {}
+        self.by_database: dict[str, dict[str, int]] = {}
+        self.denying: dict[str, int] = {}
+        #: the roles allow items and deny items name, in the policies of every service
+        self.allowing_roles: dict[str, int] = {}
+        self.denying_roles: dict[str, int] = {}
+
+    @property
+    def nested(self) -> bool:
+        return self.nesting > 0
+
+    def moved(self, facts: frozenset[Fact]) -> ReadIndex:
+        """This index, now of ``facts`` (the facts neither here nor there only: equal facts
+        give equal entries)."""
+        if facts is not self.facts:
+            gone, added = self.facts - facts, facts - self.facts
+            for fact in gone:
+                self._count(fact, -1)
+            for fact in added:
+                self._count(fact, 1)
+            self.facts = facts
+        return self
+
+    def _count(self, fact: Fact, step: int) -> None:
+        if isinstance(fact, RoleFact):
+            self.nesting += step if fact.roles else 0
+            for member in fact.users:
+                _bump(self.by_member, member.casefold(), fact.name, step)
+        elif isinstance(fact, PolicyFact):
+            for role in {role for role, _ in fact.allow}:
+                _bump_one(self.allowing_roles, role, step)
+            for role in {role for role, _ in fact.deny}:
+                _bump_one(self.denying_roles, role, step)
+            if fact.service == self.service:
+                self._count_hive(fact, step)
+
+    def _count_hive(self, fact: PolicyFact, step: int) -> None:
+        if fact.deny:
+            for held in {d for k, v, _ in fact.resources if k == "database" for d in v}:
+                _bump_one(self.denying, held, step)
+        database = shaped_database(fact)
+        if database is not None:  # otherwise always covered
+            for role in {role for role, _ in fact.allow | fact.deny}:
+                _bump(self.by_database, database.casefold(), role, step)
+                _bump(self.by_role, role, database, step)
+
+
+def _bump(index: dict[str, dict[str, int]], key: str, name: str, step: int) -> None:
+    counts = index.setdefault(key, {})
+    _bump_one(counts, name, step)
+    if not counts:
+        del index[key]
+
+
+def _bump_one(counts: dict[str, int], name: str, step: int) -> None:
+    n = counts.get(name, 0) + step
+    if n:
+        counts[name] = n
+    else:
+        del counts[name]
 
 
 class Compiling(RangerBase):
@@ -116,9 +178,9 @@ class Compiling(RangerBase):
         if index.nested:
             return None  # a role nested by hand: its members reach further
         for name in mine:
-            named |= index.by_member.get(name, frozenset())
+            named.update(index.by_member.get(name, ()))
         for role in named:
-            found |= index.by_role.get(role, frozenset())
+            found.update(index.by_role.get(role, ()))
         key = (id(model), model.version, users)
         if self._members is not None and self._members[0] == key:
             found |= self._members[1]
@@ -127,42 +189,17 @@ class Compiling(RangerBase):
         return frozenset(ObjectRef(SecurableType.SCHEMA, (hive, d)) for d in found)
 
     def _read_index(self, snapshot: RangerSnapshot) -> ReadIndex:
-        """Of what a read holds, once per read's facts (a sync then looks up by key, not by
-        a pass over every policy and role): whether a role of pushdown's has a role nested
-        by hand, the roles each member (folded) is in, the databases of the Hive policies
-        shaped as pushdown writes them naming each role, the roles those name per database
-        (folded), and the databases of Hive policies holding deny items."""
+        """Of what a read holds (a sync then looks up by key, not by a pass over every
+        policy and role): whether a role of pushdown's has a role nested by hand, the roles
+        each member (folded) is in, the databases of the Hive policies shaped as pushdown
+        writes them naming each role, the roles those name per database (folded), and the
+        databases of Hive policies holding deny items. Kept, and moved to each read's facts
+        by the facts that differ (:meth:`ReadIndex.moved`)."""
         service = self.naming.hive_service
-        kept = self._index
-        if kept is not None and kept[0] is snapshot.facts and kept[1] == service:
-            found: ReadIndex = kept[2]
-            return found
-        index = ReadIndex()
-        by_member: dict[str, set[str]] = {}
-        by_role: dict[str, set[str]] = {}
-        by_database: dict[str, set[str]] = {}
-        denying: set[str] = set()
-        for fact in snapshot.facts:
-            if isinstance(fact, RoleFact):
-                index.nested = index.nested or bool(fact.roles)
-                for member in fact.users:
-                    by_member.setdefault(member.casefold(), set()).add(fact.name)
-            elif isinstance(fact, PolicyFact) and fact.service == service:
-                if fact.deny:
-                    denying |= {d for k, v, _ in fact.resources if k == "database" for d in v}
-                database = shaped_database(fact)
-                if database is not None:  # otherwise always covered
-                    named = {role for role, _ in fact.allow | fact.deny}
-                    by_database.setdefault(database.casefold(), set()).update(named)
-                    for role in named:
-                        by_role.setdefault(role, set()).add(database)
-        index.by_member = {k: frozenset(v) for k, v in by_member.items()}
-        index.by_role = {k: frozenset(v) for k, v in by_role.items()}
-        index.by_database = {k: frozenset(v) for k, v in by_database.items()}
-        index.denying = frozenset(denying)
-        # the facts are kept alive with their index, so no other read can reuse their id
-        self._index = (snapshot.facts, service, index)
-        return index
+        facts = snapshot.facts if isinstance(snapshot.facts, frozenset) else frozenset(snapshot.facts)
+        if self._index is None or self._index.service != service:
+            self._index = ReadIndex(service)
+        return self._index.moved(facts)
 
     def within(
         self, model: Model, scope: Resolved, snapshot: RangerSnapshot | None = None

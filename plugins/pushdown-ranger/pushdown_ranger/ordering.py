@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 
 from pushdown.reconcile.plan import Fact, Op
@@ -40,7 +40,11 @@ class Write:
 CREATE_ROLES, NARROW, MEMBERS_OUT, BOTH, WIDEN, MEMBERS_IN, DROP_ROLES = range(7)
 
 
-def schedule(ops: tuple[Op, ...] | list[Op], held: Iterable[Fact] = ()) -> list[Write]:
+def schedule(
+    ops: tuple[Op, ...] | list[Op],
+    held: Iterable[Fact] = (),
+    named: tuple[Container[str], Container[str]] | None = None,
+) -> list[Write]:
     """The writes of an apply, narrow-first across policies:
 
     0. roles created (nothing names a new role yet);
@@ -63,11 +67,18 @@ def schedule(ops: tuple[Op, ...] | list[Op], held: Iterable[Fact] = ()) -> list[
     was not; from stage 3 on, its narrowed form or its new one, so nothing is allowed
     that the new model does not allow (the members of a role aside: see docs/ranger.md).
     A policy is written twice only when two or more changes both narrow and widen.
-    ``held``: the facts Ranger holds (which roles its policies name in allow and deny items)."""
-    policies = [f for f in held if isinstance(f, PolicyFact)]
-    policies += [f for op in ops for f in (op.before, op.after) if isinstance(f, PolicyFact)]
-    allowing = {role for f in policies for role, _ in f.allow}
-    denying = {role for f in policies for role, _ in f.deny}
+    ``held``: the facts Ranger holds (which roles its policies name in allow and deny items);
+    ``named``: those roles, when the caller has them (then ``held`` is not looked at)."""
+    allowing: Container[str] = frozenset()
+    denying: Container[str] = frozenset()
+    if any(isinstance(op.fact, RoleFact) for op in ops):  # only role writes look at them
+        policies = [f for op in ops for f in (op.before, op.after) if isinstance(f, PolicyFact)]
+        if named is None:
+            policies += [f for f in held if isinstance(f, PolicyFact)]
+        allowing = _Either(
+            {role for f in policies for role, _ in f.allow}, None if named is None else named[0]
+        )
+        denying = _Either({role for f in policies for role, _ in f.deny}, None if named is None else named[1])
     mixed = sum(1 for op in ops if isinstance(op.fact, PolicyFact) and stage_of(op)[1] is not None)
     out: list[Write] = []
     for op in ops:
@@ -85,7 +96,17 @@ def schedule(ops: tuple[Op, ...] | list[Op], held: Iterable[Fact] = ()) -> list[
     return out
 
 
-def _within(op: Op, stage: int, split: bool, denying: set[str]) -> int:
+class _Either:
+    """Names in ``one`` or in ``other``."""
+
+    def __init__(self, one: Container[str], other: Container[str] | None) -> None:
+        self.one, self.other = one, other
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.one or (self.other is not None and name in self.other)
+
+
+def _within(op: Op, stage: int, split: bool, denying: Container[str]) -> int:
     """The order of role writes within their stage: in stage 2, members joining first,
     then leaving roles no deny item names; in stage 5, joining roles a deny item names first."""
     if not isinstance(op.fact, RoleFact):

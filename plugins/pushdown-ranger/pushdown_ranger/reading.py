@@ -4,7 +4,7 @@ versions moved."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -176,7 +176,11 @@ class Reading(Reporting):
         policies: dict[tuple[str, Any], Json],
         roles: dict[str, Json],
         deny: Mapping[str, bool],
+        since: tuple[RangerSnapshot, Iterable[tuple[str, Any]], Iterable[str]] | None = None,
     ) -> RangerSnapshot:
+        """``since``: a snapshot these policies and roles differ from only at the keys
+        given (a sync's writes, their answers put in place): its facts, with the facts of
+        those keys taken out and put in again as now, instead of a pass over every one."""
         ours = self.naming.ours
         # the fact of each policy and role as read, kept by the object answered: after a
         # sync's writes only the ones they answered are read into facts again
@@ -188,15 +192,22 @@ class Reading(Reporting):
             fresh[id(raw)] = (raw, fact)
             return fact
 
-        facts: set[Fact] = {
-            f for p in policies.values() if (f := fact_of(p, lambda p: policy_fact(p, ours))) is not None
-        }
-        facts |= {
-            f for r in roles.values() if (f := fact_of(r, lambda r: interned(role_fact(r)))) is not None
-        }
-        self._facts = fresh
+        def of_policy(p: Json) -> Fact | None:
+            return policy_fact(p, ours)
+
+        def of_role(r: Json) -> Fact | None:
+            return interned(role_fact(r))
+
+        moved = None if since is None else self._moved_facts(since, policies, roles, of_policy, of_role)
+        if moved is not None:
+            facts = moved
+        else:
+            every = {f for p in policies.values() if (f := fact_of(p, of_policy)) is not None}
+            every |= {f for r in roles.values() if (f := fact_of(r, of_role)) is not None}
+            self._facts = fresh
+            facts = frozenset(every)
         return RangerSnapshot(
-            frozenset(facts),
+            facts,
             fingerprint=digest(versions, deny),
             policies=policies,
             roles=roles,
@@ -209,6 +220,46 @@ class Reading(Reporting):
             ),
             overriding=overriding_policies(policies, self.naming.hive_service),
         )
+
+    def _moved_facts(
+        self,
+        since: tuple[RangerSnapshot, Iterable[tuple[str, Any]], Iterable[str]],
+        policies: dict[tuple[str, Any], Json],
+        roles: dict[str, Json],
+        of_policy: Callable[[Json], Fact | None],
+        of_role: Callable[[Json], Fact | None],
+    ) -> frozenset[Fact] | None:
+        """The facts of ``since``'s snapshot, those of its touched keys as now (``None``:
+        not found so; the caller makes them from every policy and role). One fact per
+        policy key and per role name (the key holds the service and the resource set, a
+        role fact its name), so taking a key's old fact out leaves every other key's."""
+        base, policy_keys, role_names = since
+        kept = self._facts
+        fresh = dict(kept)
+        gone: set[Fact] = set()
+        added: set[Fact] = set()
+        touched = [(base.policies.get(k), policies.get(k), of_policy) for k in dict.fromkeys(policy_keys)]
+        touched += [(base.roles.get(n), roles.get(n), of_role) for n in dict.fromkeys(role_names)]
+        for old, new, read in touched:
+            if old is new:
+                continue
+            if old is not None:
+                hit = fresh.pop(id(old), None)
+                fact = hit[1] if hit is not None and hit[0] is old else read(old)
+                if fact is not None:
+                    gone.add(fact)
+            if new is not None:
+                fact = read(new)
+                fresh[id(new)] = (new, fact)
+                if fact is not None:
+                    added.add(fact)
+        if not gone <= base.facts:
+            return None
+        facts = (base.facts - gone) | added
+        if len(facts) != len(base.facts) - len(gone) + len(added):
+            return None  # a fact of another key (not one per key): made from every one
+        self._facts = fresh
+        return facts
 
     def _type_of(self, service: str) -> str:
         n = self.naming

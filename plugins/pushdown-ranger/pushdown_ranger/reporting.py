@@ -3,7 +3,7 @@ items, zones, overrides, strays, the HDFS fallback) and what could not be read."
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
 from pushdown.model.securables import ObjectRef, SecurableType
@@ -47,7 +47,10 @@ class Reporting(Compiling):
     def _see_members(self, snap: RangerSnapshot) -> None:
         """The member users of pushdown's roles as read into ``seen_users``: only of the
         roles answered anew since the last read (an unchanged role is the object answered
-        before, kept alive here with its id)."""
+        before, kept alive here with its id); none when the roles are those seen last (the
+        read-back after a sync's writes adds the members of the roles they answered)."""
+        if snap.roles is self._roles_seen:
+            return
         done, fresh = self._members_seen, {}
         for role in snap.roles.values():
             hit = done.get(id(role))
@@ -55,6 +58,20 @@ class Reporting(Compiling):
                 self.seen_users |= {str(m.get("name")) for m in role.get("users") or ()}
             fresh[id(role)] = role
         self._members_seen = fresh
+        self._roles_seen = snap.roles
+
+    def _see_answered(
+        self, before: Mapping[str, Json], after: Mapping[str, Json], answered: Iterable[str]
+    ) -> None:
+        """The roles ``after`` holds are those of ``before`` but the ``answered`` ones: when
+        ``before``'s members were seen, seeing those of the answered ones sees ``after``'s."""
+        if before is not self._roles_seen:
+            return
+        for name in answered:
+            role = after.get(name)
+            if role is not None:
+                self.seen_users |= {str(m.get("name")) for m in role.get("users") or ()}
+        self._roles_seen = after
 
     def _see_users(self, model: Model) -> None:
         """Every model user's Ranger name into ``seen_users``: from the kept identity while

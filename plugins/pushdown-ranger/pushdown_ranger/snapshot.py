@@ -8,7 +8,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import (
@@ -21,6 +21,9 @@ from pushdown.reconcile.identity import KeptIdentity
 from pushdown_ranger.answers import Written
 from pushdown_ranger.client import RangerAPI
 from pushdown_ranger.compile.desired import RangerNaming
+
+if TYPE_CHECKING:
+    from pushdown_ranger.compiling import ReadIndex
 
 Json = dict[str, Any]
 Implied = tuple[tuple[str, str, frozenset[str]], ...]
@@ -110,9 +113,10 @@ class RangerBase(Backend):
     _findings: tuple[RangerSnapshot, tuple[int, int], tuple[str, ...]] | None
     _seen: object
     _members_seen: dict[int, Json]
+    _roles_seen: object
     _implied: tuple[object, tuple[object, ...], frozenset[str], dict[int, Any]] | None
     #: the index of a read's facts for a change of principals (compiling.ReadIndex)
-    _index: tuple[object, str, Any] | None
+    _index: ReadIndex | None
     #: the read findings of each policy and role as read (Reporting._each)
     _found_each: dict[str, tuple[object, dict[int, tuple[Json, object, list[str]]]]]
     _facts: dict[int, tuple[Json, Any]]

@@ -11,7 +11,12 @@ from types import TracebackType
 from typing import Any
 
 from pushdown_lab.ranger_standin.faults import Faults
-from pushdown_lab.ranger_standin.policy_evaluation import AccessRequest, AccessResult, ServicePolicies
+from pushdown_lab.ranger_standin.policy_evaluation import (
+    AccessRequest,
+    AccessResult,
+    Reuse,
+    ServicePolicies,
+)
 from pushdown_lab.ranger_standin.resources import (
     SELF,
     SELF_AND_ALL_DESCENDANTS,
@@ -49,6 +54,8 @@ class Standin:
         self._lifecycle = threading.RLock()
         self._service_policies: dict[tuple[str, str], tuple[tuple[int, int, int, str], ServicePolicies]] = {}
         self._dying: threading.Thread | None = None
+        #: per (service, zone): what its last engine was built from (policy_evaluation.Reuse)
+        self._reuse: dict[tuple[str, str], Reuse] = {}
 
     # lifecycle -------------------------------------------------------------------------
     @property
@@ -175,7 +182,8 @@ class Standin:
 
     def service_policies(self, service: str, zone: str = "") -> ServicePolicies:
         """The evaluation of ``service``'s current policies (of security zone ``zone``; ``""``:
-        the unzoned ones) and roles (rebuilt when they change)."""
+        the unzoned ones) and roles (built again when they change, taking over the evaluators
+        of the policies and the role book entries of the roles that did not)."""
         with self.store.lock:
             svc = self.store.service(service)
             sdef = self.store.service_defs[svc["type"]]
@@ -189,8 +197,12 @@ class Standin:
             cached = self._service_policies.get((service, zone))
             if cached is not None and cached[0] == versions:
                 return cached[1]
-            policies = self.store.list_policies({"serviceName": service, "zoneName": zone})
-            built = ServicePolicies(self.store.service_def(svc["type"]), policies, self.store.list_roles({}))
+            # the stored objects (the store replaces one on every change, never edits it):
+            # the evaluators and role entries of those that did not change are taken over
+            policies = self.store.list_policies({"serviceName": service, "zoneName": zone}, copied=False)
+            roles = [role for _, role in sorted(self.store.roles.items())]
+            reuse = self._reuse.setdefault((service, zone), Reuse())
+            built = ServicePolicies(self.store.service_def(svc["type"]), policies, roles, reuse=reuse)
             self._service_policies[(service, zone)] = (versions, built)
             return built
 

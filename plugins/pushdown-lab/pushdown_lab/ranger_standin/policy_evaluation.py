@@ -23,7 +23,9 @@ than the default, path and URL ones. Tags, zones, data masking and row filtering
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from pushdown_lab.ranger_standin.access import AccessRequest, AccessResult, Ask
@@ -70,8 +72,66 @@ class _Index:
         return [evaluators[position] for position in sorted(narrowed)]
 
 
+#: a service definition's helper, implied grants and deny option
+_Definition = tuple[ServiceDefHelper, dict[str, list[str]], bool]
+
+
+@dataclass
+class Reuse:
+    """What the last engine of one service was built from, for the next one to take what
+    did not change: the service definition (its JSON) with its helper, implied grants and
+    deny option, each policy's evaluator by the policy object it was made from, and the
+    role objects with their book. Only for a caller that never edits a policy or role
+    object it handed over (the stand-in's store replaces the object on every change): an
+    object given again is then the same policy or role, and its evaluator or book entry
+    what building it again would give."""
+
+    definition: str | None = None
+    made: _Definition | None = None
+    evaluators: dict[int, tuple[dict[str, Any], PolicyEvaluator]] = field(default_factory=dict)
+    roles: dict[int, dict[str, Any]] = field(default_factory=dict)
+    book: RoleBook | None = None
+
+    def definition_of(self, service_def: dict[str, Any]) -> _Definition:
+        text = json.dumps(service_def, sort_keys=True, default=str)
+        if self.made is None or text != self.definition:
+            self.definition, self.made = text, _definition(service_def)
+            self.evaluators = {}  # made with the old definition's helper
+        return self.made
+
+    def evaluators_of(self, policies: list[dict[str, Any]]) -> list[PolicyEvaluator]:
+        helper, implied, deny = self.made or _definition({})
+        kept, fresh = self.evaluators, {}
+        for policy in policies:
+            hit = kept.get(id(policy))
+            if hit is None or hit[0] is not policy:
+                hit = (policy, PolicyEvaluator(policy, helper, implied, deny))
+            fresh[id(policy)] = hit
+        self.evaluators = fresh
+        return [evaluator for _, evaluator in fresh.values()]
+
+    def book_of(self, roles: list[dict[str, Any]]) -> RoleBook:
+        now = {id(r): r for r in roles}
+        if self.book is None:
+            book = RoleBook(roles)
+        else:
+            # the objects kept are alive, so an id both here and now is the same object
+            gone = [r for k, r in self.roles.items() if k not in now]
+            added = [r for k, r in now.items() if k not in self.roles]
+            book = self.book.moved(gone, added) if gone or added else self.book
+        self.roles, self.book = now, book
+        return book
+
+
+def _definition(service_def: dict[str, Any]) -> _Definition:
+    helper = ServiceDefHelper(service_def)
+    deny = option_true(service_def, "enableDenyAndExceptionsInPolicies", True)
+    return helper, implied_grants(service_def), deny
+
+
 class ServicePolicies:
-    """The access policies of one service, with its service definition and the roles they use."""
+    """The access policies of one service, with its service definition and the roles they use.
+    ``reuse``: what the last engine of the service was built from (see :class:`Reuse`)."""
 
     def __init__(
         self,
@@ -84,10 +144,11 @@ class ServicePolicies:
         audit_mode: str | None = None,
         audit_excluded: tuple[Iterable[str], Iterable[str], Iterable[str]] = ((), (), ()),
         use_index: bool = True,
+        reuse: Reuse | None = None,
     ) -> None:
         self.service_def = service_def
         self.roles = list(roles)
-        self.role_book = RoleBook(self.roles)
+        self.role_book = RoleBook(self.roles) if reuse is None else reuse.book_of(self.roles)
         self.super_users, self.super_groups = frozenset(super_users), frozenset(super_groups)
         self.excluded_users, self.excluded_groups, self.excluded_roles = (
             frozenset(x) for x in audit_excluded
@@ -99,12 +160,13 @@ class ServicePolicies:
             for p in policies
             if p.get("isEnabled", True) is not False and int(p.get("policyType") or 0) == 0
         ]
-        helper = ServiceDefHelper(service_def)
-        implied = implied_grants(service_def)
-        deny = option_true(service_def, "enableDenyAndExceptionsInPolicies", True)
-        self.evaluators = sorted(
-            (PolicyEvaluator(p, helper, implied, deny) for p in chosen), key=PolicyEvaluator.sort_key
-        )
+        if reuse is None:
+            helper, implied, deny = _definition(service_def)
+            made = [PolicyEvaluator(p, helper, implied, deny) for p in chosen]
+        else:
+            helper, _, _ = reuse.definition_of(service_def)
+            made = reuse.evaluators_of(chosen)
+        self.evaluators = sorted(made, key=PolicyEvaluator.sort_key)
         self.index = _Index(self.evaluators, helper)
         self.use_index = use_index
 

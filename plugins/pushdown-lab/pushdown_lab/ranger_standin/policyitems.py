@@ -141,13 +141,41 @@ class RoleBook:
         self.containing: dict[str, set[str]] = {}
         for role in roles:
             name = str(role["name"])
-            for kind, index in (
-                ("users", self.by_user),
-                ("groups", self.by_group),
-                ("roles", self.containing),
-            ):
+            for kind, index in self._indexes():
                 for member in role.get(kind) or []:
                     index.setdefault(str(member.get("name")), set()).add(name)
+
+    def _indexes(self) -> tuple[tuple[str, dict[str, set[str]]], ...]:
+        return (("users", self.by_user), ("groups", self.by_group), ("roles", self.containing))
+
+    def moved(self, gone: Iterable[dict[str, Any]], added: Iterable[dict[str, Any]]) -> RoleBook:
+        """A new book: this one without the roles ``gone`` and with the roles ``added`` (the
+        same as a book of the roles now, built from the change alone). This book is left
+        as it was (a member's set that changes is a new set in the new book)."""
+        book = RoleBook(())
+        book.by_user, book.by_group, book.containing = (
+            dict(self.by_user),
+            dict(self.by_group),
+            dict(self.containing),
+        )
+        copied: set[tuple[str, str]] = set()
+        for roles, adding in ((gone, False), (added, True)):
+            for role in roles:
+                name = str(role["name"])
+                for kind, index in book._indexes():
+                    for member in role.get(kind) or []:
+                        key = str(member.get("name"))
+                        if (kind, key) not in copied:
+                            copied.add((kind, key))
+                            index[key] = set(index.get(key, ()))
+                        if adding:
+                            index[key].add(name)
+                        else:
+                            index[key].discard(name)
+                            if not index[key]:
+                                del index[key]
+                                copied.discard((kind, key))
+        return book
 
     def roles_of(self, user: str, groups: Iterable[str]) -> frozenset[str]:
         held = set(self.by_user.get(user, ()))

@@ -174,21 +174,34 @@ class Synced:
     #: read that the findings looked at (those answered anew since the last read)
     made: int = 0
     examined: int = 0
+    #: policies and roles as read made into facts (those the writes answered)
+    read: int = 0
 
 
 @dataclass
 class Work:
-    """Ranger roles made by the compile, policies and roles examined by the read's findings."""
+    """Ranger roles made by the compile, policies and roles examined by the read's findings,
+    policies and roles as read made into facts."""
 
     made: int = 0
     examined: int = 0
+    read: int = 0
 
     @contextmanager
     def counting(self, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-        from pushdown_ranger import reporting
+        from pushdown_ranger import reading, reporting
         from pushdown_ranger.compile import desired
 
         interned, unenforced, role_findings = desired.interned, reporting.unenforced, reporting.role_findings
+        policy_fact, role_fact = reading.policy_fact, reading.role_fact
+
+        def read_policy(p: Any, ours: Any) -> Any:
+            self.read += 1
+            return policy_fact(p, ours)
+
+        def read_role(r: Any) -> Any:
+            self.read += 1
+            return role_fact(r)
 
         def made(fact: Any) -> Any:
             self.made += 1
@@ -206,6 +219,8 @@ class Work:
             m.setattr(desired, "interned", made)
             m.setattr(reporting, "unenforced", policy)
             m.setattr(reporting, "role_findings", role)
+            m.setattr(reading, "policy_fact", read_policy)
+            m.setattr(reading, "role_fact", read_role)
             yield
 
 
@@ -248,7 +263,11 @@ def synced_changes(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[Synced,
             log = standin.request_log
             reads = sum(1 for method, _, _ in log if method == "GET")
             synced = Synced(reads, len(log) - reads, counts.classes, mapper.calls, len(plan.ops))
-            out.append(replace(synced, made=work.made, examined=work.examined))
+            out.append(replace(synced, made=work.made, examined=work.examined, read=work.read))
+            # the facts kept after the writes (those answered put in place) are a read's
+            assert backend.last is not None
+            fresh = RangerBackend(context)
+            assert fresh._read(fresh.versions(), fresh.defs_now()[0]).facts == backend.last.facts
     return out[0], out[1]
 
 
@@ -270,3 +289,6 @@ def test_a_synced_table_grant_and_role_membership_cost_as_much_in_an_estate_ten_
     # the policies and roles the writes answered, not every one read
     assert (small_table.made, small_member.made) == (0, 1), (small_table, small_member)
     assert 1 <= small_table.examined <= 2 and 1 <= small_member.examined <= 2, (small_table, small_member)
+    # the read's facts: those of the answered policies and roles made (and those they
+    # replace), not every one read
+    assert 1 <= small_table.read <= 4 and 1 <= small_member.read <= 4, (small_table, small_member)
