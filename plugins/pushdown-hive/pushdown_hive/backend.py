@@ -342,7 +342,8 @@ class HiveBackend(Backend):
             raise self._gone(exc, "reading its roles") from exc
         except Refused as exc:
             raise self._refused(exc, "reading its roles") from exc
-        self._keep_roles(roles.names())
+        if roles.names() != self.known_roles:  # (the names without the prefix: made again)
+            self._keep_roles(roles.names())
         self.calls += calls
         self.rows += sum(len(m) for m in roles.members.values())
         return roles
@@ -380,7 +381,8 @@ class HiveBackend(Backend):
             return
         created = {op.fact.name for op in _ops(plan, "add", HiveRole) if isinstance(op.fact, HiveRole)}
         dropped = {op.fact.name for op in _ops(plan, "remove", HiveRole) if isinstance(op.fact, HiveRole)}
-        self._keep_roles((self.known_roles - dropped) | created)
+        if created or dropped:
+            self._keep_roles((self.known_roles - dropped) | created)
 
     def _held_by(self, names: frozenset[str]) -> set[str]:
         """The model roles (without the prefix) the metastore says these users hold."""
