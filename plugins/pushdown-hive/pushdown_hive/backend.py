@@ -44,7 +44,7 @@ from pushdown.reconcile.plan import Fact, Op, Plan
 from pushdown.reconcile.reach import sole_catalog
 from pushdown.reconcile.scope import Region, Resolved, Scope
 from pushdown.reconcile.settings import Settings
-from pushdown_hive.batches import BATCH, Sent, chunks, not_widening, refusal, send
+from pushdown_hive.batches import BATCH, Sent, chunks, not_widening, refusal, roles_of, send
 from pushdown_hive.compile import RoleSetup, compile_desired, mapped
 from pushdown_hive.facts import (
     ROLE,
@@ -134,6 +134,11 @@ class HiveBackend(Backend):
             self.naming, caseless=True, version=context.mapping_version, stable=context.mapping_stable
         )
         self._ms = metastore
+        #: the managed roles the metastore holds, as last listed and kept up to date by the
+        #: backend's own creates and drops (``None``: list them at the next read); and the
+        #: same names without the prefix (the model's)
+        self.known_roles: frozenset[str] | None = None
+        self._known_model_names: frozenset[str] = frozenset()
         #: Thrift calls made (reads and writes), for the benchmark and the tests
         self.calls = 0
         self.rows = 0
@@ -150,6 +155,7 @@ class HiveBackend(Backend):
 
     def _gone(self, exc: Exception, doing: str) -> TemporaryBackendError:
         self._drop()  # the next call connects again
+        self._keep_roles(None)  # and lists the roles again
         return TemporaryBackendError(
             self.name,
             f"the metastore at {self.host}:{self.port} did not answer while {doing} ({exc}); "
@@ -159,6 +165,7 @@ class HiveBackend(Backend):
     def _refused(self, exc: Exception, doing: str) -> TemporaryBackendError:
         """A read the metastore refused: most often an object or role dropped between two
         calls of the read; said clearly, and the next sync reads again."""
+        self._keep_roles(None)
         return TemporaryBackendError(
             self.name,
             f"the metastore at {self.host}:{self.port} refused a read while {doing} ({exc}); "
@@ -230,11 +237,10 @@ class HiveBackend(Backend):
             in_play = tuple(Play(r, None) for r in scope.regions)
         roles = ServerRoles({})
         if self.role_fence is not None:
-            roles = self._read_roles(in_play)
+            roles = self._read_roles(in_play, model=model)
             if roles.read is not None:  # of the others, only those the model no longer has count
-                cut = len(self.role_fence)
-                present = {n for n in roles.names() if n in roles.read or n[cut:] not in model.roles}
-                roles = replace(roles, present=frozenset(present))
+                gone = {self.role_fence + r for r in self._known_model_names.difference(model.roles)}
+                roles = replace(roles, present=(roles.names() & roles.read) | gone)
         within = fact_scope(in_play, catalog, where, identity, self.role_fence, lambda r: r in model.roles)
         findings: list[str] = []
         globals_: set[HiveFact] = set()
@@ -317,22 +323,66 @@ class HiveBackend(Backend):
             return []  # dropped meanwhile: nobody holds it
 
     def _read_roles(
-        self, in_play: tuple[Play, ...] | None = None, only: frozenset[str] | None = None
+        self,
+        in_play: tuple[Play, ...] | None = None,
+        only: frozenset[str] | None = None,
+        model: Model | None = None,
     ) -> ServerRoles:
         """The managed roles; the members and nesting of those ``in_play`` (or ``only``,
-        prefixed names), of every one when a play takes every role."""
+        prefixed names), of every one when a play takes every role. The names are listed
+        unless ``model`` is given and the roles the backend knows answer the sync
+        (:meth:`_must_list`); a read back (no ``model``) always lists them."""
         prefix = self.role_fence or self.role_prefix
         if in_play is not None and all(p.roles is not None for p in in_play):
             only = frozenset(prefix + r for p in in_play for r in p.roles or ())
+        known = None if model is None or self._must_list(only, model) else self.known_roles
         try:
-            roles, calls = read_roles(self.metastore, prefix, only)
+            roles, calls = read_roles(self.metastore, prefix, only, known)
         except Unreachable as exc:
             raise self._gone(exc, "reading its roles") from exc
         except Refused as exc:
             raise self._refused(exc, "reading its roles") from exc
+        if roles.names() != self.known_roles:  # (the names without the prefix: made again)
+            self._keep_roles(roles.names())
         self.calls += calls
         self.rows += sum(len(m) for m in roles.members.values())
         return roles
+
+    def _must_list(self, only: frozenset[str] | None, model: Model) -> bool:
+        """Whether a sync lists the metastore's roles (``get_role_names``: every role of
+        the metastore, 10,000 in issue 30's estate) rather than trusting the roles the
+        backend knows: when it knows none yet, when every role is in play (a full sync,
+        ``roles = false``), when a role in play is not one it knows (made by another hand
+        or another process since: it is read, and dropped when the model does not have
+        it), and when one it knows is a role the model no longer has (it is dropped by
+        this sync, whatever the scope, on the metastore's word). A managed role made by
+        another hand, that the model does not have and no sync puts in play, is found
+        (and dropped) by the next sync that lists: every full sync."""
+        known = self.known_roles
+        if known is None or only is None or not only <= known:
+            return True
+        return not model.roles.keys() >= self._known_model_names
+
+    def _keep_roles(self, names: frozenset[str] | None) -> None:
+        """The managed roles the metastore holds now, as far as the backend knows (``None``:
+        not known, the next sync lists them)."""
+        self.known_roles = names
+        cut = len(self.role_fence or self.role_prefix)
+        self._known_model_names = frozenset() if names is None else frozenset(n[cut:] for n in names)
+
+    def _applied_roles(self, plan: Plan, refused: list[tuple[Op, str]]) -> None:
+        """The roles known after an apply: those it created added, those it dropped taken
+        out; not known at all when the metastore refused anything naming a role (one
+        dropped or made by another hand meanwhile: the next sync lists them)."""
+        if self.known_roles is None:
+            return
+        if any(roles_of(op.fact) or isinstance(op.fact, HiveRole) for op, _ in refused):
+            self._keep_roles(None)
+            return
+        created = {op.fact.name for op in _ops(plan, "add", HiveRole) if isinstance(op.fact, HiveRole)}
+        dropped = {op.fact.name for op in _ops(plan, "remove", HiveRole) if isinstance(op.fact, HiveRole)}
+        if created or dropped:
+            self._keep_roles((self.known_roles - dropped) | created)
 
     def _held_by(self, names: frozenset[str]) -> set[str]:
         """The model roles (without the prefix) the metastore says these users hold."""
@@ -469,6 +519,7 @@ class HiveBackend(Backend):
                     ) from exc
                 progress(len(batch))
         self.calls += sent.calls
+        self._applied_roles(plan, sent.refused)
         failures = tuple(Failure((op,), refusal(op, words)) for op, words in sent.refused)
         return Applied(sent.done, failures + tuple(held_back))
 

@@ -222,13 +222,20 @@ def fact_scope(
     return within
 
 
-def read_roles(ms: Metastore, prefix: str, only: frozenset[str] | None = None) -> tuple[ServerRoles, int]:
+def read_roles(
+    ms: Metastore, prefix: str, only: frozenset[str] | None = None, known: frozenset[str] | None = None
+) -> tuple[ServerRoles, int]:
     """The managed roles (named with ``prefix``), their USER members, and the roles held
     where pushdown grants none (a managed role held by a group or a role, a role held by
     a managed role): one call for the names, two per managed role read. ``only``: which
-    managed roles to read the members of (``None``: every one); the names are all listed
-    (a role the model no longer has is dropped by any sync)."""
-    present = frozenset(n for n in ms.role_names() if n.startswith(prefix))
+    managed roles to read the members of (``None``: every one). ``known``: the managed
+    roles the metastore holds as the backend knows them (listed before, kept up to date
+    by its own creates and drops): the names are then not listed again (the backend
+    decides when it must list, :meth:`~pushdown_hive.backend.HiveBackend._must_list`),
+    unless a role read has no members (the metastore answers so for a role that does not
+    exist: dropped by another hand since)."""
+    listed = known is None
+    present = frozenset(n for n in ms.role_names() if n.startswith(prefix)) if known is None else known
     names = sorted(present if only is None else present & only)
     held: dict[str, list[tuple[str, str, bool]]] = {}
     nested: set[tuple[str, str, str]] = set()
@@ -240,11 +247,19 @@ def read_roles(ms: Metastore, prefix: str, only: frozenset[str] | None = None) -
             if n in ms.role_names():
                 raise  # there, yet unreadable: said as an error, not skipped
             held.pop(n, None)  # dropped since the names were listed: nothing of it is left
+    if not listed and any(not rows for rows in held.values()):
+        # the metastore answers a missing role with no members: the names tell them apart
+        present = frozenset(n for n in ms.role_names() if n.startswith(prefix))
+        listed = True
+        held = {n: rows for n, rows in held.items() if n in present}
+        nested = {edge for edge in nested if edge[2] in present}
     members = {n: frozenset(name for kind, name, _ in rows if kind == USER) for n, rows in held.items()}
     admins = {(n, name) for n, rows in held.items() for kind, name, admin in rows if kind == USER and admin}
     nested |= {(n, kind, name) for n, rows in held.items() for kind, name, _ in rows if kind != USER}
     present -= {n for n in names if n not in held}
-    return ServerRoles(members, frozenset(nested), frozenset(admins), present, only), 1 + 2 * len(names)
+    return ServerRoles(members, frozenset(nested), frozenset(admins), present, only), int(listed) + 2 * len(
+        names
+    )
 
 
 def roles_of_users(ms: Metastore, prefix: str, users: Iterable[str]) -> tuple[dict[str, frozenset[str]], int]:

@@ -4,6 +4,7 @@ missing grant are refused, and every call is recorded."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -24,6 +25,8 @@ class FakeMetastore:
     grantors: dict[tuple[str, str], str] = field(default_factory=dict)
     #: answer this many more calls, then stop answering (a metastore killed mid-apply)
     alive: int | None = None
+    #: the items (names, members) the reads of roles answered, per call
+    answered: Counter[str] = field(default_factory=Counter)
 
     def _call(self, name: str, size: int = 0) -> None:
         if self.alive is not None:
@@ -91,10 +94,12 @@ class FakeMetastore:
 
     def role_names(self) -> list[str]:
         self._call("get_role_names")
+        self.answered["get_role_names"] += len(self.roles)
         return sorted(self.roles)
 
     def members(self, role: str) -> list[tuple[str, str, bool]]:
         self._call("get_principals_in_role")
+        self.answered["get_principals_in_role"] += len(self.roles.get(role, ()))
         return [("USER", u, False) for u in sorted(self.roles.get(role, ()))]
 
     def memberships(self, role: str) -> list[Member]:
@@ -111,7 +116,9 @@ class FakeMetastore:
 
     def roles_held_by_user(self, user: str) -> list[str]:
         self._call("get_role_grants_for_principal")
-        return sorted(r for r, users in self.roles.items() if user in users)
+        held = sorted(r for r, users in self.roles.items() if user in users)
+        self.answered["get_role_grants_for_principal"] += len(held)
+        return held
 
     def revoke_role_from(self, role: str, principal_type: str, principal: str) -> None:
         self._call("revoke_role")
