@@ -56,3 +56,20 @@ def test_a_refused_commit_leaves_the_models_as_they_were() -> None:
             ac.add_user("alice")  # exists: refused before anything is written
         assert _users(held) == {"alice"}
     assert _users(ac.model) == {"alice"} and ac._shared.seq == ac.store.last_seq()
+
+
+def test_replicas_let_go_for_good_are_counted_so_the_copies_are_bounded() -> None:
+    """Two models held while changes land: two copies. Let go, the newer one is kept as
+    the spare and the older one dropped: 1 + copies - dropped models stay alive (the
+    current and the spare), which bounds the copies a run of many threads may make."""
+    ac = _library()
+    shared = ac._shared
+    with shared.pinned() as (first, _):
+        ac.add_user("bob")  # copy 1
+        with shared.pinned() as (second, _):
+            ac.add_user("carol")  # copy 2: both replicas held
+            assert shared.copies == 2 and shared.dropped == 0
+    assert shared.spare is not None and shared.spare[0] is second  # the newer one kept
+    assert shared.dropped == 1 and first is not ac.model
+    ac.add_user("dave")  # the current one is free: no copy, nothing dropped
+    assert (shared.copies, shared.dropped) == (2, 1)

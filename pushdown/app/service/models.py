@@ -40,6 +40,9 @@ class Shared:
     spare: tuple[Model, int] | None = None
     #: replicas copied because every one was held (what a test may bound)
     copies: int = 0
+    #: replicas let go for good (a newer spare kept instead, a failed commit's): with
+    #: ``copies`` it bounds what is alive, ``1 + copies - dropped`` models
+    dropped: int = 0
 
     def publish(self, model: Model, seq: int, *, keep: bool = True) -> None:
         """Make ``model`` at ``seq`` the current pair (one step for every reader);
@@ -52,13 +55,21 @@ class Shared:
         old, old_seq = self.model, self.seq
         self.model, self.seq = model, seq
         if not keep:
+            if self.spare is not None:
+                self.dropped += 1
             self.spare = None
+            if old is not model and id(old) not in self.pins:
+                self.dropped += 1
         elif old is not model and id(old) not in self.pins:
             self._keep(old, old_seq)
 
     def _keep(self, model: Model, seq: int) -> None:
         if self.spare is None or self.spare[1] <= seq:
+            if self.spare is not None and self.spare[0] is not model:
+                self.dropped += 1
             self.spare = (model, seq)
+        else:
+            self.dropped += 1
 
     @contextmanager
     def pinned(self) -> Iterator[tuple[Model, int]]:

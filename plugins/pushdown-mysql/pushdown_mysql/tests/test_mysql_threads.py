@@ -153,8 +153,11 @@ def test_threads_sharing_one_library_object_never_tear_a_sync(
     assert errors == [], errors
     assert watch.torn == [], watch.torn[:5]
     assert watch.syncs >= CHANGES and watch.during > 0, (watch.syncs, watch.during)
-    # a replica is copied only while every one is held: a few, never one per change
-    assert ac._shared.copies <= THREADS, ac._shared.copies
+    # a replica is copied only while every one is held: at most one per thread holding
+    # one, beyond the replicas let go for good (one spare is kept); a few, never one per change
+    shared = ac._shared
+    assert shared.copies <= THREADS + shared.dropped, (shared.copies, shared.dropped)
+    assert shared.copies < THREADS * CHANGES // 4, shared.copies
     assert all(r.ok for r in ac.sync())  # what the quiet writers left pending
     # by result: every change enforced, the cursor at the tip
     store = Store(path)
