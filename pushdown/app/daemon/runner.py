@@ -73,7 +73,8 @@ class Daemon:
         self.waiting_for: str | None = None
         self.active = False
         self.held_until = 0.0  # monotonic: when the lease lapses unless renewed
-        #: after each full reconcile, move what is alive out of the cyclic collector's way
+        #: when a full reconcile has read its model, move what is alive out of the cyclic
+        #: collector's way
         #: (:func:`pushdown.app.daemon.worker.settle`): set for a process of its own only
         #: (``pushdown daemon``, ``serve``'s workers), never for a daemon inside a caller's
         #: process, whose objects are not the daemon's to freeze

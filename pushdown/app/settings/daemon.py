@@ -9,7 +9,7 @@
     lease_ttl = "30s"      # the one-active-daemon lease outlives a vanished holder by this
     gather = "20ms"        # the least time between the starts of a worker's rounds
     nice = 5               # under `pushdown serve`: the workers' process, this much lower CPU priority
-    freeze = true          # after each full reconcile, the model leaves the cyclic collector's walks
+    freeze = true          # when a full reconcile has read the model, it leaves the collector's walks
     host = "127.0.0.1"     # /metrics, /livez, /readyz
     port = 9464            # 0: any free port (the log says which)
 
@@ -46,7 +46,7 @@ class DaemonSettings:
     gather: float = 0.02
     #: how much lower the workers' CPU priority is than the serving process's (``nice``)
     nice: int = 5
-    #: after each full reconcile, freeze what is alive (``gc.freeze``)
+    #: when a full reconcile has read its model, freeze what is alive (``gc.freeze``)
     freeze: bool = True
     host: str = "127.0.0.1"
     port: int = 9464
