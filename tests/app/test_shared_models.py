@@ -73,3 +73,20 @@ def test_replicas_let_go_for_good_are_counted_so_the_copies_are_bounded() -> Non
     assert shared.dropped == 1 and first is not ac.model
     ac.add_user("dave")  # the current one is free: no copy, nothing dropped
     assert (shared.copies, shared.dropped) == (2, 1)
+
+
+def test_a_replica_of_a_refused_commit_is_counted_as_let_go(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model is held, so a change gets a copy; the store refuses the commit: the copy is
+    never published nor kept, and is counted as let go, and the model held is unchanged."""
+    ac = _library()
+    shared = ac._shared
+
+    def refuse(*args: object, **kwargs: object) -> list[int]:
+        raise OSError("disk full")
+
+    with shared.pinned() as (held, _):
+        monkeypatch.setattr(ac.store, "append", refuse)
+        with pytest.raises(OSError):
+            ac.add_user("bob")
+        assert (shared.copies, shared.dropped) == (1, 1)
+        assert "bob" not in held.users and "bob" not in ac.model.users

@@ -113,7 +113,11 @@ class Shared:
                         break
                     model.apply(event)
                 model.metalake = current.metalake
-            yield model
+            try:
+                yield model
+            except BaseException:
+                self.dropped += 1  # a failed commit's replica is never published nor kept
+                raise
 
     def publish_locked(self, model: Model, seq: int) -> None:
         """:meth:`publish` from inside :meth:`writing` (which holds the lock)."""
