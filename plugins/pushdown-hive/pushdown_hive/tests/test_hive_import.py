@@ -135,6 +135,7 @@ def test_import_of_a_hand_made_metastore_estate_is_never_wider(
         made = make_estate(world, seed, names)
         adopted = adopt(backend.estate(store_with(*store)))
         text = estate_yaml(adopted, f"backend {BACKEND}")
+        assert not adopted.wider, text  # the CLI would refuse to write it
         spec = load_spec_text(text, allow_empty=True)
         mapped = {u: (hook or (lambda p: p.name))(Principal.user(u)) for u in spec.users}
         users = set(names) | set(mapped.values())

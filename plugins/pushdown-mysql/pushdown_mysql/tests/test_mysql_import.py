@@ -154,6 +154,7 @@ def test_import_of_a_hand_made_estate_is_never_wider_and_reports_what_it_leaves_
     try:
         adopted = adopt(backend.estate(bound()))
         text = estate_yaml(adopted, f"backend {BACKEND}")
+        assert not adopted.wider, text  # the CLI would refuse to write it
         spec = load_spec_text(text)
         before = rows(backend)
         first = plan(backend, spec, Scope.everything())
