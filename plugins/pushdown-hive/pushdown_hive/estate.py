@@ -160,13 +160,13 @@ def _principals(
                 estate.why[fact] = (
                     "admin option: the model manages grants through ownership and MANAGE_GRANTS"
                 )
-            elif role is not None and who[fact.user][0] is None:
-                estate.why[fact] = who[fact.user][1]
             elif role is not None:
-                user = who[fact.user][0]
-                assert user is not None
-                estate.roles.setdefault(role, set()).add(Principal.user(user))
-                estate.users.add(user)
+                user, why_not = who[fact.user]
+                if user is None:
+                    estate.why[fact] = why_not
+                else:
+                    estate.roles.setdefault(role, set()).add(Principal.user(user))
+                    estate.users.add(user)
         elif isinstance(fact, HiveHeld):
             estate.why[fact] = (
                 f"a role held by a {fact.principal_type.lower()}: pushdown grants metastore roles to users "

@@ -53,8 +53,9 @@ def make_estate(world: World, seed: int, names: tuple[str, ...] = USERS) -> list
     tables = [(db, t) for db in dbs for t in ("orders", "pay")]
     for db in dbs:
         c.create_database(db)
-    for db, t in tables:
-        c.create_table(db, t, owner=owners.choice([*names, "etl"]))
+    owned = {(db, t): owners.choice([*names, "etl"]) for db, t in tables}
+    for (db, t), owner in owned.items():
+        c.create_table(db, t, owner=owner)
     roles = [world.role_name(r) for r in ("readers", "writers")]
     for role in [*roles, "outsider_" + world.prefix]:
         c.create_role(role, owner=world.grantor)
@@ -97,6 +98,15 @@ def make_estate(world: World, seed: int, names: tuple[str, ...] = USERS) -> list
             ):
                 grants.append(g)
                 made.append(str(g))
+    for (db, t), owner in owned.items():  # what the backend compiles a model owner to, often
+        g = Grant(HiveObject.of_table(db, t), owner, PrincipalType.USER, "ALL", grantor=world.grantor)
+        if (
+            owner != "etl"
+            and owners.random() < 0.6
+            and all((x.obj, x.principal, x.privilege) != (g.obj, g.principal, g.privilege) for x in grants)
+        ):
+            grants.append(g)
+            made.append(str(g))
     c.grant_privileges(grants)
     return made
 
