@@ -287,9 +287,10 @@ class UnityCatalogBackend(Backend):
         return out + self._owned(model, server)
 
     def _owned(self, model: Model, server: ServerRead) -> list[str]:
-        """Schemas and tables the server says a managed principal owns (they created them)
-        that the model does not make theirs: ownership passes every check on the object and
-        the permissions API cannot take it away."""
+        """The catalog, schemas and tables the server says a managed principal owns (they
+        created them) that the model does not make theirs: ownership passes every check on
+        the object (a catalog's, on everything in it) and the permissions API cannot take it
+        away."""
         owned = {name: owner for name, owner in server.owners.items() if self.managed(owner)}
         if not owned:  # the model's owners are walked only when a managed principal owns something
             return []
@@ -297,8 +298,9 @@ class UnityCatalogBackend(Backend):
             ".".join(n.lower() for n in obj.names): self.context.map_principal(Principal.user(owner))
             for obj, owner in model.owners.items()
         }
+        kinds = ("catalog", "schema", "table")
         return [
-            f"{'table' if name.count('.') == 2 else 'schema'} {name} is owned on the server by {owner}, a "
+            f"{kinds[name.count('.')]} {name} is owned on the server by {owner}, a "
             "principal pushdown manages, whom the model does not make its owner: ownership passes every "
             "check there and the permissions API cannot take it away (transfer it by hand)"
             for name, owner in sorted(owned.items())

@@ -77,6 +77,11 @@ class UnityCatalog:
     def catalogs(self) -> list[str]:
         return [c["name"] for c in self._pages("/catalogs", "catalogs", {})]
 
+    def catalog_owner(self, catalog: str) -> str:
+        """The owner of ``catalog`` (``GET /catalogs/{name}``: its creator)."""
+        quoted = urllib.parse.quote(catalog, safe="")
+        return str(self.call("GET", f"{API}/catalogs/{quoted}").get("owner") or "")
+
     def schemas(self, catalog: str) -> list[str]:
         return [s["name"] for s in self._pages("/schemas", "schemas", {"catalog_name": catalog})]
 

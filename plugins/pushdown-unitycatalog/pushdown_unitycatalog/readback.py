@@ -30,7 +30,8 @@ class ServerRead:
     grants: frozenset[UCGrant]
     #: objects the server refused to list or show (dropped meanwhile?), in words
     unread: tuple[str, ...] = field(default=())
-    #: the server's owner of each schema and table read, by full name
+    #: the server's owner of the catalog (when read whole) and of each schema and table
+    #: read, by full name
     owners: dict[str, str] = field(default_factory=dict)
 
 
@@ -77,6 +78,12 @@ def read_server(
         if exc.status != 404:
             raise
         present, unread = set(), [f"catalog {catalog}: not on the server ({exc}); nothing is granted in it"]
+    if wanted is None and (present or not unread):
+        # the catalog's owner passes every check in it; the permissions API does not show it
+        try:
+            owners[catalog] = uc.catalog_owner(catalog)
+        except Refused as exc:
+            unread.append(f"catalog {catalog}: the server refused to show its owner ({exc})")
     schemas = sorted(present if wanted is None else present & (wanted | set(alone)))
     tables: dict[str, tuple[str, ...]] = {}
     leaves: list[tuple[str, str]] = []

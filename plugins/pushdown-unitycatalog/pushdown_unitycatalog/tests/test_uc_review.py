@@ -8,17 +8,48 @@ from __future__ import annotations
 
 from typing import Any
 
+from pushdown.app.service.spec import load_spec_text
 from pushdown.model.state import Model
 from pushdown.reconcile.planner import resolve
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
-from pushdown_unitycatalog.client import API
+from pushdown_unitycatalog.client import API, UnityCatalog
 
-from .test_uc_sync import SEED_HELD, seed
+from .test_uc_sync import SEED, SEED_HELD, seed
+from .world import World
 
 
 def _findings(backend: Any, model: Model) -> tuple[str, ...]:
     return backend.read(model, resolve(backend, model, Scope.everything())).findings
+
+
+def _made_by(server: Any, model: Model, maker: str, users: list[str]) -> World:
+    """SEED's catalog ``main``, created by ``maker`` (who therefore owns it), not the admin."""
+    w = World(server, model, "boot", users)
+    w.catalog = "main"
+    server.add_user(maker)
+    w.admin.update("metastore", "any", maker, ["CREATE CATALOG"], [])
+    UnityCatalog(server.url, server.token_of(maker)).call("POST", API + "/catalogs", {"name": "main"})
+    w.admin.update("metastore", "any", maker, [], ["CREATE CATALOG"])
+    for schema, tables in SEED_HELD.items():
+        w.schema(schema)
+        for t in tables:
+            w.table(schema, t)
+    return w
+
+
+def test_a_catalog_a_managed_principal_owns_on_the_server_is_reported(uc_standin: Any) -> None:
+    """ann created catalog main: her ownership passes every check in it (the open server's
+    expressions all accept ``#catalog OWNER``), and the permissions API neither shows nor
+    takes it away."""
+    model = load_spec_text(SEED)
+    w = _made_by(uc_standin, model, "ann", ["ann", "ben", "cat"])
+    backend = w.backend()
+    reconcile(backend, model, Scope.everything())
+    wider, _ = w.compare(SEED_HELD)
+    assert ("ann", "load_table", "main.hr.pay") in wider  # what the finding is about
+    findings = _findings(backend, model)
+    assert any(f.startswith("catalog main is owned on the server by ann") for f in findings), findings
 
 
 def test_every_listing_is_read_to_its_last_page(uc_standin: Any) -> None:
