@@ -255,7 +255,8 @@ class UnityCatalogBackend(Backend):
         table inherits them), left alone and reported."""
         try:
             held = [("metastore", "", self.uc.metastore_permissions())]
-            held += [(kind, name, self.uc.permissions(kind, name)) for kind, name in self.uc.storage()]
+            storage = self.uc.storage()
+            held += [(kind, name, self.uc.permissions(kind, name)) for kind, name, _ in storage]
         except Unreachable as exc:
             raise self._gone(exc) from exc
         except Refused as exc:
@@ -267,6 +268,12 @@ class UnityCatalogBackend(Backend):
             for who, privileges in sorted(grants.items())
             if self.managed(who)
             for p in sorted(privileges)
+        ] + [
+            f"{kind} {name} is owned on the server by {owner}, a principal pushdown manages: its owner may "
+            "use it as fully as every privilege on it would allow (READ FILES, WRITE FILES…), and the "
+            "permissions API cannot take ownership away (transfer it by hand)"
+            for kind, name, owner in storage
+            if self.managed(owner)
         ]
 
     def _findings(self, model: Model, server: ServerRead, scope: Resolved | None = None) -> list[str]:
@@ -290,10 +297,18 @@ class UnityCatalogBackend(Backend):
         """The catalog, schemas and tables the server says a managed principal owns (they
         created them) that the model does not make theirs: ownership passes every check on
         the object (a catalog's, on everything in it) and the permissions API cannot take it
-        away."""
+        away. A function, volume or registered model a managed principal owns is a finding
+        whatever the model says (the model has none here)."""
+        leaves = [
+            f"{kind} {name} is owned on the server by {owner}, a principal pushdown manages: the model has "
+            f"no {kind.replace('_', ' ')}s here, the owner may use it fully (EXECUTE, READ VOLUME…) and the "
+            "permissions API cannot take ownership away (transfer it by hand)"
+            for (kind, name), owner in sorted(server.leaf_owners.items())
+            if self.managed(owner)
+        ]
         owned = {name: owner for name, owner in server.owners.items() if self.managed(owner)}
         if not owned:  # the model's owners are walked only when a managed principal owns something
-            return []
+            return leaves
         wanted = {
             ".".join(n.lower() for n in obj.names): self.context.map_principal(Principal.user(owner))
             for obj, owner in model.owners.items()
@@ -305,7 +320,7 @@ class UnityCatalogBackend(Backend):
             "check there and the permissions API cannot take it away (transfer it by hand)"
             for name, owner in sorted(owned.items())
             if wanted.get(name) != owner
-        ]
+        ] + leaves
 
     def estate(self, model: Model) -> Estate:
         """What the server holds, as model items (:mod:`pushdown_unitycatalog.estate`)."""

@@ -93,12 +93,13 @@ class UnityCatalog:
             items = self._pages("/tables", "tables", {"catalog_name": catalog, "schema_name": schema})
         return {i["name"]: str(i.get("owner") or "") for i in items}
 
-    def leaves(self, catalog: str, schema: str) -> list[tuple[str, str]]:
-        """The functions, volumes and registered models of a schema: (securable type, name)."""
+    def leaves(self, catalog: str, schema: str) -> list[tuple[str, str, str]]:
+        """The functions, volumes and registered models of a schema: (securable type, name,
+        owner)."""
         query = {"catalog_name": catalog, "schema_name": schema}
         out = []
         for path, key, kind in LEAF_LISTS:
-            out += [(kind, i["name"]) for i in self._pages(path, key, query)]
+            out += [(kind, i["name"], str(i.get("owner") or "")) for i in self._pages(path, key, query)]
         return out
 
     def tables(self, catalog: str, schema: str) -> list[str]:
@@ -115,13 +116,15 @@ class UnityCatalog:
             out.setdefault(a["principal"], set()).update(a.get("privileges") or [])
         return out
 
-    def storage(self) -> list[tuple[str, str]]:
-        """The metastore's external locations and credentials: (securable type, name)."""
-        out = [
-            ("external_location", i["name"])
-            for i in self._pages("/external-locations", "external_locations", {})
+    def storage(self) -> list[tuple[str, str, str]]:
+        """The metastore's external locations and credentials: (securable type, name, owner)."""
+        lists = (("/external-locations", "external_locations", "external_location"),
+                 ("/credentials", "credentials", "credential"))  # fmt: skip
+        return [
+            (kind, i["name"], str(i.get("owner") or ""))
+            for path, key, kind in lists
+            for i in self._pages(path, key, {})
         ]
-        return out + [("credential", i["name"]) for i in self._pages("/credentials", "credentials", {})]
 
     def metastore_permissions(self) -> dict[str, set[str]]:
         """Every principal's privileges on the metastore (``GET /metastore_summary`` names it)."""

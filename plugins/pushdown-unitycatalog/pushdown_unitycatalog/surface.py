@@ -38,16 +38,19 @@ SURFACE: tuple[SurfaceEntry, ...] = (
         (SYNC + "test_grants_to_others_are_left_alone_and_reported",),
     ),
     SurfaceEntry(
-        "securable.leaves", "securable type", "function, volume, registered_model", G,
+        "securable.leaves", "securable type", "function, volume, registered_model", (G, R),
         "listed in each schema read; nothing is granted on them (the model enforces catalogs, schemas and "
-        "tables here): every privilege a managed principal holds on one is revoked",
-        (SYNC + "test_hand_made_grants_to_a_managed_principal_are_revoked",),
+        "tables here): every privilege a managed principal holds on one is revoked; one a managed "
+        "principal owns (created) is a finding (the listing's owner: the permissions API shows no OWNER)",
+        (SYNC + "test_hand_made_grants_to_a_managed_principal_are_revoked",
+         REVIEW + "test_functions_volumes_models_and_storage_a_managed_principal_owns_are_reported"),
     ),
     SurfaceEntry(
         "securable.storage", "securable type", "external_location, credential", R,
         "nothing pushdown writes reaches them and no table inherits them: a managed principal's grants "
-        "on one (READ FILES…) are findings, left alone",
-        (SYNC + "test_grants_to_others_are_left_alone_and_reported",),
+        "on one (READ FILES…), and their ownership of one (the listing's owner), are findings, left alone",
+        (SYNC + "test_grants_to_others_are_left_alone_and_reported",
+         REVIEW + "test_functions_volumes_models_and_storage_a_managed_principal_owns_are_reported"),
     ),
     SurfaceEntry(
         "privilege.written", "privilege",

@@ -52,6 +52,31 @@ def test_a_catalog_a_managed_principal_owns_on_the_server_is_reported(uc_standin
     assert any(f.startswith("catalog main is owned on the server by ann") for f in findings), findings
 
 
+def test_functions_volumes_models_and_storage_a_managed_principal_owns_are_reported(uc_standin: Any) -> None:
+    """Ownership of a function, volume or registered model (EXECUTE, READ VOLUME…) or of an
+    external location or credential (READ FILES…) is no privilege the permissions API
+    lists: the owners come from the listings."""
+    w = seed(uc_standin)
+    uc_standin.add_leaf("function", "main.hr.f", owner="ann")
+    uc_standin.add_leaf("volume", "main.default.v", owner="ann")
+    uc_standin.add_leaf("registered_model", "main.hr.m", owner="ann")
+    uc_standin.add_leaf("volume", "main.hr.theirs")  # the admin's: nothing to say
+    uc_standin.add_storage("external_location", "lake", owner="ann")
+    uc_standin.add_storage("credential", "key", owner="ann")
+    backend = w.backend()
+    reconcile(backend, w.model, Scope.everything())
+    findings = _findings(backend, w.model)
+    for what in (
+        "function main.hr.f",
+        "volume main.default.v",
+        "registered_model main.hr.m",
+        "external_location lake",
+        "credential key",
+    ):
+        assert any(f.startswith(f"{what} is owned on the server by ann") for f in findings), (what, findings)
+    assert not any("theirs" in f for f in findings)
+
+
 def test_every_listing_is_read_to_its_last_page(uc_standin: Any) -> None:
     """The open server answers every list call a page at a time (``PagedListingHelper``:
     100 by default, the next token the last name, the authorization filter applied to the
