@@ -291,9 +291,9 @@ class UnityCatalogBackend(Backend):
                     f"{g}: made outside pushdown to a principal spelt like managed "
                     f"{managed[g.principal.casefold()]} but for case; pushdown leaves it"
                 )
-        return out + self._owned(model, server)
+        return out + self._owned(model, server, scope)
 
-    def _owned(self, model: Model, server: ServerRead) -> list[str]:
+    def _owned(self, model: Model, server: ServerRead, scope: Resolved | None = None) -> list[str]:
         """The catalog, schemas and tables the server says a managed principal owns (they
         created them) that the model does not make theirs: ownership passes every check on
         the object (a catalog's, on everything in it) and the permissions API cannot take it
@@ -309,9 +309,13 @@ class UnityCatalogBackend(Backend):
         owned = {name: owner for name, owner in server.owners.items() if self.managed(owner)}
         if not owned:  # the model's owners are walked only when a managed principal owns something
             return leaves
+        # the model's owner of the same kind of object spelt exactly so (one spelt with
+        # capitals gets nothing, so it owns nothing on the server), as its managed, unshared name
+        name_of = self._name_of(model, scope)
         wanted = {
-            ".".join(n.lower() for n in obj.names): self.context.map_principal(Principal.user(owner))
+            (obj.type.value, ".".join(obj.names)): name_of(owner)
             for obj, owner in model.owners.items()
+            if obj.type in (SecurableType.CATALOG, SecurableType.SCHEMA, SecurableType.TABLE)
         }
         kinds = ("catalog", "schema", "table")
         return [
@@ -319,7 +323,7 @@ class UnityCatalogBackend(Backend):
             "principal pushdown manages, whom the model does not make its owner: ownership passes every "
             "check there and the permissions API cannot take it away (transfer it by hand)"
             for name, owner in sorted(owned.items())
-            if wanted.get(name) != owner
+            if wanted.get((kinds[name.count(".")], name)) != owner
         ] + leaves
 
     def estate(self, model: Model) -> Estate:

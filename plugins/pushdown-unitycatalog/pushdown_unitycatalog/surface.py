@@ -94,10 +94,13 @@ SURFACE: tuple[SurfaceEntry, ...] = (
     SurfaceEntry(
         "ownership.server", "ownership",
         "the catalog, a schema or a table a managed principal created (and so owns)", R,
-        "a finding when the model does not make that principal its owner: ownership passes every check "
+        "a finding unless the model makes that principal the owner of the same kind of object spelt "
+        "exactly so (by its managed, unshared name): ownership passes every check "
         "there (a catalog's, on everything in it) and cannot be revoked through the permissions API",
         (SYNC + "test_what_a_managed_principal_owns_on_the_server_is_reported",
-         REVIEW + "test_a_catalog_a_managed_principal_owns_on_the_server_is_reported"),
+         REVIEW + "test_a_catalog_a_managed_principal_owns_on_the_server_is_reported",
+         REVIEW + "test_an_owner_the_model_spells_with_capitals_does_not_hide_the_servers",
+         REVIEW + "test_an_owner_of_another_kind_of_object_does_not_hide_the_servers"),
     ),
     SurfaceEntry(
         "names.case", "names", "names kept in lower case", N,

@@ -77,6 +77,80 @@ def test_functions_volumes_models_and_storage_a_managed_principal_owns_are_repor
     assert not any("theirs" in f for f in findings)
 
 
+CASED = """
+metalake: m
+users: [ann]
+catalogs:
+  main:
+    backend: uc
+    schemas:
+      hr:
+        tables:
+          T: {owner: ann}
+          t: {}
+roles:
+  gates:
+    grants:
+      - on: catalog main
+        allow: [USE_CATALOG, USE_SCHEMA]
+    to: [user ann]
+"""
+
+
+def test_an_owner_the_model_spells_with_capitals_does_not_hide_the_servers(uc_standin: Any) -> None:
+    """The model makes ann the owner of table ``T`` (capitals: it gets nothing); the
+    server's ``t`` is another table, which ann created and so owns. The model gives her the
+    gates but nothing on ``t``: the server's ownership of it is wider, and must be reported."""
+    model = load_spec_text(CASED)
+    w = World(uc_standin, model, "main", ["ann"])
+    w.schema("hr")
+    w.admin.update("catalog", "main", "ann", ["USE CATALOG"], [])
+    w.admin.update("schema", "main.hr", "ann", ["USE SCHEMA", "CREATE TABLE"], [])
+    body = {"name": "t", "catalog_name": "main", "schema_name": "hr", "table_type": "MANAGED"}
+    w.as_user("ann").call("POST", API + "/tables", body)
+    backend = w.backend()
+    reconcile(backend, model, Scope.everything())
+    assert ("ann", "load_table", "main.hr.t") in w.compare({"hr": ["t"]})[0]  # wider: say so
+    findings = _findings(backend, model)
+    assert any(f.startswith("table main.hr.t is owned on the server by ann") for f in findings), findings
+
+
+FILESET = """
+metalake: m
+users: [ann]
+catalogs:
+  main:
+    backend: uc
+    schemas:
+      hr:
+        filesets:
+          t: {owner: ann}
+roles:
+  gates:
+    grants:
+      - on: catalog main
+        allow: [USE_CATALOG, USE_SCHEMA]
+    to: [user ann]
+"""
+
+
+def test_an_owner_of_another_kind_of_object_does_not_hide_the_servers(uc_standin: Any) -> None:
+    """The model makes ann the owner of fileset ``main.hr.t``, not of a table: the server's
+    table ``main.hr.t``, which ann created, is hers beyond the model."""
+    model = load_spec_text(FILESET)
+    w = World(uc_standin, model, "main", ["ann"])
+    w.schema("hr")
+    w.admin.update("catalog", "main", "ann", ["USE CATALOG"], [])
+    w.admin.update("schema", "main.hr", "ann", ["USE SCHEMA", "CREATE TABLE"], [])
+    body = {"name": "t", "catalog_name": "main", "schema_name": "hr", "table_type": "MANAGED"}
+    w.as_user("ann").call("POST", API + "/tables", body)
+    backend = w.backend()
+    reconcile(backend, model, Scope.everything())
+    assert ("ann", "load_table", "main.hr.t") in w.compare({"hr": ["t"]})[0]  # wider: say so
+    findings = _findings(backend, model)
+    assert any(f.startswith("table main.hr.t is owned on the server by ann") for f in findings), findings
+
+
 def test_every_listing_is_read_to_its_last_page(uc_standin: Any) -> None:
     """The open server answers every list call a page at a time (``PagedListingHelper``:
     100 by default, the next token the last name, the authorization filter applied to the
