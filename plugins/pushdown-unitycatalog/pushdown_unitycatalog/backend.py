@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, cast
 
-from pushdown.errors import ConfigError, TemporaryBackendError
+from pushdown.errors import ConfigError, PermanentBackendError, TemporaryBackendError
 from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
@@ -112,6 +112,10 @@ class UnityCatalogBackend(Backend):
             stable=context.mapping_stable,
         )
         self._folds: tuple[Identity, dict[str, str]] | None = None
+        #: the catalogs (and "" the metastore) where the server was seen to show the token
+        #: every principal's grants (:meth:`UnityCatalog.sees_all`): the admin stays the admin
+        #: and a catalog's owner its owner (no call of the open server transfers ownership)
+        self._sees: set[str] = set()
 
     @property
     def uc(self) -> UnityCatalog:
@@ -227,6 +231,7 @@ class UnityCatalogBackend(Backend):
                 whole |= {s for c, s in entire if c == catalog}
                 alone = {s: t for s, t in alone.items() if s not in whole}
             try:
+                self._sight(catalog, again=whole is None)
                 reads.append(read_server(self.uc, catalog, whole, alone))
             except Unreachable as exc:
                 raise self._gone(exc) from exc
@@ -249,12 +254,43 @@ class UnityCatalogBackend(Backend):
             reads=tuple(reads),
         )
 
+    def _sight(self, catalog: str, again: bool) -> None:
+        """Refuse to read ``catalog`` with a token the server shows only its own grants
+        there (neither the metastore admin's nor the catalog owner's): every managed
+        principal's grant would look absent, and a plan with nothing to revoke would say the
+        server is as the model wants. ``again``: ask even if seen before (a full read)."""
+        if catalog in self._sees and not again:
+            return
+        try:
+            sees = self.uc.sees_all("catalog", catalog)
+        except Refused as exc:
+            if exc.status == 404:
+                return  # not on the server: the read says so
+            raise
+        if not sees:
+            raise PermanentBackendError(
+                self.name,
+                f"the token owns neither catalog {catalog} nor the metastore: Unity Catalog shows it only "
+                "its own grants there, so what managed principals hold cannot be read; nothing is read or "
+                "changed (use the metastore admin's token or the catalog owner's)",
+            )
+        self._sees.add(catalog)
+
     def _metastore(self) -> list[str]:
         """Privileges of managed principals on the metastore (CREATE CATALOG…), its external
         locations and credentials (READ FILES…): outside what pushdown enforces here (no
         table inherits them), left alone and reported."""
         try:
-            held = [("metastore", "", self.uc.metastore_permissions())]
+            metastore = self.uc.metastore()
+            if "" not in self._sees:
+                if not self.uc.sees_all("metastore", metastore):
+                    return [
+                        "the metastore's grants, its external locations' and credentials' could not be "
+                        "read: the token is not the metastore admin's (Unity Catalog shows it only its own "
+                        "grants there); not checked in this sync"
+                    ]
+                self._sees.add("")
+            held = [("metastore", "", self.uc.permissions("metastore", metastore))]
             storage = self.uc.storage()
             held += [(kind, name, self.uc.permissions(kind, name)) for kind, name, _ in storage]
         except Unreachable as exc:

@@ -126,10 +126,24 @@ class UnityCatalog:
             for i in self._pages(path, key, {})
         ]
 
-    def metastore_permissions(self) -> dict[str, set[str]]:
-        """Every principal's privileges on the metastore (``GET /metastore_summary`` names it)."""
-        metastore = str(self.call("GET", API + "/metastore_summary").get("metastore_id") or "")
-        return self.permissions("metastore", metastore)
+    def metastore(self) -> str:
+        """The metastore's id (``GET /metastore_summary``)."""
+        return str(self.call("GET", API + "/metastore_summary").get("metastore_id") or "")
+
+    def sees_all(self, securable: str, name: str) -> bool:
+        """Whether the server shows this token every principal's grants on ``securable``
+        ``name`` rather than only its own: an empty ``PATCH`` (it changes nothing), which
+        the open server allows on a catalog to exactly those its ``GET`` shows everything
+        (the metastore admin and the catalog's owner, who see every grant below it too), and
+        on the metastore to the metastore admin alone. A refusal (403) is ``False``."""
+        quoted = urllib.parse.quote(name, safe="")
+        try:
+            self.call("PATCH", f"{API}/permissions/{securable}/{quoted}", {"changes": []})
+        except Refused as exc:
+            if exc.status == 403:
+                return False
+            raise
+        return True
 
     def update(self, securable: str, name: str, principal: str, add: list[str], remove: list[str]) -> None:
         quoted = urllib.parse.quote(name, safe="")

@@ -103,6 +103,15 @@ SURFACE: tuple[SurfaceEntry, ...] = (
          REVIEW + "test_an_owner_of_another_kind_of_object_does_not_hide_the_servers"),
     ),
     SurfaceEntry(
+        "setting.token", "setting", "token (whose grants the permissions API shows it)", R,
+        "the server shows all grants only to the metastore admin and the owners above a securable: an "
+        "empty PATCH (allowed to exactly those) checks the token; one that owns neither an enforced "
+        "catalog nor the metastore fails the sync, one that is not the metastore admin's makes the "
+        "metastore, external locations and credentials a 'not checked' finding",
+        (REVIEW + "test_a_token_that_owns_nothing_fails_the_sync_rather_than_see_nothing",
+         REVIEW + "test_a_token_that_owns_the_catalog_but_not_the_metastore_says_what_it_cannot_see"),
+    ),
+    SurfaceEntry(
         "names.case", "names", "names kept in lower case", N,
         "a schema or table the model spells with capitals gets nothing; a note says so",
         (PURE + "test_capitals_are_narrowed_with_a_note", ADV),

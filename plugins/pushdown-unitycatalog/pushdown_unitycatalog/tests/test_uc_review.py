@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from pushdown.app.service.spec import load_spec_text
+from pushdown.errors import BackendError
 from pushdown.model.state import Model
 from pushdown.reconcile.planner import resolve
 from pushdown.reconcile.scope import Scope
@@ -149,6 +152,41 @@ def test_an_owner_of_another_kind_of_object_does_not_hide_the_servers(uc_standin
     assert ("ann", "load_table", "main.hr.t") in w.compare({"hr": ["t"]})[0]  # wider: say so
     findings = _findings(backend, model)
     assert any(f.startswith("table main.hr.t is owned on the server by ann") for f in findings), findings
+
+
+def test_a_token_that_owns_the_catalog_but_not_the_metastore_says_what_it_cannot_see(
+    uc_standin: Any,
+) -> None:
+    """The docs allow the catalog owner's token; the server shows it only its own grants on
+    the metastore, external locations and credentials, so ann's CREATE CATALOG is invisible
+    to it. The read must say the metastore was not checked, not read it as nothing there."""
+    model = load_spec_text(SEED)
+    w = _made_by(uc_standin, model, "keeper", ["ann", "ben", "cat"])
+    w.admin.update("metastore", "any", "ann", ["CREATE CATALOG"], [])
+    backend = w.backend(token=uc_standin.token_of("keeper"))
+    reconcile(backend, model, Scope.everything())
+    findings = _findings(backend, model)
+    assert any("METASTORE" in f.upper() and "ann" in f for f in findings) or any(
+        "metastore" in f and "not checked" in f for f in findings
+    ), findings
+    wider, _ = w.compare(SEED_HELD)
+    assert wider == set()
+
+
+def test_a_token_that_owns_nothing_fails_the_sync_rather_than_see_nothing(uc_standin: Any) -> None:
+    """A token of a user who may read everything but owns nothing: the server shows it
+    only its own grants, so ann's hand-made SELECT looks absent and, once the model's
+    grants are in place, the plan empty. The sync must fail, saying why, not report a
+    clean state."""
+    w = seed(uc_standin)
+    reconcile(w.backend(), w.model, Scope.everything())
+    uc_standin.add_user("reader")
+    w.admin.update("catalog", "main", "reader", ["USE CATALOG", "USE SCHEMA", "SELECT"], [])
+    w.admin.update("table", "main.hr.pay", "ann", ["SELECT"], [])
+    backend = w.backend(token=uc_standin.token_of("reader"))
+    with pytest.raises(BackendError, match="owns neither"):
+        reconcile(backend, w.model, Scope.everything(), dry_run=True, retries=0)
+    assert w.admin.permissions("table", "main.hr.pay").get("ann") == {"SELECT"}
 
 
 def test_every_listing_is_read_to_its_last_page(uc_standin: Any) -> None:
