@@ -245,7 +245,7 @@ class UnityCatalogBackend(Backend):
         facts = frozenset(g for r in reads for g in r.grants if self.managed(g.principal) and covers(g))
         findings = notes + [f for r in reads for f in (*self._findings(model, r, scope), *r.unread)]
         if reads:
-            findings += self._metastore()
+            findings += self._metastore(catalogs if any(r.held.whole for r in reads) else None)
         return UCSnapshot(
             facts=facts,
             within=covers,
@@ -276,22 +276,28 @@ class UnityCatalogBackend(Backend):
             )
         self._sees.add(catalog)
 
-    def _metastore(self) -> list[str]:
+    def _metastore(self, enforced: list[str] | None) -> list[str]:
         """Privileges of managed principals on the metastore (CREATE CATALOG…), its external
         locations and credentials (READ FILES…): outside what pushdown enforces here (no
-        table inherits them), left alone and reported."""
+        table inherits them), left alone and reported. With ``enforced`` (a full read: the
+        server catalogs pushdown enforces), the other catalogs too: a managed principal's
+        privileges on one, or its ownership — every call of the open server inside a catalog
+        asks for one or the other (or the metastore admin), so they are the gate to all below."""
         try:
             metastore = self.uc.metastore()
             if "" not in self._sees:
                 if not self.uc.sees_all("metastore", metastore):
                     return [
-                        "the metastore's grants, its external locations' and credentials' could not be "
-                        "read: the token is not the metastore admin's (Unity Catalog shows it only its own "
-                        "grants there); not checked in this sync"
+                        "the metastore's grants, its external locations' and credentials' and the other "
+                        "catalogs' could not be read: the token is not the metastore admin's (Unity Catalog "
+                        "shows it only its own grants there); not checked in this sync"
                     ]
                 self._sees.add("")
             held = [("metastore", "", self.uc.permissions("metastore", metastore))]
             storage = self.uc.storage()
+            if enforced is not None:
+                others = {c: o for c, o in self.uc.catalog_owners().items() if c not in enforced}
+                storage += [("catalog", c, o) for c, o in sorted(others.items())]
             held += [(kind, name, self.uc.permissions(kind, name)) for kind, name, _ in storage]
         except Unreachable as exc:
             raise self._gone(exc) from exc
@@ -300,14 +306,20 @@ class UnityCatalogBackend(Backend):
         return [
             f"GRANT {p} ON {kind.upper().replace('_', ' ')}{' ' + name if name else ''} TO {who}: held by a "
             "managed principal outside the catalogs pushdown enforces; left alone"
+            + (
+                " (it opens every schema and table of the catalog its privileges reach)"
+                if kind == "catalog"
+                else ""
+            )
             for kind, name, grants in held
             for who, privileges in sorted(grants.items())
             if self.managed(who)
             for p in sorted(privileges)
         ] + [
             f"{kind} {name} is owned on the server by {owner}, a principal pushdown manages: its owner may "
-            "use it as fully as every privilege on it would allow (READ FILES, WRITE FILES…), and the "
-            "permissions API cannot take ownership away (transfer it by hand)"
+            "use it as fully as every privilege on it would allow (READ FILES, WRITE FILES…; of a catalog "
+            "pushdown does not enforce, everything in it), and the permissions API cannot take ownership "
+            "away (transfer it by hand)"
             for kind, name, owner in storage
             if self.managed(owner)
         ]

@@ -77,6 +77,10 @@ class UnityCatalog:
     def catalogs(self) -> list[str]:
         return [c["name"] for c in self._pages("/catalogs", "catalogs", {})]
 
+    def catalog_owners(self) -> dict[str, str]:
+        """Every catalog the server lists to this token, with its owner."""
+        return {c["name"]: str(c.get("owner") or "") for c in self._pages("/catalogs", "catalogs", {})}
+
     def catalog_owner(self, catalog: str) -> str:
         """The owner of ``catalog`` (``GET /catalogs/{name}``: its creator)."""
         quoted = urllib.parse.quote(catalog, safe="")

@@ -22,6 +22,12 @@ SURFACE: tuple[SurfaceEntry, ...] = (
          SYNC + "test_hand_made_grants_to_a_managed_principal_are_revoked", ADV),
     ),
     SurfaceEntry(
+        "securable.catalog.others", "securable type", "the server's catalogs pushdown does not enforce", R,
+        "a full read lists them: a managed principal's privileges on one (USE CATALOG…) or its ownership "
+        "are findings, left alone (every call inside a catalog asks for one or the other)",
+        (REVIEW + "test_what_a_managed_principal_holds_in_a_catalog_pushdown_does_not_enforce_is_reported",),
+    ),
+    SurfaceEntry(
         "securable.schema", "securable type", "schema", (H, G),
         "USE SCHEMA, CREATE TABLE, and SELECT / MODIFY when every table there (and a new one) decides alike",
         (SYNC + "test_a_schema_grant_only_where_every_table_decides_alike",

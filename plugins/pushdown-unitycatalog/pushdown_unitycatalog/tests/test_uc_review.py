@@ -189,6 +189,30 @@ def test_a_token_that_owns_nothing_fails_the_sync_rather_than_see_nothing(uc_sta
     assert w.admin.permissions("table", "main.hr.pay").get("ann") == {"SELECT"}
 
 
+def test_what_a_managed_principal_holds_in_a_catalog_pushdown_does_not_enforce_is_reported(
+    uc_standin: Any,
+) -> None:
+    """The server's other catalogs are not pushdown's, but its managed principals are:
+    ann's USE CATALOG and SELECT on catalog ``other`` (which no model catalog names) let
+    her read every table there, and cat owns catalog ``mine``. Every call of the open server
+    inside a catalog asks for its USE CATALOG or its ownership (or the metastore admin), so
+    the catalog-level grants and the owner are what must be read and reported."""
+    w = seed(uc_standin)
+    w.admin.call("POST", API + "/catalogs", {"name": "other"})
+    w.admin.call("POST", API + "/schemas", {"name": "s", "catalog_name": "other"})
+    w.admin.call("POST", API + "/tables", {"name": "t", "catalog_name": "other", "schema_name": "s"})
+    w.admin.update("catalog", "other", "ann", ["USE CATALOG", "USE SCHEMA", "SELECT"], [])
+    w.admin.update("metastore", "any", "cat", ["CREATE CATALOG"], [])
+    w.as_user("cat").call("POST", API + "/catalogs", {"name": "mine"})
+    w.as_user("ann").call("GET", API + "/tables/other.s.t")  # she reads it: wider than the model
+    backend = w.backend()
+    reconcile(backend, w.model, Scope.everything())
+    findings = _findings(backend, w.model)
+    assert any(f.startswith("GRANT SELECT ON CATALOG other TO ann") for f in findings), findings
+    assert any(f.startswith("catalog mine is owned on the server by cat") for f in findings), findings
+    assert w.admin.permissions("catalog", "other")["ann"] == {"USE CATALOG", "USE SCHEMA", "SELECT"}
+
+
 def test_every_listing_is_read_to_its_last_page(uc_standin: Any) -> None:
     """The open server answers every list call a page at a time (``PagedListingHelper``:
     100 by default, the next token the last name, the authorization filter applied to the
