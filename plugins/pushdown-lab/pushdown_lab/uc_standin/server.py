@@ -322,7 +322,7 @@ def _permissions(st: Store, who: str, method: str, kind: str, full: str, body: A
         raise Problem(400, "INVALID_ARGUMENT", f"securable type {kind} is not served by the stand-in")
     key = st.find(kind, full)
     if method == "PATCH":
-        if not st.owns_above(who, key):
+        if not st.can_update(who, kind, key):
             raise _denied(f"update permissions on {kind} {full}")
         for change in body.get("changes") or []:
             principal = change.get("principal")

@@ -213,6 +213,26 @@ def test_what_a_managed_principal_holds_in_a_catalog_pushdown_does_not_enforce_i
     assert w.admin.permissions("catalog", "other")["ann"] == {"USE CATALOG", "USE SCHEMA", "SELECT"}
 
 
+def test_a_revoke_the_server_refuses_the_catalog_owner_is_a_failure_and_the_others_go_on(
+    uc_standin: Any,
+) -> None:
+    """The open server lets only the metastore admin or a registered model's own owner
+    change its grants (``PermissionService.updateRegisteredModelAuthorization``), not the
+    catalog's owner: with the catalog owner's token, the revoke of ann's EXECUTE on a model
+    is refused and said so, and the revoke on a function beside it still runs."""
+    model = load_spec_text(SEED)
+    w = _made_by(uc_standin, model, "keeper", ["ann", "ben", "cat"])
+    uc_standin.add_leaf("registered_model", "main.hr.m")
+    uc_standin.add_leaf("function", "main.hr.f")
+    w.admin.update("registered_model", "main.hr.m", "ann", ["EXECUTE"], [])
+    w.admin.update("function", "main.hr.f", "ann", ["EXECUTE"], [])
+    backend = w.backend(token=uc_standin.token_of("keeper"))
+    with pytest.raises(BackendError, match="registered_model main.hr.m for ann: refused"):
+        reconcile(backend, model, Scope.everything(), retries=0)
+    assert "ann" not in w.admin.permissions("function", "main.hr.f")
+    assert w.admin.permissions("registered_model", "main.hr.m") == {"ann": {"EXECUTE"}}
+
+
 def test_every_listing_is_read_to_its_last_page(uc_standin: Any) -> None:
     """The open server answers every list call a page at a time (``PagedListingHelper``:
     100 by default, the next token the last name, the authorization filter applied to the
