@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, cast
 
-from pushdown.errors import ConfigError, PermanentBackendError, TemporaryBackendError
+from pushdown.errors import ConfigError, TemporaryBackendError
 from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
@@ -230,13 +230,25 @@ class UnityCatalogBackend(Backend):
             if whole is not None:
                 whole |= {s for c, s in entire if c == catalog}
                 alone = {s: t for s, t in alone.items() if s not in whole}
+            # a catalog that cannot be read whole is left out (nothing planned in it) and said
+            # so; the others are read and narrowed all the same
             try:
-                self._sight(catalog, again=whole is None)
+                if not self._sight(catalog, again=whole is None):
+                    notes.append(
+                        f"catalog {catalog}: the token owns neither it nor the metastore, and Unity Catalog "
+                        "shows such a token only its own grants there: what managed principals hold cannot "
+                        "be read, so nothing is read or changed in it (use the metastore admin's token or "
+                        "the catalog owner's)"
+                    )
+                    continue
                 reads.append(read_server(self.uc, catalog, whole, alone))
             except Unreachable as exc:
                 raise self._gone(exc) from exc
             except Refused as exc:
-                raise TemporaryBackendError(self.name, f"Unity Catalog refused a read: {exc}") from exc
+                notes.append(
+                    f"catalog {catalog}: Unity Catalog refused a read ({exc}); nothing is read or changed in "
+                    "it in this sync"
+                )
         parts = [cast(Callable[[Fact], bool], within(r.held)) for r in reads]
 
         def covers(fact: Fact) -> bool:
@@ -254,27 +266,23 @@ class UnityCatalogBackend(Backend):
             reads=tuple(reads),
         )
 
-    def _sight(self, catalog: str, again: bool) -> None:
-        """Refuse to read ``catalog`` with a token the server shows only its own grants
-        there (neither the metastore admin's nor the catalog owner's): every managed
-        principal's grant would look absent, and a plan with nothing to revoke would say the
-        server is as the model wants. ``again``: ask even if seen before (a full read)."""
+    def _sight(self, catalog: str, again: bool) -> bool:
+        """Whether ``catalog`` may be read with this token: not when the server shows it
+        only its own grants there (neither the metastore admin's nor the catalog owner's),
+        for every managed principal's grant would look absent, and a plan with nothing to
+        revoke would say the server is as the model wants. ``again``: ask even if seen
+        before (a full read)."""
         if catalog in self._sees and not again:
-            return
+            return True
         try:
             sees = self.uc.sees_all("catalog", catalog)
         except Refused as exc:
             if exc.status == 404:
-                return  # not on the server: the read says so
+                return True  # not on the server: the read says so
             raise
-        if not sees:
-            raise PermanentBackendError(
-                self.name,
-                f"the token owns neither catalog {catalog} nor the metastore: Unity Catalog shows it only "
-                "its own grants there, so what managed principals hold cannot be read; nothing is read or "
-                "changed (use the metastore admin's token or the catalog owner's)",
-            )
-        self._sees.add(catalog)
+        if sees:
+            self._sees.add(catalog)
+        return sees
 
     def _metastore(self, enforced: list[str] | None) -> list[str]:
         """Privileges of managed principals on the metastore (CREATE CATALOG…), its external

@@ -173,20 +173,36 @@ def test_a_token_that_owns_the_catalog_but_not_the_metastore_says_what_it_cannot
     assert wider == set()
 
 
-def test_a_token_that_owns_nothing_fails_the_sync_rather_than_see_nothing(uc_standin: Any) -> None:
+def test_a_token_that_owns_nothing_reads_nothing_rather_than_see_nothing(uc_standin: Any) -> None:
     """A token of a user who may read everything but owns nothing: the server shows it
     only its own grants, so ann's hand-made SELECT looks absent and, once the model's
-    grants are in place, the plan empty. The sync must fail, saying why, not report a
-    clean state."""
+    grants are in place, the plan empty. The catalog must be left out and said so, never
+    read as clean."""
     w = seed(uc_standin)
     reconcile(w.backend(), w.model, Scope.everything())
     uc_standin.add_user("reader")
     w.admin.update("catalog", "main", "reader", ["USE CATALOG", "USE SCHEMA", "SELECT"], [])
     w.admin.update("table", "main.hr.pay", "ann", ["SELECT"], [])
     backend = w.backend(token=uc_standin.token_of("reader"))
-    with pytest.raises(BackendError, match="owns neither"):
-        reconcile(backend, w.model, Scope.everything(), dry_run=True, retries=0)
+    plan, _ = reconcile(backend, w.model, Scope.everything(), dry_run=True)
+    assert any(f.startswith("catalog main: the token owns neither") for f in plan.findings), plan.findings
     assert w.admin.permissions("table", "main.hr.pay").get("ann") == {"SELECT"}
+
+
+def test_a_catalog_the_token_cannot_read_does_not_hold_back_the_others(uc_standin: Any) -> None:
+    """keeper's token owns catalog main, not catalog more (the admin's): more is left out
+    and said so; ann's hand-made SELECT in main is revoked all the same."""
+    model = load_spec_text(SEED.replace("catalogs:\n", "catalogs:\n  more:\n    backend: uc\n"))
+    w = _made_by(uc_standin, model, "keeper", ["ann", "ben", "cat"])
+    w.admin.call("POST", API + "/catalogs", {"name": "more"})
+    w.admin.update("table", "main.hr.pay", "ann", ["SELECT"], [])
+    w.admin.update("catalog", "more", "ann", ["SELECT"], [])
+    backend = w.backend(token=uc_standin.token_of("keeper"))
+    backend.context.catalogs = frozenset()  # the catalogs' own backend property names it
+    plan, _ = reconcile(backend, model, Scope.everything())
+    assert any(f.startswith("catalog more: the token owns neither") for f in plan.findings), plan.findings
+    assert "ann" not in w.admin.permissions("table", "main.hr.pay")
+    assert w.admin.permissions("catalog", "more").get("ann") == {"SELECT"}  # unread: untouched
 
 
 def test_what_a_managed_principal_holds_in_a_catalog_pushdown_does_not_enforce_is_reported(
@@ -227,7 +243,7 @@ def test_a_revoke_the_server_refuses_the_catalog_owner_is_a_failure_and_the_othe
     w.admin.update("registered_model", "main.hr.m", "ann", ["EXECUTE"], [])
     w.admin.update("function", "main.hr.f", "ann", ["EXECUTE"], [])
     backend = w.backend(token=uc_standin.token_of("keeper"))
-    with pytest.raises(BackendError, match="registered_model main.hr.m for ann: refused"):
+    with pytest.raises(BackendError, match=r"registered_model main\.hr\.m for ann: refused"):
         reconcile(backend, model, Scope.everything(), retries=0)
     assert "ann" not in w.admin.permissions("function", "main.hr.f")
     assert w.admin.permissions("registered_model", "main.hr.m") == {"ann": {"EXECUTE"}}
