@@ -120,7 +120,7 @@ SURFACE: tuple[SurfaceEntry, ...] = (
          REVIEW + "test_a_token_that_owns_the_catalog_but_not_the_metastore_says_what_it_cannot_see"),
     ),
     SurfaceEntry(
-        "names.case", "names", "names kept in lower case", N,
+        "names.case", "names", "names in lower case (Databricks), kept as given (the open server)", N,
         "a schema or table the model spells with capitals gets nothing; a note says so",
         (PURE + "test_capitals_are_narrowed_with_a_note", ADV),
     ),
