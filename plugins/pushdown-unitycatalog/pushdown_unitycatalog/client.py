@@ -66,13 +66,20 @@ class UnityCatalog:
         return json.loads(text) if text else {}
 
     def _pages(self, path: str, key: str, query: dict[str, str]) -> Iterator[dict[str, Any]]:
+        """Every item of a listing, page after page to the last (a page may be short, even
+        empty, with more to come: the server filters a page after cutting it). A token the
+        server gave before is refused: the listing would never end."""
         token: str | None = None
+        seen: set[str] = set()
         while True:
             page = self.call("GET", API + path, query={**query, **({"page_token": token} if token else {})})
             yield from page.get(key) or []
             token = page.get("next_page_token")
             if not token:
                 return
+            if token in seen:
+                raise Refused(502, f"{path} gave page token {token[:40]!r} again: the listing never ends")
+            seen.add(str(token))
 
     def catalogs(self) -> list[str]:
         return [c["name"] for c in self._pages("/catalogs", "catalogs", {})]

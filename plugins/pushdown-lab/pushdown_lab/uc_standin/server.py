@@ -42,6 +42,9 @@ class Standin:
         #: the page length of every list call (the open server's ``PagedListingHelper``
         #: default, 100; ``max_results`` may only lower it)
         self.page_size = 100
+        #: a hostile server: asked for a page after ``page_token``, answer nothing and the same
+        #: token again (a listing that never ends)
+        self.stuck_pages = False
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
 
@@ -200,6 +203,8 @@ def _page(
     next token when the page is full. The caller filters the page by what its caller may
     see afterwards (``applyResponseFilter``), so a page may come back short, even empty,
     with more pages to come."""
+    if s.stuck_pages and q.get("page_token"):
+        return [], {"next_page_token": q["page_token"]}
     size = s.page_size
     if "max_results" in q:
         wanted = int(q["max_results"])

@@ -6,6 +6,7 @@ only its own grants, and listings that come in pages (the open server's 100 a pa
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -247,6 +248,29 @@ def test_a_revoke_the_server_refuses_the_catalog_owner_is_a_failure_and_the_othe
         reconcile(backend, model, Scope.everything(), retries=0)
     assert "ann" not in w.admin.permissions("function", "main.hr.f")
     assert w.admin.permissions("registered_model", "main.hr.m") == {"ann": {"EXECUTE"}}
+
+
+def test_a_listing_that_never_ends_leaves_its_schema_out_and_the_others_go_on(uc_standin: Any) -> None:
+    """A hostile server hands back the page token it was given, for ever: the listing is
+    refused after the repeat (its schema left out, and said so), not followed until the
+    sync is killed; ann's hand-made grant in a schema listed in one page is revoked."""
+    uc_standin.page_size = 3  # the schemas come in one page, hr's four tables in two
+    w = seed(uc_standin)
+    for t in ("a", "b", "c"):
+        w.table("hr", t)
+    w.admin.update("table", "main.default.employees", "ann", ["SELECT"], [])
+    reconcile(w.backend(), w.model, Scope.everything())  # a first sync, before the server turns
+    w.admin.update("table", "main.default.department", "ann", ["MODIFY"], [])
+    uc_standin.stuck_pages = True
+    backend = w.backend()
+    done: list[Any] = []
+    worker = threading.Thread(target=lambda: done.append(reconcile(backend, w.model, Scope.everything())))
+    worker.start()
+    worker.join(60)
+    assert done, "the sync followed the listing for a minute"
+    plan, _ = done[0]
+    assert any("schema main.hr" in f and "again" in f for f in plan.findings), plan.findings
+    assert w.admin.permissions("table", "main.default.department")["ann"] == {"SELECT"}  # MODIFY revoked
 
 
 def test_every_listing_is_read_to_its_last_page(uc_standin: Any) -> None:
