@@ -67,10 +67,12 @@ def _check_item(item: Any, kind: str, access_types: list[str]) -> None:
 
 def _checked_accesses(accesses: list[Any], access_types: list[str]) -> list[Any]:
     kept: list[Any] = []
-    seen: set[str] = set()
+    seen: set[Any] = set()
     for access in accesses:
         if not isinstance(access, dict):
-            raise validation_failure(3021, "policy items access object was null", "policy item access", "missing")
+            raise validation_failure(
+                3021, "policy items access object was null", "policy item access", "missing"
+            )
         kind = access.get("type")
         if kind in seen:  # Ranger drops a repeated access type
             continue
@@ -143,8 +145,7 @@ def _date(text: Any, field: str) -> datetime:
 
 def _schedule(reason: str, field: str, kind: str = "semantically incorrect") -> RangerError:
     text = (
-        f"(0) Validation failure: error code[0], reason[{reason}], "
-        f"field[{field}], subfield[], type[{kind}] "
+        f"(0) Validation failure: error code[0], reason[{reason}], field[{field}], subfield[], type[{kind}] "
     )
     return RangerError(400, text)
 

@@ -104,7 +104,9 @@ def check_policy(
     if existing is not None:
         _check_update(policy, existing)
     _check_items_or_audit(policy)
-    if policy.get("isDenyAllElse") is True and (policy.get("denyPolicyItems") or policy.get("denyExceptions")):
+    if policy.get("isDenyAllElse") is True and (
+        policy.get("denyPolicyItems") or policy.get("denyExceptions")
+    ):
         raise validation_failure(
             3049,
             "Deny or deny-exceptions are not supported if policy has isDenyAllElse flag set to true",
@@ -131,7 +133,8 @@ def _check_update(policy: dict[str, Any], existing: dict[str, Any]) -> None:
     if old_type != new_type:
         raise validation_failure(
             3028,
-            f"attempt to change type of policy id={pid} from type={old_type} to type={new_type} is not allowed",
+            f"attempt to change type of policy id={pid} from type={old_type} "
+            f"to type={new_type} is not allowed",
             "policy type",
         )
     old_zone, new_zone = existing.get("zoneName") or "", policy.get("zoneName") or ""

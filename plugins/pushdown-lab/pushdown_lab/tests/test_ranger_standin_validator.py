@@ -50,7 +50,10 @@ def _code(answer: requests.Response) -> str:
 
 
 REFUSED = {
-    "access-not-allowed": (_policy(policyItems=[_item(accesses=[{"type": "select", "isAllowed": False}])]), "3023"),
+    "access-not-allowed": (
+        _policy(policyItems=[_item(accesses=[{"type": "select", "isAllowed": False}])]),
+        "3023",
+    ),
     "deny-access-not-allowed": (
         _policy(denyPolicyItems=[_item(accesses=[{"type": "select", "isAllowed": False}])]),
         "3023",
@@ -60,8 +63,14 @@ REFUSED = {
         "3023",
     ),
     "no-access-no-admin": (_policy(policyItems=[_item(accesses=[])]), "3002"),
-    "no-access-in-deny-exception": (_policy(denyExceptions=[_item(accesses=[], delegateAdmin=False)]), "3002"),
-    "access-without-type": (_policy(policyItems=[_item(accesses=[{"type": " ", "isAllowed": True}])]), "3002"),
+    "no-access-in-deny-exception": (
+        _policy(denyExceptions=[_item(accesses=[], delegateAdmin=False)]),
+        "3002",
+    ),
+    "access-without-type": (
+        _policy(policyItems=[_item(accesses=[{"type": " ", "isAllowed": True}])]),
+        "3002",
+    ),
     "null-access": (_policy(policyItems=[_item(accesses=[None])]), "3021"),
     "null-item": (_policy(denyPolicyItems=[None]), "3019"),
     "nobody": (_policy(policyItems=[{"accesses": SELECT, "users": [], "groups": [], "roles": []}]), "3020"),
@@ -88,12 +97,17 @@ REFUSED = {
         "0",
     ),
     "blank-resource-values": (
-        _policy(resources={"database": {"values": [" "]}, "table": {"values": ["t"]}, "column": {"values": ["*"]}}),
+        _policy(
+            resources={"database": {"values": [" "]}, "table": {"values": ["t"]}, "column": {"values": ["*"]}}
+        ),
         "3026",
     ),
     "no-resources": (_policy(resources={}), "3012"),
     "hdfs-excludes": (
-        {**_policy(service="hdfsdev", resources={"path": {"values": ["/a"], "isExcludes": True}}), "policyItems": []},
+        {
+            **_policy(service="hdfsdev", resources={"path": {"values": ["/a"], "isExcludes": True}}),
+            "policyItems": [],
+        },
         "3015",
     ),
     "hdfs-single-hierarchy": (
@@ -124,7 +138,11 @@ def test_what_ranger_accepts_is_stored_as_ranger_stores_it(api: tuple[requests.S
             _item(accesses=[], delegateAdmin=True),
             _item(users=[" bob", "bob"], accesses=[{"type": "select"}, {"type": "select"}]),
         ],
-        resources={"database": {"values": ["db1", " "]}, "table": {"values": ["t"]}, "column": {"values": ["*"]}},
+        resources={
+            "database": {"values": ["db1", " "]},
+            "table": {"values": ["t"]},
+            "column": {"values": ["*"]},
+        },
         validitySchedules=[{"startTime": "2026/01/01 00:00:00", "timeZone": "UTC"}],
     )
     answer = session.post(f"{url}/policy", json=policy)
@@ -164,7 +182,9 @@ def test_a_policy_stored_before_is_kept_and_evaluated(ranger_standin: Standin) -
         _item(users=["bob"], accesses=[{"type": "select", "isAllowed": False}]),
         _item(users=["carol"], accesses=[]),
     ]
-    store.update_policy(created["id"], {**created, "policyItems": [*created["policyItems"], *old]}, checked=False)
+    store.update_policy(
+        created["id"], {**created, "policyItems": [*created["policyItems"], *old]}, checked=False
+    )
     with pytest.raises(Exception, match=r"error code\[3023\]"):
         store.update_policy(created["id"], store.policy(created["id"]))
     where = {"database": "db1", "table": "t1", "column": "c"}

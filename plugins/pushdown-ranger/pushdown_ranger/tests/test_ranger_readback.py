@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from pushdown_ranger.accepting import accepted
 from pushdown_ranger.answers import Written
 from pushdown_ranger.compile.desired import RangerNaming
 from pushdown_ranger.facts import PolicyFact
@@ -222,3 +223,37 @@ def test_the_expected_versions_count_our_own_writes() -> None:
     before = (("hdfs", 3, None), ("hive", 7, None), ("", None, 11))
     assert written.expected(before) == (("hdfs", 3, None), ("hive", 9, None), ("", None, 12))
     assert written.patched_policies({("hive", RES): {"id": 1}}) == {}
+
+
+def test_items_ranger_refuses_are_carried_with_the_same_decisions() -> None:
+    """What Ranger's validator refuses is normalised without changing a decision: an access
+    not allowed and an item then granting nothing go; a deny item keeps its allowed access; a
+    user named null leaves an allow item (narrower) but stays in a deny item (said)."""
+    policy = {
+        "service": "hive",
+        "name": "old",
+        "resources": {"database": {"values": ["d"]}},
+        "policyItems": [
+            {
+                "users": ["a", "null", " "],
+                "accesses": [{"type": "select", "isAllowed": False}, {"type": "read"}],
+            },
+            {"users": ["b"], "accesses": [{"type": "select", "isAllowed": False}]},
+            {"users": ["c"], "accesses": [], "delegateAdmin": True},
+        ],
+        "denyPolicyItems": [{"users": ["null"], "accesses": [{"type": "select"}]}],
+        "allowExceptions": [{"users": [], "groups": [""], "accesses": [{"type": "select"}]}],
+    }
+    out, said = accepted(policy)
+    assert out["policyItems"] == [
+        {"users": ["a"], "accesses": [{"type": "read"}]},
+        {"users": ["c"], "accesses": [], "delegateAdmin": True},
+    ]
+    assert out["denyPolicyItems"] == policy["denyPolicyItems"]
+    assert out["allowExceptions"] == []
+    assert any("3023" in s for s in said) and any("null is kept" in s for s in said)
+    assert accepted(out)[1] == [s for s in said if "null is kept" in s]
+    merged_out = merged(policy, None, OURS)
+    assert [{k: v for k, v in i.items() if k != "roles"} for i in merged_out["policyItems"]] == out[
+        "policyItems"
+    ]

@@ -522,7 +522,7 @@ def _edit_items(standin: Standin, field: str, edit: Any) -> list[str]:
         items = policy.get(field) or []
         if items:
             policy[field] = [edit(dict(item)) for item in items]
-            store.update_policy(policy["id"], policy)
+            store.update_policy(policy["id"], policy, checked=False)  # stored: an older Ranger's too
             names.append(str(policy["name"]))
     return names
 
@@ -893,14 +893,18 @@ def test_the_standin_reads_the_deny_option_as_ranger_does(value: str | None, on:
 
 #: items today's Ranger refuses (stored by an older one), each with the decisions it makes
 STORED_BEFORE = {
-    "access-not-allowed": {"policyItems": [{"users": ["yan"], "accesses": [{"type": "select", "isAllowed": False}]}]},
+    "access-not-allowed": {
+        "policyItems": [{"users": ["yan"], "accesses": [{"type": "select", "isAllowed": False}]}]
+    },
     "no-access": {"policyItems": [{"users": ["yan"], "accesses": [], "delegateAdmin": False}]},
     "deny-with-an-access-not-allowed": {
         "denyPolicyItems": [
             {"users": ["yan"], "accesses": [{"type": "update", "isAllowed": False}, {"type": "select"}]}
         ]
     },
-    "blank-names": {"policyItems": [{"users": ["yan", " "], "groups": [""], "accesses": [{"type": "select"}]}]},
+    "blank-names": {
+        "policyItems": [{"users": ["yan", " "], "groups": [""], "accesses": [{"type": "select"}]}]
+    },
     "exception-naming-nobody": {"allowExceptions": [{"users": [], "accesses": [{"type": "select"}]}]},
 }
 
