@@ -8,7 +8,9 @@ back a narrowing. So, in every item list of the policy:
 
 - an access with ``isAllowed: false`` (error 3023) is dropped: Ranger's engine never matches it,
   in an allow, deny or exception item alike (an implied grant it carries is never allowed
-  either);
+  either); so is a repeated access (Ranger keeps the first), and a type whose first access is
+  not allowed though a later one is (what it implies is never granted: see
+  :func:`_first_allowed`; never wider, reported);
 - an item then left with no access and no delegated admin (error 3002) is dropped: it matches
   no access (nor ``_admin``), so it allows, denies or excepts nothing;
 - a blank principal name (error 3053-3055) is dropped: no user, group or role has it; an item
@@ -22,9 +24,12 @@ or deny exceptions in a policy with ``isDenyAllElse`` (error 3049) are kept too:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 Json = dict[str, Any]
+#: whether an access type implies others in the policy's service (None: not known, any may)
+Implying = Callable[[str], bool] | None
 
 #: every item list of an access policy, and whether taking a principal out of one narrows
 NARROWING = {"policyItems": True, "denyPolicyItems": False, "allowExceptions": False, "denyExceptions": True}
@@ -33,9 +38,20 @@ NULL_NAMES = frozenset({"null", "NULL", "Null"})
 PRINCIPALS = ("users", "groups", "roles")
 
 
-def accepted(policy: Json) -> tuple[Json, list[str]]:
+def implying(implied: Any, service: str) -> Implying:
+    """From a snapshot's implied grants (``(service, access, implied)`` triples, empty when the
+    service definitions could not be read): whether an access type of ``service`` implies
+    others; a marker access type (``_ALL`` and the like) may. None when nothing is known."""
+    if not implied:
+        return None
+    names = {str(access).lower() for svc, access, _ in implied if svc == service}
+    return lambda kind: kind.lower() in names or kind.startswith("_")
+
+
+def accepted(policy: Json, implies: Implying = None) -> tuple[Json, list[str]]:
     """``policy`` with what Ranger refuses normalised (as the module says), and what was
-    normalised or could not be, in words (empty when nothing was)."""
+    normalised or could not be, in words (empty when nothing was). ``implies``: whether an
+    access type implies others (None: any may, the narrower reading)."""
     out = dict(policy)
     said: list[str] = []
     for field, narrows in NARROWING.items():
@@ -44,7 +60,7 @@ def accepted(policy: Json) -> tuple[Json, list[str]]:
             continue
         kept = []
         for n, item in enumerate(items):
-            fixed = _item(item, narrows, said, f"{field}[{n}]")
+            fixed = _item(item, narrows, said, f"{field}[{n}]", implies)
             if fixed is not None:
                 kept.append(fixed)
         out[field] = kept
@@ -56,16 +72,53 @@ def accepted(policy: Json) -> tuple[Json, list[str]]:
     return out, said
 
 
-def _item(item: Any, narrows: bool, said: list[str], where: str) -> Json | None:
+def _first_allowed(accesses: list[Any], implies: Implying) -> tuple[list[Json], list[str]]:
+    """The accesses Ranger's engine matches, each type once. Ranger matches a type when any of
+    its accesses is allowed, but widens an item's accesses by implied grants from the first
+    access of each type (RangerAbstractPolicyItemEvaluator): a type that implies others (or may:
+    ``implies`` None) whose first access is not allowed though a later one is grants none of
+    what it implies, so it is dropped (never wider; returned as the second list); any other
+    type is kept, allowed, when one of its accesses is."""
+    first: dict[Any, bool] = {}
+    later: list[str] = []
+    for access in accesses:
+        if not isinstance(access, dict):
+            continue
+        kind, allowed = access.get("type"), access.get("isAllowed", True) is not False
+        if kind not in first:
+            first[kind] = allowed
+        elif allowed and not first[kind]:
+            if implies is None or implies(str(kind)):
+                if str(kind) not in later:
+                    later.append(str(kind))
+            else:
+                first[kind] = True
+    kept, seen = [], set()
+    for access in accesses:
+        kind = access.get("type") if isinstance(access, dict) else None
+        if isinstance(access, dict) and first.get(kind) and kind not in seen:
+            seen.add(kind)
+            kept.append({**access, "isAllowed": True} if "isAllowed" in access else access)
+    return kept, later
+
+
+def _item(item: Any, narrows: bool, said: list[str], where: str, implies: Implying) -> Json | None:
     if not isinstance(item, dict):
         said.append(f"{where}: an empty item dropped (error 3019)")
         return None
     out = dict(item)
     accesses = item.get("accesses") or []
-    allowed = [a for a in accesses if isinstance(a, dict) and a.get("isAllowed", True) is not False]
+    allowed, later = _first_allowed(accesses, implies)
     if len(allowed) != len(accesses):
-        said.append(f"{where}: {len(accesses) - len(allowed)} access(es) not allowed dropped (error 3023)")
+        said.append(
+            f"{where}: {len(accesses) - len(allowed)} access(es) not allowed or repeated dropped (error 3023)"
+        )
         out["accesses"] = allowed
+    if later:
+        said.append(
+            f"{where}: {', '.join(later)} dropped: the first of its repeated accesses is not allowed, so "
+            "Ranger's engine grants nothing it implies (narrower for itself)"
+        )
     if not allowed and item.get("delegateAdmin") is not True:
         said.append(f"{where}: an item with no allowed access and no delegated admin dropped (error 3002)")
         return None

@@ -23,7 +23,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from pushdown_ranger.accepting import accepted
+from pushdown_ranger.accepting import Implying, accepted
 from pushdown_ranger.facts import Pair, PolicyFact, Resource, RoleFact, describe
 
 Json = dict[str, Any]
@@ -182,7 +182,9 @@ def _items(pairs: frozenset[Pair]) -> list[Json]:
     ]
 
 
-def merged(policy: Json, fact: PolicyFact | None, ours: Callable[[str], bool]) -> Json:
+def merged(
+    policy: Json, fact: PolicyFact | None, ours: Callable[[str], bool], implies: Implying = None
+) -> Json:
     """``policy`` with pushdown's items replaced by ``fact``'s (none when ``None``), as
     Ranger accepts it with the same decisions (:func:`~pushdown_ranger.accepting.accepted`,
     :func:`audible`)."""
@@ -190,7 +192,7 @@ def merged(policy: Json, fact: PolicyFact | None, ours: Callable[[str], bool]) -
     for field, deny in ITEM_KINDS:
         pairs = (fact.deny if deny else fact.allow) if fact is not None else frozenset()
         out[field] = _strip(policy.get(field) or (), ours, deny, pairs) + _items(pairs)
-    return audible(accepted(out)[0])
+    return audible(accepted(out, implies)[0])
 
 
 def audible(policy: Json) -> Json:
