@@ -3,6 +3,9 @@ Ranger's error code; and accepts (normalised as Ranger stores it) what Ranger ac
 
 from __future__ import annotations
 
+import copy
+import json
+from importlib.resources import files
 from typing import Any
 
 import pytest
@@ -191,3 +194,47 @@ def test_a_policy_stored_before_is_kept_and_evaluated(ranger_standin: Standin) -
     assert ranger_standin.is_access_allowed("hivedev", where, "select", user="alice")
     assert not ranger_standin.is_access_allowed("hivedev", where, "select", user="bob")
     assert not ranger_standin.is_access_allowed("hivedev", where, "select", user="carol")
+
+
+def _judge_service(policy: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    name = str(policy.get("service"))
+    kind = "hdfs" if name == "hdfsdev" else "hive"
+    sdef = json.loads(
+        (files("pushdown_lab.ranger_standin") / "data" / f"ranger-servicedef-{kind}.json").read_text()
+    )
+    sdef.setdefault("id", 1)
+    return sdef, {"id": 1, "name": name, "type": kind}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_rangers_own_validator_refuses_each_with_the_same_code(ranger_judge: Any, case: str) -> None:
+    """Ranger 2.9's RangerPolicyValidator, run by the judge over an in-memory store, refuses
+    each policy the stand-in refuses, and names the stand-in's error code among its reasons;
+    the acceptable policy passes it."""
+    policy, code = REFUSED[case]
+    sdef, service = _judge_service(policy)
+    message = ranger_judge.validate(copy.deepcopy(policy), sdef, service)
+    assert message is not None and f"error code[{code}]" in message, message
+    assert ranger_judge.validate(_policy(name="ok"), *_judge_service(_policy())) is None
+
+
+def test_rangers_own_validator_refuses_the_same_updates(ranger_judge: Any) -> None:
+    """The update rules (3027, 3028, 3032) and a zone not naming the service (3048), judged."""
+    stored = {**_policy(), "id": 5, "isEnabled": True}
+    sdef, service = _judge_service(stored)
+    zones = [{"id": 7, "name": "z", "services": {"other": {"resources": []}}, "tagServices": []}]
+
+    def judged(policy: dict[str, Any], update: bool = True) -> str:
+        message = ranger_judge.validate(policy, sdef, service, policies=[stored], zones=zones, update=update)
+        return str(message)
+
+    assert "error code[3027]" in judged({**stored, "service": "elsewhere"})
+    assert "error code[3028]" in judged({**stored, "policyType": 1, "dataMaskPolicyItems": []})
+    assert "error code[3032]" in judged({**stored, "zoneName": "z"})
+    assert "error code[3048]" in judged({**stored, "id": None, "name": "q", "zoneName": "z"}, update=False)
+    assert (
+        ranger_judge.validate(
+            {**stored, "description": "kept"}, sdef, service, policies=[stored], update=True
+        )
+        is None
+    )
