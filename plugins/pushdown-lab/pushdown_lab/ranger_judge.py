@@ -10,6 +10,7 @@ a Ranger Admin hands its plugins: the ``ServicePolicies`` JSON of
     with RangerJudge() as judge:                      # about 2 s: the JVM and the engine's classes
         judge.load("hive", service_policies, roles)
         judge.decide("hive", [request(...), ...])     # -> [Answer, ...] in order
+        judge.validate(policy, service_def, service)  # Ranger's RangerPolicyValidator: None or why
 
 The jars come from Maven Central through :mod:`pushdown_lab.maven`; the process ends when
 its stdin closes (the context manager closes it; a dead test process closes it too).
