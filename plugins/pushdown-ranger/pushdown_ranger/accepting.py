@@ -19,7 +19,9 @@ back a narrowing. So, in every item list of the policy:
 A principal named ``null`` (any case Ranger lists, error 3053-3055) could be a real user: taking
 it out of an allow item or a deny exception only narrows, so it is taken out; out of a deny item
 or an allow exception it would widen, so it is kept (the write is refused, reported). Deny items
-or deny exceptions in a policy with ``isDenyAllElse`` (error 3049) are kept too: reported.
+in a policy with ``isDenyAllElse`` (error 3049) become allow exceptions: whoever they match is
+then not allowed by the policy, which denies whoever it does not allow; with deny exceptions
+too (they would except from the deny) they are kept: reported.
 """
 
 from __future__ import annotations
@@ -64,10 +66,19 @@ def accepted(policy: Json, implies: Implying = None) -> tuple[Json, list[str]]:
             if fixed is not None:
                 kept.append(fixed)
         out[field] = kept
-    if out.get("isDenyAllElse") is True and (out.get("denyPolicyItems") or out.get("denyExceptions")):
+    if out.get("isDenyAllElse") is True and out.get("denyPolicyItems") and not out.get("denyExceptions"):
+        # whoever a deny item matches is denied; as an allow exception it is not allowed by the
+        # policy, so its isDenyAllElse denies it: the same decision (RangerDefaultPolicyEvaluator)
+        out["allowExceptions"] = [*(out.get("allowExceptions") or []), *out["denyPolicyItems"]]
+        out["denyPolicyItems"] = []
         said.append(
-            "deny items under isDenyAllElse are kept (Ranger refuses them, error 3049; without "
-            "them the policy would be wider): its writes are refused"
+            "deny items under isDenyAllElse (error 3049) carried as allow exceptions: whoever they "
+            "match is not allowed by the policy, so it denies them all the same"
+        )
+    elif out.get("isDenyAllElse") is True and (out.get("denyPolicyItems") or out.get("denyExceptions")):
+        said.append(
+            "deny items and deny exceptions under isDenyAllElse are kept (Ranger refuses them, error "
+            "3049; without them the policy could be wider): its writes are refused"
         )
     return out, said
 

@@ -906,6 +906,10 @@ STORED_BEFORE = {
         "policyItems": [{"users": ["yan", " "], "groups": [""], "accesses": [{"type": "select"}]}]
     },
     "exception-naming-nobody": {"allowExceptions": [{"users": [], "accesses": [{"type": "select"}]}]},
+    "deny-under-deny-all-else": {
+        "isDenyAllElse": True,
+        "denyPolicyItems": [{"users": ["zed"], "accesses": [{"type": "update"}]}],
+    },
 }
 
 
@@ -923,7 +927,10 @@ def test_items_ranger_now_refuses_never_hold_back_the_narrowing(ranger_standin: 
     reconcile(backend, b.model, ALL)
     store = ranger_standin.store
     policy = store.policy(created["id"])
-    edit = {k: [*(policy.get(k) or []), *v] for k, v in STORED_BEFORE[stored].items()}
+    edit = {
+        k: [*(policy.get(k) or []), *v] if isinstance(v, list) else v
+        for k, v in STORED_BEFORE[stored].items()
+    }
     store.update_policy(created["id"], {**policy, **edit}, checked=False)
     where = {"database": "crm", "table": "leads", "column": "c"}
 
