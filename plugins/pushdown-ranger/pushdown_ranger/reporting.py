@@ -21,7 +21,7 @@ from pushdown_ranger.handmade import (
     zone_findings,
 )
 from pushdown_ranger.overrides import override_findings
-from pushdown_ranger.readback import audit_finding, bypasses, resource_key, unenforced
+from pushdown_ranger.readback import audit_finding, bypasses, refusal_finding, resource_key, unenforced
 from pushdown_ranger.serviceconf import stray_finding
 from pushdown_ranger.snapshot import (
     DENY_OPTION,
@@ -101,7 +101,7 @@ class Reporting(Compiling):
 
         def of_policy(p: Json) -> list[str]:
             found = [*bypasses(p, users, groups), *role_bypasses(p, reach), *unenforced(p, ours)]
-            return found + audit_finding(p, ours, self.label)
+            return found + audit_finding(p, ours, self.label) + refusal_finding(p, ours)
 
         found = self._each("policies", snap.policies.values(), (key, reach, self.naming), of_policy)
         found += [text for p in snap.shadowed for text in shadow_findings(p, ours, users, groups)]
