@@ -130,11 +130,13 @@ class Signer:
     def _role(self, role: str) -> frozenset[tuple[ObjectRef, Privilege, Condition]]:
         hit = self._roles.get(role)
         if hit is None:
-            schema, up = self.schema, self.up
+            schema, up, names = self.schema, self.up, self.schema.names
+            # below the schema: its names lead the object's (compared first, in C), and it
+            # is on the object's path
             hit = self._roles[role] = frozenset(
                 (g.object, g.privilege, g.condition)
                 for g in self.model.roles.get(role, ())
-                if g.object in up or schema in g.object.path
+                if g.object in up or (g.object.names[:2] == names and schema in g.object.path)
             )
         return hit
 
