@@ -258,6 +258,7 @@ class Compiling(RangerBase):
             overriding=snapshot.overriding,
             locations=self.context.locations,
             identity=identity,
+            kept=self._classes,
         )
 
 

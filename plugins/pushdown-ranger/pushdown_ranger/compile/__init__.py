@@ -16,6 +16,9 @@ state and name mapping require of it (see :mod:`pushdown_ranger.handmade` and
 - Model users mapping to one Ranger user are compiled apart, then folded into that user.
 - ``identity``: every model user's Ranger name, kept by the backend between syncs
   (:class:`~pushdown.reconcile.identity.KeptIdentity`): the compile maps no user again.
+- ``kept``: each class's Hive items per database, kept by the backend between syncs
+  (:mod:`pushdown_ranger.compile.classes`): a class is compiled again only where its
+  grants or the database's tables moved.
 - Policies of a service Ranger does not have are not pushed (a note).
 """
 
@@ -31,6 +34,7 @@ from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.identity import Identity
 from pushdown.reconcile.plan import Fact
+from pushdown_ranger.compile.classes import KeptClasses
 from pushdown_ranger.compile.collide import apart, collisions, fold
 from pushdown_ranger.compile.desired import RangerNaming, compile_desired
 from pushdown_ranger.compile.principals import Principals, principals
@@ -56,6 +60,7 @@ def compile_all(
     overriding: frozenset[tuple[str, Any]] = frozenset(),
     locations: Mapping[str, tuple[str, ...]] | None = None,
     identity: Identity | None = None,
+    kept: KeptClasses | None = None,
 ) -> Desired:
     catalogs = list(catalogs)
     if identity is not None:
@@ -88,6 +93,7 @@ def compile_all(
                 hive=hive,
                 locations=locations,
                 who=who,
+                kept=kept,
             )
         parts = {
             c: compile_desired(
@@ -101,6 +107,7 @@ def compile_all(
                 locations=locations,
                 mirrored=mirrors[c],
                 who=who,
+                kept=kept,
             )
             for c in sharing
         }
