@@ -78,7 +78,11 @@ class ServiceDefHelper:
                 for r in (self.service_def.get(kind) or {}).get("resources") or []
             ]
             defs = {str(r["name"]): r for r in merged}
-            found = (defs, hierarchies({"resources": merged}), {n: MatcherOptions.of(r) for n, r in defs.items()})
+            found = (
+                defs,
+                hierarchies({"resources": merged}),
+                {n: MatcherOptions.of(r) for n, r in defs.items()},
+            )
             self._typed[policy_type] = found
         return found
 
