@@ -54,7 +54,9 @@ def _row_filter(standin: Standin, db: str, table: str) -> None:
     )
 
 
-def _access(standin: Standin, name: str, resources: dict[str, Any], *, deny: bool = False) -> None:
+def _access(
+    standin: Standin, name: str, resources: dict[str, Any], *, deny: bool = False, **extra: Any
+) -> None:
     item = {"users": ["u1"], "accesses": [{"type": "select", "isAllowed": True}]}
     standin.store.create_policy(
         {
@@ -63,6 +65,7 @@ def _access(standin: Standin, name: str, resources: dict[str, Any], *, deny: boo
             "resources": resources,
             "policyItems": [] if deny else [item],
             "denyPolicyItems": [item] if deny else [],
+            **extra,
         }
     )
 
@@ -127,3 +130,39 @@ def test_a_deny_whose_wildcard_was_taken_lets_another_allow_through(hive: Standi
     _access(hive, "c1 of s1.a", _resources("s1", "a", "c1"))
     _access(hive, "deny s1.a", _resources("s1", "a"), deny=True)
     assert _decided(hive)[1] is True
+
+
+def test_an_unzoned_masking_policy_reaches_a_zones_access_policy(hive: Standin) -> None:
+    """One engine builds the unzoned policies before each zone's: the matcher is shared."""
+    hive.store.create_zone(
+        {"name": "z1", "services": {"hive": {"resources": [{"database": ["s1"], "table": ["*"]}]}}}
+    )
+    _masking(hive)
+    _access(hive, "every table of s1", _resources("s1", "?*"), zoneName="z1")
+    assert hive.zone_of("hive", {"database": "s1", "table": "a"}) == "z1"
+    assert _decided(hive) == [False, False, False]
+
+
+def test_a_zones_resources_build_their_matchers_first(hive: Standin) -> None:
+    """A zone's resource equal to the masking policy's is built first, with the access
+    definition (wildcards on): the masking policy and the access policy after it share it."""
+    spec = {"hive": {"resources": [{"database": ["s9"], "table": ["b"], "column": ["*"]}]}}
+    hive.store.create_zone({"name": "z9", "services": spec})
+    _masking(hive)
+    _access(hive, "every table of s1", _resources("s1", "?*"))
+    assert _decided(hive) == [True, True, True]
+
+
+def test_the_next_engine_follows_the_masking_policy_going(hive: Standin) -> None:
+    """The stand-in keeps an unchanged policy's evaluator from one engine to the next; it
+    builds it again when the matcher it took goes (the masking policy disabled, deleted)."""
+    _masking(hive)
+    _access(hive, "every table of s1", _resources("s1", "?*"))
+    assert _decided(hive) == [False, False, False]
+    masking = hive.store.list_policies({"policyName": "masking s2.b"})[0]
+    hive.store.update_policy(masking["id"], {**masking, "isEnabled": False})
+    assert _decided(hive) == [True, True, True]
+    hive.store.update_policy(masking["id"], {**masking, "isEnabled": True})
+    assert _decided(hive) == [False, False, False]
+    hive.store.delete_policy(masking["id"])
+    assert _decided(hive) == [True, True, True]
