@@ -185,7 +185,10 @@ class MatcherReuse:
         for index, resources in enumerate(sets):
             for name, res in resources.items():
                 held = self.first.get(_element_key(name, res or {}))
-                if held is not None and name in self.helper.defs and held[1] != self.helper.options[name]:
+                if held is None or name not in self.helper.defs:
+                    continue
+                own = self.helper.defs[name]
+                if held[1] != self.helper.options[name] or held[0].get("matcher") != own.get("matcher"):
                     found[(index, name)] = held
         return found
 
