@@ -202,9 +202,34 @@ class Standin:
             policies = self.store.list_policies({"serviceName": service, "zoneName": zone}, copied=False)
             roles = [role for _, role in sorted(self.store.roles.items())]
             reuse = self._reuse.setdefault((service, zone), Reuse())
-            built = ServicePolicies(self.store.service_def(svc["type"]), policies, roles, reuse=reuse)
+            zones, before = self._built_before(service, zone)
+            built = ServicePolicies(
+                self.store.service_def(svc["type"]),
+                policies,
+                roles,
+                reuse=reuse,
+                built_before=before,
+                zone_resources=zones,
+            )
             self._service_policies[(service, zone)] = (versions, built)
             return built
+
+    def _built_before(self, service: str, zone: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """What Ranger builds before the policies of ``zone`` in one engine of ``service`` (its
+        resource matchers are reused, :class:`~pushdown_lab.ranger_standin.resources.MatcherReuse`):
+        the zones' resource sets, then the unzoned policies and those of the zones before it,
+        in the order of the download (held under the store's lock)."""
+        zones = [z for z in self.store.list_zones({}) if service in z["services"]] if self.store.zones else []
+        specs = [spec for z in zones for spec in z["services"][service].get("resources") or []]
+        if not zone:
+            return specs, []
+        everything = self.store.list_policies({"serviceName": service}, copied=False)
+        before = [p for p in everything if not p.get("zoneName")]
+        for one in zones:
+            if one["name"] == zone:
+                break
+            before += [p for p in everything if p.get("zoneName") == one["name"]]
+        return specs, before
 
     def evaluate(
         self,

@@ -16,6 +16,7 @@ from pushdown_lab.ranger_standin.resources import (
     DESCENDANT,
     SELF,
     SELF_AND_ALL_DESCENDANTS,
+    Matching,
     PolicyResourceMatcher,
     ServiceDefHelper,
 )
@@ -72,7 +73,8 @@ def eval_order(policy: dict[str, Any], helper: ServiceDefHelper) -> int:
 
 
 class PolicyEvaluator:
-    """One access policy."""
+    """One access policy; ``reused``: (resource set index, resource name) -> the definition and
+    matcher options of the matcher Ranger reuses for that resource (:class:`MatcherReuse`)."""
 
     def __init__(
         self,
@@ -80,7 +82,9 @@ class PolicyEvaluator:
         helper: ServiceDefHelper,
         implied: dict[str, list[str]],
         deny_enabled: bool,
+        reused: dict[tuple[int, str], Matching] | None = None,
     ) -> None:
+        self.reused = reused or {}
         raw_id = policy.get("id")
         self.id = int(raw_id) if raw_id is not None else -1
         self.name = str(policy.get("name") or "")
@@ -91,7 +95,10 @@ class PolicyEvaluator:
         self.conditions = bool(policy.get("conditions"))
         self.schedules = bool(policy.get("validitySchedules"))
         sets = [policy.get("resources") or {}, *(policy.get("additionalResources") or [])]
-        self.matchers = [PolicyResourceMatcher(helper, res) for res in sets]
+        self.matchers = [
+            PolicyResourceMatcher(helper, res, {n: m for (i, n), m in self.reused.items() if i == index})
+            for index, res in enumerate(sets)
+        ]
         self.eval_order = eval_order(policy, helper)
 
         def items(kind: str) -> list[Item]:
@@ -105,7 +112,7 @@ class PolicyEvaluator:
 
     def literals(self, name: str) -> set[str] | None:
         """The only values of resource ``name`` this policy can match, or None (no such limit)."""
-        if len(self.matchers) != 1:
+        if len(self.matchers) != 1 or (0, name) in self.reused:
             return None
         matcher = self.matchers[0].matchers.get(name)
         return None if matcher is None else matcher.literals()

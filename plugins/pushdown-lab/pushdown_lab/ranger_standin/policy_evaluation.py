@@ -18,13 +18,18 @@ Semantics of RangerPolicyEngineImpl and RangerDefaultPolicyEvaluator:
 
 Not evaluated (they raise :class:`Unsupported`, whose message names the feature): policy and
 item conditions, validity schedules, request expressions in resource values, matchers other
-than the default, path and URL ones. Tags, zones, data masking and row filtering are outside.
+than the default, path and URL ones. Tags, zones, data masking and row filtering are outside,
+but a masking or row-filter policy still counts where Ranger lets it: Ranger reuses the
+resource matcher it built for one policy resource for every equal one of the same engine, of
+any policy type (:class:`~pushdown_lab.ranger_standin.resources.MatcherReuse`), so the
+policies built before (``built_before``: the unzoned ones for a zone's engine, in download
+order) and the zones' resources (``zone_resources``) are given too.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +37,7 @@ from pushdown_lab.ranger_standin.access import AccessRequest, AccessResult, Ask
 from pushdown_lab.ranger_standin.evaluator import PolicyEvaluator, option_true
 from pushdown_lab.ranger_standin.options import Unsupported
 from pushdown_lab.ranger_standin.policyitems import RoleBook, implied_grants
-from pushdown_lab.ranger_standin.resources import ServiceDefHelper
+from pushdown_lab.ranger_standin.resources import MatcherReuse, ServiceDefHelper
 
 __all__ = ["AccessRequest", "AccessResult", "ServicePolicies", "Unsupported"]
 
@@ -99,13 +104,14 @@ class Reuse:
             self.evaluators = {}  # made with the old definition's helper
         return self.made
 
-    def evaluators_of(self, policies: list[dict[str, Any]]) -> list[PolicyEvaluator]:
+    def evaluators_of(self, policies: list[dict[str, Any]], reuse: MatcherReuse) -> list[PolicyEvaluator]:
         helper, implied, deny = self.made or _definition({})
         kept, fresh = self.evaluators, {}
         for policy in policies:
             hit = kept.get(id(policy))
-            if hit is None or hit[0] is not policy:
-                hit = (policy, PolicyEvaluator(policy, helper, implied, deny))
+            reused = reuse.overrides(policy)
+            if hit is None or hit[0] is not policy or hit[1].reused != reused:
+                hit = (policy, PolicyEvaluator(policy, helper, implied, deny, reused))
             fresh[id(policy)] = hit
         self.evaluators = fresh
         return [evaluator for _, evaluator in fresh.values()]
@@ -129,6 +135,16 @@ def _definition(service_def: dict[str, Any]) -> _Definition:
     return helper, implied_grants(service_def), deny
 
 
+def _matcher_reuse(
+    helper: ServiceDefHelper, zone_resources: Sequence[dict[str, Any]], policies: Sequence[dict[str, Any]]
+) -> MatcherReuse:
+    matchers = MatcherReuse(helper)
+    for spec in zone_resources:
+        matchers.zone(spec)
+    matchers.policies(policies)
+    return matchers
+
+
 class ServicePolicies:
     """The access policies of one service, with its service definition and the roles they use.
     ``reuse``: what the last engine of the service was built from (see :class:`Reuse`)."""
@@ -145,7 +161,10 @@ class ServicePolicies:
         audit_excluded: tuple[Iterable[str], Iterable[str], Iterable[str]] = ((), (), ()),
         use_index: bool = True,
         reuse: Reuse | None = None,
+        built_before: Sequence[dict[str, Any]] = (),
+        zone_resources: Sequence[dict[str, Any]] = (),
     ) -> None:
+        policies = list(policies)
         self.service_def = service_def
         self.roles = list(roles)
         self.role_book = RoleBook(self.roles) if reuse is None else reuse.book_of(self.roles)
@@ -162,10 +181,12 @@ class ServicePolicies:
         ]
         if reuse is None:
             helper, implied, deny = _definition(service_def)
-            made = [PolicyEvaluator(p, helper, implied, deny) for p in chosen]
+            matchers = _matcher_reuse(helper, zone_resources, [*built_before, *policies])
+            made = [PolicyEvaluator(p, helper, implied, deny, matchers.overrides(p)) for p in chosen]
         else:
             helper, _, _ = reuse.definition_of(service_def)
-            made = reuse.evaluators_of(chosen)
+            matchers = _matcher_reuse(helper, zone_resources, [*built_before, *policies])
+            made = reuse.evaluators_of(chosen, matchers)
         self.evaluators = sorted(made, key=PolicyEvaluator.sort_key)
         self.index = _Index(self.evaluators, helper)
         self.use_index = use_index
