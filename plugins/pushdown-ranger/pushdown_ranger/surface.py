@@ -18,6 +18,7 @@ BACKEND = T + "test_ranger_backend.py::"
 READ = T + "test_ranger_readback.py::"
 CREATE = T + "test_ranger_create_table.py::"
 SHARED = T + "test_ranger_shared_catalogs.py::"
+REUSE = "plugins/pushdown-lab/pushdown_lab/tests/test_ranger_standin_matcher_reuse.py::"
 ADVERSARY = T + "test_ranger_adversary.py::test_ranger_is_never_wider_than_the_evaluator_in_a_hostile_world"
 
 POLICY = "policy field"
@@ -203,16 +204,30 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         POLICY,
         "policyType 1 (data masking)",
         H,
-        "applies after the access decision and never allows an access: not read, cannot widen",
-        (PATHS + "test_fields_that_only_narrow_or_only_audit_never_widen",),
+        "never allows an access: not read, cannot widen; but Ranger 2.9 builds one resource matcher "
+        "per resource name and policy resource for its whole engine, whatever the policy type "
+        "(`RangerPluginContext`), and Hive's masking definition turns wildcards off: after an equal "
+        "masking resource (`column=*` of another table), pushdown's `column=*` matches no table or "
+        "column (narrower). Pushdown's deny items share `column=*` with the allows they cut, so they "
+        "lose their wildcard together (the stand-in decides the same, judged by Ranger's engine)",
+        (
+            PATHS + "test_fields_that_only_narrow_or_only_audit_never_widen",
+            REUSE + "test_a_masking_policy_before_the_access_policy_takes_its_wildcard",
+            ADVERSARY,
+        ),
     ),
     SurfaceEntry(
         "policy.type.row_filter",
         POLICY,
         "policyType 2 (row filter)",
         H,
-        "applies after the access decision and never allows an access: not read, cannot widen",
-        (PATHS + "test_fields_that_only_narrow_or_only_audit_never_widen",),
+        "never allows an access: not read, cannot widen; its resources share their matchers with "
+        "equal access resources as masking ones do (wildcards off: after an equal row-filter "
+        "resource, `table=?*` is a literal)",
+        (
+            PATHS + "test_fields_that_only_narrow_or_only_audit_never_widen",
+            REUSE + "test_a_row_filter_policy_turns_a_table_wildcard_literal",
+        ),
     ),
     SurfaceEntry(
         "policy.second_on_resources",
