@@ -25,6 +25,7 @@ from pushdown_ranger.scoping import (
     Focus,
     covering,
     focus_of,
+    members_moved,
     principal_databases,
     scope_users,
     shaped_database,
@@ -230,7 +231,8 @@ class Compiling(RangerBase):
         if self._compiled is not None and self._compiled[0] == key:
             return self._compiled[1]
         fresh = None if focus is None else scope_users(scope)
-        desired = self._compile(model, snapshot, focus, elsewhere, self.kept.of(model.users, fresh))
+        moved = members_moved(scope)
+        desired = self._compile(model, snapshot, focus, elsewhere, self.kept.of(model.users, fresh), moved)
         # the model is kept alive with its answer, so no other model can reuse its id
         self._compiled = (key, desired, model)
         return desired
@@ -242,6 +244,7 @@ class Compiling(RangerBase):
         focus: frozenset[ObjectRef] | None,
         elsewhere: frozenset[str],
         identity: Identity | None = None,
+        moved: frozenset[str] | None = None,
     ) -> Desired:
         return compile_all(
             model,
@@ -258,6 +261,7 @@ class Compiling(RangerBase):
             overriding=snapshot.overriding,
             locations=self.context.locations,
             identity=identity,
+            members_moved=moved,
         )
 
 

@@ -17,6 +17,10 @@ state and name mapping require of it (see :mod:`pushdown_ranger.handmade` and
 - ``identity``: every model user's Ranger name, kept by the backend between syncs
   (:class:`~pushdown.reconcile.identity.KeptIdentity`): the compile maps no user again.
 - Policies of a service Ranger does not have are not pushed (a note).
+- ``members_moved``: the users whose memberships the changes since the last compile name
+  (``None``: a full compile): only the Ranger roles of the roles they hold or held are made
+  again, the rest kept while the model's memberships are as they were made from
+  (:func:`~pushdown_ranger.compile.desired.compile_desired`).
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ def compile_all(
     overriding: frozenset[tuple[str, Any]] = frozenset(),
     locations: Mapping[str, tuple[str, ...]] | None = None,
     identity: Identity | None = None,
+    members_moved: frozenset[str] | None = None,
 ) -> Desired:
     catalogs = list(catalogs)
     if identity is not None:
@@ -88,6 +93,7 @@ def compile_all(
                 hive=hive,
                 locations=locations,
                 who=who,
+                members_moved=members_moved,
             )
         parts = {
             c: compile_desired(
@@ -101,6 +107,7 @@ def compile_all(
                 locations=locations,
                 mirrored=mirrors[c],
                 who=who,
+                members_moved=members_moved,
             )
             for c in sharing
         }
