@@ -142,7 +142,7 @@ class RangerBackend(Applying):
         #: the kept identity whose names are in seen_users
         self._seen: object = None
         #: the databases where implied grants reach further, for the facts of a read
-        self._implied: tuple[object, tuple[object, ...], frozenset[str], dict[int, Any]] | None = None
+        self._implied = None
         #: the last read's facts indexed by member and by role (Compiling._read_index)
         self._index = None
         #: the read findings of each policy and role as read, by kind (Reporting._each)

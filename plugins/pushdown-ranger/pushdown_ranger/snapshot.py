@@ -23,7 +23,7 @@ from pushdown_ranger.client import RangerAPI
 from pushdown_ranger.compile.desired import RangerNaming
 
 if TYPE_CHECKING:
-    from pushdown_ranger.compiling import ReadIndex
+    from pushdown_ranger.compiling import ImpliedDatabases, ReadIndex
 
 Json = dict[str, Any]
 Implied = tuple[tuple[str, str, frozenset[str]], ...]
@@ -114,7 +114,7 @@ class RangerBase(Backend):
     _seen: object
     _members_seen: dict[int, Json]
     _roles_seen: object
-    _implied: tuple[object, tuple[object, ...], frozenset[str], dict[int, Any]] | None
+    _implied: ImpliedDatabases | None
     #: the index of a read's facts for a change of principals (compiling.ReadIndex)
     _index: ReadIndex | None
     #: the read findings of each policy and role as read (Reporting._each)

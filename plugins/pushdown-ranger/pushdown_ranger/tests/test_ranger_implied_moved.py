@@ -1,15 +1,18 @@
 """The implied-grants check follows the change (issue 30): the compile's allow pairs that the
 service definition's ``impliedGrants`` would widen are dropped by an answer moved from the
 last compile's facts by the facts that differ (``_Implying``), not computed over every fact
-again. Counted, not timed: a policy changed, or a role's members changed, is answered again
-for that policy (or those naming the role) alone, in an estate ten times larger as well.
-Over random sequences of compiled facts (members moved, policies added, changed and gone,
-two roles of one name), the moved answer equals the whole one at every step."""
+again; so are the databases where pushdown's allow items as read imply more
+(``compiling.ImpliedDatabases``, asked on every read). Counted, not timed: a policy
+changed, or a role's members changed, is answered again for that policy (or those naming
+the role) alone, in an estate ten times larger as well. Over random sequences of facts
+(members moved, policies added, changed and gone, two roles of one name), the moved
+answer equals the whole one at every step."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -19,6 +22,7 @@ from hypothesis import strategies as st
 from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.plan import Fact
 from pushdown_ranger import compile as compile_module
+from pushdown_ranger import compiling
 from pushdown_ranger.compile import _implying, _implying_whole
 from pushdown_ranger.facts import PolicyFact, RoleFact
 from tests.adversary import histories
@@ -114,5 +118,49 @@ def test_the_moved_answer_over_random_facts_equals_the_whole_one() -> None:
         for role_facts, policy_facts, grants in steps:
             desired = Desired(frozenset([*role_facts, *policy_facts]), ("a note",))
             assert _implying(desired, grants) == _implying_whole(desired, grants)
+
+    run()
+
+
+# -- the read's side: the databases where pushdown's allow items as read imply more ----------
+
+
+def read_side(implied: Any, facts: frozenset[Fact]) -> set[str]:
+    return compiling._implying_more(SimpleNamespace(implied=implied, facts=facts), "hive")  # type: ignore[arg-type]
+
+
+def test_a_read_policy_changed_is_looked_at_alone_in_an_estate_ten_times_larger(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def looked(size: int) -> tuple[int, set[str]]:
+        facts = estate(size)
+        kept = compiling.ImpliedDatabases(None, IMPLIED, "hive")
+        kept.moved(frozenset(facts.values()))
+        facts["policy 1"] = PolicyFact("hive", table("t1"), frozenset({("pd_r1", "alter")}))
+        calls: list[Fact] = []
+        databases = compiling._implying_databases
+
+        def counted(fact: Fact, *args: Any) -> frozenset[str]:
+            calls.append(fact)
+            return databases(fact, *args)
+
+        with monkeypatch.context() as m:
+            m.setattr(compiling, "_implying_databases", counted)
+            found = kept.moved(frozenset(facts.values()))
+        assert found == read_side(IMPLIED, frozenset(facts.values()))
+        return len(calls), found
+
+    small, large = looked(100), looked(1000)
+    assert small == large == (2, {"d"})  # the policy as it was, and as it is
+
+
+def test_the_read_side_moved_over_random_facts_equals_a_pass_over_every_fact() -> None:
+    @settings(max_examples=histories(300), deadline=None, suppress_health_check=list(HealthCheck))
+    @given(grants=implied, steps=st.lists(policies, min_size=1, max_size=8))
+    def run(grants: Any, steps: list[list[PolicyFact]]) -> None:
+        kept = compiling.ImpliedDatabases(None, grants, "hive")
+        for policy_facts in steps:
+            facts = frozenset[Fact](policy_facts)
+            assert kept.moved(facts) == read_side(grants, facts)
 
     run()
