@@ -146,7 +146,8 @@ class RangerBackend(Applying):
         #: the last read's facts indexed by member and by role (Compiling._read_index)
         self._index = None
         #: the read findings of each policy and role as read, by kind (Reporting._each)
-        self._found_each: dict[str, tuple[object, dict[int, Any]]] = {}
+        self._found_each = {}
+        self._patch = None
         #: id of a policy or role as read -> (it, its fact): the objects are kept alive here
         self._facts: dict[int, tuple[dict[str, Any], Any]] = {}
 

@@ -24,6 +24,7 @@ from pushdown_ranger.compile.desired import RangerNaming
 
 if TYPE_CHECKING:
     from pushdown_ranger.compiling import ImpliedDatabases, ReadIndex
+    from pushdown_ranger.reporting import _Found
 
 Json = dict[str, Any]
 Implied = tuple[tuple[str, str, frozenset[str]], ...]
@@ -118,5 +119,7 @@ class RangerBase(Backend):
     #: the index of a read's facts for a change of principals (compiling.ReadIndex)
     _index: ReadIndex | None
     #: the read findings of each policy and role as read (Reporting._each)
-    _found_each: dict[str, tuple[object, dict[int, tuple[Json, object, list[str]]]]]
+    _found_each: dict[str, _Found]
+    #: the last read-back's patch: (policies before, after, their keys written; roles the same)
+    _patch: tuple[object, object, tuple[Any, ...], object, object, tuple[str, ...]] | None
     _facts: dict[int, tuple[Json, Any]]

@@ -176,6 +176,9 @@ class Synced:
     examined: int = 0
     #: policies and roles as read made into facts (those the writes answered)
     read: int = 0
+    #: policies and roles as read whose findings were looked up or made (before: every one,
+    #: once per read)
+    looked: int = 0
 
 
 @dataclass
@@ -186,6 +189,7 @@ class Work:
     made: int = 0
     examined: int = 0
     read: int = 0
+    looked: int = 0
 
     @contextmanager
     def counting(self, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
@@ -193,6 +197,7 @@ class Work:
         from pushdown_ranger.compile import desired
 
         interned, unenforced, role_findings = desired.interned, reporting.unenforced, reporting.role_findings
+        put, add = reporting._Found.put, reporting._Found.add
         policy_fact, role_fact = reading.policy_fact, reading.role_fact
 
         def read_policy(p: Any, ours: Any) -> Any:
@@ -215,7 +220,17 @@ class Work:
             self.examined += len(roles)
             return role_findings(roles, ours)
 
+        def looked_put(found: Any, *args: Any) -> None:
+            self.looked += 1
+            put(found, *args)
+
+        def looked_add(found: Any, *args: Any) -> None:
+            self.looked += 1
+            add(found, *args)
+
         with monkeypatch.context() as m:
+            m.setattr(reporting._Found, "put", looked_put)
+            m.setattr(reporting._Found, "add", looked_add)
             m.setattr(desired, "interned", made)
             m.setattr(reporting, "unenforced", policy)
             m.setattr(reporting, "role_findings", role)
@@ -263,7 +278,9 @@ def synced_changes(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[Synced,
             log = standin.request_log
             reads = sum(1 for method, _, _ in log if method == "GET")
             synced = Synced(reads, len(log) - reads, counts.classes, mapper.calls, len(plan.ops))
-            out.append(replace(synced, made=work.made, examined=work.examined, read=work.read))
+            out.append(
+                replace(synced, made=work.made, examined=work.examined, read=work.read, looked=work.looked)
+            )
             # the facts kept after the writes (those answered put in place) are a read's
             assert backend.last is not None
             fresh = RangerBackend(context)
@@ -292,3 +309,5 @@ def test_a_synced_table_grant_and_role_membership_cost_as_much_in_an_estate_ten_
     # the read's facts: those of the answered policies and roles made (and those they
     # replace), not every one read
     assert 1 <= small_table.read <= 4 and 1 <= small_member.read <= 4, (small_table, small_member)
+    # the findings: of the policies and roles the writes answered, not a pass over every one
+    assert 1 <= small_table.looked <= 4 and 1 <= small_member.looked <= 4, (small_table, small_member)
