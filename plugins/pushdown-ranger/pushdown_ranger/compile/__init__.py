@@ -25,6 +25,7 @@ state and name mapping require of it (see :mod:`pushdown_ranger.handmade` and
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -189,17 +190,19 @@ def _implying(desired: Desired, implied: tuple[tuple[str, str, frozenset[str]], 
     more = {(service, access): rest for service, access, rest in implied}
     if not more:
         return desired
-    memo = _IMPLYING[0] if _IMPLYING and _IMPLYING[0].more == more else None
-    if memo is None:
-        memo = _Implying(more)
-        _IMPLYING[:] = [memo]
-    if not memo.moved(desired.facts):
-        _IMPLYING.clear()  # two roles of one name: the whole answer, nothing kept
-        return _implying_whole(desired, implied)
-    if not memo.dropped:
-        return desired
-    notes = [_implied_note(d) for d in sorted(memo.dropped)]
-    return replace(desired, facts=frozenset(memo.out), notes=(*desired.notes, *notes))
+    with _IMPLYING_LOCK:  # one compile at a time moves the kept answer
+        memo = _IMPLYING[0] if _IMPLYING and _IMPLYING[0].more == more else None
+        if memo is None:
+            memo = _Implying(more)
+            _IMPLYING[:] = [memo]
+        if not memo.moved(desired.facts):
+            _IMPLYING.clear()  # two roles of one name: the whole answer, nothing kept
+            return _implying_whole(desired, implied)
+        if not memo.dropped:
+            return desired
+        notes = [_implied_note(d) for d in sorted(memo.dropped)]
+        facts = frozenset(memo.out)
+    return replace(desired, facts=facts, notes=(*desired.notes, *notes))
 
 
 def _implied_note(dropped: str) -> str:
@@ -294,6 +297,7 @@ def _count(counts: dict[Any, int], key: object, step: int) -> None:
 
 #: the one :class:`_Implying` kept (for the last implied grants)
 _IMPLYING: list[_Implying] = []
+_IMPLYING_LOCK = threading.Lock()
 
 
 def _implied_answer(

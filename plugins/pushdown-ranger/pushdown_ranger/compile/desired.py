@@ -35,6 +35,7 @@ never groups, and names Ranger would read otherwise are refused
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -253,8 +254,9 @@ def _roles(
     """Each model role's Ranger role, its members the model's holders (groups expanded:
     see :mod:`pushdown_ranger.compile.principals`), and the per-user roles the policies name.
     Only the roles whose holders ``moved`` can have changed are asked again (:meth:`_Memo.kept`)."""
-    memo = _memo(model, naming, who)
-    out: list[RoleFact] = list(memo.kept(model, naming, who, moved).values())
+    with _MEMO_LOCK:  # one compile at a time moves the kept roles (compiles may share a model)
+        memo = _memo(model, naming, who)
+        out: list[RoleFact] = list(memo.kept(model, naming, who, moved).values())
     named = elsewhere | {r for f in facts if isinstance(f, PolicyFact) for r, _ in f.allow | f.deny}
     if memo.user_roles is None:
         by_name: dict[str, list[str]] = {}
@@ -386,6 +388,7 @@ class _Memo:
 
 #: the one memo kept (its key holds the Principals answer alive, so no other reuses its id)
 _MEMO: list[_Memo] = []
+_MEMO_LOCK = threading.Lock()
 
 
 def _memo(model: Model, naming: RangerNaming, who: Principals) -> _Memo:
