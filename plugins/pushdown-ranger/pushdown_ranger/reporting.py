@@ -22,7 +22,7 @@ from pushdown_ranger.handmade import (
     zone_findings,
 )
 from pushdown_ranger.overrides import override_findings
-from pushdown_ranger.readback import audit_finding, bypasses, resource_key, unenforced
+from pushdown_ranger.readback import audit_finding, bypasses, policy_fact, resource_key, unenforced
 from pushdown_ranger.serviceconf import stray_finding
 from pushdown_ranger.snapshot import (
     DENY_OPTION,
@@ -102,22 +102,26 @@ class Reporting(Compiling):
 
         def of_policy(p: Json) -> list[str]:
             found = [*bypasses(p, users, groups), *role_bypasses(p, reach), *unenforced(p, ours)]
+            if p.get("allowExceptions"):  # its fact is the read's of this policy (one per key)
+                fact = policy_fact(p, ours)
+                found += exception_findings([p], ours, [fact] if fact is not None else [])
             return found + audit_finding(p, ours, self.label)
 
         patch = self._patch
         moved = None if patch is None or patch[1] is not snap.policies else (patch[0], patch[2])
         found = self._each("policies", snap.policies, (), (key, reach, self.naming), of_policy, moved)
         found += [text for p in snap.shadowed for text in shadow_findings(p, ours, users, groups)]
-        held = [f for f in snap.facts if isinstance(f, PolicyFact)]
-        found += exception_findings(snap.policies.values(), ours, held)
+        # pushdown's policies as read: only for zones and override-priority policies (rare)
+        held = [f for f in snap.facts if isinstance(f, PolicyFact)] if snap.zones or snap.overriding else []
         found += voided_findings(snap.voided, not snap.deny.get(self.naming.hive_service, False))
         moved = None if patch is None or patch[4] is not snap.roles else (patch[3], patch[5])
         found += self._each(
             "roles", snap.roles, snap.others, self.naming, lambda r: role_findings([r], ours), moved
         )
         found += zone_findings(snap.zones, snap.zoned, held, users, groups, ours)
-        every = {**snap.policies, **{(str(p.get("service")), resource_key(p)): p for p in snap.shadowed}}
-        found += override_findings(every, snap.overriding, held)
+        if snap.overriding:
+            every = {**snap.policies, **{(str(p.get("service")), resource_key(p)): p for p in snap.shadowed}}
+            found += override_findings(every, snap.overriding, held)
         if not snap.deny.get(self.naming.hive_service, False) and self.deny_items != "off":
             found.append(
                 f"service {self.naming.hive_service}: its definition does not enable deny items "

@@ -133,7 +133,8 @@ def play(standin: Standin, history: list[tuple[Any, ...]]) -> list[tuple[str, ..
 def test_a_hand_edit_is_found_by_the_next_sync_and_kept_or_gone_as_the_writes_leave_it() -> None:
     """An item for a model user added by hand to crm's policy is found by a sync scoped to
     ops and stays found after its writes (none lost); one naming pushdown's role with
-    delegated admin is taken out by a sync of crm, and its finding goes with it."""
+    delegated admin is taken out by a sync of crm, and its finding goes with it; allow
+    exceptions added by hand to crm's policy are found by a sync scoped to ops."""
     with Standin() as standin:
         found = play(
             standin,
@@ -143,10 +144,13 @@ def test_a_hand_edit_is_found_by_the_next_sync_and_kept_or_gone_as_the_writes_le
                 ("hand", "modifier", "crm"),
                 ("grant", "writer", "table sales.ops.runs"),
                 ("grant", "reader", "table sales.crm.orders"),
+                ("hand", "exception", "crm"),
+                ("grant", "writer", "table sales.ops.runs"),
             ],
         )
-    assert len(found) == 3
+    assert len(found) == 4
     assert any("carol, outside pushdown" in text for text in found[0]), found[0]
     assert any("delegated" in text or "names pushdown's role" in text for text in found[1]), found[1]
     assert not any("names pushdown's role" in text for text in found[2]), found[2]
     assert any("carol, outside pushdown" in text for text in found[2]), found[2]
+    assert any("has allow exceptions" in text for text in found[3]), found[3]
