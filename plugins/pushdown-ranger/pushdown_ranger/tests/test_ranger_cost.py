@@ -13,7 +13,8 @@ user: 5 reads and 1 write, 2 classes, 14 mapping calls (before: every database c
 for every class; the read's findings mapped every user twice, 23 / 203 calls). Of both
 (issue 30, the issue's estate): Ranger roles made 0 / 0 for the grant and 1 / 1 for the
 membership (before: one per model role, every sync), policies and roles the read's
-findings examine 1 / 1 (before: every policy and role read, after each write).
+findings examine 1 / 1 (before: every policy and role read, after each write), policies and
+roles whose findings are looked up or made 2 / 2 (before: 11 / 101, a pass over every one).
 
 A scoped Ranger sync compiles the Hive database of the change (a Ranger focus is a
 database), not its catalog, for the users something there decides for
@@ -21,8 +22,9 @@ database), not its catalog, for the users something there decides for
 databases their grants, DENYs and ownerships are in and those whose policies name a Ranger
 role they are or were members of. Two steps stay estate-sized on purpose, and are counted
 apart: every scoped sync compiles pushdown's roles (one per model role: a member added by
-hand is taken out by the next sync, whatever its scope; a role is made again only when its
-holders moved, and the diff compares the others by identity) and its topics and filesets
+hand is taken out by the next sync, whatever its scope; a role is made again only when the
+scope's users hold or held it, the others kept while the model's memberships are those they
+were made from, and the diff compares them by identity) and its topics and filesets
 (the catalog's schemas are scanned for them; each schema's children compared in one set
 comparison). The mapping is kept between syncs
 (:class:`~pushdown.reconcile.identity.KeptIdentity`), trusted only while no plugin
