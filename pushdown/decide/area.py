@@ -19,8 +19,12 @@ class Area:
     inside: set[ObjectRef]
 
     @classmethod
-    def of(cls, model: Model, inventory: Inventory, starts: set[ObjectRef]) -> Area:
-        """The area of ``starts``; the metalake alone means its own level (the catalogs)."""
+    def of(
+        cls, model: Model, inventory: Inventory, starts: set[ObjectRef], roles: frozenset[str] | None = None
+    ) -> Area:
+        """The area of ``starts``; the metalake alone means its own level (the catalogs).
+        ``roles``: only these roles' nodes are noted (those of the users a compile decides
+        for; a gate on the catalog names every role of the estate)."""
         above = {node for s in starts for node in s.path}
         if starts == {METALAKE}:
             inside = set(inventory.children(METALAKE))
@@ -28,16 +32,16 @@ class Area:
             inside = {node for s in starts for node in inventory.within(s)}
         area = cls(above, {}, frozenset(starts), inventory, inside - above)
         for node in above | area.inside:
-            area._note(model, node)
+            area._note(model, node, roles)
         return area
 
-    def _note(self, model: Model, node: ObjectRef) -> None:
+    def _note(self, model: Model, node: ObjectRef, only: frozenset[str] | None = None) -> None:
         by_priv = model.by_object.get(node)
         if not by_priv:
             return
         for conds in by_priv.values():
             for roles in conds.values():
-                for role in roles:
+                for role in roles if only is None else roles & only:
                     self.role_nodes.setdefault(role, set()).add(node)
 
     def owned(self, model: Model, user: str) -> set[ObjectRef]:

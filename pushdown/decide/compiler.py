@@ -83,7 +83,9 @@ class EntitlementCompiler:
         wanted = sorted(model.users if users is None else [u for u in users if u in model.users])
         result = Entitlements(self.operations, inventory, frozenset(starts))
         held = {u: frozenset(model.roles_of(u)) for u in wanted}
-        parts = {name: self._part(inventory, where, held) for name, where in _parts(starts, inventory)}
+        # for some users only: the area notes their roles alone (the others' decide nothing here)
+        roles = None if users is None else frozenset().union(*held.values())
+        parts = {name: self._part(inventory, where, held, roles) for name, where in _parts(starts, inventory)}
         for user in wanted:
             result.by_user[user] = CompositeView({name: views[user] for name, views in parts.items()})
         for name, views in parts.items():
@@ -92,12 +94,16 @@ class EntitlementCompiler:
         return result
 
     def _part(
-        self, inventory: Inventory, starts: set[ObjectRef], held: dict[str, frozenset[str]]
+        self,
+        inventory: Inventory,
+        starts: set[ObjectRef],
+        held: dict[str, frozenset[str]],
+        roles: frozenset[str] | None = None,
     ) -> dict[str, View]:
         """One view per user for one catalog (or the metalake level), shared within a class."""
         model = self.model
-        area = Area.of(model, inventory, starts)
-        relevant = area.role_nodes.keys()
+        area = Area.of(model, inventory, starts, roles)
+        relevant = frozenset(area.role_nodes)  # a set: intersected with each user's few roles
         shared: dict[tuple[frozenset[str], bool], View] = {}
         out: dict[str, View] = {}
         for user, roles_held in held.items():

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pushdown.model import changes as ch
 from pushdown.model.events import Event
@@ -51,6 +51,10 @@ class Ownership:
     user: str
     shows: str = ""
     facts: frozenset[Fact] = frozenset()
+    #: grants the owner needs for its ownership to compile to anything (the USE gates, on a
+    #: backend that compiles them to nothing): tried with it only when it alone adds nothing,
+    #: and then kept or left out together with it
+    needs: Proposal | None = None
 
 
 @dataclass
@@ -135,6 +139,8 @@ def _skeleton(estate: Estate) -> Model:
 def _with(model: Model, item: Proposal | Ownership) -> Model:
     trial = copy.deepcopy(model)
     if isinstance(item, Ownership):
+        if item.needs is not None:
+            trial = _with(trial, item.needs)
         _register(trial, item.obj)
         if item.user not in trial.users:
             _do(trial, ch.add_user(trial, item.user))
@@ -179,8 +185,17 @@ def _adopt(estate: Estate, barred: frozenset[str]) -> tuple[Adopted, frozenset[F
             for fact in item.facts:
                 because.setdefault(fact, "a deny item that cuts it cannot be imported (never wider)")
             continue
-        trial = _with(model, item)
+        if isinstance(item, Ownership) and item.obj in model.owners:
+            kept = model.owners[item.obj]
+            refused.append(f"not imported: {item.shows}: the model has one owner per object ({kept} is kept)")
+            for fact in item.facts:
+                because.setdefault(fact, f"the model's owner of {item.obj} is {kept} (one owner per object)")
+            continue
+        trial = _with(model, replace(item, needs=None) if isinstance(item, Ownership) else item)
         got = _split(estate, estate.compile(trial))
+        if isinstance(item, Ownership) and item.needs is not None and got == now:
+            trial = _with(model, item)  # alone it compiles to nothing: with the grants it needs
+            got = _split(estate, estate.compile(trial))
         deny = isinstance(item, Proposal) and item.condition is Condition.DENY
         # a deny proposal may cut more than the server does (narrower, said in the report)
         extra = frozenset(p for p in got - held if not (deny and estate.cuts(p)))

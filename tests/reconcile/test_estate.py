@@ -101,6 +101,51 @@ def test_a_proposal_kept_only_where_its_compile_is_held_and_every_omission_repor
     assert "backend: b1" in text
 
 
+def gated_compile(model: Model) -> frozenset[F]:
+    """An owner compiles to ``drop`` only with both USE gates (a backend whose gates
+    compile to nothing, as the Hive Metastore's)."""
+    gated = {
+        u
+        for role, grants in model.roles.items()
+        if {g.privilege.value for g in grants} >= {"USE_CATALOG", "USE_SCHEMA"}
+        for u in model.role_users.get(role, ())
+    }
+    return frozenset(F(f"drop {obj.names[-1]} {user}") for obj, user in model.owners.items() if user in gated)
+
+
+def test_an_owner_is_kept_with_the_gates_it_needs_and_a_table_keeps_one_owner() -> None:
+    held = frozenset({F("drop t1 ann"), F("drop t1 bob"), F("drop t2 bob")})
+    needs = {
+        u: Proposal(f"grants_of_{u}", GATES, shows=f"gates of {u}", to=(Principal.user(u),))
+        for u in ("ann", "bob")
+    }
+    estate = Estate(
+        "b1",
+        held,
+        gated_compile,
+        users={"ann", "bob"},
+        catalogs={"c": {"backend": "b1"}},
+        owners=[
+            Ownership(
+                T1, "ann", shows="owner t1 ann", facts=frozenset({F("drop t1 ann")}), needs=needs["ann"]
+            ),
+            Ownership(
+                T1, "bob", shows="owner t1 bob", facts=frozenset({F("drop t1 bob")}), needs=needs["bob"]
+            ),
+            Ownership(T2, "bob", shows="owner t2 bob", facts=frozenset({F("drop t2 bob")})),
+        ],
+    )
+    adopted = adopt(estate)
+    assert adopted.model.owners == {T1: "ann"}  # bob's t2 lacks the gates it was not given
+    assert adopted.revoked == {F("drop t1 bob"), F("drop t2 bob")}
+    assert "not imported: owner t1 bob: the model has one owner per object (ann is kept)" in adopted.report
+    assert any(
+        line.startswith("left out (an authoritative apply revokes it): drop t1 bob: the model's owner")
+        for line in adopted.report
+    )
+    assert gated_compile(adopted.model) <= held and not adopted.wider
+
+
 def test_additive_holds_back_removals_and_changes_as_findings() -> None:
     plan = Plan("b1", Scope.everything(), (add(F("new")), remove(F("old"))))
     kept = held_back(plan)

@@ -10,6 +10,7 @@ a Ranger Admin hands its plugins: the ``ServicePolicies`` JSON of
     with RangerJudge() as judge:                      # about 2 s: the JVM and the engine's classes
         judge.load("hive", service_policies, roles)
         judge.decide("hive", [request(...), ...])     # -> [Answer, ...] in order
+        judge.validate(policy, service_def, service)  # Ranger's RangerPolicyValidator: None or why
 
 The jars come from Maven Central through :mod:`pushdown_lab.maven`; the process ends when
 its stdin closes (the context manager closes it; a dead test process closes it too).
@@ -38,7 +39,7 @@ __all__ = ["Answer", "JudgeUnavailable", "RangerJudge", "request"]
 MAIN = "RangerJudge"
 #: our Java sources: the judge, and the one condition evaluator Ranger's vectors name that
 #: ships only in Ranger's test sources
-SOURCES = (f"{MAIN}.java", "RangerSimpleMatcher.java")
+SOURCES = (f"{MAIN}.java", "RangerSimpleMatcher.java", "PolicyValidation.java")
 
 
 class JudgeUnavailable(RuntimeError):
@@ -230,6 +231,32 @@ class RangerJudge:
         if base:
             command["base"] = base
         self._call(command)
+
+    def validate(
+        self,
+        policy: Mapping[str, Any],
+        service_def: Mapping[str, Any],
+        service: Mapping[str, Any],
+        *,
+        policies: Sequence[Mapping[str, Any]] = (),
+        zones: Sequence[Mapping[str, Any]] = (),
+        update: bool = False,
+    ) -> str | None:
+        """Ranger's own RangerPolicyValidator on ``policy`` (a create, or with ``update`` an
+        update) over a store holding ``service``, its definition, ``policies`` and ``zones``:
+        None when it accepts the policy, else its message (``error code[3023]`` and the like)."""
+        reply = self._call(
+            {
+                "op": "validate",
+                "serviceDef": service_def,
+                "service": service,
+                "policies": list(policies),
+                "zones": list(zones),
+                "policy": policy,
+                "action": "update" if update else "create",
+            }
+        )
+        return None if reply.get("valid") else str(reply.get("message"))
 
     def drop(self, engine: str) -> None:
         self._call({"op": "drop", "engine": engine})

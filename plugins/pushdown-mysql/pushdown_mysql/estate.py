@@ -20,6 +20,7 @@ from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
 from pushdown.reconcile.estate import Estate, Proposal, grants_role
+from pushdown.reconcile.identity import Identity
 from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.scope import Scope
 from pushdown_mysql.facts import Account, ColumnGrant, Grant, RoleGrant, exact_db_name
@@ -67,14 +68,8 @@ def read_estate(backend: MySQLBackend, model: Model) -> Estate:
         catalogs={catalog: {"backend": backend.name}},
         findings=snapshot.findings,
     )
-    prefix = backend.naming.prefix
-    users: dict[Account, str] = {}
-    for account in sorted(server.accounts):
-        if not backend.manages(account, me):
-            continue
-        user = account.user[len(prefix) :]
-        if user and backend.naming.try_account(user) == account:
-            users[account] = user
+    managed = sorted(a for a in server.accounts if backend.manages(a, me))
+    users, unmapped = inverse(backend, model, managed)
     for account in sorted(server.accounts):
         reserved = account == me or account.user in RESERVED
         if account not in users and not reserved and not backend.reaches(account, me):
@@ -88,11 +83,8 @@ def read_estate(backend: MySQLBackend, model: Model) -> Estate:
     for account, facts in sorted(by_account.items()):
         name = users.get(account)
         for fact in facts:
-            if name is None and backend.manages(account, me):
-                estate.why[fact] = (
-                    "a managed account no model user maps to (pushdown_map_principal): the import "
-                    "names users by the account name without the prefix"
-                )
+            if name is None and account in unmapped:
+                estate.why[fact] = unmapped[account]
             else:
                 estate.why[fact] = _why(fact, account, name is not None, facts)
         if name is not None:
@@ -100,6 +92,39 @@ def read_estate(backend: MySQLBackend, model: Model) -> Estate:
             estate.proposals += _proposals(catalog, role, name, [f for f in facts if isinstance(f, Grant)])
     estate.users = set(users.values())
     return estate
+
+
+def inverse(
+    backend: MySQLBackend, model: Model, accounts: list[Account]
+) -> tuple[dict[Account, str], dict[Account, str]]:
+    """The managed ``accounts``' model users, and why the others have none: the mapping
+    the sync uses (``<account_prefix>`` + ``pushdown_map_principal``) inverted over the
+    configured store's users and the account names without the prefix (where no store
+    user maps to theirs). An account is a model user's only when that user maps to exactly
+    it and no other candidate does (a clash the sync withholds): never someone else's."""
+    naming = backend.naming
+    names = {a: a.user[len(naming.prefix) :] for a in accounts}
+    store = Identity.of(model.users, naming.mapped)
+    extra = set()
+    for name in set(names.values()) - set(model.users):
+        mapped = store.name(name)
+        if mapped is not None and mapped not in store.users:
+            extra.add(name)
+    identity = Identity.of(set(model.users) | extra, naming.mapped)
+    users: dict[Account, str] = {}
+    unmapped: dict[Account, str] = {}
+    for account, name in names.items():
+        holders = identity.users.get(name, frozenset()) if account.host == naming.host else frozenset()
+        if len(holders) == 1:
+            (users[account],) = holders
+        elif holders:
+            unmapped[account] = (
+                f"model users {', '.join(sorted(holders))} all map to account {account} "
+                "(pushdown_map_principal): a sync withholds their grants"
+            )
+        else:
+            unmapped[account] = f"no model user maps to account {account} (pushdown_map_principal)"
+    return users, unmapped
 
 
 #: accounts the server keeps for itself (never managed; not listed)

@@ -47,7 +47,13 @@ class Applying(Reading):
         assert isinstance(snapshot, RangerSnapshot)
         self.last = None  # whatever happens, the next read reads
         writer = Writer(
-            self.api, self.naming, self.label, self.role_service, snapshot.policies, snapshot.roles
+            self.api,
+            self.naming,
+            self.label,
+            self.role_service,
+            snapshot.policies,
+            snapshot.roles,
+            snapshot.implied,
         )
         failures: list[Failure] = []
         done = 0

@@ -39,6 +39,7 @@ from pushdown_ranger import surface
 from pushdown_ranger.applying import Applying
 from pushdown_ranger.checked import SERVICE_NAME, RangerSettings  # noqa: F401 - SERVICE_NAME, as before
 from pushdown_ranger.client import RangerAPI
+from pushdown_ranger.compile.classes import KeptClasses
 from pushdown_ranger.compile.desired import RangerNaming
 from pushdown_ranger.facts import fact_from_json
 from pushdown_ranger.ordering import (  # noqa: F401 - the order's names, as before
@@ -145,6 +146,9 @@ class RangerBackend(Applying):
         self._implied = None
         #: the last read's facts indexed by member and by role (Compiling._read_index)
         self._index = None
+        #: each class's Hive items per database, taken over where its grants and the
+        #: database's tables stand (Compiling._compile)
+        self._classes = KeptClasses()
         #: the read findings of each policy and role as read, by kind (Reporting._each)
         self._found_each = {}
         self._patch = None

@@ -259,6 +259,7 @@ class Compiling(RangerBase):
             overriding=snapshot.overriding,
             locations=self.context.locations,
             identity=identity,
+            kept=self._classes,
             members_moved=moved,
         )
 

@@ -23,6 +23,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from pushdown_ranger.accepting import Implying, accepted
 from pushdown_ranger.facts import Pair, PolicyFact, Resource, RoleFact, describe
 
 Json = dict[str, Any]
@@ -181,14 +182,17 @@ def _items(pairs: frozenset[Pair]) -> list[Json]:
     ]
 
 
-def merged(policy: Json, fact: PolicyFact | None, ours: Callable[[str], bool]) -> Json:
+def merged(
+    policy: Json, fact: PolicyFact | None, ours: Callable[[str], bool], implies: Implying = None
+) -> Json:
     """``policy`` with pushdown's items replaced by ``fact``'s (none when ``None``), as
-    Ranger accepts it (:func:`audible`)."""
+    Ranger accepts it with the same decisions (:func:`~pushdown_ranger.accepting.accepted`,
+    :func:`audible`)."""
     out = dict(policy)
     for field, deny in ITEM_KINDS:
         pairs = (fact.deny if deny else fact.allow) if fact is not None else frozenset()
         out[field] = _strip(policy.get(field) or (), ours, deny, pairs) + _items(pairs)
-    return audible(out)
+    return audible(accepted(out, implies)[0])
 
 
 def audible(policy: Json) -> Json:
@@ -325,4 +329,21 @@ def audit_finding(policy: Json, ours: Callable[[str], bool], label: str) -> list
         f"{where} has audit turned off and no allow or deny item but pushdown's: Ranger refuses it "
         "without them (error 3008), so the sync that takes them out turns its audit on (audit only "
         "logs: it allows nothing)"
+    ]
+
+
+def refusal_finding(policy: Json, ours: Callable[[str], bool]) -> list[str]:
+    """A policy holding pushdown's items and items Ranger's validator refuses (stored by an
+    older Ranger, or straight into its database): the sync that rewrites it carries them as
+    Ranger accepts them with the same decisions (:func:`~pushdown_ranger.accepting.accepted`),
+    or says why it cannot."""
+    if not any(our_pairs(policy, ours)):
+        return []
+    said = accepted(policy)[1]
+    if not said:
+        return []
+    where = f"policy {policy.get('name')!r} ({policy.get('service')}:{describe(resource_key(policy))})"
+    return [
+        f"{where} holds items Ranger refuses on a write (stored before): the sync that rewrites it "
+        f"carries them with the same decisions: {'; '.join(said)}"
     ]

@@ -22,7 +22,14 @@ from pushdown_ranger.handmade import (
     zone_findings,
 )
 from pushdown_ranger.overrides import override_findings
-from pushdown_ranger.readback import audit_finding, bypasses, policy_fact, resource_key, unenforced
+from pushdown_ranger.readback import (
+    audit_finding,
+    bypasses,
+    policy_fact,
+    refusal_finding,
+    resource_key,
+    unenforced,
+)
 from pushdown_ranger.serviceconf import stray_finding
 from pushdown_ranger.snapshot import (
     DENY_OPTION,
@@ -105,7 +112,7 @@ class Reporting(Compiling):
             if p.get("allowExceptions"):  # its fact is the read's of this policy (one per key)
                 fact = policy_fact(p, ours)
                 found += exception_findings([p], ours, [fact] if fact is not None else [])
-            return found + audit_finding(p, ours, self.label)
+            return found + audit_finding(p, ours, self.label) + refusal_finding(p, ours)
 
         patch = self._patch
         moved = None if patch is None or patch[1] is not snap.policies else (patch[0], patch[2])

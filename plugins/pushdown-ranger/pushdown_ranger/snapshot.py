@@ -20,6 +20,7 @@ from pushdown.reconcile.backend import (
 from pushdown.reconcile.identity import KeptIdentity
 from pushdown_ranger.answers import Written
 from pushdown_ranger.client import RangerAPI
+from pushdown_ranger.compile.classes import KeptClasses
 from pushdown_ranger.compile.desired import RangerNaming
 
 if TYPE_CHECKING:
@@ -118,6 +119,8 @@ class RangerBase(Backend):
     _implied: ImpliedDatabases | None
     #: the index of a read's facts for a change of principals (compiling.ReadIndex)
     _index: ReadIndex | None
+    #: each class's Hive items per database, taken over by the next compile (compile.classes)
+    _classes: KeptClasses
     #: the read findings of each policy and role as read (Reporting._each)
     _found_each: dict[str, _Found]
     #: the last read-back's patch: (policies before, after, their keys written; roles the same)

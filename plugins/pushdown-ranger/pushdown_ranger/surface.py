@@ -158,6 +158,23 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         ),
     ),
     SurfaceEntry(
+        "policy.refused_items",
+        POLICY,
+        "items Ranger's validator now refuses, stored before (isAllowed false 3023, no access 3002, "
+        "nobody or blank names 3020/3053-3055)",
+        (H, R),
+        "carried as Ranger accepts them with the same decisions when pushdown rewrites the policy: an "
+        "access not allowed, an item then granting nothing, a blank name, an item naming nobody dropped; "
+        "a principal named null taken out only where that narrows (else kept: the write is refused); "
+        "deny items under isDenyAllElse (3049) become allow exceptions (the policy denies them all the "
+        "same); a repeated access type whose first access is not allowed is dropped where it implies "
+        "others (never wider); reported: the narrowing is never held back",
+        (
+            REVIEW + "test_items_ranger_now_refuses_never_hold_back_the_narrowing",
+            READ + "test_items_ranger_refuses_are_carried_with_the_same_decisions",
+        ),
+    ),
+    SurfaceEntry(
         "policy.name",
         POLICY,
         "policy name (unique per service, error 3006)",

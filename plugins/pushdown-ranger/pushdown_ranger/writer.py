@@ -17,6 +17,7 @@ from typing import Any
 
 from pushdown.errors import PermanentBackendError
 from pushdown.reconcile.plan import Op
+from pushdown_ranger.accepting import implying
 from pushdown_ranger.answers import Written
 from pushdown_ranger.client import RangerAPI
 from pushdown_ranger.compile.desired import RangerNaming
@@ -34,6 +35,8 @@ class Writer:
     role_service: str
     policies: Mapping[tuple[str, Any], Json]
     roles: Mapping[str, Json]
+    #: the snapshot's implied grants (:data:`~pushdown_ranger.snapshot.Implied`)
+    implied: Any = ()
     written: Written = field(default_factory=Written)
 
     def write(self, op: Op) -> None:
@@ -73,7 +76,7 @@ class Writer:
         if op.action == "remove":
             if raw is None:
                 return
-            rest = merged(raw, None, ours)
+            rest = merged(raw, None, ours, implying(self.implied, fact.service))
             if self.label in (raw.get("policyLabels") or ()) and not foreign_items(rest):
                 self.api.delete_policy(int(raw["id"]), str(raw.get("name")))
                 self.written.policy(key, None)
@@ -82,7 +85,8 @@ class Writer:
         elif raw is None:
             self.written.policy(key, self.create(fact))
         else:
-            self.written.policy(key, self.api.update_policy(int(raw["id"]), merged(raw, fact, ours)))
+            update = merged(raw, fact, ours, implying(self.implied, fact.service))
+            self.written.policy(key, self.api.update_policy(int(raw["id"]), update))
 
     def create(self, fact: PolicyFact) -> Json:
         """A new policy; when its name is taken (Ranger's error 3006: a hand-made policy took

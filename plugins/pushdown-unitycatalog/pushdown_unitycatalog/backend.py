@@ -112,6 +112,10 @@ class UnityCatalogBackend(Backend):
             stable=context.mapping_stable,
         )
         self._folds: tuple[Identity, dict[str, str]] | None = None
+        #: the catalogs (and "" the metastore) where the server was seen to show the token
+        #: every principal's grants (:meth:`UnityCatalog.sees_all`): the admin stays the admin
+        #: and a catalog's owner its owner (no call of the open server transfers ownership)
+        self._sees: set[str] = set()
 
     @property
     def uc(self) -> UnityCatalog:
@@ -226,12 +230,25 @@ class UnityCatalogBackend(Backend):
             if whole is not None:
                 whole |= {s for c, s in entire if c == catalog}
                 alone = {s: t for s, t in alone.items() if s not in whole}
+            # a catalog that cannot be read whole is left out (nothing planned in it) and said
+            # so; the others are read and narrowed all the same
             try:
+                if not self._sight(catalog, again=whole is None):
+                    notes.append(
+                        f"catalog {catalog}: the token owns neither it nor the metastore, and Unity Catalog "
+                        "shows such a token only its own grants there: what managed principals hold cannot "
+                        "be read, so nothing is read or changed in it (use the metastore admin's token or "
+                        "the catalog owner's)"
+                    )
+                    continue
                 reads.append(read_server(self.uc, catalog, whole, alone))
             except Unreachable as exc:
                 raise self._gone(exc) from exc
             except Refused as exc:
-                raise TemporaryBackendError(self.name, f"Unity Catalog refused a read: {exc}") from exc
+                notes.append(
+                    f"catalog {catalog}: Unity Catalog refused a read ({exc}); nothing is read or changed in "
+                    "it in this sync"
+                )
         parts = [cast(Callable[[Fact], bool], within(r.held)) for r in reads]
 
         def covers(fact: Fact) -> bool:
@@ -240,7 +257,7 @@ class UnityCatalogBackend(Backend):
         facts = frozenset(g for r in reads for g in r.grants if self.managed(g.principal) and covers(g))
         findings = notes + [f for r in reads for f in (*self._findings(model, r, scope), *r.unread)]
         if reads:
-            findings += self._metastore()
+            findings += self._metastore(catalogs if any(r.held.whole for r in reads) else None)
         return UCSnapshot(
             facts=facts,
             within=covers,
@@ -249,13 +266,47 @@ class UnityCatalogBackend(Backend):
             reads=tuple(reads),
         )
 
-    def _metastore(self) -> list[str]:
+    def _sight(self, catalog: str, again: bool) -> bool:
+        """Whether ``catalog`` may be read with this token: not when the server shows it
+        only its own grants there (neither the metastore admin's nor the catalog owner's),
+        for every managed principal's grant would look absent, and a plan with nothing to
+        revoke would say the server is as the model wants. ``again``: ask even if seen
+        before (a full read)."""
+        if catalog in self._sees and not again:
+            return True
+        try:
+            sees = self.uc.sees_all("catalog", catalog)
+        except Refused as exc:
+            if exc.status == 404:
+                return True  # not on the server: the read says so
+            raise
+        if sees:
+            self._sees.add(catalog)
+        return sees
+
+    def _metastore(self, enforced: list[str] | None) -> list[str]:
         """Privileges of managed principals on the metastore (CREATE CATALOG…), its external
         locations and credentials (READ FILES…): outside what pushdown enforces here (no
-        table inherits them), left alone and reported."""
+        table inherits them), left alone and reported. With ``enforced`` (a full read: the
+        server catalogs pushdown enforces), the other catalogs too: a managed principal's
+        privileges on one, or its ownership — every call of the open server inside a catalog
+        asks for one or the other (or the metastore admin), so they are the gate to all below."""
         try:
-            held = [("metastore", "", self.uc.metastore_permissions())]
-            held += [(kind, name, self.uc.permissions(kind, name)) for kind, name in self.uc.storage()]
+            metastore = self.uc.metastore()
+            if "" not in self._sees:
+                if not self.uc.sees_all("metastore", metastore):
+                    return [
+                        "the metastore's grants, its external locations' and credentials' and the other "
+                        "catalogs' could not be read: the token is not the metastore admin's (Unity Catalog "
+                        "shows it only its own grants there); not checked in this sync"
+                    ]
+                self._sees.add("")
+            held = [("metastore", "", self.uc.permissions("metastore", metastore))]
+            storage = self.uc.storage()
+            if enforced is not None:
+                others = {c: o for c, o in self.uc.catalog_owners().items() if c not in enforced}
+                storage += [("catalog", c, o) for c, o in sorted(others.items())]
+            held += [(kind, name, self.uc.permissions(kind, name)) for kind, name, _ in storage]
         except Unreachable as exc:
             raise self._gone(exc) from exc
         except Refused as exc:
@@ -263,10 +314,22 @@ class UnityCatalogBackend(Backend):
         return [
             f"GRANT {p} ON {kind.upper().replace('_', ' ')}{' ' + name if name else ''} TO {who}: held by a "
             "managed principal outside the catalogs pushdown enforces; left alone"
+            + (
+                " (it opens every schema and table of the catalog its privileges reach)"
+                if kind == "catalog"
+                else ""
+            )
             for kind, name, grants in held
             for who, privileges in sorted(grants.items())
             if self.managed(who)
             for p in sorted(privileges)
+        ] + [
+            f"{kind} {name} is owned on the server by {owner}, a principal pushdown manages: its owner may "
+            "use it as fully as every privilege on it would allow (READ FILES, WRITE FILES…; of a catalog "
+            "pushdown does not enforce, everything in it), and the permissions API cannot take ownership "
+            "away (transfer it by hand)"
+            for kind, name, owner in storage
+            if self.managed(owner)
         ]
 
     def _findings(self, model: Model, server: ServerRead, scope: Resolved | None = None) -> list[str]:
@@ -284,26 +347,40 @@ class UnityCatalogBackend(Backend):
                     f"{g}: made outside pushdown to a principal spelt like managed "
                     f"{managed[g.principal.casefold()]} but for case; pushdown leaves it"
                 )
-        return out + self._owned(model, server)
+        return out + self._owned(model, server, scope)
 
-    def _owned(self, model: Model, server: ServerRead) -> list[str]:
-        """Schemas and tables the server says a managed principal owns (they created them)
-        that the model does not make theirs: ownership passes every check on the object and
-        the permissions API cannot take it away."""
+    def _owned(self, model: Model, server: ServerRead, scope: Resolved | None = None) -> list[str]:
+        """The catalog, schemas and tables the server says a managed principal owns (they
+        created them) that the model does not make theirs: ownership passes every check on
+        the object (a catalog's, on everything in it) and the permissions API cannot take it
+        away. A function, volume or registered model a managed principal owns is a finding
+        whatever the model says (the model has none here)."""
+        leaves = [
+            f"{kind} {name} is owned on the server by {owner}, a principal pushdown manages: the model has "
+            f"no {kind.replace('_', ' ')}s here, the owner may use it fully (EXECUTE, READ VOLUME…) and the "
+            "permissions API cannot take ownership away (transfer it by hand)"
+            for (kind, name), owner in sorted(server.leaf_owners.items())
+            if self.managed(owner)
+        ]
         owned = {name: owner for name, owner in server.owners.items() if self.managed(owner)}
         if not owned:  # the model's owners are walked only when a managed principal owns something
-            return []
+            return leaves
+        # the model's owner of the same kind of object spelt exactly so (one spelt with
+        # capitals gets nothing, so it owns nothing on the server), as its managed, unshared name
+        name_of = self._name_of(model, scope)
         wanted = {
-            ".".join(n.lower() for n in obj.names): self.context.map_principal(Principal.user(owner))
+            (obj.type.value, ".".join(obj.names)): name_of(owner)
             for obj, owner in model.owners.items()
+            if obj.type in (SecurableType.CATALOG, SecurableType.SCHEMA, SecurableType.TABLE)
         }
+        kinds = ("catalog", "schema", "table")
         return [
-            f"{'table' if name.count('.') == 2 else 'schema'} {name} is owned on the server by {owner}, a "
+            f"{kinds[name.count('.')]} {name} is owned on the server by {owner}, a "
             "principal pushdown manages, whom the model does not make its owner: ownership passes every "
             "check there and the permissions API cannot take it away (transfer it by hand)"
             for name, owner in sorted(owned.items())
-            if wanted.get(name) != owner
-        ]
+            if wanted.get((kinds[name.count(".")], name)) != owner
+        ] + leaves
 
     def estate(self, model: Model) -> Estate:
         """What the server holds, as model items (:mod:`pushdown_unitycatalog.estate`)."""

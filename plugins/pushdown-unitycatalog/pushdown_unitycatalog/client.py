@@ -66,16 +66,32 @@ class UnityCatalog:
         return json.loads(text) if text else {}
 
     def _pages(self, path: str, key: str, query: dict[str, str]) -> Iterator[dict[str, Any]]:
+        """Every item of a listing, page after page to the last (a page may be short, even
+        empty, with more to come: the server filters a page after cutting it). A token the
+        server gave before is refused: the listing would never end."""
         token: str | None = None
+        seen: set[str] = set()
         while True:
             page = self.call("GET", API + path, query={**query, **({"page_token": token} if token else {})})
             yield from page.get(key) or []
             token = page.get("next_page_token")
             if not token:
                 return
+            if token in seen:
+                raise Refused(502, f"{path} gave page token {token[:40]!r} again: the listing never ends")
+            seen.add(str(token))
 
     def catalogs(self) -> list[str]:
         return [c["name"] for c in self._pages("/catalogs", "catalogs", {})]
+
+    def catalog_owners(self) -> dict[str, str]:
+        """Every catalog the server lists to this token, with its owner."""
+        return {c["name"]: str(c.get("owner") or "") for c in self._pages("/catalogs", "catalogs", {})}
+
+    def catalog_owner(self, catalog: str) -> str:
+        """The owner of ``catalog`` (``GET /catalogs/{name}``: its creator)."""
+        quoted = urllib.parse.quote(catalog, safe="")
+        return str(self.call("GET", f"{API}/catalogs/{quoted}").get("owner") or "")
 
     def schemas(self, catalog: str) -> list[str]:
         return [s["name"] for s in self._pages("/schemas", "schemas", {"catalog_name": catalog})]
@@ -88,12 +104,13 @@ class UnityCatalog:
             items = self._pages("/tables", "tables", {"catalog_name": catalog, "schema_name": schema})
         return {i["name"]: str(i.get("owner") or "") for i in items}
 
-    def leaves(self, catalog: str, schema: str) -> list[tuple[str, str]]:
-        """The functions, volumes and registered models of a schema: (securable type, name)."""
+    def leaves(self, catalog: str, schema: str) -> list[tuple[str, str, str]]:
+        """The functions, volumes and registered models of a schema: (securable type, name,
+        owner)."""
         query = {"catalog_name": catalog, "schema_name": schema}
         out = []
         for path, key, kind in LEAF_LISTS:
-            out += [(kind, i["name"]) for i in self._pages(path, key, query)]
+            out += [(kind, i["name"], str(i.get("owner") or "")) for i in self._pages(path, key, query)]
         return out
 
     def tables(self, catalog: str, schema: str) -> list[str]:
@@ -110,18 +127,34 @@ class UnityCatalog:
             out.setdefault(a["principal"], set()).update(a.get("privileges") or [])
         return out
 
-    def storage(self) -> list[tuple[str, str]]:
-        """The metastore's external locations and credentials: (securable type, name)."""
-        out = [
-            ("external_location", i["name"])
-            for i in self._pages("/external-locations", "external_locations", {})
+    def storage(self) -> list[tuple[str, str, str]]:
+        """The metastore's external locations and credentials: (securable type, name, owner)."""
+        lists = (("/external-locations", "external_locations", "external_location"),
+                 ("/credentials", "credentials", "credential"))  # fmt: skip
+        return [
+            (kind, i["name"], str(i.get("owner") or ""))
+            for path, key, kind in lists
+            for i in self._pages(path, key, {})
         ]
-        return out + [("credential", i["name"]) for i in self._pages("/credentials", "credentials", {})]
 
-    def metastore_permissions(self) -> dict[str, set[str]]:
-        """Every principal's privileges on the metastore (``GET /metastore_summary`` names it)."""
-        metastore = str(self.call("GET", API + "/metastore_summary").get("metastore_id") or "")
-        return self.permissions("metastore", metastore)
+    def metastore(self) -> str:
+        """The metastore's id (``GET /metastore_summary``)."""
+        return str(self.call("GET", API + "/metastore_summary").get("metastore_id") or "")
+
+    def sees_all(self, securable: str, name: str) -> bool:
+        """Whether the server shows this token every principal's grants on ``securable``
+        ``name`` rather than only its own: an empty ``PATCH`` (it changes nothing), which
+        the open server allows on a catalog to exactly those its ``GET`` shows everything
+        (the metastore admin and the catalog's owner, who see every grant below it too), and
+        on the metastore to the metastore admin alone. A refusal (403) is ``False``."""
+        quoted = urllib.parse.quote(name, safe="")
+        try:
+            self.call("PATCH", f"{API}/permissions/{securable}/{quoted}", {"changes": []})
+        except Refused as exc:
+            if exc.status == 403:
+                return False
+            raise
+        return True
 
     def update(self, securable: str, name: str, principal: str, add: list[str], remove: list[str]) -> None:
         quoted = urllib.parse.quote(name, safe="")

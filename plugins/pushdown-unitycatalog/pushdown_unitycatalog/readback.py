@@ -30,8 +30,12 @@ class ServerRead:
     grants: frozenset[UCGrant]
     #: objects the server refused to list or show (dropped meanwhile?), in words
     unread: tuple[str, ...] = field(default=())
-    #: the server's owner of each schema and table read, by full name
+    #: the server's owner of the catalog (when read whole) and of each schema and table
+    #: read, by full name
     owners: dict[str, str] = field(default_factory=dict)
+    #: the server's owner of each function, volume and registered model listed, by
+    #: (securable type, full name)
+    leaf_owners: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
 def schemas_in(scope: Resolved, catalog: str) -> set[str] | None:
@@ -77,16 +81,22 @@ def read_server(
         if exc.status != 404:
             raise
         present, unread = set(), [f"catalog {catalog}: not on the server ({exc}); nothing is granted in it"]
+    if wanted is None and (present or not unread):
+        # the catalog's owner passes every check in it; the permissions API does not show it
+        try:
+            owners[catalog] = uc.catalog_owner(catalog)
+        except Refused as exc:
+            unread.append(f"catalog {catalog}: the server refused to show its owner ({exc})")
     schemas = sorted(present if wanted is None else present & (wanted | set(alone)))
     tables: dict[str, tuple[str, ...]] = {}
-    leaves: list[tuple[str, str]] = []
+    leaves: dict[tuple[str, str], str] = {}
     for schema in schemas:
         try:
             listed = uc.owners(catalog, schema)
             tables[schema] = tuple(sorted(listed))
             owners |= {f"{catalog}.{schema}.{t}": o for t, o in listed.items()}
             if wanted is None or schema not in alone:
-                leaves += [(kind, f"{catalog}.{schema}.{n}") for kind, n in uc.leaves(catalog, schema)]
+                leaves |= {(kind, f"{catalog}.{schema}.{n}"): o for kind, n, o in uc.leaves(catalog, schema)}
         except Refused as exc:
             unread.append(f"schema {catalog}.{schema}: the server refused to list its tables ({exc})")
     parts = {s: frozenset(alone[s]) for s in tables if wanted is not None and s in alone and s not in wanted}
@@ -98,7 +108,7 @@ def read_server(
                 grants |= {UCGrant(securable, name, principal, p) for p in privileges}
         except Refused as exc:
             unread.append(f"{securable} {name}: the server refused to show its grants ({exc})")
-    return ServerRead(held, frozenset(grants), tuple(unread), owners)
+    return ServerRead(held, frozenset(grants), tuple(unread), owners, leaves)
 
 
 def _securables(held: Held, catalog_exists: bool) -> Iterator[tuple[str, str]]:

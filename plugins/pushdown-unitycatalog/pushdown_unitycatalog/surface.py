@@ -10,6 +10,7 @@ H, G, R, N = Treatment.HANDLED, Treatment.GOVERNED, Treatment.REPORTED, Treatmen
 T = "plugins/pushdown-unitycatalog/pushdown_unitycatalog/tests/"
 SYNC = T + "test_uc_sync.py::"
 PURE = T + "test_uc_pure.py::"
+REVIEW = T + "test_uc_review.py::"
 ADV = T + "test_uc_adversary.py::test_the_unitycatalog_backend_is_never_wider_than_the_evaluator"
 
 SURFACE: tuple[SurfaceEntry, ...] = (
@@ -19,6 +20,12 @@ SURFACE: tuple[SurfaceEntry, ...] = (
         "any other privilege a managed principal holds there is revoked",
         (SYNC + "test_demo_spec_applies_reads_back_and_a_second_plan_is_empty",
          SYNC + "test_hand_made_grants_to_a_managed_principal_are_revoked", ADV),
+    ),
+    SurfaceEntry(
+        "securable.catalog.others", "securable type", "the server's catalogs pushdown does not enforce", R,
+        "a full read lists them: a managed principal's privileges on one (USE CATALOG…) or its ownership "
+        "are findings, left alone (every call inside a catalog asks for one or the other)",
+        (REVIEW + "test_what_a_managed_principal_holds_in_a_catalog_pushdown_does_not_enforce_is_reported",),
     ),
     SurfaceEntry(
         "securable.schema", "securable type", "schema", (H, G),
@@ -37,16 +44,19 @@ SURFACE: tuple[SurfaceEntry, ...] = (
         (SYNC + "test_grants_to_others_are_left_alone_and_reported",),
     ),
     SurfaceEntry(
-        "securable.leaves", "securable type", "function, volume, registered_model", G,
+        "securable.leaves", "securable type", "function, volume, registered_model", (G, R),
         "listed in each schema read; nothing is granted on them (the model enforces catalogs, schemas and "
-        "tables here): every privilege a managed principal holds on one is revoked",
-        (SYNC + "test_hand_made_grants_to_a_managed_principal_are_revoked",),
+        "tables here): every privilege a managed principal holds on one is revoked; one a managed "
+        "principal owns (created) is a finding (the listing's owner: the permissions API shows no OWNER)",
+        (SYNC + "test_hand_made_grants_to_a_managed_principal_are_revoked",
+         REVIEW + "test_functions_volumes_models_and_storage_a_managed_principal_owns_are_reported"),
     ),
     SurfaceEntry(
         "securable.storage", "securable type", "external_location, credential", R,
         "nothing pushdown writes reaches them and no table inherits them: a managed principal's grants "
-        "on one (READ FILES…) are findings, left alone",
-        (SYNC + "test_grants_to_others_are_left_alone_and_reported",),
+        "on one (READ FILES…), and their ownership of one (the listing's owner), are findings, left alone",
+        (SYNC + "test_grants_to_others_are_left_alone_and_reported",
+         REVIEW + "test_functions_volumes_models_and_storage_a_managed_principal_owns_are_reported"),
     ),
     SurfaceEntry(
         "privilege.written", "privilege",
@@ -88,13 +98,29 @@ SURFACE: tuple[SurfaceEntry, ...] = (
         (SYNC + "test_seed_003_examples_end_as_the_seed_says",),
     ),
     SurfaceEntry(
-        "ownership.server", "ownership", "a schema or table a managed principal created (and so owns)", R,
-        "a finding when the model does not make that principal its owner: ownership passes every check "
-        "there and cannot be revoked through the permissions API",
-        (SYNC + "test_what_a_managed_principal_owns_on_the_server_is_reported",),
+        "ownership.server", "ownership",
+        "the catalog, a schema or a table a managed principal created (and so owns)", R,
+        "a finding unless the model makes that principal the owner of the same kind of object spelt "
+        "exactly so (by its managed, unshared name): ownership passes every check "
+        "there (a catalog's, on everything in it) and cannot be revoked through the permissions API",
+        (SYNC + "test_what_a_managed_principal_owns_on_the_server_is_reported",
+         REVIEW + "test_a_catalog_a_managed_principal_owns_on_the_server_is_reported",
+         REVIEW + "test_an_owner_the_model_spells_with_capitals_does_not_hide_the_servers",
+         REVIEW + "test_an_owner_of_another_kind_of_object_does_not_hide_the_servers"),
     ),
     SurfaceEntry(
-        "names.case", "names", "names kept in lower case", N,
+        "setting.token", "setting", "token (whose grants the permissions API shows it)", R,
+        "the server shows all grants only to the metastore admin and the owners above a securable: an "
+        "empty PATCH (allowed to exactly those) checks the token; a catalog it owns neither of, nor the "
+        "metastore, is left out (nothing read or changed there, the others go on) and a finding says so; "
+        "one that is not the metastore admin's makes the metastore, external locations, credentials and "
+        "other catalogs a 'not checked' finding",
+        (REVIEW + "test_a_token_that_owns_nothing_reads_nothing_rather_than_see_nothing",
+         REVIEW + "test_a_catalog_the_token_cannot_read_does_not_hold_back_the_others",
+         REVIEW + "test_a_token_that_owns_the_catalog_but_not_the_metastore_says_what_it_cannot_see"),
+    ),
+    SurfaceEntry(
+        "names.case", "names", "names in lower case (Databricks), kept as given (the open server)", N,
         "a schema or table the model spells with capitals gets nothing; a note says so",
         (PURE + "test_capitals_are_narrowed_with_a_note", ADV),
     ),

@@ -12,6 +12,8 @@
 //       maskedValue; 2 (row filtering) filterExpr; one with "resourceAccessInfo": true answers
 //       the allowed and denied users and groups of its resource instead
 //   {"op": "drop", "engine": "e1"} -> {"ok": true}
+//   {"op": "validate", ...} -> {"ok": true, "valid": .., "message": ..}: Ranger's own
+//       RangerPolicyValidator on one policy (PolicyValidation.java)
 //   anything that fails        -> {"ok": false, "error": "..."}
 //
 // "servicePolicies" and "roles" have the JSON shape Ranger Admin's download endpoints
@@ -115,6 +117,9 @@ public final class RangerJudge {
                 break;
             case "decide":
                 reply.put("answers", decide(name, command));
+                break;
+            case "validate":
+                reply.putAll(PolicyValidation.validate(gson, command));
                 break;
             case "drop":
                 engines.remove(name);

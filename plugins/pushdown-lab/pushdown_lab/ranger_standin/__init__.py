@@ -28,7 +28,10 @@ get/update; ``policy/apply``); roles (``roles`` create (``?serviceName=``) / lis
 Refusals as Ranger words them (HTTP 400 with ``{"statusCode": 1, "msgDesc": ...}``): a policy
 name already used in the service (3006), a second policy on the same resources (3010, Ranger's
 resource signature), an unknown service (3007), resources outside the service definition's
-hierarchies (3011/3012), bad resource values (3018/3056), an unknown access type (3022), a role
+hierarchies (3011/3012/3024/3025), bad resource values (3018/3026/3056), an unknown access type
+(3022), every other refusal of Ranger 2.9's RangerPolicyValidator (``validators.py``,
+``itemchecks.py``: items with an access not allowed, no access, nobody or a null name; priority,
+service type, update, zone, isDenyAllElse and validity-schedule rules), a role
 name in use (4005), deleting or renaming a role a policy or another role still uses, a policy
 naming a role that does not exist ("Operation denied. Role name: r specified in policy does not
 exist in ranger admin."; ``?createPrincipalsIfAbsent=true`` creates it), a role naming a

@@ -163,7 +163,9 @@ class Store(ZoneStore):
         svc["policyUpdateTime"] = now_ms()
 
     # policies --------------------------------------------------------------------------
-    def _validate_policy(self, policy: Json, own_id: int | None) -> Json:
+    def _validate_policy(
+        self, policy: Json, own_id: int | None, existing: Json | None = None, checked: bool = True
+    ) -> Json:
         service = str(policy.get("service") or "")
         if not service:
             raise validation_failure(
@@ -172,8 +174,9 @@ class Store(ZoneStore):
         if service not in self.services:
             raise validation_failure(3007, f"no service found with name[{service}]", "service name")
         sdef = self.service_defs[self.services[service]["type"]]
-        check_policy(policy, sdef)
         self.check_policy_zone(policy)
+        if checked:
+            check_policy(policy, sdef, existing)
         other_id = self._by_name.get((service, policy["name"]))
         if other_id is not None and other_id != own_id:
             field = "policy name" if own_id is None else "id/name"
@@ -241,8 +244,17 @@ class Store(ZoneStore):
             raise not_found(f"policy {name} in service {service}")
 
     def update_policy(
-        self, pid: int, policy: Json, user: str = "admin", *, create_missing: bool = False
+        self,
+        pid: int,
+        policy: Json,
+        user: str = "admin",
+        *,
+        create_missing: bool = False,
+        checked: bool = True,
     ) -> Json:
+        """Policy ``pid`` replaced by ``policy``, checked as Ranger checks an update (``checked=False``:
+        only its name, resource signature and zone, as a policy made by an older Ranger or written straight
+        into Ranger's database is found; never through the REST API)."""
         with self.lock:
             old = self.policies.get(pid)
             if old is None:
@@ -253,7 +265,7 @@ class Store(ZoneStore):
             obj.setdefault("name", old["name"])
             obj.setdefault("isEnabled", True)
             obj["guid"] = old["guid"]
-            sdef = self._validate_policy(obj, pid)
+            sdef = self._validate_policy(obj, pid, old, checked)
             self._check_principals(obj, create_missing)
             obj["serviceType"] = sdef["name"]
             obj.setdefault("policyType", 0)

@@ -1,19 +1,26 @@
 """Policy and role checks of the stand-in, after Ranger's RangerPolicyValidator / RangerRoleValidator.
 
 Each check raises :class:`~pushdown_lab.ranger_standin.errors.RangerError` with Ranger's error code
-and wording: a missing or conflicting name, an unknown service, resources that fit none of the
-service definition's hierarchies, an unknown access type, a policy with neither items nor
-audit (3008), and a second policy on the same resources (3010, compared by Ranger's
-resource signature).
+and wording: a missing or conflicting name, an unknown service, a priority other than normal or
+override (3030), a service type other than the service's (4009), an update moving the policy to
+another service (3027), changing its type (3028) or its zone (3032), a policy with neither
+items nor audit (3008), deny items or deny exceptions in a policy with ``isDenyAllElse``
+(3049), the items and validity schedules :mod:`~pushdown_lab.ranger_standin.itemchecks` refuses,
+resources that fit none of the service definition's hierarchies (3011/3012, 3024/3025 when it
+has one), blank resource values (dropped; none left: 3026), an unknown access type (3022, also
+one a row-filter or masking policy's definition does not list), and a second policy on the same
+resources (3010, compared by Ranger's resource signature).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
 from pushdown_lab.ranger_standin.errors import validation_failure
+from pushdown_lab.ranger_standin.itemchecks import check_items, check_validity_schedules
 
 __all__ = ["ITEM_KINDS", "check_policy", "check_role", "hierarchies", "resource_signature"]
 
@@ -77,13 +84,72 @@ def resource_signature(policy: dict[str, Any]) -> str:
     return ";".join(parts + extra)
 
 
-def check_policy(policy: dict[str, Any], service_def: dict[str, Any]) -> None:
-    """The service-definition checks of one policy: resources and access types."""
+def check_policy(
+    policy: dict[str, Any], service_def: dict[str, Any], existing: dict[str, Any] | None = None
+) -> None:
+    """The checks of one policy against its service definition (and, on an update, the policy
+    it replaces, ``existing``), in Ranger's order; the first refusal is raised."""
+    priority = policy.get("policyPriority")
+    if priority is not None and priority not in (0, 1):
+        raise validation_failure(3030, "Invalid priority value", "policyPriority")
+    stype = policy.get("serviceType")
+    if stype and str(stype).lower() != str(service_def["name"]).lower():
+        raise validation_failure(
+            4009,
+            f" Invalid service type [{stype}] provided for service [{policy.get('service')}]",
+            "service type",
+        )
     if not str(policy.get("name") or "").strip():
         raise validation_failure(3002, "Internal error: missing field[name]", "name", "missing")
+    if existing is not None:
+        _check_update(policy, existing)
     _check_items_or_audit(policy)
+    if policy.get("isDenyAllElse") is True and (
+        policy.get("denyPolicyItems") or policy.get("denyExceptions")
+    ):
+        raise validation_failure(
+            3049,
+            "Deny or deny-exceptions are not supported if policy has isDenyAllElse flag set to true",
+            "policy items",
+            "",
+        )
+    check_items(policy, ITEM_KINDS, _access_types(service_def))
+    check_validity_schedules(policy)
     _check_resources(policy.get("resources") or {}, service_def, str(policy.get("name")))
     _check_access_types(policy, service_def)
+
+
+def _check_update(policy: dict[str, Any], existing: dict[str, Any]) -> None:
+    """What an update may not change: the service (3027), the type (3028), the zone (3032)."""
+    pid = existing.get("id")
+    if str(existing.get("service") or "").lower() != str(policy.get("service") or "").lower():
+        raise validation_failure(
+            3027,
+            f"attempt to move policy id={pid} from service={existing.get('service')} "
+            f"to service={policy.get('service')} is not allowed",
+            "service name",
+        )
+    old_type, new_type = int(existing.get("policyType") or 0), int(policy.get("policyType") or 0)
+    if old_type != new_type:
+        raise validation_failure(
+            3028,
+            f"attempt to change type of policy id={pid} from type={old_type} "
+            f"to type={new_type} is not allowed",
+            "policy type",
+        )
+    old_zone, new_zone = existing.get("zoneName") or "", policy.get("zoneName") or ""
+    if old_zone != new_zone:
+        raise validation_failure(
+            3032,
+            f"Update of Zone name from={old_zone or None} to={new_zone or None} in policy is not supported",
+            "zoneName",
+        )
+
+
+def _access_types(service_def: dict[str, Any]) -> list[str]:
+    """The access types an item may name (lower case): the definition's, and its markers."""
+    kinds = [*(service_def.get("accessTypes") or []), *(service_def.get("markerAccessTypes") or [])]
+    return [str(a["name"]).lower() for a in kinds if a and str(a.get("name") or "").strip()]
 
 
 #: the item lists Ranger counts for a policy of each type (0 access, 1 masking, 2 row filter)
@@ -104,30 +170,25 @@ def _check_items_or_audit(policy: dict[str, Any]) -> None:
 
 
 def _check_resources(resources: dict[str, Any], service_def: dict[str, Any], name: str) -> None:
-    if not resources:
-        raise validation_failure(
-            3026,
-            "Resource list was empty or contains null. At least one resource must be specified",
-            "resources",
-            "missing",
-        )
     keys = set(resources)
     chains = hierarchies(service_def)
     fitting = [chain for chain in chains if keys <= set(chain)]
     sets = "[" + ", ".join("[" + ", ".join(chain) + "]" for chain in chains) + "]"
     if not fitting:
+        code, words = (3024, "the following resources") if len(chains) == 1 else (3011, None)
         raise validation_failure(
-            3011,
+            code,
             f"Invalid resources specified. {service_def['name']} policy "
-            f"can specify values for one of the following resource sets: {sets}",
+            f"can specify values for {words or 'one of the following resource sets'}: {sets}",
             "policy resources",
         )
     mandatory = {r["name"] for r in service_def.get("resources") or [] if r.get("mandatory")}
     if not any(mandatory & set(chain) <= keys for chain in fitting):
+        code, words = (3025, "the following resources") if len(fitting) == 1 else (3012, None)
         raise validation_failure(
-            3012,
+            code,
             f"Invalid resources specified. {service_def['name']} policy "
-            f"must specify values for one of the following resource sets: {sets}",
+            f"must specify values for {words or 'one of the following resource sets'}: {sets}",
             "policy resources",
             "missing",
         )
@@ -138,12 +199,28 @@ def _check_resources(resources: dict[str, Any], service_def: dict[str, Any], nam
 
 def _check_resource_values(key: str, res: dict[str, Any], rdef: dict[str, Any]) -> None:
     values = res.get("values")
-    if not isinstance(values, list) or not values or any(not isinstance(v, str) or v == "" for v in values):
+    if not isinstance(values, list) or any(not isinstance(v, str) for v in values):
         raise validation_failure(
             3018,
             f"Invalid resource specified. A value of [{values}] is not valid for resource [{key}]",
             "resource-values",
         )
+    values = res["values"] = [v for v in values if v.strip()]  # Ranger drops blank values
+    if not values:
+        raise validation_failure(
+            3026,
+            "Resource list was empty or contains null. At least one resource must be specified",
+            "resource-values",
+            "missing",
+        )
+    regex = str(rdef.get("validationRegEx") or "")
+    for value in values if regex.strip() else ():
+        if re.fullmatch(regex, value) is None:
+            raise validation_failure(
+                3018,
+                f"Invalid resource specified. A value of [{value}] is not valid for resource [{key}]",
+                "resource-values",
+            )
     seen: set[str] = set()
     for value in values:
         if value in seen:
@@ -154,7 +231,7 @@ def _check_resource_values(key: str, res: dict[str, Any], rdef: dict[str, Any]) 
                 "resource-values",
             )
         seen.add(value)
-    if res.get("isExcludes") and rdef.get("excludesSupported") is False:
+    if res.get("isExcludes") and rdef.get("excludesSupported") is not True:
         raise validation_failure(3015, f"Excludes option not supported: resource-name=[{key}]", "isExcludes")
     if res.get("isRecursive") and not rdef.get("recursiveSupported"):
         raise validation_failure(
@@ -163,24 +240,26 @@ def _check_resource_values(key: str, res: dict[str, Any], rdef: dict[str, Any]) 
 
 
 def _check_access_types(policy: dict[str, Any], service_def: dict[str, Any]) -> None:
-    valid = [a["name"] for a in service_def.get("accessTypes") or []]
-    for kind in ITEM_KINDS:
-        for item in policy.get(kind) or []:
-            for access in item.get("accesses") or []:
-                kind_name = access.get("type")
-                if not kind_name:
-                    raise validation_failure(
-                        4010,
-                        "policy items access object has empty or null values for type",
-                        "policy item access type",
-                        "missing",
-                    )
-                if kind_name.lower() not in valid:
-                    raise validation_failure(
-                        3022,
-                        f"Invalid access type: access type=[{kind_name}], valid access types=[{valid}]",
-                        "policy item access type",
-                    )
+    """A row-filter (masking) policy's items name only the row-filter (masking) definition's
+    access types, or a marker implying one of them (3022)."""
+    kind, field, words = {
+        1: ("dataMaskDef", "dataMaskPolicyItems", "data masking"),
+        2: ("rowFilterDef", "rowFilterPolicyItems", "row filter"),
+    }.get(int(policy.get("policyType") or 0), ("", "", ""))
+    if not kind:
+        return
+    valid = [str(a["name"]).lower() for a in (service_def.get(kind) or {}).get("accessTypes") or []]
+    for marker in service_def.get("markerAccessTypes") or [] if valid else []:
+        if set(marker.get("impliedGrants") or ()) & set(valid):
+            valid.append(str(marker["name"]))
+    for item in policy.get(field) or []:
+        for access in item.get("accesses") or []:
+            if str(access.get("type")).lower() not in valid:
+                raise validation_failure(
+                    3022,
+                    f"Invalid access type: access type=[{access.get('type')}], valid access types=[{valid}]",
+                    f"{words} policy item access type",
+                )
 
 
 def check_role(role: dict[str, Any]) -> None:

@@ -10,7 +10,7 @@ every service it names (before and after the write), as Ranger does.
 from __future__ import annotations
 
 from pushdown_lab.ranger_standin.base import Json, clone
-from pushdown_lab.ranger_standin.errors import RangerError, not_found
+from pushdown_lab.ranger_standin.errors import RangerError, not_found, validation_failure
 from pushdown_lab.ranger_standin.rolestore import RoleStore
 
 __all__ = ["ZoneStore"]
@@ -106,15 +106,25 @@ class ZoneStore(RoleStore):
         return any(p.get("zoneName") == name for p in self.policies.values())
 
     def check_policy_zone(self, policy: Json) -> None:
-        """A zoned policy's zone must exist and name the policy's service."""
+        """A zoned policy's zone must exist (3033; Ranger's message names the policy id where it
+        means the zone) and name the policy's service (3048)."""
         name = policy.get("zoneName")
         if not name:
             return
         for zone in self.zones.values():
             if zone["name"] == name:
                 if policy.get("service") not in zone["services"]:
-                    raise RangerError(
-                        400, f"Service [{policy.get('service')}] is not in security zone [{name}]"
+                    raise validation_failure(
+                        3048,
+                        f"Service name = {policy.get('service')} is not associated to Zone name = {name}",
+                        "zoneName",
                     )
                 return
-        raise RangerError(400, f"Security zone [{name}] does not exist")
+        raise validation_failure(
+            3033, f"Non-existent Zone name={_java(policy.get('id'))} in policy create", "zoneName"
+        )
+
+
+def _java(value: object) -> str:
+    """A value as Java's message formatting prints it (``null`` for none)."""
+    return "null" if value is None else str(value)

@@ -17,9 +17,15 @@ Semantics held: privileges inherit downward (catalog > schema > table); ``OWNER`
 creator's and is not inherited; the metastore admin passes every check; the permissions
 API shows every principal's grants to an owner of the securable, its parent or
 grandparent (or the admin) and only the caller's own to anybody else; a ``PATCH`` is
-allowed to the admin and the owners above; an unknown principal is 404, an unknown
+allowed as ``PermissionService`` allows it (the admin; a catalog's owner below it; a
+schema's owner with USE CATALOG; an object's owner with both USE gates; a registered
+model, external location or credential only to its own owner); an unknown principal is 404, an unknown
 privilege 400; names are kept in lower case and may not hold ``.``, ``/``, spaces or
-control characters (400).
+control characters (400). Every list call answers a page at a time as the open server's
+``PagedListingHelper`` does (``page_size``, 100 by default; the next token is the last
+name; the authorization filter thins the page afterwards, so a page may come back short
+or empty with more to come), and names each object's ``owner``; ``GET /catalogs/{name}``
+answers a catalog with its owner.
 """
 
 from pushdown_lab.uc_standin.server import Standin

@@ -7,6 +7,7 @@ import json
 import secrets
 import threading
 import urllib.parse
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -36,6 +37,14 @@ class Standin:
         self.tokens: dict[str, str] = {}
         self.admin_token = self._token(ADMIN)
         self.requests: list[tuple[str, str, str]] = []  # (method, path, principal)
+        #: (method, path, query string) of every call
+        self.queries: list[tuple[str, str, str]] = []
+        #: the page length of every list call (the open server's ``PagedListingHelper``
+        #: default, 100; ``max_results`` may only lower it)
+        self.page_size = 100
+        #: a hostile server: asked for a page after ``page_token``, answer nothing and the same
+        #: token again (a listing that never ends)
+        self.stuck_pages = False
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
 
@@ -96,6 +105,7 @@ def _handler(standin: Standin) -> type[BaseHTTPRequestHandler]:
                 if who is None:
                     raise Problem(401, "UNAUTHENTICATED", "no valid token")
                 standin.requests.append((method, parsed.path, who))
+                standin.queries.append((method, parsed.path, parsed.query))
                 with standin.store.lock:
                     status, reply = route(
                         standin, who, method, urllib.parse.unquote(parsed.path), query, body
@@ -162,39 +172,77 @@ def route(s: Standin, who: str, method: str, path: str, q: dict[str, str], body:
     if head == "permissions" and len(rest) == 2:
         return _permissions(st, who, method, rest[0], rest[1], body)
     if head == "catalogs":
-        return _catalogs(st, who, method, rest, body)
+        return _catalogs(s, who, method, rest, q, body)
     if head == "schemas":
-        return _schemas(st, who, method, rest, q, body)
+        return _schemas(s, who, method, rest, q, body)
     if head == "tables":
-        return _tables(st, who, method, rest, q, body)
+        return _tables(s, who, method, rest, q, body)
     if head in TOP and method == "GET" and not rest:
         kind, key = TOP[head]
-        names = sorted(k[1] for k in st.objects if len(k) == 2 and k[0] == STORAGE + kind)
-        return 200, {key: [{"name": n} for n in names]}
+        keys = [k for k in st.objects if len(k) == 2 and k[0] == STORAGE + kind]
+        page, token = _page(s, q, keys, lambda k: k[1])
+        return 200, {key: [{"name": k[1], "owner": st.objects[k]} for k in page], **token}
     if head in LISTS and method == "GET" and not rest:
         kind, key = LISTS[head]
         s_ = (q.get("catalog_name", "").lower(), q.get("schema_name", "").lower())
-        names = sorted(k[2] for k in st.objects if len(k) == 4 and k[:2] == s_ and k[3] == kind)
-        return 200, {key: [{"name": n, "catalog_name": s_[0], "schema_name": s_[1]} for n in names]}
+        leaves = [k for k in st.objects if len(k) == 4 and k[:2] == s_ and k[3] == kind]
+        page, token = _page(s, q, leaves, lambda k: k[2])
+        listed = [
+            {"name": k[2], "catalog_name": s_[0], "schema_name": s_[1], "owner": st.objects[k]} for k in page
+        ]
+        return 200, {key: listed, **token}
     raise Problem(404, "NOT_FOUND", path)
 
 
-def _catalogs(st: Store, who: str, method: str, rest: list[str], body: Any) -> tuple[int, Any]:
+def _page(
+    s: Standin, q: dict[str, str], keys: Iterable[Key], name: Callable[[Key], str]
+) -> tuple[list[Key], dict[str, str]]:
+    """One page of ``keys`` in the order of their names, as the open server's
+    ``PagedListingHelper`` cuts it: the names after ``page_token``, at most the page length
+    (``max_results`` may lower it; a negative one is refused), and the last name as the
+    next token when the page is full. The caller filters the page by what its caller may
+    see afterwards (``applyResponseFilter``), so a page may come back short, even empty,
+    with more pages to come."""
+    if s.stuck_pages and q.get("page_token"):
+        return [], {"next_page_token": q["page_token"]}
+    size = s.page_size
+    if "max_results" in q:
+        wanted = int(q["max_results"])
+        if wanted < 0:
+            raise Problem(400, "INVALID_ARGUMENT", "maxResults must be greater than or equal to 0")
+        size = min(wanted, size) if wanted > 0 else size
+    after = q.get("page_token")
+    ordered = sorted((k for k in keys if after is None or name(k) > after), key=name)[:size]
+    token = {"next_page_token": name(ordered[-1])} if len(ordered) == size else {}
+    return ordered, token
+
+
+def _catalogs(
+    s: Standin, who: str, method: str, rest: list[str], q: dict[str, str], body: Any
+) -> tuple[int, Any]:
+    st = s.store
     if method == "POST":
         if not (st.owner(who, ()) or st.has(who, (), "CREATE CATALOG")):
             raise _denied("create catalog")
-        key = (check_name(body.get("name")),)
-        st.create(key, who)
-        return 200, {"name": key[0], "owner": who}
+        made: Key = (check_name(body.get("name")),)
+        st.create(made, who)
+        return 200, {"name": made[0], "owner": who}
     if method == "GET" and not rest:
-        names = sorted(k[0] for k in st.objects if len(k) == 1 and st.can_see_catalog(who, k))
-        return 200, {"catalogs": [{"name": n} for n in names]}
+        page, token = _page(s, q, [k for k in st.objects if len(k) == 1], lambda k: k[0])
+        seen = [k for k in page if st.can_see_catalog(who, k)]
+        return 200, {"catalogs": [{"name": k[0], "owner": st.objects[k]} for k in seen], **token}
+    if method == "GET" and len(rest) == 1:
+        key = st.find("catalog", rest[0])
+        if not st.can_see_catalog(who, key):
+            raise _denied(f"catalog {rest[0]}")
+        return 200, {"name": key[0], "owner": st.objects[key]}
     raise Problem(404, "NOT_FOUND", "/".join(rest))
 
 
 def _schemas(
-    st: Store, who: str, method: str, rest: list[str], q: dict[str, str], body: Any
+    s: Standin, who: str, method: str, rest: list[str], q: dict[str, str], body: Any
 ) -> tuple[int, Any]:
+    st = s.store
     if method == "POST":
         c = (check_name(body.get("catalog_name")),)
         if c not in st.objects:
@@ -208,9 +256,10 @@ def _schemas(
         c = (q.get("catalog_name", "").lower(),)
         if c not in st.objects:
             raise Problem(404, "NOT_FOUND", f"catalog {c[0]} not found")
-        names = sorted(k[1] for k in st.objects if len(k) == 2 and k[0] == c[0] and st.can_see_schema(who, k))
-        listed = [{"name": n, "catalog_name": c[0], "owner": st.objects[(c[0], n)]} for n in names]
-        return 200, {"schemas": listed}
+        page, token = _page(s, q, [k for k in st.objects if len(k) == 2 and k[0] == c[0]], lambda k: k[1])
+        seen = [k for k in page if st.can_see_schema(who, k)]
+        listed = [{"name": k[1], "catalog_name": c[0], "owner": st.objects[k]} for k in seen]
+        return 200, {"schemas": listed, **token}
     if method == "GET" and len(rest) == 1:
         key = st.find("schema", rest[0])
         if not st.can_see_schema(who, key):
@@ -231,8 +280,9 @@ def _schemas(
 
 
 def _tables(
-    st: Store, who: str, method: str, rest: list[str], q: dict[str, str], body: Any
+    standin: Standin, who: str, method: str, rest: list[str], q: dict[str, str], body: Any
 ) -> tuple[int, Any]:
+    st = standin.store
     if method == "POST":
         s = (check_name(body.get("catalog_name")), check_name(body.get("schema_name")))
         if s not in st.objects:
@@ -246,8 +296,8 @@ def _tables(
         s = (q.get("catalog_name", "").lower(), q.get("schema_name", "").lower())
         if s not in st.objects:
             raise Problem(404, "NOT_FOUND", f"schema {'.'.join(s)} not found")
-        keys = sorted(k for k in st.objects if len(k) == 3 and k[:2] == s and st.can_see_table(who, k))
-        return 200, {"tables": [_table(st, k) for k in keys]}
+        page, token = _page(standin, q, [k for k in st.objects if len(k) == 3 and k[:2] == s], lambda k: k[2])
+        return 200, {"tables": [_table(st, k) for k in page if st.can_see_table(who, k)], **token}
     if len(rest) == 1:
         key = st.find("table", rest[0])
         if method == "GET":
@@ -277,7 +327,7 @@ def _permissions(st: Store, who: str, method: str, kind: str, full: str, body: A
         raise Problem(400, "INVALID_ARGUMENT", f"securable type {kind} is not served by the stand-in")
     key = st.find(kind, full)
     if method == "PATCH":
-        if not st.owns_above(who, key):
+        if not st.can_update(who, kind, key):
             raise _denied(f"update permissions on {kind} {full}")
         for change in body.get("changes") or []:
             principal = change.get("principal")

@@ -114,6 +114,29 @@ class Store:
             or (self.has(who, s, "USE SCHEMA") and self.has(who, c, "USE CATALOG") and self.owner(who, t))
         )
 
+    def can_update(self, who: str, kind: str, key: Key) -> bool:
+        """Whether ``who`` may ``PATCH`` the grants of ``key`` (``PermissionService``'s
+        expressions): the admin; a catalog's owner below it; a schema's owner (with USE
+        CATALOG) on it and its tables, functions and volumes; their own owner with USE
+        CATALOG and USE SCHEMA; a registered model, external location or credential only
+        its own owner."""
+        if self.owner(who, ()):
+            return True
+        if kind in ("metastore", "registered_model") or kind in STORAGES:
+            return bool(key) and self.owner(who, key)
+        c = key[:1]
+        if self.owner(who, c):
+            return True
+        if kind == "catalog":
+            return False
+        use_catalog = self.has(who, c, "USE CATALOG")
+        if kind == "schema":
+            return use_catalog and self.owner(who, key)
+        s = key[:2]
+        return use_catalog and (
+            self.owner(who, s) or (self.has(who, s, "USE SCHEMA") and self.owner(who, key))
+        )
+
     def owns_above(self, who: str, key: Key) -> bool:
         """The admin, or an owner of the securable, its parent or grandparent."""
         return self.owner(who, ()) or any(self.owner(who, k) for k in chain(key) if k)

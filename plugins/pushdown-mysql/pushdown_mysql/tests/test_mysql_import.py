@@ -12,6 +12,7 @@ import random
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -136,16 +137,24 @@ def rows(backend: MySQLBackend) -> frozenset[object]:
     return frozenset(g for g in backend._read(None, None).grants if g.account.user != PUSHDOWN)
 
 
+#: a hostile mapping: ann's account is ``pd_c_d`` and c_d's ``pd_ann``; b`o'b folds to no one
+SWAP = {"ann": "c_d", "c_d": "ann", "b`o'b": "B`O'B"}
+
+
 @pytest.mark.parametrize("create_on_database", [False, True])
-@pytest.mark.parametrize("seed", range(1, 13))
+@pytest.mark.parametrize(
+    ("seed", "swap"), [(s, False) for s in range(1, 13)] + [(s, True) for s in range(1, 5)]
+)
 def test_import_of_a_hand_made_estate_is_never_wider_and_reports_what_it_leaves_out(
-    estate_server: LocalMariaDB, seed: int, create_on_database: bool
+    estate_server: LocalMariaDB, seed: int, swap: bool, create_on_database: bool
 ) -> None:
     made = make_estate(estate_server, seed)
-    backend = backend_for(estate_server, create_on_database=create_on_database)
+    hook = (lambda p: SWAP.get(p.name, p.name)) if swap else None
+    backend = backend_for(estate_server, hook, create_on_database=create_on_database)
     try:
         adopted = adopt(backend.estate(bound()))
         text = estate_yaml(adopted, f"backend {BACKEND}")
+        assert not adopted.wider, text  # the CLI would refuse to write it
         spec = load_spec_text(text)
         before = rows(backend)
         first = plan(backend, spec, Scope.everything())
@@ -161,7 +170,7 @@ def test_import_of_a_hand_made_estate_is_never_wider_and_reports_what_it_leaves_
         ]
         assert all(g.account.host == "%" for g in imported)
 
-        additive = backend_for(estate_server, adopt="additive", create_on_database=create_on_database)
+        additive = backend_for(estate_server, hook, adopt="additive", create_on_database=create_on_database)
         try:
             held = plan(additive, spec, Scope.everything())
             assert held.empty and len(held.findings) >= len(removed)
@@ -266,3 +275,113 @@ def test_the_adoption_walk_observe_import_additive_plan_authoritative(
 
 def _ported(text: str) -> str:
     return re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", text)
+
+
+# -- name mappings: the import inverts the mapping the sync uses ----------------------------
+
+MAPPED_DB = "imp_map"
+#: the accounts the mapping tests make (dropped before and after each)
+MAPPED_ACCOUNTS = ("pd_ann", "pd_bob", "pd_x", "db_ann", "db_Ann")
+
+
+def drop_mapped(server: LocalMariaDB) -> None:
+    with admin(server) as cur:
+        for user in MAPPED_ACCOUNTS:
+            cur.execute("DROP USER IF EXISTS %s@'%%'", (user,))
+        cur.execute(f"DROP DATABASE IF EXISTS {q(MAPPED_DB)}")
+        cur.execute("DELETE FROM mysql.db WHERE Db = %s", (MAPPED_DB.replace("_", "\\_"),))
+        cur.execute("FLUSH PRIVILEGES")
+
+
+@pytest.fixture
+def mapped_server(mariadb: LocalMariaDB) -> Iterator[LocalMariaDB]:
+    drop_mapped(mariadb)
+    with admin(mariadb) as cur:
+        cur.execute(f"CREATE DATABASE {q(MAPPED_DB)}")
+        for table in ("t", "u"):
+            cur.execute(f"CREATE TABLE {q(MAPPED_DB)}.{q(table)} (id INT)")
+        cur.execute(f"GRANT {OWN} ON {q(MAPPED_DB)}.* TO {q(PUSHDOWN)}@'%' WITH GRANT OPTION")
+    yield mariadb
+    drop_mapped(mariadb)
+
+
+def hand_grants(server: LocalMariaDB, grants: dict[str, tuple[str, ...]]) -> None:
+    """account name -> the tables of ``imp_map`` it is given SELECT on (made at host %)."""
+    with admin(server) as cur:
+        for user, tables in grants.items():
+            cur.execute("CREATE USER %s@'%%'", (user,))
+            for table in tables:
+                cur.execute(f"GRANT SELECT ON {q(MAPPED_DB)}.{q(table)} TO %s@'%%'", (user,))
+
+
+def store_with(*users: str) -> Model:
+    from pushdown.model import changes as ch
+
+    model = bound()
+    for user in users:
+        do(model, ch.add_user(model, user))
+    return model
+
+
+def selects(spec: Model, user: str) -> set[str]:
+    return {
+        g.object.names[-1]
+        for role in spec.roles_of(user)
+        for g in spec.roles[role]
+        if g.privilege.value == "SELECT_TABLE" and g.condition.value == "ALLOW"
+    }
+
+
+def import_mapped(backend: MySQLBackend, store: Model) -> tuple[Any, Model, str]:
+    adopted = adopt(backend.estate(store))
+    text = estate_yaml(adopted, f"backend {BACKEND}")
+    spec = load_spec_text(text, allow_empty=True)
+    first = plan(backend, spec, Scope.everything())
+    assert first.adds == 0 and first.changes == 0, (text, first.render())
+    assert {op.fact for op in first.ops} == set(adopted.revoked), (text, first.render())
+    return adopted, spec, text
+
+
+def test_a_swapping_mapping_never_imports_one_accounts_grants_as_anothers(
+    mapped_server: LocalMariaDB,
+) -> None:
+    """ann maps to account ``pd_bob`` and bob to ``pd_ann``: pd_bob's grants are ann's."""
+    hand_grants(mapped_server, {"pd_ann": ("t",), "pd_bob": ("t", "u")})
+    swap = {"ann": "bob", "bob": "ann"}
+    backend = backend_for(mapped_server, lambda p: swap.get(p.name, p.name))
+    try:
+        adopted, spec, text = import_mapped(backend, bound())
+        assert selects(spec, "ann") == {"t", "u"} and selects(spec, "bob") == {"t"}, text
+        assert not adopted.revoked, text
+    finally:
+        backend.close()
+
+
+def test_an_account_two_model_users_map_to_is_imported_as_nobody(mapped_server: LocalMariaDB) -> None:
+    """ann and bob both map to ``pd_x`` (the sync withholds their grants): pd_x is imported
+    as neither of them, nor as a new user ``x``; its grant is reported."""
+    hand_grants(mapped_server, {"pd_x": ("t",)})
+    two = {"ann": "x", "bob": "x"}
+    backend = backend_for(mapped_server, lambda p: two.get(p.name, p.name))
+    try:
+        adopted, spec, text = import_mapped(backend, store_with("ann", "bob"))
+        assert not spec.users, text
+        assert any("all map to account 'pd_x'@'%'" in line for line in adopted.report), text
+    finally:
+        backend.close()
+
+
+def test_a_prefix_and_case_folding_mapping_imports_the_store_users_own_spelling(
+    mapped_server: LocalMariaDB,
+) -> None:
+    """account_prefix ``db_`` and a mapping that folds case: ``db_ann`` is the store's Ann;
+    ``db_Ann``, which no model user maps to, is imported as nobody and reported."""
+    hand_grants(mapped_server, {"db_ann": ("t",), "db_Ann": ("u",)})
+    backend = backend_for(mapped_server, lambda p: p.name.lower(), account_prefix="db_")
+    try:
+        adopted, spec, text = import_mapped(backend, store_with("Ann"))
+        assert spec.users == {"Ann"} and selects(spec, "Ann") == {"t"}, text
+        (other,) = [f for f in adopted.revoked if f.account.user == "db_Ann"]
+        assert any(str(other) in line and "no model user maps" in line for line in adopted.report), text
+    finally:
+        backend.close()

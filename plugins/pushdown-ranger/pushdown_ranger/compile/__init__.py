@@ -16,6 +16,9 @@ state and name mapping require of it (see :mod:`pushdown_ranger.handmade` and
 - Model users mapping to one Ranger user are compiled apart, then folded into that user.
 - ``identity``: every model user's Ranger name, kept by the backend between syncs
   (:class:`~pushdown.reconcile.identity.KeptIdentity`): the compile maps no user again.
+- ``kept``: each class's Hive items per database, kept by the backend between syncs
+  (:mod:`pushdown_ranger.compile.classes`): a class is compiled again only where its
+  grants or the database's tables moved.
 - Policies of a service Ranger does not have are not pushed (a note).
 - ``members_moved``: the users whose memberships the changes since the last compile name
   (``None``: a full compile): only the Ranger roles of the roles they hold or held are made
@@ -36,6 +39,7 @@ from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.identity import Identity
 from pushdown.reconcile.plan import Fact
+from pushdown_ranger.compile.classes import KeptClasses
 from pushdown_ranger.compile.collide import apart, collisions, fold
 from pushdown_ranger.compile.desired import RangerNaming, compile_desired
 from pushdown_ranger.compile.principals import Principals, principals
@@ -61,6 +65,7 @@ def compile_all(
     overriding: frozenset[tuple[str, Any]] = frozenset(),
     locations: Mapping[str, tuple[str, ...]] | None = None,
     identity: Identity | None = None,
+    kept: KeptClasses | None = None,
     members_moved: frozenset[str] | None = None,
 ) -> Desired:
     catalogs = list(catalogs)
@@ -94,6 +99,7 @@ def compile_all(
                 hive=hive,
                 locations=locations,
                 who=who,
+                kept=kept,
                 members_moved=members_moved,
             )
         parts = {
@@ -108,6 +114,7 @@ def compile_all(
                 locations=locations,
                 mirrored=mirrors[c],
                 who=who,
+                kept=kept,
                 members_moved=members_moved,
             )
             for c in sharing

@@ -36,7 +36,7 @@ never groups, and names Ranger would read otherwise are refused
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from pushdown.decide.compiler import EntitlementCompiler, Entitlements
@@ -46,6 +46,7 @@ from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.plan import Fact
+from pushdown_ranger.compile.classes import HiveClasses, KeptClasses
 from pushdown_ranger.compile.deciding import deciding_users
 from pushdown_ranger.compile.hive import hive_database, hive_every_table, hive_items, hive_table
 from pushdown_ranger.compile.leaves import leaf_items
@@ -95,6 +96,7 @@ def compile_desired(
     locations: Mapping[str, tuple[str, ...]] | None = None,
     mirrored: frozenset[str] = frozenset(),
     who: Principals | None = None,
+    kept: KeptClasses | None = None,
     members_moved: frozenset[str] | None = None,
 ) -> Desired:
     """The roles and policies Ranger should hold. ``focus``: only the Hive databases of
@@ -105,6 +107,8 @@ def compile_desired(
     ``mirrored``: databases other catalogs sharing the Hive service hold, compiled as
     schemas of ``hive`` nobody registered (:func:`~pushdown_ranger.compile.shared.mirrored`).
     ``who``: :func:`~pushdown_ranger.compile.principals.principals`, when the caller has it.
+    ``kept``: the classes' Hive items of the last compiles (:mod:`.classes`), taken over
+    where a class's grants there and the database's tables stand, and kept.
     ``members_moved``: the users whose roles or groups the changes since the last compile
     can have moved (``None``: unknown, every model role's holders are asked again); only a
     hint: what it misses is caught by comparing the model's memberships (:class:`_Seen`)."""
@@ -121,17 +125,32 @@ def compile_desired(
         for schema in (ObjectRef(T.SCHEMA, (hive, d)) for d in sorted(mirrored)) if hive else ():
             if focus is None or schema in focus:
                 inventory.add(schema)
-        starts = roots if focus is None else sorted(focus | _leaf_schemas(inventory, roots), key=str)
+        leaves = _leaf_schemas(inventory, roots) if focus is not None else set()
+        starts = roots if focus is None else sorted(focus | leaves, key=str)
         # a focused compile decides only for whom something there decides (:mod:`.deciding`)
-        users = None if focus is None else deciding_users(model, starts)
-        ent = EntitlementCompiler(model, OPERATIONS).compile(inventory, users, starts)
+        users: Collection[str] | None = None if focus is None else deciding_users(model, starts)
+        deny = deny_enabled.get(naming.hive_service, False)
+        classes = None
+        hive_root = ObjectRef(T.CATALOG, (hive,)) if hive is not None else None
+        if kept is not None and hive_root in roots:
+            assert hive_root is not None
+            classes = HiveClasses(kept, model, inventory, hive_root, focus, naming.hive_service, deny)
+            if users is not None and not leaves:
+                # no topic or fileset: only the Hive items need the classes, and those of the
+                # users whose items are kept are taken over without compiling them
+                users = classes.split(users, who.refused_users, starts)
+        compiled = None
+        if users is None or users:  # nobody: no class, nothing to compile
+            compiled = EntitlementCompiler(model, OPERATIONS).compile(inventory, users, starts)
         by_root: dict[ObjectRef, list[Group]] = {}
         for root in roots:
             catalog = root.names[0]
-            groups = by_root[root] = list(_groups(ent, catalog, who.refused_users))
+            groups = [] if compiled is None else list(_groups(compiled, catalog, who.refused_users))
+            by_root[root] = groups
             if catalog == hive:
-                deny = deny_enabled.get(naming.hive_service, False)
-                notes += hive_items(items, groups, root, inventory, model, naming.hive_service, deny, focus)
+                notes += hive_items(
+                    items, groups, root, inventory, model, naming.hive_service, deny, focus, classes
+                )
             elif any(o.type is T.TABLE for o in inventory.within(root)):
                 notes.append(
                     f"catalog {catalog}: its tables would share Ranger service {naming.hive_service} "

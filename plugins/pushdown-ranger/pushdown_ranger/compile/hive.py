@@ -16,6 +16,7 @@ from pushdown.decide.views import OwnerView, View
 from pushdown.model.privileges import Privilege
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
+from pushdown_ranger.compile.classes import HiveClasses, Recorder, replay
 from pushdown_ranger.compile.hive_names import TableNames, unnamable_schemas
 from pushdown_ranger.compile.naming import Group, Items
 from pushdown_ranger.compile.principals import denied_privileges, privileges_of
@@ -51,7 +52,12 @@ def hive_items(
     service: str,
     deny: bool,
     focus: frozenset[ObjectRef] | None,
+    classes: HiveClasses | None = None,
 ) -> list[str]:
+    """``classes``: the databases with their kept classes (:mod:`.classes`): a class whose
+    items are kept is not compiled again, and those compiled are kept."""
+    if classes is not None:
+        return _kept_items(items, groups, inventory, model, service, deny, classes)
     notes: list[str] = []
     schemas = sorted((s for s in inventory.children(root) if s.type is T.SCHEMA), key=lambda o: o.names)
     skipped = unnamable_schemas(schemas, model)
@@ -73,6 +79,60 @@ def hive_items(
         for schema, shape in shapes.items() if barred else ():
             _hive_barred(items, barred, view, schema, inventory, service, shape)
     return notes
+
+
+def _kept_items(
+    items: Items,
+    groups: list[Group],
+    inventory: Inventory,
+    model: Model,
+    service: str,
+    deny: bool,
+    classes: HiveClasses,
+) -> list[str]:
+    """:func:`hive_items` over ``classes``: each (class, database) the loops of
+    :func:`hive_items` visit, its items recorded (:class:`~.classes.Recorder`) and kept
+    under the class's signature there, or taken over when kept; then the kept items of the
+    users :meth:`~.classes.HiveClasses.split` took out of the compiler."""
+    notes = [f"{s}: {why}; nothing pushed (narrower)" for s, why in sorted(classes.skipped.items())]
+    shapes = classes.shapes
+    for schema, shape in shapes.items():
+        notes += shape.notes(schema)
+    for users, view in groups:
+        owner = isinstance(view, OwnerView)
+        where = set(classes.schemas if owner else view.containers(T.SCHEMA))
+        barred: dict[str, set[tuple[ObjectRef, Privilege]]] | None = None  # found when first needed
+        if not where.issuperset(shapes):
+            barred = _barred(model, users, deny)
+        visit = [s for s in shapes if s in where or barred]
+        for schema in visit:
+            shape, db = shapes[schema], classes.databases[schema]
+            inside = schema in where
+            signature = None if owner or not inside else classes.signers[schema].group(users)
+            added = None if signature is None else db.get(signature)
+            if added is not None:
+                replay(items, added, users)
+                continue
+            record = Recorder()
+            if inside:
+                _hive_schema(record, users, view, schema, inventory, service, deny, shape)
+                _hive_create(record, users, view, schema, model, service, deny, shape)
+            barred = _barred(model, users, deny) if barred is None else barred
+            if barred:
+                _hive_barred(record, barred, view, schema, inventory, service, shape)
+            record.into(items)
+            classes.kept.compiled += 1
+            kept = None if signature is None else record.kept(users)
+            if signature is not None and kept is not None:
+                db.put(signature, kept)
+    classes.replay(items)
+    return notes
+
+
+def _barred(model: Model, users: frozenset[str], deny: bool) -> dict[str, set[tuple[ObjectRef, Privilege]]]:
+    """The DENYs of each of ``users`` holding one (none without deny items)."""
+    denied_at = denied_privileges(model, users) if deny else {}
+    return {u: denied_at[u] for u in users if u in denied_at}
 
 
 def _hive_barred(

@@ -395,6 +395,27 @@ def _delegate(standin: Standin, mapped: Callable[[str], str]) -> None:
             return
 
 
+def _refused_items(standin: Standin, mapped: Callable[[str], str]) -> None:
+    """Items today's Ranger refuses, as an older Ranger stored them, in every Hive policy holding
+    an allow item: an access not allowed (3023) for a managed user, an item with no access and no
+    delegated admin (3002), blank names (3053-3055), an item naming nobody (3020), a user named
+    null in an allow item, and a deny item (drop, for a managed user) with an access not allowed."""
+    stored = [
+        {"users": [mapped("u2")], "accesses": [{"type": "select", "isAllowed": False}]},
+        {"users": ["zed", " "], "groups": [""], "accesses": [], "delegateAdmin": False},
+        {"users": [], "accesses": [{"type": "select"}]},
+        {"users": ["null", "zed"], "accesses": [{"type": "update"}]},
+    ]
+    deny = {"users": [mapped("u2")], "accesses": [{"type": "select", "isAllowed": False}, {"type": "drop"}]}
+    for policy in standin.store.list_policies({"serviceName": "hive"}):
+        if policy.get("policyType", 0) == 0 and policy.get("policyItems") and not policy.get("isDenyAllElse"):
+            edit = {
+                "policyItems": [*policy["policyItems"], *stored],
+                "denyPolicyItems": [*(policy.get("denyPolicyItems") or []), deny],
+            }
+            standin.store.update_policy(policy["id"], {**policy, **edit}, checked=False)
+
+
 def _service(standin: Standin, mapped: Callable[[str], str]) -> None:
     """The Hive service's own settings: a tag service, super users, service admins, and
     the HDFS service disabled (the stand-in's engine evaluates none of them: findings)."""
@@ -446,6 +467,7 @@ HAND: tuple[tuple[Callable[[Standin, Callable[[str], str]], None], tuple[str, ..
     (_token, ("resource.tokens",)),
     (_squat, ("policy.name",)),
     (_delegate, ("item.delegate_admin", "role.admin")),
+    (_refused_items, ("policy.refused_items",)),
     (_service, ("service.tag_service", "service.super_users", "service.admin_users")),
 )
 _ALLOW_EXCEPTIONS = next(h for h in HAND if h[0] is _allow_exceptions)

@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
-import pytest
+import copy
+import json
+import random
+from importlib.resources import files
+from typing import Any
 
+import pytest
+from pushdown_lab.ranger_judge import request
+from pushdown_lab.ranger_standin.errors import RangerError
+from pushdown_lab.ranger_standin.validators import check_policy
+
+from pushdown_ranger.accepting import accepted, implying
 from pushdown_ranger.answers import Written
 from pushdown_ranger.compile.desired import RangerNaming
 from pushdown_ranger.facts import PolicyFact
@@ -222,3 +232,140 @@ def test_the_expected_versions_count_our_own_writes() -> None:
     before = (("hdfs", 3, None), ("hive", 7, None), ("", None, 11))
     assert written.expected(before) == (("hdfs", 3, None), ("hive", 9, None), ("", None, 12))
     assert written.patched_policies({("hive", RES): {"id": 1}}) == {}
+
+
+def test_items_ranger_refuses_are_carried_with_the_same_decisions() -> None:
+    """What Ranger's validator refuses is normalised without changing a decision: an access
+    not allowed and an item then granting nothing go; a deny item keeps its allowed access; a
+    user named null leaves an allow item (narrower) but stays in a deny item (said)."""
+    policy = {
+        "service": "hive",
+        "name": "old",
+        "resources": {"database": {"values": ["d"]}},
+        "policyItems": [
+            {
+                "users": ["a", "null", " "],
+                "accesses": [{"type": "select", "isAllowed": False}, {"type": "read"}],
+            },
+            {"users": ["b"], "accesses": [{"type": "select", "isAllowed": False}]},
+            {"users": ["c"], "accesses": [], "delegateAdmin": True},
+        ],
+        "denyPolicyItems": [{"users": ["null"], "accesses": [{"type": "select"}]}],
+        "allowExceptions": [{"users": [], "groups": [""], "accesses": [{"type": "select"}]}],
+    }
+    out, said = accepted(policy)
+    assert out["policyItems"] == [
+        {"users": ["a"], "accesses": [{"type": "read"}]},
+        {"users": ["c"], "accesses": [], "delegateAdmin": True},
+    ]
+    assert out["denyPolicyItems"] == policy["denyPolicyItems"]
+    assert out["allowExceptions"] == []
+    assert any("3023" in s for s in said) and any("null is kept" in s for s in said)
+    assert accepted(out)[1] == [s for s in said if "null is kept" in s]
+    merged_out = merged(policy, None, OURS)
+    assert [{k: v for k, v in i.items() if k != "roles"} for i in merged_out["policyItems"]] == out[
+        "policyItems"
+    ]
+
+
+def _stored_policies(seed: int, count: int) -> list[dict[str, Any]]:
+    """Hive policies (one per table) whose items mix what Ranger refuses today with what it
+    accepts: accesses not allowed (``all`` too, which implies the others), items with no access
+    (with and without delegated admin), blank and null names, items naming nobody, in allow,
+    deny and exception lists; every fourth policy denies all else; the same users and groups
+    throughout."""
+    rng = random.Random(seed)
+    users, groups = ["alice", "bob", "carol", "null", " ", "NULL"], ["g1", "g2", "", "Null"]
+
+    def access() -> dict[str, Any]:
+        got: dict[str, Any] = {"type": rng.choice(["select", "update", "drop", "all"])}
+        if rng.random() < 0.6:
+            got["isAllowed"] = rng.random() < 0.4
+        return got
+
+    def item() -> dict[str, Any]:
+        return {
+            "users": rng.sample(users, rng.randint(0, 2)),
+            "groups": rng.sample(groups, rng.randint(0, 1)),
+            "accesses": [access() for _ in range(rng.randint(0, 3))],
+            "delegateAdmin": rng.random() < 0.2,
+        }
+
+    fields = ("policyItems", "denyPolicyItems", "allowExceptions", "denyExceptions")
+    return [
+        {
+            "id": n + 1,
+            "name": f"p{n}",
+            "service": "hive",
+            "isEnabled": True,
+            "isAuditEnabled": True,
+            "resources": {
+                "database": {"values": ["d"]},
+                "table": {"values": [f"t{n}"]},
+                "column": {"values": ["*"]},
+            },
+            **{field: [item() for _ in range(rng.randint(0, 3))] for field in fields},
+            "isDenyAllElse": n % 4 == 3,
+        }
+        for n in range(count)
+    ]
+
+
+WHO = (("alice", ["g1"]), ("bob", []), ("carol", ["g2"]), ("dave", ["g1", "g2"]), ("null", []))
+
+
+def test_the_judge_finds_the_normalised_items_decide_the_same(ranger_judge: Any) -> None:
+    """Ranger's own engine decides every access the same on the stored policies and on them as
+    :func:`accepted` carries them knowing which access types imply others, for every user but
+    one named null and every item but one whose first access of a type implying others is not
+    allowed though a later one is (there it may only be narrower, said in the finding); not
+    knowing which imply others, never wider. What is
+    carried passes the stand-in's copy of Ranger's validator, unless the finding says it
+    cannot (a null name kept where taking it out would widen, deny exceptions under isDenyAllElse)."""
+    data = files("pushdown_lab.ranger_standin") / "data"
+    sdef = json.loads((data / "ranger-servicedef-hive.json").read_text())
+    implied = [
+        ("hive", a["name"], frozenset(a["impliedGrants"]))
+        for a in sdef["accessTypes"]
+        if a.get("impliedGrants")
+    ]
+    stored = _stored_policies(seed=7, count=80)
+    carried = [accepted(p, implying(implied, "hive")) for p in stored]
+    for policy, (out, said) in zip(stored, carried, strict=True):
+        kept_null = any("kept" in s for s in said)
+        try:
+            check_policy(copy.deepcopy(out), sdef)
+        except RangerError as exc:
+            assert kept_null or not (out["policyItems"] or out["denyPolicyItems"]), (policy, exc.message)
+        else:
+            assert not kept_null
+    engines = {
+        "before": stored,
+        "exact": [out for out, _ in carried],
+        "unknown": [accepted(p)[0] for p in stored],
+    }
+    for name, policies in engines.items():
+        ranger_judge.load(name, {"serviceName": "hive", "serviceDef": sdef, "policies": policies})
+    asks = [
+        request({"database": "d", "table": f"t{n}", "column": "c"}, access, user, groups)
+        for n in range(len(stored))
+        for access in ("select", "update", "drop", "alter", "_any")
+        for user, groups in WHO
+    ]
+    answers = {name: ranger_judge.decide(name, asks) for name in engines}
+    before = answers["before"]
+    for name in ("exact", "unknown"):
+        changed = [
+            (ask["user"], ask["accessType"], ask["resource"]["elements"]["table"], b.allowed, a.allowed)
+            for ask, b, a in zip(asks, before, answers[name], strict=True)
+            if (b.allowed, b.determined) != (a.allowed, a.determined)
+        ]
+        assert [c for c in changed if c[4]] == [], name  # never wider
+        if name == "exact":  # only a null name or a type whose first access is not allowed narrows
+            narrowed = {
+                f"t{n}" for n, (_, said) in enumerate(carried) if any("first of its" in x for x in said)
+            }
+            assert [c for c in changed if c[0] != "null" and c[2] not in narrowed] == []
+    assert sum(b.allowed for b in before) > 0 and sum(not b.allowed for b in before) > 0
+    for name in engines:
+        ranger_judge.drop(name)

@@ -1,0 +1,247 @@
+"""The Hive items of each class of users, per database, taken over from the last compile
+(issue 30): a scoped sync of a one-table grant compiles the classes the change touches,
+not the ~300 classes holding grants in that database.
+
+What a class's items in one Hive database are made from (:func:`~pushdown_ranger.compile.hive.hive_items`:
+``_hive_schema``, ``_hive_create``, ``_hive_barred``), read off the code:
+
+- the class's view there: its decider reads the grants (ALLOW and DENY, gates included) of
+  the class's roles on the objects it decides (the database and its children) and on
+  their paths (the catalog, the metalake), whether the users are service admins, and what
+  they own (an owner has a personal view); the coverage's stand-ins and exceptions read
+  the inventory's children of the database;
+- the barred users' DENYs there (on the database's path or one of its tables: grants of
+  the same roles);
+- the database's children as the compile holds them (registered or only named: their
+  Ranger names, :class:`~pushdown_ranger.compile.hive_names.TableNames`), and which of them
+  the model registers (a CREATE deny item guards a registered table only);
+- the Hive service and whether it enables deny items.
+
+So a class's items are kept under its *signature* in a database (the set of
+(object, privilege, condition) its roles hold there and above, and whether its users
+are service admins) and the database's *shape* (its children, those registered): equal
+signature and shape give equal items, whoever the users are (they are applied afresh).
+A shape that moved drops every kept class of that database; a class whose roles gained or
+lost a grant there has a new signature. Owners (a personal view) are compiled every time.
+What the items become afterwards (Ranger roles, names through the mapping, refused users
+and roles, the implied-grants check) is computed afresh from the items every compile.
+
+A class is kept only when every item it added named all of its users (or none): the
+items then depend on the signature alone. Only the classes a compile asked for are kept
+per database (the rest dropped), so the store is bounded by the estate's classes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from pushdown.decide.inventory import Inventory
+from pushdown.model.privileges import Condition, Privilege
+from pushdown.model.securables import ObjectRef, SecurableType
+from pushdown.model.state import Model
+from pushdown_ranger.compile.hive_names import TableNames, unnamable_schemas
+from pushdown_ranger.compile.naming import Items
+from pushdown_ranger.facts import Resource
+
+#: (service admins?, the (object, privilege, condition) of the class's grants in the database and above)
+Signature = tuple[bool, frozenset[tuple[ObjectRef, Privilege, Condition]]]
+#: an item a class added: (deny, service, resources, access, whether it names the class's users)
+Added = tuple[bool, str, tuple[Resource, ...], str, bool]
+#: (the database's children as compiled, those the model registers)
+Shape = tuple[frozenset[ObjectRef], frozenset[ObjectRef]]
+
+
+class Recorder(Items):
+    """:class:`Items` remembering each addition, to keep and to add to the compile's items."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.added: list[tuple[bool, str, tuple[Resource, ...], str, frozenset[str]]] = []
+
+    def add(
+        self, deny: bool, service: str, res: tuple[Resource, ...], access: str, users: Iterable[str]
+    ) -> None:
+        self.added.append((deny, service, res, access, frozenset(users)))
+
+    def into(self, items: Items) -> None:
+        for deny, service, res, access, users in self.added:
+            items.add(deny, service, res, access, users)
+
+    def kept(self, users: frozenset[str]) -> tuple[Added, ...] | None:
+        """The additions without their users, when each named all of ``users`` or none."""
+        out: list[Added] = []
+        for deny, service, res, access, who in self.added:
+            if who and who != users:
+                return None
+            out.append((deny, service, res, access, bool(who)))
+        return tuple(out)
+
+
+def replay(items: Items, added: tuple[Added, ...], users: frozenset[str]) -> None:
+    for deny, service, res, access, named in added:
+        items.add(deny, service, res, access, users if named else ())
+
+
+@dataclass
+class Database:
+    """One Hive database's kept classes, for one compile: those of the last compile (while
+    its shape stands) are looked up, those asked for now are kept."""
+
+    shape: Shape
+    names: TableNames
+    previous: dict[Signature, tuple[Added, ...]]
+    entries: dict[Signature, tuple[Added, ...]] = field(default_factory=dict)
+
+    def get(self, signature: Signature) -> tuple[Added, ...] | None:
+        hit = self.entries.get(signature)
+        if hit is None:
+            hit = self.previous.get(signature)
+            if hit is not None:
+                self.entries[signature] = hit
+        return hit
+
+    def put(self, signature: Signature, added: tuple[Added, ...]) -> None:
+        self.entries[signature] = added
+
+
+class Signer:
+    """Signatures in one database (``schema``): each role's grants there and above, once."""
+
+    def __init__(self, model: Model, schema: ObjectRef) -> None:
+        self.model = model
+        self.schema = schema
+        self.up = frozenset(schema.path)
+        self._roles: dict[str, frozenset[tuple[ObjectRef, Privilege, Condition]]] = {}
+        self._held: dict[frozenset[str], frozenset[tuple[ObjectRef, Privilege, Condition]]] = {}
+
+    def of(self, user: str) -> Signature:
+        roles = frozenset(self.model.roles_of(user))
+        grants = self._held.get(roles)
+        if grants is None:
+            grants = self._held[roles] = frozenset().union(*(self._role(r) for r in roles))
+        return (user in self.model.service_admins, grants)
+
+    def group(self, users: Iterable[str]) -> Signature | None:
+        """The users' one signature (``None`` when they differ)."""
+        found = {self.of(u) for u in users}
+        return next(iter(found)) if len(found) == 1 else None
+
+    def _role(self, role: str) -> frozenset[tuple[ObjectRef, Privilege, Condition]]:
+        hit = self._roles.get(role)
+        if hit is None:
+            schema, up, names = self.schema, self.up, self.schema.names
+            # below the schema: its names lead the object's (compared first, in C), and it
+            # is on the object's path
+            hit = self._roles[role] = frozenset(
+                (g.object, g.privilege, g.condition)
+                for g in self.model.roles.get(role, ())
+                if g.object in up or (g.object.names[:2] == names and schema in g.object.path)
+            )
+        return hit
+
+
+class KeptClasses:
+    """The classes' items per Hive database (by schema, service and deny items), kept by the
+    backend between compiles. ``compiled``: classes whose items were made afresh, per
+    database (a count for the cost tests)."""
+
+    def __init__(self) -> None:
+        self._databases: dict[tuple[ObjectRef, str, bool], Database] = {}
+        self.compiled = 0
+
+    def database(
+        self, model: Model, inventory: Inventory, schema: ObjectRef, service: str, deny: bool
+    ) -> Database:
+        """The database's kept classes for a compile now, its table names with them."""
+        now = shape(model, inventory, schema)
+        key = (schema, service, deny)
+        last = self._databases.get(key)
+        if last is not None and last.shape == now:
+            db = Database(now, last.names, last.entries)
+        else:
+            kids = inventory.children(schema)
+            db = Database(now, TableNames.of([t for t in kids if t.type is SecurableType.TABLE]), {})
+        self._databases[key] = db
+        return db
+
+
+def shape(model: Model, inventory: Inventory, schema: ObjectRef) -> Shape:
+    """The database's children as the compile holds them, and those the model registers."""
+    kids = frozenset(inventory.children(schema))
+    return (kids, frozenset(k for k in kids if k in model.objects))
+
+
+class HiveClasses:
+    """One compile's Hive databases of catalog ``root`` (those of ``focus``, or every one),
+    with their kept classes: what ``hive_items`` takes over and what it keeps.
+
+    ``split``: before the entitlement compiler runs, the users whose every database's items
+    are kept (by their signature there) are taken out of it; their items are added from
+    the kept ones (:meth:`replay`). Only for a focused compile whose views look into every
+    database of the focus: each is a start of the compile (a view's containers of a start
+    that is a schema are the start itself), so a kept class's items are those a view made
+    there."""
+
+    def __init__(
+        self,
+        kept: KeptClasses,
+        model: Model,
+        inventory: Inventory,
+        root: ObjectRef,
+        focus: frozenset[ObjectRef] | None,
+        service: str,
+        deny: bool,
+    ) -> None:
+        self.kept = kept
+        self.model = model
+        schemas = sorted(
+            (s for s in inventory.children(root) if s.type is SecurableType.SCHEMA), key=lambda o: o.names
+        )
+        self.schemas = schemas
+        self.skipped = unnamable_schemas(schemas, model)
+        self.databases: dict[ObjectRef, Database] = {}
+        self.signers: dict[ObjectRef, Signer] = {}
+        for schema in schemas:
+            if schema in self.skipped or (focus is not None and schema not in focus):
+                continue
+            self.databases[schema] = kept.database(model, inventory, schema, service, deny)
+            self.signers[schema] = Signer(model, schema)
+        #: per database, the users taken out of the compiler, by their signature there (with
+        #: its kept items)
+        self.taken: dict[ObjectRef, dict[Signature, tuple[tuple[Added, ...], set[str]]]] = {}
+
+    @property
+    def shapes(self) -> dict[ObjectRef, TableNames]:
+        return {schema: db.names for schema, db in self.databases.items()}
+
+    def split(self, users: Iterable[str], refused: frozenset[str], starts: Iterable[ObjectRef]) -> list[str]:
+        """The users to compile: those owning something on the paths of ``starts`` or below
+        them (a personal view), and those with a class not kept in one of the databases;
+        the others are taken out (users the model does not know and refused users get
+        nothing either way)."""
+        model = self.model
+        starts = list(starts)
+        fresh: list[str] = []
+        for user in users:
+            if user not in model.users or user in refused:
+                continue
+            owned = model.owned_by.get(user, ())
+            if any(s in o.path or o in s.path for o in owned for s in starts):
+                fresh.append(user)
+                continue
+            signed = [(schema, self.signers[schema].of(user)) for schema in self.databases]
+            found = [(schema, sig, self.databases[schema].get(sig)) for schema, sig in signed]
+            if any(added is None for _, _, added in found):
+                fresh.append(user)
+                continue
+            for schema, sig, added in found:
+                assert added is not None
+                self.taken.setdefault(schema, {}).setdefault(sig, (added, set()))[1].add(user)
+        return fresh
+
+    def replay(self, items: Items) -> None:
+        """The kept items of the users taken out of the compiler."""
+        for by_signature in self.taken.values():
+            for added, users in by_signature.values():
+                replay(items, added, frozenset(users))
