@@ -146,6 +146,15 @@ class Applying(Reading):
             policies = written.patched_policies(dict(snapshot.policies))
             roles = written.patched_roles(dict(snapshot.roles))
             self._see_answered(snapshot.roles, roles, written.roles)
+            # the findings look again at the keys written only (Reporting._each)
+            self._patch = (
+                snapshot.policies,
+                policies,
+                tuple(written.policies),
+                snapshot.roles,
+                roles,
+                tuple(written.roles),
+            )
             since = (snapshot, written.policies, written.roles)
             patched = replace(
                 self._snapshot(fresh, policies, roles, snapshot.deny, since), implied=snapshot.implied
@@ -162,7 +171,11 @@ class Applying(Reading):
             )
         else:
             self.last = replace(self._read(fresh, snapshot.deny), implied=snapshot.implied)
-        return replace(self.with_findings(self.last, model), within=self.within(model, scope, self.last))
+        try:
+            found = self.with_findings(self.last, model)
+        finally:
+            self._patch = None
+        return replace(found, within=self.within(model, scope, self.last))
 
 
 def _joins(op: Op) -> bool:

@@ -143,14 +143,15 @@ class RangerBackend(Applying):
         #: the kept identity whose names are in seen_users
         self._seen: object = None
         #: the databases where implied grants reach further, for the facts of a read
-        self._implied: tuple[object, tuple[object, ...], frozenset[str], dict[int, Any]] | None = None
+        self._implied = None
         #: the last read's facts indexed by member and by role (Compiling._read_index)
         self._index = None
         #: each class's Hive items per database, taken over where its grants and the
         #: database's tables stand (Compiling._compile)
         self._classes = KeptClasses()
         #: the read findings of each policy and role as read, by kind (Reporting._each)
-        self._found_each: dict[str, tuple[object, dict[int, Any]]] = {}
+        self._found_each = {}
+        self._patch = None
         #: id of a policy or role as read -> (it, its fact): the objects are kept alive here
         self._facts: dict[int, tuple[dict[str, Any], Any]] = {}
 

@@ -25,11 +25,13 @@ from pushdown_ranger.scoping import (
     Focus,
     covering,
     focus_of,
+    members_moved,
     principal_databases,
     scope_users,
     shaped_database,
 )
 from pushdown_ranger.snapshot import (
+    Implied,
     RangerBase,
     RangerSnapshot,
 )
@@ -136,18 +138,15 @@ class Compiling(RangerBase):
         return focus | {ObjectRef(SecurableType.SCHEMA, (hive, d)) for d in stale}
 
     def _implying(self, snapshot: RangerSnapshot, service: str) -> set[str]:
-        """:func:`_implying_more`, once per snapshot's facts (a read, and the snapshots made
-        from it, share them)."""
-        key = (snapshot.facts, snapshot.implied, service)
-        if self._implied is None or self._implied[0] is not snapshot.facts or self._implied[1] != key[1:]:
-            # each policy's answer kept with the fact (the object a read made of the policy
-            # it answered) while the service definitions' implied grants stand
-            kept = self._implied[3] if self._implied is not None and self._implied[1] == key[1:] else {}
-            fresh: dict[int, tuple[PolicyFact, frozenset[str]]] = {}
-            found = frozenset(_implying_more(snapshot, service, kept, fresh))
-            # the facts are kept alive with their answers, so no other can reuse their id
-            self._implied = (snapshot.facts, key[1:], found, fresh)
-        return set(self._implied[2])
+        """:func:`_implying_more` of the snapshot's facts, moved from the last read's by the
+        facts that differ (:class:`ImpliedDatabases`), while the service definitions'
+        implied grants stand."""
+        key = (snapshot.implied, service)
+        kept = self._implied
+        if kept is None or kept.key != key:
+            kept = self._implied = ImpliedDatabases(key, snapshot.implied, service)
+        facts = snapshot.facts if isinstance(snapshot.facts, frozenset) else frozenset(snapshot.facts)
+        return kept.moved(facts)
 
     def members_focus(self, model: Model, scope: Resolved, snapshot: RangerSnapshot, hive: str) -> Focus:
         """A scope of principals only (a role granted or revoked, a group's member, a user
@@ -230,7 +229,8 @@ class Compiling(RangerBase):
         if self._compiled is not None and self._compiled[0] == key:
             return self._compiled[1]
         fresh = None if focus is None else scope_users(scope)
-        desired = self._compile(model, snapshot, focus, elsewhere, self.kept.of(model.users, fresh))
+        moved = members_moved(scope)
+        desired = self._compile(model, snapshot, focus, elsewhere, self.kept.of(model.users, fresh), moved)
         # the model is kept alive with its answer, so no other model can reuse its id
         self._compiled = (key, desired, model)
         return desired
@@ -242,6 +242,7 @@ class Compiling(RangerBase):
         focus: frozenset[ObjectRef] | None,
         elsewhere: frozenset[str],
         identity: Identity | None = None,
+        moved: frozenset[str] | None = None,
     ) -> Desired:
         return compile_all(
             model,
@@ -259,32 +260,48 @@ class Compiling(RangerBase):
             locations=self.context.locations,
             identity=identity,
             kept=self._classes,
+            members_moved=moved,
         )
 
 
-def _implying_more(
-    snapshot: RangerSnapshot,
-    service: str,
-    kept: Mapping[int, tuple[PolicyFact, frozenset[str]]] | None = None,
-    fresh: dict[int, tuple[PolicyFact, frozenset[str]]] | None = None,
-) -> set[str]:
+class ImpliedDatabases:
+    """:func:`_implying_more` of one read's facts, with how many policies give each database:
+    moved to the next read's by the facts that differ (a policy's answer is its own alone)."""
+
+    def __init__(self, key: object, implied: Implied, service: str) -> None:
+        self.key, self.service = key, service
+        self.more = {access: rest for s, access, rest in implied if s == service}
+        self.facts: frozenset[Fact] = frozenset()
+        self.counts: dict[str, int] = {}
+
+    def moved(self, facts: frozenset[Fact]) -> set[str]:
+        if self.more and facts is not self.facts:
+            for fact, step in ((f, -1) for f in self.facts - facts):
+                self._count(fact, step)
+            for fact in facts - self.facts:
+                self._count(fact, 1)
+            self.facts = facts
+        return set(self.counts)
+
+    def _count(self, fact: Fact, step: int) -> None:
+        for database in _implying_databases(fact, self.service, self.more):
+            _bump_one(self.counts, database, step)
+
+
+def _implying_databases(fact: Fact, service: str, more: Mapping[str, frozenset[str]]) -> frozenset[str]:
+    """The databases of a policy of ``service`` where an allow item of pushdown's grants, by
+    ``more`` (access -> the accesses it implies), an access its role is not allowed there."""
+    if not isinstance(fact, PolicyFact) or fact.service != service:
+        return frozenset()
+    if not any((r, x) not in fact.allow for r, a in fact.allow for x in more.get(a, ())):
+        return frozenset()
+    return frozenset(d for k, v, _ in fact.resources if k == "database" for d in v)
+
+
+def _implying_more(snapshot: RangerSnapshot, service: str) -> set[str]:
     """Databases where an allow item pushdown holds grants, by the service definition's
-    ``impliedGrants``, an access its role is not allowed there. ``kept``: each policy's
-    answer for the same implied grants, by the fact's id (with the fact); ``fresh``
-    receives this read's."""
+    ``impliedGrants``, an access its role is not allowed there (over every fact)."""
     more = {access: rest for s, access, rest in snapshot.implied if s == service}
-    out: set[str] = set()
     if not more:
-        return out
-    kept = kept or {}
-    for fact in snapshot.facts:
-        if isinstance(fact, PolicyFact) and fact.service == service:
-            hit = kept.get(id(fact))
-            if hit is None or hit[0] is not fact:
-                implies = any((r, x) not in fact.allow for r, a in fact.allow for x in more.get(a, ()))
-                found = frozenset(d for k, v, _ in fact.resources if k == "database" for d in v)
-                hit = (fact, found if implies else frozenset())
-            if fresh is not None:
-                fresh[id(fact)] = hit
-            out |= hit[1]
-    return out
+        return set()
+    return {d for fact in snapshot.facts for d in _implying_databases(fact, service, more)}

@@ -3,8 +3,9 @@ items, zones, overrides, strays, the HDFS fallback) and what could not be read."
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
@@ -21,7 +22,14 @@ from pushdown_ranger.handmade import (
     zone_findings,
 )
 from pushdown_ranger.overrides import override_findings
-from pushdown_ranger.readback import audit_finding, bypasses, refusal_finding, resource_key, unenforced
+from pushdown_ranger.readback import (
+    audit_finding,
+    bypasses,
+    policy_fact,
+    refusal_finding,
+    resource_key,
+    unenforced,
+)
 from pushdown_ranger.serviceconf import stray_finding
 from pushdown_ranger.snapshot import (
     DENY_OPTION,
@@ -101,19 +109,26 @@ class Reporting(Compiling):
 
         def of_policy(p: Json) -> list[str]:
             found = [*bypasses(p, users, groups), *role_bypasses(p, reach), *unenforced(p, ours)]
+            if p.get("allowExceptions"):  # its fact is the read's of this policy (one per key)
+                fact = policy_fact(p, ours)
+                found += exception_findings([p], ours, [fact] if fact is not None else [])
             return found + audit_finding(p, ours, self.label) + refusal_finding(p, ours)
 
-        found = self._each("policies", snap.policies.values(), (key, reach, self.naming), of_policy)
+        patch = self._patch
+        moved = None if patch is None or patch[1] is not snap.policies else (patch[0], patch[2])
+        found = self._each("policies", snap.policies, (), (key, reach, self.naming), of_policy, moved)
         found += [text for p in snap.shadowed for text in shadow_findings(p, ours, users, groups)]
-        held = [f for f in snap.facts if isinstance(f, PolicyFact)]
-        found += exception_findings(snap.policies.values(), ours, held)
+        # pushdown's policies as read: only for zones and override-priority policies (rare)
+        held = [f for f in snap.facts if isinstance(f, PolicyFact)] if snap.zones or snap.overriding else []
         found += voided_findings(snap.voided, not snap.deny.get(self.naming.hive_service, False))
+        moved = None if patch is None or patch[4] is not snap.roles else (patch[3], patch[5])
         found += self._each(
-            "roles", [*snap.roles.values(), *snap.others], self.naming, lambda r: role_findings([r], ours)
+            "roles", snap.roles, snap.others, self.naming, lambda r: role_findings([r], ours), moved
         )
         found += zone_findings(snap.zones, snap.zoned, held, users, groups, ours)
-        every = {**snap.policies, **{(str(p.get("service")), resource_key(p)): p for p in snap.shadowed}}
-        found += override_findings(every, snap.overriding, held)
+        if snap.overriding:
+            every = {**snap.policies, **{(str(p.get("service")), resource_key(p)): p for p in snap.shadowed}}
+            found += override_findings(every, snap.overriding, held)
         if not snap.deny.get(self.naming.hive_service, False) and self.deny_items != "off":
             found.append(
                 f"service {self.naming.hive_service}: its definition does not enable deny items "
@@ -126,25 +141,43 @@ class Reporting(Compiling):
         return self._findings[2]
 
     def _each(
-        self, slot: str, raws: Iterable[Json], key: object, find: Callable[[Json], list[str]]
+        self,
+        slot: str,
+        raws: Mapping[Any, Json],
+        extra: Sequence[Json],
+        key: object,
+        find: Callable[[Json], list[str]],
+        moved: tuple[object, Iterable[Any]] | None = None,
     ) -> list[str]:
-        """``find`` of each policy or role as read, each answer kept with the object answered
-        while ``key`` (what else the answers depend on) stands: after a sync's writes only
-        the policies and roles they answered are looked at again, not every one."""
-        last_key, kept = self._found_each.get(slot, (None, {}))
-        if last_key is not None and last_key == key:
-            key = last_key  # then compared by identity, per object
-        fresh: dict[int, tuple[Json, object, list[str]]] = {}
-        out: list[str] = []
-        for raw in raws:
-            hit = kept.get(id(raw))
-            if hit is None or hit[0] is not raw or hit[1] is not key:
-                hit = (raw, key, find(raw))
-            fresh[id(raw)] = hit
-            out += hit[2]
+        """``find`` of each policy or role as read (``raws`` by key, then ``extra``), each
+        answer kept with the object answered while ``key`` (what else the answers depend on)
+        stands. ``moved``: (the mapping ``raws`` was made from, the keys where they may
+        differ: a sync's writes, their answers put in place): when the answers kept are of
+        that mapping, only those keys are looked at again, without a pass over the others;
+        otherwise every one is passed over, and answered again where its object is new."""
+        kept = self._found_each.get(slot)
+        if (
+            kept is not None
+            and moved is not None
+            and kept.source is moved[0]
+            and kept.extra is extra
+            and kept.key == key
+        ):
+            for k in dict.fromkeys(moved[1]):
+                kept.put(k, raws.get(k), find)
+            kept.source = raws
+            return list(kept.counts)
+        fresh = _Found(key, raws, extra)
+        same = kept is not None and kept.key == key
+        for k, raw in [*raws.items(), *((("\x00extra", i), r) for i, r in enumerate(extra))]:
+            hit = kept.per.get(k) if same and kept is not None else None
+            if hit is not None and hit[0] is raw:
+                fresh.add(k, hit)
+            else:
+                fresh.put(k, raw, find)
         # the objects are kept alive with their answers, so no other can reuse their id
-        self._found_each[slot] = (key, fresh)
-        return out
+        self._found_each[slot] = fresh
+        return list(fresh.counts)
 
     def fallback_findings(self, model: Model) -> list[str]:
         """Issue 23, N7: a user no HDFS policy decides for is not denied but "not determined",
@@ -164,3 +197,31 @@ class Reporting(Compiling):
             "user the model does not allow a fileset may still read it through its HDFS mode bits; "
             "set xasecure.add-hadoop-authorization=false on every HDFS plugin, then hdfs_fallback: off"
         ]
+
+
+class _Found:
+    """The findings of each policy or role as read (by its key, with the object answered),
+    and how many give each finding; of the mapping ``source`` (and ``extra``), for ``key``."""
+
+    def __init__(self, key: object, source: object, extra: object) -> None:
+        self.key, self.source, self.extra = key, source, extra
+        self.per: dict[Any, tuple[Json, list[str]]] = {}
+        self.counts: dict[str, int] = {}
+
+    def put(self, k: Any, raw: Json | None, find: Callable[[Json], list[str]]) -> None:
+        """The answer at ``k`` made again for ``raw`` (``None``: gone)."""
+        old = self.per.pop(k, None)
+        if old is not None:
+            for text in old[1]:
+                n = self.counts[text] - 1
+                if n:
+                    self.counts[text] = n
+                else:
+                    del self.counts[text]
+        if raw is not None:
+            self.add(k, (raw, find(raw)))
+
+    def add(self, k: Any, hit: tuple[Json, list[str]]) -> None:
+        self.per[k] = hit
+        for text in hit[1]:
+            self.counts[text] = self.counts.get(text, 0) + 1

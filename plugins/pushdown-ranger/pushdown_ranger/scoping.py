@@ -81,6 +81,16 @@ def scope_users(scope: Resolved) -> frozenset[str] | None:
     return frozenset().union(*(r.users or () for r in scope.regions))
 
 
+def members_moved(scope: Resolved) -> frozenset[str] | None:
+    """The users whose roles or groups a scope's changes can have moved (``None``: a full
+    scope, every one): those of its regions of principals on every object (a membership's
+    event names its principals so). A hint for the compile of pushdown's roles, which
+    compares the model's memberships before trusting it."""
+    if scope.full:
+        return None
+    return frozenset().union(*(r.users or () for r in scope.regions if r.roots is None))
+
+
 def principal_databases(
     model: Model, users: frozenset[str], hive: str, enforced: frozenset[str]
 ) -> set[str] | None:

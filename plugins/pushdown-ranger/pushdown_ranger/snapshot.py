@@ -24,7 +24,8 @@ from pushdown_ranger.compile.classes import KeptClasses
 from pushdown_ranger.compile.desired import RangerNaming
 
 if TYPE_CHECKING:
-    from pushdown_ranger.compiling import ReadIndex
+    from pushdown_ranger.compiling import ImpliedDatabases, ReadIndex
+    from pushdown_ranger.reporting import _Found
 
 Json = dict[str, Any]
 Implied = tuple[tuple[str, str, frozenset[str]], ...]
@@ -115,11 +116,13 @@ class RangerBase(Backend):
     _seen: object
     _members_seen: dict[int, Json]
     _roles_seen: object
-    _implied: tuple[object, tuple[object, ...], frozenset[str], dict[int, Any]] | None
+    _implied: ImpliedDatabases | None
     #: the index of a read's facts for a change of principals (compiling.ReadIndex)
     _index: ReadIndex | None
     #: each class's Hive items per database, taken over by the next compile (compile.classes)
     _classes: KeptClasses
     #: the read findings of each policy and role as read (Reporting._each)
-    _found_each: dict[str, tuple[object, dict[int, tuple[Json, object, list[str]]]]]
+    _found_each: dict[str, _Found]
+    #: the last read-back's patch: (policies before, after, their keys written; roles the same)
+    _patch: tuple[object, object, tuple[Any, ...], object, object, tuple[str, ...]] | None
     _facts: dict[int, tuple[Json, Any]]

@@ -20,10 +20,15 @@ state and name mapping require of it (see :mod:`pushdown_ranger.handmade` and
   (:mod:`pushdown_ranger.compile.classes`): a class is compiled again only where its
   grants or the database's tables moved.
 - Policies of a service Ranger does not have are not pushed (a note).
+- ``members_moved``: the users whose memberships the changes since the last compile name
+  (``None``: a full compile): only the Ranger roles of the roles they hold or held are made
+  again, the rest kept while the model's memberships are as they were made from
+  (:func:`~pushdown_ranger.compile.desired.compile_desired`).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -61,6 +66,7 @@ def compile_all(
     locations: Mapping[str, tuple[str, ...]] | None = None,
     identity: Identity | None = None,
     kept: KeptClasses | None = None,
+    members_moved: frozenset[str] | None = None,
 ) -> Desired:
     catalogs = list(catalogs)
     if identity is not None:
@@ -94,6 +100,7 @@ def compile_all(
                 locations=locations,
                 who=who,
                 kept=kept,
+                members_moved=members_moved,
             )
         parts = {
             c: compile_desired(
@@ -108,6 +115,7 @@ def compile_all(
                 mirrored=mirrors[c],
                 who=who,
                 kept=kept,
+                members_moved=members_moved,
             )
             for c in sharing
         }
@@ -184,7 +192,141 @@ def _implying(desired: Desired, implied: tuple[tuple[str, str, frozenset[str]], 
     """Ranger grants with an access type every type it implies (the service definition's
     ``impliedGrants``, which may change underneath): an allow pair stays only where every
     member of its role is allowed every implied type on that resource set too (else
-    narrower, a note)."""
+    narrower, a note). Moved from the last compile's facts by the facts that differ
+    (:class:`_Implying`): the answer of :func:`_implying_whole`."""
+    more = {(service, access): rest for service, access, rest in implied}
+    if not more:
+        return desired
+    with _IMPLYING_LOCK:  # one compile at a time moves the kept answer
+        memo = _IMPLYING[0] if _IMPLYING and _IMPLYING[0].more == more else None
+        if memo is None:
+            memo = _Implying(more)
+            _IMPLYING[:] = [memo]
+        if not memo.moved(desired.facts):
+            _IMPLYING.clear()  # two roles of one name: the whole answer, nothing kept
+            return _implying_whole(desired, implied)
+        if not memo.dropped:
+            return desired
+        notes = [_implied_note(d) for d in sorted(memo.dropped)]
+        facts = frozenset(memo.out)
+    return replace(desired, facts=facts, notes=(*desired.notes, *notes))
+
+
+def _implied_note(dropped: str) -> str:
+    return (
+        f"{dropped}: the service definition makes it grant more (impliedGrants) than the model "
+        "allows its holders; not pushed (narrower)"
+    )
+
+
+class _Implying:
+    """:func:`_implying_whole` of the last facts, kept with what each answer depends on:
+    each policy's answer (its allow pairs' roles' members), the members of each role, the
+    policies naming each role in an allow pair. Moved to new facts by the facts that differ
+    (two set differences in C): a policy added, or one naming a role whose members moved,
+    is answered again; no other."""
+
+    def __init__(self, more: dict[tuple[str, str], frozenset[str]]) -> None:
+        self.more = more
+        self.facts: frozenset[Fact] = frozenset()
+        self.members: dict[str, frozenset[str]] = {}
+        self.named: dict[str, int] = {}
+        #: policy (as compiled) -> (its fact as pushed, or None: emptied; its dropped pairs)
+        self.answers: dict[PolicyFact, tuple[PolicyFact | None, frozenset[str]]] = {}
+        self.naming: dict[str, set[PolicyFact]] = {}
+        #: the facts as pushed, with how many compiled facts give each
+        self.out: dict[Fact, int] = {}
+        #: each dropped pair's description, with how many policies drop it
+        self.dropped: dict[str, int] = {}
+
+    def moved(self, facts: frozenset[Fact]) -> bool:
+        """This answer, now of ``facts`` (``False``: two role facts of one name, where the
+        whole answer depends on which is met last; nothing kept)."""
+        if facts is self.facts:
+            return True
+        gone, added = self.facts - facts, facts - self.facts
+        roles: set[str] = set()
+        for fact in gone:
+            if isinstance(fact, RoleFact):
+                roles.add(fact.name)
+                self.named[fact.name] -= 1
+                if not self.named[fact.name]:
+                    del self.named[fact.name], self.members[fact.name]
+                _count(self.out, fact, -1)
+            elif isinstance(fact, PolicyFact) and fact.allow:
+                self._forget(fact)
+                for role in {r for r, _ in fact.allow}:
+                    self.naming[role].discard(fact)
+            else:
+                _count(self.out, fact, -1)
+        for fact in added:
+            if isinstance(fact, RoleFact):
+                roles.add(fact.name)
+                self.named[fact.name] = self.named.get(fact.name, 0) + 1
+                self.members[fact.name] = fact.users
+            elif isinstance(fact, PolicyFact) and fact.allow:
+                for role in {r for r, _ in fact.allow}:
+                    self.naming.setdefault(role, set()).add(fact)
+                continue
+            _count(self.out, fact, 1)
+        self.facts = facts
+        if any(self.named.get(r, 0) > 1 for r in roles):
+            return False
+        again = {f for f in added if isinstance(f, PolicyFact) and f.allow}
+        for role in roles:
+            again.update(self.naming.get(role, ()))
+        for fact in again:
+            self._forget(fact)
+            answer = self.answers[fact] = _implied_answer(fact, self.more, self.members)
+            if answer[0] is not None:
+                _count(self.out, answer[0], 1)
+            for dropped in answer[1]:
+                _count(self.dropped, dropped, 1)
+        return True
+
+    def _forget(self, fact: PolicyFact) -> None:
+        answer = self.answers.pop(fact, None)
+        if answer is None:
+            return
+        if answer[0] is not None:
+            _count(self.out, answer[0], -1)
+        for dropped in answer[1]:
+            _count(self.dropped, dropped, -1)
+
+
+def _count(counts: dict[Any, int], key: object, step: int) -> None:
+    n = counts.get(key, 0) + step
+    if n:
+        counts[key] = n
+    else:
+        del counts[key]
+
+
+#: the one :class:`_Implying` kept (for the last implied grants)
+_IMPLYING: list[_Implying] = []
+_IMPLYING_LOCK = threading.Lock()
+
+
+def _implied_answer(
+    fact: PolicyFact, more: Mapping[tuple[str, str], frozenset[str]], members: Mapping[str, frozenset[str]]
+) -> tuple[PolicyFact | None, frozenset[str]]:
+    """A policy with allow pairs as pushed (``None``: none left) and the pairs dropped."""
+    allow = set(fact.allow)
+    dropped: set[str] = set()
+    while True:
+        bad = {(r, a) for r, a in allow if not _covered(r, more.get((fact.service, a), ()), allow, members)}
+        if not bad:
+            break
+        allow -= bad
+        for role, access in bad:
+            who = ", ".join(sorted(members.get(role, ()))) or role
+            dropped.add(f"{fact.service}:{fact.describe_resources()} {access} (for {who})")
+    out = replace(fact, allow=frozenset(allow))
+    return (None if out.empty else out), frozenset(dropped)
+
+
+def _implying_whole(desired: Desired, implied: tuple[tuple[str, str, frozenset[str]], ...]) -> Desired:
+    """:func:`_implying` over every fact at once."""
     more = {(service, access): rest for service, access, rest in implied}
     if not more:
         return desired
@@ -193,30 +335,15 @@ def _implying(desired: Desired, implied: tuple[tuple[str, str, frozenset[str]], 
     dropped: set[str] = set()
     for fact in desired.facts:
         if isinstance(fact, PolicyFact) and fact.allow:
-            allow = set(fact.allow)
-            while True:
-                bad = {
-                    (r, a)
-                    for r, a in allow
-                    if not _covered(r, more.get((fact.service, a), ()), allow, members)
-                }
-                if not bad:
-                    break
-                allow -= bad
-                for role, access in bad:
-                    who = ", ".join(sorted(members.get(role, ()))) or role
-                    dropped.add(f"{fact.service}:{fact.describe_resources()} {access} (for {who})")
-            fact = replace(fact, allow=frozenset(allow))
-            if fact.empty:
+            pushed, lost = _implied_answer(fact, more, members)
+            dropped |= lost
+            if pushed is None:
                 continue
+            fact = pushed
         facts.append(fact)
     if not dropped:
         return desired
-    notes = [
-        f"{d}: the service definition makes it grant more (impliedGrants) than the model allows its "
-        "holders; not pushed (narrower)"
-        for d in sorted(dropped)
-    ]
+    notes = [_implied_note(d) for d in sorted(dropped)]
     return replace(desired, facts=frozenset(facts), notes=(*desired.notes, *notes))
 
 

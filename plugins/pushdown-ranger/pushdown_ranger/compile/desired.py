@@ -35,6 +35,7 @@ never groups, and names Ranger would read otherwise are refused
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -96,6 +97,7 @@ def compile_desired(
     mirrored: frozenset[str] = frozenset(),
     who: Principals | None = None,
     kept: KeptClasses | None = None,
+    members_moved: frozenset[str] | None = None,
 ) -> Desired:
     """The roles and policies Ranger should hold. ``focus``: only the Hive databases of
     these schemas are compiled (``None``: everything); topics and filesets always are.
@@ -106,7 +108,10 @@ def compile_desired(
     schemas of ``hive`` nobody registered (:func:`~pushdown_ranger.compile.shared.mirrored`).
     ``who``: :func:`~pushdown_ranger.compile.principals.principals`, when the caller has it.
     ``kept``: the classes' Hive items of the last compiles (:mod:`.classes`), taken over
-    where a class's grants there and the database's tables stand, and kept."""
+    where a class's grants there and the database's tables stand, and kept.
+    ``members_moved``: the users whose roles or groups the changes since the last compile
+    can have moved (``None``: unknown, every model role's holders are asked again); only a
+    hint: what it misses is caught by comparing the model's memberships (:class:`_Seen`)."""
     roots = [
         ObjectRef(T.CATALOG, (c,)) for c in sorted(catalogs) if ObjectRef(T.CATALOG, (c,)) in model.objects
     ]
@@ -153,7 +158,7 @@ def compile_desired(
                 )
         notes += leaf_items(items, by_root, inventory, model, naming, deny_enabled, locations or {})
     facts: set[Fact] = set(_policies(items, model, naming, who))
-    facts |= set(_roles(model, naming, facts, named_elsewhere, who))
+    facts |= set(_roles(model, naming, facts, named_elsewhere, who, members_moved))
     if not deny_enabled.get(naming.hive_service, False) and roots:
         notes.append(
             f"service {naming.hive_service}: its definition does not enable deny items "
@@ -258,20 +263,19 @@ def _pairs(
 
 
 def _roles(
-    model: Model, naming: RangerNaming, facts: set[Fact], elsewhere: frozenset[str], who: Principals
+    model: Model,
+    naming: RangerNaming,
+    facts: set[Fact],
+    elsewhere: frozenset[str],
+    who: Principals,
+    moved: frozenset[str] | None = None,
 ) -> Iterable[RoleFact]:
     """Each model role's Ranger role, its members the model's holders (groups expanded:
-    see :mod:`pushdown_ranger.compile.principals`), and the per-user roles the policies name."""
-    memo = _memo(model, naming, who)
-    made = memo.made
-    for role in model.roles:
-        if role not in who.refused_roles:
-            holders = who.holders(model, role)
-            hit = made.get(role)
-            if hit is None or hit[0] != holders:
-                fact = interned(RoleFact(naming.role(role), frozenset(naming.user(u) for u in holders)))
-                hit = made[role] = (holders, fact)
-            yield hit[1]
+    see :mod:`pushdown_ranger.compile.principals`), and the per-user roles the policies name.
+    Only the roles whose holders ``moved`` can have changed are asked again (:meth:`_Memo.kept`)."""
+    with _MEMO_LOCK:  # one compile at a time moves the kept roles (compiles may share a model)
+        memo = _memo(model, naming, who)
+        out: list[RoleFact] = list(memo.kept(model, naming, who, moved).values())
     named = elsewhere | {r for f in facts if isinstance(f, PolicyFact) for r, _ in f.allow | f.deny}
     if memo.user_roles is None:
         by_name: dict[str, list[str]] = {}
@@ -280,7 +284,69 @@ def _roles(
         memo.user_roles = by_name
     for name in named & memo.user_roles.keys():
         for user in memo.user_roles[name]:
-            yield RoleFact(name, frozenset({naming.user(user)}))
+            out.append(RoleFact(name, frozenset({naming.user(user)})))
+    return out
+
+
+@dataclass
+class _Seen:
+    """A copy of the model's memberships (role -> users, role -> groups, group -> users)
+    the memo's roles were made from, and each user's groups then: equal to the model's
+    again (one comparison of dicts) only when every holder is as the memo has it."""
+
+    role_users: dict[str, frozenset[str]]
+    role_groups: dict[str, frozenset[str]]
+    groups: dict[str, frozenset[str]]
+    user_groups: dict[str, frozenset[str]]
+
+    @classmethod
+    def of(cls, model: Model) -> _Seen:
+        return cls(
+            {r: frozenset(u) for r, u in model.role_users.items()},
+            {r: frozenset(g) for r, g in model.role_groups.items()},
+            {g: frozenset(u) for g, u in model.groups.items()},
+            {u: frozenset(g) for u, g in model.user_groups.items() if g},
+        )
+
+    def same(self, model: Model) -> bool:
+        return (
+            self.role_users == model.role_users
+            and self.role_groups == model.role_groups
+            and self.groups == model.groups
+        )
+
+    def moved(self, model: Model, users: frozenset[str], held: Mapping[str, set[str]]) -> set[str]:
+        """The entries ``users``' changes can have moved copied again from the model; the
+        roles whose holders can have changed returned: each user's roles now, and those
+        it held (``held``: user -> roles, of the memo)."""
+        roles: set[str] = set()
+        groups: set[str] = set()
+        for user in users:
+            roles.update(model.roles_of(user))
+            roles.update(held.get(user, ()))
+            groups.update(model.user_groups.get(user, ()))
+            groups.update(self.user_groups.get(user, ()))
+            now = model.user_groups.get(user)
+            _mirror(self.user_groups, user, now if now else None)
+        for role in roles:
+            _mirror(self.role_users, role, model.role_users.get(role))
+            _mirror(self.role_groups, role, model.role_groups.get(role))
+        for group in groups:
+            if _mirror(self.groups, group, model.groups.get(group)):
+                # its roles' holders moved (those it held before and not now are
+                # mirrored above, or the copy differs from the model and all is made again)
+                roles.update(model.group_roles.get(group, ()))
+        return roles
+
+
+def _mirror(copy: dict[str, frozenset[str]], key: str, now: set[str] | None) -> bool:
+    """``copy[key]`` made ``now`` (``None``: absent); whether it differed."""
+    before = copy.get(key)
+    if now is None:
+        copy.pop(key, None)
+        return before is not None
+    copy[key] = frozenset(now)
+    return before != copy[key]
 
 
 @dataclass
@@ -288,15 +354,60 @@ class _Memo:
     """What :func:`_roles` made for one :class:`Principals` answer (the kept identity, the
     model's users and roles: :func:`pushdown_ranger.compile._principals`) and naming:
     each model role's holders and its Ranger role (made again when the holders differ),
-    and the per-user roles' names."""
+    the memberships they were made from, and the per-user roles' names."""
 
     key: tuple[object, ...]
     made: dict[str, tuple[frozenset[str], RoleFact]] = field(default_factory=dict)
     user_roles: dict[str, list[str]] | None = None
+    #: each model role's Ranger role, as made from ``seen``
+    facts: dict[str, RoleFact] = field(default_factory=dict)
+    #: user -> the roles it holds (refused or not) in ``seen``, and role -> its holders
+    held: dict[str, set[str]] = field(default_factory=dict)
+    raw: dict[str, frozenset[str]] = field(default_factory=dict)
+    seen: _Seen | None = None
+
+    def kept(
+        self, model: Model, naming: RangerNaming, who: Principals, moved: frozenset[str] | None
+    ) -> dict[str, RoleFact]:
+        """Each model role's Ranger role: those of the roles ``moved`` users hold or held
+        asked again; every one when ``moved`` is ``None``, when nothing was seen yet, or
+        when the model's memberships still differ from those seen after that (a change
+        the hint did not name: a group removed with its members, say)."""
+        if moved is not None and self.seen is not None:
+            if self.seen.same(model):
+                return self.facts
+            roles = self.seen.moved(model, moved, self.held)
+            if self.seen.same(model):
+                for role in roles:
+                    self._make(model, naming, who, role)
+                return self.facts
+        self.facts, self.held, self.raw, self.seen = {}, {}, {}, _Seen.of(model)
+        for role in model.roles:
+            self._make(model, naming, who, role)
+        return self.facts
+
+    def _make(self, model: Model, naming: RangerNaming, who: Principals, role: str) -> None:
+        """``role``'s Ranger role made (or taken from :attr:`made`), as the model holds it now."""
+        raw = frozenset(model.holders_of(role)) if role in model.roles else frozenset()
+        for user in self.raw.get(role, frozenset()) - raw:
+            self.held[user].discard(role)
+        for user in raw:
+            self.held.setdefault(user, set()).add(role)
+        self.raw[role] = raw
+        self.facts.pop(role, None)
+        if role not in model.roles or role in who.refused_roles:
+            return
+        holders = raw - who.refused_users
+        hit = self.made.get(role)
+        if hit is None or hit[0] != holders:
+            fact = interned(RoleFact(naming.role(role), frozenset(naming.user(u) for u in holders)))
+            hit = self.made[role] = (holders, fact)
+        self.facts[role] = hit[1]
 
 
 #: the one memo kept (its key holds the Principals answer alive, so no other reuses its id)
 _MEMO: list[_Memo] = []
+_MEMO_LOCK = threading.Lock()
 
 
 def _memo(model: Model, naming: RangerNaming, who: Principals) -> _Memo:

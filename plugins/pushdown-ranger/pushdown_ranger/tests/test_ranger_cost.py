@@ -14,7 +14,8 @@ syncs; before that 11 / 101); the role granted to one more user: 5 reads and 1 w
 for every class; the read's findings mapped every user twice, 23 / 203 calls). Of both
 (issue 30, the issue's estate): Ranger roles made 0 / 0 for the grant and 1 / 1 for the
 membership (before: one per model role, every sync), policies and roles the read's
-findings examine 1 / 1 (before: every policy and role read, after each write).
+findings examine 1 / 1 (before: every policy and role read, after each write), policies and
+roles whose findings are looked up or made 2 / 2 (before: 11 / 101, a pass over every one).
 
 A scoped Ranger sync compiles the Hive database of the change (a Ranger focus is a
 database), not its catalog, for the users something there decides for
@@ -22,8 +23,9 @@ database), not its catalog, for the users something there decides for
 databases their grants, DENYs and ownerships are in and those whose policies name a Ranger
 role they are or were members of. Two steps stay estate-sized on purpose, and are counted
 apart: every scoped sync compiles pushdown's roles (one per model role: a member added by
-hand is taken out by the next sync, whatever its scope; a role is made again only when its
-holders moved, and the diff compares the others by identity) and its topics and filesets
+hand is taken out by the next sync, whatever its scope; a role is made again only when the
+scope's users hold or held it, the others kept while the model's memberships are those they
+were made from, and the diff compares them by identity) and its topics and filesets
 (the catalog's schemas are scanned for them; each schema's children compared in one set
 comparison). In a database where every role holds grants (a class each), a one-table
 grant compiles the one class whose grants moved, 1 / 1, not 10 / 100: the others' Hive
@@ -245,6 +247,9 @@ class Synced:
     examined: int = 0
     #: policies and roles as read made into facts (those the writes answered)
     read: int = 0
+    #: policies and roles as read whose findings were looked up or made (before: every one,
+    #: once per read)
+    looked: int = 0
 
 
 @dataclass
@@ -255,6 +260,7 @@ class Work:
     made: int = 0
     examined: int = 0
     read: int = 0
+    looked: int = 0
 
     @contextmanager
     def counting(self, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
@@ -262,6 +268,7 @@ class Work:
         from pushdown_ranger.compile import desired
 
         interned, unenforced, role_findings = desired.interned, reporting.unenforced, reporting.role_findings
+        put, add = reporting._Found.put, reporting._Found.add
         policy_fact, role_fact = reading.policy_fact, reading.role_fact
 
         def read_policy(p: Any, ours: Any) -> Any:
@@ -284,7 +291,17 @@ class Work:
             self.examined += len(roles)
             return role_findings(roles, ours)
 
+        def looked_put(found: Any, *args: Any) -> None:
+            self.looked += 1
+            put(found, *args)
+
+        def looked_add(found: Any, *args: Any) -> None:
+            self.looked += 1
+            add(found, *args)
+
         with monkeypatch.context() as m:
+            m.setattr(reporting._Found, "put", looked_put)
+            m.setattr(reporting._Found, "add", looked_add)
             m.setattr(desired, "interned", made)
             m.setattr(reporting, "unenforced", policy)
             m.setattr(reporting, "role_findings", role)
@@ -332,7 +349,9 @@ def synced_changes(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[Synced,
             log = standin.request_log
             reads = sum(1 for method, _, _ in log if method == "GET")
             synced = Synced(reads, len(log) - reads, counts.classes, mapper.calls, len(plan.ops))
-            out.append(replace(synced, made=work.made, examined=work.examined, read=work.read))
+            out.append(
+                replace(synced, made=work.made, examined=work.examined, read=work.read, looked=work.looked)
+            )
             # the facts kept after the writes (those answered put in place) are a read's
             assert backend.last is not None
             fresh = RangerBackend(context)
@@ -361,3 +380,5 @@ def test_a_synced_table_grant_and_role_membership_cost_as_much_in_an_estate_ten_
     # the read's facts: those of the answered policies and roles made (and those they
     # replace), not every one read
     assert 1 <= small_table.read <= 4 and 1 <= small_member.read <= 4, (small_table, small_member)
+    # the findings: of the policies and roles the writes answered, not a pass over every one
+    assert 1 <= small_table.looked <= 4 and 1 <= small_member.looked <= 4, (small_table, small_member)

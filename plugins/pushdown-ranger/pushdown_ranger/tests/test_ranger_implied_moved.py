@@ -1,0 +1,166 @@
+"""The implied-grants check follows the change (issue 30): the compile's allow pairs that the
+service definition's ``impliedGrants`` would widen are dropped by an answer moved from the
+last compile's facts by the facts that differ (``_Implying``), not computed over every fact
+again; so are the databases where pushdown's allow items as read imply more
+(``compiling.ImpliedDatabases``, asked on every read). Counted, not timed: a policy
+changed, or a role's members changed, is answered again for that policy (or those naming
+the role) alone, in an estate ten times larger as well. Over random sequences of facts
+(members moved, policies added, changed and gone, two roles of one name), the moved
+answer equals the whole one at every step."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pushdown.reconcile.backend import Desired
+from pushdown.reconcile.plan import Fact
+from pushdown_ranger import compile as compile_module
+from pushdown_ranger import compiling
+from pushdown_ranger.compile import _implying, _implying_whole
+from pushdown_ranger.facts import PolicyFact, RoleFact
+from tests.adversary import histories
+
+IMPLIED = (("hive", "alter", frozenset({"select"})), ("hive", "update", frozenset({"select", "read"})))
+
+
+def table(name: str) -> tuple[tuple[str, tuple[str, ...], bool], ...]:
+    return (("column", ("*",), False), ("database", ("d",), False), ("table", (name,), False))
+
+
+@contextmanager
+def counting_answers(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[PolicyFact]]:
+    answered: list[PolicyFact] = []
+    answer = compile_module._implied_answer
+
+    def counted(fact: PolicyFact, *args: Any) -> Any:
+        answered.append(fact)
+        return answer(fact, *args)
+
+    with monkeypatch.context() as m:
+        m.setattr(compile_module, "_implied_answer", counted)
+        yield answered
+
+
+def estate(size: int) -> dict[str, Fact]:
+    """``size`` roles of one member each, and a policy per role allowing it select and alter."""
+    facts: dict[str, Fact] = {}
+    for i in range(size):
+        facts[f"role {i}"] = RoleFact(f"pd_r{i}", frozenset({f"u{i}"}))
+        facts[f"policy {i}"] = PolicyFact("hive", table(f"t{i}"), frozenset({(f"pd_r{i}", "select")}))
+    return facts
+
+
+def answered_again(size: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int, int]:
+    """Policies answered again: one policy given alter, one role given a member, a policy gone."""
+    compile_module._IMPLYING.clear()
+    facts = estate(size)
+    _implying(Desired(frozenset(facts.values())), IMPLIED)
+    out: list[int] = []
+    for key, fact in (
+        ("policy 1", PolicyFact("hive", table("t1"), frozenset({("pd_r1", "select"), ("pd_r2", "alter")}))),
+        ("role 2", RoleFact("pd_r2", frozenset({"u2", "u1"}))),
+        ("policy 3", None),
+    ):
+        if fact is None:
+            del facts[key]
+        else:
+            facts[key] = fact
+        desired = Desired(frozenset(facts.values()))
+        with counting_answers(monkeypatch) as answered:
+            moved = _implying(desired, IMPLIED)
+        assert moved == _implying_whole(desired, IMPLIED)
+        out.append(len(answered))
+    return out[0], out[1], out[2]
+
+
+def test_a_changed_policy_or_role_is_answered_again_alone_in_an_estate_ten_times_larger(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    small, large = answered_again(100, monkeypatch), answered_again(1000, monkeypatch)
+    print(f"\nimplied-grants answers (policy, role's members, policy gone): {small} / {large}")
+    assert small == large
+    # the changed policy; the two policies naming the role (its own, and policy 1); none
+    assert small == (1, 2, 0)
+
+
+ROLES = ("pd_a", "pd_b", "pd_c")
+ACCESSES = ("select", "update", "alter", "read")
+members = st.frozensets(st.sampled_from(("x", "y", "z")))
+pairs = st.frozensets(st.tuples(st.sampled_from(ROLES), st.sampled_from(ACCESSES)), max_size=4)
+roles = st.lists(st.tuples(st.sampled_from(ROLES), members), max_size=4).map(
+    lambda drawn: [RoleFact(name, users) for name, users in drawn]
+)
+policies = st.lists(
+    st.builds(
+        lambda service, t, allow, deny: PolicyFact(service, table(t), allow, deny),
+        st.sampled_from(("hive", "kafka")),
+        st.sampled_from(("a", "b", "c")),
+        pairs,
+        pairs,
+    ),
+    max_size=5,
+)
+implied = st.sampled_from((IMPLIED, IMPLIED[:1], (("hive", "select", frozenset({"read"})), *IMPLIED)))
+
+
+def test_the_moved_answer_over_random_facts_equals_the_whole_one() -> None:
+    @settings(max_examples=histories(300), deadline=None, suppress_health_check=list(HealthCheck))
+    @given(steps=st.lists(st.tuples(roles, policies, implied), min_size=1, max_size=8))
+    def run(steps: list[tuple[list[RoleFact], list[PolicyFact], Any]]) -> None:
+        compile_module._IMPLYING.clear()
+        for role_facts, policy_facts, grants in steps:
+            desired = Desired(frozenset([*role_facts, *policy_facts]), ("a note",))
+            assert _implying(desired, grants) == _implying_whole(desired, grants)
+
+    run()
+
+
+# -- the read's side: the databases where pushdown's allow items as read imply more ----------
+
+
+def read_side(implied: Any, facts: frozenset[Fact]) -> set[str]:
+    return compiling._implying_more(SimpleNamespace(implied=implied, facts=facts), "hive")  # type: ignore[arg-type]
+
+
+def test_a_read_policy_changed_is_looked_at_alone_in_an_estate_ten_times_larger(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def looked(size: int) -> tuple[int, set[str]]:
+        facts = estate(size)
+        kept = compiling.ImpliedDatabases(None, IMPLIED, "hive")
+        kept.moved(frozenset(facts.values()))
+        facts["policy 1"] = PolicyFact("hive", table("t1"), frozenset({("pd_r1", "alter")}))
+        calls: list[Fact] = []
+        databases = compiling._implying_databases
+
+        def counted(fact: Fact, *args: Any) -> frozenset[str]:
+            calls.append(fact)
+            return databases(fact, *args)
+
+        with monkeypatch.context() as m:
+            m.setattr(compiling, "_implying_databases", counted)
+            found = kept.moved(frozenset(facts.values()))
+        assert found == read_side(IMPLIED, frozenset(facts.values()))
+        return len(calls), found
+
+    small, large = looked(100), looked(1000)
+    assert small == large == (2, {"d"})  # the policy as it was, and as it is
+
+
+def test_the_read_side_moved_over_random_facts_equals_a_pass_over_every_fact() -> None:
+    @settings(max_examples=histories(300), deadline=None, suppress_health_check=list(HealthCheck))
+    @given(grants=implied, steps=st.lists(policies, min_size=1, max_size=8))
+    def run(grants: Any, steps: list[list[PolicyFact]]) -> None:
+        kept = compiling.ImpliedDatabases(None, grants, "hive")
+        for policy_facts in steps:
+            facts = frozenset[Fact](policy_facts)
+            assert kept.moved(facts) == read_side(grants, facts)
+
+    run()

@@ -1,0 +1,209 @@
+"""pushdown's Ranger roles follow the change (issue 30): a scoped compile makes again only the
+Ranger roles of the model roles whose holders a change can have moved (those the users its
+events name hold or held), and keeps the others while the model's memberships are those
+they were made from; a full compile makes them all.
+
+Counted, not timed: a role granted to one more user, a role revoked from one and a user
+joining a group make as many roles (1, 1 and the group's roles) in an estate ten times
+larger, a one-table grant none. Over random histories of memberships, groups, users and
+roles (each synced over its events' scope, some several changes at once, as a daemon
+gathers them, some not named by the scope at all), the scoped compile equals the whole one
+at every step: what the scope misses is caught by comparing the model's memberships."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pushdown.errors import ModelError
+from pushdown.model import changes as ch
+from pushdown.model import events as ev
+from pushdown.model.principals import Principal
+from pushdown.model.securables import ObjectRef
+from pushdown.model.state import Model
+from pushdown.reconcile.backend import Desired
+from pushdown.reconcile.identity import KeptIdentity
+from pushdown.reconcile.scope import Scope, scope_of
+from pushdown_ranger import compile as compile_module
+from pushdown_ranger.compile import compile_all
+from pushdown_ranger.compile import desired as desired_module
+from pushdown_ranger.compile.naming import RangerNaming
+from pushdown_ranger.scoping import members_moved, scope_users
+from tests.adversary import histories
+from tests.costs import at_both_scales, do, estate
+
+DENY = {"hive": True, "hdfs": True, "kafka": True}
+KW: dict[str, Any] = {"elsewhere": frozenset(), "hive": "c", "voided": {}, "services": frozenset(DENY)}
+#: Ranger roles a one-membership change makes again, whatever the estate
+MADE_BOUND = 2
+
+
+class Compiler:
+    """The backend's way of compiling: one kept identity, each change compiled over the
+    scope its events name (the users it maps again, the users whose memberships moved)."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.naming = RangerNaming()
+        self.kept = KeptIdentity(self.naming.user, stable=lambda: True)
+        self.full()
+
+    def full(self) -> Desired:
+        identity = self.kept.of(self.model.users)
+        return compile_all(self.model, ["c"], self.naming, DENY, focus=None, identity=identity, **KW)
+
+    def scoped(self, events: list[ev.Event]) -> Desired:
+        scope = Scope.union(scope_of(e) for e in events).resolve(self.model)
+        identity = self.kept.of(self.model.users, scope_users(scope))
+        moved = members_moved(scope)
+        return compile_all(
+            self.model, ["c"], self.naming, DENY, focus=None, identity=identity, members_moved=moved, **KW
+        )
+
+
+def whole(model: Model) -> Desired:
+    """The compile of a copy of ``model`` from nothing kept (the memos put back after)."""
+    memo, who = list(desired_module._MEMO), list(compile_module._WHO)
+    try:
+        return compile_all(copy.deepcopy(model), ["c"], RangerNaming(), DENY, focus=None, **KW)
+    finally:
+        desired_module._MEMO[:], compile_module._WHO[:] = memo, who
+
+
+@contextmanager
+def counting_made(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The model roles whose Ranger roles the compile makes (their holders asked)."""
+    made: list[str] = []
+    make = desired_module._Memo._make
+
+    def counted(self: Any, model: Model, naming: Any, who: Any, role: str) -> None:
+        made.append(role)
+        make(self, model, naming, who, role)
+
+    with monkeypatch.context() as m:
+        m.setattr(desired_module._Memo, "_make", counted)
+        yield made
+
+
+def changes_made(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int, int, int]:
+    """Roles made by a one-table grant, a role granted to one more user, the role revoked
+    from them, and a user joining a group that holds one role, in :func:`estate`."""
+    model = estate(scale, "rg", gate_each=True)
+    do(model, ch.add_user(model, "newcomer"))
+    do(model, ch.create_role(model, "solo"))  # newcomer its only holder, then nobody
+    do(model, ch.add_group(model, "team"))
+    do(model, ch.grant_role(model, "r1", Principal.group("team")))
+    compiler = Compiler(model)
+    out: list[int] = []
+    for change in (
+        lambda: ch.grant_privileges(model, "r2", ObjectRef.parse("table c.crm.t0"), ["MODIFY_TABLE"]),
+        lambda: ch.grant_role(model, "solo", Principal.user("newcomer")),
+        lambda: ch.revoke_role(model, "solo", Principal.user("newcomer")),
+        lambda: ch.add_member(model, "team", "newcomer"),
+    ):
+        events = change()
+        do(model, events)
+        with counting_made(monkeypatch) as made:
+            scoped = compiler.scoped(events)
+        assert scoped == whole(model)
+        out.append(len(made))
+    return out[0], out[1], out[2], out[3]
+
+
+def test_a_membership_change_makes_as_many_ranger_roles_in_an_estate_ten_times_larger(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    small, large = at_both_scales(lambda scale: changes_made(scale, monkeypatch))
+    print(f"\nranger roles made (grant, member in, member out, group member): {small} / {large}")
+    assert small == large, (small, large)
+    grant, joined, left, grouped = small
+    assert grant == 0
+    assert 1 <= joined <= MADE_BOUND and 1 <= left <= MADE_BOUND
+    assert 1 <= grouped <= MADE_BOUND  # the group's role
+
+
+def test_a_full_compile_makes_every_ranger_role(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = estate(1, "rg", gate_each=True)
+    compiler = Compiler(model)
+    with counting_made(monkeypatch) as made:
+        compiler.full()
+    assert sorted(made) == sorted(model.roles)
+
+
+USERS = ("u1", "u2", "u3")
+GROUPS = ("g1", "g2")
+ROLES = ("r1", "r2", "r3")
+users = st.sampled_from(USERS)
+principals = st.one_of(users.map(Principal.user), st.sampled_from(GROUPS).map(Principal.group))
+changes = st.one_of(
+    st.tuples(st.sampled_from(("grant_role", "revoke_role")), st.sampled_from(ROLES), principals),
+    st.tuples(st.sampled_from(("add_member", "remove_member")), st.sampled_from(GROUPS), users),
+    st.tuples(st.sampled_from(("add_group", "remove_group")), st.sampled_from(GROUPS)),
+    st.tuples(st.sampled_from(("add_user", "remove_user")), st.sampled_from(USERS)),
+    st.tuples(st.sampled_from(("create_role", "delete_role")), st.sampled_from(ROLES)),
+    st.tuples(st.just("grant"), st.sampled_from(ROLES), st.sampled_from(("a", "b"))),
+)
+#: a change, or one the sync's scope does not name (the model moved past the events synced:
+#: a group dropped by its event alone, as a journal may hold it, or any other change)
+steps = st.one_of(
+    changes.map(lambda step: (False, step)),
+    changes.map(lambda step: (True, step)),
+    st.sampled_from(GROUPS).map(lambda group: (True, ("group_removed", group))),
+)
+
+
+def start() -> Model:
+    model = Model()
+    do(model, ch.create_object(model, ObjectRef.of("catalog", "c"), properties={"backend": "rg"}))
+    do(model, ch.create_object(model, ObjectRef.parse("schema c.s")))
+    for table in ("a", "b"):
+        do(model, ch.create_object(model, ObjectRef.parse(f"table c.s.{table}")))
+    for user in USERS:
+        do(model, ch.add_user(model, user))
+    for role in ROLES:
+        do(model, ch.create_role(model, role))
+        gates = ["USE_CATALOG", "USE_SCHEMA"]
+        do(model, ch.grant_privileges(model, role, ObjectRef.of("catalog", "c"), gates))
+    do(model, ch.add_group(model, "g1", ["u1"]))
+    do(model, ch.grant_role(model, "r1", Principal.group("g1")))
+    do(model, ch.grant_role(model, "r2", Principal.user("u2")))
+    return model
+
+
+def events_for(model: Model, step: tuple[Any, ...]) -> list[ev.Event]:
+    kind, *args = step
+    if kind == "group_removed":
+        return [ev.GroupRemoved(args[0])] if args[0] in model.groups else []
+    if kind == "grant":
+        return ch.grant_privileges(model, args[0], ObjectRef.parse(f"table c.s.{args[1]}"), ["SELECT_TABLE"])
+    if kind in ("add_group", "create_role"):
+        return getattr(ch, kind)(model, args[0])
+    result: list[ev.Event] = getattr(ch, kind)(model, *args)
+    return result
+
+
+def test_the_scoped_compile_of_random_memberships_equals_the_whole_one() -> None:
+    @settings(max_examples=histories(200), deadline=None, suppress_health_check=list(HealthCheck))
+    @given(history=st.lists(st.lists(steps, min_size=1, max_size=3), min_size=1, max_size=8))
+    def run(history: list[list[tuple[bool, tuple[Any, ...]]]]) -> None:
+        model = start()
+        compiler = Compiler(model)
+        for batch in history:  # the changes of a batch synced at once (a daemon's gather)
+            events: list[ev.Event] = []
+            for unnamed, step in batch:
+                try:
+                    made = events_for(model, step)
+                except ModelError:
+                    continue
+                do(model, made)
+                events += [] if unnamed else made
+            if events or batch[-1][0]:
+                assert compiler.scoped(events) == whole(model), batch
+
+    run()
