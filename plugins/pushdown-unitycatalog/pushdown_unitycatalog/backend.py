@@ -112,9 +112,10 @@ class UnityCatalogBackend(Backend):
             stable=context.mapping_stable,
         )
         self._folds: tuple[Identity, dict[str, str]] | None = None
-        #: the catalogs (and "" the metastore) where the server was seen to show the token
-        #: every principal's grants (:meth:`UnityCatalog.sees_all`): the admin stays the admin
-        #: and a catalog's owner its owner (no call of the open server transfers ownership)
+        #: "" once the server was seen to show the token every principal's grants on the
+        #: metastore (:meth:`UnityCatalog.sees_all`): the metastore admin stays the admin. A
+        #: catalog's sight is asked at every read: a catalog dropped and made again by
+        #: somebody else is no longer the token's owned one (kept, it hid every grant there)
         self._sees: set[str] = set()
 
     @property
@@ -233,7 +234,8 @@ class UnityCatalogBackend(Backend):
             # a catalog that cannot be read whole is left out (nothing planned in it) and said
             # so; the others are read and narrowed all the same
             try:
-                if not self._sight(catalog, again=whole is None):
+                # (a catalog the scope does not reach has no grant read: nothing to ask)
+                if (whole is None or whole or alone) and not self._sight(catalog):
                     notes.append(
                         f"catalog {catalog}: the token owns neither it nor the metastore, and Unity Catalog "
                         "shows such a token only its own grants there: what managed principals hold cannot "
@@ -266,23 +268,18 @@ class UnityCatalogBackend(Backend):
             reads=tuple(reads),
         )
 
-    def _sight(self, catalog: str, again: bool) -> bool:
+    def _sight(self, catalog: str) -> bool:
         """Whether ``catalog`` may be read with this token: not when the server shows it
         only its own grants there (neither the metastore admin's nor the catalog owner's),
         for every managed principal's grant would look absent, and a plan with nothing to
-        revoke would say the server is as the model wants. ``again``: ask even if seen
-        before (a full read)."""
-        if catalog in self._sees and not again:
-            return True
+        revoke would say the server is as the model wants. Asked at every read, scoped or
+        not: the catalog's owner changes when it is dropped and made again by another."""
         try:
-            sees = self.uc.sees_all("catalog", catalog)
+            return self.uc.sees_all("catalog", catalog)
         except Refused as exc:
             if exc.status == 404:
                 return True  # not on the server: the read says so
             raise
-        if sees:
-            self._sees.add(catalog)
-        return sees
 
     def _metastore(self, enforced: list[str] | None) -> list[str]:
         """Privileges of managed principals on the metastore (CREATE CATALOG…), its external

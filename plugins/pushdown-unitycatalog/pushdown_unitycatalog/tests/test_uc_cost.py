@@ -35,9 +35,11 @@ from tests.costs import do, same_at_both_scales
 #: asked for every table's and the schema's functions, volumes and models before (15 calls
 #: with 3 tables in the schema, 105 with 100); the read back asks only for the securables
 #: the plan touched, it read the whole scope again before (27 calls, 3 mappings); before
-#: the kept identity every user was mapped at each: 63 at scale 1, 603 at scale 10)
+#: the kept identity every user was mapped at each: 63 at scale 1, 603 at scale 10); 11 since
+#: the token's sight of the catalog is asked at every read (one empty PATCH: a catalog made
+#: again by another owner hides every grant from a token kept as its owner's)
 MAPPINGS_BOUND = 5
-CALLS_BOUND = 10
+CALLS_BOUND = 11
 #: the users a one-table change's compile decides for, whatever the estate (measured: 2, the
 #: holder ``ann`` and one user with nothing in the catalog; before, every user of the model:
 #: 21 at scale 1, 201 at scale 10)
