@@ -214,9 +214,13 @@ class Compiling(RangerBase):
             databases = {s.names[1].casefold() for s in focus}
             by_database = self._read_index(snapshot).by_database
             elsewhere = frozenset().union(*(r for d, r in by_database.items() if d not in databases))
+        # the compile names users through the mapping: kept while its answers stand (the
+        # hook's version, when no plugin can change them underneath; never otherwise)
+        stable = self.context.mapping_stable()
         key = (
             id(model),
             model.version,
+            self.context.mapping_version() if stable else None,
             focus,
             elsewhere,
             tuple(sorted(snapshot.deny.items())),
@@ -226,7 +230,7 @@ class Compiling(RangerBase):
             snapshot.voiding,
             snapshot.overriding,
         )
-        if self._compiled is not None and self._compiled[0] == key:
+        if stable and self._compiled is not None and self._compiled[0] == key:
             return self._compiled[1]
         fresh = None if focus is None else scope_users(scope)
         moved = members_moved(scope)
