@@ -27,7 +27,8 @@ hand is taken out by the next sync, whatever its scope; a role is made again onl
 scope's users hold or held it, the others kept while the model's memberships are those they
 were made from, and the diff compares them by identity) and its topics and filesets
 (their schemas found by key in the model's index of them, ``Model.leaves``: the children
-of 1 / 1 schemas looked up, 11 / 101 before). In a database where every role holds grants (a class each), a one-table
+of 1 / 1 schemas looked up, 11 / 101 before). In a database where every role holds
+grants (a class each), a one-table
 grant compiles the one class whose grants moved, 1 / 1, not 10 / 100: the others' Hive
 items are kept between compiles (:mod:`pushdown_ranger.compile.classes`). The mapping is
 kept between syncs
