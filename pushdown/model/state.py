@@ -33,6 +33,7 @@ class Grant:
 
 
 _NONE: frozenset[ObjectRef] = frozenset()
+_LEAVES = (SecurableType.TOPIC, SecurableType.FILESET)
 
 
 @dataclass
@@ -59,6 +60,9 @@ class Model:
     #: user -> objects the user owns; parent -> registered children (for subtree walks)
     owned_by: dict[str, set[ObjectRef]] = field(default_factory=dict)
     kids: dict[ObjectRef, set[ObjectRef]] = field(default_factory=dict)
+    #: parent -> its registered topics and filesets (of :attr:`kids`): a backend compiling
+    #: them every time finds their schemas by key, not by a look at every schema's children
+    leaves: dict[ObjectRef, set[ObjectRef]] = field(default_factory=dict)
     #: object -> the objects at or below it that carry a grant or an owner (registered or
     #: not): a scoped compile finds them by key, never by a pass over every grant
     marks: dict[ObjectRef, set[ObjectRef]] = field(default_factory=dict)
@@ -126,7 +130,7 @@ class Model:
 
     def reindex(self) -> None:
         """Rebuild the derived indexes after ``objects``/``owners`` were filled directly."""
-        self.owned_by, self.kids, self.marks, self.capitals = {}, {}, {}, {}
+        self.owned_by, self.kids, self.marks, self.capitals, self.leaves = {}, {}, {}, {}, {}
         for obj in self.objects:
             self._link(obj)
         for obj, owner in self.owners.items():
@@ -174,6 +178,8 @@ class Model:
         parent = obj.parent
         if parent is not None:
             self.kids.setdefault(parent, set()).add(obj)
+            if obj.type in _LEAVES:
+                self.leaves.setdefault(parent, set()).add(obj)
 
     def _unlink(self, obj: ObjectRef) -> None:
         self._recase(obj)
@@ -183,6 +189,11 @@ class Model:
             siblings.discard(obj)
             if not siblings:
                 del self.kids[parent]  # type: ignore[arg-type]
+        leaves = self.leaves.get(parent) if parent is not None else None
+        if leaves is not None:
+            leaves.discard(obj)
+            if not leaves:
+                del self.leaves[parent]  # type: ignore[arg-type]
 
     def _own(self, obj: ObjectRef, owner: str | None) -> None:
         old = self.owners.pop(obj, None)

@@ -188,7 +188,7 @@ class Reporting(Compiling):
             r for c in self.enforces(model) if (r := ObjectRef(SecurableType.CATALOG, (c,))) in model.objects
         ]
         if not any(
-            k.type is SecurableType.FILESET for s in leaf_schemas(model, roots) for k in model.children(s)
+            k.type is SecurableType.FILESET for s in leaf_schemas(model, roots) for k in model.leaves[s]
         ):
             return []
         return [

@@ -124,14 +124,20 @@ def compile_all(
     desired = run(deny)
     # the Hive *service* (``hive`` is the catalog, which ``run`` passes on every call)
     service = naming.hive_service
-    held = _databases(desired, service) if deny.get(service, False) else set()
+    # each a pass over every compiled fact (one per model role): only when a hand-made
+    # policy voids deny items or overrides (else none is voided, overridden or voiding)
+    held = _databases(desired, service) if voided and deny.get(service, False) else set()
     databases = {d for d in held if is_voided(d, voided)}
-    leaves = {
-        f.service
-        for f in desired.facts
-        if isinstance(f, PolicyFact) and f.service != service and deny.get(f.service, False)
-        if (f.service, f.resources) in voiding or overridden(f.service, f.resources, overriding)
-    }
+    leaves = (
+        {
+            f.service
+            for f in desired.facts
+            if isinstance(f, PolicyFact) and f.service != service and deny.get(f.service, False)
+            if (f.service, f.resources) in voiding or overridden(f.service, f.resources, overriding)
+        }
+        if voiding or overriding
+        else set()
+    )
     if databases or leaves:
         off = run({**deny, **dict.fromkeys(leaves, False), **({service: False} if databases else {})})
         desired = _splice(desired, off, databases, leaves, naming, elsewhere)

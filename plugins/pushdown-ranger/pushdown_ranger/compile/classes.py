@@ -34,6 +34,7 @@ per database (the rest dropped), so the store is bounded by the estate's classes
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from pushdown.decide.inventory import Inventory
@@ -106,38 +107,64 @@ class Database:
 
 
 class Signer:
-    """Signatures in one database (``schema``): each role's grants there and above, once."""
+    """Signatures in one database (``schema``): each role's grants there and above, once.
+
+    Found through the model's grant index by object (the objects on the schema's path,
+    and those below it carrying a grant: :meth:`Model.marked_within`), not by a pass over
+    each role's every grant: the grants of the database and above, asked once per compile."""
 
     def __init__(self, model: Model, schema: ObjectRef) -> None:
         self.model = model
         self.schema = schema
-        self.up = frozenset(schema.path)
         self._roles: dict[str, frozenset[tuple[ObjectRef, Privilege, Condition]]] = {}
         self._held: dict[frozenset[str], frozenset[tuple[ObjectRef, Privilege, Condition]]] = {}
+        self._users: dict[str, Signature] = {}
+        #: the grants on the schema's path, with their holders; those below it, by role
+        #: (made at the first role asked: a whole compile asks none)
+        self._up: list[tuple[tuple[ObjectRef, Privilege, Condition], AbstractSet[str]]] | None = None
+        self._below: dict[str, list[tuple[ObjectRef, Privilege, Condition]]] = {}
 
     def of(self, user: str) -> Signature:
-        roles = frozenset(self.model.roles_of(user))
-        grants = self._held.get(roles)
-        if grants is None:
-            grants = self._held[roles] = frozenset().union(*(self._role(r) for r in roles))
-        return (user in self.model.service_admins, grants)
+        hit = self._users.get(user)  # asked again by the split and by the items
+        if hit is None:
+            roles = frozenset(self.model.roles_of(user))
+            grants = self._held.get(roles)
+            if grants is None:
+                grants = self._held[roles] = frozenset().union(*(self._role(r) for r in roles))
+            hit = self._users[user] = (user in self.model.service_admins, grants)
+        return hit
 
     def group(self, users: Iterable[str]) -> Signature | None:
         """The users' one signature (``None`` when they differ)."""
         found = {self.of(u) for u in users}
         return next(iter(found)) if len(found) == 1 else None
 
+    def _index(self) -> list[tuple[tuple[ObjectRef, Privilege, Condition], AbstractSet[str]]]:
+        by_object = self.model.by_object
+        schema = self.schema
+        up: list[tuple[tuple[ObjectRef, Privilege, Condition], AbstractSet[str]]] = []
+        for obj in schema.path:
+            for privilege, conditions in by_object.get(obj, {}).items():
+                up += (((obj, privilege, c), holders) for c, holders in conditions.items())
+        below = self._below
+        for obj in self.model.marked_within(schema):
+            if obj == schema:
+                continue  # on the path
+            for privilege, conditions in by_object.get(obj, {}).items():
+                for condition, holders in conditions.items():
+                    grant = (obj, privilege, condition)
+                    for role in holders:
+                        below.setdefault(role, []).append(grant)
+        self._up = up
+        return up
+
     def _role(self, role: str) -> frozenset[tuple[ObjectRef, Privilege, Condition]]:
         hit = self._roles.get(role)
         if hit is None:
-            schema, up, names = self.schema, self.up, self.schema.names
-            # below the schema: its names lead the object's (compared first, in C), and it
-            # is on the object's path
-            hit = self._roles[role] = frozenset(
-                (g.object, g.privilege, g.condition)
-                for g in self.model.roles.get(role, ())
-                if g.object in up or (g.object.names[:2] == names and schema in g.object.path)
-            )
+            up = self._up if self._up is not None else self._index()
+            mine = [grant for grant, holders in up if role in holders]
+            mine += self._below.get(role, ())
+            hit = self._roles[role] = frozenset(mine)
         return hit
 
 

@@ -65,44 +65,16 @@ def held_objects(model: Model, roots: list[ObjectRef], focus: frozenset[ObjectRe
     return held
 
 
-#: the last answer of :func:`leaf_schemas`: (key, schemas, the model kept alive with it)
-_LEAF_SCHEMAS: list[tuple[object, frozenset[ObjectRef], Model]] = []
-
-
 def leaf_schemas(model: Model, roots: Iterable[ObjectRef]) -> frozenset[ObjectRef]:
-    """The schemas below ``roots`` registering a topic or a fileset: one pass over the
-    catalogs' objects per model version, shared by the compile and the findings."""
-    ordered = tuple(sorted(roots, key=str))
-    key = (id(model), model.version, ordered)
-    last = _LEAF_SCHEMAS[0] if _LEAF_SCHEMAS else None
-    if last is not None and last[0] == key:
-        return last[1]
-    found = frozenset(
-        schema for root in ordered for schema in model.children(root) if _has_leaves(model, schema)
+    """The schemas below ``roots`` registering a topic or a fileset, by key (the model's
+    index of them, :attr:`Model.leaves`): no look at the catalogs' other schemas."""
+    below = {root: model.kids.get(root, _NO_KIDS) for root in roots}
+    return frozenset(
+        schema
+        for schema in model.leaves
+        if (kids := below.get(schema.parent)) is not None  # type: ignore[arg-type]
+        and schema in kids
     )
-    _LEAF_SCHEMAS[:] = [(key, found, model)]
-    return found
-
-
-#: one model's schemas -> (their registered children when last looked at, whether a topic
-#: or fileset is among them): a later version of that model compares the children (one set
-#: comparison, in C) instead of asking each child's type again (100,000 tables: ~35 ms a
-#: sync before); another model starts it afresh
-_LEAVES_SEEN: dict[ObjectRef, tuple[frozenset[ObjectRef], bool]] = {}
-_LEAVES_OF: list[Model] = []
-
-
-def _has_leaves(model: Model, schema: ObjectRef) -> bool:
-    if not _LEAVES_OF or _LEAVES_OF[0] is not model:
-        _LEAVES_OF[:] = [model]
-        _LEAVES_SEEN.clear()
-    kids = model.kids.get(schema, _NO_KIDS)
-    seen = _LEAVES_SEEN.get(schema)
-    if seen is not None and seen[0] == kids:
-        return seen[1]
-    has = any(k.type in _LEAVES for k in kids)
-    _LEAVES_SEEN[schema] = (frozenset(kids), has)
-    return has
 
 
 _NO_KIDS: frozenset[ObjectRef] = frozenset()
