@@ -6,7 +6,10 @@ from __future__ import annotations
 import copy
 import random
 
+from pushdown.journal.store import Store
+from pushdown.model import changes as ch
 from pushdown.model import events as ev
+from pushdown.model.directory import with_members
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 
@@ -52,3 +55,36 @@ def test_leaves_equal_a_look_at_every_object_after_every_change() -> None:
         assert again.leaves == model.leaves, event
         held += bool(model.leaves)
     assert held > 100  # topics and filesets were held most of the way
+
+
+def _do(model: Model, events: list[ev.Event], store: Store | None = None) -> None:
+    for event in events:
+        model.apply(event)
+    if store is not None:
+        store.append(events)
+
+
+def test_leaves_follow_changes_of_a_whole_catalog_and_the_store_and_the_members_view() -> None:
+    """A catalog renamed and a schema or catalog dropped with its children (as
+    :mod:`pushdown.model.changes` makes them), the model read back from the store, and the
+    members view sharing the model's indexes: the index stays that of a look at every object."""
+    store = Store(":memory:")
+    model = Model()
+    for text in ("catalog c", "schema c.s", "topic c.s.b", "fileset c.s.f", "schema c.t", "fileset c.t.a"):
+        _do(model, ch.create_object(model, ObjectRef.parse(text)), store)
+    _do(model, ch.add_user(model, "ann"), store)
+    _do(model, ch.add_group(model, "g", []), store)
+    steps = [
+        lambda m: ch.rename_object(m, ObjectRef.parse("catalog c"), "d"),
+        lambda m: ch.drop_object(m, ObjectRef.parse("schema d.s")),
+        lambda m: ch.create_object(m, ObjectRef.parse("catalog e")),
+        lambda m: ch.create_object(m, ObjectRef.parse("schema e.s")),
+        lambda m: ch.create_object(m, ObjectRef.parse("topic e.s.x")),
+        lambda m: ch.drop_object(m, ObjectRef.parse("catalog d")),
+    ]
+    for step in steps:
+        _do(model, step(model), store)
+        assert model.leaves == _looked(model)
+        assert store.load().leaves == model.leaves
+        assert with_members(model, {"g": {"bob"}}).leaves == model.leaves
+    assert model.leaves == {ObjectRef.parse("schema e.s"): {ObjectRef.parse("topic e.s.x")}}
