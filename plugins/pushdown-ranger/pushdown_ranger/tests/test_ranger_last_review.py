@@ -31,20 +31,23 @@ pytestmark = pytest.mark.ranger
 ALL = Scope.everything()
 USERS = ("alice", "bob", "carol", "stranger")
 TOPIC = "topic sales.crm.events"
+FILESET = "fileset sales.crm.raw"
 
 
 def world() -> Builder:
     """bob and alice (group analysts) read every table of crm; everybody reads every topic
-    (role wide); reader is DENIED orders and the topic events."""
+    and fileset (role wide); reader is DENIED orders, the topic events and the fileset raw."""
     return (
         sales()
         .schema("sales.ops")
         .table("sales.ops.runs")
         .create(TOPIC)
+        .create(FILESET, properties={"location": "/lake/raw"})
         .role("wide", users=["alice", "bob", "carol"])
-        .allow("wide", "catalog sales", "USE_CATALOG", "USE_SCHEMA", "CONSUME_TOPIC")
+        .allow("wide", "catalog sales", "USE_CATALOG", "USE_SCHEMA", "CONSUME_TOPIC", "READ_FILESET")
         .deny("reader", "table sales.crm.orders", "SELECT_TABLE")
         .deny("reader", TOPIC, "CONSUME_TOPIC")
+        .deny("reader", FILESET, "READ_FILESET")
     )
 
 
@@ -65,34 +68,33 @@ def held_policy(standin: Standin, service: str, resource: str, value: str) -> di
         for p in standin.store.list_policies({})
         if p.get("service") == service
         and ((p.get("resources") or {}).get(resource) or {}).get("values") == [value]
-        and len(p.get("resources") or {}) == (1 if service == "kafka" else 3)
+        and len(p.get("resources") or {}) == (3 if service == "hive" else 1)
     ]
     assert len(found) == 1, found
     return found[0]
 
 
-@pytest.mark.parametrize(
-    "edit",
-    [
-        {"denyExceptions": [{"groups": ["analysts"], "accesses": [{"type": "consume", "isAllowed": True}]}]},
-        {"isEnabled": False},
-    ],
-    ids=["deny-exception", "disabled"],
-)
-def test_a_topic_policy_voided_by_hand_after_a_sync_without_any_is_read_by_a_scoped_sync(
-    ranger_standin: Standin, edit: dict[str, Any]
+LEAF = [("kafka", "topic", "events", "consume"), ("hdfs", "path", "/lake/raw", "read")]
+
+
+@pytest.mark.parametrize(("service", "resource", "value", "access"), LEAF, ids=["topic", "fileset"])
+@pytest.mark.parametrize("edit", ["deny-exception", "disabled"])
+def test_a_topic_or_fileset_policy_voided_by_hand_after_a_sync_without_any_is_read_by_a_scoped_sync(
+    ranger_standin: Standin, service: str, resource: str, value: str, access: str, edit: str
 ) -> None:
     b = world()
     backend = backend_for(ranger_standin)
     reconcile(backend, b.model, ALL)  # nothing hand-made: the passes are skipped
     assert probe(ranger_standin, b.model, "sales", USERS).wider == []
-    held = held_policy(ranger_standin, "kafka", "topic", "events")
+    held = held_policy(ranger_standin, service, resource, value)
     assert held["denyPolicyItems"] and held["policyItems"]  # reader's DENY, carol's allow
-    ranger_standin.store.update_policy(held["id"], {**held, **edit})
+    exempt = {"groups": ["analysts"], "accesses": [{"type": access, "isAllowed": True}]}
+    change = {"denyExceptions": [exempt]} if edit == "deny-exception" else {"isEnabled": False}
+    ranger_standin.store.update_policy(held["id"], {**held, **change})
     unrelated_scoped_sync(ranger_standin, b, backend)
     assert probe(ranger_standin, b.model, "sales", USERS).wider == []
-    # the topic service compiled without deny items: none relied on where they may not hold
-    assert not held_policy(ranger_standin, "kafka", "topic", "events")["denyPolicyItems"]
+    # the service compiled without deny items: none relied on where they may not hold
+    assert not held_policy(ranger_standin, service, resource, value)["denyPolicyItems"]
 
 
 def test_a_hive_policy_voided_by_hand_after_a_sync_without_any_is_read_by_a_scoped_sync(
