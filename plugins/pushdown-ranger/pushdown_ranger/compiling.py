@@ -25,6 +25,7 @@ from pushdown_ranger.scoping import (
     Focus,
     covering,
     focus_of,
+    made_hive,
     members_moved,
     principal_databases,
     scope_users,
@@ -126,6 +127,8 @@ class Compiling(RangerBase):
         sync removes them, never only the full one."""
         hive = self.hive(model)
         focus = focus_of(scope, hive)
+        if focus is not None and hive is not None and made_hive(model, scope, hive):
+            return None  # the Hive catalog's first table: all its databases are due
         if focus is None and snapshot is not None and hive is not None:
             focus = self.members_focus(model, scope, snapshot, hive)
         if focus is None or snapshot is None or hive is None:

@@ -5,7 +5,8 @@ model now says) is a *focus*: those schemas' databases are compiled and diffed, 
 are. Roles, topics and filesets are compiled every time (one policy per object, cheap),
 so their facts are always within. Anything wider (a catalog, the metalake, a principal
 on every object), or anything in another catalog (a change there may move which catalog
-the Hive service holds, and every Hive policy with it), is everything.
+the Hive service holds, and every Hive policy with it), is everything; so is a change
+naming every table of the Hive catalog (its first table makes it the Hive service's).
 """
 
 from __future__ import annotations
@@ -34,6 +35,29 @@ def focus_of(scope: Resolved, hive: str | None) -> Focus:
         return None
     # without a Hive catalog every root reaches everything: ``names`` is empty here
     return frozenset(ObjectRef(SecurableType.SCHEMA, (hive, db)) for db in names if hive is not None)
+
+
+def made_hive(model: Model, scope: Resolved, hive: str) -> bool:
+    """Whether ``scope`` may be what made ``hive`` the Hive catalog: every table it holds
+    (registered, or named by a grant) lies in the scope's roots. The first table of a
+    catalog holding none makes it the Hive service's (see
+    :func:`~pushdown_ranger.compile.desired.hive_catalog`): every Hive policy of its
+    databases is then due, not only those of the scope's. The search ends at the first
+    table outside the roots, so a change among many tables costs one look."""
+    if any(r.roots is None for r in scope.regions):
+        return True
+    roots = frozenset().union(*(r.roots or () for r in scope.regions))
+    root = ObjectRef(SecurableType.CATALOG, (hive,))
+
+    def outside(table: ObjectRef) -> bool:
+        return not any(node in roots for node in table.path)
+
+    for obj in model.marked_within(root):
+        if obj.type is SecurableType.TABLE and obj in model.by_object and outside(obj):
+            return False
+    return not any(
+        t.type is SecurableType.TABLE and outside(t) for s in model.children(root) for t in model.children(s)
+    )
 
 
 def covering(focus: Focus, hive_service: str) -> Callable[[Fact], bool]:
