@@ -37,7 +37,7 @@ class Write:
 
 
 #: the stages of :func:`schedule`
-CREATE_ROLES, NARROW, MEMBERS_OUT, BOTH, WIDEN, MEMBERS_IN, DROP_ROLES = range(7)
+CREATE_ROLES, NARROW, MEMBERS_OUT, BOTH, MEMBERS_IN, WIDEN, DROP_ROLES = range(7)
 
 
 def schedule(
@@ -56,10 +56,13 @@ def schedule(
        members: to the members it keeps);
     3. the one policy change that both narrows and widens, whole, when it is the only one
        (every other policy then holds its narrowed form, which its new form only widens);
-    4. every policy write that widens (deny items removed, allow items added), and the
+    4. members join roles, those a deny item names first: every policy then holds its
+       narrowed form, its new one, or (a change that only widens) its old one, each no
+       wider than the new, so a member joining is given no more than the new model gives
+       it; and a deny item that goes in step 5 because the new model denies the member
+       through the role it joins still holds while it joins;
+    5. every policy write that widens (deny items removed, allow items added), and the
        rest of each change that does both when there are two or more (then each is split);
-    5. members join roles (the policies name the roles as they should by now): those a deny
-       item names first;
     6. roles removed (Ranger refuses to delete a role a policy still names).
 
     After any prefix of stage 1 each policy holds what it held or its narrowed form
@@ -108,7 +111,7 @@ class _Either:
 
 def _within(op: Op, stage: int, split: bool, denying: Container[str]) -> int:
     """The order of role writes within their stage: in stage 2, members joining first,
-    then leaving roles no deny item names; in stage 5, joining roles a deny item names first."""
+    then leaving roles no deny item names; in stage 4, joining roles a deny item names first."""
     if not isinstance(op.fact, RoleFact):
         return 0
     named = op.fact.name in denying
