@@ -101,7 +101,8 @@ def compile_desired(
 ) -> Desired:
     """The roles and policies Ranger should hold. ``focus``: only the Hive databases of
     these schemas are compiled (``None``: everything); topics and filesets always are.
-    ``named_elsewhere``: Ranger roles the policies outside the focus still name.
+    ``named_elsewhere``: Ranger roles the policies outside the focus still name (only the
+    per-user roles' names are asked: a model role's Ranger role is kept whoever names it).
     ``hive``: :func:`hive_catalog`, when the caller knows it already. ``locations``: the
     configured storage roots per catalog (a fileset outside them is pushed for nobody).
     ``mirrored``: databases other catalogs sharing the Hive service hold, compiled as
