@@ -44,14 +44,16 @@ class ReadIndex:
     writes change a few policies and roles of thousands), never built again over all.
     Each ``by_*`` maps to the names found (with their counts; iterate it, or ``get``)."""
 
-    def __init__(self, service: str) -> None:
-        self.service = service
+    def __init__(self, service: str, prefix: str = "") -> None:
+        self.service, self.prefix = service, prefix
         self.facts: frozenset[Fact] = frozenset()
         #: role facts with a member role (nested by hand)
         self.nesting = 0
         self.by_member: dict[str, dict[str, int]] = {}
         self.by_role: dict[str, dict[str, int]] = {}
         self.by_database: dict[str, dict[str, int]] = {}
+        #: ``by_database``, of the roles named ``prefix``... only (pushdown's per-user roles)
+        self.prefixed_by_database: dict[str, dict[str, int]] = {}
         self.denying: dict[str, int] = {}
         #: the roles allow items and deny items name, in the policies of every service
         self.allowing_roles: dict[str, int] = {}
@@ -95,6 +97,8 @@ class ReadIndex:
             for role in {role for role, _ in fact.allow | fact.deny}:
                 _bump(self.by_database, database.casefold(), role, step)
                 _bump(self.by_role, role, database, step)
+                if role.startswith(self.prefix):
+                    _bump(self.prefixed_by_database, database.casefold(), role, step)
 
 
 def _bump(index: dict[str, dict[str, int]], key: str, name: str, step: int) -> None:
@@ -197,10 +201,10 @@ class Compiling(RangerBase):
         writes them naming each role, the roles those name per database (folded), and the
         databases of Hive policies holding deny items. Kept, and moved to each read's facts
         by the facts that differ (:meth:`ReadIndex.moved`)."""
-        service = self.naming.hive_service
+        service, prefix = self.naming.hive_service, self.naming.user_role_prefix
         facts = snapshot.facts if isinstance(snapshot.facts, frozenset) else frozenset(snapshot.facts)
-        if self._index is None or self._index.service != service:
-            self._index = ReadIndex(service)
+        if self._index is None or (self._index.service, self._index.prefix) != (service, prefix):
+            self._index = ReadIndex(service, prefix)
         return self._index.moved(facts)
 
     def within(
@@ -211,11 +215,13 @@ class Compiling(RangerBase):
     def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
         assert isinstance(snapshot, RangerSnapshot)
         focus = self.focus(model, scope, snapshot)
-        # the roles the Hive policies outside the focus name (those it does not cover)
+        # the per-user roles the Hive policies outside the focus name (those it does not
+        # cover): the compile keeps such a role only while a policy names it, and asks no
+        # other name (a model role's Ranger role is kept whoever names it)
         elsewhere: frozenset[str] = frozenset()
         if focus is not None:
             databases = {s.names[1].casefold() for s in focus}
-            by_database = self._read_index(snapshot).by_database
+            by_database = self._read_index(snapshot).prefixed_by_database
             elsewhere = frozenset().union(*(r for d, r in by_database.items() if d not in databases))
         # the compile names users through the mapping: kept while its answers stand (the
         # hook's version, when no plugin can change them underneath; never otherwise)

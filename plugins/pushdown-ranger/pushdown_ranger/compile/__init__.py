@@ -41,7 +41,7 @@ from pushdown.reconcile.identity import Identity
 from pushdown.reconcile.plan import Fact
 from pushdown_ranger.compile.classes import KeptClasses
 from pushdown_ranger.compile.collide import apart, collisions, fold
-from pushdown_ranger.compile.desired import RangerNaming, compile_desired
+from pushdown_ranger.compile.desired import RangerNaming, compile_desired, kept_roles
 from pushdown_ranger.compile.principals import Principals, principals
 from pushdown_ranger.compile.shared import mirrored, same_databases, shared_hive, table_catalogs
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
@@ -389,8 +389,14 @@ def _splice(
 
 
 def _unserviced(desired: Desired, services: frozenset[str]) -> Desired:
+    # the model roles' Ranger roles kept between compiles are no policy: left out in C,
+    # not looked at one by one (one per model role)
     missing = sorted(
-        {f.service for f in desired.facts if isinstance(f, PolicyFact) and f.service not in services}
+        {
+            f.service
+            for f in desired.facts - kept_roles()
+            if isinstance(f, PolicyFact) and f.service not in services
+        }
     )
     if not missing:
         return desired

@@ -101,7 +101,8 @@ def compile_desired(
 ) -> Desired:
     """The roles and policies Ranger should hold. ``focus``: only the Hive databases of
     these schemas are compiled (``None``: everything); topics and filesets always are.
-    ``named_elsewhere``: Ranger roles the policies outside the focus still name.
+    ``named_elsewhere``: Ranger roles the policies outside the focus still name (only the
+    per-user roles' names are asked: a model role's Ranger role is kept whoever names it).
     ``hive``: :func:`hive_catalog`, when the caller knows it already. ``locations``: the
     configured storage roots per catalog (a fileset outside them is pushed for nobody).
     ``mirrored``: databases other catalogs sharing the Hive service hold, compiled as
@@ -157,15 +158,18 @@ def compile_desired(
                     f"with catalog {hive}; not pushed (narrower)"
                 )
         notes += leaf_items(items, by_root, inventory, model, naming, deny_enabled, locations or {})
-    facts: set[Fact] = set(_policies(items, model, naming, who))
-    facts |= set(_roles(model, naming, facts, named_elsewhere, who, members_moved))
+    policies: set[Fact] = set(_policies(items, model, naming, who))
+    kept_roles, user_roles = _roles(model, naming, policies, named_elsewhere, who, members_moved)
+    # the model roles' Ranger roles join as the set kept between compiles (a union of two
+    # sets in C, by the hashes they hold): none is hashed, built or compared again here
+    facts = kept_roles | frozenset([*policies, *user_roles])
     if not deny_enabled.get(naming.hive_service, False) and roots:
         notes.append(
             f"service {naming.hive_service}: its definition does not enable deny items "
             "(options.enableDenyAndExceptionsInPolicies); DENY and other exceptions are expressed "
             "with per-table allow items instead of a wildcard and deny items"
         )
-    return Desired(frozenset(facts), tuple(sorted(set(notes))))
+    return Desired(facts, tuple(sorted(set(notes))))
 
 
 _UNKNOWN = "\x00unknown"
@@ -269,13 +273,17 @@ def _roles(
     elsewhere: frozenset[str],
     who: Principals,
     moved: frozenset[str] | None = None,
-) -> Iterable[RoleFact]:
+) -> tuple[frozenset[RoleFact], list[RoleFact]]:
     """Each model role's Ranger role, its members the model's holders (groups expanded:
-    see :mod:`pushdown_ranger.compile.principals`), and the per-user roles the policies name.
-    Only the roles whose holders ``moved`` can have changed are asked again (:meth:`_Memo.kept`)."""
+    see :mod:`pushdown_ranger.compile.principals`), as a set kept between compiles; and the
+    per-user roles the policies name. Only the roles whose holders ``moved`` can have
+    changed are asked again (:meth:`_Memo.kept`), and the kept set moved by those
+    (:meth:`_Memo.roles`)."""
     with _MEMO_LOCK:  # one compile at a time moves the kept roles (compiles may share a model)
         memo = _memo(model, naming, who)
-        out: list[RoleFact] = list(memo.kept(model, naming, who, moved).values())
+        memo.kept(model, naming, who, moved)
+        kept = memo.roles()
+    out: list[RoleFact] = []
     named = elsewhere | {r for f in facts if isinstance(f, PolicyFact) for r, _ in f.allow | f.deny}
     if memo.user_roles is None:
         by_name: dict[str, list[str]] = {}
@@ -285,7 +293,15 @@ def _roles(
     for name in named & memo.user_roles.keys():
         for user in memo.user_roles[name]:
             out.append(RoleFact(name, frozenset({naming.user(user)})))
-    return out
+    return kept, out
+
+
+def kept_roles() -> frozenset[RoleFact]:
+    """The model roles' Ranger roles the last compile made or kept (every one a
+    :class:`RoleFact`): a pass over a compile's facts for its policies may leave them out
+    with one set difference in C, instead of looking at each."""
+    with _MEMO_LOCK:
+        return _MEMO[0].frozen if _MEMO and _MEMO[0].frozen is not None else frozenset()
 
 
 @dataclass
@@ -365,6 +381,24 @@ class _Memo:
     held: dict[str, set[str]] = field(default_factory=dict)
     raw: dict[str, frozenset[str]] = field(default_factory=dict)
     seen: _Seen | None = None
+    #: ``set(facts.values())``, kept (``None``: to be made), and the facts that left and
+    #: joined :attr:`facts` since it was made (:meth:`roles` moves it by them)
+    frozen: frozenset[RoleFact] | None = None
+    gone: list[RoleFact] = field(default_factory=list)
+    joined: list[RoleFact] = field(default_factory=list)
+
+    def roles(self) -> frozenset[RoleFact]:
+        """``frozenset(facts.values())``: the kept set moved by the facts that left and
+        joined (two set operations in C, by the hashes the set holds); made from every
+        fact only when nothing is kept, or when two roles' facts are equal (the count
+        tells: then the set is smaller than :attr:`facts`, and a move could drop one)."""
+        frozen = self.frozen
+        if frozen is not None and (self.gone or self.joined):
+            frozen = (frozen - frozenset(self.gone)) | frozenset(self.joined)
+        if frozen is None or len(frozen) != len(self.facts):
+            frozen = frozenset(self.facts.values())
+        self.frozen, self.gone, self.joined = frozen, [], []
+        return frozen
 
     def kept(
         self, model: Model, naming: RangerNaming, who: Principals, moved: frozenset[str] | None
@@ -382,6 +416,7 @@ class _Memo:
                     self._make(model, naming, who, role)
                 return self.facts
         self.facts, self.held, self.raw, self.seen = {}, {}, {}, _Seen.of(model)
+        self.frozen, self.gone, self.joined = None, [], []
         for role in model.roles:
             self._make(model, naming, who, role)
         return self.facts
@@ -394,7 +429,9 @@ class _Memo:
         for user in raw:
             self.held.setdefault(user, set()).add(role)
         self.raw[role] = raw
-        self.facts.pop(role, None)
+        old = self.facts.pop(role, None)
+        if old is not None:
+            self.gone.append(old)
         if role not in model.roles or role in who.refused_roles:
             return
         holders = raw - who.refused_users
@@ -403,6 +440,7 @@ class _Memo:
             fact = interned(RoleFact(naming.role(role), frozenset(naming.user(u) for u in holders)))
             hit = self.made[role] = (holders, fact)
         self.facts[role] = hit[1]
+        self.joined.append(hit[1])
 
 
 #: the one memo kept (its key holds the Principals answer alive, so no other reuses its id)

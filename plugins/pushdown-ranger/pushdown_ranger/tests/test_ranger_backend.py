@@ -397,3 +397,28 @@ def test_dropping_the_last_table_in_a_scoped_sync_leaves_no_stale_hive_policy(
     reconcile(backend, world.model, Scope.union(scope_of(e) for e in events))
     assert planner.plan(backend, world.model, ALL).empty
     assert not any(p["service"] == "hive" for p in ranger_standin.store.list_policies({}))
+
+
+def test_a_scoped_sync_keeps_a_per_user_role_another_database_still_names(ranger_standin: Standin) -> None:
+    """carol owns a table in two databases (her per-user role is named in both); a sync
+    scoped to one database where she no longer owns anything keeps her role: the other
+    database's policies name it (the compile asks the read index for the per-user roles
+    the policies outside its focus name)."""
+    world = (
+        sales()
+        .schema("sales.hr")
+        .table("sales.crm.notes", owner="carol")
+        .table("sales.hr.pay", owner="carol")
+        .role("gate", users=["carol", "bob"])
+        .allow("gate", "catalog sales", "USE_CATALOG", "USE_SCHEMA")
+    )
+    backend = backend_for(ranger_standin)
+    reconcile(backend, world.model, ALL)
+    role = backend.naming.user_role("carol")
+    assert role in {r["name"] for r in ranger_standin.store.list_roles({})}
+    events = ch.set_owner(world.model, ObjectRef.parse("table sales.hr.pay"), "alice")
+    do(world, events)
+    plan, applied = reconcile(backend, world.model, Scope.union(scope_of(e) for e in events))
+    assert applied and not any(op.key == ("role", role) for op in plan.ops), plan.render()
+    assert role in {r["name"] for r in ranger_standin.store.list_roles({})}
+    assert planner.plan(backend, world.model, ALL).empty

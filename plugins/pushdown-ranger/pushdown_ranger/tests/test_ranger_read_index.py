@@ -14,6 +14,8 @@ from pushdown_ranger.scoping import shaped_database
 
 ROLES = ["pd_a", "pd_b", "pdu_x", "pdu_X"]
 DATABASES = ["d1", "D1", "d2"]
+#: the per-user roles' prefix (``prefixed_by_database``)
+PREFIX = "pdu_"
 
 _roles = st.builds(
     RoleFact,
@@ -37,13 +39,14 @@ _facts = st.frozensets(st.one_of(_roles, _policies), max_size=8)
 
 def _plain(index: ReadIndex) -> tuple[object, ...]:
     found = (index.nested, index.by_member, index.by_role, index.by_database, index.denying)
-    return (*found, index.allowing_roles, index.denying_roles)
+    return (*found, index.allowing_roles, index.denying_roles, index.prefixed_by_database)
 
 
 def _names(index: ReadIndex) -> tuple[object, ...]:
     sets = [{k: set(v) for k, v in d.items()} for d in (index.by_member, index.by_role, index.by_database)]
     roles = (set(index.allowing_roles), set(index.denying_roles))
-    return (index.nested, *sets, set(index.denying), *roles)
+    prefixed = {k: set(v) for k, v in index.prefixed_by_database.items()}
+    return (index.nested, *sets, set(index.denying), *roles, prefixed)
 
 
 def _whole(facts: frozenset[Fact]) -> tuple[object, ...]:
@@ -69,18 +72,20 @@ def _whole(facts: frozenset[Fact]) -> tuple[object, ...]:
     policies = [f for f in facts if isinstance(f, PolicyFact)]
     allowing = {role for f in policies for role, _ in f.allow}
     denying_roles = {role for f in policies for role, _ in f.deny}
-    return (nested, by_member, by_role, by_database, denying, allowing, denying_roles)
+    prefixed = {d: {r for r in named if r.startswith(PREFIX)} for d, named in by_database.items()}
+    prefixed = {d: named for d, named in prefixed.items() if named}
+    return (nested, by_member, by_role, by_database, denying, allowing, denying_roles, prefixed)
 
 
 @settings(max_examples=80, deadline=None)
 @given(st.lists(_facts, min_size=1, max_size=5))
 def test_a_moved_index_equals_one_built_from_the_facts(reads: list[frozenset[Fact]]) -> None:
-    moving = ReadIndex("hive")
+    moving = ReadIndex("hive", PREFIX)
     for facts in reads:
         moving.moved(facts)
-        assert _plain(moving) == _plain(ReadIndex("hive").moved(facts))
+        assert _plain(moving) == _plain(ReadIndex("hive", PREFIX).moved(facts))
         assert _names(moving) == _whole(facts)
-    assert _plain(moving.moved(frozenset())) == _plain(ReadIndex("hive"))
+    assert _plain(moving.moved(frozenset())) == _plain(ReadIndex("hive", PREFIX))
 
 
 _role_ops = st.builds(
