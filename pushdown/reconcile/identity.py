@@ -274,3 +274,46 @@ class KeptIdentity:
         if self.caseless and clashing:
             users = {**users, **clashing}
         return Identity(self.mapper, dict(self._names), users, dict(self._refused), self.unusable, clashing)
+
+
+def inverse(
+    users: Iterable[str],
+    names: Iterable[str],
+    mapper: Mapper,
+    *,
+    caseless: bool = False,
+    unusable: Callable[[str], str | None] = plain,
+    describe: Callable[[str], str] = lambda name: f"server name {name!r}",
+) -> dict[str, tuple[str | None, str]]:
+    """Each server name of ``names`` -> (its model user, "") or (``None``, why not): the
+    mapping a sync uses inverted, for an import. The candidates are the store's ``users``
+    and the server's own ``names`` whose mapped name no store user's is (compared once case
+    is folded, with ``caseless``). A name is a candidate's only when that candidate maps
+    to exactly it and no other does (with ``caseless``: to no other spelling of it), since
+    a sync withholds a shared name's grants: never someone else's. ``describe`` names a
+    server name in the reasons."""
+    fold: Callable[[str], str] = str.casefold if caseless else (lambda n: n)
+    users, names = set(users), set(names)
+    store = Identity.of(users, mapper, caseless=caseless, unusable=unusable)
+    taken = {fold(n) for n in store.users}
+    extra = set()
+    for name in names - users:
+        mapped = store.name(name)
+        if mapped is not None and fold(mapped) not in taken:
+            extra.add(name)
+    identity = Identity.of(users | extra, mapper, caseless=caseless, unusable=unusable)
+    out: dict[str, tuple[str | None, str]] = {}
+    for name in sorted(names):
+        holders = identity.users.get(name, frozenset())
+        if not holders:
+            out[name] = (None, f"no model user maps to {describe(name)} (pushdown_map_principal)")
+        elif len(holders) > 1:
+            out[name] = (
+                None,
+                f"model users {', '.join(sorted(holders))} all map to {describe(name)} "
+                "(pushdown_map_principal): a sync withholds their grants",
+            )
+        else:
+            (user,) = holders
+            out[name] = (user, "")
+    return out

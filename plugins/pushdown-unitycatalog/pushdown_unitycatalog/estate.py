@@ -9,6 +9,13 @@ a schema or table as SELECT_TABLE, ``SELECT`` with ``MODIFY`` as MODIFY_TABLE (w
 gates each needs), and the server's owner of a table as its owner; the core keeps a
 proposal only where the backend's compile of it is held already
 (:func:`pushdown.reconcile.estate.adopt`).
+
+A principal is a model user only through the mapping the sync uses, inverted
+(:func:`pushdown.reconcile.identity.inverse`, names compared as the backend's identity
+compares them, case folded): the model user (of the configured store's, or the server's
+own principal names) that ``pushdown_map_principal`` maps to exactly that name. A principal
+no model user maps to, or that two map to (a clash the sync withholds), is imported as
+nobody: its grants are left out with the reason, its tables' ownership listed as outside.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
 from pushdown.reconcile.estate import Estate, Ownership, Proposal, grants_role
+from pushdown.reconcile.identity import inverse
 from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.scope import Scope
 from pushdown_unitycatalog.facts import UCGrant
@@ -57,17 +65,37 @@ def read_estate(backend: UnityCatalogBackend, model: Model) -> Estate:
         catalogs={c: {"backend": backend.name} for c in catalogs},
         findings=snapshot.findings,
     )
+    owners = {
+        name: owner
+        for read in snapshot.reads
+        for name, owner in read.owners.items()
+        if backend.managed(owner) and name.count(".") == 2
+    }
+    names = {f.principal for f in snapshot.facts if isinstance(f, UCGrant)} | set(owners.values())
+    kept = backend.kept
+    who = inverse(
+        model.users,
+        names,
+        kept.mapper,
+        caseless=kept.caseless,
+        unusable=kept.unusable,
+        describe=lambda n: f"principal {n!r}",
+    )
     on: dict[tuple[str, str, str], set[str]] = defaultdict(set)
     source: dict[tuple[str, str, str], set[Fact]] = defaultdict(set)
     for fact in snapshot.facts:
         assert isinstance(fact, UCGrant)
-        estate.users.add(fact.principal)
-        why = _why(fact)
-        if why:
+        user, why = who[fact.principal]
+        if user is None:
             estate.why[fact] = why
+            continue
+        estate.users.add(user)
+        reason = _why(fact)
+        if reason:
+            estate.why[fact] = reason
         if fact.securable in ("catalog", "schema", "table"):
-            on[(fact.principal, fact.securable, fact.name)].add(fact.privilege)
-            source[(fact.principal, fact.securable, fact.name)].add(fact)
+            on[(user, fact.securable, fact.name)].add(fact.privilege)
+            source[(user, fact.securable, fact.name)].add(fact)
     taken = set(estate.users)
     for (user, securable, name), privileges in sorted(on.items(), key=lambda kv: _depth(kv[0][1])):
         role = grants_role(user, taken)
@@ -98,11 +126,14 @@ def read_estate(backend: UnityCatalogBackend, model: Model) -> Estate:
         to = (Principal.user(user),)
         for grants, what in found:
             estate.proposals.append(Proposal(role, grants, shows=f"{what} for {where}", to=to, facts=facts))
-    for read in snapshot.reads:
-        for name, owner in sorted(read.owners.items()):
-            if backend.managed(owner) and name.count(".") == 2:
-                table = ObjectRef.of("table", tuple(name.split(".")))
-                estate.owners.append(Ownership(table, owner, shows=f"owner of table {name}: {owner}"))
+    for name, owner in sorted(owners.items()):
+        user, why = who[owner]
+        if user is None:
+            estate.outside.append(f"owner of table {name}: {why}")
+            continue
+        table = ObjectRef.of("table", tuple(name.split(".")))
+        shown = owner if user == owner else f"{owner} (model user {user})"
+        estate.owners.append(Ownership(table, user, shows=f"owner of table {name}: {shown}"))
     return estate
 
 

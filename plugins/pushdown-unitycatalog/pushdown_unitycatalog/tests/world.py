@@ -3,10 +3,11 @@ backend pointed at it, and the proof: every user asks the server itself."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pushdown.decide.evaluator import Evaluator
+from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import BackendContext
@@ -25,14 +26,17 @@ class World:
             server.add_user(u)
         self.admin.call("POST", API + "/catalogs", {"name": catalog})
 
-    def backend(self, **settings: Any) -> UnityCatalogBackend:
+    def backend(
+        self, *, map_principal: Callable[[Principal], str] | None = None, **settings: Any
+    ) -> UnityCatalogBackend:
         values = {
             "url": self.server.url,
             "token": self.server.admin_token,
             "principals": self.users,
             **settings,
         }
-        context = BackendContext("uc", values, catalogs=frozenset({self.catalog}))
+        mapping = {} if map_principal is None else {"map_principal": map_principal}
+        context = BackendContext("uc", values, catalogs=frozenset({self.catalog}), **mapping)
         return UnityCatalogBackend(context)
 
     def schema(self, name: str) -> None:
