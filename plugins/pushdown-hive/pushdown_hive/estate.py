@@ -31,7 +31,7 @@ from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
 from pushdown.reconcile.estate import Estate, Ownership, Proposal, grants_role
-from pushdown.reconcile.identity import Identity
+from pushdown.reconcile.identity import inverse as invert
 from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.scope import Scope
 from pushdown_hive.facts import GROUP, ROLE, USER, HiveGlobal, HiveGrant, HiveHeld, HiveMember, HiveRole
@@ -80,33 +80,10 @@ def read_estate(backend: HiveBackend, model: Model) -> Estate:
 def inverse(backend: HiveBackend, model: Model, names: set[str]) -> dict[str, tuple[str | None, str]]:
     """Each metastore user name of ``names`` -> (its model user, "") or (``None``, why not):
     the mapping the sync uses (``pushdown_map_principal``, names compared as the backend's
-    identity compares them) inverted over the configured store's users, and over the
-    metastore's own names where no store user's name is theirs once case is folded. A
-    name is some model user's only when that user maps to exactly it and no other
-    candidate maps to it (case folded): never someone else's."""
-    store = Identity.of(model.users, backend.naming, caseless=True)
-    taken = {n.casefold() for n in store.users}
-    extra = set()
-    for name in names - set(model.users):
-        mapped = store.name(name)
-        if mapped is not None and mapped.casefold() not in taken:
-            extra.add(name)
-    identity = Identity.of(set(model.users) | extra, backend.naming, caseless=True)
-    out: dict[str, tuple[str | None, str]] = {}
-    for name in sorted(names):
-        users = identity.users.get(name, frozenset())
-        if not users:
-            out[name] = (None, f"no model user maps to metastore user {name!r} (pushdown_map_principal)")
-        elif len(users) > 1:
-            out[name] = (
-                None,
-                f"model users {', '.join(sorted(users))} all map to metastore user {name!r} "
-                "(pushdown_map_principal): a sync withholds their grants",
-            )
-        else:
-            (user,) = users
-            out[name] = (user, "")
-    return out
+    identity compares them: case folded) inverted by :func:`pushdown.reconcile.identity.inverse`."""
+    return invert(
+        model.users, names, backend.naming, caseless=True, describe=lambda n: f"metastore user {n!r}"
+    )
 
 
 def _server_users(snapshot: HiveSnapshot, owners: dict[tuple[str, str], TableInfo]) -> set[str]:
