@@ -124,10 +124,12 @@ class Signer:
         self._up: list[tuple[tuple[ObjectRef, Privilege, Condition], AbstractSet[str]]] | None = None
         self._below: dict[str, list[tuple[ObjectRef, Privilege, Condition]]] = {}
 
-    def of(self, user: str) -> Signature:
+    def of(self, user: str, roles: frozenset[str] | None = None) -> Signature:
+        """``roles``: the user's roles in the model, when the caller has them (the split
+        asks each user's in every database of the compile)."""
         hit = self._users.get(user)  # asked again by the split and by the items
         if hit is None:
-            roles = frozenset(self.model.roles_of(user))
+            roles = frozenset(self.model.roles_of(user)) if roles is None else roles
             grants = self._held.get(roles)
             if grants is None:
                 grants = self._held[roles] = frozenset().union(*(self._role(r) for r in roles))
@@ -257,7 +259,8 @@ class HiveClasses:
             if any(s in o.path or o in s.path for o in owned for s in starts):
                 fresh.append(user)
                 continue
-            signed = [(schema, self.signers[schema].of(user)) for schema in self.databases]
+            roles = frozenset(model.roles_of(user))  # once, not once a database
+            signed = [(schema, self.signers[schema].of(user, roles)) for schema in self.databases]
             found = [(schema, sig, self.databases[schema].get(sig)) for schema, sig in signed]
             if any(added is None for _, _, added in found):
                 fresh.append(user)

@@ -310,22 +310,26 @@ class Synced:
     #: policies and roles as read whose findings were looked up or made (before: every one,
     #: once per read)
     looked: int = 0
+    #: the table names the compile's Hive naming sorts (before: every table of each database
+    #: compiled, for the notes of its case twins, every compile)
+    sorted_names: int = 0
 
 
 @dataclass
 class Work:
     """Ranger roles made by the compile, policies and roles examined by the read's findings,
-    policies and roles as read made into facts."""
+    policies and roles as read made into facts, table names sorted by the Hive naming."""
 
     made: int = 0
     examined: int = 0
     read: int = 0
     looked: int = 0
+    sorted_names: int = 0
 
     @contextmanager
     def counting(self, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         from pushdown_ranger import reading, reporting
-        from pushdown_ranger.compile import desired
+        from pushdown_ranger.compile import desired, hive_names
 
         interned, unenforced, role_findings = desired.interned, reporting.unenforced, reporting.role_findings
         put, add = reporting._Found.put, reporting._Found.add
@@ -359,7 +363,13 @@ class Work:
             self.looked += 1
             add(found, *args)
 
+        def counted_sorted(items: Any, *args: Any, **kwargs: Any) -> Any:
+            out = sorted(items, *args, **kwargs)
+            self.sorted_names += len(out)
+            return out
+
         with monkeypatch.context() as m:
+            m.setattr(hive_names, "sorted", counted_sorted, raising=False)
             m.setattr(reporting._Found, "put", looked_put)
             m.setattr(reporting._Found, "add", looked_add)
             m.setattr(desired, "interned", made)
@@ -410,7 +420,14 @@ def synced_changes(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[Synced,
             reads = sum(1 for method, _, _ in log if method == "GET")
             synced = Synced(reads, len(log) - reads, counts.classes, mapper.calls, len(plan.ops))
             out.append(
-                replace(synced, made=work.made, examined=work.examined, read=work.read, looked=work.looked)
+                replace(
+                    synced,
+                    made=work.made,
+                    examined=work.examined,
+                    read=work.read,
+                    looked=work.looked,
+                    sorted_names=work.sorted_names,
+                )
             )
             # the facts kept after the writes (those answered put in place) are a read's
             assert backend.last is not None
@@ -442,3 +459,6 @@ def test_a_synced_table_grant_and_role_membership_cost_as_much_in_an_estate_ten_
     assert 1 <= small_table.read <= 4 and 1 <= small_member.read <= 4, (small_table, small_member)
     # the findings: of the policies and roles the writes answered, not a pass over every one
     assert 1 <= small_table.looked <= 4 and 1 <= small_member.looked <= 4, (small_table, small_member)
+    # the Hive naming's notes sort the case twins noted, not every table of each database
+    # compiled (before: the tables of the change's databases, every sync)
+    assert (small_table.sorted_names, small_member.sorted_names) == (0, 0), (small_table, small_member)

@@ -215,7 +215,7 @@ SHAPE = kept_classes.shape
 def _blind_signer(model: Model, schema: ObjectRef) -> kept_classes.Signer:
     """A class known by its roles, not by their grants."""
     signer = SIGNER(model, schema)
-    signer.of = lambda user: (False, frozenset(model.roles_of(user)))  # type: ignore[method-assign,assignment]
+    signer.of = lambda user, roles=None: (False, frozenset(model.roles_of(user)))  # type: ignore[method-assign,assignment]
     return signer
 
 
