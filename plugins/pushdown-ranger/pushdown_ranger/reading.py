@@ -1,6 +1,6 @@
 """The backend's read: the cheap version check, the service definitions (deny option,
-implied grants) on every sync, and the bulk read of policies, roles and zones when the
-versions moved."""
+implied grants) when pushdown's services' policy versions moved since they were last read,
+and the bulk read of policies, roles and zones when the versions moved."""
 
 from __future__ import annotations
 
@@ -49,11 +49,15 @@ class Reading(Reporting):
             found.append(("", None, self.api.role_version(self.role_service, known_roles)))
         return tuple(found)
 
+    #: the service definitions' answer kept (:meth:`defs_at`): (pushdown's services' policy
+    #: versions read before it, the deny option per service, the implied grants)
+    _defs: tuple[tuple[tuple[str, int], ...], dict[str, bool], Implied] | None = None
+
     def read(self, model: Model, scope: Resolved) -> RangerSnapshot:
-        """The last snapshot while the versions stand; the deny option is read every time
-        (one call: Ranger's policy versions need not move when a service definition does)."""
+        """The last snapshot while the versions stand; the deny option and the implied grants
+        as the service definitions said while the policy versions stand (:meth:`defs_at`)."""
         versions = self.versions()
-        deny, implied = self.defs_now()
+        deny, implied = self.defs_at(versions)
         last = self.last
         if last is None or last.versions != versions or not complete(versions):
             last = self.last = replace(self._read(versions, deny), implied=implied)
@@ -61,6 +65,32 @@ class Reading(Reporting):
             moved = digest(versions, deny, implied)
             last = self.last = replace(last, deny=deny, implied=implied, fingerprint=moved)
         return replace(self.with_findings(last, model), within=self.within(model, scope, last))
+
+    def defs_at(self, versions: tuple[tuple[str, Any, Any], ...]) -> tuple[dict[str, bool], Implied]:
+        """:meth:`defs_now`, or its last answer while pushdown's services' policy versions are
+        those read before it (``versions``, read before this call): Ranger moves the policy
+        version of every service of a service definition it updates (``ServiceDBStore``'s
+        ``updateServicesForServiceDefUpdate``, since 0.6), so a definition edited since the
+        last read shows in the versions, as a policy edited does. A refused read is not kept:
+        it is asked again by the next sync."""
+        at = _policy_versions(versions)
+        kept = self._defs
+        if kept is not None and at is not None and kept[0] == at:
+            return dict(kept[1]), kept[2]
+        self._defs = None
+        deny, implied = self.defs_now()
+        if at is not None and not self.problems["defs"]:
+            self._defs = (at, dict(deny), implied)
+        return deny, implied
+
+    def defs_moved(
+        self, before: tuple[tuple[str, Any, Any], ...], after: tuple[tuple[str, Any, Any], ...]
+    ) -> None:
+        """The kept definitions, read at ``before``, stand at ``after``: the versions moved by
+        exactly pushdown's own writes (a definition updated meanwhile moves them once more)."""
+        at, now = _policy_versions(before), _policy_versions(after)
+        if self._defs is not None and at is not None and now is not None and self._defs[0] == at:
+            self._defs = (now, self._defs[1], self._defs[2])
 
     def defs_now(self) -> tuple[dict[str, bool], Implied]:
         """Per service of pushdown's, from its service definition (one call for all): whether
@@ -264,3 +294,10 @@ class Reading(Reporting):
     def _type_of(self, service: str) -> str:
         n = self.naming
         return {n.hive_service: "hive", n.hdfs_service: "hdfs", n.kafka_service: "kafka"}[service]
+
+
+def _policy_versions(versions: tuple[tuple[str, Any, Any], ...]) -> tuple[tuple[str, int], ...] | None:
+    """The services' policy versions in ``versions`` (not the role version: a definition
+    moves only the former); ``None`` when a service's is unknown, or no service is named."""
+    out = tuple((name, v) for name, v, _ in versions if name)
+    return out if out and all(isinstance(v, int) for _, v in out) else None

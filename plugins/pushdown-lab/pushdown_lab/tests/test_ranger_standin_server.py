@@ -55,6 +55,27 @@ def test_service_defs_and_services(ranger_standin: Standin) -> None:
     assert client.get_service("kafkadev") is None  # the client turns 404 into None
 
 
+def test_a_service_definition_updated_moves_its_services_policy_versions(ranger_standin: Standin) -> None:
+    """As Ranger's ``ServiceDBStore.updateServicesForServiceDefUpdate``: every service of an
+    updated definition gets a new policy version (its plugins download the definition with
+    the policies); the services of other definitions do not."""
+    client = RangerClient(ranger_standin.url, ranger_standin.auth)
+    for name, kind in (("hivedev", "hive"), ("hiveprod", "hive"), ("kafkadev", "kafka")):
+        client.create_service({"name": name, "type": kind})
+
+    def versions() -> dict[str, int]:
+        return {s.name: s.policyVersion for s in client.find_services()}
+
+    before = versions()
+    sdef = client.get_service_def("hive")
+    sdef.options = {**(sdef.options or {}), "enableDenyAndExceptionsInPolicies": "false"}
+    client.update_service_def("hive", sdef)
+    after = versions()
+    assert after == {**before, "hivedev": before["hivedev"] + 1, "hiveprod": before["hiveprod"] + 1}
+    ranger_standin.store.update_service_def("kafka", ranger_standin.store.service_def("kafka"))
+    assert versions() == {**after, "kafkadev": after["kafkadev"] + 1}
+
+
 def test_policy_create_get_update_delete(client: RangerClient) -> None:
     created = client.create_policy(_policy("p1", "t1"))
     assert created.id and created.version == 1 and created.service == "hivedev"
