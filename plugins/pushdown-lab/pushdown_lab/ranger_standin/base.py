@@ -43,6 +43,8 @@ class StoreBase:
         self.services: dict[str, Json] = {}
         self.policies: dict[int, Json] = {}
         self.roles: dict[int, Json] = {}
+        #: role name -> id (Ranger looks a role up by its unique name: an index, not a scan)
+        self._role_ids: dict[str, int] = {}
         self.zones: dict[int, Json] = {}
         self._by_name: dict[tuple[str, str], int] = {}
         self._by_signature: dict[tuple[str, str], int] = {}

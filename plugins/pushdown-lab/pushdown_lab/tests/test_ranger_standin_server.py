@@ -11,6 +11,7 @@ from apache_ranger.client.ranger_client import RangerClient
 from apache_ranger.exceptions import RangerServiceException
 
 from pushdown_lab.ranger_standin import Standin
+from pushdown_lab.ranger_standin.errors import RangerError
 
 pytestmark = pytest.mark.ranger
 
@@ -112,6 +113,29 @@ def test_policy_refusals_are_rangers(client: RangerClient) -> None:
     assert "error code[3008]" in _refusal(client.create_policy, silent).msgDesc
     assert client.create_policy({**silent, "isAuditEnabled": True}).id
     assert len(client.find_policies({"serviceName": "hivedev"})) == 3
+
+
+def test_roles_are_found_by_name_through_renames_and_deletes(ranger_standin: Standin) -> None:
+    """The stand-in looks a role up by its name in an index (Ranger, in its database), kept by
+    every create, rename and delete: the same answers as a look at every role."""
+    store = ranger_standin.store
+    ids = [store.create_role({"name": f"r{i}"})["id"] for i in range(6)]
+    store.update_role(ids[1], {**store.role(ids[1]), "name": "renamed"})
+    store.delete_role(ids[2])
+    store.create_role({"name": "r1"})  # the old name is free again
+    with pytest.raises(RangerError):
+        store.create_role({"name": "renamed"})  # 4005: the new one is taken
+    with pytest.raises(RangerError):
+        store.role_by_name("r2")
+    assert store.role_by_name("renamed")["id"] == ids[1]
+    policy = {
+        **_policy("p", "t"),
+        "policyItems": [{"accesses": [{"type": "select"}], "roles": ["r2"]}],
+    }
+    ranger_standin.create_service("hivedev", "hive")
+    with pytest.raises(RangerError, match="r2"):
+        store.create_policy(policy)  # the deleted role is unknown to a policy too
+    assert store._role_ids == {r["name"]: rid for rid, r in store.roles.items()}
 
 
 def test_roles_grant_revoke_and_in_use(client: RangerClient) -> None:
