@@ -66,8 +66,7 @@ def _fetch(where: Path, version: str, timeout: float) -> None:
                f"-DoutputDirectory={where / 'jars'}"]  # fmt: skip
     try:
         run = subprocess.run(  # noqa: S603 - fixed arguments, no shell
-            command, capture_output=True, text=True, timeout=timeout, check=False
-        )
+            command, capture_output=True, text=True, timeout=timeout, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise UnityCatalogUnavailable(f"Maven did not run: {exc}") from exc
     if run.returncode != 0:
