@@ -402,10 +402,12 @@ class Work:
             yield
 
 
-def synced_changes(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[Synced, Synced]:
+def synced_changes(
+    scale: int, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Synced, Synced, tuple[tuple[str, int], ...]]:
     """On a stand-in holding :func:`estate` at ``scale``: a one-table grant, then a role
     granted to one more user (who holds the catalog's gates already), each synced over the
-    scope its events name."""
+    scope its events name; then the reads of an idle poll (``discover``, nothing changed)."""
     from pushdown_lab.ranger_standin import Standin
 
     mapper = Mapper()
@@ -456,14 +458,18 @@ def synced_changes(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[Synced,
             assert backend.last is not None
             fresh = RangerBackend(context)
             assert fresh._read(fresh.versions(), fresh.defs_now()[0]).facts == backend.last.facts
-    return out[0], out[1]
+        _, seen = backend.discover(model, None)
+        standin.reset_log()
+        assert backend.discover(model, seen)[1] == seen
+        idle = read_kinds(standin.request_log)
+    return out[0], out[1], idle
 
 
 @pytest.mark.ranger
 def test_a_synced_table_grant_and_role_membership_cost_as_much_in_an_estate_ten_times_larger(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    (small_table, small_member), (large_table, large_member) = at_both_scales(
+    (small_table, small_member, small_idle), (large_table, large_member, large_idle) = at_both_scales(
         lambda scale: synced_changes(scale, monkeypatch)
     )
     print(f"\nranger scoped sync, one table: scale 1 {small_table}, scale 10 {large_table}")
@@ -494,3 +500,7 @@ def test_a_synced_table_grant_and_role_membership_cost_as_much_in_an_estate_ten_
             synced
         )
         assert synced.reads == 4 and synced.writes == 1, synced
+    # an idle poll (the daemon's ``discover``, nothing changed): the version check alone, the
+    # definitions kept while the versions stand (before: 3 reads, the definitions every poll)
+    assert small_idle == large_idle, (small_idle, large_idle)
+    assert dict(small_idle) == {"services": 1, "role version": 1, "definitions": 0, "other": 0}, small_idle
