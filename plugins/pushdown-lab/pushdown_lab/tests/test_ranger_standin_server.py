@@ -56,6 +56,22 @@ def test_service_defs_and_services(ranger_standin: Standin) -> None:
     assert client.get_service("kafkadev") is None  # the client turns 404 into None
 
 
+def test_a_service_is_answered_as_rangers_with_no_role_version(ranger_standin: Standin) -> None:
+    """Ranger's ``RangerService`` carries the policy version, not the role version (asked of
+    ``roles/download``): the stand-in's answers hold what Ranger's do."""
+    client = RangerClient(ranger_standin.url, ranger_standin.auth)
+    client.create_service({"name": "hivedev", "type": "hive"})
+    api = f"{ranger_standin.url}/service/public/v2/api/service"
+    for answer in (
+        requests.get(api, auth=ranger_standin.auth, timeout=5).json()[0],
+        requests.get(f"{api}/name/hivedev", auth=ranger_standin.auth, timeout=5).json(),
+    ):
+        assert answer["name"] == "hivedev" and isinstance(answer["policyVersion"], int)
+        assert "roleVersion" not in answer, answer
+    download = f"{ranger_standin.url}/service/roles/secure/download/hivedev"
+    assert isinstance(requests.get(download, auth=ranger_standin.auth, timeout=5).json()["roleVersion"], int)
+
+
 def test_a_service_definition_updated_moves_its_services_policy_versions(ranger_standin: Standin) -> None:
     """As Ranger's ``ServiceDBStore.updateServicesForServiceDefUpdate``: every service of an
     updated definition gets a new policy version (its plugins download the definition with
