@@ -143,6 +143,7 @@ class Applying(Reading):
         roles_expected = next((v[2] for v in expected if v[0] == ""), None)
         fresh = self.versions(roles_expected if isinstance(roles_expected, int) else None)
         if written is not None and fresh == expected and complete(fresh):
+            self.defs_moved(snapshot.versions, fresh)  # no definition updated meanwhile
             policies = written.patched_policies(dict(snapshot.policies))
             roles = written.patched_roles(dict(snapshot.roles))
             self._see_answered(snapshot.roles, roles, written.roles)

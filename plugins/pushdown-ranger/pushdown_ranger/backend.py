@@ -165,8 +165,9 @@ class RangerBackend(Applying):
         return None
 
     def discover(self, model: Model, seen: str | None) -> tuple[Scope, str | None]:
-        deny, implied = self.defs_now()
-        now = json.dumps([self.versions(), sorted(deny.items()), implied], default=sorted)
+        versions = self.versions()
+        deny, implied = self.defs_at(versions)  # asked again once the policy versions moved
+        now = json.dumps([versions, sorted(deny.items()), implied], default=sorted)
         return (Scope.nothing() if now == seen else Scope.everything()), now
 
     def fact_from_json(self, data: Mapping[str, Any]) -> Fact:

@@ -1,6 +1,6 @@
 """The backend's read: the cheap version check, the service definitions (deny option,
-implied grants) on every sync, and the bulk read of policies, roles and zones when the
-versions moved."""
+implied grants) when pushdown's services' policy versions moved since they were last read,
+and the bulk read of policies, roles and zones when the versions moved."""
 
 from __future__ import annotations
 
@@ -49,11 +49,15 @@ class Reading(Reporting):
             found.append(("", None, self.api.role_version(self.role_service, known_roles)))
         return tuple(found)
 
+    #: the service definitions' answer kept (:meth:`defs_at`): (pushdown's services' policy
+    #: versions read before it, the deny option per service, the implied grants)
+    _defs: tuple[tuple[tuple[str, int], ...], dict[str, bool], Implied] | None = None
+
     def read(self, model: Model, scope: Resolved) -> RangerSnapshot:
-        """The last snapshot while the versions stand; the deny option is read every time
-        (one call: Ranger's policy versions need not move when a service definition does)."""
+        """The last snapshot while the versions stand; the deny option and the implied grants
+        as the service definitions said while the policy versions stand (:meth:`defs_at`)."""
         versions = self.versions()
-        deny, implied = self.defs_now()
+        deny, implied = self.defs_at(versions)
         last = self.last
         if last is None or last.versions != versions or not complete(versions):
             last = self.last = replace(self._read(versions, deny), implied=implied)
@@ -61,6 +65,32 @@ class Reading(Reporting):
             moved = digest(versions, deny, implied)
             last = self.last = replace(last, deny=deny, implied=implied, fingerprint=moved)
         return replace(self.with_findings(last, model), within=self.within(model, scope, last))
+
+    def defs_at(self, versions: tuple[tuple[str, Any, Any], ...]) -> tuple[dict[str, bool], Implied]:
+        """:meth:`defs_now`, or its last answer while pushdown's services' policy versions are
+        those read before it (``versions``, read before this call): Ranger moves the policy
+        version of every service of a service definition it updates (``ServiceDBStore``'s
+        ``updateServicesForServiceDefUpdate``, since 0.6), so a definition edited since the
+        last read shows in the versions, as a policy edited does. A refused read is not kept:
+        it is asked again by the next sync."""
+        at = _policy_versions(versions)
+        kept = self._defs
+        if kept is not None and at is not None and kept[0] == at:
+            return dict(kept[1]), kept[2]
+        self._defs = None
+        deny, implied = self.defs_now()
+        if at is not None and not self.problems["defs"]:
+            self._defs = (at, dict(deny), implied)
+        return deny, implied
+
+    def defs_moved(
+        self, before: tuple[tuple[str, Any, Any], ...], after: tuple[tuple[str, Any, Any], ...]
+    ) -> None:
+        """The kept definitions, read at ``before``, stand at ``after``: the versions moved by
+        exactly pushdown's own writes (a definition updated meanwhile moves them once more)."""
+        at, now = _policy_versions(before), _policy_versions(after)
+        if self._defs is not None and at is not None and now is not None and self._defs[0] == at:
+            self._defs = (now, self._defs[1], self._defs[2])
 
     def defs_now(self) -> tuple[dict[str, bool], Implied]:
         """Per service of pushdown's, from its service definition (one call for all): whether
@@ -206,6 +236,14 @@ class Reading(Reporting):
             every |= {f for r in roles.values() if (f := fact_of(r, of_role)) is not None}
             self._facts = fresh
             facts = frozenset(every)
+        hive = self.naming.hive_service
+        handmade = None if since is None else _handmade_moved(since[0], policies, since[1], hive)
+        if handmade is None:
+            handmade = (
+                voided_databases(policies, hive),
+                frozenset(k for k, p in policies.items() if k[0] != hive and voiding(p)),
+                overriding_policies(policies, hive),
+            )
         return RangerSnapshot(
             facts,
             fingerprint=digest(versions, deny),
@@ -214,11 +252,9 @@ class Reading(Reporting):
             services=frozenset(name for name, _, _ in versions if name),
             deny=deny,
             versions=versions,
-            voided=voided_databases(policies, self.naming.hive_service),
-            voiding=frozenset(
-                k for k, p in policies.items() if k[0] != self.naming.hive_service and voiding(p)
-            ),
-            overriding=overriding_policies(policies, self.naming.hive_service),
+            voided=handmade[0],
+            voiding=handmade[1],
+            overriding=handmade[2],
         )
 
     def _moved_facts(
@@ -234,23 +270,25 @@ class Reading(Reporting):
         policy key and per role name (the key holds the service and the resource set, a
         role fact its name), so taking a key's old fact out leaves every other key's."""
         base, policy_keys, role_names = since
-        kept = self._facts
-        fresh = dict(kept)
+        kept = self._facts  # moved in place once the facts are found so (no copy of it all)
         gone: set[Fact] = set()
         added: set[Fact] = set()
+        out: list[int] = []
+        put: list[tuple[Json, Fact | None]] = []
         touched = [(base.policies.get(k), policies.get(k), of_policy) for k in dict.fromkeys(policy_keys)]
         touched += [(base.roles.get(n), roles.get(n), of_role) for n in dict.fromkeys(role_names)]
         for old, new, read in touched:
             if old is new:
                 continue
             if old is not None:
-                hit = fresh.pop(id(old), None)
+                hit = kept.get(id(old))
                 fact = hit[1] if hit is not None and hit[0] is old else read(old)
+                out.append(id(old))
                 if fact is not None:
                     gone.add(fact)
             if new is not None:
                 fact = read(new)
-                fresh[id(new)] = (new, fact)
+                put.append((new, fact))
                 if fact is not None:
                     added.add(fact)
         if not gone <= base.facts:
@@ -258,9 +296,43 @@ class Reading(Reporting):
         facts = (base.facts - gone) | added
         if len(facts) != len(base.facts) - len(gone) + len(added):
             return None  # a fact of another key (not one per key): made from every one
-        self._facts = fresh
+        for key in out:  # the objects answered are alive: no id of ``put`` is one of ``out``
+            kept.pop(key, None)
+        kept.update((id(new), (new, fact)) for new, fact in put)
         return facts
 
     def _type_of(self, service: str) -> str:
         n = self.naming
         return {n.hive_service: "hive", n.hdfs_service: "hdfs", n.kafka_service: "kafka"}[service]
+
+
+def _policy_versions(versions: tuple[tuple[str, Any, Any], ...]) -> tuple[tuple[str, int], ...] | None:
+    """The services' policy versions in ``versions`` (not the role version: a definition
+    moves only the former); ``None`` when a service's is unknown, or no service is named."""
+    out = tuple((name, v) for name, v, _ in versions if name)
+    return out if out and all(isinstance(v, int) for _, v in out) else None
+
+
+def _handmade_moved(
+    base: RangerSnapshot,
+    policies: Mapping[tuple[str, Any], Json],
+    keys: Iterable[tuple[str, Any]],
+    hive: str,
+) -> tuple[dict[str, str], frozenset[tuple[str, Any]], frozenset[tuple[str, Any]]] | None:
+    """The databases hand-made policies void, the policies voiding deny items and those
+    overriding them, of ``policies``, which are ``base``'s but at ``keys`` (a sync's writes),
+    as the read-back joins them with ``base``'s (:meth:`Applying.reread`): ``base``'s, and
+    those of the keys' policies as answered, without a pass over every policy. ``None`` when
+    a key's Hive policy voids deny items before or after the writes: the reason given for a
+    database is the first policy's in the order of every policy (made from every one then).
+    ``base``'s sets hold those of its own policies (each read or read-back joins them), and
+    the other policies are ``base``'s objects: what they add is in ``base``'s already."""
+    keys = list(dict.fromkeys(keys))
+    for key in keys:
+        if key[0] == hive and any(
+            p is not None and voiding(p) for p in (base.policies.get(key), policies.get(key))
+        ):
+            return None
+    written = {k: policies[k] for k in keys if k in policies}
+    more = frozenset(k for k, p in written.items() if k[0] != hive and voiding(p))
+    return dict(base.voided), base.voiding | more, base.overriding | overriding_policies(written, hive)

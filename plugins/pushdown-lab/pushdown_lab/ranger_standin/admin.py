@@ -56,6 +56,8 @@ class Standin:
         self._dying: threading.Thread | None = None
         #: per (service, zone): what its last engine was built from (policy_evaluation.Reuse)
         self._reuse: dict[tuple[str, str], Reuse] = {}
+        #: the roles in id order, at the count of role changes they were listed at
+        self._roles_at: tuple[int, list[dict[str, Any]]] | None = None
 
     # lifecycle -------------------------------------------------------------------------
     @property
@@ -200,7 +202,7 @@ class Standin:
             # the stored objects (the store replaces one on every change, never edits it):
             # the evaluators and role entries of those that did not change are taken over
             policies = self.store.list_policies({"serviceName": service, "zoneName": zone}, copied=False)
-            roles = [role for _, role in sorted(self.store.roles.items())]
+            roles = self._roles(self.store.role_changes)
             reuse = self._reuse.setdefault((service, zone), Reuse())
             zones, before = self._built_before(service, zone)
             built = ServicePolicies(
@@ -213,6 +215,13 @@ class Standin:
             )
             self._service_policies[(service, zone)] = (versions, built)
             return built
+
+    def _roles(self, changes: int) -> list[dict[str, Any]]:
+        """The stored roles in id order, listed again only after a role changed (``changes``:
+        the store's count of them; held under the store's lock)."""
+        if self._roles_at is None or self._roles_at[0] != changes:
+            self._roles_at = (changes, [role for _, role in sorted(self.store.roles.items())])
+        return self._roles_at[1]
 
     def _built_before(self, service: str, zone: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """What Ranger builds before the policies of ``zone`` in one engine of ``service`` (its

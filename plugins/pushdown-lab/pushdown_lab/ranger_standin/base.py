@@ -43,6 +43,10 @@ class StoreBase:
         self.services: dict[str, Json] = {}
         self.policies: dict[int, Json] = {}
         self.roles: dict[int, Json] = {}
+        #: role name -> id (Ranger looks a role up by its unique name: an index, not a scan)
+        self._role_ids: dict[str, int] = {}
+        #: role changes made, ever (a service's role version starts again with the service)
+        self.role_changes = 0
         self.zones: dict[int, Json] = {}
         self._by_name: dict[tuple[str, str], int] = {}
         self._by_signature: dict[tuple[str, str], int] = {}
@@ -64,5 +68,6 @@ class StoreBase:
         obj.setdefault("isEnabled", True)
 
     def _bump_roles(self) -> None:
+        self.role_changes += 1
         for svc in self.services.values():
             svc["roleVersion"] += 1

@@ -14,7 +14,7 @@ class RoleStore(StoreBase):
     """Roles (global to Ranger Admin, not per service)."""
 
     def _role_exists(self, name: str) -> bool:
-        return any(r["name"] == name for r in self.roles.values())
+        return name in self._role_ids
 
     def _empty_role(self, name: str) -> None:
         self.create_role({"name": name}, create_missing=True)
@@ -29,16 +29,16 @@ class RoleStore(StoreBase):
         return None
 
     def role_id(self, name: str) -> int:
-        for rid, role in self.roles.items():
-            if role["name"] == name:
-                return rid
-        raise RangerError(400, f"Role with name: {name} does not exist")
+        rid = self._role_ids.get(name)
+        if rid is None:
+            raise RangerError(400, f"Role with name: {name} does not exist")
+        return rid
 
     def create_role(self, role: Json, user: str = "admin", *, create_missing: bool = False) -> Json:
         with self.lock:
             check_role(role)
             name = role["name"]
-            if any(r["name"] == name for r in self.roles.values()):
+            if name in self._role_ids:
                 raise validation_failure(
                     4005, f"Another RangerRole already exists for this name: Role =[{name}]]", "name"
                 )
@@ -48,6 +48,7 @@ class RoleStore(StoreBase):
             obj.setdefault("createdByUser", user)
             self._stamp(obj, user)
             self.roles[obj["id"]] = obj
+            self._role_ids[name] = obj["id"]
             self._bump_roles()
             return clone(obj)
 
@@ -71,7 +72,7 @@ class RoleStore(StoreBase):
             check_role(role)
             name = role["name"]
             if name != old["name"]:
-                if any(r["name"] == name for r in self.roles.values()):
+                if name in self._role_ids:
                     raise validation_failure(
                         4005, f"Another RangerRole already exists for this name: Role =[{name}]]", "name"
                     )
@@ -88,6 +89,8 @@ class RoleStore(StoreBase):
             obj["createdByUser"] = old.get("createdByUser")
             self._stamp(obj, user, old)
             self.roles[rid] = obj
+            del self._role_ids[old["name"]]
+            self._role_ids[obj["name"]] = rid
             self._bump_roles()
             return clone(obj)
 
@@ -102,6 +105,7 @@ class RoleStore(StoreBase):
                     400, f"Role '{old['name']}' can not be deleted as it is referenced in one or more {where}"
                 )
             del self.roles[rid]
+            del self._role_ids[old["name"]]
             self._bump_roles()
 
     def list_roles(self, filters: dict[str, str], *, copied: bool = True) -> list[Json]:

@@ -106,20 +106,26 @@ def _create_sdef(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: 
 
 
 # services ------------------------------------------------------------------------------
+def _public(service: Json) -> Json:
+    """A service as Ranger's REST API answers it (``RangerService``): its policy version, not
+    the role version the store keeps for the role download (``roles/download``)."""
+    return {k: v for k, v in service.items() if k != "roleVersion"}
+
+
 def _create_service(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
-    return 200, store.create_service(_body(b), u)
+    return 200, _public(store.create_service(_body(b), u))
 
 
 def _get_service(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
-    return 200, store.service(p["name"])
+    return 200, _public(store.service(p["name"]))
 
 
 def _get_service_id(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
-    return 200, store.service(store.service_name_of_id(_int(p["id"], "id")))
+    return 200, _public(store.service(store.service_name_of_id(_int(p["id"], "id"))))
 
 
 def _update_service(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
-    return 200, store.update_service(p["name"], _body(b), u)
+    return 200, _public(store.update_service(p["name"], _body(b), u))
 
 
 def _same_id(body: Json, path_id: int, what: str) -> Json:
@@ -132,7 +138,7 @@ def _same_id(body: Json, path_id: int, what: str) -> Json:
 def _update_service_id(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
     sid = _int(p["id"], "id")
     body = _same_id(_body(b), sid, "serviceID")
-    return 200, store.update_service(store.service_name_of_id(sid), body, u)
+    return 200, _public(store.update_service(store.service_name_of_id(sid), body, u))
 
 
 def _delete_service(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
@@ -146,7 +152,7 @@ def _delete_service_id(store: Store, p: dict[str, str], q: dict[str, str], b: An
 
 
 def _list_services(store: Store, p: dict[str, str], q: dict[str, str], b: Any, u: str) -> Reply:
-    return 200, _page(store.list_services(q), q)[0]
+    return 200, [_public(s) for s in _page(store.list_services(q), q)[0]]
 
 
 # policies ------------------------------------------------------------------------------

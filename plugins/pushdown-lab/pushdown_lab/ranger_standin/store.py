@@ -58,7 +58,11 @@ class Store(ZoneStore):
             raise not_found(f"service definition id={sid}")
 
     def update_service_def(self, name: str, sdef: Json, user: str = "admin") -> Json:
-        """Replace a service definition (its name and id stay); its ``version`` goes up."""
+        """Replace a service definition (its name and id stay); its ``version`` goes up, and so
+        does the policy version of every service of it (and of the services whose tag service
+        is one, for the ``tag`` definition), as Ranger's ``ServiceDBStore`` does after an
+        update (``updateServicesForServiceDefUpdate``): plugins download the changed
+        definition with their policies."""
         with self.lock:
             old = self.service_defs.get(name)
             if old is None:
@@ -74,7 +78,18 @@ class Store(ZoneStore):
             obj["name"], obj["id"] = name, old["id"]
             self._stamp(obj, user, old)
             self.service_defs[name] = obj
+            for service in self._services_of_def(name):
+                self._bump_policies(service)
             return clone(obj)
+
+    def _services_of_def(self, name: str) -> list[str]:
+        """The services a definition's update moves: those of its type, and for the ``tag``
+        definition the services whose tag service is one of them."""
+        mine = [s for s, svc in self.services.items() if svc["type"] == name]
+        if name == "tag":
+            tags = set(mine)
+            mine += [s for s, svc in self.services.items() if svc.get("tagService") in tags and s not in tags]
+        return mine
 
     # services --------------------------------------------------------------------------
     def create_service(self, service: Json, user: str = "admin") -> Json:

@@ -90,9 +90,11 @@ def test_the_standin_takes_over_what_did_not_change() -> None:
         one = store.create_policy(_allow("p1", "d1", "r1"))
         store.create_policy(_allow("p2", "d2", "r2"))
         before = {e.id: e for e in ranger.service_policies("hive").evaluators}
+        book = ranger.service_policies("hive").role_book
         assert not ranger.is_access_allowed("hive", {"database": "d1", "table": "t"}, "update", "u1")
         store.update_policy(one["id"], {**_allow("p1", "d1", "r1"), "policyItems": [_item("r1", "update")]})
         after = {e.id: e for e in ranger.service_policies("hive").evaluators}
+        assert ranger.service_policies("hive").role_book is book  # no role changed: taken over
         assert after[one["id"]] is not before[one["id"]]
         assert all(after[k] is v for k, v in before.items() if k != one["id"])
         assert ranger.is_access_allowed("hive", {"database": "d1", "table": "t"}, "update", "u1")
@@ -101,6 +103,7 @@ def test_the_standin_takes_over_what_did_not_change() -> None:
         store.update_role(role["id"], {**role, "users": [{"name": "u1"}, {"name": "u3"}]})
         again = {e.id: e for e in ranger.service_policies("hive").evaluators}
         assert all(again[k] is v for k, v in after.items())
+        assert ranger.service_policies("hive").role_book is not book
         assert ranger.is_access_allowed("hive", {"database": "d1", "table": "t"}, "update", "u3")
         assert not ranger.is_access_allowed("hive", {"database": "d2", "table": "t"}, "select", "u3")
 

@@ -11,6 +11,7 @@ from apache_ranger.client.ranger_client import RangerClient
 from apache_ranger.exceptions import RangerServiceException
 
 from pushdown_lab.ranger_standin import Standin
+from pushdown_lab.ranger_standin.errors import RangerError
 
 pytestmark = pytest.mark.ranger
 
@@ -55,6 +56,43 @@ def test_service_defs_and_services(ranger_standin: Standin) -> None:
     assert client.get_service("kafkadev") is None  # the client turns 404 into None
 
 
+def test_a_service_is_answered_as_rangers_with_no_role_version(ranger_standin: Standin) -> None:
+    """Ranger's ``RangerService`` carries the policy version, not the role version (asked of
+    ``roles/download``): the stand-in's answers hold what Ranger's do."""
+    client = RangerClient(ranger_standin.url, ranger_standin.auth)
+    client.create_service({"name": "hivedev", "type": "hive"})
+    api = f"{ranger_standin.url}/service/public/v2/api/service"
+    for answer in (
+        requests.get(api, auth=ranger_standin.auth, timeout=5).json()[0],
+        requests.get(f"{api}/name/hivedev", auth=ranger_standin.auth, timeout=5).json(),
+    ):
+        assert answer["name"] == "hivedev" and isinstance(answer["policyVersion"], int)
+        assert "roleVersion" not in answer, answer
+    download = f"{ranger_standin.url}/service/roles/secure/download/hivedev"
+    assert isinstance(requests.get(download, auth=ranger_standin.auth, timeout=5).json()["roleVersion"], int)
+
+
+def test_a_service_definition_updated_moves_its_services_policy_versions(ranger_standin: Standin) -> None:
+    """As Ranger's ``ServiceDBStore.updateServicesForServiceDefUpdate``: every service of an
+    updated definition gets a new policy version (its plugins download the definition with
+    the policies); the services of other definitions do not."""
+    client = RangerClient(ranger_standin.url, ranger_standin.auth)
+    for name, kind in (("hivedev", "hive"), ("hiveprod", "hive"), ("kafkadev", "kafka")):
+        client.create_service({"name": name, "type": kind})
+
+    def versions() -> dict[str, int]:
+        return {s.name: s.policyVersion for s in client.find_services()}
+
+    before = versions()
+    sdef = client.get_service_def("hive")
+    sdef.options = {**(sdef.options or {}), "enableDenyAndExceptionsInPolicies": "false"}
+    client.update_service_def("hive", sdef)
+    after = versions()
+    assert after == {**before, "hivedev": before["hivedev"] + 1, "hiveprod": before["hiveprod"] + 1}
+    ranger_standin.store.update_service_def("kafka", ranger_standin.store.service_def("kafka"))
+    assert versions() == {**after, "kafkadev": after["kafkadev"] + 1}
+
+
 def test_policy_create_get_update_delete(client: RangerClient) -> None:
     created = client.create_policy(_policy("p1", "t1"))
     assert created.id and created.version == 1 and created.service == "hivedev"
@@ -91,6 +129,29 @@ def test_policy_refusals_are_rangers(client: RangerClient) -> None:
     assert "error code[3008]" in _refusal(client.create_policy, silent).msgDesc
     assert client.create_policy({**silent, "isAuditEnabled": True}).id
     assert len(client.find_policies({"serviceName": "hivedev"})) == 3
+
+
+def test_roles_are_found_by_name_through_renames_and_deletes(ranger_standin: Standin) -> None:
+    """The stand-in looks a role up by its name in an index (Ranger, in its database), kept by
+    every create, rename and delete: the same answers as a look at every role."""
+    store = ranger_standin.store
+    ids = [store.create_role({"name": f"r{i}"})["id"] for i in range(6)]
+    store.update_role(ids[1], {**store.role(ids[1]), "name": "renamed"})
+    store.delete_role(ids[2])
+    store.create_role({"name": "r1"})  # the old name is free again
+    with pytest.raises(RangerError):
+        store.create_role({"name": "renamed"})  # 4005: the new one is taken
+    with pytest.raises(RangerError):
+        store.role_by_name("r2")
+    assert store.role_by_name("renamed")["id"] == ids[1]
+    policy = {
+        **_policy("p", "t"),
+        "policyItems": [{"accesses": [{"type": "select"}], "roles": ["r2"]}],
+    }
+    ranger_standin.create_service("hivedev", "hive")
+    with pytest.raises(RangerError, match="r2"):
+        store.create_policy(policy)  # the deleted role is unknown to a policy too
+    assert store._role_ids == {r["name"]: rid for rid, r in store.roles.items()}
 
 
 def test_roles_grant_revoke_and_in_use(client: RangerClient) -> None:

@@ -125,3 +125,27 @@ def test_a_refusal_quotes_rangers_words_not_a_whole_page(ranger_standin: Standin
 
     with pytest.raises(PermanentBackendError, match=r"\(HTTP 400\): no such service: x$"):
         api.call("list services", words)
+
+
+def test_the_environment_is_read_once_with_the_proxies_and_ca_bundle_it_names(
+    ranger_standin: Standin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``requests`` reads the environment on every request; the client reads it once: the
+    proxy for Ranger's URL (none where ``NO_PROXY`` names its host) and the CA bundle, as
+    ``requests`` would have used them, then no per-request scan."""
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.example:3128")
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", "/etc/ssl/bundle.pem")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    proxied = api_for(ranger_standin).client.client_http.session
+    assert proxied.proxies.get("http") == "http://proxy.example:3128"
+    assert proxied.verify == "/etc/ssl/bundle.pem" and proxied.trust_env is False
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    assert "http" not in api_for(ranger_standin).client.client_http.session.proxies
+    for name in ("NO_PROXY", "HTTP_PROXY", "REQUESTS_CA_BUNDLE"):
+        monkeypatch.delenv(name)
+    api = api_for(ranger_standin)
+    # a proxy named after the client was made is not used (a closed port: it would refuse)
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    ranger_standin.create_service("hive", "hive")
+    assert [s["name"] for s in api.services()] == ["hive"]
