@@ -19,8 +19,8 @@ from pushdown.model import changes as ch
 from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
+from pushdown.reconcile import identity
 from pushdown.reconcile.estate import Estate, Proposal, grants_role
-from pushdown.reconcile.identity import Identity
 from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.scope import Scope
 from pushdown_mysql.facts import Account, ColumnGrant, Grant, RoleGrant, exact_db_name
@@ -98,32 +98,27 @@ def inverse(
     backend: MySQLBackend, model: Model, accounts: list[Account]
 ) -> tuple[dict[Account, str], dict[Account, str]]:
     """The managed ``accounts``' model users, and why the others have none: the mapping
-    the sync uses (``<account_prefix>`` + ``pushdown_map_principal``) inverted over the
-    configured store's users and the account names without the prefix (where no store
-    user maps to theirs). An account is a model user's only when that user maps to exactly
-    it and no other candidate does (a clash the sync withholds): never someone else's."""
+    the sync uses (``<account_prefix>`` + ``pushdown_map_principal``) inverted by the
+    core's :func:`pushdown.reconcile.identity.inverse` over the names of the accounts at
+    the managed host, without the prefix (an account elsewhere is no model user's: the
+    sync makes every account at that host)."""
     naming = backend.naming
     names = {a: a.user[len(naming.prefix) :] for a in accounts}
-    store = Identity.of(model.users, naming.mapped)
-    extra = set()
-    for name in set(names.values()) - set(model.users):
-        mapped = store.name(name)
-        if mapped is not None and mapped not in store.users:
-            extra.add(name)
-    identity = Identity.of(set(model.users) | extra, naming.mapped)
+    at_host = {name for a, name in names.items() if a.host == naming.host}
+    found = identity.inverse(
+        model.users,
+        at_host,
+        naming.mapped,
+        describe=lambda name: f"account {Account(naming.prefix + name, naming.host)}",
+    )
     users: dict[Account, str] = {}
     unmapped: dict[Account, str] = {}
     for account, name in names.items():
-        holders = identity.users.get(name, frozenset()) if account.host == naming.host else frozenset()
-        if len(holders) == 1:
-            (users[account],) = holders
-        elif holders:
-            unmapped[account] = (
-                f"model users {', '.join(sorted(holders))} all map to account {account} "
-                "(pushdown_map_principal): a sync withholds their grants"
-            )
+        user, why = found[name] if account.host == naming.host else (None, "")
+        if user is not None:
+            users[account] = user
         else:
-            unmapped[account] = f"no model user maps to account {account} (pushdown_map_principal)"
+            unmapped[account] = why or f"no model user maps to account {account} (pushdown_map_principal)"
     return users, unmapped
 
 
