@@ -26,6 +26,12 @@ lost a grant there has a new signature. Owners (a personal view) are compiled ev
 What the items become afterwards (Ranger roles, names through the mapping, refused users
 and roles, the implied-grants check) is computed afresh from the items every compile.
 
+A class holding nothing but the gates' ALLOWs in a database, no service admin among its
+users, adds nothing there (:meth:`Signer.inert`, the rule :mod:`.deciding` leaves such users
+out of a focused compile by): a user deciding in one database of a focus and holding only
+the gates in another is taken over wherever its class is kept, not compiled again for want
+of a class kept in the other (a whole compile visits a class's own databases only).
+
 A class is kept only when every item it added named all of its users (or none): the
 items then depend on the signature alone. Only the classes a compile asked for are kept
 per database (the rest dropped), so the store is bounded by the estate's classes.
@@ -41,6 +47,7 @@ from pushdown.decide.inventory import Inventory
 from pushdown.model.privileges import Condition, Privilege
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
+from pushdown_ranger.compile.deciding import GATES
 from pushdown_ranger.compile.hive_names import TableNames, unnamable_schemas
 from pushdown_ranger.compile.naming import Items
 from pushdown_ranger.facts import Resource
@@ -119,6 +126,7 @@ class Signer:
         self._roles: dict[str, frozenset[tuple[ObjectRef, Privilege, Condition]]] = {}
         self._held: dict[frozenset[str], frozenset[tuple[ObjectRef, Privilege, Condition]]] = {}
         self._users: dict[str, Signature] = {}
+        self._inert: dict[Signature, bool] = {}
         #: the grants on the schema's path, with their holders; those below it, by role
         #: (made at the first role asked: a whole compile asks none)
         self._up: list[tuple[tuple[ObjectRef, Privilege, Condition], AbstractSet[str]]] | None = None
@@ -134,6 +142,20 @@ class Signer:
             if grants is None:
                 grants = self._held[roles] = frozenset().union(*(self._role(r) for r in roles))
             hit = self._users[user] = (user in self.model.service_admins, grants)
+        return hit
+
+    def inert(self, signature: Signature) -> bool:
+        """Whether a class of ``signature`` is allowed nothing in the database and denied
+        nothing there: no service admin, and only ALLOWs of the gates (:data:`GATES`, as
+        :func:`~pushdown_ranger.compile.deciding.deciding_users` leaves out the users holding
+        no more). Its items there are none, whatever the database holds (an owner is
+        compiled apart)."""
+        hit = self._inert.get(signature)
+        if hit is None:
+            admin, grants = signature
+            hit = self._inert[signature] = not admin and all(
+                c is Condition.ALLOW and p in GATES for _, p, c in grants
+            )
         return hit
 
     def group(self, users: Iterable[str]) -> Signature | None:
@@ -168,6 +190,9 @@ class Signer:
             mine += self._below.get(role, ())
             hit = self._roles[role] = frozenset(mine)
         return hit
+
+
+_NOTHING: tuple[Added, ...] = ()
 
 
 class KeptClasses:
@@ -260,14 +285,19 @@ class HiveClasses:
                 fresh.append(user)
                 continue
             roles = frozenset(model.roles_of(user))  # once, not once a database
-            signed = [(schema, self.signers[schema].of(user, roles)) for schema in self.databases]
-            found = [(schema, sig, self.databases[schema].get(sig)) for schema, sig in signed]
+            found: list[tuple[ObjectRef, Signature, tuple[Added, ...] | None]] = []
+            for schema, db in self.databases.items():
+                signer = self.signers[schema]
+                sig = signer.of(user, roles)
+                # a database where the user holds nothing but gates adds nothing of theirs
+                # (a user deciding in another database of the focus only)
+                found.append((schema, sig, _NOTHING if signer.inert(sig) else db.get(sig)))
             if any(added is None for _, _, added in found):
                 fresh.append(user)
                 continue
             for schema, sig, added in found:
-                assert added is not None
-                self.taken.setdefault(schema, {}).setdefault(sig, (added, set()))[1].add(user)
+                if added:
+                    self.taken.setdefault(schema, {}).setdefault(sig, (added, set()))[1].add(user)
         return fresh
 
     def replay(self, items: Items) -> None:

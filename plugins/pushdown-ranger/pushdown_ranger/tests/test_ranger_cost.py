@@ -462,3 +462,81 @@ def test_a_synced_table_grant_and_role_membership_cost_as_much_in_an_estate_ten_
     # the Hive naming's notes sort the case twins noted, not every table of each database
     # compiled (before: the tables of the change's databases, every sync)
     assert (small_table.sorted_names, small_member.sorted_names) == (0, 0), (small_table, small_member)
+
+
+def two_databases(scale: int) -> Model:
+    """``scale`` x 10 users each holding a role selecting from one of two databases, ``c.a``
+    or ``c.b`` (10 tables each), with the catalog's gate; role ``both`` selects from both,
+    held by ``u0``; user ``newcomer`` holds the gate only."""
+    from tests.builders import Builder
+
+    b = Builder().catalog("c", backend="rg").schema("c.a").schema("c.b")
+    for t in range(10):
+        b.table(f"c.a.t{t}").table(f"c.b.t{t}")
+    b.users("newcomer").role("both").allow("both", "catalog c", "USE_CATALOG")
+    b.allow("both", "schema c.a", "USE_SCHEMA", "SELECT_TABLE").allow(
+        "both", "schema c.b", "USE_SCHEMA", "SELECT_TABLE"
+    )
+    for i in range(10 * scale):
+        database = "c.a" if i % 2 else "c.b"
+        b.users(f"u{i}").role(f"r{i}").allow(f"r{i}", "catalog c", "USE_CATALOG")
+        b.allow(f"r{i}", f"schema {database}", "USE_SCHEMA", "SELECT_TABLE").grant_role(
+            f"r{i}", users=[f"u{i}"]
+        )
+    return b.grant_role("both", users=["u0"]).model
+
+
+def membership_over_two_databases(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int, int]:
+    """On :func:`two_databases`, after a whole compile keeping the classes, ``newcomer``
+    joins ``both``, compiled over the databases the backend's focus of a change of
+    principals gives (:func:`~pushdown_ranger.scoping.principal_databases`: ``c.a`` and
+    ``c.b``): (views the entitlement compiler made, classes whose Hive items were made
+    afresh, users something in the focus decides for). The compile equals one from
+    scratch."""
+    from pushdown_ranger.compile.deciding import deciding_users
+    from pushdown_ranger.scoping import principal_databases
+
+    model = two_databases(scale)
+    naming = RangerNaming(map_principal=Mapper())
+    kept = KeptIdentity(naming.user, stable=lambda: True)
+    classes = KeptClasses()
+    kw = {"elsewhere": frozenset(), "hive": "c", "voided": {}, "services": frozenset(DENY)}
+    compile_all(model, ["c"], naming, DENY, focus=None, identity=kept.of(model.users), kept=classes, **kw)
+    events = ch.grant_role(model, "both", Principal.user("newcomer"))
+    do(model, events)
+    scope = scope_of(events[0]).resolve(model)
+    found = principal_databases(model, frozenset({"newcomer"}), "c", frozenset({"c"}))
+    assert found == {"a", "b"}, found
+    focus = frozenset(ObjectRef.parse(f"schema c.{d}") for d in found)
+    identity = kept.of(model.users, scope_users(scope))
+    counts, before = RangerCounts(), classes.compiled
+    with counting(monkeypatch, counts):
+        desired = compile_all(
+            model,
+            ["c"],
+            naming,
+            DENY,
+            focus=focus,
+            identity=identity,
+            kept=classes,
+            members_moved=members_moved(scope),
+            **kw,
+        )
+    assert desired == compile_all(model, ["c"], naming, DENY, focus=focus, identity=identity, **kw)
+    return counts.classes, classes.compiled - before, len(deciding_users(model, sorted(focus, key=str)))
+
+
+def test_a_membership_over_two_databases_compiles_as_many_classes_in_an_estate_ten_times_larger(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A user joining a role with grants in two databases: each user deciding in one of them
+    holds only the gates in the other, where it adds nothing
+    (:meth:`~pushdown_ranger.compile.classes.Signer.inert`), so its class is taken over
+    from the last compile rather than compiled again for want of a class kept there (before:
+    every user deciding in either database but the one of each kept: 9 views at scale 1 and
+    99 at scale 10)."""
+    small, large = at_both_scales(lambda scale: membership_over_two_databases(scale, monkeypatch))
+    print(f"\nranger scoped compile, a membership over two databases: scale 1 {small}, scale 10 {large}")
+    assert large[2] >= 10 * small[2] - 10 > 0, (small, large)  # the deciding users grow
+    assert small[:2] == large[:2], (small, large)
+    assert small[0] <= KEPT_BOUND and small[1] <= KEPT_BOUND, small
