@@ -40,7 +40,6 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from pushdown.decide.compiler import EntitlementCompiler, Entitlements
-from pushdown.decide.inventory import Inventory
 from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
@@ -51,7 +50,7 @@ from pushdown_ranger.compile.deciding import deciding_users
 from pushdown_ranger.compile.hive import hive_database, hive_every_table, hive_items, hive_table
 from pushdown_ranger.compile.leaves import leaf_items
 from pushdown_ranger.compile.naming import Group, Items, RangerNaming
-from pushdown_ranger.compile.objects import held_objects, holds_tables, with_case_twins
+from pushdown_ranger.compile.objects import held_in_focus, held_objects, holds_tables, with_case_twins
 from pushdown_ranger.compile.principals import Principals, principals
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact, interned
 from pushdown_ranger.mapping import OPERATIONS
@@ -121,12 +120,17 @@ def compile_desired(
     items = Items()
     if roots:
         focus = None if focus is None else with_case_twins(model, roots, focus)
-        inventory = held_objects(model, roots, focus)
+        # with a focus, the topics and filesets held are found as the inventory is made
+        held: frozenset[ObjectRef] | None = None
+        if focus is None:
+            inventory = held_objects(model, roots, focus)
+        else:
+            inventory, held = held_in_focus(model, roots, focus)
         hive = hive_catalog(model, catalogs) if hive == _UNKNOWN else hive
         for schema in (ObjectRef(T.SCHEMA, (hive, d)) for d in sorted(mirrored)) if hive else ():
             if focus is None or schema in focus:
-                inventory.add(schema)
-        leaves = _leaf_schemas(inventory, roots) if focus is not None else set()
+                inventory.add(schema)  # a schema alone: no topic or fileset
+        leaves = {o.parent for o in held if o.parent} if held is not None else set()
         starts = roots if focus is None else sorted(focus | leaves, key=str)
         # a focused compile decides only for whom something there decides (:mod:`.deciding`)
         users: Collection[str] | None = None if focus is None else deciding_users(model, starts)
@@ -157,7 +161,7 @@ def compile_desired(
                     f"catalog {catalog}: its tables would share Ranger service {naming.hive_service} "
                     f"with catalog {hive}; not pushed (narrower)"
                 )
-        notes += leaf_items(items, by_root, inventory, model, naming, deny_enabled, locations or {})
+        notes += leaf_items(items, by_root, inventory, model, naming, deny_enabled, locations or {}, held)
     policies: set[Fact] = set(_policies(items, model, naming, who))
     kept_roles, user_roles = _roles(model, naming, policies, named_elsewhere, who, members_moved)
     # the model roles' Ranger roles join as the set kept between compiles (a union of two
@@ -173,16 +177,6 @@ def compile_desired(
 
 
 _UNKNOWN = "\x00unknown"
-
-
-def _leaf_schemas(inventory: Inventory, roots: list[ObjectRef]) -> set[ObjectRef]:
-    """The schemas holding topics or filesets (always compiled: one policy per object)."""
-    return {
-        o.parent
-        for root in roots
-        for o in inventory.within(root)
-        if o.type in (T.TOPIC, T.FILESET) and o.parent
-    }
 
 
 def _groups(ent: Entitlements, catalog: str, refused: frozenset[str]) -> Iterable[Group]:
