@@ -195,9 +195,11 @@ def _groups(ent: Entitlements, catalog: str, refused: frozenset[str]) -> Iterabl
 def _policies(items: Items, model: Model, naming: RangerNaming, who: Principals) -> Iterable[PolicyFact]:
     holders = _Holders(model, who)
     allows, denies = _Holding(model, Condition.ALLOW), _Holding(model, Condition.DENY)
+    covers: dict[tuple[frozenset[str], Condition], tuple[list[str], frozenset[str]]] = {}
+    roles = _RolesOf(model)
     for key in sorted(set(items.allow) | set(items.deny), key=str):
-        allow = _pairs(items.allow.get(key, {}), model, holders, naming, allows)
-        deny = _pairs(items.deny.get(key, {}), model, holders, naming, denies)
+        allow = _pairs(items.allow.get(key, {}), roles, holders, naming, allows, covers)
+        deny = _pairs(items.deny.get(key, {}), roles, holders, naming, denies, covers)
         if allow or deny:
             yield PolicyFact(key[0], key[1], allow, deny)
 
@@ -234,30 +236,57 @@ class _Holders(dict[str, frozenset[str]]):
         return self[role]
 
 
+class _RolesOf(dict[str, frozenset[str]]):
+    """Each user's roles in the model, found when first asked (once a compile)."""
+
+    def __init__(self, model: Model) -> None:
+        super().__init__()
+        self.model = model
+
+    def __missing__(self, user: str) -> frozenset[str]:
+        found = self[user] = frozenset(self.model.roles_of(user))
+        return found
+
+
 def _pairs(
     by_access: dict[str, set[str]],
-    model: Model,
+    roles: _RolesOf,
     holders: dict[str, frozenset[str]],
     naming: RangerNaming,
     alike: _Holding,
+    covers: dict[tuple[frozenset[str], Condition], tuple[list[str], frozenset[str]]],
 ) -> frozenset[Pair]:
     """Each access's users as Ranger roles: a model role whose holders all belong (the
     largest first; among equals, one with grants of the item's kind, ``alike``), and a
-    per-user role for anybody left."""
+    per-user role for anybody left. ``covers``: the answer per users and kind, within one
+    compile (many items name the same users)."""
     out: set[Pair] = set()
     for access, users in by_access.items():
-        candidates = {r for u in users for r in model.roles_of(u)}
-        fitting = sorted(
-            (r for r in candidates if holders.get(r) and holders[r] <= users),
-            key=lambda r: (-len(holders[r]), r not in alike, r),
-        )
-        covered: set[str] = set()
-        for role in fitting:  # the largest first; a role adding nobody new is left out
-            if not holders[role] <= covered:
-                covered |= holders[role]
-                out.add((naming.role(role), access))
-        out.update((naming.user_role(u), access) for u in users - covered)
+        key = (frozenset(users), alike.condition)
+        cover = covers.get(key)
+        if cover is None:
+            cover = covers[key] = _cover(key[0], roles, holders, alike)
+        out.update((naming.role(role), access) for role in cover[0])
+        out.update((naming.user_role(u), access) for u in cover[1])
     return frozenset(out)
+
+
+def _cover(
+    users: frozenset[str], roles: _RolesOf, holders: dict[str, frozenset[str]], alike: _Holding
+) -> tuple[list[str], frozenset[str]]:
+    """The model roles covering ``users`` (see :func:`_pairs`), and the users left."""
+    candidates = set().union(*(roles[u] for u in users))
+    fitting = sorted(
+        (r for r in candidates if holders.get(r) and holders[r] <= users),
+        key=lambda r: (-len(holders[r]), r not in alike, r),
+    )
+    covered: set[str] = set()
+    chosen: list[str] = []
+    for role in fitting:  # the largest first; a role adding nobody new is left out
+        if not holders[role] <= covered:
+            covered |= holders[role]
+            chosen.append(role)
+    return chosen, users - covered
 
 
 def _roles(
