@@ -162,8 +162,13 @@ def compile_desired(
                     f"with catalog {hive}; not pushed (narrower)"
                 )
         notes += leaf_items(items, by_root, inventory, model, naming, deny_enabled, locations or {}, held)
-    policies: set[Fact] = set(_policies(items, model, naming, who))
-    kept_roles, user_roles = _roles(model, naming, policies, named_elsewhere, who, members_moved)
+    with _MEMO_LOCK:  # one compile at a time moves the kept roles (compiles may share a model)
+        # the model roles' holders as the kept roles hold them (made again where they moved)
+        # answer the policies' choice of roles too: none is asked of the model again
+        memo = _memo(model, naming, who)
+        memo.kept(model, naming, who, members_moved)
+        policies: set[Fact] = set(_policies(items, model, naming, who, memo))
+        kept_roles, user_roles = _roles(model, naming, policies, named_elsewhere, who, members_moved, memo)
     # the model roles' Ranger roles join as the set kept between compiles (a union of two
     # sets in C, by the hashes they hold): none is hashed, built or compared again here
     facts = kept_roles | frozenset([*policies, *user_roles])
@@ -192,8 +197,12 @@ def _groups(ent: Entitlements, catalog: str, refused: frozenset[str]) -> Iterabl
             yield frozenset({user}), owner_view
 
 
-def _policies(items: Items, model: Model, naming: RangerNaming, who: Principals) -> Iterable[PolicyFact]:
-    holders = _Holders(model, who)
+def _policies(
+    items: Items, model: Model, naming: RangerNaming, who: Principals, memo: _Memo | None = None
+) -> Iterable[PolicyFact]:
+    """``memo``: the kept roles, made current for this compile (:meth:`_Memo.kept`): their
+    holders are taken from it."""
+    holders = _Holders(model, who, memo)
     allows, denies = _Holding(model, Condition.ALLOW), _Holding(model, Condition.DENY)
     covers: dict[tuple[frozenset[str], Condition], tuple[list[str], frozenset[str]]] = {}
     roles = _RolesOf(model)
@@ -223,12 +232,18 @@ class _Holding(dict[str, bool]):
 class _Holders(dict[str, frozenset[str]]):
     """A role's holders Ranger may name (none for a refused role), found when first asked."""
 
-    def __init__(self, model: Model, who: Principals) -> None:
+    def __init__(self, model: Model, who: Principals, memo: _Memo | None = None) -> None:
         super().__init__()
-        self.model, self.who = model, who
+        self.model, self.who, self.memo = model, who, memo
 
     def __missing__(self, role: str) -> frozenset[str]:
-        found = frozenset() if role in self.who.refused_roles else self.who.holders(self.model, role)
+        if role in self.who.refused_roles:
+            found: frozenset[str] = frozenset()
+        elif self.memo is not None and role in self.memo.facts:
+            # a model role not refused, made from the model's holders now (:meth:`_Memo.kept`)
+            found = self.memo.made[role][0]
+        else:
+            found = self.who.holders(self.model, role)
         self[role] = found
         return found
 
@@ -296,15 +311,20 @@ def _roles(
     elsewhere: frozenset[str],
     who: Principals,
     moved: frozenset[str] | None = None,
+    memo: _Memo | None = None,
 ) -> tuple[frozenset[RoleFact], list[RoleFact]]:
     """Each model role's Ranger role, its members the model's holders (groups expanded:
     see :mod:`pushdown_ranger.compile.principals`), as a set kept between compiles; and the
     per-user roles the policies name. Only the roles whose holders ``moved`` can have
     changed are asked again (:meth:`_Memo.kept`), and the kept set moved by those
-    (:meth:`_Memo.roles`)."""
-    with _MEMO_LOCK:  # one compile at a time moves the kept roles (compiles may share a model)
-        memo = _memo(model, naming, who)
-        memo.kept(model, naming, who, moved)
+    (:meth:`_Memo.roles`). ``memo``: made current for this compile already, by a caller
+    holding the lock."""
+    if memo is None:
+        with _MEMO_LOCK:  # one compile at a time moves the kept roles (compiles may share a model)
+            memo = _memo(model, naming, who)
+            memo.kept(model, naming, who, moved)
+            kept = memo.roles()
+    else:
         kept = memo.roles()
     out: list[RoleFact] = []
     named = elsewhere | {r for f in facts if isinstance(f, PolicyFact) for r, _ in f.allow | f.deny}
