@@ -376,14 +376,14 @@ class HiveClasses:
                     # in another database of the focus only)
                     found.append((schema, None, _NOTHING))
                     continue
-                sig = signer.of(user, roles, kept)
-                found.append((schema, sig, db.get(sig)))
+                signature = signer.of(user, roles, kept)
+                found.append((schema, signature, db.get(signature)))
             if any(added is None for _, _, added in found):
                 fresh.append(user)
                 continue
-            for schema, sig, added in found:
-                if added and sig is not None:
-                    self.taken.setdefault(schema, {}).setdefault(sig, (added, set()))[1].add(user)
+            for schema, mine, added in found:
+                if added and mine is not None:
+                    self.taken.setdefault(schema, {}).setdefault(mine, (added, set()))[1].add(user)
         return fresh
 
     def replay(self, items: Items) -> None:
