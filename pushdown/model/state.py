@@ -8,8 +8,9 @@ events without touching the model.
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +35,10 @@ class Grant:
 
 _NONE: frozenset[ObjectRef] = frozenset()
 _LEAVES = (SecurableType.TOPIC, SecurableType.FILESET)
+#: the stamps of :attr:`Model.grants_moved` and :attr:`Model.roles_moved`: one count for
+#: every model of the process, so no two changes anywhere share a stamp (a copy of a model
+#: and the model it was copied from never give one stamp two meanings)
+_STAMPS = itertools.count(1)
 
 
 @dataclass
@@ -72,6 +77,14 @@ class Model:
     capitals: dict[ObjectRef, set[ObjectRef]] = field(default_factory=dict)
     #: bumped by every applied event; caches derived from the model key on it
     version: int = 0
+    #: role -> a stamp new whenever its grants changed (granted, revoked, moved by a rename,
+    #: the role created or deleted); user -> a stamp new whenever the roles it holds may have
+    #: changed (a role granted or revoked to it or to one of its groups, a group joined or
+    #: left, removed, the user added or removed, a role it holds deleted). A cache of what a
+    #: user's roles and their grants give is valid while the stamps it was made at stand
+    #: (absent: never stamped, e.g. filled without events: trust nothing). Not compared.
+    grants_moved: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+    roles_moved: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     # -- queries ---------------------------------------------------------------------
 
@@ -208,10 +221,19 @@ class Model:
             self.owned_by.setdefault(owner, set()).add(obj)
         self._remark(obj)
 
+    def _moved_roles_of(self, users: Iterable[str]) -> None:
+        for user in users:
+            self.roles_moved[user] = next(_STAMPS)
+
+    def _moved_grants_of(self, role: str) -> None:
+        self.grants_moved[role] = next(_STAMPS)
+
     def _on_user_added(self, e: ev.UserAdded) -> None:
         self.users.add(e.user)
+        self._moved_roles_of([e.user])
 
     def _on_user_removed(self, e: ev.UserRemoved) -> None:
+        self._moved_roles_of([e.user])
         self.users.discard(e.user)
         for role in self.user_roles.pop(e.user, set()):
             _drop(self.role_users, role, e.user)
@@ -222,6 +244,7 @@ class Model:
         self.groups[e.group] = set()
 
     def _on_group_removed(self, e: ev.GroupRemoved) -> None:
+        self._moved_roles_of(list(self.groups.get(e.group, ())))
         for user in self.groups.pop(e.group, set()):
             self.user_groups[user].discard(e.group)
         for role in self.group_roles.pop(e.group, set()):
@@ -230,15 +253,20 @@ class Model:
     def _on_group_member_added(self, e: ev.GroupMemberAdded) -> None:
         self.groups[e.group].add(e.user)
         self.user_groups[e.user].add(e.group)
+        self._moved_roles_of([e.user])
 
     def _on_group_member_removed(self, e: ev.GroupMemberRemoved) -> None:
         self.groups[e.group].discard(e.user)
         self.user_groups[e.user].discard(e.group)
+        self._moved_roles_of([e.user])
 
     def _on_role_created(self, e: ev.RoleCreated) -> None:
         self.roles[e.role] = set()
+        self._moved_grants_of(e.role)
 
     def _on_role_deleted(self, e: ev.RoleDeleted) -> None:
+        self._moved_grants_of(e.role)
+        self._moved_roles_of(self.holders_of(e.role))
         for grant in self.roles.pop(e.role, set()):
             self._unindex(e.role, grant)
         for user in self.role_users.pop(e.role, set()):
@@ -254,8 +282,10 @@ class Model:
                 e.condition, set()
             ).add(e.role)
         self._remark(e.object)
+        self._moved_grants_of(e.role)
 
     def _on_privileges_revoked(self, e: ev.PrivilegesRevoked) -> None:
+        self._moved_grants_of(e.role)
         for privilege in e.privileges:
             grant = Grant(e.object, privilege, e.condition)
             self.roles[e.role].discard(grant)
@@ -279,11 +309,20 @@ class Model:
         held, index = self._assignments(e.principal)
         held[e.principal.name].add(e.role)
         index.setdefault(e.role, set()).add(e.principal.name)
+        self._moved_assignment(e.principal)
 
     def _on_role_revoked(self, e: ev.RoleRevoked) -> None:
         held, index = self._assignments(e.principal)
         held[e.principal.name].discard(e.role)
         _drop(index, e.role, e.principal.name)
+        self._moved_assignment(e.principal)
+
+    def _moved_assignment(self, principal: Principal) -> None:
+        """The users whose roles a role granted to or revoked from ``principal`` moves."""
+        if principal.kind is PrincipalKind.GROUP:
+            self._moved_roles_of(list(self.groups.get(principal.name, ())))
+        else:
+            self._moved_roles_of([principal.name])
 
     def _assignments(self, principal: Principal) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
         if principal.kind is PrincipalKind.GROUP:

@@ -26,6 +26,18 @@ lost a grant there has a new signature. Owners (a personal view) are compiled ev
 What the items become afterwards (Ranger roles, names through the mapping, refused users
 and roles, the implied-grants check) is computed afresh from the items every compile.
 
+A class holding nothing but the gates' ALLOWs in a database, no service admin among its
+users, adds nothing there (:meth:`Signer.deciding`, the rule :mod:`.deciding` leaves such users
+out of a focused compile by): a user deciding in one database of a focus and holding only
+the gates in another is taken over wherever its class is kept, not compiled again for want
+of a class kept in the other (a whole compile visits a class's own databases only).
+
+A user's signature in a database is made of its roles and their grants there: both are
+kept between compiles of one model object (:class:`KeptSignatures`) while the model's stamps
+of the user's roles and of each role's grants stand (:attr:`Model.roles_moved`,
+:attr:`Model.grants_moved`), so a compile looks up the users deciding in its databases
+rather than signing each again.
+
 A class is kept only when every item it added named all of its users (or none): the
 items then depend on the signature alone. Only the classes a compile asked for are kept
 per database (the rest dropped), so the store is bounded by the estate's classes.
@@ -41,6 +53,7 @@ from pushdown.decide.inventory import Inventory
 from pushdown.model.privileges import Condition, Privilege
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
+from pushdown_ranger.compile.deciding import GATES
 from pushdown_ranger.compile.hive_names import TableNames, unnamable_schemas
 from pushdown_ranger.compile.naming import Items
 from pushdown_ranger.facts import Resource
@@ -106,35 +119,114 @@ class Database:
         self.entries[signature] = added
 
 
+Grants = frozenset[tuple[ObjectRef, Privilege, Condition]]
+
+
+class KeptSignatures:
+    """Each user's roles and its roles' grants per database (what its signature there is
+    made of), kept between compiles of one model object (:attr:`model`): a user's entry
+    stands while the user's stamp (:attr:`Model.roles_moved`: its roles, directly and
+    through groups) and each of its roles' (:attr:`Model.grants_moved`) are those it was
+    made at; otherwise it is made again, its databases' grants asked afresh. A user or role
+    the model never stamped (filled without events) is never kept. ``made``: the entries
+    made (a count for the cost tests)."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        #: user -> (its stamp, its roles with their stamps, its roles, database -> grants)
+        self.users: dict[
+            str, tuple[int, tuple[tuple[str, int | None], ...], frozenset[str], dict[ObjectRef, Grants]]
+        ] = {}
+        self.made = 0
+
+    def of(self, user: str) -> tuple[frozenset[str], dict[ObjectRef, Grants]]:
+        """The user's roles now, and its grants per database as kept (a caller adds those it
+        makes)."""
+        model = self.model
+        stamp = model.roles_moved.get(user)
+        hit = self.users.get(user)
+        if hit is not None and stamp is not None and hit[0] == stamp:
+            moved = model.grants_moved
+            if all(moved.get(role) == at for role, at in hit[1]):
+                return hit[2], hit[3]
+        self.made += 1
+        roles = frozenset(model.roles_of(user))
+        stamps = tuple((role, model.grants_moved.get(role)) for role in roles)
+        if stamp is None or any(at is None for _, at in stamps):
+            self.users.pop(user, None)
+            return roles, {}  # not kept
+        entry = self.users[user] = (stamp, stamps, roles, {})
+        return roles, entry[3]
+
+
 class Signer:
     """Signatures in one database (``schema``): each role's grants there and above, once.
 
     Found through the model's grant index by object (the objects on the schema's path,
     and those below it carrying a grant: :meth:`Model.marked_within`), not by a pass over
-    each role's every grant: the grants of the database and above, asked once per compile."""
+    each role's every grant: the grants of the database and above, asked once per compile.
+    A user's grants here are taken from ``signed`` (kept between compiles while its roles
+    and their grants stand) when it holds them, and put there when made."""
 
-    def __init__(self, model: Model, schema: ObjectRef) -> None:
+    def __init__(self, model: Model, schema: ObjectRef, signed: KeptSignatures | None = None) -> None:
         self.model = model
         self.schema = schema
-        self._roles: dict[str, frozenset[tuple[ObjectRef, Privilege, Condition]]] = {}
-        self._held: dict[frozenset[str], frozenset[tuple[ObjectRef, Privilege, Condition]]] = {}
+        self.signed = signed
+        self._roles: dict[str, Grants] = {}
+        self._held: dict[frozenset[str], Grants] = {}
         self._users: dict[str, Signature] = {}
         #: the grants on the schema's path, with their holders; those below it, by role
         #: (made at the first role asked: a whole compile asks none)
         self._up: list[tuple[tuple[ObjectRef, Privilege, Condition], AbstractSet[str]]] | None = None
         self._below: dict[str, list[tuple[ObjectRef, Privilege, Condition]]] = {}
+        self._deciding: frozenset[str] | None = None
 
-    def of(self, user: str, roles: frozenset[str] | None = None) -> Signature:
-        """``roles``: the user's roles in the model, when the caller has them (the split
-        asks each user's in every database of the compile)."""
+    def of(
+        self, user: str, roles: frozenset[str] | None = None, kept: dict[ObjectRef, Grants] | None = None
+    ) -> Signature:
+        """``roles``: the user's roles in the model, and ``kept``: its grants per database
+        kept (:meth:`KeptSignatures.of`), when the caller has them (the split asks each
+        user's in every database of the compile)."""
         hit = self._users.get(user)  # asked again by the split and by the items
         if hit is None:
-            roles = frozenset(self.model.roles_of(user)) if roles is None else roles
-            grants = self._held.get(roles)
+            if roles is None:
+                roles, kept = (
+                    self.signed.of(user)
+                    if self.signed is not None
+                    else (frozenset(self.model.roles_of(user)), None)
+                )
+            grants = None if kept is None else kept.get(self.schema)
             if grants is None:
-                grants = self._held[roles] = frozenset().union(*(self._role(r) for r in roles))
+                grants = self.grants(roles)
+                if kept is not None:
+                    kept[self.schema] = grants
             hit = self._users[user] = (user in self.model.service_admins, grants)
         return hit
+
+    def grants(self, roles: frozenset[str]) -> Grants:
+        """The grants of ``roles`` in the database and above."""
+        grants = self._held.get(roles)
+        if grants is None:
+            grants = self._held[roles] = frozenset().union(*(self._role(r) for r in roles))
+        return grants
+
+    def deciding(self) -> frozenset[str]:
+        """The roles holding something here beyond the gates' ALLOWs (:data:`GATES`): a DENY,
+        or an ALLOW of more, on the database's path or below it. A user holding none of
+        them, no service admin, is allowed nothing in the database and denied nothing
+        there, as :func:`~pushdown_ranger.compile.deciding.deciding_users` leaves out the
+        users holding no more: its items there are none, whatever the database holds (an
+        owner is compiled apart), and no signature is needed."""
+        if self._deciding is None:
+            by_object = self.model.by_object
+            found: set[str] = set()
+            for obj in (*self.schema.path, *self.model.marked_within(self.schema)):
+                for privilege, conditions in by_object.get(obj, {}).items():
+                    for condition, holders in conditions.items():
+                        if condition is Condition.DENY or privilege not in GATES:
+                            found |= holders
+            self._deciding = frozenset(found)
+        return self._deciding
 
     def group(self, users: Iterable[str]) -> Signature | None:
         """The users' one signature (``None`` when they differ)."""
@@ -160,7 +252,7 @@ class Signer:
         self._up = up
         return up
 
-    def _role(self, role: str) -> frozenset[tuple[ObjectRef, Privilege, Condition]]:
+    def _role(self, role: str) -> Grants:
         hit = self._roles.get(role)
         if hit is None:
             up = self._up if self._up is not None else self._index()
@@ -168,6 +260,9 @@ class Signer:
             mine += self._below.get(role, ())
             hit = self._roles[role] = frozenset(mine)
         return hit
+
+
+_NOTHING: tuple[Added, ...] = ()
 
 
 class KeptClasses:
@@ -178,6 +273,14 @@ class KeptClasses:
     def __init__(self) -> None:
         self._databases: dict[tuple[ObjectRef, str, bool], Database] = {}
         self.compiled = 0
+        self._signed: KeptSignatures | None = None
+
+    def signed_for(self, model: Model) -> KeptSignatures:
+        """The users' signatures kept for ``model`` (the one model object kept alive with
+        them: another model starts afresh, so no stamp of one is read against another)."""
+        if self._signed is None or self._signed.model is not model:
+            self._signed = KeptSignatures(model)
+        return self._signed
 
     def database(
         self, model: Model, inventory: Inventory, schema: ObjectRef, service: str, deny: bool
@@ -235,7 +338,7 @@ class HiveClasses:
             if schema in self.skipped or (focus is not None and schema not in focus):
                 continue
             self.databases[schema] = kept.database(model, inventory, schema, service, deny)
-            self.signers[schema] = Signer(model, schema)
+            self.signers[schema] = Signer(model, schema, kept.signed_for(model))
         #: per database, the users taken out of the compiler, by their signature there (with
         #: its kept items)
         self.taken: dict[ObjectRef, dict[Signature, tuple[tuple[Added, ...], set[str]]]] = {}
@@ -252,6 +355,8 @@ class HiveClasses:
         model = self.model
         starts = list(starts)
         fresh: list[str] = []
+        signed, admins = self.kept.signed_for(model), model.service_admins
+        deciding = {schema: signer.deciding() for schema, signer in self.signers.items()}
         for user in users:
             if user not in model.users or user in refused:
                 continue
@@ -259,15 +364,26 @@ class HiveClasses:
             if any(s in o.path or o in s.path for o in owned for s in starts):
                 fresh.append(user)
                 continue
-            roles = frozenset(model.roles_of(user))  # once, not once a database
-            signed = [(schema, self.signers[schema].of(user, roles)) for schema in self.databases]
-            found = [(schema, sig, self.databases[schema].get(sig)) for schema, sig in signed]
+            # the user's roles and its grants per database, kept while they stand; asked
+            # once, not once a database
+            roles, kept = signed.of(user) if signed is not None else (frozenset(model.roles_of(user)), None)
+            admin = user in admins
+            found: list[tuple[ObjectRef, Signature | None, tuple[Added, ...] | None]] = []
+            for schema, db in self.databases.items():
+                signer = self.signers[schema]
+                if not admin and roles.isdisjoint(deciding[schema]):
+                    # nothing but the gates' ALLOWs here: nothing of theirs (a user deciding
+                    # in another database of the focus only)
+                    found.append((schema, None, _NOTHING))
+                    continue
+                signature = signer.of(user, roles, kept)
+                found.append((schema, signature, db.get(signature)))
             if any(added is None for _, _, added in found):
                 fresh.append(user)
                 continue
-            for schema, sig, added in found:
-                assert added is not None
-                self.taken.setdefault(schema, {}).setdefault(sig, (added, set()))[1].add(user)
+            for schema, mine, added in found:
+                if added and mine is not None:
+                    self.taken.setdefault(schema, {}).setdefault(mine, (added, set()))[1].add(user)
         return fresh
 
     def replay(self, items: Items) -> None:

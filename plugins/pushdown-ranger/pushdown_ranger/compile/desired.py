@@ -40,7 +40,6 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from pushdown.decide.compiler import EntitlementCompiler, Entitlements
-from pushdown.decide.inventory import Inventory
 from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
@@ -51,7 +50,7 @@ from pushdown_ranger.compile.deciding import deciding_users
 from pushdown_ranger.compile.hive import hive_database, hive_every_table, hive_items, hive_table
 from pushdown_ranger.compile.leaves import leaf_items
 from pushdown_ranger.compile.naming import Group, Items, RangerNaming
-from pushdown_ranger.compile.objects import held_objects, holds_tables, with_case_twins
+from pushdown_ranger.compile.objects import held_in_focus, held_objects, holds_tables, with_case_twins
 from pushdown_ranger.compile.principals import Principals, principals
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact, interned
 from pushdown_ranger.mapping import OPERATIONS
@@ -121,12 +120,17 @@ def compile_desired(
     items = Items()
     if roots:
         focus = None if focus is None else with_case_twins(model, roots, focus)
-        inventory = held_objects(model, roots, focus)
+        # with a focus, the topics and filesets held are found as the inventory is made
+        held: frozenset[ObjectRef] | None = None
+        if focus is None:
+            inventory = held_objects(model, roots, focus)
+        else:
+            inventory, held = held_in_focus(model, roots, focus)
         hive = hive_catalog(model, catalogs) if hive == _UNKNOWN else hive
         for schema in (ObjectRef(T.SCHEMA, (hive, d)) for d in sorted(mirrored)) if hive else ():
             if focus is None or schema in focus:
-                inventory.add(schema)
-        leaves = _leaf_schemas(inventory, roots) if focus is not None else set()
+                inventory.add(schema)  # a schema alone: no topic or fileset
+        leaves = {o.parent for o in held if o.parent} if held is not None else set()
         starts = roots if focus is None else sorted(focus | leaves, key=str)
         # a focused compile decides only for whom something there decides (:mod:`.deciding`)
         users: Collection[str] | None = None if focus is None else deciding_users(model, starts)
@@ -157,9 +161,14 @@ def compile_desired(
                     f"catalog {catalog}: its tables would share Ranger service {naming.hive_service} "
                     f"with catalog {hive}; not pushed (narrower)"
                 )
-        notes += leaf_items(items, by_root, inventory, model, naming, deny_enabled, locations or {})
-    policies: set[Fact] = set(_policies(items, model, naming, who))
-    kept_roles, user_roles = _roles(model, naming, policies, named_elsewhere, who, members_moved)
+        notes += leaf_items(items, by_root, inventory, model, naming, deny_enabled, locations or {}, held)
+    with _MEMO_LOCK:  # one compile at a time moves the kept roles (compiles may share a model)
+        # the model roles' holders as the kept roles hold them (made again where they moved)
+        # answer the policies' choice of roles too: none is asked of the model again
+        memo = _memo(model, naming, who)
+        memo.kept(model, naming, who, members_moved)
+        policies: set[Fact] = set(_policies(items, model, naming, who, memo))
+        kept_roles, user_roles = _roles(model, naming, policies, named_elsewhere, who, members_moved, memo)
     # the model roles' Ranger roles join as the set kept between compiles (a union of two
     # sets in C, by the hashes they hold): none is hashed, built or compared again here
     facts = kept_roles | frozenset([*policies, *user_roles])
@@ -175,16 +184,6 @@ def compile_desired(
 _UNKNOWN = "\x00unknown"
 
 
-def _leaf_schemas(inventory: Inventory, roots: list[ObjectRef]) -> set[ObjectRef]:
-    """The schemas holding topics or filesets (always compiled: one policy per object)."""
-    return {
-        o.parent
-        for root in roots
-        for o in inventory.within(root)
-        if o.type in (T.TOPIC, T.FILESET) and o.parent
-    }
-
-
 def _groups(ent: Entitlements, catalog: str, refused: frozenset[str]) -> Iterable[Group]:
     """Users deciding alike in ``catalog``: a class without its owners, and each owner
     (users Ranger cannot name are left out)."""
@@ -198,12 +197,18 @@ def _groups(ent: Entitlements, catalog: str, refused: frozenset[str]) -> Iterabl
             yield frozenset({user}), owner_view
 
 
-def _policies(items: Items, model: Model, naming: RangerNaming, who: Principals) -> Iterable[PolicyFact]:
-    holders = _Holders(model, who)
+def _policies(
+    items: Items, model: Model, naming: RangerNaming, who: Principals, memo: _Memo | None = None
+) -> Iterable[PolicyFact]:
+    """``memo``: the kept roles, made current for this compile (:meth:`_Memo.kept`): their
+    holders are taken from it."""
+    holders = _Holders(model, who, memo)
     allows, denies = _Holding(model, Condition.ALLOW), _Holding(model, Condition.DENY)
+    covers: dict[tuple[frozenset[str], Condition], tuple[list[str], frozenset[str]]] = {}
+    roles = _RolesOf(model)
     for key in sorted(set(items.allow) | set(items.deny), key=str):
-        allow = _pairs(items.allow.get(key, {}), model, holders, naming, allows)
-        deny = _pairs(items.deny.get(key, {}), model, holders, naming, denies)
+        allow = _pairs(items.allow.get(key, {}), roles, holders, naming, allows, covers)
+        deny = _pairs(items.deny.get(key, {}), roles, holders, naming, denies, covers)
         if allow or deny:
             yield PolicyFact(key[0], key[1], allow, deny)
 
@@ -227,12 +232,18 @@ class _Holding(dict[str, bool]):
 class _Holders(dict[str, frozenset[str]]):
     """A role's holders Ranger may name (none for a refused role), found when first asked."""
 
-    def __init__(self, model: Model, who: Principals) -> None:
+    def __init__(self, model: Model, who: Principals, memo: _Memo | None = None) -> None:
         super().__init__()
-        self.model, self.who = model, who
+        self.model, self.who, self.memo = model, who, memo
 
     def __missing__(self, role: str) -> frozenset[str]:
-        found = frozenset() if role in self.who.refused_roles else self.who.holders(self.model, role)
+        if role in self.who.refused_roles:
+            found: frozenset[str] = frozenset()
+        elif self.memo is not None and role in self.memo.facts:
+            # a model role not refused, made from the model's holders now (:meth:`_Memo.kept`)
+            found = self.memo.made[role][0]
+        else:
+            found = self.who.holders(self.model, role)
         self[role] = found
         return found
 
@@ -240,30 +251,57 @@ class _Holders(dict[str, frozenset[str]]):
         return self[role]
 
 
+class _RolesOf(dict[str, frozenset[str]]):
+    """Each user's roles in the model, found when first asked (once a compile)."""
+
+    def __init__(self, model: Model) -> None:
+        super().__init__()
+        self.model = model
+
+    def __missing__(self, user: str) -> frozenset[str]:
+        found = self[user] = frozenset(self.model.roles_of(user))
+        return found
+
+
 def _pairs(
     by_access: dict[str, set[str]],
-    model: Model,
+    roles: _RolesOf,
     holders: dict[str, frozenset[str]],
     naming: RangerNaming,
     alike: _Holding,
+    covers: dict[tuple[frozenset[str], Condition], tuple[list[str], frozenset[str]]],
 ) -> frozenset[Pair]:
     """Each access's users as Ranger roles: a model role whose holders all belong (the
     largest first; among equals, one with grants of the item's kind, ``alike``), and a
-    per-user role for anybody left."""
+    per-user role for anybody left. ``covers``: the answer per users and kind, within one
+    compile (many items name the same users)."""
     out: set[Pair] = set()
     for access, users in by_access.items():
-        candidates = {r for u in users for r in model.roles_of(u)}
-        fitting = sorted(
-            (r for r in candidates if holders.get(r) and holders[r] <= users),
-            key=lambda r: (-len(holders[r]), r not in alike, r),
-        )
-        covered: set[str] = set()
-        for role in fitting:  # the largest first; a role adding nobody new is left out
-            if not holders[role] <= covered:
-                covered |= holders[role]
-                out.add((naming.role(role), access))
-        out.update((naming.user_role(u), access) for u in users - covered)
+        key = (frozenset(users), alike.condition)
+        cover = covers.get(key)
+        if cover is None:
+            cover = covers[key] = _cover(key[0], roles, holders, alike)
+        out.update((naming.role(role), access) for role in cover[0])
+        out.update((naming.user_role(u), access) for u in cover[1])
     return frozenset(out)
+
+
+def _cover(
+    users: frozenset[str], roles: _RolesOf, holders: dict[str, frozenset[str]], alike: _Holding
+) -> tuple[list[str], frozenset[str]]:
+    """The model roles covering ``users`` (see :func:`_pairs`), and the users left."""
+    candidates = set().union(*(roles[u] for u in users))
+    fitting = sorted(
+        (r for r in candidates if holders.get(r) and holders[r] <= users),
+        key=lambda r: (-len(holders[r]), r not in alike, r),
+    )
+    covered: set[str] = set()
+    chosen: list[str] = []
+    for role in fitting:  # the largest first; a role adding nobody new is left out
+        if not holders[role] <= covered:
+            covered |= holders[role]
+            chosen.append(role)
+    return chosen, users - covered
 
 
 def _roles(
@@ -273,15 +311,20 @@ def _roles(
     elsewhere: frozenset[str],
     who: Principals,
     moved: frozenset[str] | None = None,
+    memo: _Memo | None = None,
 ) -> tuple[frozenset[RoleFact], list[RoleFact]]:
     """Each model role's Ranger role, its members the model's holders (groups expanded:
     see :mod:`pushdown_ranger.compile.principals`), as a set kept between compiles; and the
     per-user roles the policies name. Only the roles whose holders ``moved`` can have
     changed are asked again (:meth:`_Memo.kept`), and the kept set moved by those
-    (:meth:`_Memo.roles`)."""
-    with _MEMO_LOCK:  # one compile at a time moves the kept roles (compiles may share a model)
-        memo = _memo(model, naming, who)
-        memo.kept(model, naming, who, moved)
+    (:meth:`_Memo.roles`). ``memo``: made current for this compile already, by a caller
+    holding the lock."""
+    if memo is None:
+        with _MEMO_LOCK:  # one compile at a time moves the kept roles (compiles may share a model)
+            memo = _memo(model, naming, who)
+            memo.kept(model, naming, who, moved)
+            kept = memo.roles()
+    else:
         kept = memo.roles()
     out: list[RoleFact] = []
     named = elsewhere | {r for f in facts if isinstance(f, PolicyFact) for r, _ in f.allow | f.deny}

@@ -18,7 +18,7 @@ Ranger resource, over every enforced catalog at once (they share the services). 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from pushdown.decide.inventory import Inventory
 from pushdown.model.privileges import Privilege
@@ -43,9 +43,12 @@ def leaf_items(
     naming: RangerNaming,
     deny_enabled: Mapping[str, bool],
     locations: Mapping[str, tuple[str, ...]] | None = None,
+    held: Iterable[ObjectRef] | None = None,
 ) -> list[str]:
+    """``held``: the topics and filesets of ``inventory`` below the roots, when the caller
+    has them (else found by a walk over the inventory)."""
     notes: list[str] = []
-    topics, paths, unnamed = _resources(by_root, inventory, model, notes, locations or {})
+    topics, paths, unnamed = _resources(by_root, inventory, model, notes, locations or {}, held)
     groups = {root.names[0]: g for root, g in by_root.items()}
     denied_at = denied_privileges(model, {u for gs in by_root.values() for users, _ in gs for u in users})
     for objs in topics.values():
@@ -104,13 +107,20 @@ def _resources(
     model: Model,
     notes: list[str],
     locations: Mapping[str, tuple[str, ...]],
+    held: Iterable[ObjectRef] | None = None,
 ) -> tuple[dict[str, list[ObjectRef]], dict[str, list[ObjectRef]], dict[str, list[ObjectRef]]]:
     """Topics by case-folded name and filesets by path, over every catalog; and the
-    filesets whose HDFS path Ranger cannot name, by that path."""
+    filesets whose HDFS path Ranger cannot name, by that path. ``held``: the topics and
+    filesets below the roots (``None``: every object of the inventory there is looked at)."""
     topics: dict[str, list[ObjectRef]] = {}
     paths: dict[str, list[ObjectRef]] = {}
     unnamed: dict[str, list[ObjectRef]] = {}
-    for obj in (o for root in by_root for o in inventory.within(root)):
+    if held is None:
+        objects: Iterable[ObjectRef] = (o for root in by_root for o in inventory.within(root))
+    else:
+        roots = set(by_root)
+        objects = sorted((o for o in held if not roots.isdisjoint(o.path)), key=lambda o: o.names)
+    for obj in objects:
         if obj.type is T.TOPIC:
             if exact(obj.names[-1]):
                 topics.setdefault(obj.names[-1].casefold(), []).append(obj)

@@ -46,23 +46,38 @@ def held_objects(model: Model, roots: list[ObjectRef], focus: frozenset[ObjectRe
     if focus is None:
         named = named_objects(model, (r.names[0] for r in roots))
         return Inventory.of([*(o for root in roots for o in model.within(root)), *named])
+    return held_in_focus(model, roots, focus)[0]
+
+
+def held_in_focus(
+    model: Model, roots: list[ObjectRef], focus: frozenset[ObjectRef]
+) -> tuple[Inventory, frozenset[ObjectRef]]:
+    """:func:`held_objects` of a focus, and the topics and filesets it holds: found as they
+    are added (a schema's registered ones in the model's index of them, ``Model.leaves``),
+    not by a walk over the inventory. A schema's registered children are added at once."""
     held = Inventory.of(roots)
+    leaves: set[ObjectRef] = set()
     wanted = {r.names[0] for r in roots}
     for schema in focus:  # by key: the focus's schemas, registered or only named
         if schema.names[0] in wanted:
             held.add(schema)
-            for obj in (*model.children(schema), *model.marked_within(schema)):
+            held.add_children(schema, model.children(schema))
+            leaves.update(model.leaves.get(schema, ()))
+            for obj in model.marked_within(schema):
                 held.add(obj)
+                if obj.type in _LEAVES:
+                    leaves.add(obj)
     for schema in leaf_schemas(model, roots):  # topics and filesets are compiled every time
         if schema not in focus:
             held.add(schema)
-            for kid in model.children(schema):
-                held.add(kid)
+            held.add_children(schema, model.children(schema))
+            leaves.update(model.leaves.get(schema, ()))
     for root in roots:
         for obj in named_objects(model, [root.names[0]]):
             if obj.type in _LEAVES:
                 held.add(obj)
-    return held
+                leaves.add(obj)
+    return held, frozenset(leaves)
 
 
 def leaf_schemas(model: Model, roots: Iterable[ObjectRef]) -> frozenset[ObjectRef]:

@@ -1,0 +1,171 @@
+"""The model's stamps (:attr:`Model.grants_moved`, :attr:`Model.roles_moved`): a role whose
+stamp stands holds the grants it held when the stamp was read, and a user whose stamp
+stands holds the roles it held then (directly and through groups), over random changes of
+every kind; a copy's changes and the original's never share a stamp."""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Callable
+
+import pytest
+
+from pushdown.errors import ModelError
+from pushdown.model import changes as ch
+from pushdown.model import events as ev
+from pushdown.model.directory import with_members
+from pushdown.model.principals import Principal
+from pushdown.model.securables import ObjectRef
+from pushdown.model.state import Model
+
+USERS = ("u1", "u2", "u3")
+GROUPS = ("g1", "g2")
+ROLES = ("r1", "r2", "r3")
+OBJECTS = ("catalog c", "schema c.s", "table c.s.a", "schema c.t", "table c.t.a")
+PRIVILEGES = {"catalog": "USE_CATALOG", "schema": "USE_SCHEMA", "table": "SELECT_TABLE"}
+
+
+def _step(model: Model, rng: random.Random) -> list[ev.Event]:
+    """One random change, as :mod:`pushdown.model.changes` makes it or as a bare event (a
+    journal may hold either)."""
+    user, group, role = rng.choice(USERS), rng.choice(GROUPS), rng.choice(ROLES)
+    obj = ObjectRef.parse(rng.choice(OBJECTS))
+    principal = Principal.user(user) if rng.random() < 0.6 else Principal.group(group)
+    kinds: list[Callable[[], list[ev.Event]]] = [
+        lambda: ch.add_user(model, user),
+        lambda: ch.remove_user(model, user),
+        lambda: [ev.UserRemoved(user)] if user in model.users else [],
+        lambda: ch.add_group(model, group),
+        lambda: ch.remove_group(model, group),
+        lambda: [ev.GroupRemoved(group)] if group in model.groups else [],
+        lambda: ch.add_member(model, group, user),
+        lambda: ch.remove_member(model, group, user),
+        lambda: ch.create_role(model, role),
+        lambda: ch.delete_role(model, role),
+        lambda: [ev.RoleDeleted(role)] if role in model.roles else [],
+        lambda: ch.grant_role(model, role, principal),
+        lambda: ch.revoke_role(model, role, principal),
+        lambda: ch.grant_privileges(
+            model, role, obj, [PRIVILEGES[obj.type.value]], rng.choice(("ALLOW", "DENY"))
+        ),
+        lambda: ch.revoke_privileges(
+            model, role, obj, [PRIVILEGES[obj.type.value]], rng.choice(("ALLOW", "DENY"))
+        ),
+        lambda: ch.create_object(model, obj) if obj not in model.objects else ch.drop_object(model, obj),
+        lambda: ch.rename_object(model, obj, rng.choice(("s", "t", "u", "a", "b"))),
+    ]
+    # principals come more often than they go, so most steps find what they name
+    weights = [3, 1, 0.5, 3, 0.5, 0.5, 4, 2, 3, 0.5, 0.5, 6, 3, 6, 3, 2, 1]
+    try:
+        return rng.choices(kinds, weights)[0]()
+    except ModelError:
+        return []
+
+
+def _roles(model: Model) -> dict[str, tuple[int | None, frozenset[str]]]:
+    return {u: (model.roles_moved.get(u), frozenset(model.roles_of(u))) for u in USERS}
+
+
+def _grants(model: Model) -> dict[str, tuple[int | None, frozenset[object]]]:
+    return {r: (model.grants_moved.get(r), frozenset(model.roles.get(r, ()))) for r in ROLES}
+
+
+def _stale(
+    before: dict[str, tuple[int | None, frozenset[object]]],
+    after: dict[str, tuple[int | None, frozenset[object]]],
+) -> list[str]:
+    """The names whose stamp stands (and was set) while what it vouches for moved."""
+    return [
+        k
+        for k, (stamp, what) in after.items()
+        if stamp is not None and before[k][0] == stamp and before[k][1] != what
+    ]
+
+
+def play(seed: int, steps: int = 600) -> tuple[int, int]:
+    """Random changes from an empty model; after each, no stamp stands over moved roles or
+    grants. Returns (users' roles moved, roles' grants moved): what the stamps vouched for."""
+    rng = random.Random(seed)
+    model = Model()
+    for text in OBJECTS[:2]:
+        for event in ch.create_object(model, ObjectRef.parse(text)):
+            model.apply(event)
+    moved = [0, 0]
+    for _ in range(steps):
+        roles, grants = _roles(model), _grants(model)
+        for event in _step(model, rng):
+            model.apply(event)
+        after_roles, after_grants = _roles(model), _grants(model)
+        assert not _stale(roles, after_roles), (event, roles, after_roles)  # type: ignore[arg-type]
+        assert not _stale(grants, after_grants), (event, grants, after_grants)  # type: ignore[arg-type]
+        moved[0] += sum(roles[u][1] != after_roles[u][1] for u in USERS)
+        moved[1] += sum(grants[r][1] != after_grants[r][1] for r in ROLES)
+        # every user and role the model holds was stamped by the events that made it
+        assert all(u in model.roles_moved for u in model.users)
+        assert all(r in model.grants_moved for r in model.roles)
+    return moved[0], moved[1]
+
+
+def test_a_stamp_that_stands_vouches_for_the_roles_and_grants_it_was_read_with() -> None:
+    moved = [play(seed) for seed in range(8)]
+    users, roles = sum(u for u, _ in moved), sum(r for _, r in moved)
+    assert users > 100 and roles > 40, moved  # the histories moved both
+
+
+#: a handler that forgets to stamp: the comparison above must catch each
+FORGETFUL = {
+    "a group's member added": ("_on_group_member_added", "roles"),
+    "a role granted to a group": ("_moved_assignment", "roles"),
+    "a role deleted": ("_on_role_deleted", "both"),
+    "a privilege revoked": ("_on_privileges_revoked", "grants"),
+}
+
+
+@pytest.mark.parametrize("handler, _", FORGETFUL.values(), ids=list(FORGETFUL))
+def test_a_handler_that_forgets_to_stamp_is_caught(
+    handler: str, _: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = getattr(Model, handler)
+
+    def forgetful(self: Model, *args: object) -> None:
+        roles, grants = dict(self.roles_moved), dict(self.grants_moved)
+        original(self, *args)
+        self.roles_moved.clear()
+        self.roles_moved.update(roles)
+        self.grants_moved.clear()
+        self.grants_moved.update(grants)
+
+    monkeypatch.setattr(Model, handler, forgetful)
+    if handler.startswith("_on_"):
+        from pushdown.model import state
+
+        monkeypatch.setitem(
+            state._HANDLERS, next(k for k, v in state._HANDLERS.items() if v is original), forgetful
+        )
+    with pytest.raises(AssertionError):
+        for seed in range(8):
+            play(seed)
+
+
+def test_a_copy_and_its_original_never_share_a_stamp_for_different_changes() -> None:
+    """A deep copy (a replica) and the members view (a shallow copy sharing the model's
+    dicts) move on apart: a change to either gives a stamp neither held before."""
+    model = Model()
+    for events in (ch.add_user(model, "u1"), ch.create_role(model, "r1")):
+        for event in events:
+            model.apply(event)
+    replica = copy.deepcopy(model)
+    assert replica.roles_moved == model.roles_moved and replica.grants_moved == model.grants_moved
+    held = set(model.roles_moved.values()) | set(model.grants_moved.values())
+    for m in (model, replica):
+        for event in ch.grant_role(m, "r1", Principal.user("u1")):
+            m.apply(event)
+    assert model.roles_moved["u1"] != replica.roles_moved["u1"]
+    assert not {model.roles_moved["u1"], replica.roles_moved["u1"]} & held
+    for event in ch.add_group(model, "g", ["u1"]):
+        model.apply(event)
+    stamp = model.roles_moved["u1"]
+    view = with_members(model, {"g": {"u2"}})
+    assert view.roles_moved.get("u2") not in (None, stamp)
+    assert model.roles_moved["u1"] == stamp  # the view's members moved nobody of the model
