@@ -1,0 +1,72 @@
+"""Hostile review of the day's merges: sequences after which Ranger (its own engine, the
+stand-in held equal to it) allowed more than the stored model, or a narrowing was held back."""
+
+from __future__ import annotations
+
+import pytest
+from pushdown_lab.ranger_standin import Standin
+
+from pushdown.errors import BackendError
+from pushdown.model import changes as ch
+from pushdown.model.principals import Principal
+from pushdown.model.privileges import Condition
+from pushdown.model.securables import ObjectRef
+from pushdown.reconcile import planner
+from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.sync import reconcile
+from tests.builders import Builder
+
+from .test_ranger_apply_order import allowed, held, keys
+from .world import backend_for
+
+pytestmark = pytest.mark.ranger
+ALL = Scope.everything()
+
+
+def test_a_member_leaves_a_denying_role_only_after_the_narrowing_it_relies_on(
+    ranger_standin: Standin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """u may select every table through reader, and rd denies u select on orders. One
+    batch revokes reader's select and takes u out of rd: both models deny u orders. The
+    narrowing write (the every-table policy loses select) is refused; u must not then
+    leave rd's Ranger role, which alone still bars u from orders."""
+
+    def world() -> Builder:
+        return (
+            Builder()
+            .users("u", "v")
+            .catalog("sales", backend="rg")
+            .schema("sales.crm")
+            .table("sales.crm.orders")
+            .table("sales.crm.leads")
+            .role("reader", users=["u", "v"])
+            .role("rd", users=["u", "v"])
+            .allow("reader", "catalog sales", "USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE")
+            .deny("rd", "table sales.crm.orders", "SELECT_TABLE")
+        )
+
+    old, new = world().model, world().model
+    backend = backend_for(ranger_standin, retries=0)
+    reconcile(backend, old, ALL)
+    events = ch.revoke_privileges(
+        new, "reader", ObjectRef.parse("catalog sales"), ["SELECT_TABLE"], Condition.ALLOW
+    ) + ch.revoke_role(new, "rd", Principal.user("u"))
+    for event in events:
+        new.apply(event)
+    asked = keys(old, new)
+    bound = allowed(old, 0, asked) | allowed(new, 1, asked)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise BackendError("rg", "Ranger refused update policy (HTTP 400): refused")
+
+    monkeypatch.setattr(backend.api, "update_policy", refuse)
+    monkeypatch.setattr(backend.api, "create_policy", refuse)
+    monkeypatch.setattr(backend.api, "delete_policy", refuse)
+    with pytest.raises(BackendError, match="refused"):
+        reconcile(backend, new, ALL, retries=0)
+    wider = held(ranger_standin, old, new, asked) - bound
+    assert wider == set(), sorted(wider)
+    monkeypatch.undo()
+    reconcile(backend, new, ALL)
+    assert planner.plan(backend, new, ALL).empty
+    assert held(ranger_standin, new, new, asked) == allowed(new, 1, asked)
