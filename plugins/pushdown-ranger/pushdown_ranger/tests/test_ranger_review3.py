@@ -70,3 +70,58 @@ def test_a_member_leaves_a_denying_role_only_after_the_narrowing_it_relies_on(
     reconcile(backend, new, ALL)
     assert planner.plan(backend, new, ALL).empty
     assert held(ranger_standin, new, new, asked) == allowed(new, 1, asked)
+
+
+def test_a_change_that_narrows_and_widens_still_narrows_after_a_refusal(
+    ranger_standin: Standin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One batch: reader loses select on every table of sales (its every-table policy
+    goes), and orders' select moves from r2 (v) to w (u): orders' policy both narrows and
+    widens, the only such change, so it is written whole after the narrowing writes. The
+    every-table policy's delete is refused: orders' widening waits, but its narrowing (v
+    loses select on orders) must not: an error never holds back a narrowing."""
+
+    def world() -> Builder:
+        return (
+            Builder()
+            .users("u", "v")
+            .catalog("sales", backend="rg")
+            .schema("sales.crm")
+            .table("sales.crm.orders")
+            .table("sales.crm.leads")
+            .role("reader", users=["u"])
+            .role("w", users=["u"])
+            .role("r2", users=["v"])
+            .allow("reader", "catalog sales", "USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE")
+            .allow("w", "catalog sales", "USE_CATALOG", "USE_SCHEMA")
+            .allow("r2", "catalog sales", "USE_CATALOG", "USE_SCHEMA")
+            .allow("r2", "table sales.crm.orders", "SELECT_TABLE")
+        )
+
+    old, new = world().model, world().model
+    backend = backend_for(ranger_standin, retries=0)
+    reconcile(backend, old, ALL)
+    orders = ObjectRef.parse("table sales.crm.orders")
+    events = [
+        *ch.revoke_privileges(new, "reader", ObjectRef.parse("catalog sales"), ["SELECT_TABLE"], Condition.ALLOW),
+        *ch.revoke_privileges(new, "r2", orders, ["SELECT_TABLE"], Condition.ALLOW),
+        *ch.grant_privileges(new, "w", orders, ["SELECT_TABLE"], Condition.ALLOW),
+    ]
+    for event in events:
+        new.apply(event)
+    asked = keys(old, new)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise BackendError("rg", "Ranger refused delete policy (HTTP 400): refused")
+
+    monkeypatch.setattr(backend.api, "delete_policy", refuse)
+    with pytest.raises(BackendError, match="refused"):
+        reconcile(backend, new, ALL, retries=0)
+    now = held(ranger_standin, old, new, asked)
+    assert now - (allowed(old, 0, asked) | allowed(new, 1, asked)) == set()
+    orders_select = ("v", "hive", '{"database": "crm", "table": "orders"}', "select")
+    assert orders_select in allowed(old, 0, asked) and orders_select not in now
+    monkeypatch.undo()
+    reconcile(backend, new, ALL)
+    assert planner.plan(backend, new, ALL).empty
+    assert held(ranger_standin, new, new, asked) == allowed(new, 1, asked)
