@@ -50,8 +50,10 @@ def held_objects(model: Model, roots: list[ObjectRef], focus: frozenset[ObjectRe
     wanted = {r.names[0] for r in roots}
     for schema in focus:  # by key: the focus's schemas, registered or only named
         if schema.names[0] in wanted:
-            held.add(schema)
-            for obj in (*model.children(schema), *model.marked_within(schema)):
+            below = (*model.children(schema), *model.marked_within(schema))
+            if below or schema in model.objects:  # a schema dropped is no more held than in a whole compile
+                held.add(schema)
+            for obj in below:
                 held.add(obj)
     for schema in leaf_schemas(model, roots):  # topics and filesets are compiled every time
         if schema not in focus:

@@ -13,10 +13,12 @@ from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef
 from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.scope import scope_of as event_scope
 from pushdown.reconcile.sync import reconcile
 from tests.builders import Builder
 
 from .test_ranger_apply_order import allowed, held, keys
+from .test_ranger_histories import start
 from .world import backend_for
 
 pytestmark = pytest.mark.ranger
@@ -125,3 +127,26 @@ def test_a_change_that_narrows_and_widens_still_narrows_after_a_refusal(
     reconcile(backend, new, ALL)
     assert planner.plan(backend, new, ALL).empty
     assert held(ranger_standin, new, new, asked) == allowed(new, 1, asked)
+
+
+def test_a_schema_dropped_leaves_no_policy_a_whole_compile_does_not_hold(ranger_standin: Standin) -> None:
+    """u1 owns catalog c; schema s1 is dropped (its tables, topic and grants with it). The
+    scoped sync's inventory held the dropped schema still (a focus's schema counted as
+    held, registered or not), so u1's owner policies on database s1 stayed, which the
+    whole compile does not hold: the next full plan was not empty (verify drifts)."""
+    backend = backend_for(ranger_standin)
+    b = start()
+    reconcile(backend, b.model, ALL)
+    for step in (("owner", "catalog c", "u1"), ("drop-schema", "s1")):
+        if step[0] == "owner":
+            events = ch.set_owner(b.model, ObjectRef.parse("catalog c"), "u1")
+        else:
+            events = ch.drop_object(b.model, ObjectRef.parse("schema c.s1"))
+        scope = Scope.nothing()
+        for event in events:
+            b.model.apply(event)
+            scope = scope | event_scope(event)
+        reconcile(backend, b.model, scope)
+        left = planner.plan(backend, b.model, ALL)
+        assert left.empty, [f"{op.action} {op.fact}" for op in left.ops]
+    assert not any("database=s1" in str(f) for f in backend.read(b.model, ALL.resolve(b.model)).facts)
