@@ -150,3 +150,23 @@ def test_a_schema_dropped_leaves_no_policy_a_whole_compile_does_not_hold(ranger_
         left = planner.plan(backend, b.model, ALL)
         assert left.empty, [f"{op.action} {op.fact}" for op in left.ops]
     assert not any("database=s1" in str(f) for f in backend.read(b.model, ALL.resolve(b.model)).facts)
+
+
+def test_a_role_s_last_holder_removed_leaves_no_item_a_whole_compile_does_not_hold(
+    ranger_standin: Standin,
+) -> None:
+    """r1 is held by u2 and, through group g, by u1. Both users are removed, one sync each:
+    the second scoped sync looked for u2's Ranger roles only through the model's names,
+    which no longer hold u2, so s1's policy naming pd_r1 (now without members) was not
+    compiled again and stayed, which the whole compile does not hold (verify drifts)."""
+    backend = backend_for(ranger_standin)
+    b = start()
+    reconcile(backend, b.model, ALL)
+    for user in ("u1", "u2"):
+        scope = Scope.nothing()
+        for event in ch.remove_user(b.model, user):
+            b.model.apply(event)
+            scope = scope | event_scope(event)
+        reconcile(backend, b.model, scope)
+        left = planner.plan(backend, b.model, ALL)
+        assert left.empty, [f"{op.action} {op.fact}" for op in left.ops]
