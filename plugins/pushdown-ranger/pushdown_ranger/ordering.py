@@ -64,7 +64,9 @@ def schedule(
        through the role it joins still holds while it joins;
     5. every policy write that widens (deny items removed, allow items added), and the
        rest of each change that does both when there are two or more (then each is split);
-    6. roles removed (Ranger refuses to delete a role a policy still names).
+    6. roles removed (Ranger refuses to delete a role a policy still names; its members
+       are then taken out: of a role a deny item names, that widens, so it waits once a
+       write is refused).
 
     After any prefix of stage 1 each policy holds what it held or its narrowed form
     (allow items of before and after, deny items of either), so nothing is allowed that
@@ -112,12 +114,15 @@ class _Either:
 
 
 def _lifts_deny(op: Op, denying: Container[str]) -> bool:
-    """Whether ``op`` takes members out of a role a deny item names: they lose that deny,
-    so the write widens (held back once a write is refused, like any widening: the
-    narrowing it relied on may not have happened)."""
+    """Whether ``op`` takes members out of a role a deny item names (or removes it: when
+    Ranger refuses to delete a role a policy still names, its members are taken out): they
+    lose that deny, so the write widens (held back once a write is refused, like any
+    widening: the narrowing it relied on may not have happened)."""
     before, after = op.before, op.after
-    if not (isinstance(before, RoleFact) and isinstance(after, RoleFact)) or after.name not in denying:
+    if not isinstance(before, RoleFact) or before.name not in denying:
         return False
+    if not isinstance(after, RoleFact):  # removed: Ranger keeps a role a policy names, members gone
+        return bool(before.users or before.groups or before.roles)
     return bool(before.users - after.users or before.groups - after.groups or before.roles - after.roles)
 
 
