@@ -17,6 +17,7 @@ from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.scope import Resolved
 from pushdown_ranger.compile import compile_all
 from pushdown_ranger.compile.desired import hive_catalog
+from pushdown_ranger.compile.principals import refused_roles
 from pushdown_ranger.facts import PolicyFact, RoleFact
 from pushdown_ranger.handmade import (
     is_voided,
@@ -139,9 +140,15 @@ class Compiling(RangerBase):
             return focus
         service = self.naming.hive_service
         off = not snapshot.deny.get(service, False)
-        held = set(self._read_index(snapshot).denying)
+        index = self._read_index(snapshot)
+        held = set(index.denying)
         stale = held if off else {d for d in held if is_voided(d, snapshot.voided)}
         stale |= self._implying(snapshot, service)
+        # a model role Ranger cannot name now (a role created one but for case with it) loses
+        # its Ranger role in this sync (roles are compiled every time): the databases whose
+        # policies name it are compiled too, its holders named there by their per-user roles
+        for role in refused_roles(model, self.naming):
+            stale.update(index.by_role.get(self.naming.role(role), ()))
         return focus | {ObjectRef(SecurableType.SCHEMA, (hive, d)) for d in stale}
 
     def _implying(self, snapshot: RangerSnapshot, service: str) -> set[str]:

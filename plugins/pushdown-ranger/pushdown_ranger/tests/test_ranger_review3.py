@@ -17,8 +17,9 @@ from pushdown.reconcile.scope import scope_of as event_scope
 from pushdown.reconcile.sync import reconcile
 from tests.builders import Builder
 
-from .test_ranger_apply_order import allowed, held, keys
-from .test_ranger_histories import start
+from .probe import probe
+from .test_ranger_apply_order import RICH, allowed, held, keys
+from .test_ranger_histories import events_for, start
 from .world import backend_for
 
 pytestmark = pytest.mark.ranger
@@ -170,3 +171,78 @@ def test_a_role_s_last_holder_removed_leaves_no_item_a_whole_compile_does_not_ho
         reconcile(backend, b.model, scope)
         left = planner.plan(backend, b.model, ALL)
         assert left.empty, [f"{op.action} {op.fact}" for op in left.ops]
+
+
+def test_a_role_made_one_with_another_but_for_case_keeps_its_deny(ranger_standin: Standin) -> None:
+    """r1 (u1, u2, u3) denies select on s1.a; r2 (u3) allows select on every table. Role R1
+    is created: r1 and R1 are one Ranger name but for case, so r1 is refused and its
+    holders are named by their per-user roles. The change's scope names no object, so the
+    scoped sync compiled no database, dropped pd_r1 all the same; Ranger kept the role a
+    deny item names and its members were taken out: u3 could select s1.a, which the model
+    denies (no write refused, Ranger's own engine judging)."""
+    backend = backend_for(ranger_standin)
+    b = start()
+    for events in (
+        ch.grant_privileges(b.model, "r2", ObjectRef.parse("catalog c"), ["SELECT_TABLE"], Condition.ALLOW),
+        ch.grant_privileges(b.model, "r1", ObjectRef.parse("table c.s1.a"), ["SELECT_TABLE"], Condition.DENY),
+        ch.revoke_privileges(b.model, "r1", ObjectRef.parse("schema c.s1"), ["SELECT_TABLE"], Condition.ALLOW),
+        ch.grant_role(b.model, "r1", Principal.user("u3")),
+    ):
+        for event in events:
+            b.model.apply(event)
+    reconcile(backend, b.model, ALL)
+    scope = Scope.nothing()
+    for event in ch.create_role(b.model, "R1"):
+        b.model.apply(event)
+        scope = scope | event_scope(event)
+    reconcile(backend, b.model, scope)
+    found = probe(ranger_standin, b.model, "c", ("u1", "u2", "u3"))
+    assert found.wider == [], found.wider
+    assert planner.plan(backend, b.model, ALL).empty
+
+
+def test_a_role_a_deny_names_keeps_its_members_after_a_refusal() -> None:
+    """r2 (u3, and u1 through g) denies select on s1; r1 (u2, and u1 through g) allows it on
+    every table. One batch deletes r2 and revokes r1 from g: both models deny u1 s1.a. The
+    first write is refused, so the deny items naming pd_r2 stay; Ranger then refused to
+    delete pd_r2, and its members were taken out instead: u1 could select s1.a."""
+
+    def world() -> Builder:
+        b = start()
+        for step in (*RICH, ("role_group", "r2", True)):
+            for event in events_for(b, step):
+                b.model.apply(event)
+        return b
+
+    old = world().model
+    b = world()
+    for step in (("delete_role", "r2"), ("role_group", "r1", False)):
+        kind = step[0]
+        events = (
+            ch.delete_role(b.model, "r2") if kind == "delete_role" else events_for(b, step)
+        )
+        for event in events:
+            b.model.apply(event)
+    new = b.model
+    asked = keys(old, new)
+    bound = allowed(old, 0, asked) | allowed(new, 1, asked)
+    with Standin() as standin:
+        backend = backend_for(standin, retries=0)
+        reconcile(backend, old, ALL)
+        first = [True]
+        real = backend.api.delete_policy
+
+        def refuse_first(*args: object, **kwargs: object) -> None:
+            if first[0]:
+                first[0] = False
+                raise BackendError("rg", "Ranger refused delete policy (HTTP 400): refused")
+            real(*args, **kwargs)  # type: ignore[arg-type]
+
+        backend.api.delete_policy = refuse_first  # type: ignore[method-assign]
+        with pytest.raises(BackendError, match="refused"):
+            reconcile(backend, new, ALL, retries=0)
+        wider = held(standin, old, new, asked) - bound
+        assert wider == set(), sorted(wider)
+        del backend.api.delete_policy
+        reconcile(backend, new, ALL)
+        assert planner.plan(backend, new, ALL).empty
