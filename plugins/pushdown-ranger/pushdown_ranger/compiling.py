@@ -184,7 +184,7 @@ class Compiling(RangerBase):
             self._folds = (identity, folds)
         # a user removed is mapped again (no longer in the model's names): the Ranger roles
         # it is still a member of are where its removal changes policies
-        mine = {name.casefold() for u in users if (name := identity.name(u)) is not None}
+        mine = {ranger.casefold() for u in users if (ranger := identity.name(u)) is not None}
         if any(self._folds[1].get(name, 0) > 1 for name in mine):
             return None  # a twin's Ranger name (compiled apart, or refused): it changes too
         named = {self.naming.user_role(u) for u in users}

@@ -104,9 +104,9 @@ def test_a_change_that_narrows_and_widens_still_narrows_after_a_refusal(
     old, new = world().model, world().model
     backend = backend_for(ranger_standin, retries=0)
     reconcile(backend, old, ALL)
-    orders = ObjectRef.parse("table sales.crm.orders")
+    orders, sales_catalog = ObjectRef.parse("table sales.crm.orders"), ObjectRef.parse("catalog sales")
     events = [
-        *ch.revoke_privileges(new, "reader", ObjectRef.parse("catalog sales"), ["SELECT_TABLE"], Condition.ALLOW),
+        *ch.revoke_privileges(new, "reader", sales_catalog, ["SELECT_TABLE"], Condition.ALLOW),
         *ch.revoke_privileges(new, "r2", orders, ["SELECT_TABLE"], Condition.ALLOW),
         *ch.grant_privileges(new, "w", orders, ["SELECT_TABLE"], Condition.ALLOW),
     ]
@@ -182,10 +182,11 @@ def test_a_role_made_one_with_another_but_for_case_keeps_its_deny(ranger_standin
     denies (no write refused, Ranger's own engine judging)."""
     backend = backend_for(ranger_standin)
     b = start()
+    select = ["SELECT_TABLE"]
     for events in (
-        ch.grant_privileges(b.model, "r2", ObjectRef.parse("catalog c"), ["SELECT_TABLE"], Condition.ALLOW),
-        ch.grant_privileges(b.model, "r1", ObjectRef.parse("table c.s1.a"), ["SELECT_TABLE"], Condition.DENY),
-        ch.revoke_privileges(b.model, "r1", ObjectRef.parse("schema c.s1"), ["SELECT_TABLE"], Condition.ALLOW),
+        ch.grant_privileges(b.model, "r2", ObjectRef.parse("catalog c"), select, Condition.ALLOW),
+        ch.grant_privileges(b.model, "r1", ObjectRef.parse("table c.s1.a"), select, Condition.DENY),
+        ch.revoke_privileges(b.model, "r1", ObjectRef.parse("schema c.s1"), select, Condition.ALLOW),
         ch.grant_role(b.model, "r1", Principal.user("u3")),
     ):
         for event in events:
@@ -218,9 +219,7 @@ def test_a_role_a_deny_names_keeps_its_members_after_a_refusal() -> None:
     b = world()
     for step in (("delete_role", "r2"), ("role_group", "r1", False)):
         kind = step[0]
-        events = (
-            ch.delete_role(b.model, "r2") if kind == "delete_role" else events_for(b, step)
-        )
+        events = ch.delete_role(b.model, "r2") if kind == "delete_role" else events_for(b, step)
         for event in events:
             b.model.apply(event)
     new = b.model
