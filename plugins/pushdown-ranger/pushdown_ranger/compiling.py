@@ -182,11 +182,15 @@ class Compiling(RangerBase):
             for name in identity.names.values():
                 folds[name.casefold()] = folds.get(name.casefold(), 0) + 1
             self._folds = (identity, folds)
+        mine = {identity.names[u].casefold() for u in users if u in identity.names}
         # a user removed is mapped again (no longer in the model's names): the Ranger roles
-        # it is still a member of are where its removal changes policies
-        mine = {ranger.casefold() for u in users if (ranger := identity.name(u)) is not None}
-        if any(self._folds[1].get(name, 0) > 1 for name in mine):
+        # it is still a member of are where its removal changes policies; one whose name a
+        # model user still holds ended a clash, which changes that user's items everywhere
+        names = identity.names
+        gone = {r.casefold() for u in users if u not in names and (r := identity.name(u)) is not None}
+        if any(self._folds[1].get(name, 0) > 1 for name in mine) or not gone.isdisjoint(self._folds[1]):
             return None  # a twin's Ranger name (compiled apart, or refused): it changes too
+        mine |= gone
         named = {self.naming.user_role(u) for u in users}
         named |= {self.naming.role(r) for u in users for r in model.roles_of(u)}
         index = self._read_index(snapshot)

@@ -8,7 +8,7 @@ from pushdown_lab.ranger_standin import Standin
 
 from pushdown.errors import BackendError
 from pushdown.model import changes as ch
-from pushdown.model.principals import Principal
+from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef
 from pushdown.reconcile import planner
@@ -245,3 +245,27 @@ def test_a_role_a_deny_names_keeps_its_members_after_a_refusal() -> None:
         del backend.api.delete_policy
         reconcile(backend, new, ALL)
         assert planner.plan(backend, new, ALL).empty
+
+
+def test_a_user_removed_whose_ranger_name_another_holds_ends_a_clash_everywhere(
+    ranger_standin: Standin,
+) -> None:
+    """u1 and u3 map to one Ranger name (``u1``): each is compiled apart and the name gets
+    what both are allowed. u3 is removed: the clash ends, so u1's items change wherever u1
+    is decided, not only where u3's Ranger roles are named (the sync's read-back then
+    looked further than its compile and did not converge)."""
+
+    def collide(p: Principal) -> str:
+        return "u1" if p.kind is PrincipalKind.USER and p.name in ("u1", "u3") else p.name
+
+    backend = backend_for(ranger_standin, map_principal=collide)
+    b = start()  # u1 holds r1 (through g), u3 holds r2
+    reconcile(backend, b.model, ALL)
+    scope = Scope.nothing()
+    for event in ch.remove_user(b.model, "u3"):
+        b.model.apply(event)
+        scope = scope | event_scope(event)
+    reconcile(backend, b.model, scope)
+    assert planner.plan(backend, b.model, ALL).empty
+    found = probe(ranger_standin, b.model, "c", ("u1", "u2"), mapped=lambda u: collide(Principal.user(u)))
+    assert found.wider == [], found.wider
