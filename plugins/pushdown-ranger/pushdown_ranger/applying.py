@@ -20,6 +20,7 @@ from pushdown.reconcile.plan import Op, Plan
 from pushdown.reconcile.scope import Resolved
 from pushdown_ranger.facts import PolicyFact, RoleFact
 from pushdown_ranger.ordering import (
+    BOTH,
     schedule,
     stage_of,
 )
@@ -70,6 +71,16 @@ class Applying(Reading):
                 failures.append(
                     Failure((op,), f"{self.name}: {op.fact}: not written: an earlier write was refused")
                 )
+                # a policy change written whole (narrows and widens) still narrows: its
+                # narrowing half (the allow items it keeps, the deny items of both)
+                half = stage_of(op, split=True)[1] if write.step is op and write.stage == BOTH else None
+                if half is not None:
+                    try:
+                        writer.write(half)
+                    except TemporaryBackendError as exc:
+                        unanswered = unanswered or str(exc.args[-1] if exc.args else exc)
+                    except BackendError as exc:
+                        failures.append(Failure((op,), str(exc)))
                 continue
             try:
                 writer.write(write.step)

@@ -17,6 +17,7 @@ from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.scope import Resolved
 from pushdown_ranger.compile import compile_all
 from pushdown_ranger.compile.desired import hive_catalog
+from pushdown_ranger.compile.principals import refused_roles
 from pushdown_ranger.facts import PolicyFact, RoleFact
 from pushdown_ranger.handmade import (
     is_voided,
@@ -139,9 +140,15 @@ class Compiling(RangerBase):
             return focus
         service = self.naming.hive_service
         off = not snapshot.deny.get(service, False)
-        held = set(self._read_index(snapshot).denying)
+        index = self._read_index(snapshot)
+        held = set(index.denying)
         stale = held if off else {d for d in held if is_voided(d, snapshot.voided)}
         stale |= self._implying(snapshot, service)
+        # a model role Ranger cannot name now (a role created one but for case with it) loses
+        # its Ranger role in this sync (roles are compiled every time): the databases whose
+        # policies name it are compiled too, its holders named there by their per-user roles
+        for role in refused_roles(model, self.naming):
+            stale.update(index.by_role.get(self.naming.role(role), ()))
         return focus | {ObjectRef(SecurableType.SCHEMA, (hive, d)) for d in stale}
 
     def _implying(self, snapshot: RangerSnapshot, service: str) -> set[str]:
@@ -176,8 +183,14 @@ class Compiling(RangerBase):
                 folds[name.casefold()] = folds.get(name.casefold(), 0) + 1
             self._folds = (identity, folds)
         mine = {identity.names[u].casefold() for u in users if u in identity.names}
-        if any(self._folds[1].get(name, 0) > 1 for name in mine):
+        # a user removed is mapped again (no longer in the model's names): the Ranger roles
+        # it is still a member of are where its removal changes policies; one whose name a
+        # model user still holds ended a clash, which changes that user's items everywhere
+        names = identity.names
+        gone = {r.casefold() for u in users if u not in names and (r := identity.name(u)) is not None}
+        if any(self._folds[1].get(name, 0) > 1 for name in mine) or not gone.isdisjoint(self._folds[1]):
             return None  # a twin's Ranger name (compiled apart, or refused): it changes too
+        mine |= gone
         named = {self.naming.user_role(u) for u in users}
         named |= {self.naming.role(r) for u in users for r in model.roles_of(u)}
         index = self._read_index(snapshot)

@@ -53,7 +53,8 @@ def schedule(
        the policy with the allow items it keeps and the deny items of before and after;
     2. members join the roles no allow item names (that only narrows); then members leave
        roles, those of roles no deny item names first (a role change that also adds
-       members: to the members it keeps);
+       members: to the members it keeps); leaving a role a deny item names lifts that
+       deny, so it counts as widening: once a write is refused it waits for the next sync;
     3. the one policy change that both narrows and widens, whole, when it is the only one
        (every other policy then holds its narrowed form, which its new form only widens);
     4. members join roles, those a deny item names first: every policy then holds its
@@ -63,7 +64,9 @@ def schedule(
        through the role it joins still holds while it joins;
     5. every policy write that widens (deny items removed, allow items added), and the
        rest of each change that does both when there are two or more (then each is split);
-    6. roles removed (Ranger refuses to delete a role a policy still names).
+    6. roles removed (Ranger refuses to delete a role a policy still names; its members
+       are then taken out: of a role a deny item names, that widens, so it waits once a
+       write is refused).
 
     After any prefix of stage 1 each policy holds what it held or its narrowed form
     (allow items of before and after, deny items of either), so nothing is allowed that
@@ -90,9 +93,10 @@ def schedule(
             first = MEMBERS_OUT  # joining a role only deny items name: narrower
         sub = _within(op, first, half is not None, denying)
         if half is None:
-            out.append(Write(first, op, op, BOTH <= first < DROP_ROLES, True, sub))
+            widens = BOTH <= first < DROP_ROLES or _lifts_deny(op, denying)
+            out.append(Write(first, op, op, widens, True, sub))
         else:
-            out.append(Write(first, half, op, False, False, sub))
+            out.append(Write(first, half, op, _lifts_deny(half, denying), False, sub))
             later = WIDEN if isinstance(op.fact, PolicyFact) else MEMBERS_IN
             out.append(Write(later, op, op, True, True, _within(op, later, False, denying)))
     out.sort(key=lambda w: (w.stage, w.sub, str(w.op.fact), w.last))
@@ -107,6 +111,19 @@ class _Either:
 
     def __contains__(self, name: object) -> bool:
         return name in self.one or (self.other is not None and name in self.other)
+
+
+def _lifts_deny(op: Op, denying: Container[str]) -> bool:
+    """Whether ``op`` takes members out of a role a deny item names (or removes it: when
+    Ranger refuses to delete a role a policy still names, its members are taken out): they
+    lose that deny, so the write widens (held back once a write is refused, like any
+    widening: the narrowing it relied on may not have happened)."""
+    before, after = op.before, op.after
+    if not isinstance(before, RoleFact) or before.name not in denying:
+        return False
+    if not isinstance(after, RoleFact):  # removed: Ranger keeps a role a policy names, members gone
+        return bool(before.users or before.groups or before.roles)
+    return bool(before.users - after.users or before.groups - after.groups or before.roles - after.roles)
 
 
 def _within(op: Op, stage: int, split: bool, denying: Container[str]) -> int:

@@ -60,10 +60,14 @@ def held_in_focus(
     wanted = {r.names[0] for r in roots}
     for schema in focus:  # by key: the focus's schemas, registered or only named
         if schema.names[0] in wanted:
+            kids = set(model.children(schema))
+            marked = model.marked_within(schema)
+            if not (kids or marked or schema in model.objects):
+                continue  # a schema dropped is no more held than in a whole compile
             held.add(schema)
-            held.add_children(schema, model.children(schema))
+            held.add_children(schema, kids)
             leaves.update(model.leaves.get(schema, ()))
-            for obj in model.marked_within(schema):
+            for obj in marked:
                 held.add(obj)
                 if obj.type in _LEAVES:
                     leaves.add(obj)

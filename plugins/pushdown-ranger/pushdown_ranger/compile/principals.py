@@ -66,6 +66,28 @@ def principals(model: Model, naming: RangerNaming) -> Principals:
     return Principals(frozenset(bad_users), frozenset(bad_roles), tuple(notes))
 
 
+#: the last :func:`refused_roles` answer: (the model's roles, the role prefix, those
+#: refused, the model and its version asked; the model kept alive with its answer)
+_REFUSED: list[tuple[frozenset[str], str, frozenset[str], Model, int]] = []
+
+
+def refused_roles(model: Model, naming: RangerNaming) -> frozenset[str]:
+    """:func:`principals`' ``refused_roles`` (the roles only), made again only when the
+    model's roles or the role prefix moved (a role created or deleted may make another one
+    refused, or no longer); the roles compared once per model version."""
+    prefix = naming.role_prefix
+    last = _REFUSED[0] if _REFUSED else None
+    if last is not None and last[3] is model and last[4] == model.version and last[1] == prefix:
+        return last[2]
+    roles = frozenset(model.roles)
+    if last is not None and last[1] == prefix and last[0] == roles:
+        refused = last[2]
+    else:
+        refused = frozenset(_refused(Identity.of(roles, naming.role, unusable=_inexact), "role", "", []))
+    _REFUSED[:] = [(roles, prefix, refused, model, model.version)]
+    return refused
+
+
 def _inexact(name: str) -> str | None:
     """Why Ranger would read ``name`` as something else (``None``: it would not). A NUL is
     let through: the compile's own names for colliding users hold one

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pushdown_lab.ranger_standin import Standin
 
@@ -102,6 +102,8 @@ def test_the_read_backs_hand_made_sets_over_random_histories_equal_a_pass_over_e
 
     @settings(max_examples=histories(25), deadline=None, suppress_health_check=list(HealthCheck))
     @given(history=st.lists(steps, min_size=1, max_size=7))
+    # pushdown's crm policy made to override by hand, then a grant there: carried
+    @example(history=[("hand", "override", "crm"), ("grant", "reader", "table sales.crm.leads")])
     def run(history: list[tuple[Any, ...]]) -> None:
         with Standin() as standin:
             play(standin, history)

@@ -182,8 +182,10 @@ def held_walked(
     wanted = {r.names[0] for r in roots}
     for schema in focus:
         if schema.names[0] in wanted:
-            held.add(schema)
-            for obj in (*model.children(schema), *model.marked_within(schema)):
+            below = (*model.children(schema), *model.marked_within(schema))
+            if below or schema in model.objects:  # a schema dropped is not held
+                held.add(schema)
+            for obj in below:
                 held.add(obj)
     for schema in objects.leaf_schemas(model, roots):
         if schema not in focus:
