@@ -204,6 +204,12 @@ def _case_model(case: str) -> Builder:
         b.role("r1").allow("r1", "catalog c", "USE_CATALOG").allow("r1", "schema c.s1", *reads)
         b.role("rd").deny("rd", "table c.s1.b", "SELECT_TABLE")
         return b.grant_role("r1", users=["v", "x"]).grant_role("rd", users=["x"])
+    if case == "per-user":
+        # x, holding r1 too, is denied every table of s1 by rd: r1 does not fit the users
+        # allowed there, v is named by its per-user role
+        b.role("r1").allow("r1", "catalog c", "USE_CATALOG").allow("r1", "schema c.s1", *reads)
+        b.role("rd").deny("rd", "schema c.s1", "SELECT_TABLE")
+        return b.grant_role("r1", users=["v", "x"]).grant_role("rd", users=["x"])
     if case == "order":
         # r7 {y, z, w} first, then r8 {x, y} (as large as r9, before it by name) adds x, r9
         # {v, x} adds v; r9 one larger goes before r8, which then adds nobody
@@ -211,11 +217,13 @@ def _case_model(case: str) -> Builder:
             b.role(role).allow(role, "catalog c", "USE_CATALOG").allow(role, "schema c.s1", *reads)
             b.grant_role(role, users=holders)
         return b
-    # "two roles": v holds ra and rb (rb allows more); ra alone is not v's whole class
+    # "two roles": v holds ra and rb; rb's MODIFY is v's alone (its other holders are denied
+    # it), so ra, v's alone, covers v there: ra alone is not v's whole class
     b.role("ra").allow("ra", "catalog c", "USE_CATALOG").allow("ra", "schema c.s1", *reads)
     b.role("rb").allow("rb", "catalog c", "USE_CATALOG").allow("rb", "schema c.s1", "USE_SCHEMA")
-    b.allow("rb", "schema c.s1", "MODIFY_TABLE")
-    return b.grant_role("ra", users=["v"]).grant_role("rb", users=["v"])
+    b.allow("rb", "schema c.s1", "MODIFY_TABLE").role("rd").deny("rd", "schema c.s1", "MODIFY_TABLE")
+    b.grant_role("ra", users=["v"]).grant_role("rb", users=["v", "y", "z"])
+    return b.grant_role("rd", users=["y", "z"])
 
 
 @pytest.mark.parametrize(
@@ -223,6 +231,7 @@ def _case_model(case: str) -> Builder:
     [
         ("taken", "r1", True),
         ("deny items", "r1", True),
+        ("per-user", "r1", False),
         ("order", "r9", False),
         ("two roles", "ra", False),
         ("unsynced", "r1", False),
@@ -233,7 +242,7 @@ def test_a_joining_user_whose_items_may_move_compiles_the_role_s_databases(
 ) -> None:
     """Fixed histories, each a hazard of the proof (``taken``: those it holds for): the
     other holders' DENYs through other roles (deny items of those roles); the choice of
-    roles reordered; the other holder holding a second role; another holder's membership
+    roles reordered; the other holder named by its per-user role; the other holder holding a second role; another holder's membership
     compiled by a plan but never pushed (Ranger does not hold it). Ranger equals a
     compile from scratch after each."""
     proved: list[bool] = []
