@@ -242,9 +242,10 @@ def test_a_joining_user_whose_items_may_move_compiles_the_role_s_databases(
 ) -> None:
     """Fixed histories, each a hazard of the proof (``taken``: those it holds for): the
     other holders' DENYs through other roles (deny items of those roles); the choice of
-    roles reordered; the other holder named by its per-user role; the other holder holding a second role; another holder's membership
-    compiled by a plan but never pushed (Ranger does not hold it). Ranger equals a
-    compile from scratch after each."""
+    roles reordered; the other holder named by its per-user role; the other holder
+    holding a second role; another holder's membership compiled by a plan but never
+    pushed (Ranger does not hold it). Ranger equals a compile from scratch after each.
+    Each of the proof's checks was seen to fail its case here when removed."""
     proved: list[bool] = []
     only = Compiling._only_role_fact
 
