@@ -177,6 +177,12 @@ class Compiling(RangerBase):
         if not scope.regions or any(r.roots is not None or r.users is None for r in scope.regions):
             return None
         users = frozenset().union(*(r.users or () for r in scope.regions))
+        key = (id(model), model.version, users)
+        joined, members = self._joined, self._members
+        if joined is not None and joined[0] == key and members is not None and members[0] == key:
+            # proved for this model version (:meth:`_only_role_fact`): asked again by the
+            # compile and by the read-back after the writes, answered as the sync was
+            return frozenset(ObjectRef(SecurableType.SCHEMA, (hive, d)) for d in members[1])
         found = principal_databases(model, users, hive, self.enforces(model))
         if found is None:
             return None
@@ -196,9 +202,7 @@ class Compiling(RangerBase):
             return None  # a twin's Ranger name (compiled apart, or refused): it changes too
         mine |= gone
         index = self._read_index(snapshot)
-        key = (id(model), model.version, users)
-        joined = self._joined
-        if (joined is not None and joined[0] == key) or self._only_role_fact(model, users, identity, index):
+        if self._only_role_fact(model, users, identity, index):
             # the policies stand as Ranger holds them: none of the databases is compiled
             # (the role's Ranger role, compiled every time, takes the new member); kept
             # for the model version, so the read-back after the writes (which see the
