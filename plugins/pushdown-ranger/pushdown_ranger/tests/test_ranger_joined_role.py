@@ -274,3 +274,79 @@ def test_a_joining_user_whose_items_may_move_compiles_the_role_s_databases(
         reconcile(backend, model, scope)
         assert scratch(standin, model).empty, scratch(standin, model).ops
     assert any(proved) is taken, proved
+
+
+#: a random estate: each role's grants (beyond the catalog's gate) and holders
+estates = st.lists(
+    st.tuples(
+        st.lists(
+            st.tuples(
+                st.sampled_from(OBJECTS[1:]),
+                st.sampled_from(PRIVILEGES[1:]),
+                st.sampled_from(("ALLOW", "ALLOW", "DENY")),
+            ),
+            max_size=4,
+        ),
+        st.sets(st.sampled_from(USERS), max_size=4),
+    ),
+    min_size=2,
+    max_size=5,
+)
+
+
+def test_random_estates_joined_by_fresh_users_leave_ranger_as_a_compile_from_scratch(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Random roles (grants, DENYs and holders drawn; holders sharing roles, roles of every
+    size), then fresh users joining random roles one sync each: where the proof is asked
+    the structures it must refuse (another holder with a second role, a per-user role, a
+    role as large sharing a holder) arise by chance. Ranger equals a compile from scratch
+    after every sync."""
+    proved = [0, 0]
+    only = Compiling._only_role_fact
+
+    def counted(self: Compiling, *args: Any) -> bool:
+        found = only(self, *args)
+        proved[0] += found
+        proved[1] += 1
+        return found
+
+    monkeypatch.setattr(Compiling, "_only_role_fact", counted)
+
+    @settings(max_examples=histories(40), deadline=None, suppress_health_check=list(HealthCheck))
+    @given(roles=estates, joins=st.lists(st.tuples(st.sampled_from(JOINERS), st.integers(0, 4)), max_size=4))
+    def run(roles: list[tuple[list[tuple[str, str, str]], set[str]]], joins: list[tuple[str, int]]) -> None:
+        b = Builder().users(*USERS, *JOINERS).catalog("c", backend="rg")
+        for schema in ("s1", "s2"):
+            b.schema(f"c.{schema}")
+            for table in ("a", "b"):
+                b.table(f"c.{schema}.{table}")
+        for i, (grants, holders) in enumerate(roles):
+            b.role(f"r{i}").allow(f"r{i}", "catalog c", "USE_CATALOG")
+            for obj, privilege, condition in grants:
+                try:
+                    (b.allow if condition == "ALLOW" else b.deny)(f"r{i}", obj, privilege)
+                except ModelError:
+                    pass  # not granted on that object
+            if holders:
+                b.grant_role(f"r{i}", users=sorted(holders))
+        model = b.model
+        with Standin() as standin:
+            backend = backend_on(standin)
+            reconcile(backend, model, Scope.everything())
+            for joiner, k in joins:
+                try:
+                    events = ch.grant_role(model, f"r{k % len(roles)}", Principal.user(joiner))
+                except ModelError:
+                    continue
+                for event in events:
+                    model.apply(event)
+                reconcile(backend, model, Scope.union(event_scope(e) for e in events))
+                assert scratch(standin, model).empty, (roles, joins, scratch(standin, model).ops[:5])
+
+    run()
+    with capsys.disabled():
+        print(
+            f"\nranger joined roles, random estates: the proof taken {proved[0]} of {proved[1]} times asked"
+        )
+    assert proved[0] > 0, proved
