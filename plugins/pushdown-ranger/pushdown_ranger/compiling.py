@@ -302,7 +302,8 @@ class Compiling(RangerBase):
         ranger_role = self.naming.role(role)
         if not any(model.roles_of(v).keys() == {role} and plain(v) and unnamed(v) for v in sorted(others)):
             return False
-        assert all(ranger_role in index.by_member.get(names[h].casefold(), ()) for h in others)
+        if not all(ranger_role in index.by_member.get(names[h].casefold(), ()) for h in others):
+            return False  # the role's Ranger role does not hold its other holders (as checked above)
         size = len(others)
         for other in {q for h in others for q in model.roles_of(h) if q != role}:
             holders = model.holders_of(other)
