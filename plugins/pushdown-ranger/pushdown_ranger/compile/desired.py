@@ -40,7 +40,6 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from pushdown.decide.compiler import EntitlementCompiler, Entitlements
-from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
@@ -203,30 +202,13 @@ def _policies(
     """``memo``: the kept roles, made current for this compile (:meth:`_Memo.kept`): their
     holders are taken from it."""
     holders = _Holders(model, who, memo)
-    allows, denies = _Holding(model, Condition.ALLOW), _Holding(model, Condition.DENY)
-    covers: dict[tuple[frozenset[str], Condition], tuple[list[str], frozenset[str]]] = {}
+    covers: dict[frozenset[str], tuple[list[str], frozenset[str]]] = {}
     roles = _RolesOf(model)
     for key in sorted(set(items.allow) | set(items.deny), key=str):
-        allow = _pairs(items.allow.get(key, {}), roles, holders, naming, allows, covers)
-        deny = _pairs(items.deny.get(key, {}), roles, holders, naming, denies, covers)
+        allow = _pairs(items.allow.get(key, {}), roles, holders, naming, covers)
+        deny = _pairs(items.deny.get(key, {}), roles, holders, naming, covers)
         if allow or deny:
             yield PolicyFact(key[0], key[1], allow, deny)
-
-
-class _Holding(dict[str, bool]):
-    """Whether a role holds a grant of ``condition``, found when first asked (only the roles
-    an item could name are looked at)."""
-
-    def __init__(self, model: Model, condition: Condition) -> None:
-        super().__init__()
-        self.model, self.condition = model, condition
-
-    def __missing__(self, role: str) -> bool:
-        found = self[role] = any(g.condition is self.condition for g in self.model.roles.get(role, ()))
-        return found
-
-    def __contains__(self, role: object) -> bool:
-        return isinstance(role, str) and self[role]
 
 
 class _Holders(dict[str, frozenset[str]]):
@@ -268,32 +250,32 @@ def _pairs(
     roles: _RolesOf,
     holders: dict[str, frozenset[str]],
     naming: RangerNaming,
-    alike: _Holding,
-    covers: dict[tuple[frozenset[str], Condition], tuple[list[str], frozenset[str]]],
+    covers: dict[frozenset[str], tuple[list[str], frozenset[str]]],
 ) -> frozenset[Pair]:
     """Each access's users as Ranger roles: a model role whose holders all belong (the
-    largest first; among equals, one with grants of the item's kind, ``alike``), and a
-    per-user role for anybody left. ``covers``: the answer per users and kind, within one
-    compile (many items name the same users)."""
+    largest first; among equals, by name: the choice depends on the holders alone, so a
+    change elsewhere in the model never moves it in a database a scoped sync leaves), and
+    a per-user role for anybody left. ``covers``: the answer per users, within one compile
+    (many items name the same users)."""
     out: set[Pair] = set()
     for access, users in by_access.items():
-        key = (frozenset(users), alike.condition)
+        key = frozenset(users)
         cover = covers.get(key)
         if cover is None:
-            cover = covers[key] = _cover(key[0], roles, holders, alike)
+            cover = covers[key] = _cover(key, roles, holders)
         out.update((naming.role(role), access) for role in cover[0])
         out.update((naming.user_role(u), access) for u in cover[1])
     return frozenset(out)
 
 
 def _cover(
-    users: frozenset[str], roles: _RolesOf, holders: dict[str, frozenset[str]], alike: _Holding
+    users: frozenset[str], roles: _RolesOf, holders: dict[str, frozenset[str]]
 ) -> tuple[list[str], frozenset[str]]:
     """The model roles covering ``users`` (see :func:`_pairs`), and the users left."""
     candidates = set().union(*(roles[u] for u in users))
     fitting = sorted(
         (r for r in candidates if holders.get(r) and holders[r] <= users),
-        key=lambda r: (-len(holders[r]), r not in alike, r),
+        key=lambda r: (-len(holders[r]), r),
     )
     covered: set[str] = set()
     chosen: list[str] = []
