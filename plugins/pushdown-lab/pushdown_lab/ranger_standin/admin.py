@@ -191,8 +191,10 @@ class Standin:
 
     def service_policies(self, service: str, zone: str = "") -> ServicePolicies:
         """The evaluation of ``service``'s current policies (of security zone ``zone``; ``""``:
-        the unzoned ones) and roles (built again when they change, taking over the evaluators
-        of the policies and the role book entries of the roles that did not)."""
+        the unzoned ones) and roles: after a write, the last engine moved by the policies and
+        roles changed since (the store's journal; a service without zones), else built again
+        taking over the evaluators of the policies and the role book entries of the roles that
+        did not change."""
         with self.store.lock:
             svc = self.store.service(service)
             sdef = self.store.service_defs[svc["type"]]
