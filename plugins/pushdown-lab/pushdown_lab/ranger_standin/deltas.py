@@ -212,6 +212,7 @@ def moved(
             # an id kept keeps its place, a new one is the largest yet: still in id order
             state.roles[rid] = now
             added.append(now)
+    listed = engine.roles
     if gone or added:
-        book = book.moved(gone, added)
-    return engine.moved_to(evaluators, index, book, list(state.roles.values()), state)
+        book, listed = book.moved(gone, added), list(state.roles.values())
+    return engine.moved_to(evaluators, index, book, listed, state)
