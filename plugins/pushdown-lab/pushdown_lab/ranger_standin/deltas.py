@@ -143,9 +143,8 @@ def moved(
     gone from this engine), or None when it cannot be (its state was handed on already, a
     zone's engine, or the service definition changed: build it afresh then). The new
     engine keeps ``engine``'s copy of the definition (``service_def``, equal, is only
-    compared). ``engine``
-    stays as it was (its lists, index and role book are copied where they change) but
-    hands its :class:`DeltaState` on to the new engine."""
+    compared). ``engine`` stays as it was (its lists, index and role book are copied where
+    they change) but hands its :class:`DeltaState` on to the new engine."""
     state = engine.take_delta_state()
     if state is None or json.dumps(service_def, sort_keys=True, default=str) != state.definition:
         return None
