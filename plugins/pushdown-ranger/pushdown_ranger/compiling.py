@@ -16,8 +16,8 @@ from pushdown.reconcile.identity import Identity
 from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.scope import Resolved
 from pushdown_ranger.compile import compile_all
-from pushdown_ranger.compile.desired import hive_catalog
-from pushdown_ranger.compile.principals import refused_roles
+from pushdown_ranger.compile.desired import hive_catalog, seen_memberships
+from pushdown_ranger.compile.principals import _inexact, refused_roles
 from pushdown_ranger.facts import PolicyFact, RoleFact
 from pushdown_ranger.handmade import (
     is_voided,
@@ -118,6 +118,10 @@ def _bump_one(counts: dict[str, int], name: str, step: int) -> None:
 
 
 class Compiling(RangerBase):
+    #: the last scope of one user joining a role proved to change no policy
+    #: (:meth:`Compiling._only_role_fact`): (its key, the model kept alive with it)
+    _joined: tuple[object, Model] | None = None
+
     def hive(self, model: Model) -> str | None:
         """:func:`~pushdown_ranger.compile.desired.hive_catalog`, once per model version."""
         key = (id(model), model.version)
@@ -173,6 +177,12 @@ class Compiling(RangerBase):
         if not scope.regions or any(r.roots is not None or r.users is None for r in scope.regions):
             return None
         users = frozenset().union(*(r.users or () for r in scope.regions))
+        key = (id(model), model.version, users)
+        joined, members = self._joined, self._members
+        if joined is not None and joined[0] == key and members is not None and members[0] == key:
+            # proved for this model version (:meth:`_only_role_fact`): asked again by the
+            # compile and by the read-back after the writes, answered as the sync was
+            return frozenset(ObjectRef(SecurableType.SCHEMA, (hive, d)) for d in members[1])
         found = principal_databases(model, users, hive, self.enforces(model))
         if found is None:
             return None
@@ -191,21 +201,115 @@ class Compiling(RangerBase):
         if any(self._folds[1].get(name, 0) > 1 for name in mine) or not gone.isdisjoint(self._folds[1]):
             return None  # a twin's Ranger name (compiled apart, or refused): it changes too
         mine |= gone
+        index = self._read_index(snapshot)
+        if self._only_role_fact(model, users, identity, index):
+            # the policies stand as Ranger holds them: none of the databases is compiled
+            # (the role's Ranger role, compiled every time, takes the new member); kept
+            # for the model version, so the read-back after the writes (which see the
+            # user a member now) looks where the sync did
+            # the model is kept alive with its answer, so no other model can reuse its id
+            self._joined = (key, model)
+            found = set()
+            if self._members is not None and self._members[0] == key:
+                found |= self._members[1]
+            self._members = (key, frozenset(found), model)
+            return frozenset(ObjectRef(SecurableType.SCHEMA, (hive, d)) for d in found)
         named = {self.naming.user_role(u) for u in users}
         named |= {self.naming.role(r) for u in users for r in model.roles_of(u)}
-        index = self._read_index(snapshot)
         if index.nested:
             return None  # a role nested by hand: its members reach further
         for name in mine:
             named.update(index.by_member.get(name, ()))
         for role in named:
             found.update(index.by_role.get(role, ()))
-        key = (id(model), model.version, users)
         if self._members is not None and self._members[0] == key:
             found |= self._members[1]
         # the model is kept alive with its answer, so no other model can reuse its id
         self._members = (key, frozenset(found), model)
         return frozenset(ObjectRef(SecurableType.SCHEMA, (hive, d)) for d in found)
+
+    def _only_role_fact(
+        self, model: Model, users: frozenset[str], identity: Identity, index: ReadIndex
+    ) -> bool:
+        """Whether the scope's changes are one user joining a role, and change no policy but
+        the role's Ranger role (issue 30): proved from the model now, the memberships the
+        last compile saw (the kept roles, :func:`~pushdown_ranger.compile.desired.seen_memberships`)
+        and what Ranger holds (the model as of the changes before these, as every scoped
+        sync takes it); else ``False``: the role's databases are compiled.
+
+        The scope names the role ``R``'s holders (as a membership of ``R`` does) and the
+        memberships seen differ from the model's only by user ``u`` holding ``R`` directly.
+        ``u`` holds ``R`` alone, owns nothing, is no service admin, its Ranger name its own,
+        and is a member of no Ranger role in the read: it held nothing Ranger names before
+        (a role Ranger names has it as a member, a per-user role too; no role is refused),
+        so it was in no item. Each other holder's Ranger roles in the read are those of its
+        roles now (its own per-user role aside). One of them, ``v``, holds ``R`` alone, owns
+        nothing, is no service admin, is named by no policy through its per-user role: ``u``
+        now decides as ``v`` everywhere, so each item naming ``v`` names ``u`` too and no other
+        item moves; ``R`` alone could cover ``v``, so ``R`` fitted each of those items and,
+        holding ``u`` too, still fits them and covers ``u``. ``R``, one holder larger, moves
+        ahead of roles as large or one larger in the choice of roles (largest first): a
+        role sharing a holder with ``R`` could then add nobody new and be left out, so none
+        may be of those sizes. Never with a mapping a plugin can change underneath, a
+        refused role, a user whose Ranger name is refused or shared, nor a role nested by
+        hand."""
+        if not self.context.mapping_stable() or index.nested or self._folds is None:
+            return False
+        if refused_roles(model, self.naming):
+            return False
+        seen = seen_memberships(model)
+        if seen is None or seen.role_groups != model.role_groups or seen.groups != model.groups:
+            return False
+        # the one direct membership the scope's users hold now and the last compile did not
+        # see; then every other membership as seen (one comparison of dicts)
+        moved = [
+            (r, x) for x in users for r in model.user_roles.get(x, ()) if x not in seen.role_users.get(r, ())
+        ]
+        if len(moved) != 1:
+            return False
+        ((role, u),) = moved
+        if {**seen.role_users, role: seen.role_users.get(role, frozenset()) | {u}} != model.role_users:
+            return False
+        held = model.holders_of(role)
+        if users != held or model.roles_of(u).keys() != {role}:
+            return False
+        names, folds = identity.names, self._folds[1]
+
+        def named(user: str) -> bool:
+            """Named as itself in Ranger: not refused, no twin (a holder the compile counts)."""
+            name = names.get(user)
+            return name is not None and _inexact(name) is None and folds.get(name.casefold(), 0) == 1
+
+        def plain(user: str) -> bool:
+            """Named as itself, owning nothing, no service admin: decides by its roles alone."""
+            return named(user) and not model.owned_by.get(user) and user not in model.service_admins
+
+        def unnamed(user: str) -> bool:
+            """No policy names the user's per-user role."""
+            mine = self.naming.user_role(user)
+            return mine not in index.allowing_roles and mine not in index.denying_roles
+
+        if not plain(u) or index.by_member.get(names[u].casefold()) or not unnamed(u):
+            return False
+        others = held - {u}
+        if not others or not all(named(h) for h in others):
+            return False
+        for other in others:
+            now = {self.naming.role(r) for r in model.roles_of(other)}
+            read = set(index.by_member.get(names[other].casefold(), ())) - {self.naming.user_role(other)}
+            if now != read:
+                return False  # its memberships as Ranger holds them are not those of the model
+        ranger_role = self.naming.role(role)
+        if not any(model.roles_of(v).keys() == {role} and plain(v) and unnamed(v) for v in sorted(others)):
+            return False
+        if not all(ranger_role in index.by_member.get(names[h].casefold(), ()) for h in others):
+            return False  # the role's Ranger role does not hold its other holders (as checked above)
+        size = len(others)
+        for other in {q for h in others for q in model.roles_of(h) if q != role}:
+            holders = model.holders_of(other)
+            if len(holders) in (size, size + 1) or not all(named(h) for h in holders):
+                return False
+        return True
 
     def _read_index(self, snapshot: RangerSnapshot) -> ReadIndex:
         """Of what a read holds (a sync then looks up by key, not by a pass over every

@@ -347,6 +347,14 @@ def kept_roles() -> frozenset[RoleFact]:
         return _MEMO[0].frozen if _MEMO and _MEMO[0].frozen is not None else frozenset()
 
 
+def seen_memberships(model: Model) -> _Seen | None:
+    """The memberships the kept roles were last made from, when kept for ``model`` (the
+    last compile's, or ``None``)."""
+    with _MEMO_LOCK:
+        memo = _MEMO[0] if _MEMO else None
+        return memo.seen if memo is not None and memo.key[1] is model else None
+
+
 @dataclass
 class _Seen:
     """A copy of the model's memberships (role -> users, role -> groups, group -> users)

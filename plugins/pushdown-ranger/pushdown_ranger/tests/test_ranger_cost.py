@@ -625,3 +625,88 @@ def test_a_membership_over_two_databases_compiles_and_signs_as_much_in_an_estate
     assert large[5] >= 10 * small[5] - 10 > 0, (small, large)  # the deciding users grow
     assert small[:5] == large[:5], (small, large)
     assert small[0] <= KEPT_BOUND and small[1] <= KEPT_BOUND and small[2] <= 2, small
+
+
+def alone_in_roles(scale: int) -> Model:
+    """``scale`` x 10 users ``u<i>``, each the one holder of role ``r<i>``, which selects from
+    database ``c.a`` or ``c.b`` (``scale`` x 10 tables each; every tenth role denied one
+    table), with the catalog's gate; user ``newcomer`` holds nothing."""
+    from tests.builders import Builder
+
+    b = Builder().catalog("c", backend="rg").schema("c.a").schema("c.b").users("newcomer")
+    for t in range(10 * scale):
+        b.table(f"c.a.t{t}").table(f"c.b.t{t}")
+    for i in range(10 * scale):
+        database = "c.a" if i % 2 else "c.b"
+        b.users(f"u{i}").role(f"r{i}").allow(f"r{i}", "catalog c", "USE_CATALOG")
+        b.allow(f"r{i}", f"schema {database}", "USE_SCHEMA", "SELECT_TABLE").grant_role(
+            f"r{i}", users=[f"u{i}"]
+        )
+        if i % 10 == 0:
+            b.deny(f"r{i}", f"table {database}.t{i % (10 * scale)}", "SELECT_TABLE")
+    return b.model
+
+
+def joined_role(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int, int, int, int]:
+    """On a stand-in holding :func:`alone_in_roles` at ``scale``, synced whole: ``newcomer``
+    joins ``r1`` (its one holder, ``u1``, holds nothing else), synced over the scope its
+    event names: (Hive databases compiled, views the entitlement compiler made, users whose
+    kept signatures the split looked up, the sync's writes, the users something in the
+    role's database decides for). Ranger then equals a compile from scratch."""
+    import copy
+
+    from pushdown_lab.ranger_standin import Standin
+
+    from pushdown.reconcile import planner
+    from pushdown_ranger.compile import classes as kept_classes
+    from pushdown_ranger.compile.deciding import deciding_users
+
+    model = alone_in_roles(scale)
+    with Standin() as standin:
+        for service in ("hive", "hdfs", "kafka"):
+            standin.create_service(service, service)
+        user, password = standin.auth
+        context = BackendContext(
+            "rg",
+            {"url": standin.url, "user": user},
+            secret=lambda key: password if key == "password" else None,
+            map_principal=Mapper(),
+            mapping_stable=lambda: True,  # no plugin implements the mapping hook
+        )
+        backend = RangerBackend(context)
+        reconcile(backend, model, Scope.everything())
+        events = ch.grant_role(model, "r1", Principal.user("newcomer"))
+        do(model, events)
+        counts, looked = RangerCounts(), [0]
+        of = kept_classes.KeptSignatures.of
+
+        def counted_of(self: kept_classes.KeptSignatures, user: str) -> Any:
+            looked[0] += 1
+            return of(self, user)
+
+        with counting(monkeypatch, counts), monkeypatch.context() as m:
+            m.setattr(kept_classes.KeptSignatures, "of", counted_of)
+            plan, _ = reconcile(backend, model, Scope.union(scope_of(e) for e in events))
+        assert backend._compiled is not None
+        focus = backend._compiled[0][3]  # type: ignore[index]
+        databases = len(focus) if focus is not None else -1
+        fresh = RangerBackend(context)
+        assert planner.plan(fresh, copy.deepcopy(model), Scope.everything()).empty
+    deciding = len(deciding_users(model, [ObjectRef.parse("schema c.a")]))
+    return databases, counts.classes, looked[0], len(plan.ops), deciding
+
+
+@pytest.mark.ranger
+def test_a_user_joining_a_role_alone_in_its_class_compiles_no_database_in_an_estate_ten_times_larger(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A user holding nothing joins a role whose one holder holds nothing else: its items
+    are that holder's, whom the role covers in every policy, so only the role's Ranger role
+    changes (:meth:`~pushdown_ranger.compiling.Compiling._only_role_fact`) and no Hive
+    database is compiled: 0 databases, 0 views, 0 signatures looked up and 1 write at both
+    estates (before: the role's database compiled, each of its deciding users' kept
+    signatures looked up by the split, 6 at scale 1 and 51 at scale 10)."""
+    small, large = at_both_scales(lambda scale: joined_role(scale, monkeypatch))
+    print(f"\nranger, a user joining a role alone in its class: scale 1 {small}, scale 10 {large}")
+    assert large[4] >= 10 * small[4] - 10 > 0, (small, large)  # the deciding users grow
+    assert small[:4] == large[:4] == (0, 0, 0, 1), (small, large)
