@@ -52,8 +52,10 @@ determined, audited, policy id) from the service's CURRENT policies and roles, w
 semantics (see ``policy_evaluation.py``); ``Standin.is_access_allowed(...)`` is its
 ``allowed`` as a bool (not determined counts as denied). A resource value may be a string or a
 list of strings. ``Standin.service_policies(service)`` is the
-:class:`~pushdown_lab.ranger_standin.policy_evaluation.ServicePolicies` itself (rebuilt only
-when the service's policy or role version changes).
+:class:`~pushdown_lab.ranger_standin.policy_evaluation.ServicePolicies` itself (made again only
+when the service's policy or role version changes: moved by the policies and roles changed
+since, as a plugin applies policy deltas (``deltas.py``), or built afresh after a service
+definition, service or security zone change).
 
 Ranger's own test vectors run against the same engine (``vectors.py``; the tests in the lab's
 ``tests/test_ranger_standin_vectors.py``, more files through ``PUSHDOWN_RANGER_VECTORS``).

@@ -52,7 +52,14 @@ class Standin:
         self._thread: threading.Thread | None = None
         self._log: list[tuple[str, str, int]] = []
         self._lifecycle = threading.RLock()
-        self._service_policies: dict[tuple[str, str], tuple[tuple[int, int, int, str], ServicePolicies]] = {}
+        #: per (service, zone): the versions its engine was built at, the engine, the position
+        #: in the store's journal it was built at
+        self._service_policies: dict[
+            tuple[str, str], tuple[tuple[int, int, int, str], ServicePolicies, int]
+        ] = {}
+        #: move an engine by the policies and roles changed since it was built (as a plugin
+        #: applies policy deltas) rather than build it from every policy (False: always afresh)
+        self.deltas = True
         self._dying: threading.Thread | None = None
         #: per (service, zone): what its last engine was built from (policy_evaluation.Reuse)
         self._reuse: dict[tuple[str, str], Reuse] = {}
@@ -184,8 +191,10 @@ class Standin:
 
     def service_policies(self, service: str, zone: str = "") -> ServicePolicies:
         """The evaluation of ``service``'s current policies (of security zone ``zone``; ``""``:
-        the unzoned ones) and roles (built again when they change, taking over the evaluators
-        of the policies and the role book entries of the roles that did not)."""
+        the unzoned ones) and roles: after a write, the last engine moved by the policies and
+        roles changed since (the store's journal; a service without zones), else built again
+        taking over the evaluators of the policies and the role book entries of the roles that
+        did not change."""
         with self.store.lock:
             svc = self.store.service(service)
             sdef = self.store.service_defs[svc["type"]]
@@ -199,6 +208,12 @@ class Standin:
             cached = self._service_policies.get((service, zone))
             if cached is not None and cached[0] == versions:
                 return cached[1]
+            at = self.store.journal_at
+            if cached is not None and cached[0][2:] == versions[2:] and self.deltas:
+                engine = self._moved(service, zone, cached[1], cached[2], svc["type"])
+                if engine is not None:
+                    self._service_policies[(service, zone)] = (versions, engine, at)
+                    return engine
             # the stored objects (the store replaces one on every change, never edits it):
             # the evaluators and role entries of those that did not change are taken over
             policies = self.store.list_policies({"serviceName": service, "zoneName": zone}, copied=False)
@@ -213,8 +228,28 @@ class Standin:
                 built_before=before,
                 zone_resources=zones,
             )
-            self._service_policies[(service, zone)] = (versions, built)
+            self._service_policies[(service, zone)] = (versions, built, at)
             return built
+
+    def _moved(
+        self, service: str, zone: str, engine: ServicePolicies, since: int, service_type: str
+    ) -> ServicePolicies | None:
+        """``engine`` moved by the policies and roles changed since journal position ``since``,
+        as a plugin applies policy deltas, or None: build afresh (a zone of the service, a
+        change other than a policy's or a role's; held under the store's lock)."""
+        if zone or any(service in z["services"] for z in self.store.zones.values()):
+            return None
+        changed = self.store.changes_since(since)
+        if changed is None:
+            return None
+        pids, rids = changed
+        policies = {}
+        for pid in pids:
+            policy = self.store.policies.get(pid)
+            mine = policy is not None and policy["service"] == service and not policy.get("zoneName")
+            policies[pid] = policy if mine else None
+        roles = {rid: self.store.roles.get(rid) for rid in rids}
+        return engine.moved(self.store.service_defs[service_type], policies, roles)
 
     def _roles(self, changes: int) -> list[dict[str, Any]]:
         """The stored roles in id order, listed again only after a role changed (``changes``:

@@ -21,6 +21,9 @@ __all__ = ["Json", "StoreBase", "clone", "now_ms"]
 
 Json = dict[str, Any]
 _T = TypeVar("_T")
+#: the journal's length beyond which its older half is dropped (an engine that far behind
+#: is built afresh)
+JOURNAL_KEPT = 20000
 
 
 def clone(value: _T) -> _T:
@@ -52,6 +55,40 @@ class StoreBase:
         self._by_signature: dict[tuple[str, str], int] = {}
         self._role_refs: Counter[str] = Counter()
         self._next_id = 1000
+        #: the changes made, oldest first, as a plugin's deltas name them: ("policy", id),
+        #: ("role", id), or ("all", 0) for one every engine is built again after (a service
+        #: definition, a service renamed or deleted, a security zone); the first
+        #: ``journal_base`` entries are dropped
+        self.journal: list[tuple[str, int]] = []
+        self.journal_base = 0
+
+    @property
+    def journal_at(self) -> int:
+        """The count of changes journaled so far (a position in the journal)."""
+        return self.journal_base + len(self.journal)
+
+    def note(self, kind: str, key: int = 0) -> None:
+        self.journal.append((kind, key))
+        if len(self.journal) > JOURNAL_KEPT:
+            drop = len(self.journal) - JOURNAL_KEPT // 2
+            del self.journal[:drop]
+            self.journal_base += drop
+
+    def changes_since(self, position: int) -> tuple[set[int], set[int]] | None:
+        """The ids of the policies and of the roles changed since ``position``, or None when
+        something else changed meanwhile or the journal no longer reaches back to it."""
+        if position < self.journal_base:
+            return None
+        policies: set[int] = set()
+        roles: set[int] = set()
+        for kind, key in self.journal[position - self.journal_base :]:
+            if kind == "policy":
+                policies.add(key)
+            elif kind == "role":
+                roles.add(key)
+            else:
+                return None
+        return policies, roles
 
     def _new_id(self) -> int:
         self._next_id += 1

@@ -28,12 +28,15 @@ order) and the zones' resources (``zone_resources``) are given too.
 
 from __future__ import annotations
 
+import copy
+import itertools
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pushdown_lab.ranger_standin.access import AccessRequest, AccessResult, Ask
+from pushdown_lab.ranger_standin.deltas import DeltaState, moved
 from pushdown_lab.ranger_standin.evaluator import PolicyEvaluator, option_true
 from pushdown_lab.ranger_standin.options import Unsupported
 from pushdown_lab.ranger_standin.policyitems import RoleBook, implied_grants
@@ -75,6 +78,76 @@ class _Index:
         if narrowed is None:
             return evaluators
         return [evaluators[position] for position in sorted(narrowed)]
+
+    def ranked(self, evaluators: list[PolicyEvaluator]) -> _RankIndex:
+        """This index keyed by each evaluator's rank (its sort key, then its policy id)
+        rather than its position: ``evaluators`` must be in that order (they are when made
+        from policies in id order, as the stand-in lists them)."""
+        index = _RankIndex.__new__(_RankIndex)
+        index.fold = self.fold
+        ranks = [(e.sort_key(), e.id) for e in evaluators]
+        index.by_rank = dict(zip(ranks, evaluators, strict=True))
+        index.exact = {
+            name: {value: {ranks[at] for at in found} for value, found in values.items()}
+            for name, values in self.exact.items()
+        }
+        index.open = {name: {ranks[at] for at in found} for name, found in self.open.items()}
+        return index
+
+
+class _RankIndex(_Index):
+    """:class:`_Index` by rank (see :meth:`_Index.ranked`), moved one evaluator at a time;
+    a copy shares the sets it has not changed."""
+
+    exact: dict[str, dict[str, set[Any]]]
+    open: dict[str, set[Any]]
+    by_rank: dict[Any, PolicyEvaluator]
+
+    def ranked(self, evaluators: list[PolicyEvaluator]) -> _RankIndex:
+        index = _RankIndex.__new__(_RankIndex)
+        index.fold = self.fold
+        index.by_rank = dict(self.by_rank)
+        index.exact = {name: dict(values) for name, values in self.exact.items()}
+        index.open = dict(self.open)
+        return index
+
+    def _places(self, evaluator: PolicyEvaluator) -> list[tuple[dict[str, set[Any]], str]]:
+        places = []
+        for name in self.open:
+            values = evaluator.literals(name)
+            if values is None:
+                places.append((self.open, name))
+            else:
+                places += [(self.exact[name], value) for value in values]
+        return places
+
+    def add(self, evaluator: PolicyEvaluator, rank: Any) -> None:
+        self.by_rank[rank] = evaluator
+        for where, key in self._places(evaluator):
+            where[key] = {*where.get(key, ()), rank}
+
+    def remove(self, evaluator: PolicyEvaluator, rank: Any) -> None:
+        del self.by_rank[rank]
+        for where, key in self._places(evaluator):
+            left = where[key] - {rank}
+            if left or where is self.open:
+                where[key] = left
+            else:
+                del where[key]
+
+    def candidates(self, request: AccessRequest, evaluators: list[PolicyEvaluator]) -> list[PolicyEvaluator]:
+        narrowed: set[Any] | None = None
+        for name, value in request.resource.items():
+            if name not in self.exact or not isinstance(value, str) or value in ("", "*"):
+                continue
+            if request.scopes.get(name) not in (None, "SELF"):
+                continue
+            key = value.lower() if self.fold[name] else value
+            found = self.exact[name].get(key, set()) | self.open[name]
+            narrowed = found if narrowed is None else narrowed & found
+        if narrowed is None:
+            return evaluators
+        return [self.by_rank[rank] for rank in sorted(narrowed)]
 
 
 #: a service definition's helper, implied grants and deny option
@@ -182,16 +255,61 @@ class ServicePolicies:
             if p.get("isEnabled", True) is not False and int(p.get("policyType") or 0) == 0
         ]
         if reuse is None:
-            helper, implied, deny = _definition(service_def)
+            definition = _definition(service_def)
+            helper, implied, deny = definition
             matchers = _matcher_reuse(helper, zone_resources, [*built_before, *policies])
             made = [PolicyEvaluator(p, helper, implied, deny, matchers.overrides(p)) for p in chosen]
         else:
-            helper, _, _ = reuse.definition_of(service_def)
+            definition = reuse.definition_of(service_def)
+            helper = definition[0]
             matchers = _matcher_reuse(helper, zone_resources, [*built_before, *policies])
             made = reuse.evaluators_of(chosen, matchers)
         self.evaluators = sorted(made, key=PolicyEvaluator.sort_key)
-        self.index = _Index(self.evaluators, helper)
+        self.index: _Index = _Index(self.evaluators, helper)
         self.use_index = use_index
+        # what moving this engine by deltas starts from (an engine without zones only)
+        self._delta: DeltaState | None = None
+        self._delta_from: tuple[_Definition, list[dict[str, Any]]] | None = None
+        if not built_before and not zone_resources:
+            self._delta_from = (definition, policies)
+
+    def take_delta_state(self) -> DeltaState | None:
+        """What :func:`~pushdown_lab.ranger_standin.deltas.moved` moves this engine from, handed
+        over once (None after that, or for a zone's engine)."""
+        state, self._delta = self._delta, None
+        if state is None and self._delta_from is not None:
+            definition, policies = self._delta_from
+            ranks = [(e.sort_key(), e.id) for e in self.evaluators]
+            if all(a < b for a, b in itertools.pairwise(ranks)):
+                state = DeltaState.of(self, definition, policies)
+        self._delta_from = None
+        return state
+
+    def moved(
+        self,
+        service_def: dict[str, Any],
+        policies: Mapping[int, dict[str, Any] | None],
+        roles: Mapping[int, dict[str, Any] | None],
+    ) -> ServicePolicies | None:
+        """This engine moved by the policies and roles that changed (``service_def``: the
+        service definition now, the store's own: it is compared, not kept), or None (see
+        :func:`~pushdown_lab.ranger_standin.deltas.moved`)."""
+        return moved(self, service_def, policies, roles)
+
+    def moved_to(
+        self,
+        evaluators: list[PolicyEvaluator],
+        index: _Index,
+        book: RoleBook,
+        roles: list[dict[str, Any]],
+        state: DeltaState,
+    ) -> ServicePolicies:
+        """A new engine with this one's settings and the given parts (for ``moved``)."""
+        engine = copy.copy(self)
+        engine.evaluators, engine.index = evaluators, index
+        engine.role_book, engine.roles = book, roles
+        engine._delta, engine._delta_from = state, None
+        return engine
 
     def _ask(self, request: AccessRequest) -> Ask:
         groups = frozenset(request.groups)

@@ -144,13 +144,8 @@ class MatcherReuse:
         self.first: dict[tuple[Any, ...], Matching] = {}
 
     def _claim(self, resources: dict[str, Any], typed: _Typed) -> None:
-        defs, chains, options = typed
-        keys = frozenset(resources)
-        if not any(keys <= set(chain) and _no_gaps(chain, resources) for chain in chains):
-            return  # Ranger builds no matcher for it
-        for name, res in resources.items():
-            if name in defs:
-                self.first.setdefault(_element_key(name, res or {}), (defs[name], options[name]))
+        for key, matching in claimed(resources, typed):
+            self.first.setdefault(key, matching)
 
     def zone(self, spec: dict[str, Any]) -> None:
         """One resource set of a security zone (RangerSecurityZoneMatcher: not excluded,
@@ -171,26 +166,73 @@ class MatcherReuse:
 
     def policies(self, policies: Iterable[dict[str, Any]]) -> None:
         for policy in policies:
-            if policy.get("isEnabled", True) is False:
-                continue
-            typed = self.helper.of_type(int(policy.get("policyType") or 0))
-            for resources in [policy.get("resources") or {}, *(policy.get("additionalResources") or [])]:
-                self._claim(resources, typed)
+            for _, key, matching in policy_claims(self.helper, policy):
+                self.first.setdefault(key, matching)
 
     def overrides(self, policy: dict[str, Any]) -> dict[tuple[int, str], Matching]:
         """Where an access policy's resources are matched otherwise than with the access
         definitions: (resource set index, resource name) -> the definition and options used."""
-        found: dict[tuple[int, str], Matching] = {}
-        sets = [policy.get("resources") or {}, *(policy.get("additionalResources") or [])]
-        for index, resources in enumerate(sets):
-            for name, res in resources.items():
-                held = self.first.get(_element_key(name, res or {}))
-                if held is None or name not in self.helper.defs:
-                    continue
-                own = self.helper.defs[name]
-                if held[1] != self.helper.options[name] or held[0].get("matcher") != own.get("matcher"):
-                    found[(index, name)] = held
-        return found
+        return overrides_of(self.helper, self.first, policy)
+
+
+def resource_sets(policy: dict[str, Any]) -> list[dict[str, Any]]:
+    """A policy's resource sets: its ``resources``, then its ``additionalResources``."""
+    return [policy.get("resources") or {}, *(policy.get("additionalResources") or [])]
+
+
+def claimed(resources: dict[str, Any], typed: _Typed) -> list[tuple[tuple[Any, ...], Matching]]:
+    """The matchers one resource set builds: (element key, definition and options) per
+    resource of it, none when it lies on no hierarchy of its definitions (no gaps)."""
+    defs, chains, options = typed
+    keys = frozenset(resources)
+    if not any(keys <= set(chain) and _no_gaps(chain, resources) for chain in chains):
+        return []  # Ranger builds no matcher for it
+    return [
+        (_element_key(name, res or {}), (defs[name], options[name]))
+        for name, res in resources.items()
+        if name in defs
+    ]
+
+
+def policy_claims(
+    helper: ServiceDefHelper, policy: dict[str, Any]
+) -> list[tuple[int, tuple[Any, ...], Matching]]:
+    """The matchers one policy builds, in Ranger's order: (resource set index, element key,
+    definition and options); a disabled policy builds none."""
+    if policy.get("isEnabled", True) is False:
+        return []
+    typed = helper.of_type(int(policy.get("policyType") or 0))
+    return [
+        (index, key, matching)
+        for index, resources in enumerate(resource_sets(policy))
+        for key, matching in claimed(resources, typed)
+    ]
+
+
+def element_keys(helper: ServiceDefHelper, policy: dict[str, Any]) -> set[tuple[Any, ...]]:
+    """The element keys :func:`overrides_of` looks up for an access policy."""
+    return {
+        _element_key(name, res or {})
+        for resources in resource_sets(policy)
+        for name, res in resources.items()
+        if name in helper.defs
+    }
+
+
+def overrides_of(
+    helper: ServiceDefHelper, first: dict[tuple[Any, ...], Matching], policy: dict[str, Any]
+) -> dict[tuple[int, str], Matching]:
+    """:meth:`MatcherReuse.overrides` over ``first`` (element key -> the matcher built first)."""
+    found: dict[tuple[int, str], Matching] = {}
+    for index, resources in enumerate(resource_sets(policy)):
+        for name, res in resources.items():
+            held = first.get(_element_key(name, res or {}))
+            if held is None or name not in helper.defs:
+                continue
+            own = helper.defs[name]
+            if held[1] != helper.options[name] or held[0].get("matcher") != own.get("matcher"):
+                found[(index, name)] = held
+    return found
 
 
 class PolicyResourceMatcher:

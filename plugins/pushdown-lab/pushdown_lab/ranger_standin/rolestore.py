@@ -49,6 +49,7 @@ class RoleStore(StoreBase):
             self._stamp(obj, user)
             self.roles[obj["id"]] = obj
             self._role_ids[name] = obj["id"]
+            self.note("role", obj["id"])
             self._bump_roles()
             return clone(obj)
 
@@ -91,6 +92,7 @@ class RoleStore(StoreBase):
             self.roles[rid] = obj
             del self._role_ids[old["name"]]
             self._role_ids[obj["name"]] = rid
+            self.note("role", rid)
             self._bump_roles()
             return clone(obj)
 
@@ -106,6 +108,7 @@ class RoleStore(StoreBase):
                 )
             del self.roles[rid]
             del self._role_ids[old["name"]]
+            self.note("role", rid)
             self._bump_roles()
 
     def list_roles(self, filters: dict[str, str], *, copied: bool = True) -> list[Json]:

@@ -78,6 +78,7 @@ class Store(ZoneStore):
             obj["name"], obj["id"] = name, old["id"]
             self._stamp(obj, user, old)
             self.service_defs[name] = obj
+            self.note("all")
             for service in self._services_of_def(name):
                 self._bump_policies(service)
             return clone(obj)
@@ -147,6 +148,7 @@ class Store(ZoneStore):
             self._stamp(obj, user, old)
             del self.services[name]
             self.services[new_name] = obj
+            self.note("all")
             for policy in self.policies.values():
                 if policy["service"] == name:
                     self._unindex(policy)
@@ -159,6 +161,7 @@ class Store(ZoneStore):
             if name not in self.services:
                 raise not_found(f"service {name}")
             del self.services[name]
+            self.note("all")
             for pid in [pid for pid, p in self.policies.items() if p["service"] == name]:
                 self._unindex(self.policies.pop(pid))
 
@@ -242,6 +245,7 @@ class Store(ZoneStore):
             self._stamp(obj, user)
             self.policies[obj["id"]] = obj
             self._index(obj)
+            self.note("policy", obj["id"])
             self._bump_policies(obj["service"])
             return clone(obj)
 
@@ -289,6 +293,7 @@ class Store(ZoneStore):
             self._unindex(old)
             self.policies[pid] = obj
             self._index(obj)
+            self.note("policy", pid)
             self._bump_policies(old["service"])
             if obj["service"] != old["service"]:
                 self._bump_policies(obj["service"])
@@ -300,6 +305,7 @@ class Store(ZoneStore):
             if old is None:
                 raise RangerError(400, f"no policy exists with ID={pid}")
             self._unindex(old)
+            self.note("policy", pid)
             self._bump_policies(old["service"])
 
     def list_policies(self, filters: dict[str, str], *, copied: bool = True) -> list[Json]:

@@ -20,6 +20,7 @@ class ZoneStore(RoleStore):
     """Security zones (global to Ranger Admin; each names services and their resources)."""
 
     def _bump_zone_services(self, *zones: Json | None) -> None:
+        self.note("all")
         for zone in zones:
             for name in (zone or {}).get("services") or {}:
                 if name in self.services:
