@@ -62,7 +62,8 @@ class Applying(Reading):
         hold = HoldBack()  # every widening write waits once any write is refused
         unanswered: str | None = None
         index = self._read_index(snapshot)  # the roles the policies name, kept per read
-        for write in schedule(plan.ops, snapshot.facts, (index.allowing_roles, index.denying_roles)):
+        named = (index.allowing_roles, index.denying_roles)
+        for write in schedule(plan.ops, snapshot.facts, named, snapshot.implied):
             op = write.op
             if op in refused:
                 continue

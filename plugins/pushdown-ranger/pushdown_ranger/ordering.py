@@ -44,6 +44,7 @@ def schedule(
     ops: tuple[Op, ...] | list[Op],
     held: Iterable[Fact] = (),
     named: tuple[Container[str], Container[str]] | None = None,
+    implied: Iterable[tuple[str, str, frozenset[str]]] = (),
 ) -> list[Write]:
     """The writes of an apply, narrow-first across policies:
 
@@ -57,7 +58,8 @@ def schedule(
        deny, so it counts as widening: once a write is refused it waits for the next sync;
     3. the one policy change that both narrows and widens, whole, when it is the only one
        (every other policy then holds its narrowed form, which its new form only widens);
-    4. members join roles, those a deny item names first: every policy then holds its
+    4. members join roles, each role whose deny items could take away what another
+       joining role's allow items give first (:func:`_join_order`): every policy holds its
        narrowed form, its new one, or (a change that only widens) its old one, each no
        wider than the new, so a member joining is given no more than the new model gives
        it; and a deny item that goes in step 5 because the new model denies the member
@@ -74,7 +76,9 @@ def schedule(
     that the new model does not allow (the members of a role aside: see docs/ranger.md).
     A policy is written twice only when two or more changes both narrow and widen.
     ``held``: the facts Ranger holds (which roles its policies name in allow and deny items);
-    ``named``: those roles, when the caller has them (then ``held`` is not looked at)."""
+    ``named``: those roles, when the caller has them (then ``held`` is not looked at, but
+    for the order of joins: :func:`_join_order`); ``implied``: (service, access type, the
+    access types it implies), from the service definitions."""
     allowing: Container[str] = frozenset()
     denying: Container[str] = frozenset()
     if any(isinstance(op.fact, RoleFact) for op in ops):  # only role writes look at them
@@ -86,19 +90,32 @@ def schedule(
         )
         denying = _Either({role for f in policies for role, _ in f.deny}, None if named is None else named[1])
     mixed = sum(1 for op in ops if isinstance(op.fact, PolicyFact) and stage_of(op)[1] is not None)
+    joining = sorted(
+        {
+            op.fact.name
+            for op in ops
+            if isinstance(op.fact, RoleFact)
+            and _added(op)
+            and op.fact.name in allowing
+            and op.action == "change"
+        }
+    )
+    rank: dict[str, int] = {}
+    if len(joining) > 1:
+        rank = _join_order(joining, denying, ops, held, implied)
     out: list[Write] = []
     for op in ops:
         first, half = stage_of(op, split=mixed > 1)
         if first == MEMBERS_IN and isinstance(op.fact, RoleFact) and op.fact.name not in allowing:
             first = MEMBERS_OUT  # joining a role only deny items name: narrower
-        sub = _within(op, first, half is not None, denying)
+        sub = _within(op, first, half is not None, denying, rank)
         if half is None:
             widens = BOTH <= first < DROP_ROLES or _lifts_deny(op, denying)
             out.append(Write(first, op, op, widens, True, sub))
         else:
             out.append(Write(first, half, op, _lifts_deny(half, denying), False, sub))
             later = WIDEN if isinstance(op.fact, PolicyFact) else MEMBERS_IN
-            out.append(Write(later, op, op, True, True, _within(op, later, False, denying)))
+            out.append(Write(later, op, op, True, True, _within(op, later, False, denying, rank)))
     out.sort(key=lambda w: (w.stage, w.sub, str(w.op.fact), w.last))
     return out
 
@@ -126,17 +143,77 @@ def _lifts_deny(op: Op, denying: Container[str]) -> bool:
     return bool(before.users - after.users or before.groups - after.groups or before.roles - after.roles)
 
 
-def _within(op: Op, stage: int, split: bool, denying: Container[str]) -> int:
+def _within(
+    op: Op, stage: int, split: bool, denying: Container[str], rank: dict[str, int] | None = None
+) -> int:
     """The order of role writes within their stage: in stage 2, members joining first,
-    then leaving roles no deny item names; in stage 4, joining roles a deny item names first."""
+    then leaving roles no deny item names; in stage 4, :func:`_join_order`'s order."""
     if not isinstance(op.fact, RoleFact):
         return 0
     named = op.fact.name in denying
     if stage == MEMBERS_OUT:
         return 0 if _added(op) and not split else (2 if named else 1)
     if stage == MEMBERS_IN:
+        if rank and op.fact.name in rank:
+            return rank[op.fact.name]
         return 0 if named else 1
     return 0
+
+
+def _join_order(
+    joining: list[str],
+    denying: Container[str],
+    ops: tuple[Op, ...] | list[Op],
+    held: Iterable[Fact],
+    implied: Iterable[tuple[str, str, frozenset[str]]],
+) -> dict[str, int]:
+    """The rank of each role members join in stage 4: a role whose deny items could take
+    away an access another joining role's allow items give (the same service and access
+    type, or one either implies, on any resources) is joined before it, so a member never holds the allow
+    without the deny. The items counted are those of every policy, held, before and
+    after (more items: more constraints, never fewer). Ties go by roles a deny item names
+    first, then by name; so does every join when the constraints make a cycle (each role
+    allows what another denies: no order of joins is safe; a known window)."""
+    wanted = set(joining)
+    more: dict[tuple[str, str], frozenset[str]] = {(s, a): m for s, a, m in implied}
+
+    def closure(service: str, access: str) -> set[tuple[str, str]]:
+        out, todo = {access}, [access]
+        while todo:
+            for x in more.get((service, todo.pop()), ()):
+                if x not in out:
+                    out.add(x)
+                    todo.append(x)
+        return {(service, x) for x in out}
+
+    allows: dict[str, set[tuple[str, str]]] = {r: set() for r in joining}
+    denies: dict[str, set[tuple[str, str]]] = {r: set() for r in joining}
+    facts = [f for op in ops for f in (op.before, op.after)]
+    for fact in (*facts, *held):
+        if not isinstance(fact, PolicyFact):
+            continue
+        for role, access in fact.allow:
+            if role in wanted:
+                allows[role] |= closure(fact.service, access)
+        for role, access in fact.deny:
+            if role in wanted:
+                denies[role] |= closure(fact.service, access)
+    # before[r]: the roles to join before r (their denies meet r's allows)
+    before = {r: {d for d in joining if d != r and denies[d] & allows[r]} for r in joining}
+
+    def tie(name: str) -> tuple[int, str]:
+        return (0 if name in denying else 1, name)
+
+    rank: dict[str, int] = {}
+    left = set(joining)
+    while left:
+        ready = [r for r in left if not (before[r] & left)]
+        if not ready:  # a cycle: no order is safe; the old rule's, as before
+            return {}
+        pick = min(ready, key=tie)
+        rank[pick] = len(rank)
+        left.discard(pick)
+    return rank
 
 
 def stage_of(op: Op, *, split: bool = True) -> tuple[int, Op | None]:
