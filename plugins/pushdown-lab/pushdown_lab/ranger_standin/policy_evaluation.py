@@ -66,7 +66,15 @@ class _Index:
                     self.exact[name].setdefault(value, set()).add(position)
 
     def candidates(self, request: AccessRequest, evaluators: list[PolicyEvaluator]) -> list[PolicyEvaluator]:
-        narrowed: set[int] | None = None
+        narrowed = self._narrowed(request)
+        if narrowed is None:
+            return evaluators
+        return [evaluators[position] for position in sorted(narrowed)]
+
+    def _narrowed(self, request: AccessRequest) -> set[Any] | None:
+        """The keys (positions, or ranks) of the evaluators the request's literal resource
+        values can match; ``None`` when no value narrows them."""
+        narrowed: set[Any] | None = None
         for name, value in request.resource.items():
             if name not in self.exact or not isinstance(value, str) or value in ("", "*"):
                 continue
@@ -75,9 +83,7 @@ class _Index:
             key = value.lower() if self.fold[name] else value
             found = self.exact[name].get(key, set()) | self.open[name]
             narrowed = found if narrowed is None else narrowed & found
-        if narrowed is None:
-            return evaluators
-        return [evaluators[position] for position in sorted(narrowed)]
+        return narrowed
 
     def ranked(self, evaluators: list[PolicyEvaluator]) -> _RankIndex:
         """This index keyed by each evaluator's rank (its sort key, then its policy id)
@@ -136,15 +142,7 @@ class _RankIndex(_Index):
                 del where[key]
 
     def candidates(self, request: AccessRequest, evaluators: list[PolicyEvaluator]) -> list[PolicyEvaluator]:
-        narrowed: set[Any] | None = None
-        for name, value in request.resource.items():
-            if name not in self.exact or not isinstance(value, str) or value in ("", "*"):
-                continue
-            if request.scopes.get(name) not in (None, "SELF"):
-                continue
-            key = value.lower() if self.fold[name] else value
-            found = self.exact[name].get(key, set()) | self.open[name]
-            narrowed = found if narrowed is None else narrowed & found
+        narrowed = self._narrowed(request)
         if narrowed is None:
             return evaluators
         return [self.by_rank[rank] for rank in sorted(narrowed)]
