@@ -41,7 +41,9 @@ def _spec(role: str, user: str) -> str:
 
 
 @settings(max_examples=25, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-@given(role=names, user=names.filter(lambda s: s != "admin"), catalog=names)
+# a user-id holding a colon cannot be sent in Basic authentication (RFC 7617: the first
+# colon ends it), which is how the REST calls below name their caller
+@given(role=names, user=names.filter(lambda s: s != "admin" and ":" not in s), catalog=names)
 def test_every_entry_point_resolves_the_same_object(
     tmp_path: Path, role: str, user: str, catalog: str
 ) -> None:
