@@ -180,16 +180,19 @@ class Compiling(RangerBase):
         moved, or while the last look found some (a sync that failed midway is picked up);
         kept for the model version, so the read-back after the writes (which see the role
         made again) looks where the sync did."""
-        key = (frozenset(model.roles), self.naming.role_prefix)
-        last = self._again
-        if last is not None and last[0] == key and (not last[1] or last[2] == (id(model), model.version)):
+        prefix, last = self.naming.role_prefix, self._again
+        if last is not None and last[2] == (id(model), model.version) and last[0][1] == prefix:
             return last[1]
-        refused = refused_roles(model, self.naming)
+        key = (frozenset(model.roles), prefix)
+        if last is not None and last[0] == key and not last[1]:
+            self._again = (key, last[1], (id(model), model.version), model)
+            return last[1]
+        read = index.roles
+        missing = [role for role in key[0] - refused_roles(model, self.naming) if prefix + role not in read]
         found = frozenset(
             role
-            for role in key[0] - refused
-            if self.naming.role(role) not in index.roles
-            and any(index.by_role.get(self.naming.user_role(u)) for u in model.holders_of(role))
+            for role in missing
+            if any(index.by_role.get(self.naming.user_role(u)) for u in model.holders_of(role))
         )
         # the model is kept alive with its answer, so no other model can reuse its id
         self._again = (key, found, (id(model), model.version), model)
