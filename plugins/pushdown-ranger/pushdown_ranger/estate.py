@@ -49,6 +49,12 @@ _REVERSE = (
     ("SELECT_TABLE", frozenset({"select"})),
 )
 _EVERY_TABLE = ("?*",)
+#: what the core says a sync does with a name several users map to, and what Ranger's does
+_WITHHELD = "a sync withholds their grants"
+_SHARED = (
+    "a sync gives that Ranger user only what all of them are allowed (nothing where the names "
+    "differ in case), so it stands for none of them"
+)
 #: a deny item's access -> the model privilege denied for it (a model DENY of MODIFY_TABLE
 #: also denies reading: the compile check keeps it only where that is held or narrower)
 _DENIES = (("select", "SELECT_TABLE"), ("update", "MODIFY_TABLE"), ("alter", "MODIFY_TABLE"))
@@ -159,7 +165,7 @@ def _role(
             (name,) = part.users
             user, why = who[name]
             if user is None:
-                estate.why[part] = why
+                estate.why[part] = why.replace(_WITHHELD, _SHARED)
             else:
                 users.add(user)
     if role is not None:

@@ -63,9 +63,16 @@ def item(role: str, *accesses: str) -> dict[str, Any]:
     return {"roles": [role], "accesses": [{"type": a, "isAllowed": True} for a in accesses]}
 
 
-def make_estate(standin: Standin, readers: list[str], writers: list[str]) -> None:
+def make_estate(
+    standin: Standin, readers: list[str], writers: list[str], groups: tuple[str, ...] = ()
+) -> None:
     s = standin.store
-    s.create_role({"name": "pd_readers", "users": [{"name": u} for u in readers]}, create_missing=True)
+    role = {
+        "name": "pd_readers",
+        "users": [{"name": u} for u in readers],
+        "groups": [{"name": g} for g in groups],
+    }
+    s.create_role(role, create_missing=True)
     s.create_role({"name": "pd_writers", "users": [{"name": u} for u in writers]}, create_missing=True)
     s.create_policy(
         hive_policy(
@@ -125,7 +132,8 @@ def test_a_mapped_estate_imports_the_model_users_and_the_plan_after_it_is_empty(
 def test_a_member_no_user_or_two_users_map_to_is_imported_as_nobody(ranger_standin: Standin) -> None:
     backend = backend_for(ranger_standin, map_principal=corp)
     # alice@corp: alice's and alias's; bob@corp: Bob's and bob's but for case; zed@corp: nobody's
-    make_estate(ranger_standin, ["alice@corp", "bob@corp", "zed@corp", "dan@corp"], ["carol@corp"])
+    # and a group: pushdown's roles hold users only, so a group member is never imported
+    make_estate(ranger_standin, ["alice@corp", "bob@corp", "zed@corp", "dan@corp"], ["carol@corp"], ("etl",))
     questions = asks(["alice@corp", "bob@corp", "zed@corp", "dan@corp", "carol@corp"])
     before = allows(ranger_standin, questions)
 
@@ -137,8 +145,10 @@ def test_a_member_no_user_or_two_users_map_to_is_imported_as_nobody(ranger_stand
     assert not adopted.wider, adopted.report
     report = "\n".join(adopted.report)
     assert "no model user maps to Ranger user 'zed@corp'" in report, report
-    assert "model users alias, alice all map to Ranger user 'alice@corp'" in report, report
+    shared = "(pushdown_map_principal): a sync gives that Ranger user only what all of them are allowed"
+    assert f"model users alias, alice all map to Ranger user 'alice@corp' {shared}" in report, report
     assert "model users Bob, bob all map to Ranger user 'bob@corp'" in report, report
+    assert "role 'pd_readers' [group etl]: a group member: pushdown's roles hold users only" in report, report
 
     spec = load_spec_text(estate_yaml(adopted, "backend rg"))
     first = plan(backend, spec, Scope.everything())
