@@ -29,6 +29,7 @@ from pushdown_ranger.scoping import (
     made_hive,
     members_moved,
     principal_databases,
+    role_databases,
     scope_users,
     shaped_database,
 )
@@ -59,6 +60,8 @@ class ReadIndex:
         #: the roles allow items and deny items name, in the policies of every service
         self.allowing_roles: dict[str, int] = {}
         self.denying_roles: dict[str, int] = {}
+        #: the roles read (their names as Ranger holds them)
+        self.roles: dict[str, int] = {}
 
     @property
     def nested(self) -> bool:
@@ -78,6 +81,7 @@ class ReadIndex:
 
     def _count(self, fact: Fact, step: int) -> None:
         if isinstance(fact, RoleFact):
+            _bump_one(self.roles, fact.name, step)
             self.nesting += step if fact.roles else 0
             for member in fact.users:
                 _bump(self.by_member, member.casefold(), fact.name, step)
@@ -121,6 +125,9 @@ class Compiling(RangerBase):
     #: the last scope of one user joining a role proved to change no policy
     #: (:meth:`Compiling._only_role_fact`): (its key, the model kept alive with it)
     _joined: tuple[object, Model] | None = None
+    #: the last :meth:`_named_again` answer: ((the model's roles, the role prefix), the
+    #: roles, (the model's id and version), the model kept alive with it)
+    _again: tuple[tuple[frozenset[str], str], frozenset[str], tuple[int, int], Model] | None = None
 
     def hive(self, model: Model) -> str | None:
         """:func:`~pushdown_ranger.compile.desired.hive_catalog`, once per model version."""
@@ -153,7 +160,43 @@ class Compiling(RangerBase):
         # policies name it are compiled too, its holders named there by their per-user roles
         for role in refused_roles(model, self.naming):
             stale.update(index.by_role.get(self.naming.role(role), ()))
+        # and in reverse: a role Ranger can name again (its twin deleted) gets its Ranger
+        # role back in this sync, so the databases where its holders' per-user roles stood
+        # for it, and those of its grants, are compiled too (pushdown's role named there again)
+        for role in self._named_again(model, index):
+            found = role_databases(model, role, hive, self.enforces(model))
+            if found is None:
+                return None
+            stale |= found
+            for user in model.holders_of(role):
+                stale.update(index.by_role.get(self.naming.user_role(user), ()))
         return focus | {ObjectRef(SecurableType.SCHEMA, (hive, d)) for d in stale}
+
+    def _named_again(self, model: Model, index: ReadIndex) -> frozenset[str]:
+        """The model roles Ranger can name (none refused) whose Ranger role the read lacks
+        while a holder's per-user role is named in a Hive policy: the holders were named by
+        their per-user roles while the role was refused (a role one with it but for case,
+        deleted since). Looked for again only when the model's roles or the role prefix
+        moved, or while the last look found some (a sync that failed midway is picked up);
+        kept for the model version, so the read-back after the writes (which see the role
+        made again) looks where the sync did."""
+        prefix, last = self.naming.role_prefix, self._again
+        if last is not None and last[2] == (id(model), model.version) and last[0][1] == prefix:
+            return last[1]
+        key = (frozenset(model.roles), prefix)
+        if last is not None and last[0] == key and not last[1]:
+            self._again = (key, last[1], (id(model), model.version), model)
+            return last[1]
+        read = index.roles
+        missing = [role for role in key[0] - refused_roles(model, self.naming) if prefix + role not in read]
+        found = frozenset(
+            role
+            for role in missing
+            if any(index.by_role.get(self.naming.user_role(u)) for u in model.holders_of(role))
+        )
+        # the model is kept alive with its answer, so no other model can reuse its id
+        self._again = (key, found, (id(model), model.version), model)
+        return found
 
     def _implying(self, snapshot: RangerSnapshot, service: str) -> set[str]:
         """:func:`_implying_more` of the snapshot's facts, moved from the last read's by the

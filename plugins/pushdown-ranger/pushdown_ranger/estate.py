@@ -9,6 +9,15 @@ or table, ``select, update, alter`` MODIFY_TABLE, ``create`` on ``database=d`` C
 a deny item the same model privileges denied (each with the USE gates). A policy is one
 fact of many items, so each item is held or not on its own (:attr:`Estate.parts`); a deny
 item the import cannot keep leaves out every allow of the role it cuts (never wider).
+
+A role's member is a model user only through the mapping the sync uses, inverted
+(:func:`pushdown.reconcile.identity.inverse`, names compared as the compile compares them:
+Ranger names equal but for case are one, and a name Ranger would read as a wildcard or
+macro is no user's): the model user (of the configured store's, or Ranger's own member
+names) that ``pushdown_map_principal`` maps to exactly that name. A member no model user
+maps to, or that two map to (the sync gives such a shared name only what all of them are
+allowed), is imported as nobody: the membership is left out with the reason. Groups are
+never imported: pushdown's roles hold users only (a model group is expanded).
 """
 
 from __future__ import annotations
@@ -24,8 +33,10 @@ from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
 from pushdown.reconcile.estate import Estate, Proposal
+from pushdown.reconcile.identity import inverse
 from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.scope import Scope
+from pushdown_ranger.compile.principals import _inexact
 from pushdown_ranger.facts import PolicyFact, RoleFact
 from pushdown_ranger.readback import hand_modified
 
@@ -38,6 +49,12 @@ _REVERSE = (
     ("SELECT_TABLE", frozenset({"select"})),
 )
 _EVERY_TABLE = ("?*",)
+#: what the core says a sync does with a name several users map to, and what Ranger's does
+_WITHHELD = "a sync withholds their grants"
+_SHARED = (
+    "a sync gives that Ranger user only what all of them are allowed (nothing where the names "
+    "differ in case), so it stands for none of them"
+)
 #: a deny item's access -> the model privilege denied for it (a model DENY of MODIFY_TABLE
 #: also denies reading: the compile check keeps it only where that is held or narrower)
 _DENIES = (("select", "SELECT_TABLE"), ("update", "MODIFY_TABLE"), ("alter", "MODIFY_TABLE"))
@@ -101,9 +118,18 @@ def read_estate(backend: RangerBackend, model: Model) -> Estate:
         parts=parts,
         cuts=cuts,
     )
+    members = {u for f in snapshot.facts if isinstance(f, RoleFact) and model_role(f.name) for u in f.users}
+    who = inverse(
+        model.users,
+        members,
+        naming.user,
+        caseless=True,
+        unusable=_inexact,
+        describe=lambda n: f"Ranger user {n!r}",
+    )
     for fact in snapshot.facts:
         if isinstance(fact, RoleFact):
-            _role(estate, fact, model_role(fact.name), naming.user_role_prefix)
+            _role(estate, fact, model_role(fact.name), naming.user_role_prefix, who)
     policies = {k: p for k, p in snapshot.policies.items() if k[0] == naming.hive_service}
     for fact in sorted((f for f in snapshot.facts if isinstance(f, PolicyFact)), key=str):
         policy = policies.get((fact.service, fact.resources))
@@ -114,7 +140,14 @@ def read_estate(backend: RangerBackend, model: Model) -> Estate:
     return estate
 
 
-def _role(estate: Estate, fact: RoleFact, role: str | None, user_prefix: str) -> None:
+def _role(
+    estate: Estate,
+    fact: RoleFact,
+    role: str | None,
+    user_prefix: str,
+    who: dict[str, tuple[str | None, str]],
+) -> None:
+    users: set[str] = set()
     for part in parts(fact):
         assert isinstance(part, RoleFact)
         if role is None:
@@ -128,10 +161,16 @@ def _role(estate: Estate, fact: RoleFact, role: str | None, user_prefix: str) ->
             estate.why[part] = "a nested role: pushdown's roles hold users only"
         elif part.admins:
             estate.why[part] = "an admin member: the model manages grants through ownership and MANAGE_GRANTS"
+        elif part.users:
+            (name,) = part.users
+            user, why = who[name]
+            if user is None:
+                estate.why[part] = why.replace(_WITHHELD, _SHARED)
+            else:
+                users.add(user)
     if role is not None:
-        users = {Principal.user(u) for u in fact.users}
-        estate.roles.setdefault(role, set()).update(users)
-        estate.users |= fact.users
+        estate.roles.setdefault(role, set()).update(Principal.user(u) for u in users)
+        estate.users |= users
 
 
 def _policy(

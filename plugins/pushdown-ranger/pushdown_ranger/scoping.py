@@ -140,3 +140,21 @@ def principal_databases(
             return None
         out.add(obj.names[1])
     return out
+
+
+def role_databases(model: Model, role: str, hive: str, enforced: frozenset[str]) -> set[str] | None:
+    """The Hive databases (of catalog ``hive``) where a grant of ``role`` beyond the gates,
+    or a DENY of it, is (``None``: every database: one on a catalog or the metalake, one in
+    another catalog this backend enforces), as :func:`principal_databases` finds them."""
+    out: set[str] = set()
+    for grant in model.roles.get(role, ()):
+        if grant.condition is not Condition.DENY and grant.privilege in GATES:
+            continue
+        obj = grant.object
+        catalog = obj.names[0] if obj.type is not SecurableType.METALAKE else None
+        if catalog is not None and catalog not in enforced:
+            continue  # decides nothing here
+        if catalog != hive or len(obj.names) < 2:
+            return None
+        out.add(obj.names[1])
+    return out

@@ -1,0 +1,98 @@
+"""Roles one Ranger name but for case, made and unmade by scoped syncs.
+
+Role ``R1`` created beside ``r1``: the two are one Ranger name, so ``r1`` is refused and
+its holders are named by their per-user roles (the databases whose items name ``pd_r1``
+compiled in that sync). ``R1`` deleted again: ``r1`` is Ranger's to name once more, and
+the scoped sync of the deletion brings ``pd_r1`` back where its holders' per-user roles
+stood, not a later full sync. After every sync Ranger's own engine (the stand-in held
+equal to it) decides as the model, and a plan from scratch is empty."""
+
+from __future__ import annotations
+
+import pytest
+from pushdown_lab.ranger_standin import Standin
+
+from pushdown.model import changes as ch
+from pushdown.model.events import Event
+from pushdown.model.principals import Principal
+from pushdown.model.privileges import Condition
+from pushdown.model.securables import ObjectRef
+from pushdown.reconcile import planner
+from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.scope import scope_of as event_scope
+from pushdown.reconcile.sync import reconcile
+from tests.builders import Builder
+
+from .probe import probe
+from .test_ranger_histories import start
+from .world import backend_for
+
+pytestmark = pytest.mark.ranger
+ALL = Scope.everything()
+
+
+def scoped(backend: object, b: Builder, events: list[Event]) -> None:
+    scope = Scope.nothing()
+    for event in events:
+        b.model.apply(event)
+        scope = scope | event_scope(event)
+    reconcile(backend, b.model, scope)  # type: ignore[arg-type]
+
+
+def agrees(standin: Standin, backend: object, b: Builder) -> None:
+    found = probe(standin, b.model, "c", ("u1", "u2", "u3"))
+    assert found.wider == [] and found.narrower == [], (found.wider, found.narrower)
+    left = planner.plan(backend, b.model, ALL)  # type: ignore[arg-type]
+    assert left.empty, [f"{op.action} {op.fact}" for op in left.ops]
+
+
+@pytest.mark.parametrize("held", [False, True], ids=["unheld", "held"])
+@pytest.mark.parametrize("fresh", [False, True], ids=["same-backend", "fresh-backend"])
+@pytest.mark.parametrize("deny", [False, True], ids=["allow", "deny"])
+def test_a_role_s_twin_deleted_brings_the_role_back_in_the_scoped_sync(
+    ranger_standin: Standin, deny: bool, fresh: bool, held: bool
+) -> None:
+    """``fresh``: the deletion is synced by a backend that never saw ``r1`` refused (another
+    process): what Ranger holds says the role must come back."""
+    backend = backend_for(ranger_standin)
+    b = start()
+    select = ["SELECT_TABLE"]
+    setup = [
+        *ch.grant_privileges(b.model, "r2", ObjectRef.parse("catalog c"), select, Condition.ALLOW),
+        *ch.grant_role(b.model, "r1", Principal.user("u3")),
+    ]
+    for event in setup:
+        b.model.apply(event)
+    if deny:  # r1 denies what r2 allows: its deny item must name r1's holders at every step
+        for event in ch.grant_privileges(
+            b.model, "r1", ObjectRef.parse("table c.s1.a"), select, Condition.DENY
+        ):
+            b.model.apply(event)
+        for event in ch.revoke_privileges(
+            b.model, "r1", ObjectRef.parse("schema c.s1"), select, Condition.ALLOW
+        ):
+            b.model.apply(event)
+    reconcile(backend, b.model, ALL)
+    agrees(ranger_standin, backend, b)
+    before = {str(f) for f in backend.read(b.model, ALL.resolve(b.model)).facts}
+    assert any("pd_r1" in f for f in before)
+
+    scoped(backend, b, ch.create_role(b.model, "R1"))
+    agrees(ranger_standin, backend, b)
+    if held:  # R1 held and granting: its holder named by its per-user role too
+        scoped(backend, b, ch.grant_role(b.model, "R1", Principal.user("u1")))
+        agrees(ranger_standin, backend, b)
+        table = ObjectRef.parse("table c.s2.b")
+        scoped(backend, b, ch.grant_privileges(b.model, "R1", table, select, Condition.ALLOW))
+        agrees(ranger_standin, backend, b)
+    twin = {str(f) for f in backend.read(b.model, ALL.resolve(b.model)).facts}
+    assert not any("pd_r1" in f or "pd_R1" in f for f in twin), sorted(twin)
+
+    if fresh:
+        backend = backend_for(ranger_standin)
+    scoped(backend, b, ch.delete_role(b.model, "R1"))
+    agrees(ranger_standin, backend, b)
+    after = {str(f) for f in backend.read(b.model, ALL.resolve(b.model)).facts}
+    if not held:  # R1's grant gone with it: Ranger holds what it held before R1
+        assert after == before, (sorted(after - before), sorted(before - after))
+    assert any("pd_r1" in f for f in after)
