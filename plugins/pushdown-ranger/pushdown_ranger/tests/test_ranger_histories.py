@@ -20,17 +20,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pushdown_lab.ranger_standin import Standin
 
-from pushdown.errors import ModelError
-from pushdown.model import changes as ch
-from pushdown.model.securables import ObjectRef
-from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope
-from pushdown.reconcile.scope import scope_of as event_scope
 from pushdown.reconcile.sync import reconcile
-from tests.backend_histories import TABLE_STEPS, model_changes
 from tests.backend_histories import steps as history_steps
 from tests.builders import Builder
 
+from .histories import applied, estate, events_for, judged, synced
 from .probe import probe
 from .world import backend_for
 
@@ -80,27 +75,8 @@ steps = history_steps(  # grants weigh most: they decide the most
 )
 
 
-def events_for(b: Builder, step: tuple[Any, ...]) -> list[Any]:
-    m = b.model
-    kind, *args = step
-    if kind not in TABLE_STEPS:
-        return model_changes(m, step)
-    schema, table = args[0], args[1]
-    ref = ObjectRef.parse(f"table c.{schema}.{table}")
-    if kind == "create":
-        return ch.create_object(m, ref, None, None)
-    if kind == "drop":
-        return ch.drop_object(m, ref)
-    return ch.rename_object(m, ref, args[2])
-
-
 def start() -> Builder:
-    b = Builder().users(*USERS).group("g", "u1").catalog("c", backend="rg")
-    for role in ROLES:
-        b.role(role)
-    for schema in SCHEMAS:
-        b.schema(f"c.{schema}")
-    b.table("c.s1.a").table("c.s2.b").create("topic c.s1.events")
+    b = estate(USERS, roles=ROLES, schemas=SCHEMAS, tables=("s1.a", "s2.b")).create("topic c.s1.events")
     b.create("fileset c.s2.files", properties={"location": "/data/files"})
     # gates already open for some, so that the random grants decide something
     b.allow("r1", "catalog c", "USE_CATALOG").allow("r1", "schema c.s1", "USE_SCHEMA", "SELECT_TABLE")
@@ -128,26 +104,12 @@ def test_random_histories_match_the_evaluator_after_every_sync(capsys: pytest.Ca
     def run(history: list[tuple[Any, ...]]) -> None:
         with Standin() as standin:
             backend = backend_for(standin)
-            b = start()
-            reconcile(backend, b.model, Scope.everything())
             totals["histories"] += 1
-            for step in history:
-                try:
-                    events = events_for(b, step)
-                except ModelError:
-                    continue
-                for event in events:
-                    b.model.apply(event)
-                scope = Scope.nothing()
-                for event in events:
-                    scope = scope | event_scope(event)
-                reconcile(backend, b.model, scope)
-                assert planner.plan(backend, b.model, Scope.everything()).empty, step
-                result = probe(standin, b.model, "c", (*USERS, "stranger"))
+            for step, model in synced(backend, start().model, history):
+                result = judged(standin, backend, model, USERS, (history, step))
                 totals["syncs"] += 1
                 totals["checks"] += result.checks
                 totals["mismatches"] += len(result.mismatches)
-                assert result.mismatches == [], (history, step, result.mismatches[:5])
 
     run()
     with capsys.disabled():
@@ -172,9 +134,8 @@ def test_random_histories_match_the_evaluator_after_every_sync(capsys: pytest.Ca
 def test_known_hard_cases_match_the_evaluator(step: tuple[Any, ...]) -> None:
     with Standin() as standin:
         backend = backend_for(standin)
-        b = start()
-        for event in events_for(b, step):
-            b.model.apply(event)
-        reconcile(backend, b.model, Scope.everything())
-        result = probe(standin, b.model, "c", (*USERS, "stranger"))
+        model = start().model
+        applied(model, events_for(model, step))
+        reconcile(backend, model, Scope.everything())
+        result = probe(standin, model, "c", (*USERS, "stranger"))
         assert result.checks > 0 and result.mismatches == []

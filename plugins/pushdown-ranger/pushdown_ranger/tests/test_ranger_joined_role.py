@@ -20,14 +20,10 @@ from pushdown_lab.ranger_standin import Standin
 from pushdown.errors import ModelError
 from pushdown.model import changes as ch
 from pushdown.model.principals import Principal
-from pushdown.model.privileges import Condition
-from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
 from pushdown.reconcile import planner
-from pushdown.reconcile.backend import BackendContext
 from pushdown.reconcile.plan import Plan
-from pushdown.reconcile.scope import Scope
-from pushdown.reconcile.scope import scope_of as event_scope
+from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
 from pushdown_ranger import compile as compile_module
 from pushdown_ranger.backend import RangerBackend
@@ -36,7 +32,8 @@ from pushdown_ranger.compiling import Compiling
 from tests.adversary import histories
 from tests.builders import Builder
 
-from .world import SERVICES
+from .histories import applied, estate, played, synced
+from .world import backend_for
 
 pytestmark = pytest.mark.ranger
 #: the module (the package's ``principals`` is its function of that name)
@@ -45,12 +42,8 @@ principals_module = importlib.import_module("pushdown_ranger.compile.principals"
 USERS = ("u1", "u2", "u3", "u4", "u5")
 JOINERS = ("j1", "j2", "j3", "j4", "j5", "j6")
 ROLES = ("r1", "r2", "r3", "r4", "r5")
-OBJECTS = (
-    "catalog c",
-    "schema c.s1",
-    "schema c.s2",
-    *(f"table c.{s}.{t}" for s in ("s1", "s2") for t in ("a", "b")),
-)
+TABLES = ("s1.a", "s1.b", "s2.a", "s2.b")
+OBJECTS = ("catalog c", "schema c.s1", "schema c.s2", *(f"table c.{t}" for t in TABLES))
 PRIVILEGES = ("USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE", "MODIFY_TABLE")
 everyone = st.sampled_from(USERS + JOINERS)
 joins = st.tuples(st.just("role_user"), st.sampled_from(ROLES), everyone, st.booleans())
@@ -62,12 +55,12 @@ others = st.one_of(
         st.sampled_from(PRIVILEGES),
         st.sampled_from(("ALLOW", "ALLOW", "DENY")),
     ),
-    st.tuples(st.just("user"), st.sampled_from(JOINERS), st.booleans()),
+    st.tuples(st.sampled_from(("remove_user", "add_user")), st.sampled_from(JOINERS)),
     st.tuples(st.just("member"), everyone, st.booleans()),
-    st.tuples(st.just("group_role"), st.sampled_from(ROLES), st.booleans()),
+    st.tuples(st.just("role_group"), st.sampled_from(ROLES), st.booleans()),
     st.tuples(st.just("owner"), st.sampled_from(OBJECTS), everyone),
     st.tuples(st.just("admins"), st.lists(everyone, max_size=1)),
-    st.tuples(st.just("role"), st.sampled_from(ROLES), st.booleans()),
+    st.tuples(st.sampled_from(("delete_role", "create_role")), st.sampled_from(ROLES)),
 )
 #: a user (most often one holding nothing) joining a role, alone in its batch
 arrivals = st.tuples(
@@ -78,11 +71,7 @@ steps = st.one_of(arrivals, arrivals, joins, joins, others)
 
 
 def start() -> Builder:
-    b = Builder().users(*USERS, *JOINERS).group("g", "u5").catalog("c", backend="rg")
-    for schema in ("s1", "s2"):
-        b.schema(f"c.{schema}")
-        for table in ("a", "b"):
-            b.table(f"c.{schema}.{table}")
+    b = estate((*USERS, *JOINERS), member="u5", schemas=("s1", "s2"), tables=TABLES)
     for role in ROLES[:4]:
         b.role(role).allow(role, "catalog c", "USE_CATALOG")
     b.allow("r1", "schema c.s1", "USE_SCHEMA", "SELECT_TABLE").deny("r1", "table c.s1.a", "SELECT_TABLE")
@@ -93,40 +82,23 @@ def start() -> Builder:
     return b.grant_role("r4", users=["u4"], groups=["g"])
 
 
-def events_for(model: Model, step: tuple[Any, ...]) -> list[Any]:
-    kind, *args = step
-    if kind == "role_user":
-        role, user, on = args
-        return (ch.grant_role if on else ch.revoke_role)(model, role, Principal.user(user))
-    if kind == "grant":
-        role, obj, privilege, condition = args
-        return ch.grant_privileges(model, role, ObjectRef.parse(obj), [privilege], Condition(condition))
-    if kind == "user":
-        return (ch.add_user if args[1] else ch.remove_user)(model, args[0])
-    if kind == "member":
-        return (ch.add_member if args[1] else ch.remove_member)(model, "g", args[0])
-    if kind == "group_role":
-        return (ch.grant_role if args[1] else ch.revoke_role)(model, args[0], Principal.group("g"))
-    if kind == "owner":
-        return ch.set_owner(model, ObjectRef.parse(args[0]), args[1])
-    if kind == "admins":
-        return ch.set_service_admins(model, args[0])
-    result: list[Any] = (ch.create_role if args[1] else ch.delete_role)(model, args[0])
-    return result
-
-
 def backend_on(standin: Standin) -> RangerBackend:
-    for service in SERVICES:
-        if service not in standin.store.services:
-            standin.create_service(service, service)
-    user, password = standin.auth
-    context = BackendContext(
-        "rg",
-        {"url": standin.url, "user": user, "backoff": 0.01},
-        secret=lambda key: password if key == "password" else None,
-        mapping_stable=lambda: True,  # no plugin implements the mapping hook: the identity is kept
-    )
-    return RangerBackend(context)
+    """The backend on ``standin``, the principal mapping kept (which the proof needs)."""
+    return backend_for(standin, mapping_stable=True)
+
+
+@pytest.fixture
+def proofs(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """The proof's answers (``Compiling._only_role_fact``), in the order it was asked."""
+    answers: list[bool] = []
+    only = Compiling._only_role_fact
+
+    def counted(self: Compiling, *args: Any) -> bool:
+        answers.append(only(self, *args))
+        return answers[-1]
+
+    monkeypatch.setattr(Compiling, "_only_role_fact", counted)
+    return answers
 
 
 def scratch(standin: Standin, model: Model) -> Plan:
@@ -140,19 +112,8 @@ def scratch(standin: Standin, model: Model) -> Plan:
 
 
 def test_random_membership_histories_leave_ranger_as_a_compile_from_scratch(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    proofs: list[bool], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    proved = [0, 0]  # proofs taken, asked
-    only = Compiling._only_role_fact
-
-    def counted(self: Compiling, *args: Any) -> bool:
-        found = only(self, *args)
-        proved[0] += found
-        proved[1] += 1
-        return found
-
-    monkeypatch.setattr(Compiling, "_only_role_fact", counted)
-
     @settings(max_examples=histories(25), deadline=None, suppress_health_check=list(HealthCheck))
     @given(
         history=st.lists(
@@ -167,33 +128,22 @@ def test_random_membership_histories_leave_ranger_as_a_compile_from_scratch(
             model = start().model
             reconcile(backend, model, Scope.everything())
             for batch in history:  # the changes of a batch synced at once (a daemon's gather)
-                events: list[Any] = []
-                for step in batch:
-                    try:
-                        made = events_for(model, step)
-                    except ModelError:
-                        continue
-                    for event in made:
-                        model.apply(event)
-                    events += made
+                events = [event for step in batch for event in played(model, step) or []]
                 if not events:
                     continue
-                scope = Scope.nothing()
-                for event in events:
-                    scope = scope | event_scope(event)
-                reconcile(backend, model, scope)
+                reconcile(backend, model, Scope.union(scope_of(e) for e in events))
                 # what Ranger holds now, against a fresh backend's compile of a copy
                 assert scratch(standin, model).empty, (history, batch, scratch(standin, model).ops[:5])
 
     run()
+    taken, asked = sum(proofs), len(proofs)
     with capsys.disabled():
-        print(f"\nranger joined roles: the proof taken {proved[0]} of {proved[1]} times asked")
-    assert proved[0] > 0, proved
+        print(f"\nranger joined roles: the proof taken {taken} of {asked} times asked")
+    assert taken > 0, (taken, asked)
 
 
 def _case_model(case: str) -> Builder:
-    b = Builder().users("v", "x", "y", "z", "w", "j1").catalog("c", backend="rg").schema("c.s1")
-    b.table("c.s1.a").table("c.s1.b")
+    b = estate(("v", "x", "y", "z", "w", "j1"), member=None, schemas=("s1",), tables=("s1.a", "s1.b"))
     reads = ("USE_SCHEMA", "SELECT_TABLE")
     if case in ("taken", "unsynced"):
         b.role("r1").allow("r1", "catalog c", "USE_CATALOG").allow("r1", "schema c.s1", *reads)
@@ -238,7 +188,7 @@ def _case_model(case: str) -> Builder:
     ],
 )
 def test_a_joining_user_whose_items_may_move_compiles_the_role_s_databases(
-    case: str, role: str, taken: bool, monkeypatch: pytest.MonkeyPatch
+    case: str, role: str, taken: bool, proofs: list[bool]
 ) -> None:
     """Fixed histories, each a hazard of the proof (``taken``: those it holds for): the
     other holders' DENYs through other roles (deny items of those roles); the choice of
@@ -246,14 +196,6 @@ def test_a_joining_user_whose_items_may_move_compiles_the_role_s_databases(
     holding a second role; another holder's membership compiled by a plan but never
     pushed (Ranger does not hold it). Ranger equals a compile from scratch after each.
     Each of the proof's checks was seen to fail its case here when removed."""
-    proved: list[bool] = []
-    only = Compiling._only_role_fact
-
-    def counted(self: Compiling, *args: Any) -> bool:
-        proved.append(only(self, *args))
-        return proved[-1]
-
-    monkeypatch.setattr(Compiling, "_only_role_fact", counted)
     with Standin() as standin:
         backend = backend_on(standin)
         model = _case_model(case).model
@@ -261,19 +203,12 @@ def test_a_joining_user_whose_items_may_move_compiles_the_role_s_databases(
         assert scratch(standin, model).empty
         scope = Scope.nothing()
         if case == "unsynced":
-            events = ch.grant_role(model, role, Principal.user("x"))
-            for event in events:
-                model.apply(event)
-                scope = scope | event_scope(event)
+            scope = applied(model, ch.grant_role(model, role, Principal.user("x")))
             planner.plan(backend, model, scope)  # compiled, never written
-            proved.clear()  # x joining alone was proved: the sync's own proof is asked
-        events = ch.grant_role(model, role, Principal.user("j1"))
-        for event in events:
-            model.apply(event)
-            scope = scope | event_scope(event)
-        reconcile(backend, model, scope)
+            proofs.clear()  # x joining alone was proved: the sync's own proof is asked
+        reconcile(backend, model, scope | applied(model, ch.grant_role(model, role, Principal.user("j1"))))
         assert scratch(standin, model).empty, scratch(standin, model).ops
-    assert any(proved) is taken, proved
+    assert any(proofs) is taken, proofs
 
 
 #: a random estate: each role's grants (beyond the catalog's gate) and holders
@@ -295,32 +230,18 @@ estates = st.lists(
 
 
 def test_random_estates_joined_by_fresh_users_leave_ranger_as_a_compile_from_scratch(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    proofs: list[bool], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Random roles (grants, DENYs and holders drawn; holders sharing roles, roles of every
     size), then fresh users joining random roles one sync each: where the proof is asked
     the structures it must refuse (another holder with a second role, a per-user role, a
     role as large sharing a holder) arise by chance. Ranger equals a compile from scratch
     after every sync."""
-    proved = [0, 0]
-    only = Compiling._only_role_fact
-
-    def counted(self: Compiling, *args: Any) -> bool:
-        found = only(self, *args)
-        proved[0] += found
-        proved[1] += 1
-        return found
-
-    monkeypatch.setattr(Compiling, "_only_role_fact", counted)
 
     @settings(max_examples=histories(40), deadline=None, suppress_health_check=list(HealthCheck))
     @given(roles=estates, joins=st.lists(st.tuples(st.sampled_from(JOINERS), st.integers(0, 4)), max_size=4))
     def run(roles: list[tuple[list[tuple[str, str, str]], set[str]]], joins: list[tuple[str, int]]) -> None:
-        b = Builder().users(*USERS, *JOINERS).catalog("c", backend="rg")
-        for schema in ("s1", "s2"):
-            b.schema(f"c.{schema}")
-            for table in ("a", "b"):
-                b.table(f"c.{schema}.{table}")
+        b = estate((*USERS, *JOINERS), member=None, schemas=("s1", "s2"), tables=TABLES)
         for i, (grants, holders) in enumerate(roles):
             b.role(f"r{i}").allow(f"r{i}", "catalog c", "USE_CATALOG")
             for obj, privilege, condition in grants:
@@ -330,23 +251,13 @@ def test_random_estates_joined_by_fresh_users_leave_ranger_as_a_compile_from_scr
                     pass  # not granted on that object
             if holders:
                 b.grant_role(f"r{i}", users=sorted(holders))
-        model = b.model
+        joined = [("role_user", f"r{k % len(roles)}", joiner, True) for joiner, k in joins]
         with Standin() as standin:
-            backend = backend_on(standin)
-            reconcile(backend, model, Scope.everything())
-            for joiner, k in joins:
-                try:
-                    events = ch.grant_role(model, f"r{k % len(roles)}", Principal.user(joiner))
-                except ModelError:
-                    continue
-                for event in events:
-                    model.apply(event)
-                reconcile(backend, model, Scope.union(event_scope(e) for e in events))
+            for _, model in synced(backend_on(standin), b.model, joined):
                 assert scratch(standin, model).empty, (roles, joins, scratch(standin, model).ops[:5])
 
     run()
+    taken, asked = sum(proofs), len(proofs)
     with capsys.disabled():
-        print(
-            f"\nranger joined roles, random estates: the proof taken {proved[0]} of {proved[1]} times asked"
-        )
-    assert proved[0] > 0, proved
+        print(f"\nranger joined roles, random estates: the proof taken {taken} of {asked} times asked")
+    assert taken > 0, (taken, asked)

@@ -16,14 +16,22 @@ SERVICES = ("hive", "hdfs", "kafka")
 
 
 def backend_for(
-    standin: Standin, map_principal: Callable[[Principal], str] | None = None, **settings: Any
+    standin: Standin,
+    map_principal: Callable[[Principal], str] | None = None,
+    *,
+    mapping_stable: bool = False,
+    **settings: Any,
 ) -> RangerBackend:
+    """``mapping_stable``: the principal mapping is known to be kept (as when no plugin
+    implements the mapping hook); by default it may have changed since the last sync."""
     for service in SERVICES:
         if service not in standin.store.services:
             standin.create_service(service, service)
     user, password = standin.auth
     values = {"url": standin.url, "user": user, "backoff": 0.01, **settings}
-    extra = {} if map_principal is None else {"map_principal": map_principal}
+    extra: dict[str, Any] = {} if map_principal is None else {"map_principal": map_principal}
+    if mapping_stable:
+        extra["mapping_stable"] = lambda: True
     context = BackendContext(
         "rg", values, secret=lambda key: password if key == "password" else None, **extra
     )
