@@ -55,6 +55,8 @@ class Applying(Reading):
             snapshot.policies,
             snapshot.roles,
             snapshot.implied,
+            narrowings=snapshot.narrowings,
+            deny=snapshot.deny,
         )
         failures: list[Failure] = []
         done = 0

@@ -1,0 +1,223 @@
+"""A policy Ranger refuses to write (a principal named null in a deny item, stored by an
+older Ranger) never holds back pushdown's narrowing of it: the narrowing is written in an
+override-priority deny policy beside it (:mod:`pushdown_ranger.companion`), judged by Ranger
+2.9's own engine and validator, and removed once it is no longer needed."""
+
+from __future__ import annotations
+
+import copy
+import json
+from importlib.resources import files
+from typing import Any
+
+import pytest
+from pushdown_lab.ranger_ground_truth import judged
+from pushdown_lab.ranger_standin import Standin
+from pushdown_lab.ranger_standin.errors import validation_failure
+
+from pushdown.errors import PermanentBackendError
+from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.sync import reconcile
+from pushdown_ranger.companion import is_narrowing
+
+from .test_ranger_review import hand_policy, revoke_all, wider, world
+from .world import backend_for
+
+pytestmark = pytest.mark.ranger
+ALL = Scope.everything()
+EVERY_TABLE = {"database": {"values": ["crm"]}, "table": {"values": ["?*"]}, "column": {"values": ["*"]}}
+LEADS = {"database": "crm", "table": "leads", "column": "c"}
+#: a deny item today's Ranger refuses (error 3053): taking null out would widen
+NULL_DENY = {"users": ["null"], "accesses": [{"type": "select"}, {"type": "update"}]}
+
+
+def _stored_with_null(standin: Standin) -> dict[str, Any]:
+    """A hand-made policy on crm's every-table set (zed's allow) into which pushdown merged
+    reader's allow, then given a deny item for a user named null behind the validator."""
+    created = hand_policy(standin, EVERY_TABLE)
+    return created
+
+
+def _add_null_deny(standin: Standin, pid: int) -> None:
+    store = standin.store
+    policy = store.policy(pid)
+    edit = {**policy, "denyPolicyItems": [*(policy.get("denyPolicyItems") or []), NULL_DENY]}
+    store.update_policy(pid, edit, checked=False)
+
+
+def _narrowings(standin: Standin) -> list[dict[str, Any]]:
+    return [p for p in standin.store.list_policies({"serviceName": "hive"}) if is_narrowing(p, "pushdown")]
+
+
+def _allowed(standin: Standin, *who: tuple[str, str]) -> list[bool]:
+    """Ranger 2.9's engine's answers on crm.leads (the stand-in's held equal to them)."""
+    asks = [("hive", LEADS, access, user, []) for user, access in who]
+    return [a.allowed for a in judged(standin, asks)]
+
+
+WHO = (("bob", "select"), ("null", "select"), ("null", "update"), ("zed", "select"))
+
+
+def test_a_null_deny_never_holds_back_the_narrowing(ranger_standin: Standin) -> None:
+    """The model revokes reader's grants: Ranger refuses any rewrite of the policy (its null
+    deny is kept), so the narrowing goes into a narrowing policy beside it: bob is denied by
+    Ranger's engine, the null deny still holds, zed keeps his allow, a finding names the
+    policy and its null. Granted again, the narrowing policy goes and bob is allowed."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    created = _stored_with_null(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    _add_null_deny(ranger_standin, created["id"])
+    assert _allowed(ranger_standin, *WHO) == [True, False, False, True]
+    store = ranger_standin.store
+    with pytest.raises(Exception, match=r"error code\[305"):
+        store.update_policy(created["id"], store.policy(created["id"]))  # as Ranger 2.9 refuses it
+
+    revoke_all(b)
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert _allowed(ranger_standin, *WHO) == [False, False, False, True]
+    assert wider(ranger_standin, b) == []
+    kept = store.policy(created["id"])
+    assert NULL_DENY in kept["denyPolicyItems"]  # the null deny is never dropped
+    assert any("pd_reader" in (i.get("roles") or ()) for i in kept["policyItems"])  # unwritable
+    (narrowing,) = _narrowings(ranger_standin)
+    assert narrowing["policyPriority"] == 1 and narrowing["resources"] == kept["resources"]
+    assert not narrowing["policyItems"] and all(
+        set(i["roles"]) == {"pd_reader"} and not i["users"] for i in narrowing["denyPolicyItems"]
+    )
+    assert any(str(created["name"]) in f and "null is kept" in f for f in plan.findings)
+    again, _ = reconcile(backend, b.model, ALL)
+    assert again.empty, again.ops  # the narrowing policy is read as the narrowing it holds
+    found = [f for f in again.findings if str(narrowing["name"]) in f]
+    assert found and all(str(created["name"]) in f and "null" in f for f in found), again.findings
+
+    b.allow("reader", "catalog sales", "USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE")
+    reconcile(backend, b.model, ALL)
+    assert _narrowings(ranger_standin) == []
+    assert _allowed(ranger_standin, *WHO) == [True, False, False, True]
+    assert NULL_DENY in store.policy(created["id"])["denyPolicyItems"]
+    assert wider(ranger_standin, b) == []
+    last, _ = reconcile(backend, b.model, ALL)
+    assert last.empty, last.ops
+
+
+@pytest.mark.parametrize("how", ["fixed", "deleted"])
+def test_the_narrowing_policy_goes_once_the_policy_is_writable_or_gone(
+    ranger_standin: Standin, how: str
+) -> None:
+    """The policy somebody fixes by hand (the null deny taken out) is narrowed in place, then
+    the narrowing policy goes (a widening write); one somebody deletes leaves the narrowing
+    policy to go at the next sync. Never wider on the way."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    created = _stored_with_null(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    _add_null_deny(ranger_standin, created["id"])
+    revoke_all(b)
+    reconcile(backend, b.model, ALL)
+    assert len(_narrowings(ranger_standin)) == 1
+    store = ranger_standin.store
+    if how == "fixed":
+        policy = store.policy(created["id"])
+        store.update_policy(
+            created["id"],
+            {**policy, "denyPolicyItems": [i for i in policy["denyPolicyItems"] if i != NULL_DENY]},
+            checked=False,
+        )
+    else:
+        store.delete_policy(created["id"])
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert _narrowings(ranger_standin) == [], plan.failures
+    assert wider(ranger_standin, b) == []
+    assert _allowed(ranger_standin, ("bob", "select"))[0] is False
+    if how == "fixed":
+        assert not any(
+            "pd_reader" in (i.get("roles") or ()) for i in store.policy(created["id"])["policyItems"]
+        )
+        assert _allowed(ranger_standin, ("zed", "select"))[0] is True
+    again, _ = reconcile(backend, b.model, ALL)
+    assert again.empty, again.ops
+
+
+def _refusing(standin: Standin, monkeypatch: pytest.MonkeyPatch, *writes: str) -> list[str]:
+    """The stand-in refuses ``writes`` ("create", "update", "delete") of a narrowing policy
+    (as a Ranger would that refused it); the refusals made, in order."""
+    store, refused = standin.store, []
+    for write in writes:
+        real = getattr(store, f"{write}_policy")
+
+        def refuse(*args: Any, _real: Any = real, _write: str = write, **kw: Any) -> Any:
+            target = args[0] if _write == "create" else store.policy(args[0])
+            if is_narrowing(target, "pushdown"):
+                refused.append(_write)
+                raise validation_failure(3010, "refused for the test", "resources")
+            return _real(*args, **kw)
+
+        monkeypatch.setattr(store, f"{write}_policy", refuse)
+    return refused
+
+
+def test_a_refused_narrowing_policy_leaves_nothing_wider(
+    ranger_standin: Standin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ranger refuses the narrowing policy's create: the sync fails that write (reported),
+    nothing is wider than before it; refused its delete once the model grants again, the
+    narrowing stays (narrower, reported) and nothing is wider than the model."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    created = _stored_with_null(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    _add_null_deny(ranger_standin, created["id"])
+    before = _allowed(ranger_standin, *WHO)
+    with monkeypatch.context() as m:
+        refused = _refusing(ranger_standin, m, "create")
+        revoke_all(b)
+        with pytest.raises(PermanentBackendError, match=r"error code\[305.*could not be written beside"):
+            reconcile(backend, b.model, ALL)
+        assert refused == ["create"]
+        assert _narrowings(ranger_standin) == []
+        assert _allowed(ranger_standin, *WHO) == before  # held back, never wider
+    reconcile(backend, b.model, ALL)
+    assert _allowed(ranger_standin, *WHO) == [False, False, False, True]
+    with monkeypatch.context() as m:
+        refused = _refusing(ranger_standin, m, "delete", "update")
+        b.allow("reader", "catalog sales", "USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE")
+        with pytest.raises(PermanentBackendError, match="could not be written beside"):
+            reconcile(backend, b.model, ALL)
+        assert refused
+        assert len(_narrowings(ranger_standin)) == 1
+        assert _allowed(ranger_standin, *WHO) == [False, False, False, True]  # narrower only
+        assert wider(ranger_standin, b) == []
+    reconcile(backend, b.model, ALL)
+    assert _narrowings(ranger_standin) == []
+    assert _allowed(ranger_standin, *WHO) == [True, False, False, True]
+
+
+def test_rangers_own_validator_accepts_the_narrowing_policy(
+    ranger_standin: Standin, ranger_judge: Any
+) -> None:
+    """Ranger 2.9's RangerPolicyValidator, over a store holding the refused policy, accepts
+    the narrowing policy pushdown created beside it (override priority: another resource
+    signature), refuses the refused policy's rewrite, and refuses the narrowing policy at
+    normal priority (error 3010: the same resources)."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    created = _stored_with_null(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    _add_null_deny(ranger_standin, created["id"])
+    revoke_all(b)
+    reconcile(backend, b.model, ALL)
+    stored = ranger_standin.store.policy(created["id"])
+    (narrowing,) = _narrowings(ranger_standin)
+    sdef = json.loads(
+        (files("pushdown_lab.ranger_standin") / "data" / "ranger-servicedef-hive.json").read_text()
+    )
+    sdef.setdefault("id", 1)
+    service = {"id": 1, "name": "hive", "type": "hive"}
+    new = {k: v for k, v in copy.deepcopy(narrowing).items() if k not in ("id", "guid", "version")}
+    assert ranger_judge.validate(new, sdef, service, policies=[stored]) is None
+    assert "error code[3010]" in str(
+        ranger_judge.validate({**new, "policyPriority": 0}, sdef, service, policies=[stored])
+    )
+    message = ranger_judge.validate(stored, sdef, service, policies=[stored], update=True)
+    assert message is not None and "error code[305" in message
