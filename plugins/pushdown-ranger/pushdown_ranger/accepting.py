@@ -21,7 +21,9 @@ it out of an allow item or a deny exception only narrows, so it is taken out; ou
 or an allow exception it would widen, so it is kept (the write is refused, reported). Deny items
 in a policy with ``isDenyAllElse`` (error 3049) become allow exceptions: whoever they match is
 then not allowed by the policy, which denies whoever it does not allow; with deny exceptions
-too (they would except from the deny) they are kept: reported.
+too (they would except from the deny) they are kept: reported. A write refused for what is kept
+so (:func:`refused_writes`) still narrows: the narrowing goes into a deny policy beside it
+(:mod:`pushdown_ranger.companion`).
 """
 
 from __future__ import annotations

@@ -57,9 +57,36 @@ def base(access: str) -> str:
     return access.split("[", 1)[0].strip()
 
 
+def in_force(policy: Json) -> bool:
+    """Whether a narrowing policy denies always: enabled, override priority, no policy
+    conditions or validity schedules (somebody may have changed them by hand)."""
+    return (
+        policy.get("isEnabled", True) is not False
+        and int(policy.get("policyPriority") or 0) == OVERRIDE
+        and not policy.get("conditions")
+        and not policy.get("validitySchedules")
+    )
+
+
 def denied(policy: Json | None, ours: Callable[[str], bool]) -> frozenset[Pair]:
-    """The (role, access) pairs a narrowing policy denies (its plain deny items)."""
-    return our_pairs(policy, ours)[1] if policy is not None else frozenset()
+    """The (role, access) pairs a narrowing policy denies (its plain deny items); none
+    while it is not :func:`in_force`."""
+    if policy is None or not in_force(policy):
+        return frozenset()
+    return our_pairs(policy, ours)[1]
+
+
+def restored(policy: Json) -> Json | None:
+    """A narrowing policy made :func:`in_force` again, when that only narrows (it holds no
+    allow item or deny exception somebody put in it); else None."""
+    if in_force(policy):
+        return policy
+    if policy.get("policyItems") or policy.get("denyExceptions"):
+        return None
+    out = {**policy, "isEnabled": True, "policyPriority": OVERRIDE}
+    out.pop("conditions", None)
+    out.pop("validitySchedules", None)
+    return out
 
 
 def folded(

@@ -20,7 +20,7 @@ from pushdown.reconcile.plan import Op
 from pushdown_ranger.accepting import implying, refused_writes
 from pushdown_ranger.answers import Written
 from pushdown_ranger.client import RangerAPI
-from pushdown_ranger.companion import denied, drop_allowed, narrowing_policy, needed
+from pushdown_ranger.companion import denied, drop_allowed, narrowing_policy, needed, restored
 from pushdown_ranger.compile.desired import RangerNaming
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
 from pushdown_ranger.readback import foreign_items, merged, new_policy, resource_key, role_json
@@ -164,8 +164,19 @@ class Writer:
         if not pairs and self.label in (narrowing.get("policyLabels") or ()) and not foreign_items(rest):
             self.api.delete_policy(int(narrowing["id"]), str(narrowing.get("name")))
             self.written.narrowing(key, None)
-        else:
-            self.written.narrowing(key, self.api.update_policy(int(narrowing["id"]), rest))
+            return
+        if pairs:
+            # disabled, or given a normal priority, conditions or a schedule by hand: made to
+            # deny always again, unless that would put items somebody added to it in force
+            fixed = restored(rest)
+            if fixed is None:
+                raise PermanentBackendError(
+                    self.api.backend,
+                    f"the narrowing policy {narrowing.get('name')!r} was edited by hand (it is not in "
+                    "force and holds allow items or deny exceptions somebody added): not written",
+                )
+            rest = fixed
+        self.written.narrowing(key, self.api.update_policy(int(narrowing["id"]), rest))
 
     def _create_narrowing(self, raw: Json, pairs: frozenset[Pair]) -> Json:
         for attempt in range(NAME_ATTEMPTS):

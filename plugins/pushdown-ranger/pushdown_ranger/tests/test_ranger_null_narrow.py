@@ -32,10 +32,9 @@ NULL_DENY = {"users": ["null"], "accesses": [{"type": "select"}, {"type": "updat
 
 
 def _stored_with_null(standin: Standin) -> dict[str, Any]:
-    """A hand-made policy on crm's every-table set (zed's allow) into which pushdown merged
-    reader's allow, then given a deny item for a user named null behind the validator."""
-    created = hand_policy(standin, EVERY_TABLE)
-    return created
+    """A hand-made policy on crm's every-table set (zed's allow), into which the first sync
+    merges reader's allow (:func:`_add_null_deny` then gives it a deny item for null)."""
+    return hand_policy(standin, EVERY_TABLE)
 
 
 def _add_null_deny(standin: Standin, pid: int) -> None:
@@ -137,6 +136,29 @@ def test_the_narrowing_policy_goes_once_the_policy_is_writable_or_gone(
         assert _allowed(ranger_standin, ("zed", "select"))[0] is True
     again, _ = reconcile(backend, b.model, ALL)
     assert again.empty, again.ops
+
+
+def test_a_narrowing_policy_disabled_by_hand_is_put_back_in_force(ranger_standin: Standin) -> None:
+    """Somebody disables the narrowing policy: it is not read as the narrowing done, and the
+    next sync puts it back in force. (Given normal priority it would be refused: 3010.)"""
+    b = world()
+    backend = backend_for(ranger_standin)
+    created = _stored_with_null(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    _add_null_deny(ranger_standin, created["id"])
+    revoke_all(b)
+    reconcile(backend, b.model, ALL)
+    (narrowing,) = _narrowings(ranger_standin)
+    with pytest.raises(Exception, match=r"error code\[3010\]"):
+        ranger_standin.store.update_policy(narrowing["id"], {**narrowing, "policyPriority": 0})
+    ranger_standin.store.update_policy(narrowing["id"], {**narrowing, "isEnabled": False})
+    assert _allowed(ranger_standin, ("bob", "select")) == [True]  # wider until the sync
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert not plan.empty
+    (again,) = _narrowings(ranger_standin)
+    assert again["isEnabled"] is not False and again["policyPriority"] == 1
+    assert _allowed(ranger_standin, *WHO) == [False, False, False, True]
+    assert wider(ranger_standin, b) == []
 
 
 def _refusing(standin: Standin, monkeypatch: pytest.MonkeyPatch, *writes: str) -> list[str]:
