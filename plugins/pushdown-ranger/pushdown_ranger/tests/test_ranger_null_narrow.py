@@ -37,10 +37,11 @@ def _stored_with_null(standin: Standin) -> dict[str, Any]:
     return hand_policy(standin, EVERY_TABLE)
 
 
-def _add_null_deny(standin: Standin, pid: int) -> None:
+def _add_null_deny(standin: Standin, pid: int, field: str = "denyPolicyItems") -> None:
+    """A deny item (or an allow exception) for a user named null, behind the validator."""
     store = standin.store
     policy = store.policy(pid)
-    edit = {**policy, "denyPolicyItems": [*(policy.get("denyPolicyItems") or []), NULL_DENY]}
+    edit = {**policy, field: [*(policy.get(field) or []), NULL_DENY]}
     store.update_policy(pid, edit, checked=False)
 
 
@@ -57,7 +58,8 @@ def _allowed(standin: Standin, *who: tuple[str, str]) -> list[bool]:
 WHO = (("bob", "select"), ("null", "select"), ("null", "update"), ("zed", "select"))
 
 
-def test_a_null_deny_never_holds_back_the_narrowing(ranger_standin: Standin) -> None:
+@pytest.mark.parametrize("field", ["denyPolicyItems", "allowExceptions"])
+def test_a_null_deny_never_holds_back_the_narrowing(ranger_standin: Standin, field: str) -> None:
     """The model revokes reader's grants: Ranger refuses any rewrite of the policy (its null
     deny is kept), so the narrowing goes into a narrowing policy beside it: bob is denied by
     Ranger's engine, the null deny still holds, zed keeps his allow, a finding names the
@@ -66,7 +68,7 @@ def test_a_null_deny_never_holds_back_the_narrowing(ranger_standin: Standin) -> 
     backend = backend_for(ranger_standin)
     created = _stored_with_null(ranger_standin)
     reconcile(backend, b.model, ALL)
-    _add_null_deny(ranger_standin, created["id"])
+    _add_null_deny(ranger_standin, created["id"], field)
     assert _allowed(ranger_standin, *WHO) == [True, False, False, True]
     store = ranger_standin.store
     with pytest.raises(Exception, match=r"error code\[305"):
@@ -77,7 +79,7 @@ def test_a_null_deny_never_holds_back_the_narrowing(ranger_standin: Standin) -> 
     assert _allowed(ranger_standin, *WHO) == [False, False, False, True]
     assert wider(ranger_standin, b) == []
     kept = store.policy(created["id"])
-    assert NULL_DENY in kept["denyPolicyItems"]  # the null deny is never dropped
+    assert NULL_DENY in kept[field]  # the null deny is never dropped
     assert any("pd_reader" in (i.get("roles") or ()) for i in kept["policyItems"])  # unwritable
     (narrowing,) = _narrowings(ranger_standin)
     assert narrowing["policyPriority"] == 1 and narrowing["resources"] == kept["resources"]
@@ -94,7 +96,7 @@ def test_a_null_deny_never_holds_back_the_narrowing(ranger_standin: Standin) -> 
     reconcile(backend, b.model, ALL)
     assert _narrowings(ranger_standin) == []
     assert _allowed(ranger_standin, *WHO) == [True, False, False, True]
-    assert NULL_DENY in store.policy(created["id"])["denyPolicyItems"]
+    assert NULL_DENY in store.policy(created["id"])[field]
     assert wider(ranger_standin, b) == []
     last, _ = reconcile(backend, b.model, ALL)
     assert last.empty, last.ops
@@ -243,3 +245,23 @@ def test_rangers_own_validator_accepts_the_narrowing_policy(
     )
     message = ranger_judge.validate(stored, sdef, service, policies=[stored], update=True)
     assert message is not None and "error code[305" in message
+
+
+def test_an_allow_the_unwritable_policy_cannot_take_is_reported_never_wider(ranger_standin: Standin) -> None:
+    """In one sync the model revokes reader's grants and gives a new role (carol's) the same
+    access there: the narrowing is written beside the policy; the new allow cannot go into it
+    (Ranger refuses its writes), so the sync fails that write, naming it (narrower)."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    created = _stored_with_null(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    _add_null_deny(ranger_standin, created["id"])
+    revoke_all(b)
+    b.role("auditor", users=["carol"]).allow(
+        "auditor", "catalog sales", "USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE"
+    )
+    with pytest.raises(PermanentBackendError, match="written in a narrowing policy beside it, but allow"):
+        reconcile(backend, b.model, ALL)
+    assert _allowed(ranger_standin, *WHO, ("carol", "select")) == [False, False, False, True, False]
+    assert wider(ranger_standin, b) == []
+    assert len(_narrowings(ranger_standin)) == 1
