@@ -76,6 +76,11 @@ def denied(policy: Json | None, ours: Callable[[str], bool]) -> frozenset[Pair]:
     return our_pairs(policy, ours)[1]
 
 
+def denying_roles(narrowings: Mapping[tuple[str, Any], Json], ours: Callable[[str], bool]) -> set[str]:
+    """The roles narrowing policies deny (a member leaving one lifts that deny: it widens)."""
+    return {role for policy in narrowings.values() for role, _ in denied(policy, ours)}
+
+
 def restored(policy: Json) -> Json | None:
     """A narrowing policy made :func:`in_force` again, when that only narrows (it holds no
     allow item or deny exception somebody put in it); else None."""
