@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import replace
 from importlib.resources import files
 from typing import Any
 
@@ -18,7 +19,9 @@ from pushdown_lab.ranger_standin.errors import validation_failure
 from pushdown.errors import PermanentBackendError
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
-from pushdown_ranger.companion import is_narrowing
+from pushdown_ranger.companion import drop_allowed, folded, is_narrowing, narrowing_policy, needed
+from pushdown_ranger.facts import PolicyFact
+from pushdown_ranger.readback import policy_fact, resource_key
 
 from .test_ranger_review import hand_policy, revoke_all, wider, world
 from .world import backend_for
@@ -265,3 +268,66 @@ def test_an_allow_the_unwritable_policy_cannot_take_is_reported_never_wider(rang
     assert _allowed(ranger_standin, *WHO, ("carol", "select")) == [False, False, False, True, False]
     assert wider(ranger_standin, b) == []
     assert len(_narrowings(ranger_standin)) == 1
+
+
+def _ours(role: str) -> bool:
+    return role.startswith("pd_")
+
+
+def _stored(**items: Any) -> dict[str, Any]:
+    return {
+        "service": "hive",
+        "name": "old",
+        "resources": {"database": {"values": ["d"]}, "table": {"values": ["t"], "isExcludes": True}},
+        "denyPolicyItems": [NULL_DENY],
+        **items,
+    }
+
+
+def test_what_the_narrowing_policy_must_deny_and_cannot_bring() -> None:
+    """Removed allows (a hand-marked one by its access type) and added denies are denied;
+    an allow the model adds, a deny it drops and delegated admin alone cannot be brought."""
+    stored = _stored(
+        policyItems=[
+            {"roles": ["pd_a"], "accesses": [{"type": "select"}, {"type": "update"}]},
+            {
+                "roles": ["pd_b"],
+                "accesses": [{"type": "select"}],
+                "conditions": [{"type": "ip", "values": ["x"]}],
+            },
+            {"roles": ["pd_c"], "accesses": [], "delegateAdmin": True},
+        ],
+        denyPolicyItems=[NULL_DENY, {"roles": ["pd_d"], "accesses": [{"type": "drop"}]}],
+    )
+    after = PolicyFact(
+        "hive", resource_key(stored), frozenset({("pd_a", "select")}), frozenset({("pd_e", "drop")})
+    )
+    pairs, short = needed(stored, after, _ours)
+    assert pairs == {("pd_a", "update"), ("pd_b", "select"), ("pd_e", "drop")}
+    assert short and "pd_d" in short[0] and "delegated admin" in short[1] and len(short) == 2
+    pairs, short = needed(stored, replace(after, allow=frozenset({("pd_b", "select")})), _ours)
+    assert ("pd_b", "select") not in pairs and any("not added" in s for s in short)
+    policy = narrowing_policy(stored, pairs, "pushdown")
+    assert policy["resources"] == stored["resources"] and policy["policyPriority"] == 1
+    assert is_narrowing(policy, "pushdown") and not is_narrowing(stored, "pushdown")
+    assert resource_key(policy) == resource_key(stored)
+
+
+def test_a_narrowing_policy_is_folded_into_the_fact_it_narrows() -> None:
+    """Unwritable: the allow pairs it denies are not held, its other pairs are held denies.
+    Writable, gone, or deny items off: every pair it denies is a held deny (the model then
+    removes it, a widening write); disabled by hand it denies nothing."""
+    stored = _stored(policyItems=[{"roles": ["pd_a"], "accesses": [{"type": "select"}, {"type": "update"}]}])
+    key = ("hive", resource_key(stored))
+    fact = policy_fact(stored, _ours)
+    narrowing = narrowing_policy(stored, frozenset({("pd_a", "select"), ("pd_e", "drop")}), "pushdown")
+    got = folded(fact, key, stored, narrowing, _ours, True)
+    assert got is not None and got.allow == {("pd_a", "update")} and got.deny == {("pd_e", "drop")}
+    fixed = {**stored, "denyPolicyItems": []}
+    for original, on in ((fixed, True), (None, True), (stored, False)):
+        got = folded(policy_fact(original, _ours) if original else None, key, original, narrowing, _ours, on)
+        assert got is not None and got.deny == {("pd_a", "select"), ("pd_e", "drop")}
+    off = folded(fact, key, stored, {**narrowing, "isEnabled": False}, _ours, True)
+    assert off == fact
+    assert drop_allowed(got, replace(got, deny=frozenset()), narrowing, _ours)
+    assert not drop_allowed(replace(got, deny=frozenset()), replace(got, deny=frozenset()), narrowing, _ours)
