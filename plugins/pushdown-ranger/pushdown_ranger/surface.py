@@ -181,6 +181,7 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
             NULL + "test_the_narrowing_policy_goes_once_the_policy_is_writable_or_gone",
             NULL + "test_a_refused_narrowing_policy_leaves_nothing_wider",
             NULL + "test_rangers_own_validator_accepts_the_narrowing_policy",
+            NULL + "test_the_narrowing_policy_is_removed_only_with_the_widening_writes",
         ),
     ),
     SurfaceEntry(

@@ -331,3 +331,40 @@ def test_a_narrowing_policy_is_folded_into_the_fact_it_narrows() -> None:
     assert off == fact
     assert drop_allowed(got, replace(got, deny=frozenset()), narrowing, _ours)
     assert not drop_allowed(replace(got, deny=frozenset()), replace(got, deny=frozenset()), narrowing, _ours)
+
+
+def test_the_narrowing_policy_is_removed_only_with_the_widening_writes(
+    ranger_standin: Standin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model grants reader's access again and, in the same sync, denies reader crm.leads;
+    Ranger refuses that deny's policy: the narrowing policy (whose removal widens) stays, and
+    bob is denied crm.leads; the next sync, with the deny accepted, removes it."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    created = _stored_with_null(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    _add_null_deny(ranger_standin, created["id"])
+    revoke_all(b)
+    reconcile(backend, b.model, ALL)
+    store, real = ranger_standin.store, ranger_standin.store.create_policy
+
+    def refuse(policy: Any, *args: Any, **kw: Any) -> Any:
+        if (policy.get("resources") or {}).get("table", {}).get("values") == ["leads"]:
+            raise validation_failure(3010, "refused for the test", "resources")
+        return real(policy, *args, **kw)
+
+    b.allow("reader", "catalog sales", "USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE")
+    b.deny("reader", "table sales.crm.leads", "SELECT_TABLE")
+    with monkeypatch.context() as m:
+        m.setattr(store, "create_policy", refuse)
+        with pytest.raises(PermanentBackendError, match="refused for the test"):
+            reconcile(backend, b.model, ALL)
+        assert len(_narrowings(ranger_standin)) == 1
+        assert _allowed(ranger_standin, ("bob", "select"), ("zed", "select")) == [False, True]
+        assert wider(ranger_standin, b) == []
+    reconcile(backend, b.model, ALL)
+    assert _narrowings(ranger_standin) == []
+    assert _allowed(ranger_standin, ("bob", "select"), ("zed", "select")) == [False, True]
+    orders = {"database": "crm", "table": "orders", "column": "c"}
+    assert [a.allowed for a in judged(ranger_standin, [("hive", orders, "select", "bob", [])])] == [False]
+    assert wider(ranger_standin, b) == []
