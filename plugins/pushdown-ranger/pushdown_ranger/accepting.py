@@ -21,7 +21,9 @@ it out of an allow item or a deny exception only narrows, so it is taken out; ou
 or an allow exception it would widen, so it is kept (the write is refused, reported). Deny items
 in a policy with ``isDenyAllElse`` (error 3049) become allow exceptions: whoever they match is
 then not allowed by the policy, which denies whoever it does not allow; with deny exceptions
-too (they would except from the deny) they are kept: reported.
+too (they would except from the deny) they are kept: reported. A write refused for what is kept
+so (:func:`refused_writes`) still narrows: the narrowing goes into a deny policy beside it
+(:mod:`pushdown_ranger.companion`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ NARROWING = {"policyItems": True, "denyPolicyItems": False, "allowExceptions": F
 #: names Ranger refuses in an item, once trimmed; the blank one names nobody
 NULL_NAMES = frozenset({"null", "NULL", "Null"})
 PRINCIPALS = ("users", "groups", "roles")
+#: how :func:`accepted` says an item is kept that makes every write of its policy refused
+REFUSED = "writes are refused"
 
 
 def implying(implied: Any, service: str) -> Implying:
@@ -78,9 +82,16 @@ def accepted(policy: Json, implies: Implying = None) -> tuple[Json, list[str]]:
     elif out.get("isDenyAllElse") is True and (out.get("denyPolicyItems") or out.get("denyExceptions")):
         said.append(
             "deny items and deny exceptions under isDenyAllElse are kept (Ranger refuses them, error "
-            "3049; without them the policy could be wider): its writes are refused"
+            f"3049; without them the policy could be wider): its {REFUSED}"
         )
     return out, said
+
+
+def refused_writes(policy: Json) -> list[str]:
+    """What in ``policy`` makes Ranger refuse every write of it however pushdown carries it
+    (:func:`accepted` keeps it: taking it out would widen), in words; empty when a write of
+    it as :func:`accepted` carries it passes Ranger's validator on that account."""
+    return [said for said in accepted(policy)[1] if REFUSED in said]
 
 
 def _first_allowed(accesses: list[Any], implies: Implying) -> tuple[list[Json], list[str]]:
@@ -141,7 +152,7 @@ def _item(item: Any, narrows: bool, said: list[str], where: str, implies: Implyi
         elif any(name.strip() in NULL_NAMES for name in kept):
             said.append(
                 f"{where}: a {kind[:-1]} named null is kept (Ranger refuses it, error 3053-3055; "
-                "taking it out would widen): the policy's writes are refused"
+                f"taking it out would widen): the policy's {REFUSED}"
             )
         if len(kept) != len(names):
             said.append(f"{where}: {len(names) - len(kept)} blank or null {kind} dropped (error 3053-3055)")

@@ -26,17 +26,30 @@ class Written:
     roles: dict[str, Json | None] = field(default_factory=dict)
     by_service: Counter[str] = field(default_factory=Counter)
     role_writes: int = 0
+    #: narrowing policies written (:mod:`pushdown_ranger.companion`), by the key of the
+    #: policy each narrows (None once deleted)
+    narrowings: dict[tuple[str, Any], Json | None] = field(default_factory=dict)
+    #: a key whose fact folds a narrowing policy was written: the read-back reads everything
+    whole: bool = False
 
     def policy(self, key: tuple[str, Any], answer: Json | None) -> None:
         self.policies[key] = answer
         self.by_service[key[0]] += 1
+
+    def narrowing(self, key: tuple[str, Any], answer: Json | None) -> None:
+        self.narrowings[key] = answer
+        self.by_service[key[0]] += 1
+        self.whole = True
 
     def role(self, name: str, answer: Json | None) -> None:
         self.roles[name] = answer
         self.role_writes += 1
 
     def expected(self, before: Versions) -> Versions:
-        """The versions Ranger shows when pushdown's writes were the only ones."""
+        """The versions Ranger shows when pushdown's writes were the only ones (none when
+        the read-back must read everything: :attr:`whole`)."""
+        if self.whole:
+            return ()
         out = []
         for name, policy_version, role_version in before:
             if name and isinstance(policy_version, int):

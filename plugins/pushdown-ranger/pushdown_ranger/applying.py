@@ -18,6 +18,7 @@ from pushdown.reconcile.backend import (
 from pushdown.reconcile.holdback import HoldBack
 from pushdown.reconcile.plan import Op, Plan
 from pushdown.reconcile.scope import Resolved
+from pushdown_ranger.companion import denying_roles
 from pushdown_ranger.facts import PolicyFact, RoleFact
 from pushdown_ranger.ordering import (
     BOTH,
@@ -55,6 +56,8 @@ class Applying(Reading):
             snapshot.policies,
             snapshot.roles,
             snapshot.implied,
+            narrowings=snapshot.narrowings,
+            deny=snapshot.deny,
         )
         failures: list[Failure] = []
         done = 0
@@ -63,6 +66,9 @@ class Applying(Reading):
         unanswered: str | None = None
         index = self._read_index(snapshot)  # the roles the policies name, kept per read
         named = (index.allowing_roles, index.denying_roles)
+        if snapshot.narrowings:  # the roles narrowing policies deny (not among the facts' deny pairs)
+            more = denying_roles(snapshot.narrowings, self.naming.ours)
+            named = (index.allowing_roles, {**index.denying_roles, **dict.fromkeys(more, 1)})
         for write in schedule(plan.ops, snapshot.facts, named, snapshot.implied):
             op = write.op
             if op in refused:

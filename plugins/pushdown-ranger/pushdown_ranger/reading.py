@@ -12,6 +12,7 @@ from pushdown.errors import PermanentBackendError
 from pushdown.model.state import Model
 from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.scope import Resolved
+from pushdown_ranger.companion import folded, is_narrowing
 from pushdown_ranger.facts import interned
 from pushdown_ranger.handmade import (
     voided_databases,
@@ -121,6 +122,7 @@ class Reading(Reporting):
         services = frozenset(name for name, _, _ in versions if name)
         ours = self.naming.ours
         policies: dict[tuple[str, Any], Json] = {}
+        narrowings: dict[tuple[str, Any], Json] = {}
         zoned: list[Json] = []
         shadowed: list[Json] = []
         for service in sorted(services):
@@ -131,6 +133,14 @@ class Reading(Reporting):
                     zoned.append(policy)
                     continue
                 key = (service, resource_key(policy))
+                if is_narrowing(policy, self.label):
+                    # the narrowing of the policy at ``key`` (one per signature): never merged into
+                    held = narrowings.get(key)
+                    if held is None or int(policy.get("id") or 0) < int(held.get("id") or 0):
+                        narrowings[key] = policy
+                    if held is not None:
+                        shadowed.append(max(held, policy, key=lambda p: int(p.get("id") or 0)))
+                    continue
                 held = policies.get(key)
                 if held is not None:  # same resources, another priority, or one disabled
                     held, policy = sorted((held, policy), key=self._preferred)
@@ -154,7 +164,7 @@ class Reading(Reporting):
                 "pushdown writes for (its policies then do not apply there) is not checked"
             )
         strays = self._strays(services)
-        snap = self._snapshot(versions, policies, roles, deny)
+        snap = self._snapshot(versions, policies, roles, deny, narrowings=narrowings)
         voided = dict(snap.voided)
         more = set(snap.voiding)
         shadow_keys = {(str(p.get("service")), resource_key(p)): p for p in shadowed}
@@ -207,11 +217,19 @@ class Reading(Reporting):
         roles: dict[str, Json],
         deny: Mapping[str, bool],
         since: tuple[RangerSnapshot, Iterable[tuple[str, Any]], Iterable[str]] | None = None,
+        narrowings: Mapping[tuple[str, Any], Json] | None = None,
     ) -> RangerSnapshot:
         """``since``: a snapshot these policies and roles differ from only at the keys
         given (a sync's writes, their answers put in place): its facts, with the facts of
-        those keys taken out and put in again as now, instead of a pass over every one."""
+        those keys taken out and put in again as now, instead of a pass over every one.
+        ``narrowings``: pushdown's narrowing policies, folded into the facts of the keys
+        they narrow (:func:`~pushdown_ranger.companion.folded`); ``since``'s when not given
+        (a sync that wrote at a key holding one reads everything again)."""
         ours = self.naming.ours
+        if narrowings is None:
+            narrowings = since[0].narrowings if since is not None else {}
+        # the policies narrowing policies fold into, by object (rare: looked up only then)
+        folds = {id(policies[k]): k for k in narrowings if k in policies}
         # the fact of each policy and role as read, kept by the object answered: after a
         # sync's writes only the ones they answered are read into facts again
         kept, fresh = self._facts, {}
@@ -223,7 +241,11 @@ class Reading(Reporting):
             return fact
 
         def of_policy(p: Json) -> Fact | None:
-            return policy_fact(p, ours)
+            key = folds.get(id(p)) if folds else None
+            if key is None:
+                return policy_fact(p, ours)
+            on = deny.get(key[0], False)
+            return folded(policy_fact(p, ours), key, p, narrowings[key], ours, on)
 
         def of_role(r: Json) -> Fact | None:
             return interned(role_fact(r))
@@ -234,6 +256,11 @@ class Reading(Reporting):
         else:
             every = {f for p in policies.values() if (f := fact_of(p, of_policy)) is not None}
             every |= {f for r in roles.values() if (f := fact_of(r, of_role)) is not None}
+            for key, narrowing in narrowings.items():  # the policy it narrows is gone
+                if key not in policies:
+                    alone = folded(None, key, None, narrowing, ours, deny.get(key[0], False))
+                    if alone is not None:
+                        every.add(alone)
             self._facts = fresh
             facts = frozenset(every)
         hive = self.naming.hive_service
@@ -255,6 +282,7 @@ class Reading(Reporting):
             voided=handmade[0],
             voiding=handmade[1],
             overriding=handmade[2],
+            narrowings=narrowings,
         )
 
     def _moved_facts(

@@ -9,6 +9,7 @@ from typing import Any
 
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
+from pushdown_ranger.companion import narrowing_findings
 from pushdown_ranger.compile.objects import leaf_schemas
 from pushdown_ranger.compiling import Compiling
 from pushdown_ranger.facts import PolicyFact
@@ -136,6 +137,8 @@ class Reporting(Compiling):
                 "writes none (per-table allow items instead; narrower)"
             )
         found += [stray_finding(p, self.label) for p in snap.strays]
+        if snap.narrowings:
+            found += narrowing_findings(snap.narrowings, snap.policies, ours)
         # the snapshot is kept alive with its answer, so no other snapshot can reuse its id
         self._findings = (snap, key, tuple(found))
         return self._findings[2]

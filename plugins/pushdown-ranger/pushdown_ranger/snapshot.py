@@ -58,6 +58,9 @@ class RangerSnapshot(Snapshot):
     voiding: frozenset[tuple[str, Any]] = frozenset()
     #: resource sets of override-priority policies in the topic and fileset services
     overriding: frozenset[tuple[str, Any]] = frozenset()
+    #: pushdown's narrowing policies (:mod:`pushdown_ranger.companion`), by the key of the
+    #: policy each narrows; never among ``policies``
+    narrowings: Mapping[tuple[str, Any], Json] = field(default_factory=dict, compare=False)
 
     @property
     def role_version(self) -> int:

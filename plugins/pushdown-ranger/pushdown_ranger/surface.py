@@ -16,6 +16,7 @@ SHAPES = T + "test_ranger_shapes.py::"
 OPEN = T + "test_ranger_fail_open.py::"
 BACKEND = T + "test_ranger_backend.py::"
 READ = T + "test_ranger_readback.py::"
+NULL = T + "test_ranger_null_narrow.py::"
 CREATE = T + "test_ranger_create_table.py::"
 SHARED = T + "test_ranger_shared_catalogs.py::"
 REUSE = "plugins/pushdown-lab/pushdown_lab/tests/test_ranger_standin_matcher_reuse.py::"
@@ -166,13 +167,21 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         (H, R),
         "carried as Ranger accepts them with the same decisions when pushdown rewrites the policy: an "
         "access not allowed, an item then granting nothing, a blank name, an item naming nobody dropped; "
-        "a principal named null taken out only where that narrows (else kept: the write is refused); "
-        "deny items under isDenyAllElse (3049) become allow exceptions (the policy denies them all the "
-        "same); a repeated access type whose first access is not allowed is dropped where it implies "
-        "others (never wider); reported: the narrowing is never held back",
+        "a principal named null taken out only where that narrows (else kept: the write is refused, and "
+        "the narrowing goes into an override-priority deny policy labelled by pushdown beside it, "
+        "removed once the policy is writable, gone, or the access allowed again; narrower where another "
+        "policy allows the same, reported); deny items under isDenyAllElse (3049) become allow "
+        "exceptions (the policy denies them all the same); a repeated access type whose first access is "
+        "not allowed is dropped where it implies others (never wider); reported: the narrowing is never "
+        "held back",
         (
             REVIEW + "test_items_ranger_now_refuses_never_hold_back_the_narrowing",
             READ + "test_items_ranger_refuses_are_carried_with_the_same_decisions",
+            NULL + "test_a_null_deny_never_holds_back_the_narrowing",
+            NULL + "test_the_narrowing_policy_goes_once_the_policy_is_writable_or_gone",
+            NULL + "test_a_refused_narrowing_policy_leaves_nothing_wider",
+            NULL + "test_rangers_own_validator_accepts_the_narrowing_policy",
+            NULL + "test_the_narrowing_policy_is_removed_only_with_the_widening_writes",
         ),
     ),
     SurfaceEntry(

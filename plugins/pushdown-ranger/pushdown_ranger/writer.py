@@ -15,14 +15,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pushdown.errors import PermanentBackendError
+from pushdown.errors import BackendError, PermanentBackendError
 from pushdown.reconcile.plan import Op
-from pushdown_ranger.accepting import implying
+from pushdown_ranger.accepting import implying, refused_writes
 from pushdown_ranger.answers import Written
 from pushdown_ranger.client import RangerAPI
+from pushdown_ranger.companion import denied, drop_allowed, narrowing_policy, needed, restored
 from pushdown_ranger.compile.desired import RangerNaming
-from pushdown_ranger.facts import PolicyFact, RoleFact
-from pushdown_ranger.readback import foreign_items, merged, new_policy, role_json
+from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
+from pushdown_ranger.readback import foreign_items, merged, new_policy, resource_key, role_json
 
 Json = dict[str, Any]
 
@@ -38,6 +39,10 @@ class Writer:
     #: the snapshot's implied grants (:data:`~pushdown_ranger.snapshot.Implied`)
     implied: Any = ()
     written: Written = field(default_factory=Written)
+    #: the narrowing policies read, by the key of the policy each narrows
+    #: (:mod:`pushdown_ranger.companion`), and whether Ranger honours deny items per service
+    narrowings: Mapping[tuple[str, Any], Json] = field(default_factory=dict)
+    deny: Mapping[str, bool] = field(default_factory=dict)
 
     def write(self, op: Op) -> None:
         fact = op.fact
@@ -72,6 +77,26 @@ class Writer:
         key = (fact.service, fact.resources)
         # as this apply last wrote it (a change written in two steps), else as read
         raw = self.written.policies[key] if key in self.written.policies else self.policies.get(key)
+        narrowing = self._narrowing(key)
+        after = op.after if op.action != "remove" and isinstance(op.after, PolicyFact) else None
+        if narrowing is not None:
+            self.written.whole = True  # its fact is folded: read everything again
+        try:
+            self._policy(op, fact, key, raw)
+        except PermanentBackendError as exc:
+            if raw is None or not self.deny.get(fact.service, False):
+                raise
+            attempted = merged(raw, after, self.naming.ours, implying(self.implied, fact.service))
+            if not refused_writes(attempted):
+                raise
+            self.narrow_beside(key, raw, narrowing, after, exc)
+            return
+        if narrowing is not None and drop_allowed(
+            op.before if isinstance(op.before, PolicyFact) else None, after, narrowing, self.naming.ours
+        ):
+            self._write_narrowing(key, raw, narrowing, frozenset())
+
+    def _policy(self, op: Op, fact: PolicyFact, key: tuple[str, Any], raw: Json | None) -> None:
         ours = self.naming.ours
         if op.action == "remove":
             if raw is None:
@@ -87,6 +112,81 @@ class Writer:
         else:
             update = merged(raw, fact, ours, implying(self.implied, fact.service))
             self.written.policy(key, self.api.update_policy(int(raw["id"]), update))
+
+    def narrow_beside(
+        self,
+        key: tuple[str, Any],
+        raw: Json,
+        narrowing: Json | None,
+        after: PolicyFact | None,
+        refused: PermanentBackendError,
+    ) -> None:
+        """Ranger refused the write of ``raw`` for what it must keep (a principal named null in
+        a deny item, say): its narrowing goes into the narrowing policy beside it
+        (:mod:`pushdown_ranger.companion`). What that cannot bring (allow items added, deny
+        items taken out, narrower) fails the write as Ranger's refusal did."""
+        pairs, short = needed(raw, after, self.naming.ours)
+        self.written.whole = True
+        why = _said(refused)
+        try:
+            self._write_narrowing(key, raw, narrowing, pairs)
+        except BackendError as exc:
+            raise type(exc)(
+                exc.backend, f"{why}; its narrowing could not be written beside it either: {_said(exc)}"
+            ) from exc
+        if short:
+            raise PermanentBackendError(
+                refused.backend,
+                f"{why}; its narrowing is written in a narrowing policy beside it, but {'; '.join(short)}",
+            )
+
+    def _narrowing(self, key: tuple[str, Any]) -> Json | None:
+        if key in self.written.narrowings:
+            return self.written.narrowings[key]
+        return self.narrowings.get(key)
+
+    def _write_narrowing(
+        self, key: tuple[str, Any], raw: Json | None, narrowing: Json | None, pairs: frozenset[Pair]
+    ) -> None:
+        """The narrowing policy at ``key`` made to deny ``pairs`` (removed when they are none
+        and nothing else is left in it); items somebody else put in it are kept."""
+        ours = self.naming.ours
+        if narrowing is not None and denied(narrowing, ours) == pairs:
+            return
+        self.written.whole = True
+        if narrowing is None:
+            assert raw is not None
+            if pairs:
+                self.written.narrowing(key, self._create_narrowing(raw, pairs))
+            return
+        fact = PolicyFact(key[0], resource_key(narrowing), frozenset(), pairs) if pairs else None
+        rest = merged(narrowing, fact, ours)
+        if not pairs and self.label in (narrowing.get("policyLabels") or ()) and not foreign_items(rest):
+            self.api.delete_policy(int(narrowing["id"]), str(narrowing.get("name")))
+            self.written.narrowing(key, None)
+            return
+        if pairs:
+            # disabled, or given a normal priority, conditions or a schedule by hand: made to
+            # deny always again, unless that would put items somebody added to it in force
+            fixed = restored(rest)
+            if fixed is None:
+                raise PermanentBackendError(
+                    self.api.backend,
+                    f"the narrowing policy {narrowing.get('name')!r} was edited by hand (it is not in "
+                    "force and holds allow items or deny exceptions somebody added): not written",
+                )
+            rest = fixed
+        self.written.narrowing(key, self.api.update_policy(int(narrowing["id"]), rest))
+
+    def _create_narrowing(self, raw: Json, pairs: frozenset[Pair]) -> Json:
+        for attempt in range(NAME_ATTEMPTS):
+            salt = "" if attempt == 0 else secrets.token_hex(8)
+            try:
+                return self.api.create_policy(narrowing_policy(raw, pairs, self.label, salt))
+            except PermanentBackendError as exc:
+                if attempt == NAME_ATTEMPTS - 1 or not name_taken(str(exc)):
+                    raise
+        raise AssertionError("unreachable")
 
     def create(self, fact: PolicyFact) -> Json:
         """A new policy; when its name is taken (Ranger's error 3006: a hand-made policy took
@@ -108,3 +208,8 @@ NAME_ATTEMPTS = 3
 def name_taken(message: str) -> bool:
     """Whether Ranger refused a policy because another one holds its name (error 3006)."""
     return "3006" in message or "already exists for this name" in message
+
+
+def _said(exc: BackendError) -> str:
+    """What ``exc`` says, without the backend's name it starts with."""
+    return str(exc).removeprefix(f"{exc.backend}: ")

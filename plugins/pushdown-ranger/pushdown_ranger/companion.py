@@ -1,0 +1,213 @@
+"""The narrowing of a policy Ranger refuses to write, written beside it. Pure.
+
+A policy stored by an older Ranger (or straight into its database) may hold what today's
+Ranger refuses on any write of it and pushdown must keep (a principal named ``null`` in a
+deny item or an allow exception: taking it out would widen; see
+:mod:`~pushdown_ranger.accepting`). pushdown's rewrite of it is then refused, and a refused
+write must never hold back a narrowing. So the narrowing goes into a *narrowing policy*
+beside it: pushdown's label and :func:`narrowing_label`, the same service, the same
+resources (``isExcludes``, ``isRecursive`` and any additional resources alike) and override
+priority, with deny items only: for each of pushdown's roles, the accesses the narrowing
+takes from it there (allow items the model no longer wants) and the deny items the model
+adds. Ranger evaluates override-priority policies first and, within a priority, a deny
+wins over an allow (RangerPolicyEngineImpl, RangerDefaultPolicyEvaluator), so its deny
+items beat the refused policy's allow items on every access that policy matches; its
+priority also gives it another resource signature, so Ranger accepts a second policy on
+those resources (error 3010 compares signatures, which hold a priority that is not normal).
+It may deny more than the model where another policy allows the same role the same access
+(reported: narrower, never wider).
+
+A read takes a narrowing policy out of the policies keyed by resource set (it is never
+where pushdown merges items, nor read as a hand-made override) and folds it into the fact
+of the policy it narrows (:func:`folded`): while that policy stays unwritable, its allow
+pairs the narrowing policy denies are not held and the rest of its deny pairs are; once
+that policy is writable again (fixed by hand) or gone, every deny pair of the narrowing
+policy is read as held, so the model (which does not want it) removes it: a widening write,
+in the apply's widening stage (:func:`drop_allowed`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pushdown_ranger.accepting import refused_writes
+from pushdown_ranger.facts import Pair, PolicyFact, Resource, describe
+from pushdown_ranger.readback import Json, _items, our_pairs, policy_name, resource_key
+
+#: Ranger's override priority (RangerPolicy.POLICY_PRIORITY_OVERRIDE)
+OVERRIDE = 1
+
+
+def narrowing_label(label: str) -> str:
+    """The second label of a narrowing policy (its first is pushdown's own)."""
+    return f"{label}-narrowing"
+
+
+def is_narrowing(policy: Json, label: str) -> bool:
+    """Whether ``policy`` is a narrowing policy pushdown wrote (both its labels)."""
+    labels = policy.get("policyLabels") or ()
+    return label in labels and narrowing_label(label) in labels
+
+
+def base(access: str) -> str:
+    """An allow pair's access type without the marks of a hand-made item (``select
+    [conditions]`` -> ``select``; delegated admin alone -> empty: no deny item takes it)."""
+    return access.split("[", 1)[0].strip()
+
+
+def in_force(policy: Json) -> bool:
+    """Whether a narrowing policy denies always: enabled, override priority, no policy
+    conditions or validity schedules (somebody may have changed them by hand)."""
+    return (
+        policy.get("isEnabled", True) is not False
+        and int(policy.get("policyPriority") or 0) == OVERRIDE
+        and not policy.get("conditions")
+        and not policy.get("validitySchedules")
+    )
+
+
+def denied(policy: Json | None, ours: Callable[[str], bool]) -> frozenset[Pair]:
+    """The (role, access) pairs a narrowing policy denies (its plain deny items); none
+    while it is not :func:`in_force`."""
+    if policy is None or not in_force(policy):
+        return frozenset()
+    return our_pairs(policy, ours)[1]
+
+
+def denying_roles(narrowings: Mapping[tuple[str, Any], Json], ours: Callable[[str], bool]) -> set[str]:
+    """The roles narrowing policies deny (a member leaving one lifts that deny: it widens)."""
+    return {role for policy in narrowings.values() for role, _ in denied(policy, ours)}
+
+
+def restored(policy: Json) -> Json | None:
+    """A narrowing policy made :func:`in_force` again, when that only narrows (it holds no
+    allow item or deny exception somebody put in it); else None."""
+    if in_force(policy):
+        return policy
+    if policy.get("policyItems") or policy.get("denyExceptions"):
+        return None
+    out = {**policy, "isEnabled": True, "policyPriority": OVERRIDE}
+    out.pop("conditions", None)
+    out.pop("validitySchedules", None)
+    return out
+
+
+def folded(
+    fact: PolicyFact | None,
+    key: tuple[str, tuple[Resource, ...]],
+    original: Json | None,
+    narrowing: Json,
+    ours: Callable[[str], bool],
+    deny_on: bool,
+) -> PolicyFact | None:
+    """The fact of ``key`` with its narrowing policy folded in (the module says how).
+    ``deny_on``: whether Ranger honours deny items in the service (else the narrowing policy
+    denies nothing: it is read as held deny pairs, so the model removes it)."""
+    pairs = denied(narrowing, ours)
+    allow, deny = (fact.allow, fact.deny) if fact is not None else (frozenset(), frozenset())
+    if original is not None and deny_on and refused_writes(original):
+        bases = {(role, base(access)) for role, access in allow}
+        allow = frozenset(p for p in allow if (p[0], base(p[1])) not in pairs)
+        deny = deny | frozenset(p for p in pairs if p not in bases)
+    else:
+        deny = deny | pairs
+    return PolicyFact(key[0], key[1], allow, deny) if allow or deny else None
+
+
+def needed(
+    original: Json, after: PolicyFact | None, ours: Callable[[str], bool]
+) -> tuple[frozenset[Pair], list[str]]:
+    """The deny pairs a narrowing policy beside ``original`` (as stored: unwritable) must hold
+    so that nothing is allowed there that ``after`` (pushdown's items the model wants there;
+    None: none) does not allow, and what of ``after`` it cannot bring (narrower, or a deny
+    the model no longer wants kept: the write is then reported as refused)."""
+    allow0, deny0 = our_pairs(original, ours)
+    allow1, deny1 = (after.allow, after.deny) if after is not None else (frozenset(), frozenset())
+    pairs = {(role, base(access)) for role, access in allow0 - allow1 if base(access)}
+    pairs = {p for p in pairs if p not in allow1} | set(deny1 - deny0)
+    short = []
+    if allow1 - allow0:
+        short.append(f"allow {_words(allow1 - allow0)} not added")
+    if deny0 - deny1:
+        short.append(f"deny {_words(deny0 - deny1)} not removed")
+    admin = {p for p in allow0 - allow1 if not base(p[1]) or (p[0], base(p[1])) in allow1}
+    if admin:
+        short.append(f"{_words(frozenset(admin))} kept (no deny item takes it alone)")
+    return frozenset(pairs), short
+
+
+def drop_allowed(
+    before: PolicyFact | None, after: PolicyFact | None, narrowing: Json, ours: Callable[[str], bool]
+) -> bool:
+    """Whether a write of ``before`` -> ``after`` that Ranger accepted at the narrowing
+    policy's key may remove it: every pair it denies that ``after`` does not is a deny pair
+    this write removes (so it is scheduled as widening, after every narrowing)."""
+    deny0 = before.deny if before is not None else frozenset()
+    deny1 = after.deny if after is not None else frozenset()
+    return denied(narrowing, ours) - deny1 <= deny0 - deny1
+
+
+def narrowing_policy(original: Json, pairs: frozenset[Pair], label: str, salt: str = "") -> Json:
+    """A new narrowing policy beside ``original`` denying ``pairs``."""
+    key = resource_key(original)
+    name = policy_name(PolicyFact(str(original.get("service")), key), "narrowing" + salt)
+    out: Json = {
+        "service": original.get("service"),
+        "name": name,
+        "description": (
+            f"managed by pushdown: the narrowing of policy {str(original.get('name'))[:200]!r}, "
+            "which Ranger refuses to write"
+        ),
+        "isEnabled": True,
+        "isAuditEnabled": True,
+        "policyType": 0,
+        "policyPriority": OVERRIDE,
+        "policyLabels": [label, narrowing_label(label)],
+        "resources": _copy(original.get("resources") or {}),
+        "policyItems": [],
+        "denyPolicyItems": _items(pairs),
+        "allowExceptions": [],
+        "denyExceptions": [],
+    }
+    if original.get("additionalResources"):
+        out["additionalResources"] = _copy(original["additionalResources"])
+    return out
+
+
+def narrowing_findings(
+    narrowings: Mapping[tuple[str, Any], Json],
+    policies: Mapping[tuple[str, Any], Json],
+    ours: Callable[[str], bool],
+) -> list[str]:
+    """What each narrowing policy stands for, reported."""
+    out = []
+    for key, narrowing in sorted(narrowings.items(), key=lambda kv: str(kv[0])):
+        original = policies.get(key)
+        where = f"({key[0]}:{describe(resource_key(narrowing))})"
+        pairs = _words(denied(narrowing, ours)) or "nothing of pushdown's"
+        if original is not None and refused_writes(original):
+            out.append(
+                f"policy {original.get('name')!r} {where} holds items Ranger refuses on any write "
+                f"({'; '.join(refused_writes(original))}): pushdown's narrowing of it is written in the "
+                f"override-priority deny policy {narrowing.get('name')!r} instead, denying {pairs}; "
+                "where another policy allows that role the same access it is now denied too "
+                "(narrower than the model, never wider)"
+            )
+        else:
+            out.append(
+                f"policy {narrowing.get('name')!r} {where} (pushdown's narrowing of a policy Ranger "
+                f"refused to write, denying {pairs}) is no longer needed: the sync removes it with "
+                "its widening writes"
+            )
+    return out
+
+
+def _words(pairs: frozenset[Pair]) -> str:
+    return ", ".join(f"{access} to role {role}" for role, access in sorted(pairs))
+
+
+def _copy(value: Any) -> Any:
+    """A plain copy of what Ranger answered (its client's objects do not deep-copy)."""
+    return json.loads(json.dumps(value, default=str))
