@@ -12,9 +12,11 @@ import pytest
 from pushdown_lab.ranger_standin import Standin
 
 from pushdown.errors import NotConverged
+from pushdown.reconcile.estate import adopt
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
 
+from .test_ranger_import_mapped import make_estate, store
 from .test_ranger_null_narrow import EVERY_TABLE, WHO, _add_null_deny, _allowed, _narrowings
 from .test_ranger_review import hand_policy, revoke_all, wider, world
 from .world import backend_for
@@ -118,3 +120,19 @@ def test_a_deny_beside_the_unwritable_policys_allow_settles(ranger_standin: Stan
     assert wider(ranger_standin, b) == []
     plan, _ = reconcile(backend, b.model, ALL)
     assert plan.empty, plan.ops
+
+
+@pytest.mark.parametrize("name", ["bob\x00x", "b\nob"], ids=["nul", "newline"])
+def test_a_member_name_no_model_user_may_hold_is_left_out_of_the_import(
+    ranger_standin: Standin, name: str
+) -> None:
+    """A role member Ranger holds under a name the model refuses (a control
+    character; the mapping's check lets a NUL through for the compile's own names): the
+    import leaves that member out with the reason and imports the rest, never failing
+    whole on one hostile name, never as another user."""
+    backend = backend_for(ranger_standin)
+    make_estate(ranger_standin, ["bob", name], ["alice"])
+    adopted = adopt(backend.estate(store("bob", "alice")))
+    assert adopted.model.users == {"bob", "alice"}, adopted.report
+    assert set(adopted.model.holders_of("readers")) == {"bob"}
+    assert any(repr(name) in r and "pd_readers" in r for r in adopted.report), adopted.report
