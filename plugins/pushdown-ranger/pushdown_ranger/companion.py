@@ -59,12 +59,14 @@ def base(access: str) -> str:
 
 def in_force(policy: Json) -> bool:
     """Whether a narrowing policy denies always: enabled, override priority, no policy
-    conditions or validity schedules (somebody may have changed them by hand)."""
+    conditions, validity schedules or deny exceptions (somebody may have changed them by
+    hand; a deny exception lets its principals escape every deny item)."""
     return (
         policy.get("isEnabled", True) is not False
         and int(policy.get("policyPriority") or 0) == OVERRIDE
         and not policy.get("conditions")
         and not policy.get("validitySchedules")
+        and not policy.get("denyExceptions")
     )
 
 
@@ -83,12 +85,13 @@ def denying_roles(narrowings: Mapping[tuple[str, Any], Json], ours: Callable[[st
 
 def restored(policy: Json) -> Json | None:
     """A narrowing policy made :func:`in_force` again, when that only narrows (it holds no
-    allow item or deny exception somebody put in it); else None."""
+    allow item somebody put in it; a deny exception is taken out: that only narrows);
+    else None."""
     if in_force(policy):
         return policy
-    if policy.get("policyItems") or policy.get("denyExceptions"):
+    if policy.get("policyItems"):
         return None
-    out = {**policy, "isEnabled": True, "policyPriority": OVERRIDE}
+    out = {**policy, "isEnabled": True, "policyPriority": OVERRIDE, "denyExceptions": []}
     out.pop("conditions", None)
     out.pop("validitySchedules", None)
     return out

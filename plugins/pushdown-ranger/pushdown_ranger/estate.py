@@ -26,7 +26,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from pushdown.errors import ConfigError
+from pushdown.errors import ConfigError, ModelError
 from pushdown.model import changes as ch
 from pushdown.model.principals import Principal
 from pushdown.model.privileges import Condition
@@ -164,6 +164,11 @@ def _role(
         elif part.users:
             (name,) = part.users
             user, why = who[name]
+            if user is not None:  # a name of Ranger's own the model refuses (a control character)
+                try:
+                    ch.check_principal_name("user", user)
+                except ModelError as exc:
+                    user, why = None, f"Ranger user {name!r} is no model user name ({exc})"
             if user is None:
                 estate.why[part] = why.replace(_WITHHELD, _SHARED)
             else:

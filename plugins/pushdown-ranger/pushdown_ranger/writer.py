@@ -173,7 +173,7 @@ class Writer:
                 raise PermanentBackendError(
                     self.api.backend,
                     f"the narrowing policy {narrowing.get('name')!r} was edited by hand (it is not in "
-                    "force and holds allow items or deny exceptions somebody added): not written",
+                    "force and holds allow items somebody added): not written",
                 )
             rest = fixed
         self.written.narrowing(key, self.api.update_policy(int(narrowing["id"]), rest))
