@@ -192,10 +192,12 @@ class Compiling(RangerBase):
         prefix, last = self.naming.role_prefix, self._again
         if last is not None and last[2] == (id(model), model.version) and last[0][1] == prefix:
             return last[1]
-        key = (frozenset(model.roles), prefix)
-        if last is not None and last[0] == key and not last[1]:
-            self._again = (key, last[1], (id(model), model.version), model)
+        # the model's roles compared as they stand (a view: no estate-sized set made when
+        # they did not move; the model has no stamp moved by roles created or deleted only)
+        if last is not None and not last[1] and last[0][1] == prefix and model.roles.keys() == last[0][0]:
+            self._again = (last[0], last[1], (id(model), model.version), model)
             return last[1]
+        key = (frozenset(model.roles), prefix)
         read, named = index.roles, index.by_role
         # a role Ranger lacks is named in no policy (Ranger refuses a policy naming it)
         unnamed = [role for role in key[0] - refused_roles(model, self.naming) if prefix + role not in named]

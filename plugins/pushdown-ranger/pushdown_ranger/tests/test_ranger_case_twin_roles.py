@@ -107,7 +107,8 @@ def test_a_role_whose_holders_are_named_apart_is_not_taken_for_one_named_again(
     u1's per-user role is, beside u2 and u3 in s2, but never all of either role's holders
     in one item: the compile would name neither role there. A role created (the model's
     roles moved) looks them over, item by item, and finds none named again: no database is
-    compiled for them, and the next sync, the roles standing, does not look again."""
+    compiled for them, and the next sync, the roles standing, does not look again (the
+    model's roles compared as they stand, not as a set made of them every sync)."""
     looked: list[tuple[list[str], set[str]]] = []
     stood_for = Compiling._stood_for
 
@@ -146,7 +147,8 @@ def test_a_role_whose_holders_are_named_apart_is_not_taken_for_one_named_again(
     assert looked and all(found == set() for _, found in looked), looked
     assert {"q", "r1"} <= set(looked[0][0]), looked
     looked.clear()
-    scoped(backend, b, ch.grant_privileges(m, "q", ObjectRef.parse("table c.s1.a"), select))
+    # the roles standing (compared as the model holds them, no stamp moved by roles alone)
+    scoped(backend, b, ch.grant_privileges(m, "a", ObjectRef.parse("table c.s1.a"), ["MODIFY_TABLE"]))
     agrees(ranger_standin, backend, b)
     assert looked == []
 
