@@ -4,7 +4,8 @@ itself (:func:`~pushdown_ranger.compile.compile_all`), kept while nothing it dep
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
+from operator import itemgetter
 
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
@@ -106,6 +107,10 @@ class ReadIndex:
                     _bump(self.prefixed_by_database, database.casefold(), role, step)
 
 
+#: a pair's role (a Ranger role named, of a policy item's ``(role, access)``)
+_FIRST = itemgetter(0)
+
+
 def _bump(index: dict[str, dict[str, int]], key: str, name: str, step: int) -> None:
     counts = index.setdefault(key, {})
     _bump_one(counts, name, step)
@@ -173,30 +178,98 @@ class Compiling(RangerBase):
         return focus | {ObjectRef(SecurableType.SCHEMA, (hive, d)) for d in stale}
 
     def _named_again(self, model: Model, index: ReadIndex) -> frozenset[str]:
-        """The model roles Ranger can name (none refused) whose Ranger role the read lacks
-        while a holder's per-user role is named in a Hive policy: the holders were named by
-        their per-user roles while the role was refused (a role one with it but for case,
-        deleted since). Looked for again only when the model's roles or the role prefix
-        moved, or while the last look found some (a sync that failed midway is picked up);
-        kept for the model version, so the read-back after the writes (which see the role
-        made again) looks where the sync did."""
+        """The model roles Ranger can name (none refused) that no Hive policy shaped as
+        pushdown writes names, while a holder's per-user role stands for them: the holders
+        were named by their per-user roles while the role was refused (a role one with it
+        but for case, deleted since). Its Ranger role lacking in the read, a holder's
+        per-user role named in a Hive policy is enough; its Ranger role read (Ranger refused
+        its deletion: a hand-made item names it), one Hive item must name a holder by its
+        per-user role and every holder (:meth:`_stood_for`): the compile would name the
+        role there. Looked for again only when the model's roles or the role prefix moved,
+        or while the last look found some (a sync that failed midway is picked up); kept
+        for the model version, so the read-back after the writes (which see the role made
+        again) looks where the sync did."""
         prefix, last = self.naming.role_prefix, self._again
         if last is not None and last[2] == (id(model), model.version) and last[0][1] == prefix:
             return last[1]
-        key = (frozenset(model.roles), prefix)
-        if last is not None and last[0] == key and not last[1]:
-            self._again = (key, last[1], (id(model), model.version), model)
+        # the model's roles compared as they stand (a view: no estate-sized set made when
+        # they did not move; the model has no stamp moved by roles created or deleted only)
+        if last is not None and not last[1] and last[0][1] == prefix and model.roles.keys() == last[0][0]:
+            self._again = (last[0], last[1], (id(model), model.version), model)
             return last[1]
-        read = index.roles
-        missing = [role for role in key[0] - refused_roles(model, self.naming) if prefix + role not in read]
-        found = frozenset(
-            role
-            for role in missing
-            if any(index.by_role.get(self.naming.user_role(u)) for u in model.holders_of(role))
-        )
+        key = (frozenset(model.roles), prefix)
+        read, named = index.roles, index.by_role
+        # a role Ranger lacks is named in no policy (Ranger refuses a policy naming it)
+        unnamed = [role for role in key[0] - refused_roles(model, self.naming) if prefix + role not in named]
+        found: set[str] = set()
+        standing: list[tuple[str, dict[str, str]]] = []
+        for role in unnamed:
+            mine = {self.naming.user_role(u): u for u in model.holders_of(role)}
+            if not any(named.get(r) for r in mine):
+                continue
+            if prefix + role not in read:
+                found.add(role)
+            else:
+                standing.append((role, mine))
+        if standing:
+            found |= self._stood_for(model, index, standing)
         # the model is kept alive with its answer, so no other model can reuse its id
-        self._again = (key, found, (id(model), model.version), model)
-        return found
+        self._again = (key, frozenset(found), (id(model), model.version), model)
+        return self._again[1]
+
+    def _stood_for(
+        self, model: Model, index: ReadIndex, standing: list[tuple[str, dict[str, str]]]
+    ) -> set[str]:
+        """The roles of ``standing`` (each with its holders by per-user role) for which one
+        item of a Hive policy (an access, allowed or denied) names a holder by its per-user
+        role and every holder (by a per-user role, or as a holder of a model role it names):
+        the compile covers those users with the role (or a larger one), never with that
+        per-user role. Looked for by database in the read's index first; the policies read
+        are passed over only when a database names every holder so (a sync moving the
+        model's roles, and a role that is likely named again)."""
+        likely = [
+            (role, mine)
+            for role, mine in standing
+            if any(
+                self._names_all(model, index.by_database.get(d.casefold(), {}), mine)
+                for d in {d for r in mine for d in index.by_role.get(r, ())}
+            )
+        ]
+        if not likely:
+            return set()
+        wanted = {r for _, mine in likely for r in mine}
+        #: each wanted per-user role -> the items (roles named for one access) naming it
+        naming_it: dict[str, list[set[str]]] = {}
+        service = self.naming.hive_service
+        for fact in index.facts:
+            if fact.__class__ is not PolicyFact or fact.service != service:
+                continue
+            for pairs in (fact.allow, fact.deny):
+                if wanted.isdisjoint(map(_FIRST, pairs)):
+                    continue
+                by_access: dict[str, set[str]] = {}
+                for r, access in pairs:
+                    by_access.setdefault(access, set()).add(r)
+                for item in by_access.values():
+                    for r in item & wanted:
+                        naming_it.setdefault(r, []).append(item)
+        return {
+            role
+            for role, mine in likely
+            if any(self._names_all(model, item, mine) for r in mine for item in naming_it.get(r, ()))
+        }
+
+    def _names_all(self, model: Model, named: Collection[str], mine: dict[str, str]) -> bool:
+        """Whether the Ranger roles ``named`` name every holder of ``mine`` (a role's
+        holders by per-user role), one at least by its per-user role."""
+        users = {mine[r] for r in named if r in mine}
+        if not users:
+            return False
+        prefix = self.naming.role_prefix
+        for r in named:
+            if r.startswith(prefix) and r[len(prefix) :] in model.roles:
+                users |= model.holders_of(r[len(prefix) :])
+        return users >= set(mine.values())
 
     def _implying(self, snapshot: RangerSnapshot, service: str) -> set[str]:
         """:func:`_implying_more` of the snapshot's facts, moved from the last read's by the

@@ -17,10 +17,12 @@ from pushdown.model.events import Event
 from pushdown.model.principals import Principal
 from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef
+from pushdown.model.state import Model
 from pushdown.reconcile import planner
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.scope import scope_of as event_scope
 from pushdown.reconcile.sync import reconcile
+from pushdown_ranger.compiling import Compiling, ReadIndex
 from tests.builders import Builder
 
 from .probe import probe
@@ -96,3 +98,60 @@ def test_a_role_s_twin_deleted_brings_the_role_back_in_the_scoped_sync(
     if not held:  # R1's grant gone with it: Ranger holds what it held before R1
         assert after == before, (sorted(after - before), sorted(before - after))
     assert any("pd_r1" in f for f in after)
+
+
+def test_a_role_whose_holders_are_named_apart_is_not_taken_for_one_named_again(
+    ranger_standin: Standin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``q`` (u1 and u3, no grant) and ``r1`` (u1 and u2) are named by no Hive policy while
+    u1's per-user role is, beside u2 and u3 in s2, but never all of either role's holders
+    in one item: the compile would name neither role there. A role created (the model's
+    roles moved) looks them over, item by item, and finds none named again: no database is
+    compiled for them, and the next sync, the roles standing, does not look again (the
+    model's roles compared as they stand, not as a set made of them every sync)."""
+    looked: list[tuple[list[str], set[str]]] = []
+    stood_for = Compiling._stood_for
+
+    def spy(
+        self: Compiling, model: Model, index: ReadIndex, standing: list[tuple[str, dict[str, str]]]
+    ) -> set[str]:
+        found = stood_for(self, model, index, standing)
+        looked.append((sorted(role for role, _ in standing), found))
+        return found
+
+    monkeypatch.setattr(Compiling, "_stood_for", spy)
+    backend = backend_for(ranger_standin)
+    b = start().create("table c.s2.x")
+    m, select, gates = b.model, ["SELECT_TABLE"], ["USE_CATALOG", "USE_SCHEMA"]
+    for role in ("q", "a", "d", "e"):
+        for event in ch.create_role(m, role):
+            m.apply(event)
+    setup = [
+        *(e for role, user in HELD for e in ch.grant_role(m, role, Principal.user(user))),
+        *ch.grant_privileges(m, "a", ObjectRef.parse("catalog c"), gates),
+        *ch.grant_privileges(m, "e", ObjectRef.parse("catalog c"), gates),
+        *ch.grant_privileges(m, "a", ObjectRef.parse("table c.s2.b"), select),
+        *ch.grant_privileges(m, "e", ObjectRef.parse("table c.s2.x"), select),
+        *ch.grant_privileges(m, "d", ObjectRef.parse("schema c.s2"), select, Condition.DENY),
+    ]
+    for event in setup:
+        m.apply(event)
+    reconcile(backend, m, ALL)
+    agrees(ranger_standin, backend, b)
+    read = {str(f) for f in backend.read(m, ALL.resolve(m)).facts}
+    assert any("pdu_u1" in f and "database=s2" in f for f in read), sorted(read)
+    looked.clear()
+
+    scoped(backend, b, ch.create_role(m, "z"))
+    agrees(ranger_standin, backend, b)
+    assert looked and all(found == set() for _, found in looked), looked
+    assert {"q", "r1"} <= set(looked[0][0]), looked
+    looked.clear()
+    # the roles standing (compared as the model holds them, no stamp moved by roles alone)
+    scoped(backend, b, ch.grant_privileges(m, "a", ObjectRef.parse("table c.s1.a"), ["MODIFY_TABLE"]))
+    agrees(ranger_standin, backend, b)
+    assert looked == []
+
+
+#: the holders of the roles of the test above
+HELD = [("q", "u1"), ("q", "u3"), ("a", "u1"), ("a", "u2"), ("e", "u2"), ("e", "u3"), ("d", "u2")]

@@ -145,9 +145,6 @@ def test_a_member_name_no_model_user_may_hold_is_left_out_of_the_import(
     assert any(repr(name) in r and "pd_readers" in r for r in adopted.report), adopted.report
 
 
-@pytest.mark.xfail(
-    strict=True, reason="a role whose Ranger role outlived its refusal is not looked for as named again"
-)
 @pytest.mark.parametrize("deny", [False, True], ids=["allow", "deny"])
 def test_a_role_named_again_whose_ranger_role_could_not_go(ranger_standin: Standin, deny: bool) -> None:
     """A hand-made deny item with conditions names pd_r1 (kept whole: taking a principal
