@@ -46,9 +46,100 @@ def narrowing_label(label: str) -> str:
 
 
 def is_narrowing(policy: Json, label: str) -> bool:
-    """Whether ``policy`` is a narrowing policy pushdown wrote (both its labels)."""
+    """Whether ``policy`` carries both labels of a narrowing policy (anybody with Ranger admin
+    may put them on any policy: :func:`as_written` says whether it is read as one)."""
     labels = policy.get("policyLabels") or ()
     return label in labels and narrowing_label(label) in labels
+
+
+def as_written(policy: Json, ours: Callable[[str], bool]) -> bool:
+    """Whether a policy carrying the narrowing labels is what pushdown writes as one, so it is
+    read as a narrowing policy: plain deny items naming only pushdown's roles (no user, group,
+    item condition, delegated admin or access not allowed), no allow item, no allow exception,
+    no ``isDenyAllElse``, an access policy. Anything else with those labels may allow (or was
+    shaped by hand some other way) and is read as any hand-made policy is: its allows reported,
+    its override priority voiding deny items, its pushdown-role items handled as they are in
+    any policy. What only makes a narrowing policy deny less (disabled, a normal priority,
+    policy conditions, a validity schedule, deny exceptions) keeps it a narrowing policy that
+    is not :func:`in_force`: the next sync puts it back in force (:func:`restored`), which
+    only narrows."""
+    if policy.get("policyType", 0) not in (0, None) or policy.get("isDenyAllElse") is True:
+        return False
+    if policy.get("policyItems") or policy.get("allowExceptions"):
+        return False
+    items = policy.get("denyPolicyItems") or []
+    return isinstance(items, list) and all(_plain_deny(item, ours) for item in items)
+
+
+def _plain_deny(item: Any, ours: Callable[[str], bool]) -> bool:
+    if not isinstance(item, dict) or item.get("users") or item.get("groups"):
+        return False
+    if item.get("conditions") or item.get("delegateAdmin"):
+        return False
+    roles, accesses = item.get("roles") or [], item.get("accesses") or []
+    return (
+        bool(roles)
+        and all(isinstance(r, str) and ours(r) for r in roles)
+        and bool(accesses)
+        and all(isinstance(a, dict) and a.get("isAllowed", True) is not False for a in accesses)
+    )
+
+
+def spare_form(resources: Json) -> tuple[Json, bool]:
+    """``resources`` with one more value, and whether it matches exactly the same resources:
+    the form a narrowing policy takes when the policy it narrows has override priority itself
+    (the same resources would be the same resource signature, refused: error 3010; the
+    signature holds each resource's values, sorted: RangerPolicyResourceSignature). Ranger
+    refuses a repeated value (error 3056), so the value added is another string:
+
+    - one more ``*`` beside a value made only of ``*`` (Ranger's resource matcher reads any
+      such value as matching every name: exactly the same resources);
+    - else the case-swapped twin of a value with letters (exactly the same resources where the
+      resource's matcher ignores case, as Hive's do; elsewhere it also denies that one other
+      name: narrower, never wider);
+    - else a value with ``*`` appended (its names and those it starts: narrower, never wider).
+
+    A deny over more resources only narrows; it is reported (:func:`narrowing_findings`)."""
+    out = _copy(resources)
+    specs = [
+        out[name]
+        for name in sorted(out)
+        if isinstance(out[name], dict) and isinstance(out[name].get("values"), list) and out[name]["values"]
+    ]
+    for spec in specs:
+        stars = [str(v) for v in spec["values"] if _stars(str(v))]
+        if stars:
+            spec["values"] = [*spec["values"], "*" * (max(map(len, stars)) + 1)]
+            return out, True
+    for spec in specs:
+        values = [str(v) for v in spec["values"]]
+        for value in values:
+            twin = value.swapcase()
+            if twin != value and twin not in values:
+                spec["values"] = [*spec["values"], twin]
+                return out, False
+    for spec in specs:
+        values = [str(v) for v in spec["values"]]
+        more = next((v + "*" for v in values if v + "*" not in values), None)
+        if more is not None:
+            spec["values"] = [*spec["values"], more]
+            return out, False
+    return out, False
+
+
+def narrowed_keys(policy: Json) -> list[tuple[Resource, ...]]:
+    """The resource keys of the policy a narrowing policy may narrow: its own, then each with
+    one value taken out (the value :func:`spare_form` added)."""
+    own = resource_key(policy)
+    out = [own]
+    for n, (name, values, recursive) in enumerate(own):
+        if len(values) < 2:
+            continue
+        for value in dict.fromkeys(values):
+            fewer = list(values)
+            fewer.remove(value)
+            out.append((*own[:n], (name, tuple(fewer), recursive), *own[n + 1 :]))
+    return out
 
 
 def base(access: str) -> str:
@@ -152,9 +243,13 @@ def drop_allowed(
     return denied(narrowing, ours) - deny1 <= deny0 - deny1
 
 
-def narrowing_policy(original: Json, pairs: frozenset[Pair], label: str, salt: str = "") -> Json:
-    """A new narrowing policy beside ``original`` denying ``pairs``."""
+def narrowing_policy(
+    original: Json, pairs: frozenset[Pair], label: str, salt: str = "", spare: bool = False
+) -> Json:
+    """A new narrowing policy beside ``original`` denying ``pairs``; ``spare``: on the
+    :func:`spare_form` of its resources (another signature, exactly the same resources)."""
     key = resource_key(original)
+    resources = _copy(original.get("resources") or {})
     name = policy_name(PolicyFact(str(original.get("service")), key), "narrowing" + salt)
     out: Json = {
         "service": original.get("service"),
@@ -168,7 +263,7 @@ def narrowing_policy(original: Json, pairs: frozenset[Pair], label: str, salt: s
         "policyType": 0,
         "policyPriority": OVERRIDE,
         "policyLabels": [label, narrowing_label(label)],
-        "resources": _copy(original.get("resources") or {}),
+        "resources": spare_form(resources)[0] if spare else resources,
         "policyItems": [],
         "denyPolicyItems": _items(pairs),
         "allowExceptions": [],
@@ -196,7 +291,7 @@ def narrowing_findings(
                 f"({'; '.join(refused_writes(original))}): pushdown's narrowing of it is written in the "
                 f"override-priority deny policy {narrowing.get('name')!r} instead, denying {pairs}; "
                 "where another policy allows that role the same access it is now denied too "
-                "(narrower than the model, never wider)"
+                "(narrower than the model, never wider)" + _spare_words(key[1], narrowing)
             )
         else:
             out.append(
@@ -205,6 +300,34 @@ def narrowing_findings(
                 "its widening writes"
             )
     return out
+
+
+def _spare_words(key: tuple[Resource, ...], narrowing: Json) -> str:
+    """What a narrowing policy on the :func:`spare_form` of the resources at ``key`` denies
+    beyond them, in words (empty on those very resources)."""
+    own = resource_key(narrowing)
+    if own == key:
+        return ""
+    before = {name: values for name, values, _ in key}
+    added = [
+        (name, value)
+        for name, values, _ in own
+        for value in dict.fromkeys(values)
+        if values.count(value) > before.get(name, ()).count(value)
+    ]
+    text = f"; it is on {describe(own)} (another resource signature: that policy has override priority)"
+    for name, value in added:
+        if not (_stars(value) and any(_stars(v) for v in before.get(name, ()))):
+            text += (
+                f", so it also denies what {name} value {value!r} matches beyond them, where Ranger's "
+                "matcher tells it from the others (narrower than the model, never wider)"
+            )
+    return text
+
+
+def _stars(value: str) -> bool:
+    """Whether Ranger's resource matcher reads ``value`` as matching every name (only ``*``)."""
+    return bool(value) and set(value) == {"*"}
 
 
 def _words(pairs: frozenset[Pair]) -> str:

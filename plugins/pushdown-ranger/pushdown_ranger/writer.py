@@ -20,7 +20,7 @@ from pushdown.reconcile.plan import Op
 from pushdown_ranger.accepting import implying, refused_writes
 from pushdown_ranger.answers import Written
 from pushdown_ranger.client import RangerAPI
-from pushdown_ranger.companion import denied, drop_allowed, narrowing_policy, needed, restored
+from pushdown_ranger.companion import OVERRIDE, denied, drop_allowed, narrowing_policy, needed, restored
 from pushdown_ranger.compile.desired import RangerNaming
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
 from pushdown_ranger.readback import foreign_items, merged, new_policy, resource_key, role_json
@@ -179,10 +179,15 @@ class Writer:
         self.written.narrowing(key, self.api.update_policy(int(narrowing["id"]), rest))
 
     def _create_narrowing(self, raw: Json, pairs: frozenset[Pair]) -> Json:
+        """The narrowing policy beside ``raw``, on its resources; on their spare form
+        (:func:`~pushdown_ranger.companion.spare_form`: exactly the same resources, another
+        signature) when ``raw`` has override priority itself (the same resources at the same
+        priority are the same signature: Ranger would refuse it, error 3010)."""
+        spare = int(raw.get("policyPriority") or 0) == OVERRIDE
         for attempt in range(NAME_ATTEMPTS):
             salt = "" if attempt == 0 else secrets.token_hex(8)
             try:
-                return self.api.create_policy(narrowing_policy(raw, pairs, self.label, salt))
+                return self.api.create_policy(narrowing_policy(raw, pairs, self.label, salt, spare))
             except PermanentBackendError as exc:
                 if attempt == NAME_ATTEMPTS - 1 or not name_taken(str(exc)):
                     raise

@@ -19,7 +19,16 @@ from pushdown_lab.ranger_standin.errors import validation_failure
 from pushdown.errors import PermanentBackendError
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
-from pushdown_ranger.companion import drop_allowed, folded, is_narrowing, narrowing_policy, needed
+from pushdown_ranger.companion import (
+    as_written,
+    drop_allowed,
+    folded,
+    is_narrowing,
+    narrowed_keys,
+    narrowing_policy,
+    needed,
+    spare_form,
+)
 from pushdown_ranger.facts import PolicyFact
 from pushdown_ranger.readback import policy_fact, resource_key
 
@@ -368,3 +377,82 @@ def test_the_narrowing_policy_is_removed_only_with_the_widening_writes(
     orders = {"database": "crm", "table": "orders", "column": "c"}
     assert [a.allowed for a in judged(ranger_standin, [("hive", orders, "select", "bob", [])])] == [False]
     assert wider(ranger_standin, b) == []
+
+
+def test_an_override_policy_is_narrowed_on_the_spare_form_of_its_resources(
+    ranger_standin: Standin, ranger_judge: Any
+) -> None:
+    """The unwritable policy has override priority itself: the narrowing policy on the same
+    resources would have its resource signature (Ranger 2.9's validator refuses it, 3010), so
+    it goes on their spare form (one more ``*`` beside the column's ``*``: the same resources,
+    another signature), which the validator accepts. Ranger's engine denies bob, the sync
+    settles, and the narrowing policy is read as the narrowing of that policy."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    created = _stored_with_null(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    _add_null_deny(ranger_standin, created["id"])
+    store = ranger_standin.store
+    store.update_policy(created["id"], {**store.policy(created["id"]), "policyPriority": 1}, checked=False)
+    revoke_all(b)
+    reconcile(backend, b.model, ALL)  # the rewrite is refused: its narrowing written beside it
+    assert _allowed(ranger_standin, *WHO) == [False, False, False, True]
+    assert wider(ranger_standin, b) == []
+    stored = store.policy(created["id"])
+    (narrowing,) = _narrowings(ranger_standin)
+    assert narrowing["resources"]["column"]["values"] == ["*", "**"]
+    assert {k: v for k, v in narrowing["resources"].items() if k != "column"} == {
+        k: v for k, v in stored["resources"].items() if k != "column"
+    }
+    sdef = json.loads(
+        (files("pushdown_lab.ranger_standin") / "data" / "ranger-servicedef-hive.json").read_text()
+    )
+    sdef.setdefault("id", 1)
+    service = {"id": 1, "name": "hive", "type": "hive"}
+    new = {k: v for k, v in copy.deepcopy(narrowing).items() if k not in ("id", "guid", "version")}
+    assert ranger_judge.validate(new, sdef, service, policies=[stored]) is None
+    same = {**new, "resources": stored["resources"]}
+    assert "error code[3010]" in str(ranger_judge.validate(same, sdef, service, policies=[stored]))
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert plan.empty, plan.ops  # read as the narrowing of that policy: settled
+    assert any(str(narrowing["name"]) in f and str(created["name"]) in f for f in plan.findings)
+    assert not any("no longer needed" in f for f in plan.findings), plan.findings
+
+
+def test_the_spare_form_of_resources_and_the_key_it_narrows() -> None:
+    """A value of only ``*`` gets one more ``*`` (the same resources); else a case-swapped twin,
+    else a value with ``*`` appended (narrower, never wider: reported). Read back, the narrowing
+    policy is found at the key of the policy it narrows."""
+    every = {"database": {"values": ["d"]}, "table": {"values": ["?*"]}, "column": {"values": ["*"]}}
+    assert spare_form(every) == (
+        {**every, "column": {"values": ["*", "**"]}},
+        True,
+    )
+    assert spare_form({"database": {"values": ["crm"]}}) == ({"database": {"values": ["crm", "CRM"]}}, False)
+    assert spare_form({"path": {"values": ["/", "/*"]}}) == ({"path": {"values": ["/", "/*", "/**"]}}, False)
+    stored = {"service": "hive", "resources": every}
+    policy = narrowing_policy(stored, frozenset({("pd_a", "select")}), "pushdown", spare=True)
+    assert resource_key(stored) in narrowed_keys(policy) and resource_key(policy) != resource_key(stored)
+    assert "**" not in every["column"]["values"]  # the original's resources are not touched
+
+
+def test_only_what_pushdown_writes_is_read_as_a_narrowing_policy() -> None:
+    """Plain deny items naming pushdown's roles: a narrowing policy (disabled or given a deny
+    exception too: put back in force by the sync). An allow item, an allow exception, a user
+    or group, conditions or delegated admin in a deny item, isDenyAllElse: read as hand-made."""
+    deny = {"roles": ["pd_a"], "accesses": [{"type": "select", "isAllowed": True}]}
+    good = {"policyLabels": ["pushdown", "pushdown-narrowing"], "denyPolicyItems": [deny]}
+    assert as_written(good, _ours)
+    assert as_written({**good, "isEnabled": False, "denyExceptions": [deny]}, _ours)
+    for bad in (
+        {"policyItems": [deny]},
+        {"allowExceptions": [deny]},
+        {"isDenyAllElse": True},
+        {"denyPolicyItems": [{**deny, "users": ["zed"]}]},
+        {"denyPolicyItems": [{**deny, "groups": ["etl"]}]},
+        {"denyPolicyItems": [{**deny, "roles": ["other"]}]},
+        {"denyPolicyItems": [{**deny, "conditions": [{"type": "ip", "values": ["x"]}]}]},
+        {"denyPolicyItems": [{**deny, "delegateAdmin": True}]},
+        {"denyPolicyItems": [{**deny, "accesses": [{"type": "select", "isAllowed": False}]}]},
+    ):
+        assert not as_written({**good, **bad}, _ours), bad
