@@ -204,10 +204,48 @@ def folded(
     if original is not None and deny_on and refused_writes(original):
         bases = {(role, base(access)) for role, access in allow}
         allow = frozenset(p for p in allow if (p[0], base(p[1])) not in pairs)
-        deny = deny | frozenset(p for p in pairs if p not in bases)
+        held = pairs & model_denies(narrowing)
+        deny = deny | frozenset(p for p in pairs if p not in bases) | held
     else:
         deny = deny | pairs
     return PolicyFact(key[0], key[1], allow, deny) if allow or deny else None
+
+
+#: the option of a narrowing policy naming the pairs it denies for the model's deny items
+#: (not only to take the policy's allow items): Ranger denies them the same either way, so the
+#: read cannot tell them apart by what Ranger decides (a list of ``[role, access]``)
+DENIES = "pushdown-model-denies"
+
+
+def model_denies(narrowing: Json) -> frozenset[Pair]:
+    """The pairs :data:`DENIES` names in ``narrowing`` (none when it is not a list of pairs of
+    strings: whatever else is there is ignored, and the next write of it puts it right)."""
+    value = (
+        (narrowing.get("options") or {}).get(DENIES) if isinstance(narrowing.get("options"), dict) else None
+    )
+    if not isinstance(value, list):
+        return frozenset()
+    return frozenset(
+        (p[0], p[1])
+        for p in value
+        if isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
+    )
+
+
+def with_denies(policy: Json, denies: frozenset[Pair]) -> Json:
+    """``policy`` with :data:`DENIES` naming ``denies`` (its other options kept)."""
+    options = dict(policy.get("options") or {}) if isinstance(policy.get("options"), dict) else {}
+    options.pop(DENIES, None)
+    if denies:
+        options[DENIES] = [[role, access] for role, access in sorted(denies)]
+    return {**policy, "options": options}
+
+
+def held_denies(original: Json, after: PolicyFact | None, ours: Callable[[str], bool]) -> frozenset[Pair]:
+    """The pairs a narrowing policy beside ``original`` denies for the model's deny items
+    (:data:`DENIES`): those ``after`` denies that ``original`` does not."""
+    deny1 = after.deny if after is not None else frozenset()
+    return frozenset(deny1 - our_pairs(original, ours)[1])
 
 
 def needed(
@@ -244,10 +282,16 @@ def drop_allowed(
 
 
 def narrowing_policy(
-    original: Json, pairs: frozenset[Pair], label: str, salt: str = "", spare: bool = False
+    original: Json,
+    pairs: frozenset[Pair],
+    label: str,
+    salt: str = "",
+    spare: bool = False,
+    denies: frozenset[Pair] = frozenset(),
 ) -> Json:
-    """A new narrowing policy beside ``original`` denying ``pairs``; ``spare``: on the
-    :func:`spare_form` of its resources (another signature, exactly the same resources)."""
+    """A new narrowing policy beside ``original`` denying ``pairs`` (``denies`` of them for the
+    model's deny items: :data:`DENIES`); ``spare``: on the :func:`spare_form` of its resources
+    (another signature, the same resources or more)."""
     key = resource_key(original)
     resources = _copy(original.get("resources") or {})
     name = policy_name(PolicyFact(str(original.get("service")), key), "narrowing" + salt)
@@ -271,7 +315,7 @@ def narrowing_policy(
     }
     if original.get("additionalResources"):
         out["additionalResources"] = _copy(original["additionalResources"])
-    return out
+    return with_denies(out, denies & pairs) if denies & pairs else out
 
 
 def narrowing_findings(

@@ -17,9 +17,11 @@ from pushdown_lab.ranger_standin import Standin
 from pushdown_lab.ranger_standin.errors import validation_failure
 
 from pushdown.errors import PermanentBackendError
+from pushdown.model.privileges import Condition
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
 from pushdown_ranger.companion import (
+    DENIES,
     as_written,
     drop_allowed,
     folded,
@@ -28,6 +30,7 @@ from pushdown_ranger.companion import (
     narrowing_policy,
     needed,
     spare_form,
+    with_denies,
 )
 from pushdown_ranger.facts import PolicyFact
 from pushdown_ranger.readback import policy_fact, resource_key
@@ -456,3 +459,67 @@ def test_only_what_pushdown_writes_is_read_as_a_narrowing_policy() -> None:
         {"denyPolicyItems": [{**deny, "accesses": [{"type": "select", "isAllowed": False}]}]},
     ):
         assert not as_written({**good, **bad}, _ours), bad
+
+
+def test_the_models_deny_in_the_narrowing_policy_is_read_as_held(
+    ranger_standin: Standin, ranger_judge: Any
+) -> None:
+    """The model denies reader select on all of crm where the unwritable policy allows
+    pd_reader select: the narrowing policy denies it and names it as the model's deny (an
+    option Ranger 2.9's validator accepts), so the read holds the deny and the sync settles.
+    The option taken out by hand, or claimed by hand for an allow the narrowing only takes
+    away, is put right by the next sync, never wider on the way."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    created = _stored_with_null(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    _add_null_deny(ranger_standin, created["id"])
+    b.deny("reader", "schema sales.crm", "SELECT_TABLE")
+    reconcile(backend, b.model, ALL)
+    (narrowing,) = _narrowings(ranger_standin)
+    assert narrowing["options"][DENIES] == [["pd_reader", "select"]]
+    stored = ranger_standin.store.policy(created["id"])
+    sdef = json.loads(
+        (files("pushdown_lab.ranger_standin") / "data" / "ranger-servicedef-hive.json").read_text()
+    )
+    sdef.setdefault("id", 1)
+    service = {"id": 1, "name": "hive", "type": "hive"}
+    new = {k: v for k, v in copy.deepcopy(narrowing).items() if k not in ("id", "guid", "version")}
+    assert ranger_judge.validate(new, sdef, service, policies=[stored]) is None
+    store = ranger_standin.store
+    store.update_policy(narrowing["id"], {**narrowing, "options": {}})
+    reconcile(backend, b.model, ALL)
+    assert store.policy(narrowing["id"])["options"][DENIES] == [["pd_reader", "select"]]
+    assert _allowed(ranger_standin, *WHO) == [False, False, False, True]
+    again, _ = reconcile(backend, b.model, ALL)
+    assert again.empty, again.ops
+
+    revoke_all(b)  # the model's deny goes, and reader's allow: the narrowing only takes it away
+    b.revoke("reader", "schema sales.crm", ["SELECT_TABLE"], Condition.DENY)
+    reconcile(backend, b.model, ALL)
+    (narrowing,) = _narrowings(ranger_standin)
+    assert DENIES not in (narrowing.get("options") or {})
+    store.update_policy(narrowing["id"], {**narrowing, "options": {DENIES: [["pd_reader", "select"]]}})
+    reconcile(backend, b.model, ALL)
+    assert DENIES not in (store.policy(narrowing["id"]).get("options") or {})
+    assert _allowed(ranger_standin, *WHO) == [False, False, False, True]
+    assert wider(ranger_standin, b) == []
+    last, _ = reconcile(backend, b.model, ALL)
+    assert last.empty, last.ops
+
+
+def test_a_pair_named_as_the_models_deny_is_folded_as_held() -> None:
+    """A pair the narrowing policy denies where the unwritable policy allows it: only the
+    allow taken away, unless the policy names it as the model's deny (then a held deny too);
+    a name for a pair it does not deny is ignored."""
+    stored = _stored(policyItems=[{"roles": ["pd_a"], "accesses": [{"type": "select"}]}])
+    key = ("hive", resource_key(stored))
+    fact = policy_fact(stored, _ours)
+    pair = frozenset({("pd_a", "select")})
+    plain = narrowing_policy(stored, pair, "pushdown")
+    assert folded(fact, key, stored, plain, _ours, True) is None
+    marked = narrowing_policy(stored, pair, "pushdown", denies=pair)
+    assert folded(fact, key, stored, marked, _ours, True) == PolicyFact("hive", key[1], frozenset(), pair)
+    claim = with_denies(plain, frozenset({("pd_b", "drop")}))
+    assert folded(fact, key, stored, claim, _ours, True) is None
+    assert folded(fact, key, stored, {**marked, "options": {DENIES: "x"}}, _ours, True) is None

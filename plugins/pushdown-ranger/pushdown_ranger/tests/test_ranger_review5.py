@@ -134,7 +134,6 @@ def test_a_narrowing_policy_given_an_allow_item_is_read_as_hand_made(
     assert _allowed(ranger_standin, ("bob", "select"), ("zed", "select")) == [False, True]
 
 
-@pytest.mark.xfail(strict=True, reason="a deny the unwritable policy's allow shadows is never read as held")
 def test_a_deny_beside_the_unwritable_policys_allow_settles(ranger_standin: Standin) -> None:
     """The model denies reader select on all of crm (its every-table set) where the unwritable
     policy allows pd_reader select: the narrowing policy denies pd_reader select (Ranger:
