@@ -14,13 +14,21 @@ wins over an allow (RangerPolicyEngineImpl, RangerDefaultPolicyEvaluator), so it
 items beat the refused policy's allow items on every access that policy matches; its
 priority also gives it another resource signature, so Ranger accepts a second policy on
 those resources (error 3010 compares signatures, which hold a priority that is not normal).
-It may deny more than the model where another policy allows the same role the same access
-(reported: narrower, never wider).
+When the policy it narrows has override priority itself, the same resources would be the same
+signature, so it goes on their :func:`spare_form` (one more value: another signature, the same
+resources or more, reported). It may deny more than the model where another policy allows the
+same role the same access (reported: narrower, never wider).
 
+Anybody with Ranger admin can put both labels on a policy: only one that is what pushdown
+writes as a narrowing policy (:func:`as_written`: plain deny items naming pushdown's roles,
+nothing that may allow) is read as one; anything else is read as any hand-made policy.
 A read takes a narrowing policy out of the policies keyed by resource set (it is never
 where pushdown merges items, nor read as a hand-made override) and folds it into the fact
-of the policy it narrows (:func:`folded`): while that policy stays unwritable, its allow
-pairs the narrowing policy denies are not held and the rest of its deny pairs are; once
+of the policy it narrows (the one at its resources, or at them less one value: its spare
+form; :func:`folded`): while that policy stays unwritable, its allow pairs the narrowing
+policy denies are not held, the rest of its deny pairs are, and so are those it names as the
+model's deny items (:data:`DENIES`: Ranger decides the same for an allow taken away and a
+deny the model wants, so the read could not tell them apart otherwise); once
 that policy is writable again (fixed by hand) or gone, every deny pair of the narrowing
 policy is read as held, so the model (which does not want it) removes it: a widening write,
 in the apply's widening stage (:func:`drop_allowed`).
