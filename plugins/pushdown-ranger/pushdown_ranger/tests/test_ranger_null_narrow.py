@@ -27,6 +27,7 @@ from pushdown_ranger.companion import (
     folded,
     is_narrowing,
     narrowed_keys,
+    narrowing_findings,
     narrowing_policy,
     needed,
     spare_form,
@@ -523,3 +524,21 @@ def test_a_pair_named_as_the_models_deny_is_folded_as_held() -> None:
     claim = with_denies(plain, frozenset({("pd_b", "drop")}))
     assert folded(fact, key, stored, claim, _ours, True) is None
     assert folded(fact, key, stored, {**marked, "options": {DENIES: "x"}}, _ours, True) is None
+
+
+def test_a_spare_form_that_denies_more_is_reported() -> None:
+    """On the spare form of a database-only resource set (a case-swapped twin: Hive matches it
+    the same, another matcher may not), the finding says what more it may deny; on one more
+    ``*`` beside ``*`` it says nothing more (the same resources)."""
+    for resources, more in (
+        ({"database": {"values": ["crm"]}}, "database value 'CRM'"),
+        ({"database": {"values": ["crm"]}, "table": {"values": ["*"]}}, None),
+    ):
+        stored = {**_stored(), "resources": resources, "policyPriority": 1}
+        policy = narrowing_policy(stored, frozenset({("pd_a", "select")}), "pushdown", spare=True)
+        key = ("hive", resource_key(stored))
+        (found,) = narrowing_findings({key: policy}, {key: stored}, _ours)
+        assert "another resource signature" in found
+        assert (more is not None and more in found and "never wider" in found) or (
+            more is None and "also denies" not in found
+        ), found
