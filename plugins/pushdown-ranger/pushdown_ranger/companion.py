@@ -14,13 +14,21 @@ wins over an allow (RangerPolicyEngineImpl, RangerDefaultPolicyEvaluator), so it
 items beat the refused policy's allow items on every access that policy matches; its
 priority also gives it another resource signature, so Ranger accepts a second policy on
 those resources (error 3010 compares signatures, which hold a priority that is not normal).
-It may deny more than the model where another policy allows the same role the same access
-(reported: narrower, never wider).
+When the policy it narrows has override priority itself, the same resources would be the same
+signature, so it goes on their :func:`spare_form` (one more value: another signature, the same
+resources or more, reported). It may deny more than the model where another policy allows the
+same role the same access (reported: narrower, never wider).
 
+Anybody with Ranger admin can put both labels on a policy: only one that is what pushdown
+writes as a narrowing policy (:func:`as_written`: plain deny items naming pushdown's roles,
+nothing that may allow) is read as one; anything else is read as any hand-made policy.
 A read takes a narrowing policy out of the policies keyed by resource set (it is never
 where pushdown merges items, nor read as a hand-made override) and folds it into the fact
-of the policy it narrows (:func:`folded`): while that policy stays unwritable, its allow
-pairs the narrowing policy denies are not held and the rest of its deny pairs are; once
+of the policy it narrows (the one at its resources, or at them less one value: its spare
+form; :func:`folded`): while that policy stays unwritable, its allow pairs the narrowing
+policy denies are not held, the rest of its deny pairs are, and so are those it names as the
+model's deny items (:data:`DENIES`: Ranger decides the same for an allow taken away and a
+deny the model wants, so the read could not tell them apart otherwise); once
 that policy is writable again (fixed by hand) or gone, every deny pair of the narrowing
 policy is read as held, so the model (which does not want it) removes it: a widening write,
 in the apply's widening stage (:func:`drop_allowed`).
@@ -46,9 +54,100 @@ def narrowing_label(label: str) -> str:
 
 
 def is_narrowing(policy: Json, label: str) -> bool:
-    """Whether ``policy`` is a narrowing policy pushdown wrote (both its labels)."""
+    """Whether ``policy`` carries both labels of a narrowing policy (anybody with Ranger admin
+    may put them on any policy: :func:`as_written` says whether it is read as one)."""
     labels = policy.get("policyLabels") or ()
     return label in labels and narrowing_label(label) in labels
+
+
+def as_written(policy: Json, ours: Callable[[str], bool]) -> bool:
+    """Whether a policy carrying the narrowing labels is what pushdown writes as one, so it is
+    read as a narrowing policy: plain deny items naming only pushdown's roles (no user, group,
+    item condition, delegated admin or access not allowed), no allow item, no allow exception,
+    no ``isDenyAllElse``, an access policy. Anything else with those labels may allow (or was
+    shaped by hand some other way) and is read as any hand-made policy is: its allows reported,
+    its override priority voiding deny items, its pushdown-role items handled as they are in
+    any policy. What only makes a narrowing policy deny less (disabled, a normal priority,
+    policy conditions, a validity schedule, deny exceptions) keeps it a narrowing policy that
+    is not :func:`in_force`: the next sync puts it back in force (:func:`restored`), which
+    only narrows."""
+    if policy.get("policyType", 0) not in (0, None) or policy.get("isDenyAllElse") is True:
+        return False
+    if policy.get("policyItems") or policy.get("allowExceptions"):
+        return False
+    items = policy.get("denyPolicyItems") or []
+    return isinstance(items, list) and all(_plain_deny(item, ours) for item in items)
+
+
+def _plain_deny(item: Any, ours: Callable[[str], bool]) -> bool:
+    if not isinstance(item, dict) or item.get("users") or item.get("groups"):
+        return False
+    if item.get("conditions") or item.get("delegateAdmin"):
+        return False
+    roles, accesses = item.get("roles") or [], item.get("accesses") or []
+    return (
+        bool(roles)
+        and all(isinstance(r, str) and ours(r) for r in roles)
+        and bool(accesses)
+        and all(isinstance(a, dict) and a.get("isAllowed", True) is not False for a in accesses)
+    )
+
+
+def spare_form(resources: Json) -> tuple[Json, bool]:
+    """``resources`` with one more value, and whether it matches exactly the same resources:
+    the form a narrowing policy takes when the policy it narrows has override priority itself
+    (the same resources would be the same resource signature, refused: error 3010; the
+    signature holds each resource's values, sorted: RangerPolicyResourceSignature). Ranger
+    refuses a repeated value (error 3056), so the value added is another string:
+
+    - one more ``*`` beside a value made only of ``*`` (Ranger's resource matcher reads any
+      such value as matching every name: exactly the same resources);
+    - else the case-swapped twin of a value with letters (exactly the same resources where the
+      resource's matcher ignores case, as Hive's do; elsewhere it also denies that one other
+      name: narrower, never wider);
+    - else a value with ``*`` appended (its names and those it starts: narrower, never wider).
+
+    A deny over more resources only narrows; it is reported (:func:`narrowing_findings`)."""
+    out = _copy(resources)
+    specs = [
+        out[name]
+        for name in sorted(out)
+        if isinstance(out[name], dict) and isinstance(out[name].get("values"), list) and out[name]["values"]
+    ]
+    for spec in specs:
+        stars = [str(v) for v in spec["values"] if _stars(str(v))]
+        if stars:
+            spec["values"] = [*spec["values"], "*" * (max(map(len, stars)) + 1)]
+            return out, True
+    for spec in specs:
+        values = [str(v) for v in spec["values"]]
+        for value in values:
+            twin = value.swapcase()
+            if twin != value and twin not in values:
+                spec["values"] = [*spec["values"], twin]
+                return out, False
+    for spec in specs:
+        values = [str(v) for v in spec["values"]]
+        more = next((v + "*" for v in values if v + "*" not in values), None)
+        if more is not None:
+            spec["values"] = [*spec["values"], more]
+            return out, False
+    return out, False
+
+
+def narrowed_keys(policy: Json) -> list[tuple[Resource, ...]]:
+    """The resource keys of the policy a narrowing policy may narrow: its own, then each with
+    one value taken out (the value :func:`spare_form` added)."""
+    own = resource_key(policy)
+    out = [own]
+    for n, (name, values, recursive) in enumerate(own):
+        if len(values) < 2:
+            continue
+        for value in dict.fromkeys(values):
+            fewer = list(values)
+            fewer.remove(value)
+            out.append((*own[:n], (name, tuple(fewer), recursive), *own[n + 1 :]))
+    return out
 
 
 def base(access: str) -> str:
@@ -113,10 +212,48 @@ def folded(
     if original is not None and deny_on and refused_writes(original):
         bases = {(role, base(access)) for role, access in allow}
         allow = frozenset(p for p in allow if (p[0], base(p[1])) not in pairs)
-        deny = deny | frozenset(p for p in pairs if p not in bases)
+        held = pairs & model_denies(narrowing)
+        deny = deny | frozenset(p for p in pairs if p not in bases) | held
     else:
         deny = deny | pairs
     return PolicyFact(key[0], key[1], allow, deny) if allow or deny else None
+
+
+#: the option of a narrowing policy naming the pairs it denies for the model's deny items
+#: (not only to take the policy's allow items): Ranger denies them the same either way, so the
+#: read cannot tell them apart by what Ranger decides (a list of ``[role, access]``)
+DENIES = "pushdown-model-denies"
+
+
+def model_denies(narrowing: Json) -> frozenset[Pair]:
+    """The pairs :data:`DENIES` names in ``narrowing`` (none when it is not a list of pairs of
+    strings: whatever else is there is ignored, and the next write of it puts it right)."""
+    value = (
+        (narrowing.get("options") or {}).get(DENIES) if isinstance(narrowing.get("options"), dict) else None
+    )
+    if not isinstance(value, list):
+        return frozenset()
+    return frozenset(
+        (p[0], p[1])
+        for p in value
+        if isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
+    )
+
+
+def with_denies(policy: Json, denies: frozenset[Pair]) -> Json:
+    """``policy`` with :data:`DENIES` naming ``denies`` (its other options kept)."""
+    options = dict(policy.get("options") or {}) if isinstance(policy.get("options"), dict) else {}
+    options.pop(DENIES, None)
+    if denies:
+        options[DENIES] = [[role, access] for role, access in sorted(denies)]
+    return {**policy, "options": options}
+
+
+def held_denies(original: Json, after: PolicyFact | None, ours: Callable[[str], bool]) -> frozenset[Pair]:
+    """The pairs a narrowing policy beside ``original`` denies for the model's deny items
+    (:data:`DENIES`): those ``after`` denies that ``original`` does not."""
+    deny1 = after.deny if after is not None else frozenset()
+    return frozenset(deny1 - our_pairs(original, ours)[1])
 
 
 def needed(
@@ -152,9 +289,19 @@ def drop_allowed(
     return denied(narrowing, ours) - deny1 <= deny0 - deny1
 
 
-def narrowing_policy(original: Json, pairs: frozenset[Pair], label: str, salt: str = "") -> Json:
-    """A new narrowing policy beside ``original`` denying ``pairs``."""
+def narrowing_policy(
+    original: Json,
+    pairs: frozenset[Pair],
+    label: str,
+    salt: str = "",
+    spare: bool = False,
+    denies: frozenset[Pair] = frozenset(),
+) -> Json:
+    """A new narrowing policy beside ``original`` denying ``pairs`` (``denies`` of them for the
+    model's deny items: :data:`DENIES`); ``spare``: on the :func:`spare_form` of its resources
+    (another signature, the same resources or more)."""
     key = resource_key(original)
+    resources = _copy(original.get("resources") or {})
     name = policy_name(PolicyFact(str(original.get("service")), key), "narrowing" + salt)
     out: Json = {
         "service": original.get("service"),
@@ -168,7 +315,7 @@ def narrowing_policy(original: Json, pairs: frozenset[Pair], label: str, salt: s
         "policyType": 0,
         "policyPriority": OVERRIDE,
         "policyLabels": [label, narrowing_label(label)],
-        "resources": _copy(original.get("resources") or {}),
+        "resources": spare_form(resources)[0] if spare else resources,
         "policyItems": [],
         "denyPolicyItems": _items(pairs),
         "allowExceptions": [],
@@ -176,7 +323,7 @@ def narrowing_policy(original: Json, pairs: frozenset[Pair], label: str, salt: s
     }
     if original.get("additionalResources"):
         out["additionalResources"] = _copy(original["additionalResources"])
-    return out
+    return with_denies(out, denies & pairs) if denies & pairs else out
 
 
 def narrowing_findings(
@@ -196,7 +343,7 @@ def narrowing_findings(
                 f"({'; '.join(refused_writes(original))}): pushdown's narrowing of it is written in the "
                 f"override-priority deny policy {narrowing.get('name')!r} instead, denying {pairs}; "
                 "where another policy allows that role the same access it is now denied too "
-                "(narrower than the model, never wider)"
+                "(narrower than the model, never wider)" + _spare_words(key[1], narrowing)
             )
         else:
             out.append(
@@ -205,6 +352,34 @@ def narrowing_findings(
                 "its widening writes"
             )
     return out
+
+
+def _spare_words(key: tuple[Resource, ...], narrowing: Json) -> str:
+    """What a narrowing policy on the :func:`spare_form` of the resources at ``key`` denies
+    beyond them, in words (empty on those very resources)."""
+    own = resource_key(narrowing)
+    if own == key:
+        return ""
+    before = {name: values for name, values, _ in key}
+    added = [
+        (name, value)
+        for name, values, _ in own
+        for value in dict.fromkeys(values)
+        if values.count(value) > before.get(name, ()).count(value)
+    ]
+    text = f"; it is on {describe(own)} (another resource signature: that policy has override priority)"
+    for name, value in added:
+        if not (_stars(value) and any(_stars(v) for v in before.get(name, ()))):
+            text += (
+                f", so it also denies what {name} value {value!r} matches beyond them, where Ranger's "
+                "matcher tells it from the others (narrower than the model, never wider)"
+            )
+    return text
+
+
+def _stars(value: str) -> bool:
+    """Whether Ranger's resource matcher reads ``value`` as matching every name (only ``*``)."""
+    return bool(value) and set(value) == {"*"}
 
 
 def _words(pairs: frozenset[Pair]) -> str:

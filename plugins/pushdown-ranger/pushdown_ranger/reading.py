@@ -12,7 +12,7 @@ from pushdown.errors import PermanentBackendError
 from pushdown.model.state import Model
 from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.scope import Resolved
-from pushdown_ranger.companion import folded, is_narrowing
+from pushdown_ranger.companion import as_written, folded, is_narrowing, narrowed_keys
 from pushdown_ranger.facts import interned
 from pushdown_ranger.handmade import (
     voided_databases,
@@ -125,6 +125,7 @@ class Reading(Reporting):
         narrowings: dict[tuple[str, Any], Json] = {}
         zoned: list[Json] = []
         shadowed: list[Json] = []
+        labelled: list[tuple[str, Json]] = []
         for service in sorted(services):
             for policy in self.api.policies(service):
                 if policy.get("policyType", 0) not in (0, None):
@@ -133,13 +134,8 @@ class Reading(Reporting):
                     zoned.append(policy)
                     continue
                 key = (service, resource_key(policy))
-                if is_narrowing(policy, self.label):
-                    # the narrowing of the policy at ``key`` (one per signature): never merged into
-                    held = narrowings.get(key)
-                    if held is None or int(policy.get("id") or 0) < int(held.get("id") or 0):
-                        narrowings[key] = policy
-                    if held is not None:
-                        shadowed.append(max(held, policy, key=lambda p: int(p.get("id") or 0)))
+                if is_narrowing(policy, self.label) and as_written(policy, ours):
+                    labelled.append((service, policy))  # never merged into; found its key once all are read
                     continue
                 held = policies.get(key)
                 if held is not None:  # same resources, another priority, or one disabled
@@ -147,6 +143,15 @@ class Reading(Reporting):
                     shadowed.append(policy)
                     policy = held
                 policies[key] = policy
+        for service, policy in labelled:
+            # the narrowing of the policy at ``key`` (one per key): the oldest, the rest shadowed
+            keys = [(service, k) for k in narrowed_keys(policy)]
+            key = next((k for k in keys if k in policies), keys[0])
+            held = narrowings.get(key)
+            if held is None or int(policy.get("id") or 0) < int(held.get("id") or 0):
+                narrowings[key] = policy
+            if held is not None:
+                shadowed.append(max(held, policy, key=lambda p: int(p.get("id") or 0)))
         roles: dict[str, Json] = {}
         others: list[Json] = []
         for role in self.api.roles():

@@ -17,6 +17,7 @@ OPEN = T + "test_ranger_fail_open.py::"
 BACKEND = T + "test_ranger_backend.py::"
 READ = T + "test_ranger_readback.py::"
 NULL = T + "test_ranger_null_narrow.py::"
+REVIEW5 = T + "test_ranger_review5.py::"
 CREATE = T + "test_ranger_create_table.py::"
 SHARED = T + "test_ranger_shared_catalogs.py::"
 REUSE = "plugins/pushdown-lab/pushdown_lab/tests/test_ranger_standin_matcher_reuse.py::"
@@ -170,7 +171,10 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         "a principal named null taken out only where that narrows (else kept: the write is refused, and "
         "the narrowing goes into an override-priority deny policy labelled by pushdown beside it, "
         "removed once the policy is writable, gone, or the access allowed again; narrower where another "
-        "policy allows the same, reported); deny items under isDenyAllElse (3049) become allow "
+        "policy allows the same, reported; beside a policy with override priority itself it goes on a "
+        "spare form of the resources, another signature for the same resources or more, reported; the "
+        "model's deny it holds is named in its options and read as held); deny items under "
+        "isDenyAllElse (3049) become allow "
         "exceptions (the policy denies them all the same); a repeated access type whose first access is "
         "not allowed is dropped where it implies others (never wider); reported: the narrowing is never "
         "held back",
@@ -182,6 +186,10 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
             NULL + "test_a_refused_narrowing_policy_leaves_nothing_wider",
             NULL + "test_rangers_own_validator_accepts_the_narrowing_policy",
             NULL + "test_the_narrowing_policy_is_removed_only_with_the_widening_writes",
+            NULL + "test_an_override_policy_is_narrowed_on_the_spare_form_of_its_resources",
+            NULL + "test_the_models_deny_in_the_narrowing_policy_is_read_as_held",
+            REVIEW5 + "test_an_unwritable_policy_with_override_priority_is_still_narrowed",
+            REVIEW5 + "test_a_deny_beside_the_unwritable_policys_allow_settles",
         ),
     ),
     SurfaceEntry(
@@ -205,8 +213,16 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         "policyLabels",
         H,
         "decide nothing; pushdown's label marks the policies it may delete once empty, a hand-made policy "
-        "it merged into is kept",
-        (BACKEND + "test_a_hand_made_policy_on_the_same_resources_is_merged_into_and_kept",),
+        "it merged into is kept; with `<label>-narrowing` too, a policy is read as a narrowing policy only "
+        "when it holds nothing but plain deny items naming pushdown's roles: anything else with both "
+        "labels (an allow item, an exception for somebody else...) is read as hand-made, its allows and "
+        "override priority reported",
+        (
+            BACKEND + "test_a_hand_made_policy_on_the_same_resources_is_merged_into_and_kept",
+            REVIEW5 + "test_a_hand_made_policy_with_the_narrowing_label_is_read_as_hand_made",
+            REVIEW5 + "test_a_narrowing_policy_given_an_allow_item_is_read_as_hand_made",
+            NULL + "test_only_what_pushdown_writes_is_read_as_a_narrowing_policy",
+        ),
     ),
     SurfaceEntry(
         "policy.type.masking",

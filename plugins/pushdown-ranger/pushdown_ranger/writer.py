@@ -20,7 +20,17 @@ from pushdown.reconcile.plan import Op
 from pushdown_ranger.accepting import implying, refused_writes
 from pushdown_ranger.answers import Written
 from pushdown_ranger.client import RangerAPI
-from pushdown_ranger.companion import denied, drop_allowed, narrowing_policy, needed, restored
+from pushdown_ranger.companion import (
+    OVERRIDE,
+    denied,
+    drop_allowed,
+    held_denies,
+    model_denies,
+    narrowing_policy,
+    needed,
+    restored,
+    with_denies,
+)
 from pushdown_ranger.compile.desired import RangerNaming
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
 from pushdown_ranger.readback import foreign_items, merged, new_policy, resource_key, role_json
@@ -126,10 +136,11 @@ class Writer:
         (:mod:`pushdown_ranger.companion`). What that cannot bring (allow items added, deny
         items taken out, narrower) fails the write as Ranger's refusal did."""
         pairs, short = needed(raw, after, self.naming.ours)
+        denies = held_denies(raw, after, self.naming.ours) & pairs
         self.written.whole = True
         why = _said(refused)
         try:
-            self._write_narrowing(key, raw, narrowing, pairs)
+            self._write_narrowing(key, raw, narrowing, pairs, denies)
         except BackendError as exc:
             raise type(exc)(
                 exc.backend, f"{why}; its narrowing could not be written beside it either: {_said(exc)}"
@@ -146,21 +157,27 @@ class Writer:
         return self.narrowings.get(key)
 
     def _write_narrowing(
-        self, key: tuple[str, Any], raw: Json | None, narrowing: Json | None, pairs: frozenset[Pair]
+        self,
+        key: tuple[str, Any],
+        raw: Json | None,
+        narrowing: Json | None,
+        pairs: frozenset[Pair],
+        denies: frozenset[Pair] = frozenset(),
     ) -> None:
-        """The narrowing policy at ``key`` made to deny ``pairs`` (removed when they are none
-        and nothing else is left in it); items somebody else put in it are kept."""
+        """The narrowing policy at ``key`` made to deny ``pairs``, ``denies`` of them for the
+        model's deny items (removed when they are none and nothing else is left in it); items
+        somebody else put in it are kept."""
         ours = self.naming.ours
-        if narrowing is not None and denied(narrowing, ours) == pairs:
+        if narrowing is not None and denied(narrowing, ours) == pairs and model_denies(narrowing) == denies:
             return
         self.written.whole = True
         if narrowing is None:
             assert raw is not None
             if pairs:
-                self.written.narrowing(key, self._create_narrowing(raw, pairs))
+                self.written.narrowing(key, self._create_narrowing(raw, pairs, denies))
             return
         fact = PolicyFact(key[0], resource_key(narrowing), frozenset(), pairs) if pairs else None
-        rest = merged(narrowing, fact, ours)
+        rest = with_denies(merged(narrowing, fact, ours), denies)
         if not pairs and self.label in (narrowing.get("policyLabels") or ()) and not foreign_items(rest):
             self.api.delete_policy(int(narrowing["id"]), str(narrowing.get("name")))
             self.written.narrowing(key, None)
@@ -178,11 +195,16 @@ class Writer:
             rest = fixed
         self.written.narrowing(key, self.api.update_policy(int(narrowing["id"]), rest))
 
-    def _create_narrowing(self, raw: Json, pairs: frozenset[Pair]) -> Json:
+    def _create_narrowing(self, raw: Json, pairs: frozenset[Pair], denies: frozenset[Pair]) -> Json:
+        """The narrowing policy beside ``raw``, on its resources; on their spare form
+        (:func:`~pushdown_ranger.companion.spare_form`: exactly the same resources, another
+        signature) when ``raw`` has override priority itself (the same resources at the same
+        priority are the same signature: Ranger would refuse it, error 3010)."""
+        spare = int(raw.get("policyPriority") or 0) == OVERRIDE
         for attempt in range(NAME_ATTEMPTS):
             salt = "" if attempt == 0 else secrets.token_hex(8)
             try:
-                return self.api.create_policy(narrowing_policy(raw, pairs, self.label, salt))
+                return self.api.create_policy(narrowing_policy(raw, pairs, self.label, salt, spare, denies))
             except PermanentBackendError as exc:
                 if attempt == NAME_ATTEMPTS - 1 or not name_taken(str(exc)):
                     raise

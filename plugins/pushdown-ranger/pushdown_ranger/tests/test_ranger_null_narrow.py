@@ -17,9 +17,22 @@ from pushdown_lab.ranger_standin import Standin
 from pushdown_lab.ranger_standin.errors import validation_failure
 
 from pushdown.errors import PermanentBackendError
+from pushdown.model.privileges import Condition
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
-from pushdown_ranger.companion import drop_allowed, folded, is_narrowing, narrowing_policy, needed
+from pushdown_ranger.companion import (
+    DENIES,
+    as_written,
+    drop_allowed,
+    folded,
+    is_narrowing,
+    narrowed_keys,
+    narrowing_findings,
+    narrowing_policy,
+    needed,
+    spare_form,
+    with_denies,
+)
 from pushdown_ranger.facts import PolicyFact
 from pushdown_ranger.readback import policy_fact, resource_key
 
@@ -368,3 +381,164 @@ def test_the_narrowing_policy_is_removed_only_with_the_widening_writes(
     orders = {"database": "crm", "table": "orders", "column": "c"}
     assert [a.allowed for a in judged(ranger_standin, [("hive", orders, "select", "bob", [])])] == [False]
     assert wider(ranger_standin, b) == []
+
+
+def test_an_override_policy_is_narrowed_on_the_spare_form_of_its_resources(
+    ranger_standin: Standin, ranger_judge: Any
+) -> None:
+    """The unwritable policy has override priority itself: the narrowing policy on the same
+    resources would have its resource signature (Ranger 2.9's validator refuses it, 3010), so
+    it goes on their spare form (one more ``*`` beside the column's ``*``: the same resources,
+    another signature), which the validator accepts. Ranger's engine denies bob, the sync
+    settles, and the narrowing policy is read as the narrowing of that policy."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    created = _stored_with_null(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    _add_null_deny(ranger_standin, created["id"])
+    store = ranger_standin.store
+    store.update_policy(created["id"], {**store.policy(created["id"]), "policyPriority": 1}, checked=False)
+    revoke_all(b)
+    reconcile(backend, b.model, ALL)  # the rewrite is refused: its narrowing written beside it
+    assert _allowed(ranger_standin, *WHO) == [False, False, False, True]
+    assert wider(ranger_standin, b) == []
+    stored = store.policy(created["id"])
+    (narrowing,) = _narrowings(ranger_standin)
+    assert narrowing["resources"]["column"]["values"] == ["*", "**"]
+    assert {k: v for k, v in narrowing["resources"].items() if k != "column"} == {
+        k: v for k, v in stored["resources"].items() if k != "column"
+    }
+    sdef = json.loads(
+        (files("pushdown_lab.ranger_standin") / "data" / "ranger-servicedef-hive.json").read_text()
+    )
+    sdef.setdefault("id", 1)
+    service = {"id": 1, "name": "hive", "type": "hive"}
+    new = {k: v for k, v in copy.deepcopy(narrowing).items() if k not in ("id", "guid", "version")}
+    assert ranger_judge.validate(new, sdef, service, policies=[stored]) is None
+    same = {**new, "resources": stored["resources"]}
+    assert "error code[3010]" in str(ranger_judge.validate(same, sdef, service, policies=[stored]))
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert plan.empty, plan.ops  # read as the narrowing of that policy: settled
+    assert any(str(narrowing["name"]) in f and str(created["name"]) in f for f in plan.findings)
+    assert not any("no longer needed" in f for f in plan.findings), plan.findings
+
+
+def test_the_spare_form_of_resources_and_the_key_it_narrows() -> None:
+    """A value of only ``*`` gets one more ``*`` (the same resources); else a case-swapped twin,
+    else a value with ``*`` appended (narrower, never wider: reported). Read back, the narrowing
+    policy is found at the key of the policy it narrows."""
+    every = {"database": {"values": ["d"]}, "table": {"values": ["?*"]}, "column": {"values": ["*"]}}
+    assert spare_form(every) == (
+        {**every, "column": {"values": ["*", "**"]}},
+        True,
+    )
+    assert spare_form({"database": {"values": ["crm"]}}) == ({"database": {"values": ["crm", "CRM"]}}, False)
+    assert spare_form({"path": {"values": ["/", "/*"]}}) == ({"path": {"values": ["/", "/*", "/**"]}}, False)
+    stored = {"service": "hive", "resources": every}
+    policy = narrowing_policy(stored, frozenset({("pd_a", "select")}), "pushdown", spare=True)
+    assert resource_key(stored) in narrowed_keys(policy) and resource_key(policy) != resource_key(stored)
+    assert "**" not in every["column"]["values"]  # the original's resources are not touched
+
+
+def test_only_what_pushdown_writes_is_read_as_a_narrowing_policy() -> None:
+    """Plain deny items naming pushdown's roles: a narrowing policy (disabled or given a deny
+    exception too: put back in force by the sync). An allow item, an allow exception, a user
+    or group, conditions or delegated admin in a deny item, isDenyAllElse: read as hand-made."""
+    deny = {"roles": ["pd_a"], "accesses": [{"type": "select", "isAllowed": True}]}
+    good = {"policyLabels": ["pushdown", "pushdown-narrowing"], "denyPolicyItems": [deny]}
+    assert as_written(good, _ours)
+    assert as_written({**good, "isEnabled": False, "denyExceptions": [deny]}, _ours)
+    for bad in (
+        {"policyItems": [deny]},
+        {"allowExceptions": [deny]},
+        {"isDenyAllElse": True},
+        {"denyPolicyItems": [{**deny, "users": ["zed"]}]},
+        {"denyPolicyItems": [{**deny, "groups": ["etl"]}]},
+        {"denyPolicyItems": [{**deny, "roles": ["other"]}]},
+        {"denyPolicyItems": [{**deny, "conditions": [{"type": "ip", "values": ["x"]}]}]},
+        {"denyPolicyItems": [{**deny, "delegateAdmin": True}]},
+        {"denyPolicyItems": [{**deny, "accesses": [{"type": "select", "isAllowed": False}]}]},
+    ):
+        assert not as_written({**good, **bad}, _ours), bad
+
+
+def test_the_models_deny_in_the_narrowing_policy_is_read_as_held(
+    ranger_standin: Standin, ranger_judge: Any
+) -> None:
+    """The model denies reader select on all of crm where the unwritable policy allows
+    pd_reader select: the narrowing policy denies it and names it as the model's deny (an
+    option Ranger 2.9's validator accepts), so the read holds the deny and the sync settles.
+    The option taken out by hand, or claimed by hand for an allow the narrowing only takes
+    away, is put right by the next sync, never wider on the way."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    created = _stored_with_null(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    _add_null_deny(ranger_standin, created["id"])
+    b.deny("reader", "schema sales.crm", "SELECT_TABLE")
+    reconcile(backend, b.model, ALL)
+    (narrowing,) = _narrowings(ranger_standin)
+    assert narrowing["options"][DENIES] == [["pd_reader", "select"]]
+    stored = ranger_standin.store.policy(created["id"])
+    sdef = json.loads(
+        (files("pushdown_lab.ranger_standin") / "data" / "ranger-servicedef-hive.json").read_text()
+    )
+    sdef.setdefault("id", 1)
+    service = {"id": 1, "name": "hive", "type": "hive"}
+    new = {k: v for k, v in copy.deepcopy(narrowing).items() if k not in ("id", "guid", "version")}
+    assert ranger_judge.validate(new, sdef, service, policies=[stored]) is None
+    store = ranger_standin.store
+    store.update_policy(narrowing["id"], {**narrowing, "options": {}})
+    reconcile(backend, b.model, ALL)
+    assert store.policy(narrowing["id"])["options"][DENIES] == [["pd_reader", "select"]]
+    assert _allowed(ranger_standin, *WHO) == [False, False, False, True]
+    again, _ = reconcile(backend, b.model, ALL)
+    assert again.empty, again.ops
+
+    revoke_all(b)  # the model's deny goes, and reader's allow: the narrowing only takes it away
+    b.revoke("reader", "schema sales.crm", ["SELECT_TABLE"], Condition.DENY)
+    reconcile(backend, b.model, ALL)
+    (narrowing,) = _narrowings(ranger_standin)
+    assert DENIES not in (narrowing.get("options") or {})
+    store.update_policy(narrowing["id"], {**narrowing, "options": {DENIES: [["pd_reader", "select"]]}})
+    reconcile(backend, b.model, ALL)
+    assert DENIES not in (store.policy(narrowing["id"]).get("options") or {})
+    assert _allowed(ranger_standin, *WHO) == [False, False, False, True]
+    assert wider(ranger_standin, b) == []
+    last, _ = reconcile(backend, b.model, ALL)
+    assert last.empty, last.ops
+
+
+def test_a_pair_named_as_the_models_deny_is_folded_as_held() -> None:
+    """A pair the narrowing policy denies where the unwritable policy allows it: only the
+    allow taken away, unless the policy names it as the model's deny (then a held deny too);
+    a name for a pair it does not deny is ignored."""
+    stored = _stored(policyItems=[{"roles": ["pd_a"], "accesses": [{"type": "select"}]}])
+    key = ("hive", resource_key(stored))
+    fact = policy_fact(stored, _ours)
+    pair = frozenset({("pd_a", "select")})
+    plain = narrowing_policy(stored, pair, "pushdown")
+    assert folded(fact, key, stored, plain, _ours, True) is None
+    marked = narrowing_policy(stored, pair, "pushdown", denies=pair)
+    assert folded(fact, key, stored, marked, _ours, True) == PolicyFact("hive", key[1], frozenset(), pair)
+    claim = with_denies(plain, frozenset({("pd_b", "drop")}))
+    assert folded(fact, key, stored, claim, _ours, True) is None
+    assert folded(fact, key, stored, {**marked, "options": {DENIES: "x"}}, _ours, True) is None
+
+
+def test_a_spare_form_that_denies_more_is_reported() -> None:
+    """On the spare form of a database-only resource set (a case-swapped twin: Hive matches it
+    the same, another matcher may not), the finding says what more it may deny; on one more
+    ``*`` beside ``*`` it says nothing more (the same resources)."""
+    for resources, more in (
+        ({"database": {"values": ["crm"]}}, "database value 'CRM'"),
+        ({"database": {"values": ["crm"]}, "table": {"values": ["*"]}}, None),
+    ):
+        stored = {**_stored(), "resources": resources, "policyPriority": 1}
+        policy = narrowing_policy(stored, frozenset({("pd_a", "select")}), "pushdown", spare=True)
+        key = ("hive", resource_key(stored))
+        (found,) = narrowing_findings({key: policy}, {key: stored}, _ours)
+        assert "another resource signature" in found
+        assert (more is not None and more in found and "never wider" in found) or (
+            more is None and "also denies" not in found
+        ), found

@@ -65,7 +65,6 @@ def test_a_deny_exception_added_to_the_narrowing_policy_is_never_wider(ranger_st
     assert again.empty, again.ops
 
 
-@pytest.mark.xfail(strict=True, reason="a policy carrying the narrowing label is never read for its allows")
 @pytest.mark.parametrize(
     ("principal", "said"),
     [
@@ -108,7 +107,33 @@ def test_a_hand_made_policy_with_the_narrowing_label_is_read_as_hand_made(
     assert not any(str(policy["name"]) in f and "the sync removes it" in f for f in plan.findings)
 
 
-@pytest.mark.xfail(strict=True, reason="a deny the unwritable policy's allow shadows is never read as held")
+@pytest.mark.parametrize(
+    ("item", "said"),
+    [
+        ({"users": ["carol"], "accesses": [{"type": "select"}]}, "allows select to user carol, outside"),
+        ({"roles": ["pd_reader"], "accesses": [{"type": "alter"}]}, "pd_reader, outside pushdown"),
+    ],
+    ids=["allow-user", "allow-pushdowns-role"],
+)
+def test_a_narrowing_policy_given_an_allow_item_is_read_as_hand_made(
+    ranger_standin: Standin, item: dict[str, Any], said: str
+) -> None:
+    """A near miss: one allow item added by hand to pushdown's own narrowing policy (override
+    priority: it beats the model's deny items). It is no longer what pushdown writes, so it is
+    read as a hand-made policy: its allow item is reported, never taken for the narrowing."""
+    b, _, narrowing = _narrowed(ranger_standin)
+    store = ranger_standin.store
+    store.update_policy(narrowing["id"], {**narrowing, "policyItems": [item]})
+    backend = backend_for(ranger_standin)
+    with contextlib.suppress(BackendError):  # a second narrowing policy is refused (3010): reported
+        reconcile(backend, b.model, ALL)
+    plan, _ = reconcile(backend, b.model, ALL, dry_run=True)
+    named = [f for f in plan.findings if str(narrowing["name"]) in f and said in f]
+    assert named, plan.findings
+    assert not any(str(narrowing["name"]) in f and "the sync removes it" in f for f in plan.findings)
+    assert _allowed(ranger_standin, ("bob", "select"), ("zed", "select")) == [False, True]
+
+
 def test_a_deny_beside_the_unwritable_policys_allow_settles(ranger_standin: Standin) -> None:
     """The model denies reader select on all of crm (its every-table set) where the unwritable
     policy allows pd_reader select: the narrowing policy denies pd_reader select (Ranger:
@@ -186,7 +211,6 @@ def test_a_role_named_again_whose_ranger_role_could_not_go(ranger_standin: Stand
     agrees(ranger_standin, backend, b)
 
 
-@pytest.mark.xfail(strict=True, reason="the narrowing policy has the unwritable override policy's signature")
 def test_an_unwritable_policy_with_override_priority_is_still_narrowed(ranger_standin: Standin) -> None:
     """The policy pushdown merged reader's allow into is given override priority and a null
     deny by hand (behind the validator). The model revokes reader: the rewrite is refused
