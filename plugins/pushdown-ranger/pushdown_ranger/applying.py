@@ -114,7 +114,8 @@ class Applying(Reading):
             if write.last:
                 done += 1
                 progress(1)
-        # a join cycle's transient deny refused: the joins it was for wait (widening)
+        # a write made for a join cycle's transient deny items (no operation of the plan's)
+        # withdraws nothing when refused: the joins it was for wait, as every widening write
         failures += self._withdraw(writer, plan, refused - extra, snapshot)
         if unanswered is not None:
             raise TemporaryBackendError(

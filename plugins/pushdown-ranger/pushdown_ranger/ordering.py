@@ -84,7 +84,8 @@ def schedule(
     (allow items of before and after, deny items of either), so nothing is allowed that
     was not; from stage 3 on, its narrowed form or its new one, so nothing is allowed
     that the new model does not allow (the members of a role aside: see docs/ranger.md).
-    A policy is written twice only when two or more changes both narrow and widen.
+    A policy is written twice only when two or more changes both narrow and widen, or
+    when a join cycle's transient deny items go into it.
     ``held``: the facts Ranger holds (which roles its policies name in allow and deny items);
     ``named``: those roles, when the caller has them (then ``held`` is not looked at, but
     for the order of joins: :func:`_join_order`); ``implied``: (service, access type, the

@@ -199,8 +199,8 @@ batch_steps = st.one_of(
 )
 
 
-def _built(history: list[tuple[Any, ...]]) -> Builder:
-    b = start()
+def _built(history: list[tuple[Any, ...]], *users: str) -> Builder:
+    b = start().users(*users)
     history = [*RICH, *history]
     for step in history:
         try:
@@ -212,6 +212,16 @@ def _built(history: list[tuple[Any, ...]]) -> Builder:
     return b
 
 
+#: grants that let r2 do what r1 denies (:data:`RICH`: r1 may modify every table but c.s1.a,
+#: r2 may select every table but some), for a user joining both (``None``: no grant)
+CROSS: tuple[tuple[Any, ...] | None, ...] = (
+    ("grant", "r2", "catalog c", "MODIFY_TABLE", "ALLOW"),
+    ("grant", "r2", "schema c.s1", "MODIFY_TABLE", "ALLOW"),
+    ("grant", "r2", "table c.s1.a", "MODIFY_TABLE", "ALLOW"),
+    None,
+)
+
+
 def test_random_batches_of_changes_are_never_wider_on_the_way(capsys: pytest.CaptureFixture[str]) -> None:
     """A random model, then a random batch of changes synced at once."""
     totals = {"batches": 0, "wider": 0, "cycles": 0}
@@ -220,7 +230,7 @@ def test_random_batches_of_changes_are_never_wider_on_the_way(capsys: pytest.Cap
     @given(
         before=st.lists(steps, max_size=3),
         batch=st.lists(batch_steps, min_size=2, max_size=5),
-        both=st.none() | st.sampled_from(("u1", "u2", "u3")),
+        both=st.none() | st.tuples(st.sampled_from(("u1", "u4")), st.sampled_from(CROSS)),
     )
     # u3 joins r1, whose new deny on every table of c covers s2.b: r2's deny there went
     # before u3 joined (a window where u3 selected s2.b, which neither model allows)
@@ -233,17 +243,26 @@ def test_random_batches_of_changes_are_never_wider_on_the_way(capsys: pytest.Cap
     # and r1 allowed to select what r2 denies selecting: a cycle, no order of joins is safe
     @example(
         before=[("role_group", "r1", False)],
-        batch=[
-            ("grant", "r2", "catalog c", "MODIFY_TABLE", "ALLOW"),
-            ("grant", "r1", "catalog c", "USE_CATALOG", "ALLOW"),
-        ],
-        both="u1",
+        batch=[("grant", "r1", "catalog c", "USE_CATALOG", "ALLOW")],
+        both=("u1", CROSS[0]),
     )
-    def run(before: list[tuple[Any, ...]], batch: list[tuple[Any, ...]], both: str | None) -> None:
-        if both is not None:  # one user joins both roles in the batch (a join cycle, often)
-            batch = [*batch, ("role_user", "r1", both, True), ("role_user", "r2", both, True)]
+    def run(
+        before: list[tuple[Any, ...]],
+        batch: list[tuple[Any, ...]],
+        both: tuple[str, tuple[Any, ...] | None] | None,
+    ) -> None:
+        users: tuple[str, ...] = ()
+        if both is not None:
+            # one user (u4: a new one, holding nothing) joins both roles in the batch, r2
+            # perhaps allowed what r1 denies (r2 denies what r1 allows): a join cycle, often
+            user, grant = both
+            users = ("u4",)
+            batch = [*batch, *([grant] if grant else []), ("role_user", "r1", user, True)]
+            batch.append(("role_user", "r2", user, True))
         writes: list[Any] = []
-        found = wider_on_the_way(lambda: _built(before), lambda: _built(before + batch), writes)
+        found = wider_on_the_way(
+            lambda: _built(before, *users), lambda: _built(before + batch, *users), writes
+        )
         totals["batches"] += 1
         totals["wider"] += len(found)
         totals["cycles"] += any(w.transient for w in writes)
