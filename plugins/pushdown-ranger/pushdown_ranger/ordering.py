@@ -182,9 +182,9 @@ def _within(
 @dataclass
 class Cycle:
     """What breaking the join cycles of an apply takes (:func:`_join_order`): per policy
-    key, the policy as the new model holds it (``None``: the plan's operation says) and the
-    deny items naming per-user roles it holds while members join; per per-user role, its
-    one member, and whether the apply creates it (and removes it after)."""
+    key, the policy as the new model holds it (the plan's operation's after, else as held)
+    and the deny items naming per-user roles it holds while members join; per per-user
+    role, its one member, and whether the apply creates it (and removes it after)."""
 
     policies: dict[object, tuple[PolicyFact, set[Pair]]] = field(default_factory=dict)
     roles: dict[str, tuple[str, bool]] = field(default_factory=dict)
