@@ -206,7 +206,7 @@ def _built(history: list[tuple[Any, ...]], *users: str) -> Builder:
     history = [*RICH, *history]
     for step in history:
         try:
-            events = events_for(b, step)
+            events = events_for(b.model, step)
         except ModelError:
             continue
         for event in events:
