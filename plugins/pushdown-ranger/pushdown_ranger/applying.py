@@ -22,6 +22,7 @@ from pushdown_ranger.companion import denying_roles
 from pushdown_ranger.facts import PolicyFact, RoleFact
 from pushdown_ranger.ordering import (
     BOTH,
+    Write,
     schedule,
     stage_of,
 )
@@ -39,6 +40,16 @@ class Applying(Reading):
     def order(self, op: Op) -> tuple[object, ...]:
         """The plan's order: each operation where its first write goes (:func:`schedule`)."""
         return (stage_of(op, split=True)[0], str(op.fact))
+
+    def writes(self, plan: Plan, snapshot: Snapshot) -> list[Write]:
+        """The writes :meth:`apply` makes for ``plan`` against ``snapshot``, in order."""
+        assert isinstance(snapshot, RangerSnapshot)
+        index = self._read_index(snapshot)  # the roles the policies name, kept per read
+        named = (index.allowing_roles, index.denying_roles)
+        if snapshot.narrowings:  # the roles narrowing policies deny (not among the facts' deny pairs)
+            more = denying_roles(snapshot.narrowings, self.naming.ours)
+            named = (index.allowing_roles, {**index.denying_roles, **dict.fromkeys(more, 1)})
+        return schedule(plan.ops, snapshot.facts, named, snapshot.implied, self.naming.user_role_prefix)
 
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
         """The writes of :func:`schedule`, in order. Once a write is refused (or unanswered),
@@ -62,15 +73,13 @@ class Applying(Reading):
         failures: list[Failure] = []
         done = 0
         refused: set[Op] = set()
+        extra: set[Op] = set()  # the operations made for writes the plan has none for
         hold = HoldBack()  # every widening write waits once any write is refused
         unanswered: str | None = None
-        index = self._read_index(snapshot)  # the roles the policies name, kept per read
-        named = (index.allowing_roles, index.denying_roles)
-        if snapshot.narrowings:  # the roles narrowing policies deny (not among the facts' deny pairs)
-            more = denying_roles(snapshot.narrowings, self.naming.ours)
-            named = (index.allowing_roles, {**index.denying_roles, **dict.fromkeys(more, 1)})
-        for write in schedule(plan.ops, snapshot.facts, named, snapshot.implied):
+        for write in self.writes(plan, snapshot):
             op = write.op
+            if write.extra:
+                extra.add(op)
             if op in refused:
                 continue
             if write.widens and hold.blocker(op) is not None:
@@ -105,7 +114,9 @@ class Applying(Reading):
             if write.last:
                 done += 1
                 progress(1)
-        failures += self._withdraw(writer, plan, refused, snapshot)
+        # a write made for a join cycle's transient deny items (no operation of the plan's)
+        # withdraws nothing when refused: the joins it was for wait, as every widening write
+        failures += self._withdraw(writer, plan, refused - extra, snapshot)
         if unanswered is not None:
             raise TemporaryBackendError(
                 self.name,

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Container, Iterable
+from dataclasses import dataclass, field
 
 from pushdown.reconcile.plan import Fact, Op
-from pushdown_ranger.facts import PolicyFact, RoleFact
+from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
 
 __all__ = [
     "BOTH",
@@ -34,6 +34,11 @@ class Write:
     widens: bool
     last: bool
     sub: int = 0
+    #: a write the plan has no operation for (``op`` is made for it): the transient deny of
+    #: a join cycle (:func:`_transient`), or the per-user role it names
+    extra: bool = False
+    #: a write :func:`_transient` made (the plan's operation for it, or one made for it)
+    transient: bool = False
 
 
 #: the stages of :func:`schedule`
@@ -45,6 +50,7 @@ def schedule(
     held: Iterable[Fact] = (),
     named: tuple[Container[str], Container[str]] | None = None,
     implied: Iterable[tuple[str, str, frozenset[str]]] = (),
+    user_role_prefix: str | None = None,
 ) -> list[Write]:
     """The writes of an apply, narrow-first across policies:
 
@@ -63,7 +69,11 @@ def schedule(
        narrowed form, its new one, or (a change that only widens) its old one, each no
        wider than the new, so a member joining is given no more than the new model gives
        it; and a deny item that goes in step 5 because the new model denies the member
-       through the role it joins still holds while it joins;
+       through the role it joins still holds while it joins. Where those constraints make
+       a cycle, a user joining two of its roles is first denied, through its per-user role,
+       what the deny items of the role joined out of order deny (:func:`_transient`: those
+       deny items go in stage 1, the per-user role, when new, in stage 0; they go again
+       in stage 5 and the role in stage 6, both widening);
     5. every policy write that widens (deny items removed, allow items added), and the
        rest of each change that does both when there are two or more (then each is split);
     6. roles removed (Ranger refuses to delete a role a policy still names; its members
@@ -74,11 +84,14 @@ def schedule(
     (allow items of before and after, deny items of either), so nothing is allowed that
     was not; from stage 3 on, its narrowed form or its new one, so nothing is allowed
     that the new model does not allow (the members of a role aside: see docs/ranger.md).
-    A policy is written twice only when two or more changes both narrow and widen.
+    A policy is written twice only when two or more changes both narrow and widen, or
+    when a join cycle's transient deny items go into it.
     ``held``: the facts Ranger holds (which roles its policies name in allow and deny items);
     ``named``: those roles, when the caller has them (then ``held`` is not looked at, but
     for the order of joins: :func:`_join_order`); ``implied``: (service, access type, the
-    access types it implies), from the service definitions."""
+    access types it implies), from the service definitions; ``user_role_prefix``: the
+    prefix of the per-user roles, through which a join cycle's users are denied while they
+    join (without it, a cycle's joins go by name: a member may be wider on the way)."""
     allowing: Container[str] = frozenset()
     denying: Container[str] = frozenset()
     if any(isinstance(op.fact, RoleFact) for op in ops):  # only role writes look at them
@@ -101,8 +114,12 @@ def schedule(
         }
     )
     rank: dict[str, int] = {}
+    cycle: Cycle | None = None
     if len(joining) > 1:
-        rank = _join_order(joining, denying, ops, held, implied)
+        rank, cycle = _join_order(joining, denying, ops, held, implied, user_role_prefix)
+    if cycle is not None and cycle.roles:
+        # the per-user roles the transient deny items name: leaving one lifts them
+        denying = _Either(frozenset(cycle.roles), denying)
     out: list[Write] = []
     for op in ops:
         first, half = stage_of(op, split=mixed > 1)
@@ -116,6 +133,8 @@ def schedule(
             out.append(Write(first, half, op, _lifts_deny(half, denying), False, sub))
             later = WIDEN if isinstance(op.fact, PolicyFact) else MEMBERS_IN
             out.append(Write(later, op, op, True, True, _within(op, later, False, denying, rank)))
+    if cycle is not None and cycle.policies:
+        out = _transient(out, ops, cycle)
     out.sort(key=lambda w: (w.stage, w.sub, str(w.op.fact), w.last))
     return out
 
@@ -160,20 +179,40 @@ def _within(
     return 0
 
 
+@dataclass
+class Cycle:
+    """What breaking the join cycles of an apply takes (:func:`_join_order`): per policy
+    key, the policy as the new model holds it (the plan's operation's after, else as held)
+    and the deny items naming per-user roles it holds while members join; per per-user
+    role, its one member, and whether the apply creates it (and removes it after)."""
+
+    policies: dict[object, tuple[PolicyFact, set[Pair]]] = field(default_factory=dict)
+    roles: dict[str, tuple[str, bool]] = field(default_factory=dict)
+
+
 def _join_order(
     joining: list[str],
     denying: Container[str],
     ops: tuple[Op, ...] | list[Op],
     held: Iterable[Fact],
     implied: Iterable[tuple[str, str, frozenset[str]]],
-) -> dict[str, int]:
+    user_role_prefix: str | None = None,
+) -> tuple[dict[str, int], Cycle | None]:
     """The rank of each role members join in stage 4: a role whose deny items could take
     away an access another joining role's allow items give (the same service and access
     type, or one either implies, on any resources) is joined before it, so a member never holds the allow
     without the deny. The items counted are those of every policy, held, before and
     after (more items: more constraints, never fewer). Ties go by roles a deny item names
-    first, then by name; so does every join when the constraints make a cycle (each role
-    allows what another denies: no order of joins is safe; a known window)."""
+    first, then by name.
+
+    When the constraints make a cycle (each role allows what another denies: no order of
+    joins is safe), one role ``d`` of it (the first by the same rule) has its constraints
+    met another way: each user joining ``d`` and a role ``d`` had to come before is denied
+    through its per-user role (``user_role_prefix`` + the user) what ``d``'s deny items in
+    the new model deny there, before any join (:class:`Cycle`, :func:`_transient`). Without
+    ``user_role_prefix`` (or a per-user role the apply cannot rely on: one held without the
+    user, or one the plan changes), every join goes by the rule without constraints: a
+    member may be wider on the way until its last join."""
     wanted = set(joining)
     more: dict[tuple[str, str], frozenset[str]] = {(s, a): m for s, a, m in implied}
 
@@ -186,34 +225,162 @@ def _join_order(
                     todo.append(x)
         return {(service, x) for x in out}
 
+    # the users each joining role gains, and the per-user roles they have
+    added: dict[str, set[str]] = {r: set() for r in joining}
+    user_roles: dict[str, Op] = {}
+    for op in ops:
+        fact = op.fact
+        if isinstance(fact, RoleFact):
+            if fact.name in wanted and isinstance(op.before, RoleFact) and isinstance(op.after, RoleFact):
+                added[fact.name] |= op.after.users - op.before.users
+            elif user_role_prefix is not None and fact.name.startswith(user_role_prefix):
+                user_roles[fact.name] = op
+    candidates = (
+        {user_role_prefix + u for users in added.values() for u in users}
+        if user_role_prefix is not None
+        else set()
+    )
     allows: dict[str, set[tuple[str, str]]] = {r: set() for r in joining}
     denies: dict[str, set[tuple[str, str]]] = {r: set() for r in joining}
+    # the policies whose deny items name a joining role: the new model's (the plan's
+    # after), else as held (a policy the plan leaves)
+    denied_by: dict[object, PolicyFact] = {}
+    planned: set[object] = set()
+    held_roles: dict[str, RoleFact] = {}
+    for op in ops:
+        if isinstance(op.fact, PolicyFact):
+            planned.add(op.fact.key)
+            if isinstance(op.after, PolicyFact) and any(role in wanted for role, _ in op.after.deny):
+                denied_by[op.after.key] = op.after
     facts = [f for op in ops for f in (op.before, op.after)]
-    for fact in (*facts, *held):
-        if not isinstance(fact, PolicyFact):
+    for one in (*facts, *held):
+        if isinstance(one, RoleFact):
+            if one.name in candidates:
+                held_roles.setdefault(one.name, one)
             continue
+        if not isinstance(one, PolicyFact):
+            continue
+        fact = one
         for role, access in fact.allow:
             if role in wanted:
                 allows[role] |= closure(fact.service, access)
         for role, access in fact.deny:
             if role in wanted:
                 denies[role] |= closure(fact.service, access)
+                if fact.key not in planned:
+                    denied_by.setdefault(fact.key, fact)
     # before[r]: the roles to join before r (their denies meet r's allows)
     before = {r: {d for d in joining if d != r and denies[d] & allows[r]} for r in joining}
+    constraints = {r: set(ds) for r, ds in before.items()}
 
     def tie(name: str) -> tuple[int, str]:
         return (0 if name in denying else 1, name)
 
     rank: dict[str, int] = {}
+    met: list[str] = []  # roles whose constraints the transient deny items meet
     left = set(joining)
     while left:
         ready = [r for r in left if not (before[r] & left)]
-        if not ready:  # a cycle: no order is safe; the old rule's, as before
-            return {}
+        if not ready:  # a cycle: no order is safe
+            if user_role_prefix is None:
+                return {}, None  # the old rule's, as before
+            d = _on_cycle(left, before, tie)
+            met.append(d)
+            for r in left:
+                before[r].discard(d)
+            continue
         pick = min(ready, key=tie)
         rank[pick] = len(rank)
         left.discard(pick)
-    return rank
+    if not met:
+        return rank, None
+    assert user_role_prefix is not None
+    cycle = Cycle()
+    relied: dict[str, tuple[bool, bool]] = {}  # per user: its per-user role relied on, made new
+
+    def usable(user: str) -> tuple[bool, bool]:
+        if user not in relied:
+            name = user_role_prefix + user
+            op, fact = user_roles.get(name), held_roles.get(name)
+            if op is None:
+                ok = fact is None or user in fact.users
+            elif op.action == "add":
+                ok = isinstance(op.after, RoleFact) and user in op.after.users
+            elif op.action == "remove":
+                ok = isinstance(op.before, RoleFact) and user in op.before.users
+            else:  # a per-user role changed (made by hand): its members move in this apply
+                ok = False
+            relied[user] = (ok, op is None and fact is None)
+        return relied[user]
+
+    for d in met:
+        after = [r for r in joining if d in constraints[r]]
+        for key, fact in sorted(denied_by.items(), key=lambda kv: str(kv[0])):
+            for role, access in fact.deny:
+                if role != d:
+                    continue
+                reach = closure(fact.service, access)
+                users = {u for r in after if reach & allows[r] for u in added[d] & added[r] if usable(u)[0]}
+                if users:
+                    pairs = cycle.policies.setdefault(key, (fact, set()))[1]
+                    pairs.update((user_role_prefix + u, access) for u in users)
+                    cycle.roles.update((user_role_prefix + u, (u, usable(u)[1])) for u in users)
+    return rank, cycle
+
+
+def _on_cycle(left: set[str], before: dict[str, set[str]], tie: Callable[[str], tuple[int, str]]) -> str:
+    """The first role by ``tie`` on a cycle of ``before`` among ``left`` (each of which has
+    a role of ``left`` to come before it)."""
+    path: list[str] = []
+    at = min(left, key=tie)
+    while at not in path:
+        path.append(at)
+        at = min(before[at] & left, key=tie)
+    return min(path[path.index(at) :], key=tie)
+
+
+def _transient(out: list[Write], ops: tuple[Op, ...] | list[Op], cycle: Cycle) -> list[Write]:
+    """``out`` with the writes of a join cycle's transient deny items: each policy whose deny
+    items are met so is written in stage 1 in its narrowed form (allow items of before and
+    after, deny items of either) with the per-user roles' deny items, and in stage 5 in its
+    new form (widening: it waits once a write is refused, the deny items then stay,
+    narrower, until the next sync removes them); a per-user role the apply has not is
+    created in stage 0 and removed in stage 6 (widening, likewise)."""
+    planned = {
+        op.fact.key: op for op in ops if isinstance(op.fact, PolicyFact) and op.fact.key in cycle.policies
+    }
+    replaced = set(planned.values())
+    kept = [w for w in out if w.op not in replaced]
+    for key, (fact, pairs) in cycle.policies.items():
+        extra = frozenset(pairs)
+        op = planned.get(key)
+        if op is None:
+            mid = PolicyFact(fact.service, fact.resources, fact.allow, fact.deny | extra)
+            made = Op("change", fact, mid, fact.phase)
+            kept.append(Write(NARROW, made, made, False, False, extra=True, transient=True))
+            kept.append(
+                Write(
+                    WIDEN, Op("change", mid, fact, fact.phase), made, True, False, extra=True, transient=True
+                )
+            )
+            continue
+        old = op.before if isinstance(op.before, PolicyFact) else None
+        assert isinstance(op.after, PolicyFact)
+        new = op.after
+        allow = new.allow & old.allow if old is not None else frozenset()
+        deny = new.deny | (old.deny if old is not None else frozenset())
+        mid = PolicyFact(new.service, new.resources, allow, deny | extra)
+        step = Op("change" if old else "add", old, mid, op.phase)
+        kept.append(Write(NARROW, step, op, False, False, transient=True))
+        kept.append(Write(WIDEN, op, op, True, True, transient=True))
+    for name, (user, new_role) in sorted(cycle.roles.items()):
+        if new_role:
+            role = RoleFact(name, frozenset({user}))
+            made = Op("add", None, role, role.phase)
+            kept.append(Write(CREATE_ROLES, made, made, False, False, extra=True, transient=True))
+            gone = Op("remove", role, None, role.phase)
+            kept.append(Write(DROP_ROLES, gone, gone, True, False, extra=True, transient=True))
+    return kept
 
 
 def stage_of(op: Op, *, split: bool = True) -> tuple[int, Op | None]:

@@ -211,7 +211,7 @@ def test_a_role_a_deny_names_keeps_its_members_after_a_refusal() -> None:
     def world() -> Builder:
         b = start()
         for step in (*RICH, ("role_group", "r2", True)):
-            for event in events_for(b, step):
+            for event in events_for(b.model, step):
                 b.model.apply(event)
         return b
 
@@ -219,7 +219,7 @@ def test_a_role_a_deny_names_keeps_its_members_after_a_refusal() -> None:
     b = world()
     for step in (("delete_role", "r2"), ("role_group", "r1", False)):
         kind = step[0]
-        events = ch.delete_role(b.model, "r2") if kind == "delete_role" else events_for(b, step)
+        events = ch.delete_role(b.model, "r2") if kind == "delete_role" else events_for(b.model, step)
         for event in events:
             b.model.apply(event)
     new = b.model
