@@ -268,7 +268,7 @@ class Compiling(RangerBase):
         if len(moved) != 1:
             return False
         ((role, u),) = moved
-        if {**seen.role_users, role: seen.role_users.get(role, frozenset()) | {u}} != model.role_users:
+        if not seen.joined_only(model, role, u):
             return False
         held = model.holders_of(role)
         if users != held or model.roles_of(u).keys() != {role}:

@@ -317,6 +317,10 @@ class Synced:
     #: REST reads by what they ask: the version check (the services, the role version), the
     #: service definitions (before: every sync, 1 / 1), anything else
     by_kind: tuple[tuple[str, int], ...] = ()
+    #: the model's roles and users the kept roles' memberships were compared over (the
+    #: memberships seen against the model's, the stamps taken again: before issue 30's
+    #: stamps, every role's holders once or twice a sync)
+    compared: int = 0
 
 
 def read_kinds(log: list[tuple[str, str, int]]) -> tuple[tuple[str, int], ...]:
@@ -348,11 +352,26 @@ class Work:
     read: int = 0
     looked: int = 0
     sorted_names: int = 0
+    compared: int = 0
 
     @contextmanager
     def counting(self, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         from pushdown_ranger import reading, reporting
         from pushdown_ranger.compile import desired, hive_names
+
+        same, equal_but, restamp = desired._Seen.same, desired._Seen.equal_but, desired._Seen.restamp
+
+        def counted_same(seen: Any, model: Model) -> bool:
+            self.compared += len(model.role_users)
+            return same(seen, model)
+
+        def counted_equal_but(seen: Any, model: Model, role: str, user: str) -> bool:
+            self.compared += len(model.role_users)
+            return equal_but(seen, model, role, user)
+
+        def counted_restamp(seen: Any, model: Model) -> None:
+            self.compared += len(model.users)
+            restamp(seen, model)
 
         interned, unenforced, role_findings = desired.interned, reporting.unenforced, reporting.role_findings
         put, add = reporting._Found.put, reporting._Found.add
@@ -392,6 +411,9 @@ class Work:
             return out
 
         with monkeypatch.context() as m:
+            m.setattr(desired._Seen, "same", counted_same)
+            m.setattr(desired._Seen, "equal_but", counted_equal_but)
+            m.setattr(desired._Seen, "restamp", counted_restamp)
             m.setattr(hive_names, "sorted", counted_sorted, raising=False)
             m.setattr(reporting._Found, "put", looked_put)
             m.setattr(reporting._Found, "add", looked_add)
@@ -453,6 +475,7 @@ def synced_changes(
                     looked=work.looked,
                     sorted_names=work.sorted_names,
                     by_kind=read_kinds(log),
+                    compared=work.compared,
                 )
             )
             # the facts kept after the writes (those answered put in place) are a read's
@@ -492,6 +515,10 @@ def test_a_synced_table_grant_and_role_membership_cost_as_much_in_an_estate_ten_
     # the Hive naming's notes sort the case twins noted, not every table of each database
     # compiled (before: the tables of the change's databases, every sync)
     assert (small_table.sorted_names, small_member.sorted_names) == (0, 0), (small_table, small_member)
+    # the kept roles' memberships: proved unmoved but for the change's users by the model's
+    # stamps, not compared role by role (before: every role's holders, 11 + 11 at scale 1 and
+    # 101 + 101 at scale 10 for a grant, and for a membership 3 x 12 and 3 x 102)
+    assert (small_table.compared, small_member.compared) == (0, 0), (small_table, small_member)
     # the reads: the version check before the writes and after them (the read back that
     # proves them), 2 + 2; the service definitions are not asked again while pushdown's
     # services' policy versions stand (Ranger moves them when it updates a definition), so
@@ -710,3 +737,70 @@ def test_a_user_joining_a_role_alone_in_its_class_compiles_no_database_in_an_est
     print(f"\nranger, a user joining a role alone in its class: scale 1 {small}, scale 10 {large}")
     assert large[4] >= 10 * small[4] - 10 > 0, (small, large)  # the deciding users grow
     assert small[:4] == large[:4] == (0, 0, 0, 1), (small, large)
+
+
+def test_the_stamps_prove_a_membership_alone_moved_as_comparing_every_role_does() -> None:
+    """The kept roles' memberships (``desired._Seen``) proved by the model's stamps, not by
+    comparing every role's holders (issue 30): over random histories of memberships, groups,
+    users and roles after the copy (some several at once, some no sync names), whenever the
+    stamps say that the hint's users alone moved, each role's holders as the copy has them,
+    those users' entries copied again, are the model's; whenever they say that one user
+    joined one role and nothing else moved, the copy with that membership added holds each
+    role's direct holders as the model does. A model filled without events has no stamps:
+    nothing is proved by them."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from pushdown.errors import ModelError
+    from pushdown_ranger.compile import desired
+    from pushdown_ranger.tests.test_ranger_scoped_roles import USERS, changes, events_for, start
+    from tests.adversary import histories
+
+    def holders(model: Model | Any) -> dict[str, frozenset[str]]:
+        out: dict[str, set[str]] = {}
+        for role, users in model.role_users.items():
+            out.setdefault(role, set()).update(users)
+        for role, groups in model.role_groups.items():
+            for group in groups:
+                out.setdefault(role, set()).update(model.groups.get(group, ()))
+        return {r: frozenset(u) for r, u in out.items() if u}
+
+    proved = [0, 0]
+
+    @settings(max_examples=histories(300), deadline=None, suppress_health_check=list(HealthCheck))
+    @given(
+        history=st.lists(changes, min_size=0, max_size=4),
+        hint=st.sets(st.sampled_from(USERS), max_size=2),
+    )
+    def run(history: list[tuple[Any, ...]], hint: set[str]) -> None:
+        model = start()
+        seen = desired._Seen.of(model)
+        assert seen.stamped is not None  # every user and holder stamped: a model of events
+        before = {r: frozenset(u) for r, u in model.role_users.items()}
+        # each user's roles as the copy was made (the memo's ``held``: direct or through groups)
+        held = {u: set(model.roles_of(u)) for u in model.users}
+        for step in history:
+            try:
+                do(model, events_for(model, step))
+            except ModelError:
+                continue
+        if seen.stamped_only(model, hint):
+            proved[0] += 1
+            seen.moved(model, frozenset(hint), held)
+            assert holders(seen) == holders(model), (history, hint)
+        for user in USERS:
+            gained = [r for r in model.user_roles.get(user, ()) if user not in before.get(r, ())]
+            if len(gained) == 1 and seen.joined_only(model, gained[0], user):
+                proved[1] += 1
+                after = {**before, gained[0]: before.get(gained[0], frozenset()) | {user}}
+                assert {r: u for r, u in after.items() if u} == {
+                    r: frozenset(u) for r, u in model.role_users.items() if u
+                }, (history, user)
+
+    run()
+    print(f"\nstamps: the hint's users alone moved {proved[0]} times, one membership alone {proved[1]} times")
+    assert proved[0] > 0 and proved[1] > 0
+    unstamped = start()
+    unstamped.roles_moved.clear()
+    assert desired._Seen.of(unstamped).stamped is None
+    assert not desired._Seen.of(unstamped).stamped_only(unstamped, ())
