@@ -15,7 +15,11 @@ for every class; the read's findings mapped every user twice, 23 / 203 calls). O
 (issue 30, the issue's estate): Ranger roles made 0 / 0 for the grant and 1 / 1 for the
 membership (before: one per model role, every sync), policies and roles the read's
 findings examine 1 / 1 (before: every policy and role read, after each write), policies and
-roles whose findings are looked up or made 2 / 2 (before: 11 / 101, a pass over every one).
+roles whose findings are looked up or made 2 / 2 (before: 11 / 101, a pass over every one),
+roles and users the kept roles' memberships are compared over 0 / 0 (before, every role's
+holders: 11 / 101 for the grant, 22 / 202 for the membership: the model's role
+stamps prove what moved), policies whose database the focus works out 2 / 2 after a sync
+(before: every Hive policy outside the focus, each diff: 22 / 202).
 
 A scoped Ranger sync compiles the Hive database of the change (a Ranger focus is a
 database), not its catalog, for the users something there decides for
@@ -536,8 +540,8 @@ def test_a_synced_table_grant_and_role_membership_cost_as_much_in_an_estate_ten_
     # compiled (before: the tables of the change's databases, every sync)
     assert (small_table.sorted_names, small_member.sorted_names) == (0, 0), (small_table, small_member)
     # the kept roles' memberships: proved unmoved but for the change's users by the model's
-    # stamps, not compared role by role (before: every role's holders, 11 + 11 at scale 1 and
-    # 101 + 101 at scale 10 for a grant, and for a membership 3 x 12 and 3 x 102)
+    # stamps, not compared role by role (before: every role's holders, 11 at scale 1 and 101
+    # at scale 10 for a grant, 22 and 202 for a membership)
     assert (small_table.compared, small_member.compared) == (0, 0), (small_table, small_member)
     # the policies outside the focus: their database worked out once per policy as read, kept
     # with its fact (before: every Hive policy outside the focus, each diff)
