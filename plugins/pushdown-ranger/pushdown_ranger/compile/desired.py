@@ -504,13 +504,13 @@ class _Memo:
             if not proved and seen.same(model):
                 seen.restamp(model)
                 return self.facts
-            roles = seen.moved(model, moved, self.held)
+            roles: set[str] | None = seen.moved(model, moved, self.held)
             if proved:
                 seen.settle(model, moved)
             elif seen.same(model):
                 seen.restamp(model)
             else:
-                roles = None
+                roles = None  # a change the hint did not name: every role made again
             if roles is not None:
                 for role in roles:
                     self._make(model, naming, who, role)
