@@ -24,7 +24,9 @@ search for the policy, then one update of it (or a create when there is none).
    goals <= 50 ms, <= 250 ms): the change applied, synced over its scope, and the
    stand-in's engine asked until it allows it (the rest after the sync is the stand-in
    building its engine from the changed policies); Ranger 2.9's engine (the lab's judge)
-   is asked the same questions at the end;
+   is asked the same questions at the end; the floor of each change is the GETs its sync
+   made (the version check), made again bare against the same stand-in (``--growth``:
+   the estate 100x smaller first, then the growth of both, change and floor);
 3. a no-op sync: its calls (goal: the one version check: the services' policy versions
    and the role version, answered 304) and writes (0).
 """
