@@ -24,17 +24,23 @@ search for the policy, then one update of it (or a create when there is none).
    goals <= 50 ms, <= 250 ms): the change applied, synced over its scope, and the
    stand-in's engine asked until it allows it (the rest after the sync is the stand-in
    building its engine from the changed policies); Ranger 2.9's engine (the lab's judge)
-   is asked the same questions at the end;
+   is asked the same questions at the end; the floor of each change is the GETs its sync
+   made (the version check), made again bare against the same stand-in (``--growth``:
+   the estate 100x smaller first, then the growth of both, change and floor);
 3. a no-op sync: its calls (goal: the one version check: the services' policy versions
    and the role version, answered 304) and writes (0).
 """
 
 from __future__ import annotations
 
+import base64
 import gc
+import http.client
+import json
 import math
 import sys
 import time
+import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
@@ -210,24 +216,66 @@ def main() -> int:
         help="gc.freeze() after the full sync (as a daemon may after loading its model): the"
         " cyclic collector then no longer walks the estate's objects on every collection",
     )
+    parser.add_argument(
+        "--growth",
+        action="store_true",
+        help="run the estate 100x smaller first (--scale / 100), in the same process, and print"
+        " the growth of commit -> enforced and of its floor (the sync's reads, bare) between them",
+    )
     args = parser.parse_args()
     with Report("ranger", args) as report:
-        schemas, tables, roles = sizes(args.scale, args.issue_estate)
-        t0 = time.perf_counter()
-        model, grants = estate(args.scale, args.issue_estate)
-        report.section("the estate")
-        report.row("Hive databases x tables", f"{schemas} x {tables}")
-        report.row("tables", schemas * tables)
-        report.row("roles (each held by one or two of as many users)", roles)
-        report.row("privileges granted", len(grants))
-        report.row("model built in", time.perf_counter() - t0, "s")
-        ours, floor = standin(), standin()
-        try:
-            run(report, model, grants, ours, floor, args.gc_freeze, whole_floor=not args.issue_estate)
-        finally:
-            ours.stop()
-            floor.stop()
+        scales = [args.scale / 100, args.scale] if args.growth else [args.scale]
+        found = {s: _one_estate(report, args, s) for s in scales}
+        if args.growth:
+            _growth(report, found[scales[0]], found[scales[1]], scales)
     return 0
+
+
+def _one_estate(report: Report, args: Any, scale: float) -> dict[str, dict[str, float]]:
+    schemas, tables, roles = sizes(scale, args.issue_estate)
+    t0 = time.perf_counter()
+    model, grants = estate(scale, args.issue_estate)
+    report.section(f"the estate (scale {scale:g})")
+    report.row("Hive databases x tables", f"{schemas} x {tables}")
+    report.row("tables", schemas * tables)
+    report.row("roles (each held by one or two of as many users)", roles)
+    report.row("privileges granted", len(grants))
+    report.row("model built in", time.perf_counter() - t0, "s")
+    ours, floor = standin(), standin()
+    try:
+        return run(report, model, grants, ours, floor, args.gc_freeze, whole_floor=not args.issue_estate)
+    finally:
+        ours.stop()
+        floor.stop()
+        if args.gc_freeze:
+            gc.unfreeze()
+
+
+def _growth(
+    report: Report,
+    small: dict[str, dict[str, float]],
+    large: dict[str, dict[str, float]],
+    scales: list[float],
+) -> None:
+    """Each change's p50 and p99 at both scales, its growth, and the floor's (the same reads
+    made bare against the same stand-in) with its growth: what of the growth is the server's."""
+    report.section(f"growth from scale {scales[0]:g} to {scales[1]:g} (goal <= 1.5x)")
+    for label in small:
+        a, b = small[label], large[label]
+        for key in ("p50", "p99", "sync p50", "floor p50", "floor p99"):
+            report.row(
+                f"{label}: {key}, scale {scales[0]:g} -> {scales[1]:g}", f"{a[key]:.2f} -> {b[key]:.2f}", "ms"
+            )
+        report.ratio(f"{label}: growth of the p50 (goal <= 1.5x)", b["p50"], a["p50"], 1.5)
+        report.ratio(f"{label}: growth of the sync's p50", b["sync p50"], a["sync p50"])
+        report.ratio(
+            f"{label}: growth of the floor's p50 (the server's reads, bare)", b["floor p50"], a["floor p50"]
+        )
+        report.row(
+            f"{label}: p50 less the floor's p50, scale {scales[0]:g} -> {scales[1]:g}",
+            f"{a['p50'] - a['floor p50']:.2f} -> {b['p50'] - b['floor p50']:.2f}",
+            "ms",
+        )
 
 
 def run(
@@ -238,7 +286,7 @@ def run(
     floor: Standin,
     freeze: bool = False,
     whole_floor: bool = True,
-) -> None:
+) -> dict[str, dict[str, float]]:
     """The three sections; ``whole_floor`` False: the per-privilege shape pushes only the
     single changes of section 2 (its role created first), not the estate; ``freeze``: the
     objects alive after the full sync are moved out of the cyclic collector's reach."""
@@ -262,7 +310,7 @@ def run(
         gc.collect()
         gc.freeze()
     changed(report, model, ours, backend, floor)
-    enforced(report, model, backend, ours)
+    found = enforced(report, model, backend, ours)
 
     report.section("3. a no-op sync")
     ours.reset_log()
@@ -272,6 +320,7 @@ def run(
     report.row("no-op full sync: REST writes (goal 0)", writes)
     report.row("no-op full sync: time (the compile is local)", wall, "s")
     report.row("no-op full sync: plan operations", len(plan.ops))
+    return found
 
 
 def _per_privilege_estate(
@@ -361,7 +410,9 @@ def changed(
 GRANTS, MEMBERSHIPS = 50, 10
 
 
-def enforced(report: Report, model: Model, backend: RangerBackend, ours: Standin) -> None:
+def enforced(
+    report: Report, model: Model, backend: RangerBackend, ours: Standin
+) -> dict[str, dict[str, float]]:
     """Commit -> enforced: each change applied to the model, synced over its scope, then the
     stand-in's engine asked until it answers as the model now does (the policy it serves);
     at the end Ranger 2.9's own engine (the lab's judge) is asked the same questions."""
@@ -369,7 +420,7 @@ def enforced(report: Report, model: Model, backend: RangerBackend, ours: Standin
     # roles held by one user only, with no DENY: r<i> for i % 10 not in (0, 1)
     picks = [i for i in range(roles) if i % 10 not in (0, 1)]
     asked: list[tuple[dict[str, str], str, str]] = []
-    grant_times: list[tuple[float, float]] = []
+    grant_times: list[tuple[float, float, float]] = []
     # a new (role, table) each time: at a tiny scale there are fewer pairs than GRANTS
     for k in range(min(GRANTS, len(picks) * tables)):
         i = picks[k % len(picks)]
@@ -391,7 +442,7 @@ def enforced(report: Report, model: Model, backend: RangerBackend, ours: Standin
     for name in joiners:  # users first, synced apart (not timed)
         events = apply(model, ch.add_user(model, name))
         reconcile(backend, model, Scope.union(scope_of(e) for e in events))
-    member_times: list[tuple[float, float]] = []
+    member_times: list[tuple[float, float, float]] = []
     for k, name in enumerate(joiners):
         i = picks[(k * 11 + 3) % len(picks)]
         question = ({"database": f"s{i % schemas}", "table": "t1", "column": "*"}, "select", name)
@@ -406,22 +457,45 @@ def enforced(report: Report, model: Model, backend: RangerBackend, ours: Standin
             )
         )
         asked.append(question)
+    found: dict[str, dict[str, float]] = {}
     for label, times in (
         ("ALLOW MODIFY_TABLE on a table to a role", grant_times),
         ("a role granted to one more user", member_times),
     ):
-        whole, sync = [t for t, _ in times], [s for _, s in times]
+        whole, sync, bare = [t for t, _, _ in times], [s for _, s, _ in times], [f for _, _, f in times]
+        numbers = found[label] = {
+            "p50": _pct(whole, 50) * 1000,
+            "p99": _pct(whole, 99) * 1000,
+            "sync p50": _pct(sync, 50) * 1000,
+            "sync p99": _pct(sync, 99) * 1000,
+            "floor p50": _pct(bare, 50) * 1000,
+            "floor p99": _pct(bare, 99) * 1000,
+        }
         report.row(f"commit -> enforced, {label}: changes", len(times))
-        report.row(f"commit -> enforced, {label}: p50 (goal <= 50 ms)", _pct(whole, 50) * 1000, "ms")
-        report.row(f"commit -> enforced, {label}: p99 (goal <= 250 ms)", _pct(whole, 99) * 1000, "ms")
-        report.row(f"commit -> enforced, {label}: of which the sync, p50", _pct(sync, 50) * 1000, "ms")
-        report.row(f"commit -> enforced, {label}: of which the sync, p99", _pct(sync, 99) * 1000, "ms")
+        report.row(f"commit -> enforced, {label}: p50 (goal <= 50 ms)", numbers["p50"], "ms")
+        report.row(f"commit -> enforced, {label}: p99 (goal <= 250 ms)", numbers["p99"], "ms")
+        report.row(f"commit -> enforced, {label}: of which the sync, p50", numbers["sync p50"], "ms")
+        report.row(f"commit -> enforced, {label}: of which the sync, p99", numbers["sync p99"], "ms")
+        report.floor(
+            f"commit -> enforced, {label}: floor, the sync's reads made bare, p50", numbers["floor p50"], "ms"
+        )
+        report.row(f"commit -> enforced, {label}: floor, p99", numbers["floor p99"], "ms")
+        report.ratio(
+            f"commit -> enforced, {label}: p50 over the floor's p50", numbers["p50"], numbers["floor p50"]
+        )
+    report.note(
+        "floor: the GETs each sync made (its version checks: the services, the role download",
+        "answered as the sync was answered, 304 or every role), made again right after the change",
+        "over one kept-alive http.client connection, the answer read and parsed, no pushdown code;",
+        "the sync's one write is not repeated (it would change the server)",
+    )
     report.row(
         "commit -> enforced: the stand-in's engine allows every change", all(_allowed(ours, q) for q in asked)
     )
     report.row(
         "commit -> enforced: Ranger 2.9's engine (the judge) allows every change", _judged(ours, asked)
     )
+    return found
 
 
 def sizes_of(model: Model) -> tuple[int, int, int]:
@@ -436,16 +510,55 @@ def _commit_to_enforced(
     ours: Standin,
     change: Callable[[], list[ev.Event]],
     question: tuple[dict[str, str], str, str],
-) -> tuple[float, float]:
-    """(commit -> enforced, of which the sync), in seconds."""
+) -> tuple[float, float, float]:
+    """(commit -> enforced, of which the sync, the floor: the sync's reads made bare), in seconds."""
+    before = _role_version(ours)
+    ours.reset_log()
     t0 = time.perf_counter()
     events = apply(model, change())
     reconcile(backend, model, Scope.union(scope_of(e) for e in events))
     synced = time.perf_counter()
     for _ in range(1000):  # the sync returns once Ranger answered its writes: asked once
         if _allowed(ours, question):
-            return time.perf_counter() - t0, synced - t0
+            whole = time.perf_counter() - t0
+            return whole, synced - t0, _bare_reads(ours, ours.request_log, before)
     raise AssertionError(f"not enforced: {question}")
+
+
+def _role_version(ours: Standin, service: str = "hive") -> int:
+    with ours.store.lock:
+        return int(ours.store.service(service)["roleVersion"])
+
+
+def _bare_reads(ours: Standin, log: list[tuple[str, str, int]], before: int) -> float:
+    """The GETs of ``log`` made again, bare (http.client over one kept-alive connection,
+    Basic authentication, each answer read and parsed as JSON), in seconds: a role download
+    answered 304 then is asked with the role version now (304 again), one answered 200 with
+    the version before the change (every role again, as the sync was answered)."""
+    url = urllib.parse.urlsplit(ours.url)
+    user, password = ours.auth
+    token = base64.b64encode(f"{user}:{password}".encode()).decode()
+    headers = {"Authorization": f"Basic {token}", "Accept": "application/json"}
+    now = _role_version(ours)
+    conn = http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port, timeout=30)
+    try:
+        conn.connect()
+        t0 = time.perf_counter()
+        for method, path, status in log:
+            if method != "GET":
+                continue
+            if "/roles/secure/download/" in path:
+                path = f"{path}?lastKnownRoleVersion={now if status == 304 else before}"
+            conn.request("GET", url.path.rstrip("/") + path, headers=headers)
+            answer = conn.getresponse()
+            body = answer.read()
+            if answer.status not in (200, 304) or (status in (200, 304) and answer.status != status):
+                raise AssertionError(f"the floor's GET {path}: {answer.status}, the sync's {status}")
+            if body:
+                json.loads(body)
+        return time.perf_counter() - t0
+    finally:
+        conn.close()
 
 
 def _allowed(ours: Standin, question: tuple[dict[str, str], str, str]) -> bool:

@@ -85,6 +85,11 @@ class Model:
     #: (absent: never stamped, e.g. filled without events: trust nothing). Not compared.
     grants_moved: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
     roles_moved: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+    #: how many stamps :attr:`roles_moved` was given (one per user stamped, each time): a
+    #: cache that kept it, and the latest stamp then, proves which users alone were stamped
+    #: since (those of a few names whose stamps are newer, when as many as the count moved)
+    #: without a pass over every user. Not compared.
+    roles_stamped: int = field(default=0, compare=False, repr=False)
 
     # -- queries ---------------------------------------------------------------------
 
@@ -224,6 +229,7 @@ class Model:
     def _moved_roles_of(self, users: Iterable[str]) -> None:
         for user in users:
             self.roles_moved[user] = next(_STAMPS)
+            self.roles_stamped += 1
 
     def _moved_grants_of(self, role: str) -> None:
         self.grants_moved[role] = next(_STAMPS)

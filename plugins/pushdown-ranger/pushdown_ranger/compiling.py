@@ -111,6 +111,15 @@ class ReadIndex:
 _FIRST = itemgetter(0)
 
 
+def fold_counts(identity: Identity) -> dict[str, int]:
+    """How many model users the kept identity gives each Ranger name, folded (once per
+    identity: it changes when a user is mapped again or dropped)."""
+    folds: dict[str, int] = {}
+    for name in identity.names.values():
+        folds[name.casefold()] = folds.get(name.casefold(), 0) + 1
+    return folds
+
+
 def _bump(index: dict[str, dict[str, int]], key: str, name: str, step: int) -> None:
     counts = index.setdefault(key, {})
     _bump_one(counts, name, step)
@@ -304,17 +313,15 @@ class Compiling(RangerBase):
             return None
         identity = self.kept.of(model.users, users)
         if self._folds is None or self._folds[0] is not identity:
-            folds: dict[str, int] = {}
-            for name in identity.names.values():
-                folds[name.casefold()] = folds.get(name.casefold(), 0) + 1
-            self._folds = (identity, folds)
+            self._folds = (identity, fold_counts(identity))
         mine = {identity.names[u].casefold() for u in users if u in identity.names}
         # a user removed is mapped again (no longer in the model's names): the Ranger roles
         # it is still a member of are where its removal changes policies; one whose name a
         # model user still holds ended a clash, which changes that user's items everywhere
         names = identity.names
         gone = {r.casefold() for u in users if u not in names and (r := identity.name(u)) is not None}
-        if any(self._folds[1].get(name, 0) > 1 for name in mine) or not gone.isdisjoint(self._folds[1]):
+        folds = self._folds[1]  # looked up by key (``set.isdisjoint`` walks a dict it is given)
+        if any(folds.get(name, 0) > 1 for name in mine) or any(name in folds for name in gone):
             return None  # a twin's Ranger name (compiled apart, or refused): it changes too
         mine |= gone
         index = self._read_index(snapshot)
@@ -384,7 +391,7 @@ class Compiling(RangerBase):
         if len(moved) != 1:
             return False
         ((role, u),) = moved
-        if {**seen.role_users, role: seen.role_users.get(role, frozenset()) | {u}} != model.role_users:
+        if not seen.joined_only(model, role, u):
             return False
         held = model.holders_of(role)
         if users != held or model.roles_of(u).keys() != {role}:

@@ -98,6 +98,13 @@ class PolicyFact:
     def key(self) -> object:  # kept: the diff asks it of every policy, twice per sync
         return ("policy", self.service, self.resources)
 
+    @cached_property
+    def kept(self) -> dict[str, object]:
+        """Answers worked out from this fact's fields alone, kept with it (a fact never
+        changes; not compared): :func:`pushdown_ranger.scoping.shaped_database`'s, which
+        every scoped diff asks of every policy outside the focus."""
+        return {}
+
     @property
     def empty(self) -> bool:
         return not (self.allow or self.deny)

@@ -82,7 +82,18 @@ def covering(focus: Focus, hive_service: str) -> Callable[[Fact], bool]:
 
 def shaped_database(fact: PolicyFact) -> str | None:
     """The database of a resource set shaped as pushdown writes Hive policies
-    (``database=d``; ``database=d, table=t|?*, column=*``), else ``None``."""
+    (``database=d``; ``database=d, table=t|?*, column=*``), else ``None``: worked out once
+    per fact (:attr:`PolicyFact.kept`; a read keeps the facts of the policies it did not
+    see change, so a scoped diff, asking it of every policy outside its focus, works out
+    those the last writes answered)."""
+    kept = fact.kept
+    if "database" not in kept:
+        kept["database"] = database_of(fact)
+    return kept["database"]  # type: ignore[return-value]
+
+
+def database_of(fact: PolicyFact) -> str | None:
+    """:func:`shaped_database`, worked out."""
     values = {k: v for k, v, recursive in fact.resources if not recursive}
     if len(values) != len(fact.resources) or set(values) not in (
         {"database"},

@@ -347,15 +347,52 @@ class _Seen:
     role_groups: dict[str, frozenset[str]]
     groups: dict[str, frozenset[str]]
     user_groups: dict[str, frozenset[str]]
+    #: the model's count of role stamps (:attr:`Model.roles_stamped`) and its latest stamp
+    #: when this copy was last made equal to it; ``stamped`` ``None``: a user or holder had no
+    #: stamp then (a model filled without events), the stamps prove nothing
+    stamped: int | None = None
+    latest: int = 0
 
     @classmethod
     def of(cls, model: Model) -> _Seen:
-        return cls(
+        seen = cls(
             {r: frozenset(u) for r, u in model.role_users.items()},
             {r: frozenset(g) for r, g in model.role_groups.items()},
             {g: frozenset(u) for g, u in model.groups.items()},
             {u: frozenset(g) for u, g in model.user_groups.items() if g},
         )
+        seen.restamp(model)
+        return seen
+
+    def restamp(self, model: Model) -> None:
+        """The model's stamps taken as this copy's, when it equals the model's memberships
+        (a pass over every user: with a full copy or a full comparison only)."""
+        stamps = model.roles_moved
+        named = set(model.users).union(*model.role_users.values(), *model.groups.values())
+        if all(u in stamps for u in named):
+            self.stamped, self.latest = model.roles_stamped, max(stamps.values(), default=0)
+        else:
+            self.stamped = None
+
+    def stamped_only(self, model: Model, users: Iterable[str]) -> bool:
+        """Whether every role stamp the model gave since this copy was last made equal to it
+        went to ``users`` (issue 30: proved from a few stamps, not by comparing every
+        role's holders): each of them whose stamp is newer than :attr:`latest` was stamped
+        since at least once, so when the count moved by as many, nobody else was. A change
+        of any user's roles (a role granted or revoked to it or its groups, a group joined or
+        left or removed, a role it holds deleted, the user added or removed) stamps it
+        (:attr:`Model.roles_moved`); what no stamp follows changes no role's holders (a role
+        granted to a group without members, a role without holders deleted)."""
+        if self.stamped is None:
+            return False
+        since = [u for u in set(users) if model.roles_moved.get(u, 0) > self.latest]
+        return model.roles_stamped - self.stamped == len(since)
+
+    def settle(self, model: Model, users: Iterable[str]) -> None:
+        """After :meth:`stamped_only` held for ``users`` and their entries were copied again
+        (:meth:`moved`): the model's count and the latest of their stamps taken."""
+        stamps = [model.roles_moved.get(u, 0) for u in users]
+        self.stamped, self.latest = model.roles_stamped, max([self.latest, *stamps])
 
     def same(self, model: Model) -> bool:
         return (
@@ -363,6 +400,22 @@ class _Seen:
             and self.role_groups == model.role_groups
             and self.groups == model.groups
         )
+
+    def joined_only(self, model: Model, role: str, user: str) -> bool:
+        """Whether the model's direct memberships are this copy's with ``user`` holding
+        ``role`` too (and ``user`` holds ``role`` directly now, as the caller found, and was
+        not in it here): by the stamps when they prove that ``user`` alone was stamped, once,
+        since this copy was made equal to the model (the one stamp of its grant: a grant,
+        revoke or removal moves one membership of one user, so nobody else's and no other of
+        its own moved); else by comparing every role's holders."""
+        if self.stamped is not None and model.roles_stamped - self.stamped == 1:
+            if self.stamped_only(model, (user,)):
+                return True
+        return self.equal_but(model, role, user)
+
+    def equal_but(self, model: Model, role: str, user: str) -> bool:
+        """:meth:`joined_only` by comparing every role's direct holders."""
+        return {**self.role_users, role: self.role_users.get(role, frozenset()) | {user}} == model.role_users
 
     def moved(self, model: Model, users: frozenset[str], held: Mapping[str, set[str]]) -> set[str]:
         """The entries ``users``' changes can have moved copied again from the model; the
@@ -440,11 +493,25 @@ class _Memo:
         asked again; every one when ``moved`` is ``None``, when nothing was seen yet, or
         when the model's memberships still differ from those seen after that (a change
         the hint did not name: a group removed with its members, say)."""
-        if moved is not None and self.seen is not None:
-            if self.seen.same(model):
+        seen = self.seen
+        if moved is not None and seen is not None:
+            # nobody stamped since the copy, or only the users of the hint: their roles'
+            # holders alone can have moved (the stamps prove it without a pass over every
+            # role); else every role's holders compared, as the model's memberships now
+            if seen.stamped_only(model, ()):
                 return self.facts
-            roles = self.seen.moved(model, moved, self.held)
-            if self.seen.same(model):
+            proved = seen.stamped_only(model, moved)
+            if not proved and seen.same(model):
+                seen.restamp(model)
+                return self.facts
+            roles: set[str] | None = seen.moved(model, moved, self.held)
+            if proved:
+                seen.settle(model, moved)
+            elif seen.same(model):
+                seen.restamp(model)
+            else:
+                roles = None  # a change the hint did not name: every role made again
+            if roles is not None:
                 for role in roles:
                     self._make(model, naming, who, role)
                 return self.facts

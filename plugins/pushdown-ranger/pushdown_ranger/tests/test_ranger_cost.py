@@ -15,7 +15,11 @@ for every class; the read's findings mapped every user twice, 23 / 203 calls). O
 (issue 30, the issue's estate): Ranger roles made 0 / 0 for the grant and 1 / 1 for the
 membership (before: one per model role, every sync), policies and roles the read's
 findings examine 1 / 1 (before: every policy and role read, after each write), policies and
-roles whose findings are looked up or made 2 / 2 (before: 11 / 101, a pass over every one).
+roles whose findings are looked up or made 2 / 2 (before: 11 / 101, a pass over every one),
+roles and users the kept roles' memberships are compared over 0 / 0 (before, every role's
+holders: 11 / 101 for the grant, 22 / 202 for the membership: the model's role
+stamps prove what moved), policies whose database the focus works out 2 / 2 after a sync
+(before: every Hive policy outside the focus, each diff: 22 / 202).
 
 A scoped Ranger sync compiles the Hive database of the change (a Ranger focus is a
 database), not its catalog, for the users something there decides for
@@ -317,6 +321,16 @@ class Synced:
     #: REST reads by what they ask: the version check (the services, the role version), the
     #: service definitions (before: every sync, 1 / 1), anything else
     by_kind: tuple[tuple[str, int], ...] = ()
+    #: the model's roles and users the kept roles' memberships were compared over (the
+    #: memberships seen against the model's, the stamps taken again: before issue 30's
+    #: stamps, every role's holders once or twice a sync)
+    compared: int = 0
+    #: the policies whose database a scoped diff's focus works out (before: every Hive
+    #: policy outside the focus, twice a sync)
+    shaped: int = 0
+    #: the folded Ranger names of every user walked by a change of principals' focus (to
+    #: see whether a user removed ended a clash: before, every one, each sync)
+    folds: int = 0
 
 
 def read_kinds(log: list[tuple[str, str, int]]) -> tuple[tuple[str, int], ...]:
@@ -348,11 +362,51 @@ class Work:
     read: int = 0
     looked: int = 0
     sorted_names: int = 0
+    compared: int = 0
+    #: the policies whose database a scoped diff's focus works out (before: every Hive
+    #: policy outside the focus, twice a sync)
+    shaped: int = 0
+    #: the folded Ranger names of every user walked by a change of principals' focus (to
+    #: see whether a user removed ended a clash: before, every one, each sync)
+    folds: int = 0
 
     @contextmanager
     def counting(self, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         from pushdown_ranger import reading, reporting
         from pushdown_ranger.compile import desired, hive_names
+
+        same, equal_but, restamp = desired._Seen.same, desired._Seen.equal_but, desired._Seen.restamp
+
+        def counted_same(seen: Any, model: Model) -> bool:
+            self.compared += len(model.role_users)
+            return same(seen, model)
+
+        def counted_equal_but(seen: Any, model: Model, role: str, user: str) -> bool:
+            self.compared += len(model.role_users)
+            return equal_but(seen, model, role, user)
+
+        def counted_restamp(seen: Any, model: Model) -> None:
+            self.compared += len(model.users)
+            restamp(seen, model)
+
+        from pushdown_ranger import compiling, scoping
+
+        database_of, fold_counts = scoping.database_of, compiling.fold_counts
+        work = self
+
+        class CountedFolds(dict[str, int]):
+            """The folded names: a walk over them counted (a lookup by key is not)."""
+
+            def __iter__(self) -> Iterator[str]:
+                work.folds += len(self)
+                return super().__iter__()
+
+        def counted_fold_counts(identity: Any) -> dict[str, int]:
+            return CountedFolds(fold_counts(identity))
+
+        def counted_database_of(fact: Any) -> Any:
+            self.shaped += 1
+            return database_of(fact)
 
         interned, unenforced, role_findings = desired.interned, reporting.unenforced, reporting.role_findings
         put, add = reporting._Found.put, reporting._Found.add
@@ -392,6 +446,11 @@ class Work:
             return out
 
         with monkeypatch.context() as m:
+            m.setattr(desired._Seen, "same", counted_same)
+            m.setattr(scoping, "database_of", counted_database_of)
+            m.setattr(compiling, "fold_counts", counted_fold_counts)
+            m.setattr(desired._Seen, "equal_but", counted_equal_but)
+            m.setattr(desired._Seen, "restamp", counted_restamp)
             m.setattr(hive_names, "sorted", counted_sorted, raising=False)
             m.setattr(reporting._Found, "put", looked_put)
             m.setattr(reporting._Found, "add", looked_add)
@@ -429,6 +488,10 @@ def synced_changes(
         )
         backend = RangerBackend(context)
         reconcile(backend, model, Scope.everything())
+        # a scoped sync with nothing to do first, as a daemon's syncs follow one another: what
+        # is worked out once per policy as read (its database) is then kept, as after any
+        unmade = ch.grant_privileges(model, "r1", ObjectRef.parse("table c.s0.t1"), ["SELECT_TABLE"])
+        assert reconcile(backend, model, Scope.union(scope_of(e) for e in unmade))[0].empty
         for change in (
             lambda: ch.grant_privileges(model, "r1", ObjectRef.parse("table c.s0.t0"), ["MODIFY_TABLE"]),
             lambda: ch.grant_role(model, "r1", Principal.user("newcomer")),
@@ -453,6 +516,9 @@ def synced_changes(
                     looked=work.looked,
                     sorted_names=work.sorted_names,
                     by_kind=read_kinds(log),
+                    compared=work.compared,
+                    shaped=work.shaped,
+                    folds=work.folds,
                 )
             )
             # the facts kept after the writes (those answered put in place) are a read's
@@ -492,6 +558,16 @@ def test_a_synced_table_grant_and_role_membership_cost_as_much_in_an_estate_ten_
     # the Hive naming's notes sort the case twins noted, not every table of each database
     # compiled (before: the tables of the change's databases, every sync)
     assert (small_table.sorted_names, small_member.sorted_names) == (0, 0), (small_table, small_member)
+    # the kept roles' memberships: proved unmoved but for the change's users by the model's
+    # stamps, not compared role by role (before: every role's holders, 11 at scale 1 and 101
+    # at scale 10 for a grant, 22 and 202 for a membership)
+    assert (small_table.compared, small_member.compared) == (0, 0), (small_table, small_member)
+    # the policies outside the focus: their database worked out once per policy as read, kept
+    # with its fact (before: every Hive policy outside the focus, each diff)
+    assert small_table.shaped <= 4 and small_member.shaped <= 4, (small_table, small_member)
+    # a user's Ranger name shared or not: looked up by key, not a walk over every user's
+    # (before: 0 for the grant, 33 at scale 1 and 303 at scale 10 for the membership)
+    assert (small_table.folds, small_member.folds) == (0, 0), (small_table, small_member)
     # the reads: the version check before the writes and after them (the read back that
     # proves them), 2 + 2; the service definitions are not asked again while pushdown's
     # services' policy versions stand (Ranger moves them when it updates a definition), so
@@ -710,3 +786,70 @@ def test_a_user_joining_a_role_alone_in_its_class_compiles_no_database_in_an_est
     print(f"\nranger, a user joining a role alone in its class: scale 1 {small}, scale 10 {large}")
     assert large[4] >= 10 * small[4] - 10 > 0, (small, large)  # the deciding users grow
     assert small[:4] == large[:4] == (0, 0, 0, 1), (small, large)
+
+
+def test_the_stamps_prove_a_membership_alone_moved_as_comparing_every_role_does() -> None:
+    """The kept roles' memberships (``desired._Seen``) proved by the model's stamps, not by
+    comparing every role's holders (issue 30): over random histories of memberships, groups,
+    users and roles after the copy (some several at once, some no sync names), whenever the
+    stamps say that the hint's users alone moved, each role's holders as the copy has them,
+    those users' entries copied again, are the model's; whenever they say that one user
+    joined one role and nothing else moved, the copy with that membership added holds each
+    role's direct holders as the model does. A model filled without events has no stamps:
+    nothing is proved by them."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from pushdown.errors import ModelError
+    from pushdown_ranger.compile import desired
+    from pushdown_ranger.tests.test_ranger_scoped_roles import USERS, changes, events_for, start
+    from tests.adversary import histories
+
+    def holders(model: Model | Any) -> dict[str, frozenset[str]]:
+        out: dict[str, set[str]] = {}
+        for role, users in model.role_users.items():
+            out.setdefault(role, set()).update(users)
+        for role, groups in model.role_groups.items():
+            for group in groups:
+                out.setdefault(role, set()).update(model.groups.get(group, ()))
+        return {r: frozenset(u) for r, u in out.items() if u}
+
+    proved = [0, 0]
+
+    @settings(max_examples=histories(300), deadline=None, suppress_health_check=list(HealthCheck))
+    @given(
+        history=st.lists(changes, min_size=0, max_size=4),
+        hint=st.sets(st.sampled_from(USERS), max_size=2),
+    )
+    def run(history: list[tuple[Any, ...]], hint: set[str]) -> None:
+        model = start()
+        seen = desired._Seen.of(model)
+        assert seen.stamped is not None  # every user and holder stamped: a model of events
+        before = {r: frozenset(u) for r, u in model.role_users.items()}
+        # each user's roles as the copy was made (the memo's ``held``: direct or through groups)
+        held = {u: set(model.roles_of(u)) for u in model.users}
+        for step in history:
+            try:
+                do(model, events_for(model, step))
+            except ModelError:
+                continue
+        if seen.stamped_only(model, hint):
+            proved[0] += 1
+            seen.moved(model, frozenset(hint), held)
+            assert holders(seen) == holders(model), (history, hint)
+        for user in USERS:
+            gained = [r for r in model.user_roles.get(user, ()) if user not in before.get(r, ())]
+            if len(gained) == 1 and seen.joined_only(model, gained[0], user):
+                proved[1] += 1
+                after = {**before, gained[0]: before.get(gained[0], frozenset()) | {user}}
+                assert {r: u for r, u in after.items() if u} == {
+                    r: frozenset(u) for r, u in model.role_users.items() if u
+                }, (history, user)
+
+    run()
+    print(f"\nstamps: the hint's users alone moved {proved[0]} times, one membership alone {proved[1]} times")
+    assert proved[0] > 0 and proved[1] > 0
+    unstamped = start()
+    unstamped.roles_moved.clear()
+    assert desired._Seen.of(unstamped).stamped is None
+    assert not desired._Seen.of(unstamped).stamped_only(unstamped, ())
