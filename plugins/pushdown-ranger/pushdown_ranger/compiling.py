@@ -345,11 +345,60 @@ class Compiling(RangerBase):
             named.update(index.by_member.get(name, ()))
         for role in named:
             found.update(index.by_role.get(role, ()))
+        left = self._left_databases(model, users, identity, index, self._folds[1])
+        if left is None:
+            return None
+        found |= left
         if self._members is not None and self._members[0] == key:
             found |= self._members[1]
         # the model is kept alive with its answer, so no other model can reuse its id
         self._members = (key, frozenset(found), model)
         return frozenset(ObjectRef(SecurableType.SCHEMA, (hive, d)) for d in found)
+
+    def _left_databases(
+        self, model: Model, users: frozenset[str], identity: Identity, index: ReadIndex, folds: dict[str, int]
+    ) -> set[str] | None:
+        """Where a model role one of ``users`` left (its Ranger role in the read holds the
+        user, the model's role no longer) may now fit an item it fitted not: smaller, it fits
+        any item whose users hold all of its other holders, and is chosen there (largest
+        first) over the per-user roles or smaller roles naming them, in databases where
+        nothing names it yet. Such an item names each of those holders, so it lies where
+        each of a few of them (named as itself in Ranger: a holder the compile counts) is
+        a member of a Ranger role some Hive policy names: the intersection of their
+        databases (``None``: every one, a holder's twin left the others unsure). ``folds``:
+        how many model users hold each Ranger name (folded)."""
+        prefix, names = self.naming.role_prefix, identity.names
+        left: set[str] = set()
+        for user in users:
+            name = identity.name(user)
+            if name is None:
+                continue
+            now = model.roles_of(user)
+            for ranger_role in index.by_member.get(name.casefold(), ()):
+                role = ranger_role[len(prefix) :]
+                if ranger_role == self.naming.role(role) and role in model.roles and role not in now:
+                    left.add(role)
+        found: set[str] = set()
+        for role in sorted(left):
+            where: set[str] | None = None
+            taken, twins = 0, False
+            for holder in sorted(model.holders_of(role) - users):
+                name = names.get(holder)
+                if name is None or _inexact(name) is not None:
+                    continue  # refused: no holder of the role in Ranger
+                if folds.get(name.casefold(), 0) != 1:
+                    twins = True  # compiled apart, or refused: no witness either way
+                    continue
+                member_of = index.by_member.get(name.casefold(), {})
+                theirs = {d for ranger_role in member_of for d in index.by_role.get(ranger_role, ())}
+                where = theirs if where is None else where & theirs
+                taken += 1
+                if not where or taken == 8:
+                    break  # a few holders bound it (any subset of them is sound)
+            if where is None and twins:
+                return None
+            found |= where or set()
+        return found
 
     def _only_role_fact(
         self, model: Model, users: frozenset[str], identity: Identity, index: ReadIndex

@@ -13,7 +13,7 @@ import importlib
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pushdown_lab.ranger_standin import Standin
 
@@ -29,10 +29,11 @@ from pushdown_ranger import compile as compile_module
 from pushdown_ranger.backend import RangerBackend
 from pushdown_ranger.compile import desired as desired_module
 from pushdown_ranger.compiling import Compiling
-from tests.adversary import histories
+from tests.adversary import GROUP, histories
 from tests.builders import Builder
 
 from .histories import applied, estate, played, synced
+from .probe import probe
 from .world import backend_for
 
 pytestmark = pytest.mark.ranger
@@ -122,6 +123,15 @@ def test_random_membership_histories_leave_ranger_as_a_compile_from_scratch(
             max_size=10,
         )
     )
+    # u5 leaving g leaves r4 to u4 alone, which then fits s1.b's readers {u3, u4} (j1 reads
+    # s1 through r1): named there by per-user roles, in a database naming r4 nowhere
+    @example(
+        history=[
+            [("role_user", "r1", "j1", True)],
+            [("role_user", "r3", "j1", True)],
+            [("member", "u5", False)],
+        ]
+    )
     def run(history: list[list[tuple[Any, ...]]]) -> None:
         with Standin() as standin:
             backend = backend_on(standin)
@@ -209,6 +219,62 @@ def test_a_joining_user_whose_items_may_move_compiles_the_role_s_databases(
         reconcile(backend, model, scope | applied(model, ch.grant_role(model, role, Principal.user("j1"))))
         assert scratch(standin, model).empty, scratch(standin, model).ops
     assert any(proofs) is taken, proofs
+
+
+@pytest.mark.parametrize("leaving", ["revoked", "group", "removed"])
+def test_a_role_a_holder_left_comes_to_fit_its_other_holders_items_elsewhere(leaving: str) -> None:
+    """The hazard of a membership ended (a user leaving a role: revoked, leaving a group
+    holding it, removed): the role, smaller, comes to fit an item of its other holders in
+    a database that names it nowhere. s1.a's readers are x and y (v, holding r1 too, is
+    denied it): no role fits them, so per-user roles name them; ra (grants in s2 only)
+    holds y and w. Once w leaves ra, ra is y alone and fits s1.a's readers (named there by
+    a compile from scratch): the scoped sync of w's change compiles s1 too, though its
+    scope names w alone (a revoke's names the role's holders; a group member's or a
+    removed user's does not). Ranger's engine decides as the model after each sync."""
+    b = estate(("v", "x", "y", "w"), member="w", schemas=("s1", "s2"), tables=("s1.a", "s2.a"))
+    b.role("r1").allow("r1", "catalog c", "USE_CATALOG").allow("r1", "schema c.s1", "USE_SCHEMA")
+    b.allow("r1", "table c.s1.a", "SELECT_TABLE").role("rd").deny("rd", "table c.s1.a", "SELECT_TABLE")
+    b.role("ra").allow("ra", "catalog c", "USE_CATALOG").allow(
+        "ra", "schema c.s2", "USE_SCHEMA", "SELECT_TABLE"
+    )
+    b.grant_role("r1", users=["v", "x", "y"]).grant_role("rd", users=["v"])
+    if leaving == "revoked":
+        b.grant_role("ra", users=["y", "w"])
+    else:
+        b.grant_role("ra", users=["y"], groups=[GROUP])
+    with Standin() as standin:
+        backend = backend_on(standin)
+        model = b.model
+        reconcile(backend, model, Scope.everything())
+        _judged(standin, model)
+        assert not _naming(standin, "s1", "pd_ra")
+        if leaving == "revoked":
+            events = ch.revoke_role(model, "ra", Principal.user("w"))
+        elif leaving == "group":
+            events = ch.remove_member(model, GROUP, "w")
+        else:
+            events = ch.remove_user(model, "w")
+        reconcile(backend, model, applied(model, events))
+        _judged(standin, model)
+        assert _naming(standin, "s1", "pd_ra")  # the hazard arose: ra fits s1.a's readers now
+
+
+def _judged(standin: Standin, model: Model) -> None:
+    """Ranger holds what a compile from scratch of ``model`` makes, and its engine decides
+    every user (and a stranger) as the evaluator does."""
+    assert scratch(standin, model).empty, [str(op) for op in scratch(standin, model).ops]
+    result = probe(standin, model, "c", (*model.users, "stranger"))
+    assert result.checks > 0 and result.mismatches == [], result.mismatches[:5]
+
+
+def _naming(standin: Standin, database: str, role: str) -> bool:
+    """Whether a Hive policy of ``database`` in the stand-in names the Ranger role ``role``."""
+    return any(
+        role in item.get("roles", ())
+        for policy in standin.store.policies.values()
+        if policy["service"] == "hive" and policy["resources"].get("database", {}).get("values") == [database]
+        for item in (*policy.get("policyItems", ()), *policy.get("denyPolicyItems", ()))
+    )
 
 
 #: a random estate: each role's grants (beyond the catalog's gate) and holders
