@@ -6,6 +6,8 @@ a narrowing was held back, or pushdown never settled."""
 from __future__ import annotations
 
 import contextlib
+import json
+from importlib.resources import files
 from typing import Any
 
 import pytest
@@ -301,3 +303,45 @@ def test_a_hand_made_override_policy_on_the_narrowings_resources_never_holds_it_
     assert any("hand override" in f and "carol" in f for f in plan.findings), plan.findings
     assert any(str(narrowing["name"]) in f and str(created["name"]) in f for f in plan.findings)
     assert hand["id"] in {p["id"] for p in ranger_standin.store.list_policies({"serviceName": "hive"})}
+
+
+def test_an_override_policys_near_miss_narrowing_policy_never_holds_it_back(
+    ranger_standin: Standin, ranger_judge: Any
+) -> None:
+    """The unwritable policy has override priority: its narrowing policy is on the spare form of
+    its resources, and is edited by hand into an allow for carol (read as hand-made, on that
+    signature). The narrowing policy written again goes on the next spare form (one more ``*``:
+    the same resources, a third signature, which Ranger 2.9's validator accepts beside both):
+    bob is denied by Ranger's engine, and the new policy is read as the narrowing of the
+    unwritable policy, never of the hand-made one (whose spare form it also is)."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    created = hand_policy(ranger_standin, EVERY_TABLE)
+    reconcile(backend, b.model, ALL)
+    _add_null_deny(ranger_standin, created["id"])
+    store = ranger_standin.store
+    store.update_policy(created["id"], {**store.policy(created["id"]), "policyPriority": 1}, checked=False)
+    revoke_all(b)
+    reconcile(backend, b.model, ALL)
+    (first,) = _narrowings(ranger_standin)
+    allow = [{"users": ["carol"], "accesses": [{"type": "select"}]}]
+    store.update_policy(first["id"], {**first, "policyItems": allow, "denyPolicyItems": []})
+    assert _allowed(ranger_standin, ("bob", "select")) == [True]  # wider until the sync
+    reconcile(backend, b.model, ALL)
+    assert _allowed(ranger_standin, *WHO) == [False, False, False, True]
+    assert {w[0] for w in wider(ranger_standin, b)} == {"carol"}  # the hand-made allow only: reported
+    (new,) = [p for p in _narrowings(ranger_standin) if p["id"] != first["id"]]
+    assert new["resources"]["column"]["values"] == ["*", "**", "***"]
+    sdef = json.loads(
+        (files("pushdown_lab.ranger_standin") / "data" / "ranger-servicedef-hive.json").read_text()
+    )
+    sdef.setdefault("id", 1)
+    service = {"id": 1, "name": "hive", "type": "hive"}
+    held = [store.policy(created["id"]), store.policy(first["id"])]
+    fresh = {k: v for k, v in new.items() if k not in ("id", "guid", "version")}
+    assert ranger_judge.validate(fresh, sdef, service, policies=held) is None
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert plan.empty, plan.ops
+    assert any(str(new["name"]) in f and str(created["name"]) in f for f in plan.findings), plan.findings
+    assert any(str(first["name"]) in f and "carol" in f for f in plan.findings), plan.findings
+    assert not any("no longer needed" in f for f in plan.findings), plan.findings
