@@ -69,6 +69,7 @@ class Applying(Reading):
             snapshot.implied,
             narrowings=snapshot.narrowings,
             deny=snapshot.deny,
+            shadowed=snapshot.shadowed,
         )
         failures: list[Failure] = []
         done = 0

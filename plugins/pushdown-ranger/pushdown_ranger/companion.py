@@ -16,7 +16,11 @@ priority also gives it another resource signature, so Ranger accepts a second po
 those resources (error 3010 compares signatures, which hold a priority that is not normal).
 When the policy it narrows has override priority itself, the same resources would be the same
 signature, so it goes on their :func:`spare_form` (one more value: another signature, the same
-resources or more, reported). It may deny more than the model where another policy allows the
+resources or more, reported). Where another policy holds the signature it would take (Ranger
+refuses its create: error 3010; a narrowing policy edited by hand into one read as hand-made,
+say, or an override-priority policy somebody made on those resources), it goes on the next
+spare form in the same write (:func:`spare_forms`): a clash of signatures never holds back the
+narrowing. It may deny more than the model where another policy allows the
 same role the same access (reported: narrower, never wider).
 
 Anybody with Ranger admin can put both labels on a policy: only one that is what pushdown
@@ -24,8 +28,9 @@ writes as a narrowing policy (:func:`as_written`: plain deny items naming pushdo
 nothing that may allow) is read as one; anything else is read as any hand-made policy.
 A read takes a narrowing policy out of the policies keyed by resource set (it is never
 where pushdown merges items, nor read as a hand-made override) and folds it into the fact
-of the policy it narrows (the one at its resources, or at them less one value: its spare
-form; :func:`folded`): while that policy stays unwritable, its allow pairs the narrowing
+of the policy it narrows (the one at its resources, else the one its resources are the spare
+forms of, else the one at them less one value: :func:`narrowed_key`; :func:`folded`):
+while that policy stays unwritable, its allow pairs the narrowing
 policy denies are not held, the rest of its deny pairs are, and so are those it names as the
 model's deny items (:data:`DENIES`: Ranger decides the same for an allow taken away and a
 deny the model wants, so the read could not tell them apart otherwise); once
@@ -133,6 +138,55 @@ def spare_form(resources: Json) -> tuple[Json, bool]:
             spec["values"] = [*spec["values"], more]
             return out, False
     return out, False
+
+
+#: the most spare forms a narrowing policy's resources take (:func:`spare_forms`): one for a
+#: policy with override priority, and one more per resource signature another policy holds
+MOST_SPARES = 3
+
+
+def spare_forms(resources: Json, n: int) -> tuple[Json, bool]:
+    """``resources`` after ``n`` :func:`spare_form` steps (each adds one value: another resource
+    signature each time), and whether they match exactly the same resources."""
+    out, same = _copy(resources), True
+    for _ in range(n):
+        out, exact = spare_form(out)
+        same = same and exact
+    return out, same
+
+
+def narrowed_key(
+    policy: Json, service: str, policies: Mapping[tuple[str, Any], Json]
+) -> tuple[str, tuple[Resource, ...]]:
+    """The key of the policy a narrowing policy narrows, of ``policies`` (read, keyed by
+    service and resource key): its own key; else a policy whose resources, taken
+    :func:`spare_forms` as many times as the narrowing policy has values more, are exactly the
+    narrowing policy's (one Ranger refuses to write first, then the fewest forms); else its key
+    less one value (:func:`narrowed_keys`); else its own key. A policy the narrowing policy's
+    resources are not the spare form of is never taken for the one it narrows beyond that."""
+    own = resource_key(policy)
+    if (service, own) in policies:
+        return (service, own)
+    count = _values(own)
+    found = []
+    for key, original in policies.items():
+        n = count - _values(key[1])
+        if key[0] != service or not 0 < n <= MOST_SPARES or len(key[1]) != len(own):
+            continue
+        spare = {
+            "resources": spare_forms(original.get("resources") or {}, n)[0],
+            "additionalResources": original.get("additionalResources"),
+        }
+        if resource_key(spare) == own:
+            found.append((not refused_writes(original), n, str(key), key))
+    if found:
+        return min(found)[3]
+    keys = [(service, k) for k in narrowed_keys(policy)]
+    return next((k for k in keys if k in policies), keys[0])
+
+
+def _values(key: tuple[Resource, ...]) -> int:
+    return sum(len(values) for _, values, _ in key)
 
 
 def narrowed_keys(policy: Json) -> list[tuple[Resource, ...]]:
@@ -294,12 +348,12 @@ def narrowing_policy(
     pairs: frozenset[Pair],
     label: str,
     salt: str = "",
-    spare: bool = False,
+    spare: int = 0,
     denies: frozenset[Pair] = frozenset(),
 ) -> Json:
     """A new narrowing policy beside ``original`` denying ``pairs`` (``denies`` of them for the
-    model's deny items: :data:`DENIES`); ``spare``: on the :func:`spare_form` of its resources
-    (another signature, the same resources or more)."""
+    model's deny items: :data:`DENIES`); ``spare``: on that many :func:`spare_forms` of its
+    resources (another signature each, the same resources or more)."""
     key = resource_key(original)
     resources = _copy(original.get("resources") or {})
     name = policy_name(PolicyFact(str(original.get("service")), key), "narrowing" + salt)
@@ -315,7 +369,7 @@ def narrowing_policy(
         "policyType": 0,
         "policyPriority": OVERRIDE,
         "policyLabels": [label, narrowing_label(label)],
-        "resources": spare_form(resources)[0] if spare else resources,
+        "resources": spare_forms(resources, int(spare))[0],
         "policyItems": [],
         "denyPolicyItems": _items(pairs),
         "allowExceptions": [],
@@ -367,7 +421,10 @@ def _spare_words(key: tuple[Resource, ...], narrowing: Json) -> str:
         for value in dict.fromkeys(values)
         if values.count(value) > before.get(name, ()).count(value)
     ]
-    text = f"; it is on {describe(own)} (another resource signature: that policy has override priority)"
+    text = (
+        f"; it is on {describe(own)} (another resource signature: that policy has override priority, "
+        "or another policy holds the signature of its resources at override priority)"
+    )
     for name, value in added:
         if not (_stars(value) and any(_stars(v) for v in before.get(name, ()))):
             text += (

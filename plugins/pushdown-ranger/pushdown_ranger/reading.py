@@ -12,7 +12,7 @@ from pushdown.errors import PermanentBackendError
 from pushdown.model.state import Model
 from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.scope import Resolved
-from pushdown_ranger.companion import as_written, folded, is_narrowing, narrowed_keys
+from pushdown_ranger.companion import as_written, folded, is_narrowing, narrowed_key
 from pushdown_ranger.facts import interned
 from pushdown_ranger.handmade import (
     voided_databases,
@@ -145,8 +145,7 @@ class Reading(Reporting):
                 policies[key] = policy
         for service, policy in labelled:
             # the narrowing of the policy at ``key`` (one per key): the oldest, the rest shadowed
-            keys = [(service, k) for k in narrowed_keys(policy)]
-            key = next((k for k in keys if k in policies), keys[0])
+            key = narrowed_key(policy, service, policies)
             held = narrowings.get(key)
             if held is None or int(policy.get("id") or 0) < int(held.get("id") or 0):
                 narrowings[key] = policy

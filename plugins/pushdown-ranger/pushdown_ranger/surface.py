@@ -171,7 +171,8 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         "a principal named null taken out only where that narrows (else kept: the write is refused, and "
         "the narrowing goes into an override-priority deny policy labelled by pushdown beside it, "
         "removed once the policy is writable, gone, or the access allowed again; narrower where another "
-        "policy allows the same, reported; beside a policy with override priority itself it goes on a "
+        "policy allows the same, reported; beside a policy with override priority itself, or where "
+        "another policy holds its signature (3010), it goes on a "
         "spare form of the resources, another signature for the same resources or more, reported; the "
         "model's deny it holds is named in its options and read as held); deny items under "
         "isDenyAllElse (3049) become allow "
@@ -190,6 +191,9 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
             NULL + "test_the_models_deny_in_the_narrowing_policy_is_read_as_held",
             REVIEW5 + "test_an_unwritable_policy_with_override_priority_is_still_narrowed",
             REVIEW5 + "test_a_deny_beside_the_unwritable_policys_allow_settles",
+            REVIEW5 + "test_a_near_miss_narrowing_policy_never_holds_back_the_narrowing",
+            REVIEW5 + "test_a_hand_made_override_policy_on_the_narrowings_resources_never_holds_it_back",
+            NULL + "test_a_narrowing_policy_on_a_later_spare_form_is_read_as_the_one_it_narrows",
         ),
     ),
     SurfaceEntry(

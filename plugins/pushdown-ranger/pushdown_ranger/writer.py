@@ -21,6 +21,7 @@ from pushdown_ranger.accepting import implying, refused_writes
 from pushdown_ranger.answers import Written
 from pushdown_ranger.client import RangerAPI
 from pushdown_ranger.companion import (
+    MOST_SPARES,
     OVERRIDE,
     denied,
     drop_allowed,
@@ -53,6 +54,8 @@ class Writer:
     #: (:mod:`pushdown_ranger.companion`), and whether Ranger honours deny items per service
     narrowings: Mapping[tuple[str, Any], Json] = field(default_factory=dict)
     deny: Mapping[str, bool] = field(default_factory=dict)
+    #: the policies read on the resource set of another (:attr:`RangerSnapshot.shadowed`)
+    shadowed: tuple[Json, ...] = ()
 
     def write(self, op: Op) -> None:
         fact = op.fact
@@ -199,8 +202,27 @@ class Writer:
         """The narrowing policy beside ``raw``, on its resources; on their spare form
         (:func:`~pushdown_ranger.companion.spare_form`: exactly the same resources, another
         signature) when ``raw`` has override priority itself (the same resources at the same
-        priority are the same signature: Ranger would refuse it, error 3010)."""
-        spare = int(raw.get("policyPriority") or 0) == OVERRIDE
+        priority are the same signature: Ranger would refuse it, error 3010). Where another
+        policy holds that signature (read so, or Ranger refuses the create for it: 3010), on the
+        next spare form, up to :data:`~pushdown_ranger.companion.MOST_SPARES`: a clash of
+        signatures never holds back the narrowing."""
+        first = 1 if int(raw.get("policyPriority") or 0) == OVERRIDE else 0
+        last = max(first, MOST_SPARES)
+        service = str(raw.get("service"))
+        for spare in range(first, last + 1):
+            form = narrowing_policy(raw, pairs, self.label, "", spare, denies)
+            if spare < last and (service, resource_key(form)) in self._held_signatures():
+                continue  # read at that signature: Ranger would refuse it (3010)
+            try:
+                return self._create_named(raw, pairs, denies, spare)
+            except PermanentBackendError as exc:
+                if spare == last or not signature_taken(str(exc)):
+                    raise
+        raise AssertionError("unreachable")
+
+    def _create_named(self, raw: Json, pairs: frozenset[Pair], denies: frozenset[Pair], spare: int) -> Json:
+        """The narrowing policy on ``spare`` spare forms; under another name when its own is
+        taken (error 3006)."""
         for attempt in range(NAME_ATTEMPTS):
             salt = "" if attempt == 0 else secrets.token_hex(8)
             try:
@@ -209,6 +231,18 @@ class Writer:
                 if attempt == NAME_ATTEMPTS - 1 or not name_taken(str(exc)):
                     raise
         raise AssertionError("unreachable")
+
+    def _held_signatures(self) -> set[tuple[str, Any]]:
+        """The (service, resource key) of every policy read or written at override priority:
+        a narrowing policy there would have its resource signature (Ranger refuses it: 3010)."""
+        policies = [*self.policies.values(), *self.shadowed, *self.narrowings.values()]
+        policies += [p for p in self.written.policies.values() if p is not None]
+        policies += [p for p in self.written.narrowings.values() if p is not None]
+        return {
+            (str(p.get("service")), resource_key(p))
+            for p in policies
+            if int(p.get("policyPriority") or 0) == OVERRIDE
+        }
 
     def create(self, fact: PolicyFact) -> Json:
         """A new policy; when its name is taken (Ranger's error 3006: a hand-made policy took
@@ -230,6 +264,12 @@ NAME_ATTEMPTS = 3
 def name_taken(message: str) -> bool:
     """Whether Ranger refused a policy because another one holds its name (error 3006)."""
     return "3006" in message or "already exists for this name" in message
+
+
+def signature_taken(message: str) -> bool:
+    """Whether Ranger refused a policy because another one holds its resource signature
+    (error 3010)."""
+    return "3010" in message or "already exists for matching resource" in message
 
 
 def _said(exc: BackendError) -> str:

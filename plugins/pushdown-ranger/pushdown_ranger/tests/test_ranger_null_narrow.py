@@ -22,15 +22,18 @@ from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
 from pushdown_ranger.companion import (
     DENIES,
+    MOST_SPARES,
     as_written,
     drop_allowed,
     folded,
     is_narrowing,
+    narrowed_key,
     narrowed_keys,
     narrowing_findings,
     narrowing_policy,
     needed,
     spare_form,
+    spare_forms,
     with_denies,
 )
 from pushdown_ranger.facts import PolicyFact
@@ -200,9 +203,10 @@ def _refusing(standin: Standin, monkeypatch: pytest.MonkeyPatch, *writes: str) -
 def test_a_refused_narrowing_policy_leaves_nothing_wider(
     ranger_standin: Standin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Ranger refuses the narrowing policy's create: the sync fails that write (reported),
-    nothing is wider than before it; refused its delete once the model grants again, the
-    narrowing stays (narrower, reported) and nothing is wider than the model."""
+    """Ranger refuses the narrowing policy's create on every form of its resources (3010 each
+    time: one refusal per spare form tried, :data:`MOST_SPARES`): the sync fails that write
+    (reported), nothing is wider than before it; refused its delete once the model grants
+    again, the narrowing stays (narrower, reported) and nothing is wider than the model."""
     b = world()
     backend = backend_for(ranger_standin)
     created = _stored_with_null(ranger_standin)
@@ -214,7 +218,9 @@ def test_a_refused_narrowing_policy_leaves_nothing_wider(
         revoke_all(b)
         with pytest.raises(PermanentBackendError, match=r"error code\[305.*could not be written beside"):
             reconcile(backend, b.model, ALL)
-        assert refused == ["create"]
+        # a 3010 refusal makes the writer try the next spare form of the resources (another
+        # signature): the stand-in here refuses them all, each form once, then the write fails
+        assert refused == ["create"] * (MOST_SPARES + 1)
         assert _narrowings(ranger_standin) == []
         assert _allowed(ranger_standin, *WHO) == before  # held back, never wider
     reconcile(backend, b.model, ALL)
@@ -542,3 +548,26 @@ def test_a_spare_form_that_denies_more_is_reported() -> None:
         assert (more is not None and more in found and "never wider" in found) or (
             more is None and "also denies" not in found
         ), found
+
+
+def test_a_narrowing_policy_on_a_later_spare_form_is_read_as_the_one_it_narrows() -> None:
+    """A narrowing policy on the second spare form of an override policy's resources (the first
+    held by a hand-made policy: 3010) is read as the narrowing of the policy Ranger refuses to
+    write, never of the hand-made one whose spare form it also is; one whose resources are no
+    spare form of a policy read is never matched past one value less."""
+    every = {"database": {"values": ["d"]}, "table": {"values": ["?*"]}, "column": {"values": ["*"]}}
+    assert spare_forms(every, 2) == ({**every, "column": {"values": ["*", "**", "***"]}}, True)
+    stored = {"service": "hive", "resources": every, "policyPriority": 1, "denyPolicyItems": [NULL_DENY]}
+    hand = {
+        "service": "hive",
+        "resources": spare_form(every)[0],
+        "policyPriority": 1,
+        "policyItems": [{"users": ["carol"], "accesses": [{"type": "select"}]}],
+    }
+    policies = {("hive", resource_key(p)): p for p in (stored, hand)}
+    policy = narrowing_policy(stored, frozenset({("pd_a", "select")}), "pushdown", spare=2)
+    assert policy["resources"]["column"]["values"] == ["*", "**", "***"]
+    assert narrowed_key(policy, "hive", policies) == ("hive", resource_key(stored))
+    other = {**policy, "resources": {**every, "column": {"values": ["*", "x", "y"]}}}
+    assert narrowed_key(other, "hive", policies) == ("hive", resource_key(other))
+    assert narrowed_key(policy, "hive", {}) == ("hive", resource_key(policy))

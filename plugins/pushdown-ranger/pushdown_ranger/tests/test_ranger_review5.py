@@ -6,6 +6,8 @@ a narrowing was held back, or pushdown never settled."""
 from __future__ import annotations
 
 import contextlib
+import json
+from importlib.resources import files
 from typing import Any
 
 import pytest
@@ -19,6 +21,7 @@ from pushdown.model.securables import ObjectRef
 from pushdown.reconcile.estate import adopt
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
+from pushdown_ranger.writer import Writer
 
 from .test_ranger_case_twin_roles import agrees, scoped
 from .test_ranger_histories import start
@@ -120,13 +123,15 @@ def test_a_narrowing_policy_given_an_allow_item_is_read_as_hand_made(
 ) -> None:
     """A near miss: one allow item added by hand to pushdown's own narrowing policy (override
     priority: it beats the model's deny items). It is no longer what pushdown writes, so it is
-    read as a hand-made policy: its allow item is reported, never taken for the narrowing."""
+    read as a hand-made policy: its allow item is reported, never taken for the narrowing. It
+    still holds the narrowing's resource signature: the narrowing policy written again goes on
+    the spare form of the resources in the same sync (never refused: 3010), which fails no write."""
     b, _, narrowing = _narrowed(ranger_standin)
     store = ranger_standin.store
     store.update_policy(narrowing["id"], {**narrowing, "policyItems": [item]})
     backend = backend_for(ranger_standin)
-    with contextlib.suppress(BackendError):  # a second narrowing policy is refused (3010): reported
-        reconcile(backend, b.model, ALL)
+    reconcile(backend, b.model, ALL)
+    assert len(_narrowings(ranger_standin)) == 2  # the hand-made one, and pushdown's on the spare form
     plan, _ = reconcile(backend, b.model, ALL, dry_run=True)
     named = [f for f in plan.findings if str(narrowing["name"]) in f and said in f]
     assert named, plan.findings
@@ -214,9 +219,9 @@ def test_a_role_named_again_whose_ranger_role_could_not_go(ranger_standin: Stand
 def test_an_unwritable_policy_with_override_priority_is_still_narrowed(ranger_standin: Standin) -> None:
     """The policy pushdown merged reader's allow into is given override priority and a null
     deny by hand (behind the validator). The model revokes reader: the rewrite is refused
-    (3053) and the narrowing policy beside it, override priority on the same resources, has
-    the same resource signature (3010): refused too. Reported, but the narrowing is held
-    back: bob and alice keep select on crm (wider than the model) sync after sync."""
+    (3053), and the narrowing policy beside it, override priority on the same resources, would
+    have the same resource signature (3010): it goes on their spare form instead, so bob and
+    alice lose select on crm (never wider than the model; the refused rewrite reported)."""
     b = world()
     backend = backend_for(ranger_standin)
     created = hand_policy(ranger_standin, EVERY_TABLE)
@@ -229,3 +234,114 @@ def test_an_unwritable_policy_with_override_priority_is_still_narrowed(ranger_st
         reconcile(backend, b.model, ALL)
     assert _allowed(ranger_standin, *WHO) == [False, False, False, True]
     assert wider(ranger_standin, b) == []
+
+
+def _no_known_signatures(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer knows no policy at a signature beforehand (one made between the read and the
+    write, say): only Ranger's refusal (3010) tells it."""
+    monkeypatch.setattr(Writer, "_held_signatures", lambda self: set())
+
+
+@pytest.mark.parametrize("known", [True, False], ids=["read", "refused"])
+def test_a_near_miss_narrowing_policy_never_holds_back_the_narrowing(
+    ranger_standin: Standin, monkeypatch: pytest.MonkeyPatch, known: bool
+) -> None:
+    """pushdown's narrowing policy is edited by hand into an allow for carol (its deny items
+    gone): read as hand-made, it still holds the narrowing's resource signature (override
+    priority on those resources). The narrowing policy pushdown writes again goes on the
+    spare form of the resources (read so; or refused with 3010 and written there in the same
+    sync): bob is denied by Ranger's engine, carol's hand-made allow is reported, the sync
+    settles and the new policy is read as the narrowing of the unwritable policy."""
+    b, created, narrowing = _narrowed(ranger_standin)
+    store = ranger_standin.store
+    allow = [{"users": ["carol"], "accesses": [{"type": "select"}]}]
+    store.update_policy(narrowing["id"], {**narrowing, "policyItems": allow, "denyPolicyItems": []})
+    assert _allowed(ranger_standin, ("bob", "select")) == [True]  # wider until the sync
+    if not known:
+        _no_known_signatures(monkeypatch)
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    assert _allowed(ranger_standin, *WHO) == [False, False, False, True]
+    assert {w[0] for w in wider(ranger_standin, b)} == {"carol"}  # the hand-made allow only: reported
+    (new,) = [p for p in _narrowings(ranger_standin) if p["id"] != narrowing["id"]]
+    assert new["resources"]["column"]["values"] == ["*", "**"] and not new.get("policyItems")
+    monkeypatch.undo()
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert plan.empty, plan.ops
+    named = [f for f in plan.findings if str(narrowing["name"]) in f and "carol" in f]
+    assert named, plan.findings
+    assert any(str(new["name"]) in f and str(created["name"]) in f for f in plan.findings)
+    assert not any("no longer needed" in f for f in plan.findings), plan.findings
+
+
+@pytest.mark.parametrize("known", [True, False], ids=["read", "refused"])
+def test_a_hand_made_override_policy_on_the_narrowings_resources_never_holds_it_back(
+    ranger_standin: Standin, monkeypatch: pytest.MonkeyPatch, known: bool
+) -> None:
+    """Somebody made an override-priority policy on exactly the resources of the unwritable
+    policy (allowing carol select): the narrowing policy there would have its resource
+    signature (3010). It goes on their spare form: bob is denied by Ranger's engine, carol's
+    hand-made allow is reported, and the sync settles."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    created = hand_policy(ranger_standin, EVERY_TABLE)
+    reconcile(backend, b.model, ALL)
+    _add_null_deny(ranger_standin, created["id"])
+    allow = [{"users": ["carol"], "accesses": [{"type": "select"}]}]
+    hand = hand_policy(ranger_standin, EVERY_TABLE, name="hand override", policyPriority=1, policyItems=allow)
+    revoke_all(b)
+    if not known:
+        _no_known_signatures(monkeypatch)
+    reconcile(backend, b.model, ALL)
+    assert _allowed(ranger_standin, *WHO) == [False, False, False, True]
+    assert {w[0] for w in wider(ranger_standin, b)} == {"carol"}  # the hand-made allow only: reported
+    (narrowing,) = _narrowings(ranger_standin)
+    assert narrowing["resources"]["column"]["values"] == ["*", "**"]
+    monkeypatch.undo()
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert plan.empty, plan.ops
+    assert any("hand override" in f and "carol" in f for f in plan.findings), plan.findings
+    assert any(str(narrowing["name"]) in f and str(created["name"]) in f for f in plan.findings)
+    assert hand["id"] in {p["id"] for p in ranger_standin.store.list_policies({"serviceName": "hive"})}
+
+
+def test_an_override_policys_near_miss_narrowing_policy_never_holds_it_back(
+    ranger_standin: Standin, ranger_judge: Any
+) -> None:
+    """The unwritable policy has override priority: its narrowing policy is on the spare form of
+    its resources, and is edited by hand into an allow for carol (read as hand-made, on that
+    signature). The narrowing policy written again goes on the next spare form (one more ``*``:
+    the same resources, a third signature, which Ranger 2.9's validator accepts beside both):
+    bob is denied by Ranger's engine, and the new policy is read as the narrowing of the
+    unwritable policy, never of the hand-made one (whose spare form it also is)."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    created = hand_policy(ranger_standin, EVERY_TABLE)
+    reconcile(backend, b.model, ALL)
+    _add_null_deny(ranger_standin, created["id"])
+    store = ranger_standin.store
+    store.update_policy(created["id"], {**store.policy(created["id"]), "policyPriority": 1}, checked=False)
+    revoke_all(b)
+    reconcile(backend, b.model, ALL)
+    (first,) = _narrowings(ranger_standin)
+    allow = [{"users": ["carol"], "accesses": [{"type": "select"}]}]
+    store.update_policy(first["id"], {**first, "policyItems": allow, "denyPolicyItems": []})
+    assert _allowed(ranger_standin, ("bob", "select")) == [True]  # wider until the sync
+    reconcile(backend, b.model, ALL)
+    assert _allowed(ranger_standin, *WHO) == [False, False, False, True]
+    assert {w[0] for w in wider(ranger_standin, b)} == {"carol"}  # the hand-made allow only: reported
+    (new,) = [p for p in _narrowings(ranger_standin) if p["id"] != first["id"]]
+    assert new["resources"]["column"]["values"] == ["*", "**", "***"]
+    sdef = json.loads(
+        (files("pushdown_lab.ranger_standin") / "data" / "ranger-servicedef-hive.json").read_text()
+    )
+    sdef.setdefault("id", 1)
+    service = {"id": 1, "name": "hive", "type": "hive"}
+    held = [store.policy(created["id"]), store.policy(first["id"])]
+    fresh = {k: v for k, v in new.items() if k not in ("id", "guid", "version")}
+    assert ranger_judge.validate(fresh, sdef, service, policies=held) is None
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert plan.empty, plan.ops
+    assert any(str(new["name"]) in f and str(created["name"]) in f for f in plan.findings), plan.findings
+    assert any(str(first["name"]) in f and "carol" in f for f in plan.findings), plan.findings
+    assert not any("no longer needed" in f for f in plan.findings), plan.findings
