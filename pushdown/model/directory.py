@@ -31,6 +31,10 @@ def with_members(model: Model, members: Mapping[str, Set[str]]) -> Model:
         return model
     view = copy.copy(model)
     view.users = set(model.users)
+    # the view's stamps its own: those it gives the members it adds never land in the
+    # model's (whose count of them would then no longer prove who alone was stamped)
+    view.roles_moved = dict(model.roles_moved)
+    view.grants_moved = dict(model.grants_moved)
     view.groups = dict(model.groups)
     view.user_groups = defaultdict(set, model.user_groups)
     for group, users in sorted(members.items()):
