@@ -45,3 +45,39 @@ def test_a_view_with_the_directorys_members_proves_nothing_false_of_the_model_it
     if seen.stamped_only(model, {"b"}):
         seen.moved(model, frozenset({"b"}), held)
         assert _holders(seen) == _holders(model)
+
+
+def test_a_per_user_role_the_plan_changes_but_that_holds_its_user_throughout_breaks_a_join_cycle() -> None:
+    """u joins pd_a and pd_b, each denying on t what the other allows on every table (the
+    cycle of ``test_a_join_cycle_through_policies_the_plan_leaves_is_broken_by_transient_deny_items``),
+    while the plan also takes a member put in by hand (x) out of u's per-user role: u is in
+    that role before and after its write, so the transient deny items through it hold u
+    the whole way. Left without them, u holds pd_b's update on t (or pd_a's select on t)
+    between its two joins, which neither model allows (WIDER on the way)."""
+    from pushdown.reconcile.plan import Op
+    from pushdown_ranger.backend import MEMBERS_IN, NARROW, schedule
+    from pushdown_ranger.facts import PolicyFact, RoleFact
+
+    def policy(
+        table: str,
+        allow: frozenset[tuple[str, str]] = frozenset(),
+        deny: frozenset[tuple[str, str]] = frozenset(),
+    ) -> PolicyFact:
+        resources = (("column", ("*",), False), ("database", ("crm",), False), ("table", (table,), False))
+        return PolicyFact("hive", resources, allow, deny)
+
+    every = policy("?*", allow=frozenset({("pd_a", "select"), ("pd_b", "update")}))
+    t = policy("t", deny=frozenset({("pd_a", "update"), ("pd_b", "select")}))
+    pdu = RoleFact("pdu_u", frozenset({"u", "x"}))
+    held = [every, t, RoleFact("pd_a", frozenset({"v"})), RoleFact("pd_b", frozenset({"w"})), pdu]
+    ops = [
+        Op("change", RoleFact("pd_a", frozenset({"v"})), RoleFact("pd_a", frozenset({"u", "v"}))),
+        Op("change", RoleFact("pd_b", frozenset({"w"})), RoleFact("pd_b", frozenset({"u", "w"}))),
+        Op("change", pdu, RoleFact("pdu_u", frozenset({"u"}))),
+    ]
+    writes = schedule(ops, held, None, (), "pdu_")
+    transient = [
+        w for w in writes if w.transient and w.stage == NARROW and isinstance(w.step.after, PolicyFact)
+    ]
+    assert transient and all(w.stage < MEMBERS_IN for w in transient), writes
+    assert any(role == "pdu_u" for w in transient for role, _ in w.step.after.deny)
