@@ -24,8 +24,8 @@ def with_members(model: Model, members: Mapping[str, Set[str]]) -> Model:
     does not list are added as users: the directory says they exist).
 
     The view copies only what the members change (the user set, the changed groups'
-    member sets and the members' group sets); everything else it shares with ``model``,
-    so it costs what the directory adds, not the size of the estate. Read it, never
+    member sets and the members' group sets, and the stamp tables, one dict copy each);
+    everything else it shares with ``model``. Read it, never
     change it; it is stale once ``model`` changes."""
     if not members:
         return model
