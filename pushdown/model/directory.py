@@ -24,13 +24,17 @@ def with_members(model: Model, members: Mapping[str, Set[str]]) -> Model:
     does not list are added as users: the directory says they exist).
 
     The view copies only what the members change (the user set, the changed groups'
-    member sets and the members' group sets); everything else it shares with ``model``,
-    so it costs what the directory adds, not the size of the estate. Read it, never
+    member sets and the members' group sets, and the stamp tables, one dict copy each);
+    everything else it shares with ``model``. Read it, never
     change it; it is stale once ``model`` changes."""
     if not members:
         return model
     view = copy.copy(model)
     view.users = set(model.users)
+    # the view's stamps its own: those it gives the members it adds never land in the
+    # model's (whose count of them would then no longer prove who alone was stamped)
+    view.roles_moved = dict(model.roles_moved)
+    view.grants_moved = dict(model.grants_moved)
     view.groups = dict(model.groups)
     view.user_groups = defaultdict(set, model.user_groups)
     for group, users in sorted(members.items()):

@@ -211,8 +211,8 @@ def _join_order(
     through its per-user role (``user_role_prefix`` + the user) what ``d``'s deny items in
     the new model deny there, before any join (:class:`Cycle`, :func:`_transient`). Without
     ``user_role_prefix`` (or a per-user role the apply cannot rely on: one held without the
-    user, or one the plan changes), every join goes by the rule without constraints: a
-    member may be wider on the way until its last join."""
+    user, or one the plan changes that lacks the user before or after), every join goes by
+    the rule without constraints: a member may be wider on the way until its last join."""
     wanted = set(joining)
     more: dict[tuple[str, str], frozenset[str]] = {(s, a): m for s, a, m in implied}
 
@@ -308,8 +308,14 @@ def _join_order(
                 ok = isinstance(op.after, RoleFact) and user in op.after.users
             elif op.action == "remove":
                 ok = isinstance(op.before, RoleFact) and user in op.before.users
-            else:  # a per-user role changed (made by hand): its members move in this apply
-                ok = False
+            else:  # a per-user role changed (made by hand): relied on when it holds the user
+                # before and after its write (its other members moving is only narrower)
+                ok = (
+                    isinstance(op.before, RoleFact)
+                    and isinstance(op.after, RoleFact)
+                    and user in op.before.users
+                    and user in op.after.users
+                )
             relied[user] = (ok, op is None and fact is None)
         return relied[user]
 
