@@ -301,7 +301,7 @@ class KeptClasses:
 def shape(model: Model, inventory: Inventory, schema: ObjectRef) -> Shape:
     """The database's children as the compile holds them, and those the model registers."""
     kids = frozenset(inventory.children(schema))
-    return (kids, frozenset(k for k in kids if k in model.objects))
+    return (kids, frozenset(kids & model.objects.keys()))  # in C, not a pass per table
 
 
 class HiveClasses:

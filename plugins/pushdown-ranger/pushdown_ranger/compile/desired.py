@@ -202,7 +202,10 @@ def _policies(
     """``memo``: the kept roles, made current for this compile (:meth:`_Memo.kept`): their
     holders are taken from it."""
     holders = _Holders(model, who, memo)
-    covers: dict[frozenset[str], tuple[list[str], frozenset[str]]] = {}
+    # within one compile, or kept with the memo while nobody's roles moved (:meth:`_Memo.kept`)
+    covers: dict[frozenset[str], tuple[list[str], frozenset[str]]] = {} if memo is None else memo.covers
+    if len(covers) > _COVERS_KEPT:
+        covers.clear()
     roles = _RolesOf(model)
     for key in sorted(set(items.allow) | set(items.deny), key=str):
         allow = _pairs(items.allow.get(key, {}), roles, holders, naming, covers)
@@ -472,6 +475,9 @@ class _Memo:
     frozen: frozenset[RoleFact] | None = None
     gone: list[RoleFact] = field(default_factory=list)
     joined: list[RoleFact] = field(default_factory=list)
+    #: the policies' choice of Ranger roles per set of users (:func:`_cover`), kept between
+    #: compiles only while the stamps prove that nobody's roles moved (:meth:`kept`)
+    covers: dict[frozenset[str], tuple[list[str], frozenset[str]]] = field(default_factory=dict)
 
     def roles(self) -> frozenset[RoleFact]:
         """``frozenset(facts.values())``: the kept set moved by the facts that left and
@@ -494,12 +500,19 @@ class _Memo:
         when the model's memberships still differ from those seen after that (a change
         the hint did not name: a group removed with its members, say)."""
         seen = self.seen
+        if moved is not None and seen is not None and seen.stamped_only(model, ()):
+            # nobody stamped since the copy was made equal to the model: no user's roles and
+            # no role's holders moved, so the kept roles stand, and so does each kept choice
+            # of Ranger roles (:func:`_cover`: a function of its users' roles, those roles'
+            # holders and the refused principals, which are this memo's own)
+            return self.facts
+        # anything else: the choices are made again (a role's holders may have moved, one
+        # fitting a set of users it fitted not, or the reverse)
+        self.covers = {}
         if moved is not None and seen is not None:
-            # nobody stamped since the copy, or only the users of the hint: their roles'
-            # holders alone can have moved (the stamps prove it without a pass over every
-            # role); else every role's holders compared, as the model's memberships now
-            if seen.stamped_only(model, ()):
-                return self.facts
+            # only the users of the hint stamped: their roles' holders alone can have moved
+            # (the stamps prove it without a pass over every role); else every role's
+            # holders compared, as the model's memberships now
             proved = seen.stamped_only(model, moved)
             if not proved and seen.same(model):
                 seen.restamp(model)
@@ -542,6 +555,9 @@ class _Memo:
         self.facts[role] = hit[1]
         self.joined.append(hit[1])
 
+
+#: the kept choices of Ranger roles (:attr:`_Memo.covers`) beyond which they are dropped
+_COVERS_KEPT = 20_000
 
 #: the one memo kept (its key holds the Principals answer alive, so no other reuses its id)
 _MEMO: list[_Memo] = []

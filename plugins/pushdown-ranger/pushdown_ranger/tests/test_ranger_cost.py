@@ -853,3 +853,63 @@ def test_the_stamps_prove_a_membership_alone_moved_as_comparing_every_role_does(
     unstamped.roles_moved.clear()
     assert desired._Seen.of(unstamped).stamped is None
     assert not desired._Seen.of(unstamped).stamped_only(unstamped, ())
+
+
+def covered_for_one_table(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int, int]:
+    """On :func:`two_databases`, after a whole compile keeping the classes, ``r1`` is granted
+    MODIFY_TABLE on one table of ``c.a``, compiled over that database as a scoped sync
+    compiles it: (users whose choice of Ranger roles the policies made afresh, sets of users
+    chosen for afresh, users something in the database decides for). The compile equals one
+    from scratch (made after it: the kept roles are kept for one compile's principals)."""
+    from pushdown_ranger.compile import desired as desired_module
+    from pushdown_ranger.compile.deciding import deciding_users
+
+    model = two_databases(scale)
+    naming = RangerNaming(map_principal=Mapper())
+    kept = KeptIdentity(naming.user, stable=lambda: True)
+    classes = KeptClasses()
+    kw = {"elsewhere": frozenset(), "hive": "c", "voided": {}, "services": frozenset(DENY)}
+    compile_all(model, ["c"], naming, DENY, focus=None, identity=kept.of(model.users), kept=classes, **kw)
+    events = ch.grant_privileges(model, "r1", ObjectRef.parse("table c.a.t0"), ["MODIFY_TABLE"])
+    do(model, events)
+    scope = scope_of(events[0]).resolve(model)
+    focus = frozenset({ObjectRef.parse("schema c.a")})
+    identity = kept.of(model.users, scope_users(scope))
+    cover, chosen = desired_module._cover, [0, 0]
+
+    def counted_cover(users: frozenset[str], *args: Any) -> Any:
+        chosen[0] += len(users)
+        chosen[1] += 1
+        return cover(users, *args)
+
+    with monkeypatch.context() as m:
+        m.setattr(desired_module, "_cover", counted_cover)
+        desired = compile_all(
+            model,
+            ["c"],
+            naming,
+            DENY,
+            focus=focus,
+            identity=identity,
+            kept=classes,
+            members_moved=members_moved(scope),
+            **kw,
+        )
+    assert desired == compile_all(model, ["c"], naming, DENY, focus=focus, identity=None, **kw)
+    return chosen[0], chosen[1], len(deciding_users(model, sorted(focus, key=str)))
+
+
+def test_a_one_table_grant_chooses_ranger_roles_for_as_many_users_in_an_estate_ten_times_larger(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The policies' choice of Ranger roles for a set of users (``desired._cover``) is kept
+    between compiles while the model's stamps prove that nobody's roles moved
+    (``desired._Memo.covers``): a one-table grant chooses for the one set of users that
+    changed, that table's (1 user, 1 set at both estates; before: every policy of the
+    database chosen for again, the every-table policy naming each of its deciding users:
+    7 users in 2 sets at scale 1, 52 in 2 at scale 10)."""
+    small, large = at_both_scales(lambda scale: covered_for_one_table(scale, monkeypatch))
+    print(f"\nranger scoped compile, a one-table grant's choice of roles: scale 1 {small}, scale 10 {large}")
+    assert large[2] >= 10 * small[2] - 10 > 0, (small, large)  # the deciding users grow
+    assert small[:2] == large[:2], (small, large)
+    assert 1 <= small[0] <= 2, small

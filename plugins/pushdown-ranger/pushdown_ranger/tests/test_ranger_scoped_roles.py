@@ -34,6 +34,7 @@ from pushdown_ranger import compile as compile_module
 from pushdown_ranger.compile import compile_all
 from pushdown_ranger.compile import desired as desired_module
 from pushdown_ranger.compile.naming import RangerNaming
+from pushdown_ranger.facts import PolicyFact
 from pushdown_ranger.scoping import members_moved, scope_users
 from tests.adversary import histories
 from tests.costs import at_both_scales, do, estate
@@ -207,3 +208,63 @@ def test_the_scoped_compile_of_random_memberships_equals_the_whole_one() -> None
                 assert compiler.scoped(events) == whole(model), batch
 
     run()
+
+
+def kept_choices() -> Model:
+    """Users ``a`` and ``b`` select from ``c.s`` through role ``wide``, which they hold, and
+    hold role ``pair`` (no grants; one as large, first by name) too, ``pair`` through group
+    ``g`` for ``b``; ``c`` holds nothing. The every-table policy names ``pair`` (the
+    policies' choice of Ranger roles, ``desired._cover``: the largest fitting role first)."""
+    from tests.builders import Builder
+
+    b = Builder().catalog("c", backend="rg").schema("c.s").table("c.s.t").users("a", "b", "c")
+    b.role("wide").allow("wide", "catalog c", "USE_CATALOG").allow(
+        "wide", "schema c.s", "USE_SCHEMA", "SELECT_TABLE"
+    )
+    b.role("pair").group("g", "b").grant_role("wide", users=["a", "b"]).grant_role(
+        "pair", users=["a"], groups=["g"]
+    )
+    return b.model
+
+
+def names_in_policies(desired: Desired) -> set[str]:
+    return {r for f in desired.facts if isinstance(f, PolicyFact) for r, _ in f.allow | f.deny}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # a role the policy's users all hold gains a holder outside them: it no longer fits
+        # (the users of every policy as they were: only the choice moved)
+        ("grant_role", "pair", "c"),
+        # the same through a group the role is granted to
+        ("add_member", "g", "c"),
+        # a role leaves one of them: it no longer fits, the next largest is chosen
+        ("revoke_role", "pair", "a"),
+        # and one of them leaves the group: the same
+        ("remove_member", "g", "b"),
+    ],
+)
+def test_a_kept_choice_of_ranger_roles_is_made_again_when_a_role_s_holders_move(
+    change: tuple[str, str, str],
+) -> None:
+    """The choice of Ranger roles kept between compiles (``desired._Memo.covers``) for a set
+    of users that did not change is made again when a role's holders moved: each change
+    here moves what the every-table policy names without moving whom it allows, so a choice
+    kept without the stamps' proof (``_Memo.kept``) names ``pair`` where a compile from
+    scratch names ``wide``. A one-table grant next keeps the choices, and equals it too."""
+    model = kept_choices()
+    compiler = Compiler(model)
+    assert "pd_pair" in names_in_policies(compiler.full()) - {"pd_wide"}
+    kind, target, whom = change
+    if kind in ("grant_role", "revoke_role"):
+        events = getattr(ch, kind)(model, target, Principal.user(whom))
+    else:
+        events = getattr(ch, kind)(model, target, whom)
+    do(model, events)
+    scoped = compiler.scoped(events)
+    assert scoped == whole(model), change
+    assert "pd_pair" not in names_in_policies(scoped), change
+    events = ch.grant_privileges(model, "wide", ObjectRef.parse("table c.s.t"), ["MODIFY_TABLE"])
+    do(model, events)
+    assert compiler.scoped(events) == whole(model)
