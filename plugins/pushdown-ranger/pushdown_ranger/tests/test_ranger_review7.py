@@ -1,0 +1,82 @@
+"""Hostile review of the narrowing policy's spare resource forms and of the policies'
+choice of Ranger roles kept between compiles: histories after which Ranger (its own engine,
+the stand-in held equal to it) allows more than the stored model."""
+
+from __future__ import annotations
+
+import contextlib
+import pytest
+from pushdown_lab.ranger_ground_truth import judged
+from pushdown_lab.ranger_standin import Standin
+
+from pushdown.errors import BackendError
+from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.sync import reconcile
+from pushdown_ranger.companion import spare_form
+
+from .test_ranger_null_narrow import NULL_DENY, _narrowings
+from .test_ranger_review import revoke_all, world
+from .world import backend_for
+
+pytestmark = pytest.mark.ranger
+ALL = Scope.everything()
+
+
+def _bob_selects(standin: Standin, column: str) -> bool:
+    """Ranger 2.9's engine's answer: bob selects ``column`` of crm.leads."""
+    resource = {"database": "crm", "table": "leads", "column": column}
+    (answer,) = judged(standin, [("hive", resource, "select", "bob", [])])
+    return answer.allowed
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="WIDER: a spare form adds a value to an isExcludes resource (value+'*', or a case twin "
+    "Ranger's matcher tells apart), so the narrowing policy matches fewer resources than the "
+    "unwritable policy it narrows",
+)
+@pytest.mark.parametrize(
+    ("excluded", "missed"),
+    [("1", "10"), ("ß", "ss")],
+    ids=["star-appended", "case-twin-not-one-name"],
+)
+def test_a_spare_form_never_matches_fewer_resources_than_the_policy_it_narrows(
+    ranger_standin: Standin, excluded: str, missed: str
+) -> None:
+    """Somebody with Ranger admin puts pushdown's role pd_reader in an override-priority policy
+    on every column of crm's tables but ``excluded`` (isExcludes), spelling the database both
+    ways, and gives it a null deny (unwritable). The model then revokes reader: pushdown's
+    narrowing policy beside it needs another signature, so it goes on the spare form of its
+    resources, which adds a value to the excluded columns (``1*`` after ``1``; ``SS`` after
+    ``ß``, which Ranger's case-insensitive matcher does not take for one name). The narrowing
+    policy then excludes column ``missed`` too, where the unwritable policy still allows
+    pd_reader: bob selects it, though the model allows him nothing."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, ALL)
+    resources = {
+        "database": {"values": ["crm", "CRM"]},
+        "table": {"values": ["?*"]},
+        "column": {"values": [excluded], "isExcludes": True},
+    }
+    store = ranger_standin.store
+    hand = store.create_policy(
+        {
+            "service": "hive",
+            "name": "hand excludes",
+            "resources": resources,
+            "policyPriority": 1,
+            "policyItems": [{"roles": ["pd_reader"], "accesses": [{"type": "select", "isAllowed": True}]}],
+        }
+    )
+    store.update_policy(
+        hand["id"], {**store.policy(hand["id"]), "denyPolicyItems": [NULL_DENY]}, checked=False
+    )
+    assert _bob_selects(ranger_standin, missed)
+    revoke_all(b)
+    with contextlib.suppress(BackendError):  # reported; what counts is what Ranger decides
+        reconcile(backend, b.model, ALL)
+    (narrowing,) = _narrowings(ranger_standin)
+    assert narrowing["resources"]["column"]["values"] == spare_form(resources)[0]["column"]["values"]
+    assert not _bob_selects(ranger_standin, "c")  # the columns both match are denied
+    assert not _bob_selects(ranger_standin, missed)  # WIDER: the narrowing policy misses it
