@@ -5,6 +5,7 @@ the stand-in held equal to it) allows more than the stored model."""
 from __future__ import annotations
 
 import contextlib
+
 import pytest
 from pushdown_lab.ranger_ground_truth import judged
 from pushdown_lab.ranger_standin import Standin
