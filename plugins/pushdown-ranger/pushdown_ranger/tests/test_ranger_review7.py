@@ -30,12 +30,6 @@ def _bob_selects(standin: Standin, column: str) -> bool:
     return answer.allowed
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="WIDER: a spare form adds a value to an isExcludes resource (value+'*', or a case twin "
-    "Ranger's matcher tells apart), so the narrowing policy matches fewer resources than the "
-    "unwritable policy it narrows",
-)
 @pytest.mark.parametrize(
     ("excluded", "missed"),
     [("1", "10"), ("ß", "ss")],
@@ -83,12 +77,6 @@ def test_a_spare_form_never_matches_fewer_resources_than_the_policy_it_narrows(
     assert not _bob_selects(ranger_standin, missed)  # WIDER: the narrowing policy misses it
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="WIDER, settled: narrowed_key's fallback (the key less one value) takes a value out of "
-    "an isExcludes resource, so a policy excluding one value more (matching fewer resources) is "
-    "read as the narrowing of the unwritable policy, whose allow it leaves in force",
-)
 def test_a_narrowing_policy_excluding_more_is_never_read_as_the_narrowing(ranger_standin: Standin) -> None:
     """An unwritable policy (a null deny) allows pushdown's role pd_reader every column of crm's
     tables but ``1`` (isExcludes). Somebody with Ranger admin puts beside it a policy shaped as
