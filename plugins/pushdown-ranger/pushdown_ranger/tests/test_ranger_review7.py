@@ -15,8 +15,8 @@ from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
 from pushdown_ranger.companion import spare_form
 
-from .test_ranger_null_narrow import NULL_DENY, _narrowings
-from .test_ranger_review import revoke_all, world
+from .test_ranger_null_narrow import EVERY_TABLE, NULL_DENY, _add_null_deny, _allowed, _narrowings
+from .test_ranger_review import hand_policy, revoke_all, world
 from .world import backend_for
 
 pytestmark = pytest.mark.ranger
@@ -120,3 +120,45 @@ def test_a_narrowing_policy_excluding_more_is_never_read_as_the_narrowing(ranger
     assert plan.empty, plan.ops  # settled: nothing more is written
     assert not _bob_selects(ranger_standin, "c")
     assert not _bob_selects(ranger_standin, "5")  # WIDER: read as narrowed, never written
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=BackendError,
+    reason="never settles: narrowed_key prefers, among unwritable policies, the fewest spare forms, "
+    "so the narrowing of one is read as the other's; the one left without is narrowed again on "
+    "every sync and Ranger refuses it (3010: its own shadowed narrowing holds the last spare form)",
+)
+def test_a_second_unwritable_policy_on_the_spare_form_never_takes_the_narrowing(
+    ranger_standin: Standin,
+) -> None:
+    """The unwritable policy (override priority, a null deny) is narrowed on its second spare
+    form, the first held by a hand-made override policy allowing zed. Somebody then puts
+    pd_reader's update in that hand-made policy and a null deny (unwritable too): the narrowing
+    policy on ``*, **, ***`` is the spare form of both. Whatever the read takes it for, bob
+    never selects or updates crm's tables, and the syncs settle."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    created = hand_policy(ranger_standin, EVERY_TABLE)
+    reconcile(backend, b.model, ALL)
+    _add_null_deny(ranger_standin, created["id"])
+    store = ranger_standin.store
+    store.update_policy(created["id"], {**store.policy(created["id"]), "policyPriority": 1}, checked=False)
+    spare = {**EVERY_TABLE, "column": {"values": ["*", "**"]}}
+    other = hand_policy(ranger_standin, spare, name="hand spare", policyPriority=1)
+    revoke_all(b)
+    with contextlib.suppress(BackendError):
+        reconcile(backend, b.model, ALL)
+    (first,) = _narrowings(ranger_standin)
+    assert first["resources"]["column"]["values"] == ["*", "**", "***"]
+    update = {"roles": ["pd_reader"], "accesses": [{"type": "update", "isAllowed": True}]}
+    held = store.policy(other["id"])
+    edit = {**held, "policyItems": [*held["policyItems"], update], "denyPolicyItems": [NULL_DENY]}
+    store.update_policy(other["id"], edit, checked=False)
+    assert _allowed(ranger_standin, ("bob", "update")) == [True]  # wider until the sync
+    for _ in range(3):
+        with contextlib.suppress(BackendError):
+            reconcile(backend, b.model, ALL)
+        assert _allowed(ranger_standin, ("bob", "select"), ("bob", "update")) == [False, False]
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert plan.empty, plan.ops
