@@ -11,9 +11,12 @@ from pushdown_lab.ranger_ground_truth import judged
 from pushdown_lab.ranger_standin import Standin
 
 from pushdown.errors import BackendError
+from pushdown.model import changes as ch
+from pushdown.model.securables import ObjectRef
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
 from pushdown_ranger.companion import spare_form
+from tests.costs import do
 
 from .test_ranger_null_narrow import EVERY_TABLE, NULL_DENY, _add_null_deny, _allowed, _narrowings
 from .test_ranger_review import hand_policy, revoke_all, world
@@ -162,3 +165,38 @@ def test_a_second_unwritable_policy_on_the_spare_form_never_takes_the_narrowing(
         assert _allowed(ranger_standin, ("bob", "select"), ("bob", "update")) == [False, False]
     plan, _ = reconcile(backend, b.model, ALL)
     assert plan.empty, plan.ops
+
+
+# -- the policies' choice of Ranger roles kept between compiles ---------------------------
+
+
+def test_a_kept_choice_of_ranger_roles_follows_what_no_stamp_moves() -> None:
+    """The choice kept for ``a`` and ``b`` (``pair``, ``desired._Memo.covers``) depends on more
+    than their roles' holders: a role ``PAIR`` created with no holders (no stamp) makes ``pair``
+    a case twin, refused, so the choice is per-user roles; deleted (no stamp), ``pair`` again;
+    a user ``A`` (a case twin of ``a``) added and removed. After each, and after a one-table
+    grant that keeps the choices, the compile equals one from scratch."""
+    from .test_ranger_scoped_roles import Compiler, kept_choices, names_in_policies, whole
+
+    model = kept_choices()
+    compiler = Compiler(model)
+    assert "pd_pair" in names_in_policies(compiler.full())
+    table = ObjectRef.parse("table c.s.t")
+    steps = [
+        lambda: ch.create_role(model, "PAIR"),
+        lambda: ch.grant_privileges(model, "wide", table, ["MODIFY_TABLE"]),
+        lambda: ch.delete_role(model, "PAIR"),
+        lambda: ch.revoke_privileges(model, "wide", table, ["MODIFY_TABLE"]),
+        lambda: ch.add_user(model, "A"),
+        lambda: ch.grant_privileges(model, "wide", table, ["MODIFY_TABLE"]),
+        lambda: ch.remove_user(model, "A"),
+        lambda: ch.revoke_privileges(model, "wide", table, ["MODIFY_TABLE"]),
+    ]
+    seen = set()
+    for step in steps:
+        events = step()
+        do(model, events)
+        scoped = compiler.scoped(events)
+        assert scoped == whole(model), events
+        seen.add("pd_pair" in names_in_policies(scoped))
+    assert seen == {True, False}  # the choice moved, and moved back
