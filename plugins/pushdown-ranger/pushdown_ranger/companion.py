@@ -110,7 +110,9 @@ def spare_form(resources: Json) -> tuple[Json, bool]:
     - else the case-swapped twin of a value with letters (exactly the same resources where the
       resource's matcher ignores case, as Hive's do; elsewhere it also denies that one other
       name: narrower, never wider);
-    - else a value with ``*`` appended (its names and those it starts: narrower, never wider).
+    - else a value with ``*`` appended (its names and those it starts: narrower, never wider);
+    - never a value more in an excluded resource (``isExcludes``: it would match fewer names,
+      wider): where only those are left, one of them is made to match every name (narrower).
 
     A deny over more resources only narrows; it is reported (:func:`narrowing_findings`)."""
     out = _copy(resources)
@@ -124,19 +126,24 @@ def spare_form(resources: Json) -> tuple[Json, bool]:
         if stars:
             spec["values"] = [*spec["values"], "*" * (max(map(len, stars)) + 1)]
             return out, True
-    for spec in specs:
+    # a value more in an excluded resource matches fewer names: only included ones take one
+    included = [spec for spec in specs if not spec.get("isExcludes")]
+    for spec in included:
         values = [str(v) for v in spec["values"]]
         for value in values:
             twin = value.swapcase()
             if twin != value and twin not in values:
                 spec["values"] = [*spec["values"], twin]
                 return out, False
-    for spec in specs:
+    for spec in included:
         values = [str(v) for v in spec["values"]]
         more = next((v + "*" for v in values if v + "*" not in values), None)
         if more is not None:
             spec["values"] = [*spec["values"], more]
             return out, False
+    for spec in specs:  # excluded resources alone: one made to match every name (more)
+        spec["values"], spec["isExcludes"] = [*spec["values"], "*"], False
+        return out, False
     return out, False
 
 
@@ -195,8 +202,8 @@ def narrowed_keys(policy: Json) -> list[tuple[Resource, ...]]:
     own = resource_key(policy)
     out = [own]
     for n, (name, values, recursive) in enumerate(own):
-        if len(values) < 2:
-            continue
+        if len(values) < 2 or name.endswith("!"):
+            continue  # a value taken out of excluded ones: a policy matching more, never narrowed
         for value in dict.fromkeys(values):
             fewer = list(values)
             fewer.remove(value)
