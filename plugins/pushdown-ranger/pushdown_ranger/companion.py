@@ -29,7 +29,8 @@ nothing that may allow) is read as one; anything else is read as any hand-made p
 A read takes a narrowing policy out of the policies keyed by resource set (it is never
 where pushdown merges items, nor read as a hand-made override) and folds it into the fact
 of the policy it narrows (the one at its resources, else the one its resources are the spare
-forms of, else the one at them less one value: :func:`narrowed_key`; :func:`folded`):
+forms of, else the one at them less one value: :func:`narrowed_key`; where more than one is,
+the one whose id it names, :data:`NARROWS`; :func:`folded`):
 while that policy stays unwritable, its allow pairs the narrowing
 policy denies are not held, the rest of its deny pairs are, and so are those it names as the
 model's deny items (:data:`DENIES`: Ranger decides the same for an allow taken away and a
@@ -170,10 +171,12 @@ def narrowed_key(
     :func:`spare_forms` as many times as the narrowing policy has values more, are exactly the
     narrowing policy's (one Ranger refuses to write first, then the fewest forms); else its key
     less one value (:func:`narrowed_keys`); else its own key. A policy the narrowing policy's
-    resources are not the spare form of is never taken for the one it narrows beyond that."""
+    resources are not the spare form of is never taken for the one it narrows beyond that.
+    Where the narrowing policy names the policy it narrows (:data:`NARROWS`) and that policy is
+    one of those candidates, it is that one: the name only settles which of the policies its
+    resources already cover it is, it never attaches it to any other."""
     own = resource_key(policy)
-    if (service, own) in policies:
-        return (service, own)
+    candidates = [(service, own)] if (service, own) in policies else []
     count = _values(own)
     found = []
     for key, original in policies.items():
@@ -186,10 +189,50 @@ def narrowed_key(
         }
         if resource_key(spare) == own:
             found.append((not refused_writes(original), n, str(key), key))
-    if found:
-        return min(found)[3]
-    keys = [(service, k) for k in narrowed_keys(policy)]
-    return next((k for k in keys if k in policies), keys[0])
+    candidates += [key for *_, key in sorted(found)]
+    candidates += [(service, k) for k in narrowed_keys(policy)[1:] if (service, k) in policies]
+    named = narrows(policy)
+    if named is not None:
+        for key in candidates:
+            if _policy_id(policies[key]) == named:
+                return key
+    return candidates[0] if candidates else (service, own)
+
+
+#: the option of a narrowing policy naming the id of the policy it narrows (written with it;
+#: read only to choose among the policies its resources cover: :func:`narrowed_key`)
+NARROWS = "pushdown-narrows"
+
+
+def narrows(narrowing: Json) -> int | None:
+    """The policy id :data:`NARROWS` names in ``narrowing`` (None when it is not a positive
+    whole number, or a string of digits: whatever else is there is ignored)."""
+    options = narrowing.get("options")
+    value = options.get(NARROWS) if isinstance(options, dict) else None
+    return _id_value(value)
+
+
+def with_narrows(policy: Json, narrowed: Json | None) -> Json:
+    """``policy`` with :data:`NARROWS` naming the id of ``narrowed`` (taken out when it has
+    none; its other options kept)."""
+    options = dict(policy.get("options") or {}) if isinstance(policy.get("options"), dict) else {}
+    options.pop(NARROWS, None)
+    pid = _policy_id(narrowed) if narrowed is not None else None
+    if pid is not None:
+        options[NARROWS] = pid
+    return {**policy, "options": options}
+
+
+def _policy_id(policy: Json) -> int | None:
+    return _id_value(policy.get("id"))
+
+
+def _id_value(value: Any) -> int | None:
+    if isinstance(value, str) and 0 < len(value) <= 19 and value.isascii() and value.isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        return None
+    return value
 
 
 def _values(key: tuple[Resource, ...]) -> int:
@@ -359,8 +402,9 @@ def narrowing_policy(
     denies: frozenset[Pair] = frozenset(),
 ) -> Json:
     """A new narrowing policy beside ``original`` denying ``pairs`` (``denies`` of them for the
-    model's deny items: :data:`DENIES`); ``spare``: on that many :func:`spare_forms` of its
-    resources (another signature each, the same resources or more)."""
+    model's deny items: :data:`DENIES`), naming ``original``'s id (:data:`NARROWS`); ``spare``:
+    on that many :func:`spare_forms` of its resources (another signature each, the same
+    resources or more)."""
     key = resource_key(original)
     resources = _copy(original.get("resources") or {})
     name = policy_name(PolicyFact(str(original.get("service")), key), "narrowing" + salt)
@@ -384,6 +428,7 @@ def narrowing_policy(
     }
     if original.get("additionalResources"):
         out["additionalResources"] = _copy(original["additionalResources"])
+    out = with_narrows(out, original)
     return with_denies(out, denies & pairs) if denies & pairs else out
 
 

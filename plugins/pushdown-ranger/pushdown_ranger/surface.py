@@ -18,6 +18,7 @@ BACKEND = T + "test_ranger_backend.py::"
 READ = T + "test_ranger_readback.py::"
 NULL = T + "test_ranger_null_narrow.py::"
 REVIEW5 = T + "test_ranger_review5.py::"
+REVIEW7 = T + "test_ranger_review7.py::"
 CREATE = T + "test_ranger_create_table.py::"
 SHARED = T + "test_ranger_shared_catalogs.py::"
 REUSE = "plugins/pushdown-lab/pushdown_lab/tests/test_ranger_standin_matcher_reuse.py::"
@@ -194,6 +195,9 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
             REVIEW5 + "test_a_near_miss_narrowing_policy_never_holds_back_the_narrowing",
             REVIEW5 + "test_a_hand_made_override_policy_on_the_narrowings_resources_never_holds_it_back",
             NULL + "test_a_narrowing_policy_on_a_later_spare_form_is_read_as_the_one_it_narrows",
+            NULL + "test_the_narrowed_policys_id_only_breaks_a_tie_among_the_policies_covered",
+            REVIEW7 + "test_a_second_unwritable_policy_on_the_spare_form_never_takes_the_narrowing",
+            REVIEW7 + "test_a_forged_narrows_option_never_takes_the_narrowing",
         ),
     ),
     SurfaceEntry(

@@ -31,6 +31,7 @@ from pushdown_ranger.companion import (
     needed,
     restored,
     with_denies,
+    with_narrows,
 )
 from pushdown_ranger.compile.desired import RangerNaming
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
@@ -181,6 +182,8 @@ class Writer:
             return
         fact = PolicyFact(key[0], resource_key(narrowing), frozenset(), pairs) if pairs else None
         rest = with_denies(merged(narrowing, fact, ours), denies)
+        if raw is not None:
+            rest = with_narrows(rest, raw)  # an older one, or one edited by hand: named again
         if not pairs and self.label in (narrowing.get("policyLabels") or ()) and not foreign_items(rest):
             self.api.delete_policy(int(narrowing["id"]), str(narrowing.get("name")))
             self.written.narrowing(key, None)

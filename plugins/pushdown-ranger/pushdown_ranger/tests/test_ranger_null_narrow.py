@@ -23,6 +23,7 @@ from pushdown.reconcile.sync import reconcile
 from pushdown_ranger.companion import (
     DENIES,
     MOST_SPARES,
+    NARROWS,
     as_written,
     drop_allowed,
     folded,
@@ -31,10 +32,12 @@ from pushdown_ranger.companion import (
     narrowed_keys,
     narrowing_findings,
     narrowing_policy,
+    narrows,
     needed,
     spare_form,
     spare_forms,
     with_denies,
+    with_narrows,
 )
 from pushdown_ranger.facts import PolicyFact
 from pushdown_ranger.readback import policy_fact, resource_key
@@ -571,3 +574,33 @@ def test_a_narrowing_policy_on_a_later_spare_form_is_read_as_the_one_it_narrows(
     other = {**policy, "resources": {**every, "column": {"values": ["*", "x", "y"]}}}
     assert narrowed_key(other, "hive", policies) == ("hive", resource_key(other))
     assert narrowed_key(policy, "hive", {}) == ("hive", resource_key(policy))
+
+
+def test_the_narrowed_policys_id_only_breaks_a_tie_among_the_policies_covered() -> None:
+    """Two unwritable override policies, ``stored`` and ``hand`` (on its spare form): the
+    narrowing policy on the second spare form of ``stored``'s resources is the spare form of
+    both. Written, it names ``stored``'s id (:data:`NARROWS`) and is read as its narrowing;
+    an older one without the option, or one naming anything else (a policy it does not cover,
+    a value that is no id), falls back to the fewest spare forms: ``hand``."""
+    every = {"database": {"values": ["d"]}, "table": {"values": ["?*"]}, "column": {"values": ["*"]}}
+    stored = {
+        "id": 7,
+        "service": "hive",
+        "resources": every,
+        "policyPriority": 1,
+        "denyPolicyItems": [NULL_DENY],
+    }
+    hand = {**stored, "id": 9, "resources": spare_form(every)[0]}
+    elsewhere = {**stored, "id": 11, "resources": {**every, "table": {"values": ["other"]}}}
+    policies = {("hive", resource_key(p)): p for p in (stored, hand, elsewhere)}
+    policy = narrowing_policy(stored, frozenset({("pd_a", "select")}), "pushdown", spare=2)
+    assert narrows(policy) == 7
+    assert narrowed_key(policy, "hive", policies) == ("hive", resource_key(stored))
+    assert narrowed_key(with_narrows(policy, hand), "hive", policies) == ("hive", resource_key(hand))
+    old = {**policy, "options": {}}
+    assert narrowed_key(old, "hive", policies) == ("hive", resource_key(hand))
+    for value in (11, "11", 12, True, 0, -7, "-7", " 7", "7.0", "٧", [7], {"id": 7}, None):
+        forged = {**policy, "options": {NARROWS: value}}
+        assert narrowed_key(forged, "hive", policies) == ("hive", resource_key(hand)), value
+    assert narrows({**policy, "options": {NARROWS: "7"}}) == 7
+    assert narrows({**policy, "options": [NARROWS, 7]}) is None

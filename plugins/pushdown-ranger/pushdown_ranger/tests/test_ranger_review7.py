@@ -5,6 +5,7 @@ the stand-in held equal to it) allows more than the stored model."""
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
 import pytest
 from pushdown_lab.ranger_ground_truth import judged
@@ -15,7 +16,7 @@ from pushdown.model import changes as ch
 from pushdown.model.securables import ObjectRef
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
-from pushdown_ranger.companion import spare_form
+from pushdown_ranger.companion import NARROWS, narrows, spare_form
 from tests.costs import do
 
 from .test_ranger_null_narrow import EVERY_TABLE, NULL_DENY, _add_null_deny, _allowed, _narrowings
@@ -125,13 +126,6 @@ def test_a_narrowing_policy_excluding_more_is_never_read_as_the_narrowing(ranger
     assert not _bob_selects(ranger_standin, "5")  # WIDER: read as narrowed, never written
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=BackendError,
-    reason="never settles: narrowed_key prefers, among unwritable policies, the fewest spare forms, "
-    "so the narrowing of one is read as the other's; the one left without is narrowed again on "
-    "every sync and Ranger refuses it (3010: its own shadowed narrowing holds the last spare form)",
-)
 def test_a_second_unwritable_policy_on_the_spare_form_never_takes_the_narrowing(
     ranger_standin: Standin,
 ) -> None:
@@ -163,6 +157,54 @@ def test_a_second_unwritable_policy_on_the_spare_form_never_takes_the_narrowing(
         with contextlib.suppress(BackendError):
             reconcile(backend, b.model, ALL)
         assert _allowed(ranger_standin, ("bob", "select"), ("bob", "update")) == [False, False]
+    plan, _ = reconcile(backend, b.model, ALL)
+    assert plan.empty, plan.ops
+
+
+@pytest.mark.parametrize(
+    ("forged", "missed"),
+    [
+        ({"table": {"values": ["nosuch"]}, "column": {"values": ["*"]}}, "c"),
+        ({"table": {"values": ["?*"]}, "column": {"values": ["5"], "isExcludes": True}}, "5"),
+    ],
+    ids=["another-table", "excluding-a-column"],
+)
+def test_a_forged_narrows_option_never_takes_the_narrowing(
+    ranger_standin: Standin, forged: dict[str, Any], missed: str
+) -> None:
+    """An unwritable policy (a null deny) allows pushdown's role pd_reader every column of
+    crm's tables. Somebody with Ranger admin puts beside it a policy shaped as pushdown's
+    narrowing policy (both labels, override priority, a plain deny for pd_reader) on resources
+    that do not cover it (another table; every column but ``5``), whose option names the
+    unwritable policy as the one it narrows. The model revokes reader: the option alone never
+    makes it that policy's narrowing, so the real narrowing is written, and bob never selects
+    column ``missed`` of crm.leads."""
+    b = world()
+    backend = backend_for(ranger_standin)
+    created = hand_policy(ranger_standin, EVERY_TABLE)
+    reconcile(backend, b.model, ALL)
+    _add_null_deny(ranger_standin, created["id"])
+    deny = [{"roles": ["pd_reader"], "accesses": [{"type": "select", "isAllowed": True}]}]
+    ranger_standin.store.create_policy(
+        {
+            "service": "hive",
+            "name": "forged narrowing",
+            "resources": {"database": {"values": ["crm"]}, **forged},
+            "policyPriority": 1,
+            "policyLabels": ["pushdown", "pushdown-narrowing"],
+            "denyPolicyItems": deny,
+            "options": {NARROWS: created["id"]},
+        }
+    )
+    revoke_all(b)
+    for _ in range(3):
+        with contextlib.suppress(BackendError):  # reported; what counts is what Ranger decides
+            reconcile(backend, b.model, ALL)
+        assert not _bob_selects(ranger_standin, "c")
+        assert not _bob_selects(ranger_standin, missed)  # WIDER if the option took the narrowing
+    assert any(
+        narrows(p) == created["id"] and p["name"] != "forged narrowing" for p in _narrowings(ranger_standin)
+    )
     plan, _ = reconcile(backend, b.model, ALL)
     assert plan.empty, plan.ops
 
