@@ -11,7 +11,7 @@ naming every table of the Hive catalog (its first table makes it the Hive servic
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef, SecurableType
@@ -135,33 +135,31 @@ def principal_databases(
     another catalog this backend enforces, a service admin among them)."""
     if users & model.service_admins:
         return None
-    out: set[str] = set()
     objects = [o for u in users for o in model.owned_by.get(u, ())]
     for role in {r for u in users for r in model.roles_of(u)}:
-        objects += [
-            g.object
-            for g in model.roles.get(role, ())
-            if g.condition is Condition.DENY or g.privilege not in GATES
-        ]
-    for obj in objects:
-        catalog = obj.names[0] if obj.type is not SecurableType.METALAKE else None
-        if catalog is not None and catalog not in enforced:
-            continue  # decides nothing here
-        if catalog != hive or len(obj.names) < 2:
-            return None
-        out.add(obj.names[1])
-    return out
+        objects += _deciding(model, role)
+    return _databases(objects, hive, enforced)
 
 
 def role_databases(model: Model, role: str, hive: str, enforced: frozenset[str]) -> set[str] | None:
     """The Hive databases (of catalog ``hive``) where a grant of ``role`` beyond the gates,
     or a DENY of it, is (``None``: every database: one on a catalog or the metalake, one in
     another catalog this backend enforces), as :func:`principal_databases` finds them."""
+    return _databases(_deciding(model, role), hive, enforced)
+
+
+def _deciding(model: Model, role: str) -> list[ObjectRef]:
+    """The objects of ``role``'s grants beyond the gates and of its DENYs."""
+    grants = model.roles.get(role, ())
+    return [g.object for g in grants if g.condition is Condition.DENY or g.privilege not in GATES]
+
+
+def _databases(objects: Iterable[ObjectRef], hive: str, enforced: frozenset[str]) -> set[str] | None:
+    """The Hive databases (of catalog ``hive``) ``objects`` lie in (``None``: every database:
+    one on a catalog or the metalake, one in another catalog this backend enforces); objects
+    of a catalog this backend does not enforce decide nothing here."""
     out: set[str] = set()
-    for grant in model.roles.get(role, ()):
-        if grant.condition is not Condition.DENY and grant.privilege in GATES:
-            continue
-        obj = grant.object
+    for obj in objects:
         catalog = obj.names[0] if obj.type is not SecurableType.METALAKE else None
         if catalog is not None and catalog not in enforced:
             continue  # decides nothing here
