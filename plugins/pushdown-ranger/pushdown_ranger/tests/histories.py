@@ -68,6 +68,15 @@ def events_for(model: Model, step: Step) -> list[Any]:
         if not joins and user in held:
             return [ev.ExternalMembersChanged(GROUP, frozenset(), frozenset({user}))]
         return []
+    return model_events(model, step)
+
+
+def model_events(model: Model, step: Step) -> list[Any]:
+    """The events of a step of ``tests.backend_histories`` or ``tests.adversary`` (a table
+    step on ``c.<schema>.<table>``) as the model sees it: none for a server-only step (the
+    enforcing host's ``("external", user, joins)`` among them). Raises ``ModelError`` for a
+    step the model refuses."""
+    kind, *args = step
     if kind not in TABLE_STEPS:
         return model_changes(model, step)
     ref = ObjectRef.parse(f"table c.{args[0]}.{args[1]}")

@@ -24,16 +24,16 @@ from hypothesis import strategies as st
 from pushdown_lab.ranger_standin import Standin
 
 from pushdown.errors import ModelError
-from pushdown.model import changes as ch
 from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
 from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
-from tests.adversary import MAPPINGS, Tally, histories, hostile_steps, mapping_names, model_changes
-from tests.backend_histories import GROUP, TABLE_STEPS
+from tests.adversary import MAPPINGS, Tally, histories, hostile_steps, mapping_names
+from tests.backend_histories import GROUP
 from tests.builders import Builder
 
+from .histories import model_events
 from .probe import Probe, probe
 from .world import backend_for
 
@@ -109,18 +109,6 @@ def start() -> Builder:
     return b.grant_role("r1", users=["u2"], groups=[GROUP]).grant_role("r2", users=["U3"])
 
 
-def events_for(model: Model, step: tuple[Any, ...]) -> list[Any]:
-    kind, *args = step
-    if kind not in TABLE_STEPS:
-        return model_changes(model, step)
-    ref = ObjectRef.parse(f"table c.{args[0]}.{args[1]}")
-    if kind == "create":
-        return ch.create_object(model, ref, None, None)
-    if kind == "drop":
-        return ch.drop_object(model, ref)
-    return ch.rename_object(model, ref, args[2])
-
-
 def check(
     standin: Standin, model: Model, mapping: str, host: dict[str, bool], extra: set[ObjectRef]
 ) -> Probe:
@@ -176,7 +164,7 @@ def test_hostile_compile_histories_are_never_wider(capsys: pytest.CaptureFixture
                     outside.add(ObjectRef.parse(f"table c.{step[1]}.{step[2]}"))
                 scope = Scope.nothing()
                 try:
-                    for event in events_for(b.model, step):
+                    for event in model_events(b.model, step):
                         b.model.apply(event)
                         scope = scope | scope_of(event)
                 except ModelError:
@@ -206,7 +194,7 @@ def test_grant_to_a_role_nobody_holds_on_a_case_twin_is_never_wider() -> None:
         reconcile(be, b.model, Scope.everything())
         for step in steps:
             scope = Scope.nothing()
-            for e in events_for(b.model, step):
+            for e in model_events(b.model, step):
                 b.model.apply(e)
                 scope = scope | scope_of(e)
             reconcile(be, b.model, scope)

@@ -20,6 +20,7 @@ from pushdown.errors import PermanentBackendError
 from pushdown.model.privileges import Condition
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
+from pushdown_ranger.backend import RangerBackend
 from pushdown_ranger.companion import (
     DENIES,
     MOST_SPARES,
@@ -41,6 +42,7 @@ from pushdown_ranger.companion import (
 )
 from pushdown_ranger.facts import PolicyFact
 from pushdown_ranger.readback import policy_fact, resource_key
+from tests.builders import Builder
 
 from .test_ranger_review import hand_policy, revoke_all, wider, world
 from .world import backend_for
@@ -67,6 +69,42 @@ def _add_null_deny(standin: Standin, pid: int, field: str = "denyPolicyItems") -
     store.update_policy(pid, edit, checked=False)
 
 
+def _unwritable(
+    standin: Standin, field: str = "denyPolicyItems", *, override: bool = False
+) -> tuple[Builder, RangerBackend, dict[str, Any]]:
+    """The world synced (reader's allow merged into :func:`_stored_with_null`'s policy), then
+    the null item put in that policy by :func:`_add_null_deny` (and, with ``override``,
+    override priority, behind the validator too): (the builder, the backend, the policy)."""
+    b = world()
+    backend = backend_for(standin)
+    created = _stored_with_null(standin)
+    reconcile(backend, b.model, ALL)
+    _add_null_deny(standin, created["id"], field)
+    if override:
+        store = standin.store
+        store.update_policy(
+            created["id"], {**store.policy(created["id"]), "policyPriority": 1}, checked=False
+        )
+    return b, backend, created
+
+
+def _validated(judge: Any, policy: dict[str, Any], held: list[dict[str, Any]], **changes: Any) -> Any:
+    """Ranger 2.9's RangerPolicyValidator's refusal (``None``: accepted) of ``policy`` made
+    anew (its id, guid and version left out, ``changes`` made) beside the policies ``held``."""
+    sdef, service = _hive_service()
+    new = {k: v for k, v in copy.deepcopy(policy).items() if k not in ("id", "guid", "version")}
+    return judge.validate({**new, **changes}, sdef, service, policies=held)
+
+
+def _hive_service() -> tuple[dict[str, Any], dict[str, Any]]:
+    """Ranger's hive service definition (as the stand-in holds it) and a hive service."""
+    sdef = json.loads(
+        (files("pushdown_lab.ranger_standin") / "data" / "ranger-servicedef-hive.json").read_text()
+    )
+    sdef.setdefault("id", 1)
+    return sdef, {"id": 1, "name": "hive", "type": "hive"}
+
+
 def _narrowings(standin: Standin) -> list[dict[str, Any]]:
     return [p for p in standin.store.list_policies({"serviceName": "hive"}) if is_narrowing(p, "pushdown")]
 
@@ -86,11 +124,7 @@ def test_a_null_deny_never_holds_back_the_narrowing(ranger_standin: Standin, fie
     deny is kept), so the narrowing goes into a narrowing policy beside it: bob is denied by
     Ranger's engine, the null deny still holds, zed keeps his allow, a finding names the
     policy and its null. Granted again, the narrowing policy goes and bob is allowed."""
-    b = world()
-    backend = backend_for(ranger_standin)
-    created = _stored_with_null(ranger_standin)
-    reconcile(backend, b.model, ALL)
-    _add_null_deny(ranger_standin, created["id"], field)
+    b, backend, created = _unwritable(ranger_standin, field)
     assert _allowed(ranger_standin, *WHO) == [True, False, False, True]
     store = ranger_standin.store
     with pytest.raises(Exception, match=r"error code\[305"):
@@ -131,11 +165,7 @@ def test_the_narrowing_policy_goes_once_the_policy_is_writable_or_gone(
     """The policy somebody fixes by hand (the null deny taken out) is narrowed in place, then
     the narrowing policy goes (a widening write); one somebody deletes leaves the narrowing
     policy to go at the next sync. Never wider on the way."""
-    b = world()
-    backend = backend_for(ranger_standin)
-    created = _stored_with_null(ranger_standin)
-    reconcile(backend, b.model, ALL)
-    _add_null_deny(ranger_standin, created["id"])
+    b, backend, created = _unwritable(ranger_standin)
     revoke_all(b)
     reconcile(backend, b.model, ALL)
     assert len(_narrowings(ranger_standin)) == 1
@@ -165,11 +195,7 @@ def test_the_narrowing_policy_goes_once_the_policy_is_writable_or_gone(
 def test_a_narrowing_policy_disabled_by_hand_is_put_back_in_force(ranger_standin: Standin) -> None:
     """Somebody disables the narrowing policy: it is not read as the narrowing done, and the
     next sync puts it back in force. (Given normal priority it would be refused: 3010.)"""
-    b = world()
-    backend = backend_for(ranger_standin)
-    created = _stored_with_null(ranger_standin)
-    reconcile(backend, b.model, ALL)
-    _add_null_deny(ranger_standin, created["id"])
+    b, backend, _ = _unwritable(ranger_standin)
     revoke_all(b)
     reconcile(backend, b.model, ALL)
     (narrowing,) = _narrowings(ranger_standin)
@@ -210,11 +236,7 @@ def test_a_refused_narrowing_policy_leaves_nothing_wider(
     time: one refusal per spare form tried, :data:`MOST_SPARES`): the sync fails that write
     (reported), nothing is wider than before it; refused its delete once the model grants
     again, the narrowing stays (narrower, reported) and nothing is wider than the model."""
-    b = world()
-    backend = backend_for(ranger_standin)
-    created = _stored_with_null(ranger_standin)
-    reconcile(backend, b.model, ALL)
-    _add_null_deny(ranger_standin, created["id"])
+    b, backend, _ = _unwritable(ranger_standin)
     before = _allowed(ranger_standin, *WHO)
     with monkeypatch.context() as m:
         refused = _refusing(ranger_standin, m, "create")
@@ -249,25 +271,14 @@ def test_rangers_own_validator_accepts_the_narrowing_policy(
     the narrowing policy pushdown created beside it (override priority: another resource
     signature), refuses the refused policy's rewrite, and refuses the narrowing policy at
     normal priority (error 3010: the same resources)."""
-    b = world()
-    backend = backend_for(ranger_standin)
-    created = _stored_with_null(ranger_standin)
-    reconcile(backend, b.model, ALL)
-    _add_null_deny(ranger_standin, created["id"])
+    b, backend, created = _unwritable(ranger_standin)
     revoke_all(b)
     reconcile(backend, b.model, ALL)
     stored = ranger_standin.store.policy(created["id"])
     (narrowing,) = _narrowings(ranger_standin)
-    sdef = json.loads(
-        (files("pushdown_lab.ranger_standin") / "data" / "ranger-servicedef-hive.json").read_text()
-    )
-    sdef.setdefault("id", 1)
-    service = {"id": 1, "name": "hive", "type": "hive"}
-    new = {k: v for k, v in copy.deepcopy(narrowing).items() if k not in ("id", "guid", "version")}
-    assert ranger_judge.validate(new, sdef, service, policies=[stored]) is None
-    assert "error code[3010]" in str(
-        ranger_judge.validate({**new, "policyPriority": 0}, sdef, service, policies=[stored])
-    )
+    assert _validated(ranger_judge, narrowing, [stored]) is None
+    assert "error code[3010]" in str(_validated(ranger_judge, narrowing, [stored], policyPriority=0))
+    sdef, service = _hive_service()
     message = ranger_judge.validate(stored, sdef, service, policies=[stored], update=True)
     assert message is not None and "error code[305" in message
 
@@ -276,11 +287,7 @@ def test_an_allow_the_unwritable_policy_cannot_take_is_reported_never_wider(rang
     """In one sync the model revokes reader's grants and gives a new role (carol's) the same
     access there: the narrowing is written beside the policy; the new allow cannot go into it
     (Ranger refuses its writes), so the sync fails that write, naming it (narrower)."""
-    b = world()
-    backend = backend_for(ranger_standin)
-    created = _stored_with_null(ranger_standin)
-    reconcile(backend, b.model, ALL)
-    _add_null_deny(ranger_standin, created["id"])
+    b, backend, _ = _unwritable(ranger_standin)
     revoke_all(b)
     b.role("auditor", users=["carol"]).allow(
         "auditor", "catalog sales", "USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE"
@@ -361,11 +368,7 @@ def test_the_narrowing_policy_is_removed_only_with_the_widening_writes(
     """The model grants reader's access again and, in the same sync, denies reader crm.leads;
     Ranger refuses that deny's policy: the narrowing policy (whose removal widens) stays, and
     bob is denied crm.leads; the next sync, with the deny accepted, removes it."""
-    b = world()
-    backend = backend_for(ranger_standin)
-    created = _stored_with_null(ranger_standin)
-    reconcile(backend, b.model, ALL)
-    _add_null_deny(ranger_standin, created["id"])
+    b, backend, _ = _unwritable(ranger_standin)
     revoke_all(b)
     reconcile(backend, b.model, ALL)
     store, real = ranger_standin.store, ranger_standin.store.create_policy
@@ -400,13 +403,8 @@ def test_an_override_policy_is_narrowed_on_the_spare_form_of_its_resources(
     it goes on their spare form (one more ``*`` beside the column's ``*``: the same resources,
     another signature), which the validator accepts. Ranger's engine denies bob, the sync
     settles, and the narrowing policy is read as the narrowing of that policy."""
-    b = world()
-    backend = backend_for(ranger_standin)
-    created = _stored_with_null(ranger_standin)
-    reconcile(backend, b.model, ALL)
-    _add_null_deny(ranger_standin, created["id"])
+    b, backend, created = _unwritable(ranger_standin, override=True)
     store = ranger_standin.store
-    store.update_policy(created["id"], {**store.policy(created["id"]), "policyPriority": 1}, checked=False)
     revoke_all(b)
     reconcile(backend, b.model, ALL)  # the rewrite is refused: its narrowing written beside it
     assert _allowed(ranger_standin, *WHO) == [False, False, False, True]
@@ -417,15 +415,9 @@ def test_an_override_policy_is_narrowed_on_the_spare_form_of_its_resources(
     assert {k: v for k, v in narrowing["resources"].items() if k != "column"} == {
         k: v for k, v in stored["resources"].items() if k != "column"
     }
-    sdef = json.loads(
-        (files("pushdown_lab.ranger_standin") / "data" / "ranger-servicedef-hive.json").read_text()
-    )
-    sdef.setdefault("id", 1)
-    service = {"id": 1, "name": "hive", "type": "hive"}
-    new = {k: v for k, v in copy.deepcopy(narrowing).items() if k not in ("id", "guid", "version")}
-    assert ranger_judge.validate(new, sdef, service, policies=[stored]) is None
-    same = {**new, "resources": stored["resources"]}
-    assert "error code[3010]" in str(ranger_judge.validate(same, sdef, service, policies=[stored]))
+    assert _validated(ranger_judge, narrowing, [stored]) is None
+    same = _validated(ranger_judge, narrowing, [stored], resources=stored["resources"])
+    assert "error code[3010]" in str(same)
     plan, _ = reconcile(backend, b.model, ALL)
     assert plan.empty, plan.ops  # read as the narrowing of that policy: settled
     assert any(str(narrowing["name"]) in f and str(created["name"]) in f for f in plan.findings)
@@ -479,23 +471,13 @@ def test_the_models_deny_in_the_narrowing_policy_is_read_as_held(
     option Ranger 2.9's validator accepts), so the read holds the deny and the sync settles.
     The option taken out by hand, or claimed by hand for an allow the narrowing only takes
     away, is put right by the next sync, never wider on the way."""
-    b = world()
-    backend = backend_for(ranger_standin)
-    created = _stored_with_null(ranger_standin)
-    reconcile(backend, b.model, ALL)
-    _add_null_deny(ranger_standin, created["id"])
+    b, backend, created = _unwritable(ranger_standin)
     b.deny("reader", "schema sales.crm", "SELECT_TABLE")
     reconcile(backend, b.model, ALL)
     (narrowing,) = _narrowings(ranger_standin)
     assert narrowing["options"][DENIES] == [["pd_reader", "select"]]
     stored = ranger_standin.store.policy(created["id"])
-    sdef = json.loads(
-        (files("pushdown_lab.ranger_standin") / "data" / "ranger-servicedef-hive.json").read_text()
-    )
-    sdef.setdefault("id", 1)
-    service = {"id": 1, "name": "hive", "type": "hive"}
-    new = {k: v for k, v in copy.deepcopy(narrowing).items() if k not in ("id", "guid", "version")}
-    assert ranger_judge.validate(new, sdef, service, policies=[stored]) is None
+    assert _validated(ranger_judge, narrowing, [stored]) is None
     store = ranger_standin.store
     store.update_policy(narrowing["id"], {**narrowing, "options": {}})
     reconcile(backend, b.model, ALL)

@@ -6,8 +6,6 @@ a narrowing was held back, or pushdown never settled."""
 from __future__ import annotations
 
 import contextlib
-import json
-from importlib.resources import files
 from typing import Any
 
 import pytest
@@ -26,7 +24,7 @@ from pushdown_ranger.writer import Writer
 from .test_ranger_case_twin_roles import agrees, scoped
 from .test_ranger_histories import start
 from .test_ranger_import_mapped import make_estate, store
-from .test_ranger_null_narrow import EVERY_TABLE, WHO, _add_null_deny, _allowed, _narrowings
+from .test_ranger_null_narrow import EVERY_TABLE, WHO, _allowed, _narrowings, _unwritable, _validated
 from .test_ranger_review import hand_policy, revoke_all, wider, world
 from .world import backend_for
 
@@ -37,11 +35,7 @@ ALL = Scope.everything()
 def _narrowed(standin: Standin) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """reader's grants merged into a hand-made every-table policy on crm, which then gets a
     null deny (unwritable), and revoked: pushdown's narrowing policy stands beside it."""
-    b = world()
-    backend = backend_for(standin)
-    created = hand_policy(standin, EVERY_TABLE)
-    reconcile(backend, b.model, ALL)
-    _add_null_deny(standin, created["id"])
+    b, backend, created = _unwritable(standin)
     revoke_all(b)
     reconcile(backend, b.model, ALL)
     (narrowing,) = _narrowings(standin)
@@ -145,11 +139,7 @@ def test_a_deny_beside_the_unwritable_policys_allow_settles(ranger_standin: Stan
     bob denied, right). The read folds that deny into 'allow not held' only (the policy
     allows the same pair), never into 'deny held', so the model's deny is never seen written:
     every sync rewrites nothing and fails its read-back ('1 to add'), for ever."""
-    b = world()
-    backend = backend_for(ranger_standin)
-    created = hand_policy(ranger_standin, EVERY_TABLE)
-    reconcile(backend, b.model, ALL)
-    _add_null_deny(ranger_standin, created["id"])
+    b, backend, _ = _unwritable(ranger_standin)
     b.deny("reader", "schema sales.crm", "SELECT_TABLE")
     with contextlib.suppress(NotConverged):  # the first sync may say so; the next must settle
         reconcile(backend, b.model, ALL)
@@ -222,13 +212,7 @@ def test_an_unwritable_policy_with_override_priority_is_still_narrowed(ranger_st
     (3053), and the narrowing policy beside it, override priority on the same resources, would
     have the same resource signature (3010): it goes on their spare form instead, so bob and
     alice lose select on crm (never wider than the model; the refused rewrite reported)."""
-    b = world()
-    backend = backend_for(ranger_standin)
-    created = hand_policy(ranger_standin, EVERY_TABLE)
-    reconcile(backend, b.model, ALL)
-    _add_null_deny(ranger_standin, created["id"])
-    store = ranger_standin.store
-    store.update_policy(created["id"], {**store.policy(created["id"]), "policyPriority": 1}, checked=False)
+    b, backend, _ = _unwritable(ranger_standin, override=True)
     revoke_all(b)
     with contextlib.suppress(BackendError):  # reported; what counts is what Ranger decides
         reconcile(backend, b.model, ALL)
@@ -282,11 +266,7 @@ def test_a_hand_made_override_policy_on_the_narrowings_resources_never_holds_it_
     policy (allowing carol select): the narrowing policy there would have its resource
     signature (3010). It goes on their spare form: bob is denied by Ranger's engine, carol's
     hand-made allow is reported, and the sync settles."""
-    b = world()
-    backend = backend_for(ranger_standin)
-    created = hand_policy(ranger_standin, EVERY_TABLE)
-    reconcile(backend, b.model, ALL)
-    _add_null_deny(ranger_standin, created["id"])
+    b, backend, created = _unwritable(ranger_standin)
     allow = [{"users": ["carol"], "accesses": [{"type": "select"}]}]
     hand = hand_policy(ranger_standin, EVERY_TABLE, name="hand override", policyPriority=1, policyItems=allow)
     revoke_all(b)
@@ -314,13 +294,8 @@ def test_an_override_policys_near_miss_narrowing_policy_never_holds_it_back(
     the same resources, a third signature, which Ranger 2.9's validator accepts beside both):
     bob is denied by Ranger's engine, and the new policy is read as the narrowing of the
     unwritable policy, never of the hand-made one (whose spare form it also is)."""
-    b = world()
-    backend = backend_for(ranger_standin)
-    created = hand_policy(ranger_standin, EVERY_TABLE)
-    reconcile(backend, b.model, ALL)
-    _add_null_deny(ranger_standin, created["id"])
+    b, backend, created = _unwritable(ranger_standin, override=True)
     store = ranger_standin.store
-    store.update_policy(created["id"], {**store.policy(created["id"]), "policyPriority": 1}, checked=False)
     revoke_all(b)
     reconcile(backend, b.model, ALL)
     (first,) = _narrowings(ranger_standin)
@@ -332,14 +307,8 @@ def test_an_override_policys_near_miss_narrowing_policy_never_holds_it_back(
     assert {w[0] for w in wider(ranger_standin, b)} == {"carol"}  # the hand-made allow only: reported
     (new,) = [p for p in _narrowings(ranger_standin) if p["id"] != first["id"]]
     assert new["resources"]["column"]["values"] == ["*", "**", "***"]
-    sdef = json.loads(
-        (files("pushdown_lab.ranger_standin") / "data" / "ranger-servicedef-hive.json").read_text()
-    )
-    sdef.setdefault("id", 1)
-    service = {"id": 1, "name": "hive", "type": "hive"}
     held = [store.policy(created["id"]), store.policy(first["id"])]
-    fresh = {k: v for k, v in new.items() if k not in ("id", "guid", "version")}
-    assert ranger_judge.validate(fresh, sdef, service, policies=held) is None
+    assert _validated(ranger_judge, new, held) is None
     plan, _ = reconcile(backend, b.model, ALL)
     assert plan.empty, plan.ops
     assert any(str(new["name"]) in f and str(created["name"]) in f for f in plan.findings), plan.findings

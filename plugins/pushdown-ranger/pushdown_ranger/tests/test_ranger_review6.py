@@ -58,16 +58,10 @@ def test_a_per_user_role_the_plan_changes_but_that_holds_its_user_throughout_bre
     from pushdown_ranger.backend import MEMBERS_IN, NARROW, schedule
     from pushdown_ranger.facts import PolicyFact, RoleFact
 
-    def policy(
-        table: str,
-        allow: frozenset[tuple[str, str]] = frozenset(),
-        deny: frozenset[tuple[str, str]] = frozenset(),
-    ) -> PolicyFact:
-        resources = (("column", ("*",), False), ("database", ("crm",), False), ("table", (table,), False))
-        return PolicyFact("hive", resources, allow, deny)
+    from .test_ranger_apply_order import _policy
 
-    every = policy("?*", allow=frozenset({("pd_a", "select"), ("pd_b", "update")}))
-    t = policy("t", deny=frozenset({("pd_a", "update"), ("pd_b", "select")}))
+    every = _policy("?*", allow=frozenset({("pd_a", "select"), ("pd_b", "update")}))
+    t = _policy("t", deny=frozenset({("pd_a", "update"), ("pd_b", "select")}))
     pdu = RoleFact("pdu_u", frozenset({"u", "x"}))
     held = [every, t, RoleFact("pd_a", frozenset({"v"})), RoleFact("pd_b", frozenset({"w"})), pdu]
     ops = [

@@ -19,7 +19,7 @@ from pushdown.reconcile.sync import reconcile
 from pushdown_ranger.companion import NARROWS, narrows, spare_form
 from tests.costs import do
 
-from .test_ranger_null_narrow import EVERY_TABLE, NULL_DENY, _add_null_deny, _allowed, _narrowings
+from .test_ranger_null_narrow import EVERY_TABLE, NULL_DENY, _allowed, _narrowings, _unwritable
 from .test_ranger_review import hand_policy, revoke_all, world
 from .world import backend_for
 
@@ -134,13 +134,8 @@ def test_a_second_unwritable_policy_on_the_spare_form_never_takes_the_narrowing(
     pd_reader's update in that hand-made policy and a null deny (unwritable too): the narrowing
     policy on ``*, **, ***`` is the spare form of both. Whatever the read takes it for, bob
     never selects or updates crm's tables, and the syncs settle."""
-    b = world()
-    backend = backend_for(ranger_standin)
-    created = hand_policy(ranger_standin, EVERY_TABLE)
-    reconcile(backend, b.model, ALL)
-    _add_null_deny(ranger_standin, created["id"])
+    b, backend, _ = _unwritable(ranger_standin, override=True)
     store = ranger_standin.store
-    store.update_policy(created["id"], {**store.policy(created["id"]), "policyPriority": 1}, checked=False)
     spare = {**EVERY_TABLE, "column": {"values": ["*", "**"]}}
     other = hand_policy(ranger_standin, spare, name="hand spare", policyPriority=1)
     revoke_all(b)
@@ -179,11 +174,7 @@ def test_a_forged_narrows_option_never_takes_the_narrowing(
     unwritable policy as the one it narrows. The model revokes reader: the option alone never
     makes it that policy's narrowing, so the real narrowing is written, and bob never selects
     column ``missed`` of crm.leads."""
-    b = world()
-    backend = backend_for(ranger_standin)
-    created = hand_policy(ranger_standin, EVERY_TABLE)
-    reconcile(backend, b.model, ALL)
-    _add_null_deny(ranger_standin, created["id"])
+    b, backend, created = _unwritable(ranger_standin)
     deny = [{"roles": ["pd_reader"], "accesses": [{"type": "select", "isAllowed": True}]}]
     ranger_standin.store.create_policy(
         {
