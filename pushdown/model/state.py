@@ -90,6 +90,11 @@ class Model:
     #: since (those of a few names whose stamps are newer, when as many as the count moved)
     #: without a pass over every user. Not compared.
     roles_stamped: int = field(default=0, compare=False, repr=False)
+    #: how many stamps :attr:`grants_moved` was given (one per role stamped, each time): as
+    #: :attr:`roles_stamped`, a cache that kept it and the latest stamp then proves which
+    #: roles alone had their grants moved since (those of a few names whose stamps are
+    #: newer, when as many as the count moved). Not compared.
+    grants_stamped: int = field(default=0, compare=False, repr=False)
 
     # -- queries ---------------------------------------------------------------------
 
@@ -233,6 +238,7 @@ class Model:
 
     def _moved_grants_of(self, role: str) -> None:
         self.grants_moved[role] = next(_STAMPS)
+        self.grants_stamped += 1
 
     def _on_user_added(self, e: ev.UserAdded) -> None:
         self.users.add(e.user)
