@@ -347,7 +347,9 @@ class GrantChain:
         self.grants_stamped = model.grants_stamped
         self.latest = max(model.grants_moved.values(), default=0)
         # a model filled without events: a role or user never stamped proves nothing
-        self.trusted = model.roles.keys() <= model.grants_moved.keys() and model.users <= model.roles_moved.keys()
+        self.trusted = (
+            model.roles.keys() <= model.grants_moved.keys() and model.users <= model.roles_moved.keys()
+        )
 
     @property
     def position(self) -> int:
@@ -416,9 +418,7 @@ def owners_at(model: Model, starts: Iterable[ObjectRef]) -> frozenset[str]:
     """The users owning something on the paths of ``starts`` or below them (by key: the
     paths and the objects marked below, :meth:`Model.marked_within`)."""
     owners = model.owners
-    return frozenset(
-        owners[o] for s in starts for o in (*s.path, *model.marked_within(s)) if o in owners
-    )
+    return frozenset(owners[o] for s in starts for o in (*s.path, *model.marked_within(s)) if o in owners)
 
 
 class HiveClasses:
