@@ -45,6 +45,7 @@ per database (the rest dropped), so the store is bounded by the estate's classes
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -53,7 +54,7 @@ from pushdown.decide.inventory import Inventory
 from pushdown.model.privileges import Condition, Privilege
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
-from pushdown_ranger.compile.deciding import GATES
+from pushdown_ranger.compile.deciding import GATES, deciding_users
 from pushdown_ranger.compile.hive_names import TableNames, unnamable_schemas
 from pushdown_ranger.compile.naming import Items
 from pushdown_ranger.facts import Resource
@@ -444,6 +445,7 @@ class HiveClasses:
     ) -> None:
         self.kept = kept
         self.model = model
+        self.service, self.deny = service, deny
         schemas = sorted(
             (s for s in inventory.children(root) if s.type is SecurableType.SCHEMA), key=lambda o: o.names
         )
@@ -583,6 +585,18 @@ class HiveClasses:
                     state.taken.setdefault(schema, {}).setdefault(mine, (added, set()))[1].add(user)
                     where.append((schema, mine))
         return stamped
+
+    def seed(self, inventory: Inventory, refused: frozenset[str]) -> None:
+        """After a whole compile: each database's split kept as a compile focused on that
+        database alone makes it (its deciding users, from its own start), so the first
+        one-table change there splits again only whom the stamps prove moved."""
+        model = self.model
+        for schema in list(self.databases):
+            one = copy.copy(self)
+            one.databases = {schema: self.kept.database(model, inventory, schema, self.service, self.deny)}
+            one.signers = {schema: Signer(model, schema, self.kept.signed_for(model))}
+            one.taken = {}
+            one.split(deciding_users(model, [schema]), refused, [schema])
 
     def replay(self, items: Items) -> None:
         """The kept items of the users taken out of the compiler."""
