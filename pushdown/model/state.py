@@ -41,6 +41,12 @@ _LEAVES = (SecurableType.TOPIC, SecurableType.FILESET)
 _STAMPS = itertools.count(1)
 
 
+def stamp_now() -> int:
+    """A stamp no change holds: every stamp given before it is smaller, every one given
+    after it larger (a cache keeps it as the latest it has seen)."""
+    return next(_STAMPS)
+
+
 @dataclass
 class Model:
     metalake: str = "metalake"

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pushdown.decide.inventory import Inventory
 from pushdown.model.privileges import Condition, Privilege
 from pushdown.model.securables import ObjectRef, SecurableType
-from pushdown.model.state import Model
+from pushdown.model.state import Model, stamp_now
 from pushdown_ranger.compile.deciding import GATES, deciding_users
 from pushdown_ranger.compile.hive_names import TableNames, unnamable_schemas
 from pushdown_ranger.compile.naming import Items
@@ -340,17 +340,20 @@ class GrantChain:
     roles lack stamps; a membership; a role stamped outside the hint, twice, or not at
     all as the hint has it) starts the chain afresh, past every kept position."""
 
-    def __init__(self, model: Model, base: int) -> None:
+    def __init__(self, model: Model, base: int, trusted: bool | None = None) -> None:
         self.model = model
         self.base = base
         self.log: list[frozenset[str]] = []
         self.roles_stamped = model.roles_stamped
         self.grants_stamped = model.grants_stamped
-        self.latest = max(model.grants_moved.values(), default=0)
-        # a model filled without events: a role or user never stamped proves nothing
-        self.trusted = (
-            model.roles.keys() <= model.grants_moved.keys() and model.users <= model.roles_moved.keys()
-        )
+        self.latest = stamp_now()  # every stamp the model holds is older
+        # a model filled without events: a role or user never stamped proves nothing (asked
+        # once per model object: its events stamp every user and role they make)
+        if trusted is None:
+            trusted = (
+                model.roles.keys() <= model.grants_moved.keys() and model.users <= model.roles_moved.keys()
+            )
+        self.trusted = trusted
 
     @property
     def position(self) -> int:
@@ -485,7 +488,10 @@ class HiveClasses:
         chain = kept.chain
         if chain is None or not chain.proved(model, frozenset().union(*deciding.values())):
             # the chain starts afresh, past every position a split was kept at
-            chain = kept.chain = GrantChain(model, 0 if chain is None else chain.position + 1)
+            same = chain is not None and chain.model is model
+            chain = kept.chain = GrantChain(
+                model, 0 if chain is None else chain.position + 1, chain.trusted if same else None
+            )
         asked = frozenset(users)
         key = (tuple(self.databases), tuple(starts))
         lineage = lineages(self.databases.values())
