@@ -488,10 +488,8 @@ class HiveClasses:
         chain = kept.chain
         if chain is None or not chain.proved(model, frozenset().union(*deciding.values())):
             # the chain starts afresh, past every position a split was kept at
-            same = chain is not None and chain.model is model
-            chain = kept.chain = GrantChain(
-                model, 0 if chain is None else chain.position + 1, chain.trusted if same else None
-            )
+            trusted = chain.trusted if chain is not None and chain.model is model else None
+            chain = kept.chain = GrantChain(model, 0 if chain is None else chain.position + 1, trusted)
         asked = frozenset(users)
         key = (tuple(self.databases), tuple(starts))
         lineage = lineages(self.databases.values())
