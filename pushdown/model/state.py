@@ -41,6 +41,12 @@ _LEAVES = (SecurableType.TOPIC, SecurableType.FILESET)
 _STAMPS = itertools.count(1)
 
 
+def stamp_now() -> int:
+    """A stamp no change holds: every stamp given before it is smaller, every one given
+    after it larger (a cache keeps it as the latest it has seen)."""
+    return next(_STAMPS)
+
+
 @dataclass
 class Model:
     metalake: str = "metalake"
@@ -90,6 +96,11 @@ class Model:
     #: since (those of a few names whose stamps are newer, when as many as the count moved)
     #: without a pass over every user. Not compared.
     roles_stamped: int = field(default=0, compare=False, repr=False)
+    #: how many stamps :attr:`grants_moved` was given (one per role stamped, each time): as
+    #: :attr:`roles_stamped`, a cache that kept it and the latest stamp then proves which
+    #: roles alone had their grants moved since (those of a few names whose stamps are
+    #: newer, when as many as the count moved). Not compared.
+    grants_stamped: int = field(default=0, compare=False, repr=False)
 
     # -- queries ---------------------------------------------------------------------
 
@@ -233,6 +244,7 @@ class Model:
 
     def _moved_grants_of(self, role: str) -> None:
         self.grants_moved[role] = next(_STAMPS)
+        self.grants_stamped += 1
 
     def _on_user_added(self, e: ev.UserAdded) -> None:
         self.users.add(e.user)

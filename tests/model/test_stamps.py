@@ -1,19 +1,22 @@
 """The model's stamps (:attr:`Model.grants_moved`, :attr:`Model.roles_moved`): a role whose
 stamp stands holds the grants it held when the stamp was read, and a user whose stamp
 stands holds the roles it held then (directly and through groups), over random changes of
-every kind; a copy's changes and the original's never share a stamp."""
+every kind; every stamp given is counted once (:attr:`Model.roles_stamped`,
+:attr:`Model.grants_stamped`: a cache proves who alone was stamped by them); a copy's
+changes and the original's never share a stamp."""
 
 from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 
 from pushdown.errors import ModelError
 from pushdown.model import changes as ch
 from pushdown.model import events as ev
+from pushdown.model import state
 from pushdown.model.directory import with_members
 from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef
@@ -83,28 +86,63 @@ def _stale(
     ]
 
 
+class _Drawn:
+    """The stamps' counter, counting the stamps drawn."""
+
+    def __init__(self, stamps: Iterator[int]) -> None:
+        self.stamps, self.drawn = stamps, 0
+
+    def __iter__(self) -> _Drawn:
+        return self
+
+    def __next__(self) -> int:
+        self.drawn += 1
+        return next(self.stamps)
+
+
 def play(seed: int, steps: int = 600) -> tuple[int, int]:
     """Random changes from an empty model; after each, no stamp stands over moved roles or
-    grants. Returns (users' roles moved, roles' grants moved): what the stamps vouched for."""
+    grants, and the counts moved by every stamp drawn, those of each table by at least the
+    names newly stamped there. Returns (users' roles moved, roles' grants moved): what the
+    stamps vouched for."""
     rng = random.Random(seed)
     model = Model()
     for text in OBJECTS[:2]:
         for event in ch.create_object(model, ObjectRef.parse(text)):
             model.apply(event)
     moved = [0, 0]
-    for _ in range(steps):
-        roles, grants = _roles(model), _grants(model)
-        for event in _step(model, rng):
-            model.apply(event)
-        after_roles, after_grants = _roles(model), _grants(model)
-        assert not _stale(roles, after_roles), (event, roles, after_roles)  # type: ignore[arg-type]
-        assert not _stale(grants, after_grants), (event, grants, after_grants)  # type: ignore[arg-type]
-        moved[0] += sum(roles[u][1] != after_roles[u][1] for u in USERS)
-        moved[1] += sum(grants[r][1] != after_grants[r][1] for r in ROLES)
-        # every user and role the model holds was stamped by the events that made it
-        assert all(u in model.roles_moved for u in model.users)
-        assert all(r in model.grants_moved for r in model.roles)
+    drawn = _Drawn(state._STAMPS)
+    state._STAMPS = drawn
+    try:
+        for _ in range(steps):
+            _play_step(model, rng, moved, drawn)
+    finally:
+        state._STAMPS = drawn.stamps
     return moved[0], moved[1]
+
+
+def _play_step(model: Model, rng: random.Random, moved: list[int], drawn: _Drawn) -> None:
+    roles, grants = _roles(model), _grants(model)
+    counted, stamped = (model.roles_stamped, model.grants_stamped), drawn.drawn
+    users_at, roles_at = dict(model.roles_moved), dict(model.grants_moved)
+    for event in _step(model, rng):
+        model.apply(event)
+    # every stamp drawn is counted once, in the table it went to (a proof by the
+    # counts reads "as many stamps as names newly stamped": each once, nobody else)
+    new_users = sum(model.roles_moved[u] != users_at.get(u) for u in model.roles_moved)
+    new_roles = sum(model.grants_moved[r] != roles_at.get(r) for r in model.grants_moved)
+    users_counted = model.roles_stamped - counted[0]
+    roles_counted = model.grants_stamped - counted[1]
+    assert users_counted + roles_counted == drawn.drawn - stamped, (event, users_counted, roles_counted)
+    assert users_counted >= new_users and roles_counted >= new_roles, (event, new_users, new_roles)
+    after_roles, after_grants = _roles(model), _grants(model)
+    assert not _stale(roles, after_roles), (event, roles, after_roles)  # type: ignore[arg-type]
+    assert not _stale(grants, after_grants), (event, grants, after_grants)  # type: ignore[arg-type]
+    moved[0] += sum(roles[u][1] != after_roles[u][1] for u in USERS)
+    moved[1] += sum(grants[r][1] != after_grants[r][1] for r in ROLES)
+    # every user and role the model holds was stamped by the events that made it
+    assert all(u in model.roles_moved for u in model.users)
+    assert all(r in model.grants_moved for r in model.roles)
 
 
 def test_a_stamp_that_stands_vouches_for_the_roles_and_grants_it_was_read_with() -> None:
@@ -169,3 +207,23 @@ def test_a_copy_and_its_original_never_share_a_stamp_for_different_changes() -> 
     view = with_members(model, {"g": {"u2"}})
     assert view.roles_moved.get("u2") not in (None, stamp)
     assert model.roles_moved["u1"] == stamp  # the view's members moved nobody of the model
+
+
+@pytest.mark.parametrize("table", ["roles", "grants"])
+def test_a_stamp_given_without_its_count_is_caught(table: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stamp the counts miss (:attr:`Model.roles_stamped`, :attr:`Model.grants_stamped`)
+    would let a cache read "nobody else was stamped" falsely: the histories above catch it."""
+
+    def uncounted_roles(self: Model, users: object) -> None:
+        for user in users:  # type: ignore[attr-defined]
+            self.roles_moved[user] = next(state._STAMPS)
+
+    def uncounted_grants(self: Model, role: str) -> None:
+        self.grants_moved[role] = next(state._STAMPS)
+
+    if table == "roles":
+        monkeypatch.setattr(Model, "_moved_roles_of", uncounted_roles)
+    else:
+        monkeypatch.setattr(Model, "_moved_grants_of", uncounted_grants)
+    with pytest.raises(AssertionError):
+        play(0)

@@ -45,6 +45,7 @@ per database (the rest dropped), so the store is bounded by the estate's classes
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -52,8 +53,8 @@ from dataclasses import dataclass, field
 from pushdown.decide.inventory import Inventory
 from pushdown.model.privileges import Condition, Privilege
 from pushdown.model.securables import ObjectRef, SecurableType
-from pushdown.model.state import Model
-from pushdown_ranger.compile.deciding import GATES
+from pushdown.model.state import Model, stamp_now
+from pushdown_ranger.compile.deciding import GATES, deciding_users
 from pushdown_ranger.compile.hive_names import TableNames, unnamable_schemas
 from pushdown_ranger.compile.naming import Items
 from pushdown_ranger.facts import Resource
@@ -106,6 +107,9 @@ class Database:
     names: TableNames
     previous: dict[Signature, tuple[Added, ...]]
     entries: dict[Signature, tuple[Added, ...]] = field(default_factory=dict)
+    #: the same object while the database's kept classes are carried from compile to
+    #: compile (its shape standing); a new one when they start afresh
+    lineage: object = field(default_factory=object)
 
     def get(self, signature: Signature) -> tuple[Added, ...] | None:
         hit = self.entries.get(signature)
@@ -117,6 +121,13 @@ class Database:
 
     def put(self, signature: Signature, added: tuple[Added, ...]) -> None:
         self.entries[signature] = added
+
+    def carry(self) -> None:
+        """Every class of the last compile kept (a kept split takes users over by their
+        signatures without asking each: :meth:`HiveClasses.split`)."""
+        merged = dict(self.previous)
+        merged.update(self.entries)
+        self.entries = merged
 
 
 Grants = frozenset[tuple[ObjectRef, Privilege, Condition]]
@@ -274,6 +285,13 @@ class KeptClasses:
         self._databases: dict[tuple[ObjectRef, str, bool], Database] = {}
         self.compiled = 0
         self._signed: KeptSignatures | None = None
+        #: the grant stamps proved since the splits were kept (:class:`GrantChain`), and the
+        #: last split of each set of databases (:class:`KeptSplit`); ``split``: users split
+        #: (a count for the cost tests), ``reused``: splits kept and split again in part
+        self.chain: GrantChain | None = None
+        self.splits: dict[tuple[object, ...], KeptSplit] = {}
+        self.split = 0
+        self.reused = 0
 
     def signed_for(self, model: Model) -> KeptSignatures:
         """The users' signatures kept for ``model`` (the one model object kept alive with
@@ -290,7 +308,7 @@ class KeptClasses:
         key = (schema, service, deny)
         last = self._databases.get(key)
         if last is not None and last.shape == now:
-            db = Database(now, last.names, last.entries)
+            db = Database(now, last.names, last.entries, lineage=last.lineage)
         else:
             kids = inventory.children(schema)
             db = Database(now, TableNames.of([t for t in kids if t.type is SecurableType.TABLE]), {})
@@ -302,6 +320,109 @@ def shape(model: Model, inventory: Inventory, schema: ObjectRef) -> Shape:
     """The database's children as the compile holds them, and those the model registers."""
     kids = frozenset(inventory.children(schema))
     return (kids, frozenset(kids & model.objects.keys()))  # in C, not a pass per table
+
+
+#: chain entries beyond which the oldest half is dropped (splits kept before it then split again)
+_CHAIN_KEPT = 512
+#: kept splits beyond which they are all dropped
+_SPLITS_KEPT = 1024
+
+
+class GrantChain:
+    """Which roles' grants moved, compile after compile, proved by the model's stamps
+    (issue 30): at each split the model's count of grant stamps (:attr:`Model.grants_stamped`)
+    moved by exactly as many as the roles of a hint (the databases' deciding roles) whose
+    stamps are newer than the latest seen, so each of them was stamped once and no other
+    role was; and the count of role stamps (:attr:`Model.roles_stamped`) did not move, so
+    nobody's roles moved. Each proved step's roles are logged: a split kept at a position
+    of the chain is split again only for the holders of the roles logged since. Any step
+    not proved (another model object: a copy, a directory view; a model whose users or
+    roles lack stamps; a membership; a role stamped outside the hint, twice, or not at
+    all as the hint has it) starts the chain afresh, past every kept position."""
+
+    def __init__(self, model: Model, base: int, trusted: bool | None = None) -> None:
+        self.model = model
+        self.base = base
+        self.log: list[frozenset[str]] = []
+        self.roles_stamped = model.roles_stamped
+        self.grants_stamped = model.grants_stamped
+        self.latest = stamp_now()  # every stamp the model holds is older
+        # a model filled without events: a role or user never stamped proves nothing (asked
+        # once per model object: its events stamp every user and role they make)
+        if trusted is None:
+            trusted = (
+                model.roles.keys() <= model.grants_moved.keys() and model.users <= model.roles_moved.keys()
+            )
+        self.trusted = trusted
+
+    @property
+    def position(self) -> int:
+        return self.base + len(self.log)
+
+    def proved(self, model: Model, hint: AbstractSet[str]) -> bool:
+        """Moved to the model now by one proved step (``False``: not proved)."""
+        if model is not self.model or not self.trusted or model.roles_stamped != self.roles_stamped:
+            return False
+        moved = model.grants_moved
+        since = [r for r in hint if moved.get(r, 0) > self.latest]
+        if model.grants_stamped - self.grants_stamped != len(since):
+            return False
+        if since:
+            self.log.append(frozenset(since))
+            self.latest = max(self.latest, *(moved[r] for r in since))
+            self.grants_stamped = model.grants_stamped
+        if len(self.log) > _CHAIN_KEPT:
+            half = len(self.log) // 2
+            self.base, self.log = self.base + half, self.log[half:]
+        return True
+
+    def since(self, position: int) -> frozenset[str] | None:
+        """The roles whose grants moved since ``position`` (``None``: not known, before the
+        chain started afresh)."""
+        if position < self.base or position > self.position:
+            return None
+        return frozenset().union(*self.log[position - self.base :])
+
+
+@dataclass
+class KeptSplit:
+    """One split's answer, per user, kept for the next compile of the same databases and
+    starts: what it was made from (the users asked, the refused users, the owners on the
+    starts' paths or below, the service admins, each database's lineage of kept classes),
+    the users compiled, those taken out by their signature per database, and where each
+    taken user is."""
+
+    at: int
+    lineage: tuple[object, ...]
+    users: frozenset[str]
+    refused: frozenset[str]
+    owners: frozenset[str]
+    admins: frozenset[str]
+    fresh: set[str] = field(default_factory=set)
+    taken: dict[ObjectRef, dict[Signature, tuple[tuple[Added, ...], set[str]]]] = field(default_factory=dict)
+    where: dict[str, list[tuple[ObjectRef, Signature]]] = field(default_factory=dict)
+
+    def forget(self, users: Iterable[str]) -> None:
+        for user in users:
+            self.fresh.discard(user)
+            for schema, signature in self.where.pop(user, ()):
+                by_signature = self.taken[schema]
+                held = by_signature[signature][1]
+                held.discard(user)
+                if not held:
+                    del by_signature[signature]
+
+
+def lineages(databases: Iterable[Database]) -> tuple[object, ...]:
+    """Each database's lineage of kept classes (:attr:`Database.lineage`)."""
+    return tuple(db.lineage for db in databases)
+
+
+def owners_at(model: Model, starts: Iterable[ObjectRef]) -> frozenset[str]:
+    """The users owning something on the paths of ``starts`` or below them (by key: the
+    paths and the objects marked below, :meth:`Model.marked_within`)."""
+    owners = model.owners
+    return frozenset(owners[o] for s in starts for o in (*s.path, *model.marked_within(s)) if o in owners)
 
 
 class HiveClasses:
@@ -327,6 +448,7 @@ class HiveClasses:
     ) -> None:
         self.kept = kept
         self.model = model
+        self.service, self.deny = service, deny
         schemas = sorted(
             (s for s in inventory.children(root) if s.type is SecurableType.SCHEMA), key=lambda o: o.names
         )
@@ -351,22 +473,102 @@ class HiveClasses:
         """The users to compile: those owning something on the paths of ``starts`` or below
         them (a personal view), and those with a class not kept in one of the databases;
         the others are taken out (users the model does not know and refused users get
-        nothing either way)."""
+        nothing either way).
+
+        The last split of the same databases and starts is kept (:class:`KeptSplit`) and
+        only some users are split again, when the model's stamps prove what moved since
+        (:class:`GrantChain`): nobody's roles, and the grants of the roles logged since,
+        whose holders are split again, with the users compiled last time, the owners then
+        and now, the service admins and refused users that changed, and each database's
+        kept classes carried over since (its lineage). Anything else splits every user."""
         model = self.model
         starts = list(starts)
-        fresh: list[str] = []
-        signed, admins = self.kept.signed_for(model), model.service_admins
+        kept = self.kept
         deciding = {schema: signer.deciding() for schema, signer in self.signers.items()}
+        chain = kept.chain
+        if chain is None or not chain.proved(model, frozenset().union(*deciding.values())):
+            # the chain starts afresh, past every position a split was kept at
+            trusted = chain.trusted if chain is not None and chain.model is model else None
+            chain = kept.chain = GrantChain(model, 0 if chain is None else chain.position + 1, trusted)
+        asked = frozenset(users)
+        key = (tuple(self.databases), tuple(starts))
+        lineage = lineages(self.databases.values())
+        owners, admins = owners_at(model, starts), frozenset(model.service_admins)
+        last = kept.splits.pop(key, None)  # put back once made current
+        redo = None if last is None or last.lineage != lineage else self._again(last, asked, refused, owners)
+        if last is None or redo is None:
+            state = KeptSplit(chain.position, lineage, asked, refused, owners, admins)
+            redo = asked
+        else:
+            state = last
+            kept.reused += 1
+            state.forget(redo)
+            for db in self.databases.values():
+                db.carry()
+            redo = redo & asked
+        stamped = self._split(redo, refused, starts, deciding, state)
+        state.at, state.users, state.refused, state.owners, state.admins = (
+            chain.position,
+            asked,
+            refused,
+            owners,
+            admins,
+        )
+        if chain.trusted and stamped:
+            if len(kept.splits) >= _SPLITS_KEPT:
+                kept.splits.clear()
+            kept.splits[key] = state
+        self.taken = state.taken
+        return list(state.fresh)
+
+    def _again(
+        self, last: KeptSplit, asked: frozenset[str], refused: frozenset[str], owners: frozenset[str]
+    ) -> frozenset[str] | None:
+        """The users ``last`` must be split again for (``None``: every user)."""
+        chain = self.kept.chain
+        assert chain is not None
+        moved = chain.since(last.at)
+        if moved is None:
+            return None
+        for schema, db in self.databases.items():
+            if len(db.previous) > 4 * len(last.taken.get(schema, ())) + 256:
+                return None  # classes nobody takes kept since: made again, the rest dropped
+        model = self.model
+        redo = set(last.fresh) | owners | last.owners
+        redo |= (last.admins ^ model.service_admins) | (last.refused ^ refused)
+        for role in moved:
+            redo |= model.holders_of(role)
+        # whom something in the databases decides for moves only with the roles whose
+        # grants moved (nobody's roles moved): anyone else is a change not proved
+        if not (asked ^ last.users) <= redo:
+            return None
+        return frozenset(redo)
+
+    def _split(
+        self,
+        users: Iterable[str],
+        refused: frozenset[str],
+        starts: list[ObjectRef],
+        deciding: dict[ObjectRef, frozenset[str]],
+        state: KeptSplit,
+    ) -> bool:
+        """``users`` split into ``state``; whether each was signed by kept stamps (a model
+        filled without events: the split is not kept)."""
+        model = self.model
+        signed, admins = self.kept.signed_for(model), model.service_admins
+        stamped = True
         for user in users:
+            self.kept.split += 1
             if user not in model.users or user in refused:
                 continue
             owned = model.owned_by.get(user, ())
             if any(s in o.path or o in s.path for o in owned for s in starts):
-                fresh.append(user)
+                state.fresh.add(user)
                 continue
             # the user's roles and its grants per database, kept while they stand; asked
             # once, not once a database
-            roles, kept = signed.of(user) if signed is not None else (frozenset(model.roles_of(user)), None)
+            roles, kept = signed.of(user)
+            stamped = stamped and user in signed.users
             admin = user in admins
             found: list[tuple[ObjectRef, Signature | None, tuple[Added, ...] | None]] = []
             for schema, db in self.databases.items():
@@ -379,12 +581,26 @@ class HiveClasses:
                 signature = signer.of(user, roles, kept)
                 found.append((schema, signature, db.get(signature)))
             if any(added is None for _, _, added in found):
-                fresh.append(user)
+                state.fresh.add(user)
                 continue
+            where = state.where[user] = []
             for schema, mine, added in found:
                 if added and mine is not None:
-                    self.taken.setdefault(schema, {}).setdefault(mine, (added, set()))[1].add(user)
-        return fresh
+                    state.taken.setdefault(schema, {}).setdefault(mine, (added, set()))[1].add(user)
+                    where.append((schema, mine))
+        return stamped
+
+    def seed(self, inventory: Inventory, refused: frozenset[str]) -> None:
+        """After a whole compile: each database's split kept as a compile focused on that
+        database alone makes it (its deciding users, from its own start), so the first
+        one-table change there splits again only whom the stamps prove moved."""
+        model = self.model
+        for schema in list(self.databases):
+            one = copy.copy(self)
+            one.databases = {schema: self.kept.database(model, inventory, schema, self.service, self.deny)}
+            one.signers = {schema: Signer(model, schema, self.kept.signed_for(model))}
+            one.taken = {}
+            one.split(deciding_users(model, [schema]), refused, [schema])
 
     def replay(self, items: Items) -> None:
         """The kept items of the users taken out of the compiler."""

@@ -161,6 +161,9 @@ def compile_desired(
                     f"with catalog {hive}; not pushed (narrower)"
                 )
         notes += leaf_items(items, by_root, inventory, model, naming, deny_enabled, locations or {}, held)
+        if classes is not None and focus is None:
+            # each database's split kept for the first change focused on it
+            classes.seed(inventory, who.refused_users)
     with _MEMO_LOCK:  # one compile at a time moves the kept roles (compiles may share a model)
         # the model roles' holders as the kept roles hold them (made again where they moved)
         # answer the policies' choice of roles too: none is asked of the model again

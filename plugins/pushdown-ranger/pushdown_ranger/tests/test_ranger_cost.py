@@ -913,3 +913,64 @@ def test_a_one_table_grant_chooses_ranger_roles_for_as_many_users_in_an_estate_t
     assert large[2] >= 10 * small[2] - 10 > 0, (small, large)  # the deciding users grow
     assert small[:2] == large[:2], (small, large)
     assert 1 <= small[0] <= 2, small
+
+
+def split_again_for_one_table(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int, int]:
+    """On :func:`two_databases`, after a whole compile keeping the classes, ``r1`` then
+    ``r3`` (each held by one user) are granted MODIFY_TABLE on a table of ``c.a``, each
+    compiled over that database as a scoped sync compiles it; of the second: (users whose
+    kept signatures were looked up, users the split visited, users something in the
+    database decides for). Each compile equals one from scratch."""
+    from pushdown_ranger.compile import classes as kept_classes
+    from pushdown_ranger.compile.deciding import deciding_users
+
+    model = two_databases(scale)
+    naming = RangerNaming(map_principal=Mapper())
+    kept = KeptIdentity(naming.user, stable=lambda: True)
+    classes = KeptClasses()
+    kw = {"elsewhere": frozenset(), "hive": "c", "voided": {}, "services": frozenset(DENY)}
+    compile_all(model, ["c"], naming, DENY, focus=None, identity=kept.of(model.users), kept=classes, **kw)
+    focus = frozenset({ObjectRef.parse("schema c.a")})
+    looked = [0]
+    of = kept_classes.KeptSignatures.of
+
+    def counted_of(self: kept_classes.KeptSignatures, user: str) -> Any:
+        looked[0] += 1
+        return of(self, user)
+
+    for role, table in (("r1", "table c.a.t0"), ("r3", "table c.a.t1")):
+        events = ch.grant_privileges(model, role, ObjectRef.parse(table), ["MODIFY_TABLE"])
+        do(model, events)
+        scope = scope_of(events[0]).resolve(model)
+        looked[0], split = 0, getattr(classes, "split", 0)
+        with monkeypatch.context() as m:
+            m.setattr(kept_classes.KeptSignatures, "of", counted_of)
+            desired = compile_all(
+                model,
+                ["c"],
+                naming,
+                DENY,
+                focus=focus,
+                identity=kept.of(model.users, scope_users(scope)),
+                kept=classes,
+                members_moved=members_moved(scope),
+                **kw,
+            )
+        assert desired == compile_all(model, ["c"], naming, DENY, focus=focus, identity=None, **kw)
+    visited = getattr(classes, "split", 0) - split
+    return looked[0], visited, len(deciding_users(model, sorted(focus, key=str)))
+
+
+def test_a_one_table_grant_splits_as_many_users_in_an_estate_ten_times_larger(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The split of a database's deciding users into the compiled and the taken over
+    (``classes.HiveClasses.split``) is kept from the last compile of that database, and only
+    the holders of the roles whose grants the model's stamps prove moved are split again
+    (``classes.GrantChain``): a second one-table grant there looks up 1 user's kept
+    signature at both estates (before: every deciding user's, 6 at scale 1 and 51 at 10)."""
+    small, large = at_both_scales(lambda scale: split_again_for_one_table(scale, monkeypatch))
+    print(f"\nranger scoped compile, a one-table grant's split: scale 1 {small}, scale 10 {large}")
+    assert large[2] >= 10 * small[2] - 10 > 0, (small, large)  # the deciding users grow
+    assert small[:2] == large[:2], (small, large)
+    assert small[0] <= 2, small

@@ -14,6 +14,7 @@ database's shape blind to its tables) is caught, so these tests can fail.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -164,13 +165,14 @@ def play(
             roots = [ObjectRef(SecurableType.CATALOG, ("c",))]
             twins = with_case_twins(model, roots, focus)
             assert objects.held_in_focus(model, roots, twins) == held_walked(model, roots, twins), step
-        before = kept.compiled
+        before, reused = kept.compiled, kept.reused
         got = compile_with(model, mapping, focus, deny, kept)
         want = compile_with(model, mapping, focus, deny, None)
         differ = sorted(got.facts ^ want.facts, key=str)
         assert got == want, (mapping, step, how, differ, got.notes, want.notes)
         counts["compiles"] += 1
         counts["kept"] += before == kept.compiled and focus is not None
+        counts["split kept"] = counts.get("split kept", 0) + kept.reused - reused
 
 
 def held_walked(
@@ -270,7 +272,8 @@ def test_a_compile_taking_out_users_holding_only_gates_in_a_database_equals_one_
     run()
     with capsys.disabled():
         print(f"\nranger kept classes, gates over two databases: {counts}")
-    assert counts["compiles"] > 0 and counts["kept"] > 0, counts
+    # and splits were kept and taken over (:class:`~pushdown_ranger.compile.classes.KeptSplit`)
+    assert counts["compiles"] > 0 and counts["kept"] > 0 and counts["split kept"] > 0, counts
 
 
 #: histories where a class's grants, a database's tables or which of them the model
@@ -432,3 +435,200 @@ def test_the_inventory_of_a_focus_equals_one_made_object_by_object(focus: tuple[
     held, leaves = objects.held_in_focus(model, roots, schemas)
     assert (held, leaves) == held_walked(model, roots, schemas)
     assert ObjectRef.parse("topic c.s1.hidden") in leaves and ObjectRef.parse("topic c.s2.events") in leaves
+
+
+# -- the split kept between compiles (:class:`~pushdown_ranger.compile.classes.KeptSplit`) --
+
+
+class _BlindToMemberships(kept_classes.GrantChain):
+    """A chain that misses a membership (the count of role stamps not compared)."""
+
+    def proved(self, model: Model, hint: Any) -> bool:
+        self.roles_stamped = model.roles_stamped
+        return super().proved(model, hint)
+
+
+class _BlindToUnhinted(kept_classes.GrantChain):
+    """A chain that trusts the hint's roles to be every role stamped (the count of grant
+    stamps not compared)."""
+
+    def proved(self, model: Model, hint: Any) -> bool:
+        newer = sum(1 for r in hint if model.grants_moved.get(r, 0) > self.latest)
+        self.grants_stamped = model.grants_stamped - newer
+        return super().proved(model, hint)
+
+
+class _BlindToModels(kept_classes.GrantChain):
+    """A chain that takes another model object for its own."""
+
+    def proved(self, model: Model, hint: Any) -> bool:
+        self.model = model
+        return super().proved(model, hint)
+
+
+SPLIT_BLIND: dict[str, tuple[str, Any]] = {
+    "memberships": ("GrantChain", _BlindToMemberships),
+    "unhinted grants": ("GrantChain", _BlindToUnhinted),
+    "lineage": ("lineages", lambda databases: ()),
+    "owners": ("owners_at", lambda model, starts: frozenset()),
+}
+
+S1: Compile = ("databases", ("s1",), True)
+#: histories where a split kept from the last compile of ``c.s1`` goes stale: each holds as
+#: written and fails with the check it names removed
+SPLIT_STALE: list[tuple[str, list[tuple[tuple[Any, ...], Compile]]]] = [
+    # u2 (r1: selects in s1) joins r2, denied a table of s1, unseen by a split; then a grant
+    # to r3 (deciding in s1, held by nobody) is compiled there
+    (
+        "memberships",
+        [
+            (("grant", "r2", "table c.s1.a", "SELECT_TABLE", "DENY"), S1),
+            (("grant", "r2", "table c.s1.b", "MODIFY_TABLE", "ALLOW"), S1),
+            (("role_user", "r2", "u2", True), ("whole", ("s1",), True)),
+            (("grant", "r3", "table c.s1.b", "MODIFY_TABLE", "ALLOW"), S1),
+        ],
+    ),
+    # u4 selects in s1 through r3, and holds the gates through r2 only (deciding nowhere):
+    # the gate revoked moves u4's items, its role outside the hint
+    (
+        "unhinted grants",
+        [
+            (("grant", "r3", "schema c.s1", "SELECT_TABLE", "ALLOW"), S1),
+            (("role_user", "r3", "u4", True), S1),
+            (("grant", "r3", "table c.s2.a", "MODIFY_TABLE", "ALLOW"), S1),
+            (("revoke", "r2", "catalog c", "USE_SCHEMA", "ALLOW"), S1),
+        ],
+    ),
+    # a table the database did not hold (a name Ranger reads as a pattern) registered
+    (
+        "lineage",
+        [
+            (("grant", "r2", "table c.s1.a", "SELECT_TABLE", "DENY"), S1),
+            (("grant", "r2", "table c.s1.b", "MODIFY_TABLE", "ALLOW"), S1),
+            (("create", "s1", "t*"), S1),
+        ],
+    ),
+    # u2, taken out, comes to own a table of s1 (a personal view): no stamp follows
+    (
+        "owners",
+        [
+            (("grant", "r2", "table c.s1.a", "SELECT_TABLE", "DENY"), S1),
+            (("grant", "r2", "table c.s1.b", "MODIFY_TABLE", "ALLOW"), S1),
+            (("owner", "table c.s1.b", "u2"), S1),
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "blind, history", SPLIT_STALE, ids=[f"{b}-{i}" for i, (b, _) in enumerate(SPLIT_STALE)]
+)
+def test_a_kept_split_blind_to_what_moved_is_caught(
+    blind: str, history: list[tuple[tuple[Any, ...], Compile]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The split kept from the last compile of a database is split again only for the
+    holders of the roles the stamps prove moved (:class:`~pushdown_ranger.compile.classes.GrantChain`):
+    each history equals a compile from scratch, took a kept split over, and fails when the
+    check it names is removed (a membership, a role stamped outside the hint, the
+    database's classes started afresh, an owner)."""
+    counts = {"compiles": 0, "kept": 0}
+    play(False, "identity", history, counts)  # holds as written
+    assert counts["split kept"] > 0, counts
+    with monkeypatch.context() as m:
+        m.setattr(kept_classes, *SPLIT_BLIND[blind])
+        with pytest.raises(AssertionError):
+            play(False, "identity", history, {"compiles": 0, "kept": 0})
+
+
+def _split_kept(model: Model, kept: KeptClasses) -> None:
+    """``model`` compiled whole, then three grants in ``c.s1`` compiled there (each takes
+    the last split over: ``u1``, ``u2`` (``r1``), ``U3`` and ``u4`` (``r2``) taken out)."""
+    assert compile_with(model, "identity", None, True, kept) is not None
+    for step in (
+        ("grant", "r1", "table c.s1.a", "MODIFY_TABLE", "ALLOW"),
+        ("grant", "r2", "table c.s1.a", "SELECT_TABLE", "DENY"),
+        ("grant", "r3", "table c.s1.b", "MODIFY_TABLE", "ALLOW"),
+    ):
+        for event in events_for(model, step):
+            model.apply(event)
+        compile_with(model, "identity", frozenset({ObjectRef.parse("schema c.s1")}), True, kept)
+
+
+def _grant(model: Model, role: str, table: str, privilege: str, condition: str) -> None:
+    for event in events_for(model, ("grant", role, table, privilege, condition)):
+        model.apply(event)
+
+
+def _equal_on_s1(model: Model, kept: KeptClasses) -> None:
+    focus = frozenset({ObjectRef.parse("schema c.s1")})
+    assert compile_with(model, "identity", focus, True, kept) == compile_with(
+        model, "identity", focus, True, None
+    )
+
+
+def another_model(kept: KeptClasses) -> None:
+    """A copy of the model granted ``r1`` a DENY (stamped first), the model ``r2`` more
+    (stamped after): the copy's counts equal the model's, and no stamp of its is newer
+    than the model's latest, so only the model object tells the chains apart."""
+    model = start(False).model
+    _split_kept(model, kept)
+    replica = copy.deepcopy(model)
+    _grant(replica, "r1", "table c.s1.b", "SELECT_TABLE", "DENY")
+    _grant(model, "r2", "table c.s1.b", "MODIFY_TABLE", "ALLOW")
+    _equal_on_s1(model, kept)
+    assert kept.reused > 0
+    _equal_on_s1(replica, kept)
+
+
+def a_directory_view(kept: KeptClasses) -> None:
+    """A view with the directory's members (:func:`~pushdown.model.directory.with_members`):
+    ``U3`` (taken out by the kept split) joins the group holding ``r1`` there, not in the
+    model."""
+    from pushdown.model.directory import with_members
+
+    model = start(False).model
+    _split_kept(model, kept)
+    assert kept.reused > 0
+    _equal_on_s1(with_members(model, {GROUP: {"U3"}}), kept)
+
+
+def unstamped(kept: KeptClasses) -> None:
+    """A model filled without events (a role never stamped): no split is kept."""
+    model = start(False).model
+    model.roles["filled"] = set()  # as a model filled without events has it
+    _split_kept(model, kept)
+    _grant(model, "r2", "table c.s1.b", "MODIFY_TABLE", "ALLOW")
+    _equal_on_s1(model, kept)
+    assert kept.reused == 0
+
+
+@pytest.mark.parametrize(
+    "history, blinds",
+    [
+        (another_model, (_BlindToModels,)),
+        (a_directory_view, (_BlindToModels, _BlindToMemberships)),
+        (unstamped, ()),
+    ],
+    ids=["a copy of the model", "a directory view", "a model without stamps"],
+)
+def test_a_kept_split_is_not_taken_over_for_another_model_or_without_stamps(
+    history: Callable[[KeptClasses], None], blinds: tuple[type, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A split kept for one model object is split afresh for another (a copy, a directory
+    view: their stamps are not the chain's), and a model whose roles lack stamps keeps none;
+    each fails with its checks removed (a view is caught by the count of role stamps too:
+    its members are stamped in the view)."""
+    history(KeptClasses())
+    if not blinds:
+        return
+    with monkeypatch.context() as m:
+        chain = kept_classes.GrantChain
+        for blind in blinds:
+
+            class Blind(blind, chain):  # type: ignore[misc, valid-type]
+                pass
+
+            chain = Blind
+        m.setattr(kept_classes, "GrantChain", chain)
+        with pytest.raises(AssertionError):
+            history(KeptClasses())
