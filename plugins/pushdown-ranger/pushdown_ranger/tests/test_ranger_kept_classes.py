@@ -37,9 +37,11 @@ from pushdown_ranger.compile.deciding import GATES
 from pushdown_ranger.compile.naming import RangerNaming
 from pushdown_ranger.compile.objects import with_case_twins
 from pushdown_ranger.scoping import focus_of
-from tests.adversary import MAPPINGS, histories, hostile_steps, mapping_names, model_changes
-from tests.backend_histories import GROUP, TABLE_STEPS
+from tests.adversary import MAPPINGS, histories, hostile_steps, mapping_names
+from tests.backend_histories import GROUP
 from tests.builders import Builder
+
+from .histories import model_events
 
 USERS = ("u1", "u2", "U3", "u4")
 ROLES = ("r1", "r2", "r3")
@@ -97,14 +99,7 @@ def events_for(model: Model, step: tuple[Any, ...]) -> list[Any]:
     kind, *args = step
     if kind == "admins":
         return ch.set_service_admins(model, args[0])
-    if kind not in TABLE_STEPS:
-        return model_changes(model, step)
-    ref = ObjectRef.parse(f"table c.{args[0]}.{args[1]}")
-    if kind == "create":
-        return ch.create_object(model, ref, None, None)
-    if kind == "drop":
-        return ch.drop_object(model, ref)
-    return ch.rename_object(model, ref, args[2])
+    return model_events(model, step)
 
 
 #: a compile after a change: on the change's databases (``None``: whole when it is no
