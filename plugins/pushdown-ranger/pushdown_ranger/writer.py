@@ -30,6 +30,7 @@ from pushdown_ranger.companion import (
     narrowing_policy,
     needed,
     restored,
+    spare_forms,
     with_denies,
     with_narrows,
 )
@@ -199,7 +200,42 @@ class Writer:
                     "force and holds allow items somebody added): not written",
                 )
             rest = fixed
-        self.written.narrowing(key, self.api.update_policy(int(narrowing["id"]), rest))
+        try:
+            answer = self.api.update_policy(int(narrowing["id"]), rest)
+        except PermanentBackendError as exc:
+            if not pairs or raw is None or not signature_taken(str(exc)):
+                raise
+            answer = self._update_on_spare(raw, narrowing, rest, exc)
+        self.written.narrowing(key, answer)
+
+    def _update_on_spare(
+        self, raw: Json, narrowing: Json, rest: Json, refused: PermanentBackendError
+    ) -> Json:
+        """Ranger refused the update of ``narrowing`` to ``rest`` for its resource signature
+        (3010: another policy holds it at override priority, one made since, say): the same
+        update with the resources on the next spare form of ``raw``'s (another signature), up
+        to :data:`~pushdown_ranger.companion.MOST_SPARES`. One update of the same policy: it
+        denies as before until Ranger takes the new form, so there is no moment where no
+        narrowing denies; a clash of signatures never holds back the narrowing."""
+        first = 1 if int(raw.get("policyPriority") or 0) == OVERRIDE else 0
+        service = str(raw.get("service"))
+        tried = {resource_key(narrowing)}
+        held = self._held_signatures()
+        for spare in range(first, MOST_SPARES + 1):
+            resources = spare_forms(raw.get("resources") or {}, spare)[0]
+            form = {**rest, "resources": resources}
+            if resource_key(form) in tried:
+                continue  # the form Ranger just refused
+            tried.add(resource_key(form))
+            if spare < MOST_SPARES and (service, resource_key(form)) in held:
+                continue  # read at that signature: Ranger would refuse it (3010)
+            try:
+                return self.api.update_policy(int(narrowing["id"]), form)
+            except PermanentBackendError as exc:
+                if not signature_taken(str(exc)):
+                    raise
+                refused = exc
+        raise refused
 
     def _create_narrowing(self, raw: Json, pairs: frozenset[Pair], denies: frozenset[Pair]) -> Json:
         """The narrowing policy beside ``raw``, on its resources; on their spare form

@@ -586,3 +586,40 @@ def test_the_narrowed_policys_id_only_breaks_a_tie_among_the_policies_covered() 
         assert narrowed_key(forged, "hive", policies) == ("hive", resource_key(hand)), value
     assert narrows({**policy, "options": {NARROWS: "7"}}) == 7
     assert narrows({**policy, "options": [NARROWS, 7]}) is None
+
+
+def test_a_narrowing_policy_put_back_to_override_on_a_held_signature_goes_on_a_spare_form(
+    ranger_standin: Standin,
+) -> None:
+    """The unwritable policy has override priority, so its narrowing policy is on the spare
+    form of its resources. Somebody gives the narrowing policy normal priority, then makes an
+    override-priority policy on its very resources allowing bob: putting the narrowing policy
+    back to override priority is refused (3010: that signature is held). The update is written
+    again on the next spare form (the same policy: it never stops denying), so Ranger's engine
+    denies bob, the hand-made allow is reported, and the next sync settles."""
+    b, backend, _ = _unwritable(ranger_standin, override=True)
+    revoke_all(b)
+    reconcile(backend, b.model, ALL)
+    (narrowing,) = _narrowings(ranger_standin)
+    store = ranger_standin.store
+    store.update_policy(narrowing["id"], {**narrowing, "policyPriority": 0})
+    bob = [{"users": ["bob"], "accesses": [{"type": "select", "isAllowed": True}]}]
+    hand = store.create_policy(
+        {
+            "service": "hive",
+            "name": "hand override allow",
+            "resources": narrowing["resources"],
+            "policyPriority": 1,
+            "policyItems": bob,
+        }
+    )
+    assert _allowed(ranger_standin, ("bob", "select")) == [True]  # wider until the sync
+    plan, _ = reconcile(backend, b.model, ALL)
+    (again,) = _narrowings(ranger_standin)
+    assert again["id"] == narrowing["id"] and again["policyPriority"] == 1
+    assert again["resources"] == spare_form(narrowing["resources"])[0]
+    assert _allowed(ranger_standin, *WHO) == [False, False, False, True]
+    assert any(str(hand["name"]) in f for f in plan.findings), plan.findings
+    settled, _ = reconcile(backend, b.model, ALL)
+    assert settled.empty, settled.ops
+    assert _allowed(ranger_standin, *WHO) == [False, False, False, True]
