@@ -198,6 +198,7 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
             NULL + "test_the_narrowed_policys_id_only_breaks_a_tie_among_the_policies_covered",
             REVIEW7 + "test_a_second_unwritable_policy_on_the_spare_form_never_takes_the_narrowing",
             REVIEW7 + "test_a_forged_narrows_option_never_takes_the_narrowing",
+            NULL + "test_a_narrowing_policy_put_back_to_override_on_a_held_signature_goes_on_a_spare_form",
         ),
     ),
     SurfaceEntry(
