@@ -134,3 +134,15 @@ def judged(standin: Standin, planning: RangerBackend, model: Model, users: Itera
     result = probe(standin, model, "c", (*users, "stranger"))
     assert result.checks > 0 and result.mismatches == [], (why, result.mismatches[:5])
     return result
+
+
+def role_holders(model: Any) -> dict[str, frozenset[str]]:
+    """Each role's holders, direct and through its groups (roles held by nobody left out),
+    of a model or of anything keeping memberships in the model's shape (the kept roles)."""
+    out: dict[str, set[str]] = {}
+    for role, users in model.role_users.items():
+        out.setdefault(role, set()).update(users)
+    for role, groups in model.role_groups.items():
+        for group in groups:
+            out.setdefault(role, set()).update(model.groups.get(group, ()))
+    return {r: frozenset(u) for r, u in out.items() if u}

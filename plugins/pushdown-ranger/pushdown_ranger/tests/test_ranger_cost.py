@@ -802,17 +802,9 @@ def test_the_stamps_prove_a_membership_alone_moved_as_comparing_every_role_does(
 
     from pushdown.errors import ModelError
     from pushdown_ranger.compile import desired
+    from pushdown_ranger.tests.histories import role_holders
     from pushdown_ranger.tests.test_ranger_scoped_roles import USERS, changes, events_for, start
     from tests.adversary import histories
-
-    def holders(model: Model | Any) -> dict[str, frozenset[str]]:
-        out: dict[str, set[str]] = {}
-        for role, users in model.role_users.items():
-            out.setdefault(role, set()).update(users)
-        for role, groups in model.role_groups.items():
-            for group in groups:
-                out.setdefault(role, set()).update(model.groups.get(group, ()))
-        return {r: frozenset(u) for r, u in out.items() if u}
 
     proved = [0, 0]
 
@@ -836,7 +828,7 @@ def test_the_stamps_prove_a_membership_alone_moved_as_comparing_every_role_does(
         if seen.stamped_only(model, hint):
             proved[0] += 1
             seen.moved(model, frozenset(hint), held)
-            assert holders(seen) == holders(model), (history, hint)
+            assert role_holders(seen) == role_holders(model), (history, hint)
         for user in USERS:
             gained = [r for r in model.user_roles.get(user, ()) if user not in before.get(r, ())]
             if len(gained) == 1 and seen.joined_only(model, gained[0], user):

@@ -9,15 +9,7 @@ from pushdown.model.principals import Principal
 from pushdown.model.state import Model
 from pushdown_ranger.compile import desired
 
-
-def _holders(model: Model | desired._Seen) -> dict[str, frozenset[str]]:
-    out: dict[str, set[str]] = {}
-    for role, users in model.role_users.items():
-        out.setdefault(role, set()).update(users)
-    for role, groups in model.role_groups.items():
-        for group in groups:
-            out.setdefault(role, set()).update(model.groups.get(group, ()))
-    return {r: frozenset(u) for r, u in out.items() if u}
+from .histories import role_holders
 
 
 def test_a_view_with_the_directorys_members_proves_nothing_false_of_the_model_it_was_made_from() -> None:
@@ -44,7 +36,7 @@ def test_a_view_with_the_directorys_members_proves_nothing_false_of_the_model_it
     model.apply(ev.GroupRemoved("g"))  # stamps a; the sync's hint names b alone
     if seen.stamped_only(model, {"b"}):
         seen.moved(model, frozenset({"b"}), held)
-        assert _holders(seen) == _holders(model)
+        assert role_holders(seen) == role_holders(model)
 
 
 def test_a_per_user_role_the_plan_changes_but_that_holds_its_user_throughout_breaks_a_join_cycle() -> None:
