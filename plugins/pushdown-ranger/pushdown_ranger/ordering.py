@@ -51,6 +51,7 @@ def schedule(
     named: tuple[Container[str], Container[str]] | None = None,
     implied: Iterable[tuple[str, str, frozenset[str]]] = (),
     user_role_prefix: str | None = None,
+    nested_elsewhere: Iterable[str] = (),
 ) -> list[Write]:
     """The writes of an apply, narrow-first across policies:
 
@@ -94,7 +95,8 @@ def schedule(
     for the order of joins: :func:`_join_order`); ``implied``: (service, access type, the
     access types it implies), from the service definitions; ``user_role_prefix``: the
     prefix of the per-user roles, through which a join cycle's users are denied while they
-    join (without it, a cycle's joins go by name: a member may be wider on the way)."""
+    join (without it, a cycle's joins go by name: a member may be wider on the way);
+    ``nested_elsewhere``: the roles that roles not among ``held`` (hand-made) hold as members."""
     allowing: Container[str] = frozenset()
     denying: Container[str] = frozenset()
     if any(isinstance(op.fact, RoleFact) for op in ops):  # only role writes look at them
@@ -116,6 +118,7 @@ def schedule(
         if nested is None:  # looked at only when a join may go early
             facts = [f for op in ops for f in (op.before, op.after)]
             nested = {m for f in (*facts, *held) if isinstance(f, RoleFact) for m in f.roles}
+            nested.update(nested_elsewhere)
         return name not in nested
 
     mixed = sum(1 for op in ops if isinstance(op.fact, PolicyFact) and stage_of(op)[1] is not None)

@@ -495,6 +495,7 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
             HOSTILE + "test_r6_a_role_nested_by_hand_in_a_managed_role_is_removed_and_reported",
             HOSTILE + "test_r6_a_managed_role_nested_in_a_hand_made_role_is_reported",
             CYCLE + "test_a_join_to_a_role_only_deny_items_name_goes_early_unless_it_is_nested",
+            CYCLE + "test_a_hand_made_role_holding_a_per_user_role_keeps_its_joins_among_the_joins",
         ),
     ),
     SurfaceEntry(

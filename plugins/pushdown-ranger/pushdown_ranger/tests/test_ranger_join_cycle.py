@@ -172,27 +172,42 @@ def test_a_join_cycle_through_a_policy_ranger_refuses_to_rewrite_is_never_wider(
     assert "pdu_u" not in {str(r["name"]) for r in store.list_roles({})}
 
 
-@pytest.mark.parametrize("nested", [False, True])
+@pytest.mark.parametrize("nested", ["no", "in pushdown's", "in a hand-made role"])
 @pytest.mark.parametrize("x_leaves", [True, False])
 def test_a_join_to_a_role_only_deny_items_name_goes_early_unless_it_is_nested(
-    nested: bool, x_leaves: bool
+    nested: str, x_leaves: bool
 ) -> None:
     """The schedule alone: u joins pdu_u (x leaving it, or staying), which only a deny item
     names: joining it only narrows, so u joins it with the narrowing writes (stage 2: the
     members of before and after, x leaving only after), before any join of a role allow
-    items name. A role nested in another by hand (pd_x holding pdu_u as a member: Ranger
-    gives pdu_u's members pd_x's allows) is not: u joins it among the joins (stage 4)."""
+    items name. A role nested in another by hand (pd_x, or a hand-made role, holding pdu_u
+    as a member: Ranger gives pdu_u's members that role's allows) is not: u joins it among
+    the joins (stage 4)."""
     t = PolicyFact("hive", (("database", ("crm",), False),), frozenset({("pd_x", "select")}), frozenset())
     deny = PolicyFact("hive", (("database", ("hr",), False),), frozenset(), frozenset({("pdu_u", "drop")}))
-    x = RoleFact("pd_x", frozenset({"v"}), roles=frozenset({"pdu_u"} if nested else ()))
+    x = RoleFact("pd_x", frozenset({"v"}), roles=frozenset({"pdu_u"} if nested == "in pushdown's" else ()))
     held: list[Any] = [t, deny, x]
     before = RoleFact("pdu_u", frozenset({"x"}))
     after = RoleFact("pdu_u", frozenset({"u"} if x_leaves else {"u", "x"}))
     ops = [Op("change", before, after)]
-    steps = [(w.stage, w.step.after) for w in schedule(ops, held, None, (), "pdu_")]
-    if nested:
+    elsewhere = ["pdu_u"] if nested == "in a hand-made role" else []
+    steps = [(w.stage, w.step.after) for w in schedule(ops, held, None, (), "pdu_", elsewhere)]
+    if nested != "no":
         assert (MEMBERS_IN, after) in steps and all(s < MEMBERS_IN for s, a in steps if a != after), steps
     elif x_leaves:
         assert steps == [(MEMBERS_OUT, RoleFact("pdu_u", frozenset({"u", "x"}))), (MEMBERS_OUT, after)]
     else:
         assert steps == [(MEMBERS_OUT, after)]
+
+
+def test_a_hand_made_role_holding_a_per_user_role_keeps_its_joins_among_the_joins(
+    ranger_standin: Standin,
+) -> None:
+    """The backend's writes: u joins pd_r1 and pd_r2 (:func:`_crossed_new`) while pdu_u,
+    edited by hand to hold v, is a member of a hand-made role: u joins pdu_u among the
+    joins of roles allow items name, never with the narrowing writes."""
+    backend, _, new, _, _ = _synced(ranger_standin, ["v"], (_crossed_old, _crossed_new))
+    ranger_standin.store.create_role({"name": "team", "roles": [{"name": "pdu_u", "isAdmin": False}]})
+    plan, snapshot, _ = planner.plan_for(backend, new, ALL)
+    joins = [w.stage for w in backend.writes(plan, snapshot) if "u" in getattr(w.step.after, "users", ())]
+    assert joins and all(stage == MEMBERS_IN for stage in joins), joins
