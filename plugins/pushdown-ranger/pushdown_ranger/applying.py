@@ -49,7 +49,16 @@ class Applying(Reading):
         if snapshot.narrowings:  # the roles narrowing policies deny (not among the facts' deny pairs)
             more = denying_roles(snapshot.narrowings, self.naming.ours)
             named = (index.allowing_roles, {**index.denying_roles, **dict.fromkeys(more, 1)})
-        return schedule(plan.ops, snapshot.facts, named, snapshot.implied, self.naming.user_role_prefix)
+        # pushdown's roles a hand-made role holds as members: their members get its access
+        elsewhere = (
+            str(m.get("name"))
+            for role in snapshot.others
+            for m in role.get("roles") or ()
+            if isinstance(m, dict)
+        )
+        return schedule(
+            plan.ops, snapshot.facts, named, snapshot.implied, self.naming.user_role_prefix, elsewhere
+        )
 
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
         """The writes of :func:`schedule`, in order. Once a write is refused (or unanswered),

@@ -51,6 +51,7 @@ def schedule(
     named: tuple[Container[str], Container[str]] | None = None,
     implied: Iterable[tuple[str, str, frozenset[str]]] = (),
     user_role_prefix: str | None = None,
+    nested_elsewhere: Iterable[str] = (),
 ) -> list[Write]:
     """The writes of an apply, narrow-first across policies:
 
@@ -58,10 +59,12 @@ def schedule(
     1. every policy write that only narrows (allow items removed, deny items added, a
        deny-only policy created), and the narrowing half of a change that does both:
        the policy with the allow items it keeps and the deny items of before and after;
-    2. members join the roles no allow item names (that only narrows); then members leave
-       roles, those of roles no deny item names first (a role change that also adds
-       members: to the members it keeps); leaving a role a deny item names lifts that
-       deny, so it counts as widening: once a write is refused it waits for the next sync;
+    2. members join the roles no allow item names and no role holds as a member (that
+       only narrows; a change that also takes members out is written first to the members
+       of before and after, then whole); then members leave roles, those of roles no deny
+       item names first (a role change that also adds members: to the members it keeps);
+       leaving a role a deny item names lifts that deny, so it counts as widening: once a
+       write is refused it waits for the next sync;
     3. the one policy change that both narrows and widens, whole, when it is the only one
        (every other policy then holds its narrowed form, which its new form only widens);
     4. members join roles, each role whose deny items could take away what another
@@ -70,8 +73,9 @@ def schedule(
        wider than the new, so a member joining is given no more than the new model gives
        it; and a deny item that goes in step 5 because the new model denies the member
        through the role it joins still holds while it joins. Where those constraints make
-       a cycle, a user joining two of its roles is first denied, through its per-user role,
-       what the deny items of the role joined out of order deny (:func:`_transient`: those
+       a cycle, a user joining two of its roles is first denied, through its per-user role
+       (or a role made for it alone: :func:`_made`), what the deny items of the role
+       joined out of order deny (:func:`_transient`: those
        deny items go in stage 1, the per-user role, when new, in stage 0; they go again
        in stage 5 and the role in stage 6, both widening);
     5. every policy write that widens (deny items removed, allow items added), and the
@@ -91,7 +95,8 @@ def schedule(
     for the order of joins: :func:`_join_order`); ``implied``: (service, access type, the
     access types it implies), from the service definitions; ``user_role_prefix``: the
     prefix of the per-user roles, through which a join cycle's users are denied while they
-    join (without it, a cycle's joins go by name: a member may be wider on the way)."""
+    join (without it, a cycle's joins go by name: a member may be wider on the way);
+    ``nested_elsewhere``: the roles that roles not among ``held`` (hand-made) hold as members."""
     allowing: Container[str] = frozenset()
     denying: Container[str] = frozenset()
     if any(isinstance(op.fact, RoleFact) for op in ops):  # only role writes look at them
@@ -102,6 +107,20 @@ def schedule(
             {role for f in policies for role, _ in f.allow}, None if named is None else named[0]
         )
         denying = _Either({role for f in policies for role, _ in f.deny}, None if named is None else named[1])
+    nested: set[str] | None = None
+
+    def deny_only(name: str) -> bool:
+        """Whether no allow item names the role ``name`` and no role holds it as a member
+        (nested by hand: its members would get that role's allows too)."""
+        nonlocal nested
+        if name in allowing:
+            return False
+        if nested is None:  # looked at only when a join may go early
+            facts = [f for op in ops for f in (op.before, op.after)]
+            nested = {m for f in (*facts, *held) if isinstance(f, RoleFact) for m in f.roles}
+            nested.update(nested_elsewhere)
+        return name not in nested
+
     mixed = sum(1 for op in ops if isinstance(op.fact, PolicyFact) and stage_of(op)[1] is not None)
     joining = sorted(
         {
@@ -116,15 +135,22 @@ def schedule(
     rank: dict[str, int] = {}
     cycle: Cycle | None = None
     if len(joining) > 1:
-        rank, cycle = _join_order(joining, denying, ops, held, implied, user_role_prefix)
+        rank, cycle = _join_order(joining, denying, ops, held, implied, user_role_prefix, deny_only)
     if cycle is not None and cycle.roles:
         # the per-user roles the transient deny items name: leaving one lifts them
         denying = _Either(frozenset(cycle.roles), denying)
     out: list[Write] = []
     for op in ops:
         first, half = stage_of(op, split=mixed > 1)
-        if first == MEMBERS_IN and isinstance(op.fact, RoleFact) and op.fact.name not in allowing:
+        if first == MEMBERS_IN and isinstance(op.fact, RoleFact) and deny_only(op.fact.name):
             first = MEMBERS_OUT  # joining a role only deny items name: narrower
+        if half is not None and isinstance(op.fact, RoleFact) and deny_only(op.fact.name):
+            # members joining and leaving a role only deny items name (a per-user role
+            # edited by hand, say): the joins first (narrower), with the other narrowing
+            # writes, before any member joins a role allow items name; the leaving after
+            out.append(Write(MEMBERS_OUT, _joined(op), op, False, False, 0))
+            out.append(Write(MEMBERS_OUT, op, op, _lifts_deny(op, denying), True, 2))
+            continue
         sub = _within(op, first, half is not None, denying, rank)
         if half is None:
             widens = BOTH <= first < DROP_ROLES or _lifts_deny(op, denying)
@@ -183,8 +209,9 @@ def _within(
 class Cycle:
     """What breaking the join cycles of an apply takes (:func:`_join_order`): per policy
     key, the policy as the new model holds it (the plan's operation's after, else as held)
-    and the deny items naming per-user roles it holds while members join; per per-user
-    role, its one member, and whether the apply creates it (and removes it after)."""
+    and the deny items naming per-user roles (or roles made for one user: :func:`_made`)
+    it holds while members join; per such role, its one member, and whether the apply
+    creates it (and removes it after)."""
 
     policies: dict[object, tuple[PolicyFact, set[Pair]]] = field(default_factory=dict)
     roles: dict[str, tuple[str, bool]] = field(default_factory=dict)
@@ -197,6 +224,7 @@ def _join_order(
     held: Iterable[Fact],
     implied: Iterable[tuple[str, str, frozenset[str]]],
     user_role_prefix: str | None = None,
+    early: Callable[[str], bool] = lambda name: False,
 ) -> tuple[dict[str, int], Cycle | None]:
     """The rank of each role members join in stage 4: a role whose deny items could take
     away an access another joining role's allow items give (the same service and access
@@ -209,10 +237,13 @@ def _join_order(
     joins is safe), one role ``d`` of it (the first by the same rule) has its constraints
     met another way: each user joining ``d`` and a role ``d`` had to come before is denied
     through its per-user role (``user_role_prefix`` + the user) what ``d``'s deny items in
-    the new model deny there, before any join (:class:`Cycle`, :func:`_transient`). Without
-    ``user_role_prefix`` (or a per-user role the apply cannot rely on: one held without the
-    user, or one the plan changes that lacks the user before or after), every join goes by
-    the rule without constraints: a member may be wider on the way until its last join."""
+    the new model deny there, before any join (:class:`Cycle`, :func:`_transient`). A
+    per-user role the apply cannot rely on (one held without the user, or one the plan
+    removes, or changes to lack the user, or to take the user in among the joins: a role
+    allow items name) is not used: the user is denied through a role made for it alone
+    (:func:`_made`), created in stage 0 and removed in stage 6. Without
+    ``user_role_prefix``, every join goes by the rule without constraints: a member may be
+    wider on the way until its last join."""
     wanted = set(joining)
     more: dict[tuple[str, str], frozenset[str]] = {(s, a): m for s, a, m in implied}
 
@@ -247,6 +278,7 @@ def _join_order(
     denied_by: dict[object, PolicyFact] = {}
     planned: set[object] = set()
     held_roles: dict[str, RoleFact] = {}
+    taken: set[str] = set()  # every role name held or planned, casefolded (Ranger's are not)
     for op in ops:
         if isinstance(op.fact, PolicyFact):
             planned.add(op.fact.key)
@@ -255,6 +287,7 @@ def _join_order(
     facts = [f for op in ops for f in (op.before, op.after)]
     for one in (*facts, *held):
         if isinstance(one, RoleFact):
+            taken.add(one.name.casefold())
             if one.name in candidates:
                 held_roles.setdefault(one.name, one)
             continue
@@ -296,9 +329,9 @@ def _join_order(
         return rank, None
     assert user_role_prefix is not None
     cycle = Cycle()
-    relied: dict[str, tuple[bool, bool]] = {}  # per user: its per-user role relied on, made new
+    relied: dict[str, tuple[str, bool]] = {}  # per user: the role denying it, made new
 
-    def usable(user: str) -> tuple[bool, bool]:
+    def usable(user: str) -> tuple[str, bool]:
         if user not in relied:
             name = user_role_prefix + user
             op, fact = user_roles.get(name), held_roles.get(name)
@@ -309,14 +342,19 @@ def _join_order(
             elif op.action == "remove":
                 ok = isinstance(op.before, RoleFact) and user in op.before.users
             else:  # a per-user role changed (made by hand): relied on when it holds the user
-                # before and after its write (its other members moving is only narrower)
+                # before its write and after, or takes it in among the narrowing writes (no
+                # allow item names it: :func:`schedule`); its other members moving is narrower
                 ok = (
                     isinstance(op.before, RoleFact)
                     and isinstance(op.after, RoleFact)
-                    and user in op.before.users
                     and user in op.after.users
+                    and (user in op.before.users or early(name))
                 )
-            relied[user] = (ok, op is None and fact is None)
+            if ok:
+                relied[user] = (name, op is None and fact is None)
+            else:  # a role made for it alone
+                relied[user] = (_made(name, taken), True)
+                taken.add(relied[user][0].casefold())
         return relied[user]
 
     for d in met:
@@ -326,12 +364,23 @@ def _join_order(
                 if role != d:
                     continue
                 reach = closure(fact.service, access)
-                users = {u for r in after if reach & allows[r] for u in added[d] & added[r] if usable(u)[0]}
+                users = {u for r in after if reach & allows[r] for u in added[d] & added[r]}
                 if users:
                     pairs = cycle.policies.setdefault(key, (fact, set()))[1]
-                    pairs.update((user_role_prefix + u, access) for u in users)
-                    cycle.roles.update((user_role_prefix + u, (u, usable(u)[1])) for u in users)
+                    pairs.update((usable(u)[0], access) for u in users)
+                    cycle.roles.update((usable(u)[0], (u, usable(u)[1])) for u in sorted(users))
     return rank, cycle
+
+
+def _made(name: str, taken: set[str]) -> str:
+    """A name for a role made to deny one user alone while it joins, the per-user role
+    ``name`` being one the apply cannot rely on: ``name`` + ``~`` + the first number no role
+    held or planned has (casefolded). Ranger refuses to create a role it holds under that
+    name: the write is refused and the joins wait (narrower)."""
+    n = 1
+    while f"{name}~{n}".casefold() in taken:
+        n += 1
+    return f"{name}~{n}"
 
 
 def _on_cycle(left: set[str], before: dict[str, set[str]], tie: Callable[[str], tuple[int, str]]) -> str:
@@ -425,6 +474,17 @@ def stage_of(op: Op, *, split: bool = True) -> tuple[int, Op | None]:
     assert isinstance(fact, PolicyFact)
     mid = PolicyFact(fact.service, fact.resources, allow0 & allow1, deny0 | deny1)
     return NARROW, Op("change" if old else "add", old, mid, op.phase)
+
+
+def _joined(op: Op) -> Op:
+    """A role change with the members it adds and none it takes out (the members of
+    before and after)."""
+    before, after = op.before, op.after
+    assert isinstance(before, RoleFact) and isinstance(after, RoleFact)
+    both = RoleFact(
+        after.name, before.users | after.users, before.groups | after.groups, before.roles | after.roles
+    )
+    return Op("change", before, both, op.phase)
 
 
 def _added(op: Op) -> bool:

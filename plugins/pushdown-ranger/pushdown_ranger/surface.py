@@ -21,6 +21,7 @@ REVIEW5 = T + "test_ranger_review5.py::"
 REVIEW7 = T + "test_ranger_review7.py::"
 CREATE = T + "test_ranger_create_table.py::"
 SHARED = T + "test_ranger_shared_catalogs.py::"
+CYCLE = T + "test_ranger_join_cycle.py::"
 REUSE = "plugins/pushdown-lab/pushdown_lab/tests/test_ranger_standin_matcher_reuse.py::"
 ADVERSARY = T + "test_ranger_adversary.py::test_ranger_is_never_wider_than_the_evaluator_in_a_hostile_world"
 
@@ -199,6 +200,7 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
             REVIEW7 + "test_a_second_unwritable_policy_on_the_spare_form_never_takes_the_narrowing",
             REVIEW7 + "test_a_forged_narrows_option_never_takes_the_narrowing",
             NULL + "test_a_narrowing_policy_put_back_to_override_on_a_held_signature_goes_on_a_spare_form",
+            CYCLE + "test_a_join_cycle_through_a_policy_ranger_refuses_to_rewrite_is_never_wider",
         ),
     ),
     SurfaceEntry(
@@ -474,8 +476,13 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         ROLE,
         "members of pushdown's roles",
         G,
-        "members follow the model; one added by hand is removed",
-        (REVIEW + "test_a_member_added_by_hand_to_pushdowns_role_is_removed",),
+        "members follow the model; one added by hand is removed; a per-user role edited by hand "
+        "takes its user back before any join, and a join cycle never relies on one that lacks it",
+        (
+            REVIEW + "test_a_member_added_by_hand_to_pushdowns_role_is_removed",
+            CYCLE + "test_a_per_user_role_edited_by_hand_takes_its_user_before_any_join",
+            CYCLE + "test_a_per_user_role_edited_by_hand_never_leaves_a_join_cycle_wider",
+        ),
     ),
     SurfaceEntry(
         "role.nested",
@@ -487,6 +494,8 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         (
             HOSTILE + "test_r6_a_role_nested_by_hand_in_a_managed_role_is_removed_and_reported",
             HOSTILE + "test_r6_a_managed_role_nested_in_a_hand_made_role_is_reported",
+            CYCLE + "test_a_join_to_a_role_only_deny_items_name_goes_early_unless_it_is_nested",
+            CYCLE + "test_a_hand_made_role_holding_a_per_user_role_keeps_its_joins_among_the_joins",
         ),
     ),
     SurfaceEntry(

@@ -25,7 +25,7 @@ from pushdown.reconcile import planner
 from pushdown.reconcile.plan import Op
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
-from pushdown_ranger.backend import CREATE_ROLES, DROP_ROLES, MEMBERS_IN, NARROW, WIDEN, schedule
+from pushdown_ranger.backend import CREATE_ROLES, DROP_ROLES, MEMBERS_IN, MEMBERS_OUT, NARROW, WIDEN, schedule
 from pushdown_ranger.facts import PolicyFact, RoleFact
 from pushdown_ranger.mapping import NEW_TABLE_ACCESS
 from tests.adversary import histories
@@ -524,15 +524,17 @@ def _policy(
     return PolicyFact("hive", resources, allow, deny)
 
 
-@pytest.mark.parametrize("pdu_u", ["none", "held", "held without u", "changed"])
+@pytest.mark.parametrize("pdu_u", ["none", "held", "held without u", "changed", "removed"])
 def test_a_join_cycle_through_policies_the_plan_leaves_is_broken_by_transient_deny_items(pdu_u: str) -> None:
     """The schedule alone: u joins pd_a and pd_b, and no policy changes: pd_a may select
     every table but not update t, pd_b may update every table but not select t. The
     policy of t (held, not in the plan) is written in stage 1 with u's per-user role denied
     what pd_a denies there, and again in stage 5 as held, u joining pd_b before pd_a in
     between; the per-user role, when the apply has none, is made in stage 0 and removed
-    in stage 6. A per-user role Ranger holds without u, or one the plan changes, cannot be
-    relied on: no transient deny item is written for u (its window stays, as before)."""
+    in stage 6. A per-user role Ranger holds without u, or one the plan removes, cannot be
+    relied on: a role made for u alone (``pdu_u~1``) takes the deny items instead. One the
+    plan changes to take u in (no allow item names it) takes u among the narrowing writes,
+    before any join: it is relied on, u joining it in stage 2."""
     every = _policy("?*", allow=frozenset({("pd_a", "select"), ("pd_b", "update")}))
     t = _policy("t", deny=frozenset({("pd_a", "update"), ("pd_b", "select")}))
     held: list[Any] = [every, t, RoleFact("pd_a", frozenset({"v"})), RoleFact("pd_b", frozenset({"w"}))]
@@ -540,23 +542,29 @@ def test_a_join_cycle_through_policies_the_plan_leaves_is_broken_by_transient_de
         Op("change", RoleFact("pd_a", frozenset({"v"})), RoleFact("pd_a", frozenset({"u", "v"}))),
         Op("change", RoleFact("pd_b", frozenset({"w"})), RoleFact("pd_b", frozenset({"u", "w"}))),
     ]
+    repaired: list[Any] = []
     if pdu_u == "held":
         held.append(RoleFact("pdu_u", frozenset({"u"})))
     elif pdu_u == "held without u":
         held.append(RoleFact("pdu_u", frozenset({"x"})))
+    elif pdu_u == "removed":
+        held.append(RoleFact("pdu_u", frozenset({"x"})))
+        ops.append(Op("remove", RoleFact("pdu_u", frozenset({"x"})), None))
     elif pdu_u == "changed":
         ops.append(Op("change", RoleFact("pdu_u", frozenset({"x"})), RoleFact("pdu_u", frozenset({"u"}))))
+        both = RoleFact("pdu_u", frozenset({"u", "x"}))
+        repaired = [(MEMBERS_OUT, False, False, both), (MEMBERS_OUT, True, False, ops[-1].after)]
     writes = schedule(ops, held, None, (), "pdu_")
-    if pdu_u in ("held without u", "changed"):
-        assert not any(w.transient for w in writes)
-        return
-    steps = [(w.stage, w.widens, w.extra, w.step.after) for w in writes]
-    mid = _policy("t", deny=frozenset({("pd_a", "update"), ("pd_b", "select"), ("pdu_u", "update")}))
-    made = [(CREATE_ROLES, False, True, RoleFact("pdu_u", frozenset({"u"})))] if pdu_u == "none" else []
-    gone = [(DROP_ROLES, True, True, None)] if pdu_u == "none" else []
+    name = "pdu_u~1" if pdu_u in ("held without u", "removed") else "pdu_u"
+    steps = [(w.stage, w.widens, w.extra, w.step.after) for w in writes if w.op not in ops[2:] or repaired]
+    mid = _policy("t", deny=frozenset({("pd_a", "update"), ("pd_b", "select"), (name, "update")}))
+    new = pdu_u in ("none", "held without u", "removed")
+    made = [(CREATE_ROLES, False, True, RoleFact(name, frozenset({"u"})))] if new else []
+    gone = [(DROP_ROLES, True, True, None)] if new else []
     assert steps == [
         *made,
         (NARROW, False, True, mid),
+        *repaired,
         (MEMBERS_IN, True, False, ops[1].after),  # pd_b's deny (select) is in place for pd_a's allow
         (MEMBERS_IN, True, False, ops[0].after),
         (WIDEN, True, True, t),
