@@ -21,20 +21,24 @@ The backend is split by what it does: :mod:`pushdown_ranger.snapshot` (what a re
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping
 from typing import Any
 
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import (
+    Applied,
     BackendContext,
     Capabilities,
     Desired,
+    Progress,
+    Snapshot,
 )
 from pushdown.reconcile.estate import Estate
 from pushdown.reconcile.identity import KeptIdentity
-from pushdown.reconcile.plan import Fact
-from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.plan import Fact, Plan
+from pushdown.reconcile.scope import Resolved, Scope
 from pushdown_ranger import surface
 from pushdown_ranger.applying import Applying
 from pushdown_ranger.checked import SERVICE_NAME, RangerSettings  # noqa: F401 - SERVICE_NAME, as before
@@ -154,6 +158,32 @@ class RangerBackend(Applying):
         self._patch = None
         #: id of a policy or role as read -> (it, its fact): the objects are kept alive here
         self._facts: dict[int, tuple[dict[str, Any], Any]] = {}
+        #: one call at a time reads, compiles, writes or reads back (:meth:`read`)
+        self._serial = threading.RLock()
+
+    # Everything above from ``last`` on is kept between calls and moved by each: one call
+    # at a time, whichever thread makes it. The core never runs two applying syncs of one
+    # backend at once (its writer lease), but a dry run takes no lease (``plan``, a preview,
+    # the library's ``sync(dry_run=True)`` beside a change another thread pushes): such a
+    # call waits here for the one in flight, then compiles from its own model and read.
+
+    def read(self, model: Model, scope: Resolved) -> RangerSnapshot:
+        with self._serial:
+            return super().read(model, scope)
+
+    def compile(self, model: Model, snapshot: Snapshot, scope: Resolved) -> Desired:
+        with self._serial:
+            return super().compile(model, snapshot, scope)
+
+    def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
+        with self._serial:
+            return super().apply(plan, snapshot, progress)
+
+    def reread(
+        self, model: Model, scope: Resolved, plan: Plan, snapshot: Snapshot, applied: Applied | None = None
+    ) -> Snapshot:
+        with self._serial:
+            return super().reread(model, scope, plan, snapshot, applied)
 
     def on_server(self, model: Model, obj: ObjectRef) -> bool | None:
         """Not applicable: Ranger holds policies, and a policy's resources are names, not
@@ -165,8 +195,9 @@ class RangerBackend(Applying):
         return None
 
     def discover(self, model: Model, seen: str | None) -> tuple[Scope, str | None]:
-        versions = self.versions()
-        deny, implied = self.defs_at(versions)  # asked again once the policy versions moved
+        with self._serial:
+            versions = self.versions()
+            deny, implied = self.defs_at(versions)  # asked again once the policy versions moved
         now = json.dumps([versions, sorted(deny.items()), implied], default=sorted)
         return (Scope.nothing() if now == seen else Scope.everything()), now
 
@@ -177,7 +208,8 @@ class RangerBackend(Applying):
         """What Ranger holds, as model items (:mod:`pushdown_ranger.estate`)."""
         from pushdown_ranger.estate import read_estate
 
-        return read_estate(self, model)
+        with self._serial:
+            return read_estate(self, model)
 
 
 def _overlap(naming: RangerNaming) -> bool:

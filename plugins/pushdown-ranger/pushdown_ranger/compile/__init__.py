@@ -88,7 +88,9 @@ def compile_all(
         }
 
     def run(deny_now: Mapping[str, bool]) -> Desired:
-        if len(sharing) < 2:
+        def of(catalog: str | None, mirrored: frozenset[str] = frozenset()) -> Desired:
+            """The compile with ``catalog`` as the Hive catalog (its databases ``mirrored``
+            in the others sharing the Hive service)."""
             return compile_desired(
                 model,
                 catalogs,
@@ -96,29 +98,17 @@ def compile_all(
                 deny_now,
                 focus=focus,
                 named_elsewhere=elsewhere,
-                hive=hive,
+                hive=catalog,
                 locations=locations,
+                mirrored=mirrored,
                 who=who,
                 kept=kept,
                 members_moved=members_moved,
             )
-        parts = {
-            c: compile_desired(
-                model,
-                catalogs,
-                local,
-                deny_now,
-                focus=focus,
-                named_elsewhere=elsewhere,
-                hive=c,
-                locations=locations,
-                mirrored=mirrors[c],
-                who=who,
-                kept=kept,
-                members_moved=members_moved,
-            )
-            for c in sharing
-        }
+
+        if len(sharing) < 2:
+            return of(hive)
+        parts = {c: of(c, mirrors[c]) for c in sharing}
         return shared_hive(parts, model, local.hive_service, local.user_role_prefix, mirrors)
 
     desired = run(deny)

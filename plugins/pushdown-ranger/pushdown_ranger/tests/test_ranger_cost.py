@@ -41,8 +41,8 @@ implements ``pushdown_map_principal``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -54,9 +54,9 @@ from pushdown.model import changes as ch
 from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef
 from pushdown.model.state import Model
-from pushdown.reconcile.backend import BackendContext
-from pushdown.reconcile.identity import KeptIdentity
-from pushdown.reconcile.scope import Scope, scope_of
+from pushdown.reconcile.backend import BackendContext, Desired
+from pushdown.reconcile.identity import Identity, KeptIdentity
+from pushdown.reconcile.scope import Resolved, Scope, scope_of
 from pushdown.reconcile.sync import reconcile
 from pushdown_ranger import compile as compiling_all
 from pushdown_ranger.backend import RangerBackend
@@ -605,6 +605,59 @@ def two_databases(scale: int) -> Model:
     return b.grant_role("both", users=["u0"]).model
 
 
+@contextmanager
+def patched(monkeypatch: pytest.MonkeyPatch, target: object, name: str, value: object) -> Iterator[None]:
+    """``target.name`` set to ``value`` for the ``with`` block."""
+    with monkeypatch.context() as m:
+        m.setattr(target, name, value)
+        yield
+
+
+class TwoDatabases:
+    """:func:`two_databases` at ``scale``, compiled whole once keeping the classes and the
+    identity as the backend keeps them; then changes compiled as a scoped sync compiles them."""
+
+    def __init__(self, scale: int) -> None:
+        self.model = two_databases(scale)
+        self.naming = RangerNaming(map_principal=Mapper())
+        self.kept = KeptIdentity(self.naming.user, stable=lambda: True)
+        self.classes = KeptClasses()
+        self.kw: dict[str, Any] = {
+            "elsewhere": frozenset(),
+            "hive": "c",
+            "voided": {},
+            "services": frozenset(DENY),
+        }
+        self.compile(None, self.kept.of(self.model.users), kept=self.classes)
+
+    def compile(self, focus: frozenset[ObjectRef] | None, identity: Identity | None, **more: Any) -> Desired:
+        return compile_all(
+            self.model, ["c"], self.naming, DENY, focus=focus, identity=identity, **self.kw, **more
+        )
+
+    def changed(self, events: list[Any]) -> Resolved:
+        """The scope of the change ``events`` make, made on the model."""
+        do(self.model, events)
+        return scope_of(events[0]).resolve(self.model)
+
+    def scoped(
+        self,
+        scope: Resolved,
+        focus: frozenset[ObjectRef],
+        counted: Callable[[], AbstractContextManager[object]],
+        kept: bool = False,
+    ) -> Desired:
+        """The compile over ``focus`` of the change ``scope`` names, as the backend's scoped
+        sync makes it (the kept identity, classes and memberships moved), inside ``counted()``
+        alone; it equals a compile from scratch (with the kept identity when
+        ``kept``, else every user mapped again)."""
+        identity = self.kept.of(self.model.users, scope_users(scope))
+        with counted():
+            desired = self.compile(focus, identity, kept=self.classes, members_moved=members_moved(scope))
+        assert desired == self.compile(focus, identity if kept else None)
+        return desired
+
+
 def membership_over_two_databases(
     scale: int, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[int, int, int, int, int, int]:
@@ -620,19 +673,12 @@ def membership_over_two_databases(
     from pushdown_ranger.compile.deciding import deciding_users
     from pushdown_ranger.scoping import principal_databases
 
-    model = two_databases(scale)
-    naming = RangerNaming(map_principal=Mapper())
-    kept = KeptIdentity(naming.user, stable=lambda: True)
-    classes = KeptClasses()
-    kw = {"elsewhere": frozenset(), "hive": "c", "voided": {}, "services": frozenset(DENY)}
-    compile_all(model, ["c"], naming, DENY, focus=None, identity=kept.of(model.users), kept=classes, **kw)
-    events = ch.grant_role(model, "both", Principal.user("newcomer"))
-    do(model, events)
-    scope = scope_of(events[0]).resolve(model)
+    two = TwoDatabases(scale)
+    model, classes = two.model, two.classes
+    scope = two.changed(ch.grant_role(model, "both", Principal.user("newcomer")))
     found = principal_databases(model, frozenset({"newcomer"}), "c", frozenset({"c"}))
     assert found == {"a", "b"}, found
     focus = frozenset(ObjectRef.parse(f"schema c.{d}") for d in found)
-    identity = kept.of(model.users, scope_users(scope))
     counts, before = RangerCounts(), classes.compiled
     from pushdown_ranger.compile.principals import Principals
 
@@ -658,23 +704,16 @@ def membership_over_two_databases(
             walked[0] += 1
             yield obj
 
-    with counting(monkeypatch, counts), monkeypatch.context() as m:
-        m.setattr(kept_classes.Signer, "_role", counted_role)
-        m.setattr(Inventory, "add", counted_add)
-        m.setattr(Inventory, "within", counted_within)
-        m.setattr(Principals, "holders", counted_holders)
-        desired = compile_all(
-            model,
-            ["c"],
-            naming,
-            DENY,
-            focus=focus,
-            identity=identity,
-            kept=classes,
-            members_moved=members_moved(scope),
-            **kw,
-        )
-    assert desired == compile_all(model, ["c"], naming, DENY, focus=focus, identity=identity, **kw)
+    @contextmanager
+    def counted() -> Iterator[None]:
+        with counting(monkeypatch, counts), monkeypatch.context() as m:
+            m.setattr(kept_classes.Signer, "_role", counted_role)
+            m.setattr(Inventory, "add", counted_add)
+            m.setattr(Inventory, "within", counted_within)
+            m.setattr(Principals, "holders", counted_holders)
+            yield
+
+    two.scoped(scope, focus, counted, kept=True)
     deciding = len(deciding_users(model, sorted(focus, key=str)))
     return counts.classes, classes.compiled - before, len(signed), walked[0], asked[0], deciding
 
@@ -856,17 +895,10 @@ def covered_for_one_table(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[
     from pushdown_ranger.compile import desired as desired_module
     from pushdown_ranger.compile.deciding import deciding_users
 
-    model = two_databases(scale)
-    naming = RangerNaming(map_principal=Mapper())
-    kept = KeptIdentity(naming.user, stable=lambda: True)
-    classes = KeptClasses()
-    kw = {"elsewhere": frozenset(), "hive": "c", "voided": {}, "services": frozenset(DENY)}
-    compile_all(model, ["c"], naming, DENY, focus=None, identity=kept.of(model.users), kept=classes, **kw)
-    events = ch.grant_privileges(model, "r1", ObjectRef.parse("table c.a.t0"), ["MODIFY_TABLE"])
-    do(model, events)
-    scope = scope_of(events[0]).resolve(model)
+    two = TwoDatabases(scale)
+    model = two.model
+    scope = two.changed(ch.grant_privileges(model, "r1", ObjectRef.parse("table c.a.t0"), ["MODIFY_TABLE"]))
     focus = frozenset({ObjectRef.parse("schema c.a")})
-    identity = kept.of(model.users, scope_users(scope))
     cover, chosen = desired_module._cover, [0, 0]
 
     def counted_cover(users: frozenset[str], *args: Any) -> Any:
@@ -874,20 +906,7 @@ def covered_for_one_table(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[
         chosen[1] += 1
         return cover(users, *args)
 
-    with monkeypatch.context() as m:
-        m.setattr(desired_module, "_cover", counted_cover)
-        desired = compile_all(
-            model,
-            ["c"],
-            naming,
-            DENY,
-            focus=focus,
-            identity=identity,
-            kept=classes,
-            members_moved=members_moved(scope),
-            **kw,
-        )
-    assert desired == compile_all(model, ["c"], naming, DENY, focus=focus, identity=None, **kw)
+    two.scoped(scope, focus, lambda: patched(monkeypatch, desired_module, "_cover", counted_cover))
     return chosen[0], chosen[1], len(deciding_users(model, sorted(focus, key=str)))
 
 
@@ -916,12 +935,8 @@ def split_again_for_one_table(scale: int, monkeypatch: pytest.MonkeyPatch) -> tu
     from pushdown_ranger.compile import classes as kept_classes
     from pushdown_ranger.compile.deciding import deciding_users
 
-    model = two_databases(scale)
-    naming = RangerNaming(map_principal=Mapper())
-    kept = KeptIdentity(naming.user, stable=lambda: True)
-    classes = KeptClasses()
-    kw = {"elsewhere": frozenset(), "hive": "c", "voided": {}, "services": frozenset(DENY)}
-    compile_all(model, ["c"], naming, DENY, focus=None, identity=kept.of(model.users), kept=classes, **kw)
+    two = TwoDatabases(scale)
+    model, classes = two.model, two.classes
     focus = frozenset({ObjectRef.parse("schema c.a")})
     looked = [0]
     of = kept_classes.KeptSignatures.of
@@ -931,24 +946,9 @@ def split_again_for_one_table(scale: int, monkeypatch: pytest.MonkeyPatch) -> tu
         return of(self, user)
 
     for role, table in (("r1", "table c.a.t0"), ("r3", "table c.a.t1")):
-        events = ch.grant_privileges(model, role, ObjectRef.parse(table), ["MODIFY_TABLE"])
-        do(model, events)
-        scope = scope_of(events[0]).resolve(model)
+        scope = two.changed(ch.grant_privileges(model, role, ObjectRef.parse(table), ["MODIFY_TABLE"]))
         looked[0], split = 0, getattr(classes, "split", 0)
-        with monkeypatch.context() as m:
-            m.setattr(kept_classes.KeptSignatures, "of", counted_of)
-            desired = compile_all(
-                model,
-                ["c"],
-                naming,
-                DENY,
-                focus=focus,
-                identity=kept.of(model.users, scope_users(scope)),
-                kept=classes,
-                members_moved=members_moved(scope),
-                **kw,
-            )
-        assert desired == compile_all(model, ["c"], naming, DENY, focus=focus, identity=None, **kw)
+        two.scoped(scope, focus, lambda: patched(monkeypatch, kept_classes.KeptSignatures, "of", counted_of))
     visited = getattr(classes, "split", 0) - split
     return looked[0], visited, len(deciding_users(model, sorted(focus, key=str)))
 

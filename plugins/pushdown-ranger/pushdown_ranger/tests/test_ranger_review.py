@@ -33,6 +33,18 @@ def world() -> Builder:
     )
 
 
+def raw_and_pii(raw: str, pii: str) -> Builder:
+    """:func:`sales` with fileset ``raw`` at ``raw``, which ``reader`` may read (READ_FILESET
+    on the catalog), and fileset ``pii`` at ``pii``, where ``reader`` is DENIED it."""
+    return (
+        sales()
+        .create("fileset sales.crm.raw", properties={"location": raw})
+        .create("fileset sales.crm.pii", properties={"location": pii})
+        .allow("reader", "catalog sales", "READ_FILESET")
+        .deny("reader", "fileset sales.crm.pii", "READ_FILESET")
+    )
+
+
 def wider(standin: Standin, b: Builder, **kw: Any) -> list[Any]:
     return probe(standin, b.model, "sales", USERS, **kw).wider
 
@@ -498,13 +510,7 @@ def test_the_hdfs_deny_option_turned_off_under_nested_filesets(ranger_standin: S
     """Nested filesets ``/lake/raw`` (reader may read) and ``/lake/raw/pii`` (reader DENIED):
     the child's deny items carry the DENY. The HDFS service definition's deny option is
     turned off while running: the next sync must not keep the parent's recursive allow."""
-    b = (
-        sales()
-        .create("fileset sales.crm.raw", properties={"location": "/lake/raw"})
-        .create("fileset sales.crm.pii", properties={"location": "/lake/raw/pii"})
-        .allow("reader", "catalog sales", "READ_FILESET")
-        .deny("reader", "fileset sales.crm.pii", "READ_FILESET")
-    )
+    b = raw_and_pii("/lake/raw", "/lake/raw/pii")
     backend = backend_for(ranger_standin)
     reconcile(backend, b.model, ALL)
     assert wider(ranger_standin, b) == []
@@ -580,13 +586,7 @@ def test_a_percent_encoded_location_is_the_path_hdfs_holds(ranger_standin: Stand
     ``/lake/a b/pii``, inside ``raw``. pushdown keeps ``%20`` literally, so the nesting is
     missed: the recursive allow on ``/lake/a b`` reaches ``/lake/a b/pii`` with no deny item
     (the probe asks the literal path, so this asks the decoded one)."""
-    b = (
-        sales()
-        .create("fileset sales.crm.raw", properties={"location": "/lake/a b"})
-        .create("fileset sales.crm.pii", properties={"location": "hdfs://nn:8020/lake/a%20b/pii"})
-        .allow("reader", "catalog sales", "READ_FILESET")
-        .deny("reader", "fileset sales.crm.pii", "READ_FILESET")
-    )
+    b = raw_and_pii("/lake/a b", "hdfs://nn:8020/lake/a%20b/pii")
     reconcile(backend_for(ranger_standin), b.model, ALL)
     ask = _asker(ranger_standin)
     assert not ask("hdfs", {"path": "/lake/a b/pii"}, "read", "bob", [])
@@ -605,13 +605,7 @@ def test_a_denied_fileset_pushdown_cannot_name_inside_an_allowed_one(
     (reader DENIED). "Gets nothing" only drops pii's own items: the recursive allow on
     ``/lake/raw`` still reaches it. The probe skips a fileset without a path, so this asks
     the path HDFS resolves."""
-    b = (
-        sales()
-        .create("fileset sales.crm.raw", properties={"location": "/lake/raw"})
-        .create("fileset sales.crm.pii", properties={"location": location})
-        .allow("reader", "catalog sales", "READ_FILESET")
-        .deny("reader", "fileset sales.crm.pii", "READ_FILESET")
-    )
+    b = raw_and_pii("/lake/raw", location)
     reconcile(backend_for(ranger_standin), b.model, ALL)
     ask = _asker(ranger_standin)
     assert not ask("hdfs", {"path": "/lake/raw/pii"}, "read", "bob", [])
@@ -626,13 +620,7 @@ def test_a_location_ranger_cannot_name_withholds_the_enclosing_allow(
     """Fileset ``pii`` at a location Ranger cannot name (a ``*``, a token) inside ``raw`` at
     ``/lake/raw`` (reader may read; reader DENIED pii): pii gets no policy, so the recursive
     allow on ``/lake/raw`` must not reach it: it goes only to the users allowed both."""
-    b = (
-        sales()
-        .create("fileset sales.crm.raw", properties={"location": "/lake/raw"})
-        .create("fileset sales.crm.pii", properties={"location": location})
-        .allow("reader", "catalog sales", "READ_FILESET")
-        .deny("reader", "fileset sales.crm.pii", "READ_FILESET")
-    )
+    b = raw_and_pii("/lake/raw", location)
     plan, _ = reconcile(backend_for(ranger_standin), b.model, ALL)
     ask = _asker(ranger_standin)
     literal = location.removeprefix("hdfs://nn")
