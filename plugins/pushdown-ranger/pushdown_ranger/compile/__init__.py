@@ -145,22 +145,30 @@ def compile_all(
     return _unserviced(_implying(desired, implied), services)
 
 
-#: the last :func:`principals` answer over a kept identity: (identity, key, answer)
-_WHO: list[tuple[Identity, tuple[object, ...], Principals]] = []
+#: the last :func:`principals` answer over a kept identity: (identity, key, answer, the
+#: model asked and its roster stamps then; the model kept alive with its answer)
+_WHO: list[tuple[Identity, tuple[object, ...], Principals, Model, int]] = []
 
 
 def _principals(model: Model, naming: RangerNaming, identity: Identity | None) -> Principals:
     """:func:`principals`, whole model, again only when the kept identity (every user's
     Ranger name), the users, the roles or the naming moved: a sync that changes none of
-    them (a grant, a role's member) compares them instead of mapping everybody again."""
+    them (a grant, a role's member) takes the last answer. The users and roles are proved
+    as they were by the model's roster stamps (the same model object, no user or role
+    added or removed since: :attr:`Model.roster_stamped`), else compared."""
     if identity is None:
         return principals(model, naming)
-    key = (naming.role_prefix, naming.user_role_prefix, frozenset(model.users), frozenset(model.roles))
+    prefixes = (naming.role_prefix, naming.user_role_prefix)
     last = _WHO[0] if _WHO else None
+    if last is not None and last[0] is identity and last[1][:2] == prefixes:
+        if last[3] is model and last[4] == model.roster_stamped:
+            return last[2]
+    key = (*prefixes, frozenset(model.users), frozenset(model.roles))
     if last is not None and last[0] is identity and last[1] == key:
+        _WHO[:] = [(identity, key, last[2], model, model.roster_stamped)]
         return last[2]
     who = principals(model, naming)
-    _WHO[:] = [(identity, key, who)]
+    _WHO[:] = [(identity, key, who, model, model.roster_stamped)]
     return who
 
 
