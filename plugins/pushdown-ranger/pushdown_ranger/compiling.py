@@ -20,6 +20,7 @@ from pushdown_ranger.compile import compile_all
 from pushdown_ranger.compile.desired import hive_catalog, seen_memberships
 from pushdown_ranger.compile.principals import _inexact, refused_roles
 from pushdown_ranger.facts import PolicyFact, RoleFact
+from pushdown_ranger.factsets import differ
 from pushdown_ranger.handmade import (
     is_voided,
 )
@@ -72,7 +73,7 @@ class ReadIndex:
         """This index, now of ``facts`` (the facts neither here nor there only: equal facts
         give equal entries)."""
         if facts is not self.facts:
-            gone, added = self.facts - facts, facts - self.facts
+            gone, added = differ(self.facts, facts)
             for fact in gone:
                 self._count(fact, -1)
             for fact in added:
@@ -208,10 +209,7 @@ class Compiling(RangerBase):
             last is not None
             and not last[1]
             and last[0][1] == prefix
-            and (
-                (last[3] is model and last[4] == model.roster_stamped)
-                or model.roles.keys() == last[0][0]
-            )
+            and ((last[3] is model and last[4] == model.roster_stamped) or model.roles.keys() == last[0][0])
         ):
             self._again = (last[0], last[1], (id(model), model.version), model, model.roster_stamped)
             return last[1]
@@ -592,9 +590,10 @@ class ImpliedDatabases:
 
     def moved(self, facts: frozenset[Fact]) -> set[str]:
         if self.more and facts is not self.facts:
-            for fact, step in ((f, -1) for f in self.facts - facts):
-                self._count(fact, step)
-            for fact in facts - self.facts:
+            gone, added = differ(self.facts, facts)
+            for fact in gone:
+                self._count(fact, -1)
+            for fact in added:
                 self._count(fact, 1)
             self.facts = facts
         return set(self.counts)

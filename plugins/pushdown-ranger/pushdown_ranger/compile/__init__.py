@@ -45,6 +45,7 @@ from pushdown_ranger.compile.desired import RangerNaming, compile_desired, kept_
 from pushdown_ranger.compile.principals import Principals, principals
 from pushdown_ranger.compile.shared import mirrored, same_databases, shared_hive, table_catalogs
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
+from pushdown_ranger.factsets import differ, parts
 from pushdown_ranger.handmade import is_voided
 from pushdown_ranger.overrides import overridden
 
@@ -258,7 +259,7 @@ class _Implying:
         whole answer depends on which is met last; nothing kept)."""
         if facts is self.facts:
             return True
-        gone, added = self.facts - facts, facts - self.facts
+        gone, added = differ(self.facts, facts)  # by the facts that differ where made so
         roles: set[str] = set()
         for fact in gone:
             if isinstance(fact, RoleFact):
@@ -399,13 +400,10 @@ def _splice(
 def _unserviced(desired: Desired, services: frozenset[str]) -> Desired:
     # the model roles' Ranger roles kept between compiles are no policy: left out in C,
     # not looked at one by one (one per model role)
-    missing = sorted(
-        {
-            f.service
-            for f in desired.facts - kept_roles()
-            if isinstance(f, PolicyFact) and f.service not in services
-        }
-    )
+    kept, joined = kept_roles(), parts(desired.facts)
+    # of a set joined from the kept roles, its own facts alone (the rest is those roles)
+    others = joined[1] - kept if joined is not None and joined[0] is kept else desired.facts - kept
+    missing = sorted({f.service for f in others if isinstance(f, PolicyFact) and f.service not in services})
     if not missing:
         return desired
     facts = frozenset(f for f in desired.facts if not (isinstance(f, PolicyFact) and f.service in missing))
