@@ -21,7 +21,7 @@ The backend is split by what it does: :mod:`pushdown_ranger.snapshot` (what a re
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from typing import Any
 
 from pushdown.model.securables import ObjectRef, SecurableType
@@ -42,6 +42,7 @@ from pushdown_ranger.client import RangerAPI
 from pushdown_ranger.compile.classes import KeptClasses
 from pushdown_ranger.compile.desired import RangerNaming
 from pushdown_ranger.facts import fact_from_json
+from pushdown_ranger.factsets import Apart
 from pushdown_ranger.ordering import (  # noqa: F401 - the order's names, as before
     BOTH,
     CREATE_ROLES,
@@ -154,6 +155,15 @@ class RangerBackend(Applying):
         self._patch = None
         #: id of a policy or role as read -> (it, its fact): the objects are kept alive here
         self._facts: dict[int, tuple[dict[str, Any], Any]] = {}
+        #: a plan's facts apart, moved from the last pair's answer (factsets.Apart)
+        self._apart = Apart()
+
+    def apart(self, desired: Set[Fact], held: Set[Fact]) -> tuple[Set[Fact], Set[Fact]]:
+        """``(desired - held, held - desired)``, from the last plan's answer and the facts
+        its sets moved by where those are known (a compile joined from the kept roles, a
+        read-back moved by the keys written: :mod:`pushdown_ranger.factsets`), else the two
+        set differences."""
+        return self._apart(desired, held)
 
     def on_server(self, model: Model, obj: ObjectRef) -> bool | None:
         """Not applicable: Ranger holds policies, and a policy's resources are names, not

@@ -61,9 +61,9 @@ def moved(facts: Facts, base: Facts, gone: Set[Fact], added: Set[Fact]) -> Facts
     return facts
 
 
-def differ(old: Set[Fact], new: Set[Fact]) -> tuple[Set[Fact], Set[Fact]]:
-    """``(old - new, new - old)``: by the facts that differ where :func:`joined` or
-    :func:`moved` made them so (a visit of those facts only), else two set differences."""
+def known(old: Set[Fact], new: Set[Fact]) -> tuple[Set[Fact], Set[Fact]] | None:
+    """``(old - new, new - old)`` where :func:`joined` or :func:`moved` made them so (a
+    visit of the facts that differ only), or the same set; else ``None``."""
     global visited
     if old is new:
         return frozenset(), frozenset()
@@ -79,5 +79,46 @@ def differ(old: Set[Fact], new: Set[Fact]) -> tuple[Set[Fact], Set[Fact]]:
             # old - new = o - new and new - old = n - old (each a visit of the own facts, in C)
             visited += len(before[1]) + len(after[1])
             return before[1] - new, after[1] - old
+    return None
+
+
+def differ(old: Set[Fact], new: Set[Fact]) -> tuple[Set[Fact], Set[Fact]]:
+    """``(old - new, new - old)``: :func:`known`, else two set differences."""
+    global visited
+    found = known(old, new)
+    if found is not None:
+        return found
+    with _LOCK:
         visited += len(old) + len(new)
     return old - new, new - old
+
+
+class Apart:
+    """A plan's ``(desired - held, held - desired)`` (:meth:`Backend.apart`), moved from
+    the last pair's answer: when each set is the last one's or :func:`known` from it, a
+    fact neither step touched is in the answer exactly as it was (it is in each set as it
+    was), so only the facts the steps touched are looked at again; else the two set
+    differences. The answer kept holds both sets alive (no other set is taken for them)."""
+
+    def __init__(self) -> None:
+        self._last: tuple[Set[Fact], Set[Fact], frozenset[Fact], frozenset[Fact]] | None = None
+        self._lock = threading.Lock()
+        #: the facts visited (the last answer's and those touched; or both sets), all calls
+        self.visited = 0
+
+    def __call__(self, desired: Set[Fact], held: Set[Fact]) -> tuple[Set[Fact], Set[Fact]]:
+        with self._lock:
+            last = self._last
+            if last is not None:
+                wanted, had = known(last[0], desired), known(last[1], held)
+                if wanted is not None and had is not None:
+                    touched = frozenset().union(*wanted, *had)
+                    want = (last[2] - touched) | {f for f in touched if f in desired and f not in held}
+                    have = (last[3] - touched) | {f for f in touched if f in held and f not in desired}
+                    self.visited += len(last[2]) + len(last[3]) + len(touched)
+                    self._last = (desired, held, want, have)
+                    return want, have
+            self.visited += len(desired) + len(held)
+            want, have = frozenset(desired - held), frozenset(held - desired)
+            self._last = (desired, held, want, have)
+            return want, have

@@ -71,3 +71,32 @@ def test_sets_joined_from_different_kept_sets_are_compared() -> None:
         == (old - new, new - old)
         == ({POOL[0]}, {RoleFact("pd_r0", frozenset({"someone"}))})
     )
+
+
+def test_apart_answers_as_the_set_differences_over_random_plans() -> None:
+    """A plan's ``(desired - held, held - desired)`` (``RangerBackend.apart``) over random
+    pairs: compiles joined from a kept set (made again now and then) or made otherwise,
+    reads moved by a few facts from the last read or from another set, a pair repeated
+    (the plan and the read-back diffed against one compile)."""
+    rng = random.Random(31)
+    apart = factsets.Apart()
+    kept = _some(rng, 20)
+    desired: frozenset[object] = factsets.joined(kept, _some(rng, 5))  # type: ignore[arg-type]
+    held = _some(rng, 25)
+    moved = 0
+    for _ in range(2000):
+        kind = rng.random()
+        if kind < 0.4:
+            if rng.random() < 0.1:
+                kept = kept ^ _some(rng, 2)
+            own = _some(rng, rng.randrange(0, 8))
+            desired = factsets.joined(kept, own) if rng.random() < 0.9 else kept | own  # type: ignore[arg-type]
+        elif kind < 0.8:
+            base = held if rng.random() < 0.9 else _some(rng, 25)
+            gone = frozenset(rng.sample(sorted(base, key=str), min(3, len(base))))
+            added = _some(rng, 3) - (base - gone)
+            held = factsets.moved((base - gone) | added, base, gone, added)  # type: ignore[arg-type]
+        before = apart.visited
+        assert apart(desired, held) == (desired - held, held - desired)
+        moved += apart.visited - before < len(desired) + len(held)
+    assert moved > 500  # the last answer was moved, not only made again
