@@ -101,6 +101,12 @@ class Model:
     #: roles alone had their grants moved since (those of a few names whose stamps are
     #: newer, when as many as the count moved). Not compared.
     grants_stamped: int = field(default=0, compare=False, repr=False)
+    #: how many times a user or a role was added or removed (the events that move
+    #: :attr:`users` or the keys of :attr:`roles`): a cache of what depends only on which
+    #: users and roles exist (every name's mapping, the names refused), kept with this model
+    #: object (alive) and this count, stands while both do, proved without a pass over every
+    #: user and role. Another object (a copy, a directory view) proves nothing. Not compared.
+    roster_stamped: int = field(default=0, compare=False, repr=False)
 
     # -- queries ---------------------------------------------------------------------
 
@@ -248,11 +254,13 @@ class Model:
 
     def _on_user_added(self, e: ev.UserAdded) -> None:
         self.users.add(e.user)
+        self.roster_stamped += 1
         self._moved_roles_of([e.user])
 
     def _on_user_removed(self, e: ev.UserRemoved) -> None:
         self._moved_roles_of([e.user])
         self.users.discard(e.user)
+        self.roster_stamped += 1
         for role in self.user_roles.pop(e.user, set()):
             _drop(self.role_users, role, e.user)
         self.user_groups.pop(e.user, None)
@@ -280,11 +288,13 @@ class Model:
 
     def _on_role_created(self, e: ev.RoleCreated) -> None:
         self.roles[e.role] = set()
+        self.roster_stamped += 1
         self._moved_grants_of(e.role)
 
     def _on_role_deleted(self, e: ev.RoleDeleted) -> None:
         self._moved_grants_of(e.role)
         self._moved_roles_of(self.holders_of(e.role))
+        self.roster_stamped += 1
         for grant in self.roles.pop(e.role, set()):
             self._unindex(e.role, grant)
         for user in self.role_users.pop(e.role, set()):

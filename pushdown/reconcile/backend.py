@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import abc
 import hashlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Set
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -220,6 +220,12 @@ class Backend(abc.ABC):
     def order(self, op: Op) -> tuple[object, ...]:
         """Sort key for a plan's operations; the default narrows before it widens."""
         return narrow_first(op)
+
+    def apart(self, desired: Set[Fact], held: Set[Fact]) -> tuple[Set[Fact], Set[Fact]]:
+        """``(desired - held, held - desired)`` for a plan's diff (:func:`~pushdown.reconcile.plan.diff`):
+        a backend that knows how its sets were made may answer from that (it must answer
+        exactly these). Default: the two set differences."""
+        return desired - held, held - desired
 
     def fact_from_json(self, data: Mapping[str, Any]) -> Fact:
         """Rebuild a fact of this backend from ``Fact.to_json`` (for saved plans)."""

@@ -157,8 +157,12 @@ class KeptIdentity:
     function of the backend's settings); otherwise a sync that grants to anyone maps every
     user again, since a user outside its scope (carol, now mapped to ``bob``) may clash
     with one inside it, and only a whole-model mapping sees that.
-    ``calls`` counts the mapper's calls (what a test bounds). The indexes are
-    changed copy-on-write, so an Identity handed out never changes."""
+    ``roster``: the object ``users`` are of and its count of the events that add or remove
+    one (:attr:`Model.roster_stamped`): while both are those of the last call (the object
+    the very same, kept alive), ``users`` are the last call's, taken without comparing
+    them (a pass over every user); else compared as they stand. ``calls`` counts the
+    mapper's calls (what a test bounds). The indexes are changed copy-on-write, so an
+    Identity handed out never changes."""
 
     def __init__(
         self,
@@ -185,6 +189,8 @@ class KeptIdentity:
         self._holders: dict[str, frozenset[str]] = {}  # server name -> model names (as spelled)
         self._spellings: dict[str, frozenset[str]] = {}  # folded server name -> its spellings
         self._clashing: set[str] = set()  # folded server names two or more users share
+        #: (object, count) of the call that last made ``_wanted`` the users given
+        self._roster: tuple[object, int] | None = None
 
     def _map(self, user: str) -> tuple[str | None, str]:
         self.calls += 1
@@ -195,7 +201,13 @@ class KeptIdentity:
             return self._names[user], ""
         return None, self._refused[user]
 
-    def of(self, users: Collection[str], fresh: Iterable[str] | None = None) -> Identity:
+    def of(
+        self,
+        users: Collection[str],
+        fresh: Iterable[str] | None = None,
+        *,
+        roster: tuple[object, int] | None = None,
+    ) -> Identity:
         with self._lock:
             version = self.version()
             fresh = None if fresh is None else set(fresh)
@@ -207,14 +219,17 @@ class KeptIdentity:
             ):  # everyone, or a kept answer went stale: map everyone again
                 self._reset()
                 self._seen_version = version
-            known = self._wanted
-            if users != known:  # one comparison in C; the walk below only when users changed
+            known, last = self._wanted, self._roster
+            if roster is not None and last is not None and last[0] is roster[0] and last[1] == roster[1]:
+                pass  # the same object, nobody added or removed since: the users kept
+            elif users != known:  # one comparison in C; the walk below only when users changed
                 wanted = frozenset(users)
                 for gone in known - wanted:
                     self._drop(gone)
                 for user in sorted(wanted - known):
                     self._add(user, self._map(user))
                 self._wanted = wanted
+            self._roster = roster
             if self._handed is None:  # built again only after a user was mapped or dropped
                 self._handed = self._identity()
             return self._handed

@@ -12,7 +12,7 @@ plan can be applied later, and refused if the model or the server moved meanwhil
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Set
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -172,14 +172,17 @@ def diff(
     order: Callable[[Op], tuple[object, ...]] = narrow_first,
     notes: Iterable[str] = (),
     findings: Iterable[str] = (),
+    apart: Callable[[Set[Fact], Set[Fact]], tuple[Set[Fact], Set[Fact]]] | None = None,
 ) -> Plan:
     """The keyed operations that turn ``held`` into ``desired``, both narrowed by ``within``. Pure.
 
     Each side holds one fact per key. A fact both sides hold (equal) is no operation, so
     when both are sets only the facts in one of them alone are keyed: a sync that changes
-    one policy of thousands compares the two sets (by the hashes they hold) and keys a few."""
+    one policy of thousands compares the two sets (by the hashes they hold) and keys a few.
+    ``apart``: the backend's answer of ``(desired - held, held - desired)`` for two sets
+    (:meth:`~pushdown.reconcile.backend.Backend.apart`); else the two set differences."""
     if isinstance(desired, (set, frozenset)) and isinstance(held, (set, frozenset)):
-        desired, held = desired - held, held - desired
+        desired, held = apart(desired, held) if apart is not None else (desired - held, held - desired)
     want = {f.key: f for f in desired if within(f)}
     have = {f.key: f for f in held if within(f)}
     ops = [remove(f) for k, f in have.items() if k not in want]

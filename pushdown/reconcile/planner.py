@@ -52,6 +52,7 @@ def plan_on(
         order=backend.order,
         notes=desired.notes,
         findings=snapshot.findings,
+        apart=backend.apart,
     )
     if additive(backend):
         plan = held_back(plan, backend.replaces)

@@ -2,7 +2,8 @@
 stamp stands holds the grants it held when the stamp was read, and a user whose stamp
 stands holds the roles it held then (directly and through groups), over random changes of
 every kind; every stamp given is counted once (:attr:`Model.roles_stamped`,
-:attr:`Model.grants_stamped`: a cache proves who alone was stamped by them); a copy's
+:attr:`Model.grants_stamped`: a cache proves who alone was stamped by them); the roster
+count (:attr:`Model.roster_stamped`) stands only while no user or role came or went; a copy's
 changes and the original's never share a stamp."""
 
 from __future__ import annotations
@@ -125,8 +126,12 @@ def _play_step(model: Model, rng: random.Random, moved: list[int], drawn: _Drawn
     roles, grants = _roles(model), _grants(model)
     counted, stamped = (model.roles_stamped, model.grants_stamped), drawn.drawn
     users_at, roles_at = dict(model.roles_moved), dict(model.grants_moved)
+    roster, who = model.roster_stamped, (set(model.users), set(model.roles))
     for event in _step(model, rng):
         model.apply(event)
+    # the roster count stands only while no user and no role came or went
+    if model.roster_stamped == roster:
+        assert (model.users, set(model.roles)) == who, (event, who)
     # every stamp drawn is counted once, in the table it went to (a proof by the
     # counts reads "as many stamps as names newly stamped": each once, nobody else)
     new_users = sum(model.roles_moved[u] != users_at.get(u) for u in model.roles_moved)
@@ -207,6 +212,29 @@ def test_a_copy_and_its_original_never_share_a_stamp_for_different_changes() -> 
     view = with_members(model, {"g": {"u2"}})
     assert view.roles_moved.get("u2") not in (None, stamp)
     assert model.roles_moved["u1"] == stamp  # the view's members moved nobody of the model
+
+
+@pytest.mark.parametrize(
+    "handler", ["_on_user_added", "_on_user_removed", "_on_role_created", "_on_role_deleted"]
+)
+def test_a_roster_change_without_its_count_is_caught(handler: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user or role added or removed without :attr:`Model.roster_stamped` moving would let
+    a cache of who exists (the Ranger backend's kept identity, its refused principals)
+    stand falsely: the histories above catch each handler."""
+    original = getattr(Model, handler)
+
+    def uncounted(self: Model, event: object) -> None:
+        roster = self.roster_stamped
+        original(self, event)
+        self.roster_stamped = roster
+
+    monkeypatch.setattr(Model, handler, uncounted)
+    monkeypatch.setitem(
+        state._HANDLERS, next(k for k, v in state._HANDLERS.items() if v is original), uncounted
+    )
+    with pytest.raises(AssertionError):
+        for seed in range(8):
+            play(seed)
 
 
 @pytest.mark.parametrize("table", ["roles", "grants"])

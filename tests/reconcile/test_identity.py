@@ -121,3 +121,59 @@ def test_a_kept_identity_is_thrown_away_when_the_hooks_change() -> None:
     table["carl"] = "bob"  # a plugin registered that maps carl elsewhere
     version[0] = 2
     assert kept.of(users, {"ann"}).clashes() == {"bob": frozenset({"bob", "carl"})}
+
+
+@pytest.mark.parametrize("caseless", [False, True])
+def test_a_kept_identity_given_the_roster_equals_the_whole_model_one_after_every_change(
+    caseless: bool,
+) -> None:
+    """With ``roster`` (the object the users are of, its count of additions and removals):
+    random histories where the count moves with each change, and now and then another
+    object of the same count (a copy) holds other users: each answer is the whole model's."""
+    rng = random.Random(40 + caseless)
+    pool = ["ann", "Ann", "bob", "BOB", "carl", " x", "", "dan", "Dan", "eve"]
+    mapper, _ = _mapper({"dan": "ann", "eve": "Ann"})
+    kept = KeptIdentity(mapper, caseless=caseless, stable=lambda: True)
+    owner, count, users = object(), 0, set()
+    taken = 0
+    for _ in range(300):
+        if rng.random() < 0.1:  # another object at the same count, holding other users
+            owner, users = object(), set(rng.sample(pool, 4))
+        elif rng.random() < 0.6:
+            users ^= {rng.choice(pool)}
+            count += 1
+        else:
+            taken += 1  # nothing added or removed: the users are taken as kept
+        fresh = set(rng.sample(sorted(users), min(len(users), 2)))
+        identity = kept.of(users, fresh, roster=(owner, count))
+        _same(identity, Identity.of(users, mapper, caseless=caseless))
+    assert taken > 50
+
+
+def test_a_kept_identity_trusts_the_roster_of_the_same_object_only() -> None:
+    """The users are taken as kept only while the roster is the very object last given, at
+    the same count: another object (a copy, a view) at the same count is compared, and a
+    clash there is seen; the same object at the same count maps nobody but ``fresh``."""
+    mapper, asked = _mapper({"carl": "bob"})
+    kept = KeptIdentity(mapper, stable=lambda: True)
+    model, copy = object(), object()
+    assert kept.of({"ann", "bob"}, None, roster=(model, 1)).clashes() == {}
+    asked.clear()
+    assert kept.of({"ann", "bob"}, {"ann"}, roster=(model, 1)).clashes() == {}
+    assert asked == ["ann"]
+    identity = kept.of({"ann", "bob", "carl"}, {"ann"}, roster=(copy, 1))
+    assert identity.clashes() == {"bob": frozenset({"bob", "carl"})}
+    identity = kept.of({"ann", "bob"}, {"ann"}, roster=(model, 2))
+    assert identity.clashes() == {}
+
+
+def test_a_mapping_changed_underneath_is_caught_before_a_grant_whatever_the_roster() -> None:
+    table: dict[str, str] = {}
+    mapper, _ = _mapper(table)
+    kept = KeptIdentity(mapper)
+    users, model = {"ann", "bob", "carl"}, object()
+    assert kept.of(users, None, roster=(model, 3)).clashes() == {}
+    table["ann"] = "bob"  # the hook now maps ann to bob's account, and nobody said so
+    identity = kept.of(users, {"ann"}, roster=(model, 3))  # nobody added or removed
+    assert identity.clashes() == {"bob": frozenset({"ann", "bob"})}
+    assert identity.withheld == {"ann", "bob"}

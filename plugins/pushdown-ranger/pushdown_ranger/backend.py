@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from typing import Any
 
 from pushdown.model.securables import ObjectRef, SecurableType
@@ -46,6 +46,7 @@ from pushdown_ranger.client import RangerAPI
 from pushdown_ranger.compile.classes import KeptClasses
 from pushdown_ranger.compile.desired import RangerNaming
 from pushdown_ranger.facts import fact_from_json
+from pushdown_ranger.factsets import Apart
 from pushdown_ranger.ordering import (  # noqa: F401 - the order's names, as before
     BOTH,
     CREATE_ROLES,
@@ -160,6 +161,8 @@ class RangerBackend(Applying):
         self._facts: dict[int, tuple[dict[str, Any], Any]] = {}
         #: one call at a time reads, compiles, writes or reads back (:meth:`read`)
         self._serial = threading.RLock()
+        #: a plan's facts apart, moved from the last pair's answer (factsets.Apart)
+        self._apart = Apart()
 
     # Everything above from ``last`` on is kept between calls and moved by each: one call
     # at a time, whichever thread makes it. The core never runs two applying syncs of one
@@ -184,6 +187,13 @@ class RangerBackend(Applying):
     ) -> Snapshot:
         with self._serial:
             return super().reread(model, scope, plan, snapshot, applied)
+
+    def apart(self, desired: Set[Fact], held: Set[Fact]) -> tuple[Set[Fact], Set[Fact]]:
+        """``(desired - held, held - desired)``, from the last plan's answer and the facts
+        its sets moved by where those are known (a compile joined from the kept roles, a
+        read-back moved by the keys written: :mod:`pushdown_ranger.factsets`), else the two
+        set differences."""
+        return self._apart(desired, held)
 
     def on_server(self, model: Model, obj: ObjectRef) -> bool | None:
         """Not applicable: Ranger holds policies, and a policy's resources are names, not

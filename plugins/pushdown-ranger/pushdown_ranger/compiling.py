@@ -4,7 +4,7 @@ itself (:func:`~pushdown_ranger.compile.compile_all`), kept while nothing it dep
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from operator import itemgetter
 
 from pushdown.model.securables import ObjectRef, SecurableType
@@ -20,6 +20,7 @@ from pushdown_ranger.compile import compile_all
 from pushdown_ranger.compile.desired import hive_catalog, seen_memberships
 from pushdown_ranger.compile.principals import _inexact, refused_roles
 from pushdown_ranger.facts import PolicyFact, RoleFact
+from pushdown_ranger.factsets import differ
 from pushdown_ranger.handmade import (
     is_voided,
 )
@@ -72,7 +73,7 @@ class ReadIndex:
         """This index, now of ``facts`` (the facts neither here nor there only: equal facts
         give equal entries)."""
         if facts is not self.facts:
-            gone, added = self.facts - facts, facts - self.facts
+            gone, added = differ(self.facts, facts)
             for fact in gone:
                 self._count(fact, -1)
             for fact in added:
@@ -141,7 +142,7 @@ class Compiling(RangerBase):
     _joined: tuple[object, Model] | None = None
     #: the last :meth:`_named_again` answer: ((the model's roles, the role prefix), the
     #: roles, (the model's id and version), the model kept alive with it)
-    _again: tuple[tuple[frozenset[str], str], frozenset[str], tuple[int, int], Model] | None = None
+    _again: tuple[tuple[frozenset[str], str], frozenset[str], tuple[int, int], Model, int] | None = None
 
     def hive(self, model: Model) -> str | None:
         """:func:`~pushdown_ranger.compile.desired.hive_catalog`, once per model version."""
@@ -203,8 +204,14 @@ class Compiling(RangerBase):
             return last[1]
         # the model's roles compared as they stand (a view: no estate-sized set made when
         # they did not move; the model has no stamp moved by roles created or deleted only)
-        if last is not None and not last[1] and last[0][1] == prefix and model.roles.keys() == last[0][0]:
-            self._again = (last[0], last[1], (id(model), model.version), model)
+        # (or proved by the model's roster stamps: the same object, no role created or deleted)
+        if (
+            last is not None
+            and not last[1]
+            and last[0][1] == prefix
+            and ((last[3] is model and last[4] == model.roster_stamped) or model.roles.keys() == last[0][0])
+        ):
+            self._again = (last[0], last[1], (id(model), model.version), model, model.roster_stamped)
             return last[1]
         key = (frozenset(model.roles), prefix)
         read, named = index.roles, index.by_role
@@ -223,7 +230,7 @@ class Compiling(RangerBase):
         if standing:
             found |= self._stood_for(model, index, standing)
         # the model is kept alive with its answer, so no other model can reuse its id
-        self._again = (key, frozenset(found), (id(model), model.version), model)
+        self._again = (key, frozenset(found), (id(model), model.version), model, model.roster_stamped)
         return self._again[1]
 
     def _stood_for(
@@ -311,7 +318,7 @@ class Compiling(RangerBase):
         found = principal_databases(model, users, hive, self.enforces(model))
         if found is None:
             return None
-        identity = self.kept.of(model.users, users)
+        identity = self.kept.of(model.users, users, roster=(model, model.roster_stamped))
         if self._folds is None or self._folds[0] is not identity:
             self._folds = (identity, fold_counts(identity))
         mine = {identity.names[u].casefold() for u in users if u in identity.names}
@@ -532,10 +539,15 @@ class Compiling(RangerBase):
             return self._compiled[1]
         fresh = None if focus is None else scope_users(scope)
         moved = members_moved(scope)
-        desired = self._compile(model, snapshot, focus, elsewhere, self.kept.of(model.users, fresh), moved)
+        desired = self._compile(model, snapshot, focus, elsewhere, self._identity(model, fresh), moved)
         # the model is kept alive with its answer, so no other model can reuse its id
         self._compiled = (key, desired, model)
         return desired
+
+    def _identity(self, model: Model, fresh: Iterable[str] | None) -> Identity:
+        """Every model user's Ranger name (:class:`KeptIdentity`, whole model): the users
+        taken as kept while the model's roster stamps prove nobody was added or removed."""
+        return self.kept.of(model.users, fresh, roster=(model, model.roster_stamped))
 
     def _compile(
         self,
@@ -578,9 +590,10 @@ class ImpliedDatabases:
 
     def moved(self, facts: frozenset[Fact]) -> set[str]:
         if self.more and facts is not self.facts:
-            for fact, step in ((f, -1) for f in self.facts - facts):
-                self._count(fact, step)
-            for fact in facts - self.facts:
+            gone, added = differ(self.facts, facts)
+            for fact in gone:
+                self._count(fact, -1)
+            for fact in added:
                 self._count(fact, 1)
             self.facts = facts
         return set(self.counts)

@@ -12,6 +12,7 @@ from pushdown.errors import PermanentBackendError
 from pushdown.model.state import Model
 from pushdown.reconcile.plan import Fact
 from pushdown.reconcile.scope import Resolved
+from pushdown_ranger import factsets
 from pushdown_ranger.companion import as_written, folded, is_narrowing, narrowed_key
 from pushdown_ranger.facts import interned
 from pushdown_ranger.handmade import (
@@ -328,6 +329,7 @@ class Reading(Reporting):
         facts = (base.facts - gone) | added
         if len(facts) != len(base.facts) - len(gone) + len(added):
             return None  # a fact of another key (not one per key): made from every one
+        factsets.moved(facts, base.facts, gone, added)  # what differs, for those kept over reads
         for key in out:  # the objects answered are alive: no id of ``put`` is one of ``out``
             kept.pop(key, None)
         kept.update((id(new), (new, fact)) for new, fact in put)

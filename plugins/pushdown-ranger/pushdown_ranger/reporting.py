@@ -88,7 +88,7 @@ class Reporting(Compiling):
         if not self.kept.stable():
             self.seen_users |= {self.naming.user(u) for u in model.users}
             return
-        identity = self.kept.of(model.users, ())
+        identity = self.kept.of(model.users, (), roster=(model, model.roster_stamped))
         if self._seen is identity:
             return
         self.seen_users |= set(identity.names.values())

@@ -45,6 +45,7 @@ from pushdown_ranger.compile.desired import RangerNaming, compile_desired, kept_
 from pushdown_ranger.compile.principals import Principals, principals
 from pushdown_ranger.compile.shared import mirrored, same_databases, shared_hive, table_catalogs
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact
+from pushdown_ranger.factsets import differ, parts
 from pushdown_ranger.handmade import is_voided
 from pushdown_ranger.overrides import overridden
 
@@ -135,22 +136,30 @@ def compile_all(
     return _unserviced(_implying(desired, implied), services)
 
 
-#: the last :func:`principals` answer over a kept identity: (identity, key, answer)
-_WHO: list[tuple[Identity, tuple[object, ...], Principals]] = []
+#: the last :func:`principals` answer over a kept identity: (identity, key, answer, the
+#: model asked and its roster stamps then; the model kept alive with its answer)
+_WHO: list[tuple[Identity, tuple[object, ...], Principals, Model, int]] = []
 
 
 def _principals(model: Model, naming: RangerNaming, identity: Identity | None) -> Principals:
     """:func:`principals`, whole model, again only when the kept identity (every user's
     Ranger name), the users, the roles or the naming moved: a sync that changes none of
-    them (a grant, a role's member) compares them instead of mapping everybody again."""
+    them (a grant, a role's member) takes the last answer. The users and roles are proved
+    as they were by the model's roster stamps (the same model object, no user or role
+    added or removed since: :attr:`Model.roster_stamped`), else compared."""
     if identity is None:
         return principals(model, naming)
-    key = (naming.role_prefix, naming.user_role_prefix, frozenset(model.users), frozenset(model.roles))
+    prefixes = (naming.role_prefix, naming.user_role_prefix)
     last = _WHO[0] if _WHO else None
+    if last is not None and last[0] is identity and last[1][:2] == prefixes:
+        if last[3] is model and last[4] == model.roster_stamped:
+            return last[2]
+    key = (*prefixes, frozenset(model.users), frozenset(model.roles))
     if last is not None and last[0] is identity and last[1] == key:
+        _WHO[:] = [(identity, key, last[2], model, model.roster_stamped)]
         return last[2]
     who = principals(model, naming)
-    _WHO[:] = [(identity, key, who)]
+    _WHO[:] = [(identity, key, who, model, model.roster_stamped)]
     return who
 
 
@@ -240,7 +249,7 @@ class _Implying:
         whole answer depends on which is met last; nothing kept)."""
         if facts is self.facts:
             return True
-        gone, added = self.facts - facts, facts - self.facts
+        gone, added = differ(self.facts, facts)  # by the facts that differ where made so
         roles: set[str] = set()
         for fact in gone:
             if isinstance(fact, RoleFact):
@@ -381,13 +390,10 @@ def _splice(
 def _unserviced(desired: Desired, services: frozenset[str]) -> Desired:
     # the model roles' Ranger roles kept between compiles are no policy: left out in C,
     # not looked at one by one (one per model role)
-    missing = sorted(
-        {
-            f.service
-            for f in desired.facts - kept_roles()
-            if isinstance(f, PolicyFact) and f.service not in services
-        }
-    )
+    kept, joined = kept_roles(), parts(desired.facts)
+    # of a set joined from the kept roles, its own facts alone (the rest is those roles)
+    others = joined[1] - kept if joined is not None and joined[0] is kept else desired.facts - kept
+    missing = sorted({f.service for f in others if isinstance(f, PolicyFact) and f.service not in services})
     if not missing:
         return desired
     facts = frozenset(f for f in desired.facts if not (isinstance(f, PolicyFact) and f.service in missing))

@@ -52,6 +52,7 @@ from pushdown_ranger.compile.naming import Group, Items, RangerNaming
 from pushdown_ranger.compile.objects import held_in_focus, held_objects, holds_tables, with_case_twins
 from pushdown_ranger.compile.principals import Principals, principals
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact, interned
+from pushdown_ranger.factsets import joined
 from pushdown_ranger.mapping import OPERATIONS
 
 T = SecurableType
@@ -173,7 +174,7 @@ def compile_desired(
         kept_roles, user_roles = _roles(model, naming, policies, named_elsewhere, who, members_moved, memo)
     # the model roles' Ranger roles join as the set kept between compiles (a union of two
     # sets in C, by the hashes they hold): none is hashed, built or compared again here
-    facts = kept_roles | frozenset([*policies, *user_roles])
+    facts = joined(kept_roles, frozenset([*policies, *user_roles]))  # remembered by its parts
     if not deny_enabled.get(naming.hive_service, False) and roots:
         notes.append(
             f"service {naming.hive_service}: its definition does not enable deny items "

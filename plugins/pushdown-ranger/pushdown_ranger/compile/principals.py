@@ -67,24 +67,28 @@ def principals(model: Model, naming: RangerNaming) -> Principals:
 
 
 #: the last :func:`refused_roles` answer: (the model's roles, the role prefix, those
-#: refused, the model and its version asked; the model kept alive with its answer)
-_REFUSED: list[tuple[frozenset[str], str, frozenset[str], Model, int]] = []
+#: refused, the model and its version and roster stamps asked; the model kept alive with
+#: its answer)
+_REFUSED: list[tuple[frozenset[str], str, frozenset[str], Model, int, int]] = []
 
 
 def refused_roles(model: Model, naming: RangerNaming) -> frozenset[str]:
     """:func:`principals`' ``refused_roles`` (the roles only), made again only when the
     model's roles or the role prefix moved (a role created or deleted may make another one
-    refused, or no longer); the roles compared once per model version."""
+    refused, or no longer); the roles proved as they were by the model's roster stamps
+    (the same model object, no role created or deleted: :attr:`Model.roster_stamped`),
+    else compared, once per model version."""
     prefix = naming.role_prefix
     last = _REFUSED[0] if _REFUSED else None
-    if last is not None and last[3] is model and last[4] == model.version and last[1] == prefix:
-        return last[2]
+    if last is not None and last[3] is model and last[1] == prefix:
+        if last[4] == model.version or last[5] == model.roster_stamped:
+            return last[2]
     roles = frozenset(model.roles)
     if last is not None and last[1] == prefix and last[0] == roles:
         refused = last[2]
     else:
         refused = frozenset(_refused(Identity.of(roles, naming.role, unusable=_inexact), "role", "", []))
-    _REFUSED[:] = [(roles, prefix, refused, model, model.version)]
+    _REFUSED[:] = [(roles, prefix, refused, model, model.version, model.roster_stamped)]
     return refused
 
 

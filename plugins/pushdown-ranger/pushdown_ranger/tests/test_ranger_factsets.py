@@ -1,0 +1,102 @@
+""":func:`pushdown_ranger.factsets.differ` answers as two set differences over every fact,
+whatever sets it is given: sets joined from one kept set or from different ones (a role
+moved: the kept set made again), sets moved from another by a read-back's keys or from a
+set that is not the one given, sets made otherwise, equal sets of other objects."""
+
+from __future__ import annotations
+
+import random
+
+from pushdown_ranger import factsets
+from pushdown_ranger.facts import PolicyFact, RoleFact
+
+POOL = [RoleFact(f"pd_r{i}", frozenset({f"u{i % 7}"})) for i in range(30)]
+POOL += [
+    PolicyFact("hive", (("database", (f"d{i}",), False),), frozenset({(f"pd_r{i}", "select")}))
+    for i in range(30)
+]
+
+
+def _some(rng: random.Random, k: int) -> frozenset[object]:
+    return frozenset(rng.sample(POOL, k))
+
+
+def test_differ_answers_as_the_set_differences_over_random_sets() -> None:
+    rng = random.Random(30)
+    kept = _some(rng, 20)
+    last: frozenset[object] = factsets.joined(kept, _some(rng, 5))  # type: ignore[arg-type]
+    fast = 0
+    for _ in range(2000):
+        kind = rng.random()
+        if kind < 0.35:  # a compile: the kept set (now and then made again) and its own facts
+            if rng.random() < 0.2:
+                kept = kept ^ _some(rng, 2) if rng.random() < 0.5 else frozenset(kept)
+            new = factsets.joined(kept, _some(rng, rng.randrange(0, 8)))  # type: ignore[arg-type]
+        elif kind < 0.7:  # a read-back: some facts out, some in, one per key
+            base = last if rng.random() < 0.8 else frozenset(rng.sample(POOL, 25))
+            gone = frozenset(rng.sample(sorted(base, key=str), min(3, len(base))))
+            added = _some(rng, 3) - (base - gone)
+            new = factsets.moved((base - gone) | added, base, gone, added)  # type: ignore[arg-type]
+        elif kind < 0.85:  # an equal set, another object
+            new = frozenset(last)
+        else:
+            new = _some(rng, rng.randrange(0, 40))
+        before = factsets.visited
+        assert factsets.differ(last, new) == (last - new, new - last)
+        fast += factsets.visited - before < len(last) + len(new)
+        last = new
+    assert fast > 300  # the parts were used, not only the differences over every fact
+
+
+def test_a_set_moved_from_another_base_is_not_taken_for_its_step() -> None:
+    """A set remembered as moved from ``base`` answers by its step only against ``base``
+    itself: against an equal set of another object, or another set, it is compared."""
+    base = frozenset(POOL[:10])
+    gone, added = frozenset(POOL[:2]), frozenset(POOL[20:22])
+    new = factsets.moved((base - gone) | added, base, gone, added)  # type: ignore[arg-type]
+    other = frozenset(POOL[1:10])
+    assert factsets.differ(other, new) == (other - new, new - other)
+    assert factsets.differ(base, new) == (gone, added)
+
+
+def test_sets_joined_from_different_kept_sets_are_compared() -> None:
+    """A role moved (the kept set made again, one role's fact changed): the parts prove
+    nothing, the sets are compared."""
+    kept = frozenset(POOL[:10])
+    old = factsets.joined(kept, frozenset(POOL[40:42]))  # type: ignore[arg-type]
+    moved_kept = (kept - {POOL[0]}) | {RoleFact("pd_r0", frozenset({"someone"}))}
+    new = factsets.joined(moved_kept, frozenset(POOL[40:42]))  # type: ignore[arg-type]
+    assert (
+        factsets.differ(old, new)
+        == (old - new, new - old)
+        == ({POOL[0]}, {RoleFact("pd_r0", frozenset({"someone"}))})
+    )
+
+
+def test_apart_answers_as_the_set_differences_over_random_plans() -> None:
+    """A plan's ``(desired - held, held - desired)`` (``RangerBackend.apart``) over random
+    pairs: compiles joined from a kept set (made again now and then) or made otherwise,
+    reads moved by a few facts from the last read or from another set, a pair repeated
+    (the plan and the read-back diffed against one compile)."""
+    rng = random.Random(31)
+    apart = factsets.Apart()
+    kept = _some(rng, 20)
+    desired: frozenset[object] = factsets.joined(kept, _some(rng, 5))  # type: ignore[arg-type]
+    held = _some(rng, 25)
+    moved = 0
+    for _ in range(2000):
+        kind = rng.random()
+        if kind < 0.4:
+            if rng.random() < 0.1:
+                kept = kept ^ _some(rng, 2)
+            own = _some(rng, rng.randrange(0, 8))
+            desired = factsets.joined(kept, own) if rng.random() < 0.9 else kept | own  # type: ignore[arg-type]
+        elif kind < 0.8:
+            base = held if rng.random() < 0.9 else _some(rng, 25)
+            gone = frozenset(rng.sample(sorted(base, key=str), min(3, len(base))))
+            added = _some(rng, 3) - (base - gone)
+            held = factsets.moved((base - gone) | added, base, gone, added)  # type: ignore[arg-type]
+        before = apart.visited
+        assert apart(desired, held) == (desired - held, held - desired)
+        moved += apart.visited - before < len(desired) + len(held)
+    assert moved > 500  # the last answer was moved, not only made again
