@@ -25,11 +25,6 @@ def world(hive_metastore: Any) -> Iterator[World]:
     w.cleanup()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="WIDER, unreported: the column grants read are those of sd.cols only; a partition "
-    "column's grant is never listed, so no finding names it",
-)
 def test_a_column_grant_on_a_partition_column_is_reported(world: World) -> None:
     """Another grantor grants alice SELECT on column s.events.day, the partition column of
     a table the model denies her."""
