@@ -87,6 +87,7 @@ OBJECTS = (
         (
             *_t("review", "test_column_grant_on_a_denied_table_is_revoked_or_reported"),
             *_t("partition_columns", "test_a_column_grant_on_a_partition_column_is_reported"),
+            *_t("pure", "test_a_tables_columns_are_its_storage_columns_then_its_partition_columns"),
             ADVERSARY,
         ),
     ),
