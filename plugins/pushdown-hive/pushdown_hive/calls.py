@@ -69,13 +69,16 @@ def other(row: Grant, on: str) -> Other:
 
 
 def table_info(t: Any) -> TableInfo:
-    """A Thrift table's owner, columns and partition-level privilege setting."""
+    """A Thrift table's owner, columns and partition-level privilege setting. Its columns
+    are those of the storage descriptor (``sd.cols``) and then its partition columns
+    (``partitionKeys``): the metastore keeps and answers a grant on either alike."""
     params = t.parameters or {}
     level = str(params.get("PARTITION_LEVEL_PRIVILEGE", "")).strip().upper() == "TRUE"
+    cols = [*((t.sd.cols if t.sd else None) or ()), *(t.partitionKeys or ())]
     return TableInfo(
         t.tableName,
         t.owner or "",
-        tuple(c.name for c in (t.sd.cols if t.sd else None) or ()),
+        tuple(dict.fromkeys(c.name for c in cols if c is not None and c.name is not None)),
         PrincipalType(t.ownerType).name if getattr(t, "ownerType", None) else "USER",
         bool(t.partitionKeys) and level,
     )

@@ -17,7 +17,8 @@ What a sync reads beyond its grants, and what it costs:
 - the owner of each database read: one ``get_database`` per database;
 - the owners, columns and partition-level privilege setting of the tables read: one
   ``get_table_objects_by_name`` per database read, then one ``list_privileges`` per
-  column of those tables.
+  column of those tables (the storage descriptor's and the partition columns: the
+  metastore keeps and answers a grant on a partition column like any other).
 
 Names are compared as the metastore's database compares them: trailing blanks dropped,
 case folded (``'alice '`` is ``alice``, ``'public '`` is ``public``).

@@ -56,6 +56,7 @@ class TableInfo:
 
     table: str
     owner: str
+    #: every column a grant can name: the storage descriptor's, then the partition columns
     columns: tuple[str, ...]
     #: the owner's principal type (Hive 3 and later; a 2.3 table's owner is a USER)
     owner_type: str = "USER"

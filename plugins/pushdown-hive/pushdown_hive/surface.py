@@ -79,11 +79,17 @@ OBJECTS = (
     SurfaceEntry(
         "object.column",
         "privilege object (HiveObjectType)",
-        "COLUMN",
+        "COLUMN (a storage descriptor's column, sd.cols, or a partition column, partitionKeys)",
         T.REPORTED,
-        "pushdown manages tables, never columns: every column grant of the tables read that reaches a "
-        "user, a group or a role is a finding (one list_privileges per column)",
-        (*_t("review", "test_column_grant_on_a_denied_table_is_revoked_or_reported"), ADVERSARY),
+        "pushdown manages tables, never columns: every column grant of the tables read, partition "
+        "columns included, that reaches a user, a group or a role is a finding (one list_privileges "
+        "per column)",
+        (
+            *_t("review", "test_column_grant_on_a_denied_table_is_revoked_or_reported"),
+            *_t("partition_columns", "test_a_column_grant_on_a_partition_column_is_reported"),
+            *_t("pure", "test_a_tables_columns_are_its_storage_columns_then_its_partition_columns"),
+            ADVERSARY,
+        ),
     ),
 )
 

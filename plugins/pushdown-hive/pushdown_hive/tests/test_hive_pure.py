@@ -4,6 +4,7 @@ findings, saved facts and the scope of a read, against a fake metastore."""
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace as Ns
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from pushdown.reconcile.backend import BackendContext
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import reconcile
 from pushdown_hive.backend import HiveBackend
+from pushdown_hive.calls import table_info
 from pushdown_hive.facts import USER, HiveGlobal, HiveGrant, HiveMember, fact_from_json
 from pushdown_hive.metastore import Listed, Refused
 from pushdown_hive.readback import server_scope
@@ -491,3 +493,27 @@ def test_removing_one_of_two_users_sharing_a_name_gives_the_other_its_grants_in_
     assert {x for x in ms.held if x.principal == "shared"} == {
         g("shared", "s", t, "SELECT") for t in ("a", "b")
     }
+
+
+def test_a_tables_columns_are_its_storage_columns_then_its_partition_columns() -> None:
+    """``table_info`` lists every column a grant can name: ``sd.cols``, then
+    ``partitionKeys`` (each once); a table without either (a view, a hostile answer)
+    lists what it has. The Thrift table is stood in by its attributes."""
+
+    def cols(names: list[str]) -> list[Any]:
+        return [Ns(name=n, type="string") for n in names]
+
+    def table(name: str, sd: list[str] | None, keys: list[str] | None) -> Any:
+        storage = None if sd is None else Ns(cols=cols(sd))
+        return Ns(
+            tableName=name,
+            owner="o",
+            ownerType=None,
+            parameters=None,
+            sd=storage,
+            partitionKeys=None if keys is None else cols(keys),
+        )
+
+    assert table_info(table("t", ["id", "v"], ["day", "id"])).columns == ("id", "v", "day")
+    assert table_info(table("p", None, ["day"])).columns == ("day",)
+    assert table_info(table("w", ["id"], None)).columns == ("id",)
