@@ -4,6 +4,7 @@ read-back of the touched keys."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -49,16 +50,40 @@ class Applying(Reading):
         if snapshot.narrowings:  # the roles narrowing policies deny (not among the facts' deny pairs)
             more = denying_roles(snapshot.narrowings, self.naming.ours)
             named = (index.allowing_roles, {**index.denying_roles, **dict.fromkeys(more, 1)})
-        # pushdown's roles a hand-made role holds as members: their members get its access
-        elsewhere = (
+        prefix = self.naming.user_role_prefix
+
+        # names a role made for a join cycle's user never takes: the hand-made roles', and
+        # the per-user role name of every user the model or Ranger knows (looked at only
+        # when such a role is made)
+        def reserved() -> Iterator[str]:
+            yield from (str(role.get("name")) for role in snapshot.others)
+            yield from (prefix + user for user in self.seen_users)
+
+        return schedule(
+            plan.ops,
+            snapshot.facts,
+            named,
+            snapshot.implied,
+            prefix,
+            self._nested_elsewhere(snapshot),
+            nested=index.member_roles,
+            reserved=reserved(),
+        )
+
+    def _nested_elsewhere(self, snapshot: RangerSnapshot) -> frozenset[str]:
+        """The roles a hand-made role holds as members (their members get its access):
+        worked out once per read."""
+        kept = self._others_nested
+        if kept is not None and kept[0] is snapshot.others:
+            return kept[1]
+        found = frozenset(
             str(m.get("name"))
             for role in snapshot.others
             for m in role.get("roles") or ()
             if isinstance(m, dict)
         )
-        return schedule(
-            plan.ops, snapshot.facts, named, snapshot.implied, self.naming.user_role_prefix, elsewhere
-        )
+        self._others_nested = (snapshot.others, found)
+        return found
 
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
         """The writes of :func:`schedule`, in order. Once a write is refused (or unanswered),
