@@ -86,6 +86,55 @@ def test_a_role_made_for_a_user_never_takes_a_known_users_or_a_hand_made_roles_n
     _settled(ranger_standin, backend, new, asked)
 
 
+def _denying_old() -> Any:
+    """:func:`_cycle_old`, and r3 (x) may create tables in the catalog."""
+    return (
+        _cycle_old()
+        .users("x")
+        .role("r3", users=["x"])
+        .allow("r3", "catalog sales", "USE_CATALOG", "CREATE_TABLE")
+    )
+
+
+def _denying_new() -> Any:
+    """:func:`_cycle_new`, and r3 may no longer create tables in crm: a deny item for pd_r3
+    in the policy holding pd_r1's (the one the transient deny items go into)."""
+    return (
+        _cycle_new()
+        .users("x")
+        .role("r3", users=["x"])
+        .allow("r3", "catalog sales", "USE_CATALOG", "CREATE_TABLE")
+        .deny("r3", "schema sales.crm", "CREATE_TABLE")
+    )
+
+
+def test_a_refused_create_of_the_role_made_for_a_user_never_holds_back_the_policys_narrowing(
+    ranger_standin: Standin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the backend: u joins pd_r1 and pd_r2 at once (a join cycle) while pdu_u,
+    edited by hand, holds v alone, so u is to be denied through a role made for it
+    (``pdu_u~1``); the same sync narrows the policy holding pd_r1's deny items (x may no
+    longer create tables in crm). Ranger refuses to create ``pdu_u~1``: the policy is still
+    narrowed (written without the made role's items, which name no role Ranger holds), the
+    joins wait, and after every write Ranger's engine allows nothing neither model allows;
+    once the create is accepted the next sync converges."""
+    backend, old, new, asked, bound = _synced(ranger_standin, ["v"], (_denying_old, _denying_new))
+    (target,) = [p for p in ranger_standin.store.list_policies({}) if "pd_r1" in _names(p, "denyPolicyItems")]
+
+    def refuse(name: str, payload: Any) -> bool:
+        return name == "create_role" and str(payload.get("name", "")).startswith("pdu_u~")
+
+    seen = _watched(ranger_standin, backend, monkeypatch, bound, asked, old, refuse)
+    with pytest.raises(PermanentBackendError):
+        reconcile(backend, new, ALL, retries=0)
+    monkeypatch.undo()
+    assert [(name, wider) for name, wider in seen if wider] == [], seen
+    assert "create_role refused" in [name for name, _ in seen], seen
+    after = ranger_standin.store.policy(int(target["id"]))
+    assert "pd_r3" in _names(after, "denyPolicyItems"), after  # narrowed all the same
+    _settled(ranger_standin, backend, new, asked)
+
+
 class _Counted(list[Any]):
     """Facts held, counting how many are looked at."""
 
