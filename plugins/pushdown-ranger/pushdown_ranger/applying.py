@@ -4,6 +4,7 @@ read-back of the touched keys."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -22,6 +23,7 @@ from pushdown_ranger.companion import denying_roles
 from pushdown_ranger.facts import PolicyFact, RoleFact
 from pushdown_ranger.ordering import (
     BOTH,
+    CREATE_ROLES,
     Write,
     schedule,
     stage_of,
@@ -49,16 +51,40 @@ class Applying(Reading):
         if snapshot.narrowings:  # the roles narrowing policies deny (not among the facts' deny pairs)
             more = denying_roles(snapshot.narrowings, self.naming.ours)
             named = (index.allowing_roles, {**index.denying_roles, **dict.fromkeys(more, 1)})
-        # pushdown's roles a hand-made role holds as members: their members get its access
-        elsewhere = (
+        prefix = self.naming.user_role_prefix
+
+        # names a role made for a join cycle's user never takes: the hand-made roles', and
+        # the per-user role name of every user the model or Ranger knows (looked at only
+        # when such a role is made)
+        def reserved() -> Iterator[str]:
+            yield from (str(role.get("name")) for role in snapshot.others)
+            yield from (prefix + user for user in self.seen_users)
+
+        return schedule(
+            plan.ops,
+            snapshot.facts,
+            named,
+            snapshot.implied,
+            prefix,
+            self._nested_elsewhere(snapshot),
+            nested=index.member_roles,
+            reserved=reserved(),
+        )
+
+    def _nested_elsewhere(self, snapshot: RangerSnapshot) -> frozenset[str]:
+        """The roles a hand-made role holds as members (their members get its access):
+        worked out once per read."""
+        kept = self._others_nested
+        if kept is not None and kept[0] is snapshot.others:
+            return kept[1]
+        found = frozenset(
             str(m.get("name"))
             for role in snapshot.others
             for m in role.get("roles") or ()
             if isinstance(m, dict)
         )
-        return schedule(
-            plan.ops, snapshot.facts, named, snapshot.implied, self.naming.user_role_prefix, elsewhere
-        )
+        self._others_nested = (snapshot.others, found)
+        return found
 
     def apply(self, plan: Plan, snapshot: Snapshot, progress: Progress) -> Applied:
         """The writes of :func:`schedule`, in order. Once a write is refused (or unanswered),
@@ -86,12 +112,21 @@ class Applying(Reading):
         extra: set[Op] = set()  # the operations made for writes the plan has none for
         hold = HoldBack()  # every widening write waits once any write is refused
         unanswered: str | None = None
+        unmade: set[str] = set()  # roles made for a join cycle whose create was refused
         for write in self.writes(plan, snapshot):
             op = write.op
             if write.extra:
                 extra.add(op)
             if op in refused:
                 continue
+            step = write.step
+            if unmade and write.transient:
+                # a policy write naming a role Ranger refused to create is refused too: it
+                # goes without that role's items, so its narrowing is never held back
+                kept = _without(write.step, unmade)
+                if kept is None:
+                    continue
+                step = kept
             if write.widens and hold.blocker(op) is not None:
                 refused.add(op)
                 failures.append(
@@ -108,18 +143,23 @@ class Applying(Reading):
                     except BackendError as exc:
                         failures.append(Failure((op,), str(exc)))
                 continue
+            made = write.extra and write.stage == CREATE_ROLES and isinstance(step.after, RoleFact)
             try:
-                writer.write(write.step)
+                writer.write(step)
             except TemporaryBackendError as exc:
                 # every narrowing write left is still tried; the sync fails as temporary after them
                 unanswered = unanswered or str(exc.args[-1] if exc.args else exc)
                 refused.add(op)
                 hold.refused(op)
+                if made and isinstance(step.after, RoleFact):
+                    unmade.add(step.after.name)
                 continue
             except BackendError as exc:
                 refused.add(op)
                 hold.refused(op)
                 failures.append(Failure((op,), str(exc)))
+                if made and isinstance(step.after, RoleFact):
+                    unmade.add(step.after.name)
                 continue
             if write.last:
                 done += 1
@@ -226,3 +266,17 @@ def _joins(op: Op) -> bool:
     if not isinstance(before, RoleFact):
         return bool(after.users or after.groups or after.roles)
     return bool(after.users - before.users or after.groups - before.groups or after.roles - before.roles)
+
+
+def _without(step: Op, unmade: set[str]) -> Op | None:
+    """A join cycle's policy write ``step`` without the deny items naming the roles of
+    ``unmade`` (made for it, their create refused: Ranger refuses a policy naming a role it
+    does not hold); ``None`` when nothing is then left to write. Dropping them is safe: a
+    refused write holds back every widening write after it, the joins they were for too."""
+    before, after = step.before, step.after
+    if not isinstance(after, PolicyFact) or not any(r in unmade for r, _ in after.deny):
+        return step
+    kept = replace(after, deny=frozenset(p for p in after.deny if p[0] not in unmade))
+    if kept == before:
+        return None
+    return Op(step.action, before, kept, step.phase)

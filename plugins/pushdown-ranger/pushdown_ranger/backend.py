@@ -151,6 +151,8 @@ class RangerBackend(Applying):
         self._implied = None
         #: the last read's facts indexed by member and by role (Compiling._read_index)
         self._index = None
+        #: the roles the hand-made roles read last hold as members (Applying.writes)
+        self._others_nested = None
         #: each class's Hive items per database, taken over where its grants and the
         #: database's tables stand (Compiling._compile)
         self._classes = KeptClasses()

@@ -53,6 +53,8 @@ class ReadIndex:
         self.facts: frozenset[Fact] = frozenset()
         #: role facts with a member role (nested by hand)
         self.nesting = 0
+        #: the roles role facts hold as members (nested by hand)
+        self.member_roles: dict[str, int] = {}
         self.by_member: dict[str, dict[str, int]] = {}
         self.by_role: dict[str, dict[str, int]] = {}
         self.by_database: dict[str, dict[str, int]] = {}
@@ -85,6 +87,8 @@ class ReadIndex:
         if isinstance(fact, RoleFact):
             _bump_one(self.roles, fact.name, step)
             self.nesting += step if fact.roles else 0
+            for member in fact.roles:
+                _bump_one(self.member_roles, member, step)
             for member in fact.users:
                 _bump(self.by_member, member.casefold(), fact.name, step)
         elif isinstance(fact, PolicyFact):

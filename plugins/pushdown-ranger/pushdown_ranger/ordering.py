@@ -52,6 +52,9 @@ def schedule(
     implied: Iterable[tuple[str, str, frozenset[str]]] = (),
     user_role_prefix: str | None = None,
     nested_elsewhere: Iterable[str] = (),
+    *,
+    nested: Container[str] | None = None,
+    reserved: Iterable[str] = (),
 ) -> list[Write]:
     """The writes of an apply, narrow-first across policies:
 
@@ -96,7 +99,12 @@ def schedule(
     access types it implies), from the service definitions; ``user_role_prefix``: the
     prefix of the per-user roles, through which a join cycle's users are denied while they
     join (without it, a cycle's joins go by name: a member may be wider on the way);
-    ``nested_elsewhere``: the roles that roles not among ``held`` (hand-made) hold as members."""
+    ``nested_elsewhere``: the roles that roles not among ``held`` (hand-made) hold as members;
+    ``nested``: the roles that roles among ``held`` hold as members, when the caller has
+    them (the read's index: then ``held`` is not walked for them); ``reserved``: role names
+    a role made for a join cycle's user (:func:`_made`) must not take besides those held or
+    planned (the hand-made roles', the per-user role name of every user the model or Ranger
+    knows), looked at only when such a role is made."""
     allowing: Container[str] = frozenset()
     denying: Container[str] = frozenset()
     if any(isinstance(op.fact, RoleFact) for op in ops):  # only role writes look at them
@@ -107,19 +115,21 @@ def schedule(
             {role for f in policies for role, _ in f.allow}, None if named is None else named[0]
         )
         denying = _Either({role for f in policies for role, _ in f.deny}, None if named is None else named[1])
-    nested: set[str] | None = None
+    members: set[str] | None = None
 
     def deny_only(name: str) -> bool:
         """Whether no allow item names the role ``name`` and no role holds it as a member
         (nested by hand: its members would get that role's allows too)."""
-        nonlocal nested
+        nonlocal members
         if name in allowing:
             return False
-        if nested is None:  # looked at only when a join may go early
+        if members is None:  # looked at only when a join may go early
             facts = [f for op in ops for f in (op.before, op.after)]
-            nested = {m for f in (*facts, *held) if isinstance(f, RoleFact) for m in f.roles}
-            nested.update(nested_elsewhere)
-        return name not in nested
+            if nested is None:  # no index: every role held is looked at
+                facts += [f for f in held if isinstance(f, RoleFact)]
+            members = {m for f in facts if isinstance(f, RoleFact) for m in f.roles}
+            members.update(nested_elsewhere)
+        return name not in members and (nested is None or name not in nested)
 
     mixed = sum(1 for op in ops if isinstance(op.fact, PolicyFact) and stage_of(op)[1] is not None)
     joining = sorted(
@@ -135,7 +145,7 @@ def schedule(
     rank: dict[str, int] = {}
     cycle: Cycle | None = None
     if len(joining) > 1:
-        rank, cycle = _join_order(joining, denying, ops, held, implied, user_role_prefix, deny_only)
+        rank, cycle = _join_order(joining, denying, ops, held, implied, user_role_prefix, deny_only, reserved)
     if cycle is not None and cycle.roles:
         # the per-user roles the transient deny items name: leaving one lifts them
         denying = _Either(frozenset(cycle.roles), denying)
@@ -225,6 +235,7 @@ def _join_order(
     implied: Iterable[tuple[str, str, frozenset[str]]],
     user_role_prefix: str | None = None,
     early: Callable[[str], bool] = lambda name: False,
+    reserved: Iterable[str] = (),
 ) -> tuple[dict[str, int], Cycle | None]:
     """The rank of each role members join in stage 4: a role whose deny items could take
     away an access another joining role's allow items give (the same service and access
@@ -241,7 +252,8 @@ def _join_order(
     per-user role the apply cannot rely on (one held without the user, or one the plan
     removes, or changes to lack the user, or to take the user in among the joins: a role
     allow items name) is not used: the user is denied through a role made for it alone
-    (:func:`_made`), created in stage 0 and removed in stage 6. Without
+    (:func:`_made`, never a name held, planned, ``reserved`` or the per-user role name of a
+    user any role held or planned holds), created in stage 0 and removed in stage 6. Without
     ``user_role_prefix``, every join goes by the rule without constraints: a member may be
     wider on the way until its last join."""
     wanted = set(joining)
@@ -278,7 +290,9 @@ def _join_order(
     denied_by: dict[object, PolicyFact] = {}
     planned: set[object] = set()
     held_roles: dict[str, RoleFact] = {}
-    taken: set[str] = set()  # every role name held or planned, casefolded (Ranger's are not)
+    # every role name held or planned, and the per-user role name of every user a role held
+    # or planned holds, casefolded (Ranger's are not)
+    taken: set[str] = set()
     for op in ops:
         if isinstance(op.fact, PolicyFact):
             planned.add(op.fact.key)
@@ -288,6 +302,8 @@ def _join_order(
     for one in (*facts, *held):
         if isinstance(one, RoleFact):
             taken.add(one.name.casefold())
+            if user_role_prefix is not None:
+                taken.update((user_role_prefix + u).casefold() for u in one.users)
             if one.name in candidates:
                 held_roles.setdefault(one.name, one)
             continue
@@ -330,6 +346,10 @@ def _join_order(
     assert user_role_prefix is not None
     cycle = Cycle()
     relied: dict[str, tuple[str, bool]] = {}  # per user: the role denying it, made new
+    # the per-user role names of the users joining (one may be relied on, made new, for a
+    # user without one: no role made for another user may take it)
+    taken.update((user_role_prefix + u).casefold() for users in added.values() for u in users)
+    more_taken = iter(reserved)  # looked at once a role is made
 
     def usable(user: str) -> tuple[str, bool]:
         if user not in relied:
@@ -353,8 +373,9 @@ def _join_order(
             if ok:
                 relied[user] = (name, op is None and fact is None)
             else:  # a role made for it alone
+                taken.update(r.casefold() for r in more_taken)
                 relied[user] = (_made(name, taken), True)
-                taken.add(relied[user][0].casefold())
+            taken.add(relied[user][0].casefold())  # every name relied on or made, before the next
         return relied[user]
 
     for d in met:
@@ -374,8 +395,10 @@ def _join_order(
 
 def _made(name: str, taken: set[str]) -> str:
     """A name for a role made to deny one user alone while it joins, the per-user role
-    ``name`` being one the apply cannot rely on: ``name`` + ``~`` + the first number no role
-    held or planned has (casefolded). Ranger refuses to create a role it holds under that
+    ``name`` being one the apply cannot rely on: ``name`` + ``~`` + the first number giving
+    a name not in ``taken`` (casefolded: the roles held or planned, hand-made ones too, the
+    names relied on or made before, and the per-user role name of every user known, a user
+    named ``u~1`` say). Ranger refuses to create a role it holds under that
     name: the write is refused and the joins wait (narrower)."""
     n = 1
     while f"{name}~{n}".casefold() in taken:

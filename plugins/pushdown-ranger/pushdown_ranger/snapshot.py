@@ -122,6 +122,8 @@ class RangerBase(Backend):
     _implied: ImpliedDatabases | None
     #: the index of a read's facts for a change of principals (compiling.ReadIndex)
     _index: ReadIndex | None
+    #: the roles hand-made roles hold as members, of the hand-made roles read last (Applying)
+    _others_nested: tuple[object, frozenset[str]] | None
     #: each class's Hive items per database, taken over by the next compile (compile.classes)
     _classes: KeptClasses
     #: the read findings of each policy and role as read (Reporting._each)

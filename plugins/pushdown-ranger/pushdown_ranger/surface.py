@@ -22,6 +22,7 @@ REVIEW7 = T + "test_ranger_review7.py::"
 CREATE = T + "test_ranger_create_table.py::"
 SHARED = T + "test_ranger_shared_catalogs.py::"
 CYCLE = T + "test_ranger_join_cycle.py::"
+CYCLE_HOSTILE = T + "test_ranger_join_cycle_hostile.py::"
 REUSE = "plugins/pushdown-lab/pushdown_lab/tests/test_ranger_standin_matcher_reuse.py::"
 ADVERSARY = T + "test_ranger_adversary.py::test_ranger_is_never_wider_than_the_evaluator_in_a_hostile_world"
 
@@ -496,6 +497,7 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
             HOSTILE + "test_r6_a_managed_role_nested_in_a_hand_made_role_is_reported",
             CYCLE + "test_a_join_to_a_role_only_deny_items_name_goes_early_unless_it_is_nested",
             CYCLE + "test_a_hand_made_role_holding_a_per_user_role_keeps_its_joins_among_the_joins",
+            CYCLE_HOSTILE + "test_a_role_the_reads_index_finds_nested_keeps_its_joins_among_the_joins",
         ),
     ),
     SurfaceEntry(
