@@ -219,6 +219,11 @@ HAZARDS: dict[str, tuple[tuple[Any, str], list[list[Step]]]] = {
         (kept_classes, "_named_alone"),
         [[("create", "s1", "A"), ("grant", "r3", "table c.s1.A", "MODIFY_TABLE", "ALLOW")], [GRANT_A]],
     ),
+    # a topic a grant names in the database, before: its policy is compiled every time
+    "a topic": (
+        (desired, "_leafless"),
+        [[("grant", "r1", "topic c.s1.hidden", "CONSUME_TOPIC", "ALLOW")], [GRANT_A]],
+    ),
     # a case twin of the database, named before: compiled with it
     "a case twin of the database": (
         (desired, "_twinless"),
