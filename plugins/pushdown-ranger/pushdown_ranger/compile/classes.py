@@ -46,7 +46,7 @@ per database (the rest dropped), so the store is bounded by the estate's classes
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
@@ -292,6 +292,12 @@ class KeptClasses:
         self.splits: dict[tuple[object, ...], KeptSplit] = {}
         self.split = 0
         self.reused = 0
+        #: each Hive database's items as its last compile made them (:class:`KeptItems`), by
+        #: schema, service and deny items; ``focused``: compiles of a database's moved
+        #: tables alone, ``redecided``: users decided again in them (counts for the tests)
+        self.outputs: dict[tuple[ObjectRef, str, bool], KeptItems] = {}
+        self.focused = 0
+        self.redecided = 0
 
     def signed_for(self, model: Model) -> KeptSignatures:
         """The users' signatures kept for ``model`` (the one model object kept alive with
@@ -607,3 +613,206 @@ class HiveClasses:
         for by_signature in self.taken.values():
             for added, users in by_signature.values():
                 replay(items, added, frozenset(users))
+
+
+#: an object's grants and owner as the model held them (:func:`held_at`)
+Held = tuple[dict[Privilege, dict[Condition, frozenset[str]]] | None, str | None]
+#: a database's items, by (service, resources): (access -> users allowed, access -> users denied)
+DatabaseItems = dict[
+    tuple[str, tuple[Resource, ...]], tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]
+]
+
+
+def held_at(model: Model, obj: ObjectRef) -> Held:
+    """``obj``'s grants (privilege -> condition -> roles) and owner in the model now, copied."""
+    grants = model.by_object.get(obj)
+    if grants is None:
+        return None, model.owners.get(obj)
+    frozen = {p: {c: frozenset(r) for c, r in by.items()} for p, by in grants.items()}
+    return frozen, model.owners.get(obj)
+
+
+_NOT_HELD: Held = (None, None)
+
+
+def _same_held(model: Model, obj: ObjectRef, held: Held) -> bool:
+    """Whether ``obj``'s grants and owner in the model are ``held`` (dicts compared in C:
+    a frozenset equals a set of the same roles)."""
+    return model.by_object.get(obj) == held[0] and model.owners.get(obj) == held[1]
+
+
+# the checks of :meth:`KeptItems.moved`, one function each (a test removes one at a time)
+
+
+def _no_deny(held: Held) -> bool:
+    """No DENY among the grants ``held`` (``_hive_barred`` then adds nothing there)."""
+    return held[0] is None or not any(Condition.DENY in by for by in held[0].values())
+
+
+def _roles_stand(model: Model, kept: KeptItems) -> bool:
+    """Nobody's roles moved: no role stamp since (a membership, a group's member, a user
+    added or removed, a role deleted)."""
+    return model.roles_stamped == kept.roles_stamped
+
+
+def _principals_stand(model: Model, kept: KeptItems, refused: tuple[frozenset[str], frozenset[str]]) -> bool:
+    """The service admins and the users and roles Ranger cannot name are those of then."""
+    return model.service_admins == kept.admins and (kept.refused_users, kept.refused_roles) == refused
+
+
+def _shape_stands(model: Model, schema: ObjectRef, kept: KeptItems) -> bool:
+    """The database's registered children are those of then, and every object it gained
+    or lost a grant or owner on is one of them (the compile's inventory of it stands)."""
+    if model.kids.get(schema, frozenset()) != kept.kids:
+        return False
+    return all(obj in kept.kids for obj in model.marked_within(schema) ^ kept.marked)
+
+
+def _path_stands(model: Model, schema: ObjectRef, kept: KeptItems) -> bool:
+    """The grants and owner of the database, the catalog and the metalake are those of
+    then (every table's default, the gates), and none of them is a DENY (it bars on every
+    table: ``_hive_barred``)."""
+    return all(_same_held(model, o, kept.held[o]) and _no_deny(kept.held[o]) for o in schema.path)
+
+
+def _named_alone(obj: ObjectRef, schema: ObjectRef, kept: KeptItems) -> bool:
+    """``obj`` is a registered table of the database with a Ranger name of its own (no
+    case twin, a name Ranger reads as itself)."""
+    if obj.type is not SecurableType.TABLE or obj.parent != schema or obj not in kept.kids:
+        return False
+    name = kept.names.resource.get(obj)
+    return name is not None and len(kept.names.twins[name]) == 1
+
+
+def _owner_stands(was: Held, now: Held) -> bool:
+    """The object's owner is the one of then (an owner decides by a personal view)."""
+    return was[1] == now[1]
+
+
+@dataclass
+class KeptItems:
+    """One Hive database's items as the last compile of it made them (every class's and
+    owner's, by resources and access), with what they were made from, as far as a later
+    compile of that database must prove it unmoved to take them over and decide again
+    only the users of the tables whose grants moved (issue 30: a focus of tables):
+
+    - the model object, its count of role stamps (nobody's roles moved while it stands:
+      :attr:`Model.roles_stamped`), the service admins, the refused users and roles;
+    - the grants and owner of every object on the database's path and every object at or
+      below it carrying a grant or an owner (:meth:`Model.marked_within`), as the model
+      held them (:func:`held_at`): what any class's view there reads of the model;
+    - the database's registered children and its marked objects (with the children the
+      compile's inventory of it: its shape), and their Ranger names (:class:`TableNames`);
+    - the Hive notes of the database (its names')."""
+
+    model: Model
+    roles_stamped: int
+    admins: frozenset[str]
+    refused_users: frozenset[str]
+    refused_roles: frozenset[str]
+    held: dict[ObjectRef, Held]
+    kids: frozenset[ObjectRef]
+    marked: frozenset[ObjectRef]
+    names: TableNames
+    notes: list[str]
+    items: DatabaseItems
+
+    @classmethod
+    def of(
+        cls,
+        model: Model,
+        schema: ObjectRef,
+        names: TableNames,
+        items: DatabaseItems,
+        refused: tuple[frozenset[str], frozenset[str]],
+        above: dict[ObjectRef, Held],
+    ) -> KeptItems:
+        """``above``: the path's objects' :func:`held_at`, shared by the databases of one compile."""
+        marked = frozenset(model.marked_within(schema))
+        held = {o: above[o] if o in above else above.setdefault(o, held_at(model, o)) for o in schema.path}
+        held.update((o, held_at(model, o)) for o in marked if o not in held)
+        return cls(
+            model,
+            model.roles_stamped,
+            frozenset(model.service_admins),
+            refused[0],
+            refused[1],
+            held,
+            frozenset(model.kids.get(schema, ())),
+            marked,
+            names,
+            names.notes(schema),
+            items,
+        )
+
+    def moved(
+        self, model: Model, schema: ObjectRef, refused: tuple[frozenset[str], frozenset[str]]
+    ) -> dict[ObjectRef, set[str]] | None:
+        """The tables whose grants moved since these items were made, each with the roles
+        whose grants on it moved; ``None`` when anything else can have moved the
+        database's items: another model object, a role stamp (a membership, a user added
+        or removed), the service admins, the refused users or roles, the database's
+        children or marked objects (a table created, dropped, renamed, named by a first
+        grant unregistered), a grant or owner on the database's path (the database, the
+        catalog, the metalake: every table's default), an owner anywhere in it, a DENY on
+        the path or on a moved table (before or after: ``_hive_barred``), a moved object
+        that is no registered table of the database Ranger names alone (no case twin)."""
+        if model is not self.model or not _roles_stand(model, self):
+            return None
+        if not _principals_stand(model, self, refused) or not _shape_stands(model, schema, self):
+            return None
+        if not _path_stands(model, schema, self):
+            return None
+        held = self.held
+        marked = model.marked_within(schema)
+        out: dict[ObjectRef, set[str]] = {}
+        for obj in (*marked, *(self.marked - marked)):
+            if obj == schema:
+                continue
+            was = held.get(obj, _NOT_HELD)
+            if _same_held(model, obj, was):
+                continue
+            now = held_at(model, obj)
+            if not _named_alone(obj, schema, self) or not _owner_stands(was, now):
+                return None
+            if not (_no_deny(was) and _no_deny(now)):
+                return None
+            out[obj] = _moved_roles(was[0] or {}, now[0] or {})
+        return out
+
+    def moved_on(
+        self, model: Model, schema: ObjectRef, items: DatabaseItems, tables: Iterable[ObjectRef]
+    ) -> KeptItems:
+        """These items moved to ``items``, after a compile of the moved ``tables`` alone."""
+        held = dict(self.held)
+        for table in tables:
+            held[table] = held_at(model, table)
+        marked = frozenset(model.marked_within(schema))
+        for gone in self.marked - marked:
+            held.pop(gone, None)
+        return KeptItems(
+            model,
+            self.roles_stamped,
+            self.admins,
+            self.refused_users,
+            self.refused_roles,
+            held,
+            self.kids,
+            marked,
+            self.names,
+            self.notes,
+            items,
+        )
+
+
+def _moved_roles(
+    was: Mapping[Privilege, Mapping[Condition, AbstractSet[str]]],
+    now: Mapping[Privilege, Mapping[Condition, AbstractSet[str]]],
+) -> set[str]:
+    """The roles whose grants differ between ``was`` and ``now`` (one object's)."""
+    roles: set[str] = set()
+    for privilege in was.keys() | now.keys():
+        before, after = was.get(privilege, {}), now.get(privilege, {})
+        for condition in before.keys() | after.keys():
+            roles |= set(before.get(condition, ())) ^ set(after.get(condition, ()))
+    return roles

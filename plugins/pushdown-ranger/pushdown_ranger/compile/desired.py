@@ -40,16 +40,24 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from pushdown.decide.compiler import EntitlementCompiler, Entitlements
+from pushdown.decide.inventory import Inventory
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.plan import Fact
-from pushdown_ranger.compile.classes import HiveClasses, KeptClasses
+from pushdown_ranger.compile.classes import DatabaseItems, Held, HiveClasses, KeptClasses, KeptItems
 from pushdown_ranger.compile.deciding import deciding_users
-from pushdown_ranger.compile.hive import hive_database, hive_every_table, hive_items, hive_table
+from pushdown_ranger.compile.hive import hive_database, hive_every_table, hive_items, hive_table, table_items
 from pushdown_ranger.compile.leaves import leaf_items
 from pushdown_ranger.compile.naming import Group, Items, RangerNaming
-from pushdown_ranger.compile.objects import held_in_focus, held_objects, holds_tables, with_case_twins
+from pushdown_ranger.compile.objects import (
+    held_in_focus,
+    held_objects,
+    holds_tables,
+    leaf_schemas,
+    named_objects,
+    with_case_twins,
+)
 from pushdown_ranger.compile.principals import Principals, principals
 from pushdown_ranger.facts import Pair, PolicyFact, RoleFact, interned
 from pushdown_ranger.factsets import joined
@@ -118,7 +126,14 @@ def compile_desired(
     who = principals(model, naming) if who is None else who
     notes: list[str] = list(who.notes)
     items = Items()
-    if roots:
+    fast: list[str] | None = None
+    if roots and kept is not None and focus is not None and len(focus) == 1 and not mirrored:
+        # a focus of one database whose tables' grants alone moved: those tables alone
+        hive = hive_catalog(model, catalogs) if hive == _UNKNOWN else hive
+        fast = _tables_only(items, model, roots, focus, hive, naming, deny_enabled, who, kept, locations)
+    if fast is not None:
+        notes += fast
+    elif roots:
         focus = None if focus is None else with_case_twins(model, roots, focus)
         # with a focus, the topics and filesets held are found as the inventory is made
         held: frozenset[ObjectRef] | None = None
@@ -165,6 +180,8 @@ def compile_desired(
         if classes is not None and focus is None:
             # each database's split kept for the first change focused on it
             classes.seed(inventory, who.refused_users)
+        if classes is not None and kept is not None and not mirrored:
+            _keep_items(kept, items, model, classes, who)
     with _MEMO_LOCK:  # one compile at a time moves the kept roles (compiles may share a model)
         # the model roles' holders as the kept roles hold them (made again where they moved)
         # answer the policies' choice of roles too: none is asked of the model again
@@ -185,6 +202,144 @@ def compile_desired(
 
 
 _UNKNOWN = "\x00unknown"
+_LEAVES = (T.TOPIC, T.FILESET)
+
+
+def _keep_items(kept: KeptClasses, items: Items, model: Model, classes: HiveClasses, who: Principals) -> None:
+    """Each database the compile made the Hive items of, its items kept with what they
+    were made from (:class:`~.classes.KeptItems`): a later compile of that database alone
+    whose tables' grants alone moved decides again only those tables (:func:`_tables_only`)."""
+    service, deny = classes.service, classes.deny
+    by_name = {schema.names[1]: schema for schema in classes.databases if schema in model.objects}
+    found: dict[str, DatabaseItems] = {name: {} for name in by_name}
+    for denied, table in ((False, items.allow), (True, items.deny)):
+        for key, by_access in table.items():
+            if key[0] != service:
+                continue
+            mine = found.get(next((v[0] for k, v, _ in key[1] if k == "database"), ""))
+            if mine is not None:
+                entry = mine.setdefault(key, ({}, {}))
+                entry[1 if denied else 0].update((a, frozenset(u)) for a, u in by_access.items() if u)
+    above: dict[ObjectRef, Held] = {}
+    refused = (who.refused_users, who.refused_roles)
+    for name, schema in by_name.items():
+        names = classes.databases[schema].names
+        made = KeptItems.of(model, schema, names, found[name], refused, above)
+        kept.outputs[(schema, service, deny)] = made
+
+
+# the checks of :func:`_tables_only` beyond :meth:`KeptItems.moved`, one function each
+
+
+def _twinless(model: Model, roots: list[ObjectRef], focus: frozenset[ObjectRef]) -> bool:
+    """No schema equal to the focus's but for case (a focused compile would hold it too)."""
+    return with_case_twins(model, roots, focus) == focus
+
+
+def _leafless(model: Model, roots: list[ObjectRef], focus: frozenset[ObjectRef]) -> bool:
+    """No topic or fileset a focused compile holds (:func:`held_in_focus`): registered or
+    named in the database, in a schema registering one, or named anywhere below the roots
+    (those are compiled every time, by a compile deciding for their users too)."""
+    (schema,) = focus
+    if model.leaves.get(schema) or any(o.type in _LEAVES for o in model.marked_within(schema)):
+        return False
+    if leaf_schemas(model, roots) - focus:
+        return False
+    return not any(o.type in _LEAVES for o in named_objects(model, [r.names[0] for r in roots]))
+
+
+def _plain(model: Model, users: Iterable[str]) -> bool:
+    """No user decided again owns anything or is a service admin (decided by a personal
+    view or as an admin: the compile of the database decides them)."""
+    return not any(model.owned_by.get(u) or u in model.service_admins for u in users)
+
+
+def _tables_only(
+    items: Items,
+    model: Model,
+    roots: list[ObjectRef],
+    focus: frozenset[ObjectRef],
+    hive: str | None,
+    naming: RangerNaming,
+    deny_enabled: Mapping[str, bool],
+    who: Principals,
+    kept: KeptClasses,
+    locations: Mapping[str, tuple[str, ...]] | None,
+) -> list[str] | None:
+    """The compile of a focus of one Hive database whose tables' grants alone moved since
+    its last compile (issue 30), into ``items``; its notes (``None``: not proved, the
+    database is compiled). Its items are the last compile's (:class:`~.classes.KeptItems`),
+    but on the resources of the tables whose grants moved, where the holders of the roles
+    whose grants there moved are decided again (over an inventory of those tables alone:
+    :func:`~.hive.table_items`) and everyone else keeps their items: a grant on a table
+    decides for its role's holders, on that table alone (a class's every-table and
+    database items come from its coverage's default and its owners; its other tables'
+    items from its decisions on them).
+
+    Proved, else ``None``: deny items enabled; the database in the Hive catalog, registered,
+    its case twins none (:func:`with_case_twins`), no topic or fileset held by the focused
+    compile; the kept items' proof (:meth:`KeptItems.moved`: same model object, nobody's
+    roles moved, the same service admins and refused principals, the database's children,
+    marked objects and path as they were, the moved objects registered tables named alone,
+    no DENY there or above); no decided user owning anything or a service admin."""
+    service = naming.hive_service
+    (schema,) = focus
+    if hive is None or not deny_enabled.get(service, False) or schema.type is not T.SCHEMA:
+        return None
+    root = ObjectRef(T.CATALOG, (hive,))
+    if schema.names[0] != hive or root not in roots or schema not in model.objects:
+        return None
+    last = kept.outputs.get((schema, service, True))
+    refused = (who.refused_users, who.refused_roles)
+    moved = None if last is None else last.moved(model, schema, refused)
+    if last is None or moved is None:
+        return None
+    if not _twinless(model, roots, focus) or not _leafless(model, roots, focus):
+        return None
+    roles = set().union(*moved.values())
+    users = {u for r in roles for u in model.holders_of(r) if u in model.users} - who.refused_users
+    if not _plain(model, users):
+        return None
+    inventory = Inventory.of(roots)
+    for table in moved:
+        inventory.add(table)
+    groups: list[Group] = []
+    if users:
+        compiled = EntitlementCompiler(model, OPERATIONS).compile(inventory, users, [schema])
+        groups = list(_groups(compiled, hive, who.refused_users))
+    made = table_items(groups, schema, inventory, model, service, last.names, moved)
+    if made is None:
+        return None
+    record = made[0]
+    kept.focused += 1
+    kept.compiled += made[1]
+    kept.redecided += len(users)
+    now = dict(last.items)
+    d = schema.names[1]
+    for table in moved:
+        key = (service, hive_table(d, last.names.resource[table]))
+        allow, deny = now.pop(key, ({}, {}))
+        fresh: tuple[dict[str, set[str]], dict[str, set[str]]] = (
+            {a: set(u - users) for a, u in allow.items()},
+            {a: set(u - users) for a, u in deny.items()},
+        )
+        for denied, _, res, access, who_ in record.added:
+            if (service, res) == key:
+                fresh[1 if denied else 0].setdefault(access, set()).update(who_)
+        entry = tuple({a: frozenset(u) for a, u in side.items() if u} for side in fresh)
+        if entry[0] or entry[1]:
+            now[key] = (entry[0], entry[1])
+    for key, (allow, deny) in now.items():
+        if allow:
+            items.allow[key] = {a: set(u) for a, u in allow.items()}
+        if deny:
+            items.deny[key] = {a: set(u) for a, u in deny.items()}
+    kept.outputs[(schema, service, True)] = last.moved_on(model, schema, now, moved)
+    notes = list(last.notes)  # the database's names' (its shape stood)
+    none: list[Group] = []
+    by_root = dict.fromkeys(roots, none)
+    notes += leaf_items(items, by_root, inventory, model, naming, deny_enabled, locations or {}, frozenset())
+    return notes
 
 
 def _groups(ent: Entitlements, catalog: str, refused: frozenset[str]) -> Iterable[Group]:

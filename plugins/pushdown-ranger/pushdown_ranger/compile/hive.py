@@ -129,6 +129,43 @@ def _kept_items(
     return notes
 
 
+def table_items(
+    groups: list[Group],
+    schema: ObjectRef,
+    inventory: Inventory,
+    model: Model,
+    service: str,
+    names: TableNames,
+    tables: Iterable[ObjectRef],
+) -> tuple[Recorder, int] | None:
+    """What :func:`hive_items` adds, with deny items, on the resources of ``tables`` (of
+    ``schema``, each Ranger's name of itself alone: no case twin) for ``groups``, decided
+    over an inventory holding those tables of the database, and how many classes were
+    made so (``None``: an owner's view, not decided so). A table's items come from a
+    view's decision on it and its coverage's default (``_hive_schema``: an exception where
+    the two differ; ``_hive_create``: a deny item where the default creates and the table
+    may not be dropped), and from the DENYs barring users (``_hive_barred``: on the table,
+    or above it; the caller proves none)."""
+    tables = list(tables)
+    mine = TableNames(
+        {t: names.resource[t] for t in tables},
+        {names.resource[t]: names.twins[names.resource[t]] for t in tables},
+        names.open & {names.resource[t] for t in tables},
+        names.unnamed,  # the every-table policy's exactness is the database's
+    )
+    resources = {hive_table(schema.names[1], name) for name in mine.twins}
+    record, made = Recorder(), 0
+    for users, view in groups:
+        if isinstance(view, OwnerView):
+            return None
+        if schema in view.containers(T.SCHEMA):
+            _hive_schema(record, users, view, schema, inventory, service, True, mine)
+            _hive_create(record, users, view, schema, model, service, True, mine)
+            made += 1
+    record.added = [added for added in record.added if added[2] in resources]
+    return record, made
+
+
 def _barred(model: Model, users: frozenset[str], deny: bool) -> dict[str, set[tuple[ObjectRef, Privilege]]]:
     """The DENYs of each of ``users`` holding one (none without deny items)."""
     denied_at = denied_privileges(model, users) if deny else {}

@@ -1086,3 +1086,65 @@ def test_a_one_table_grant_finds_the_facts_that_moved_visiting_as_many_in_an_est
     # still holds the read's policies outside the focus (72 at scale 1, 612 at scale 10;
     # with the set differences, every fact of both sets: 198 and 1,818)
     assert large[5] < 4 * large[4], (small, large)
+
+
+def visited_for_one_table(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int, int, int]:
+    """On :func:`two_databases`, after a whole compile keeping the classes, ``r1`` then
+    ``r3`` (each held by one user) are granted MODIFY_TABLE on a table of ``c.a``, each
+    compiled over that database as a scoped sync compiles it: (the most tables and the
+    most users the entitlement compiler was given by one of them, the tables of the
+    database the compiles' inventories held, users something in the database decides
+    for). Each compile equals one from scratch."""
+    from pushdown_ranger.compile.deciding import deciding_users
+
+    model = two_databases(scale)
+    naming = RangerNaming(map_principal=Mapper())
+    kept = KeptIdentity(naming.user, stable=lambda: True)
+    classes = KeptClasses()
+    kw = {"elsewhere": frozenset(), "hive": "c", "voided": {}, "services": frozenset(DENY)}
+    compile_all(model, ["c"], naming, DENY, focus=None, identity=kept.of(model.users), kept=classes, **kw)
+    focus = frozenset({ObjectRef.parse("schema c.a")})
+    schema = ObjectRef.parse("schema c.a")
+    seen: list[tuple[int, int]] = []
+    compile_ = EntitlementCompiler.compile
+
+    def counted(self: EntitlementCompiler, inventory: Inventory, users: Any = None, roots: Any = None) -> Any:
+        seen.append((len(inventory.children(schema)), len(model.users) if users is None else len(set(users))))
+        return compile_(self, inventory, users, roots)
+
+    for role, table in (("r1", "table c.a.t0"), ("r3", "table c.a.t1")):
+        events = ch.grant_privileges(model, role, ObjectRef.parse(table), ["MODIFY_TABLE"])
+        do(model, events)
+        scope = scope_of(events[0]).resolve(model)
+        with monkeypatch.context() as m:
+            m.setattr(EntitlementCompiler, "compile", counted)
+            desired = compile_all(
+                model,
+                ["c"],
+                naming,
+                DENY,
+                focus=focus,
+                identity=kept.of(model.users, scope_users(scope)),
+                kept=classes,
+                members_moved=members_moved(scope),
+                **kw,
+            )
+        assert desired == compile_all(model, ["c"], naming, DENY, focus=focus, identity=None, **kw)
+    tables = max((t for t, _ in seen), default=0)
+    users = max((u for _, u in seen), default=0)
+    return tables, users, sum(t for t, _ in seen), len(deciding_users(model, [schema]))
+
+
+def test_a_one_table_grant_compiles_one_table_for_its_roles_holders_in_an_estate_ten_times_larger(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A one-table grant in a database whose last compile is kept, nothing else moved,
+    decides again only the granted role's holders, over an inventory holding that table
+    alone (``desired._tables_only``, ``classes.KeptItems``): 1 table, 1 user per compile at
+    both estates. Before, the database's compile held every table of it (10 at scale 1,
+    100 at scale 10) and compiled the users the kept split left (1)."""
+    small, large = at_both_scales(lambda scale: visited_for_one_table(scale, monkeypatch))
+    print(f"\nranger scoped compile, a one-table grant's tables and users: scale 1 {small}, scale 10 {large}")
+    assert large[3] >= 10 * small[3] - 10 > 0, (small, large)  # the deciding users grow
+    assert small[:3] == large[:3], (small, large)
+    assert small[0] <= 1 and small[1] <= 2, small
