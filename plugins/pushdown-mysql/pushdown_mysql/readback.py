@@ -32,7 +32,7 @@ from pushdown_mysql.facts import (
     escape_db_pattern,
     exact_db_name,
 )
-from pushdown_mysql.mapping import SYSTEM_DATABASES
+from pushdown_mysql.mapping import SYSTEM_DATABASES, TABLE_TYPES
 from pushdown_mysql.routines import ProxyGrant, RoutineGrant
 
 _COMMON = (
@@ -259,12 +259,16 @@ def _global_priv(accounts: frozenset[str] | None) -> tuple[str, tuple[Any, ...]]
     return keyed, (tuple(sorted(accounts)),)
 
 
+_TABLE_TYPES = ", ".join(f"'{t}'" for t in TABLE_TYPES)  # constants of mapping.py
+
+
 def _inventory(databases: frozenset[str] | None) -> tuple[str, tuple[Any, ...]]:
     schemata = "SELECT SCHEMA_NAME, NULL FROM information_schema.SCHEMATA"
-    # views count as tables: a database-level grant reaches them, so a DENY on one must show
+    # every kind a table grant reaches (views, system-versioned tables, sequences): a
+    # database-level grant reaches them too, so a DENY on one must show
     tables = (
         "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "
-        "WHERE TABLE_TYPE IN ('BASE TABLE', 'VIEW')"
+        f"WHERE TABLE_TYPE IN ({_TABLE_TYPES})"
     )
     if databases is None:
         return f"{schemata} UNION ALL {tables}", ()

@@ -37,9 +37,12 @@ _PUBLIC_GLOBAL = _T + "test_mysql_surface_paths.py::test_a_global_grant_to_publi
 _GLOBAL_PRIV = _T + "test_mysql_surface_paths.py::test_a_global_privilege_only_global_priv_holds_is_reported"
 _FOLD = _T + "test_mysql_case.py::test_m2_the_setting_is_read_every_sync"
 _OWN = _T + "test_mysql_identity.py::test_a_user_mapped_to_pushdowns_own_account_is_refused"
+_KINDS = _T + "test_mysql_unseen_kinds.py::test_a_table_grant_reaches_a_versioned_table_or_a_sequence"
+_KINDS_SEEN = _T + "test_mysql_unseen_kinds.py::test_the_discovery_summary_counts_versioned_tables_and_sequences"
 
 H, G, R, N = Treatment.HANDLED, Treatment.GOVERNED, Treatment.REPORTED, Treatment.NARROWED
 TABLE, PRINCIPAL, MODIFIER, SETTING = "grant table", "principal form", "modifier", "server setting"
+KIND = "object kind"
 
 ENTRIES: tuple[SurfaceEntry, ...] = (
     # -- grant tables ---------------------------------------------------------------
@@ -127,6 +130,15 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         "Read on every snapshot; where the server folds names, a database or table decides under every "
         "spelling the model names for it (narrower where they differ).",
         (_FOLD, ADVERSARY),
+    ),
+    # -- object kinds ---------------------------------------------------------------
+    SurfaceEntry(
+        "kind.table_types", KIND,
+        "what a table grant reaches: base tables, views, system-versioned tables, sequences", H,
+        "Each is a table to the grant tables: the inventory and the discovery summary list every "
+        "TABLE_TYPE of these kinds, so a model table of any of them is granted and a database-level "
+        "grant is decided over all of them (SYSTEM VIEW and TEMPORARY are left out).",
+        (_KINDS, _KINDS_SEEN),
     ),
     # -- principal forms ------------------------------------------------------------
     SurfaceEntry(
@@ -229,5 +241,6 @@ NOT_DRAWN = frozenset(
         "setting.mandatory_roles",  # MySQL 8 only
         "setting.activate_all_roles_on_login",  # MySQL 8 only
         "principal.pushdown",  # refused at mapping time (test_mysql_identity), never a hostile state
+        "kind.table_types",  # objects, not grants: test_mysql_unseen_kinds creates each kind
     }
 )
