@@ -267,7 +267,7 @@ def _inventory(databases: frozenset[str] | None) -> tuple[str, tuple[Any, ...]]:
     # every kind a table grant reaches (views, system-versioned tables, sequences): a
     # database-level grant reaches them too, so a DENY on one must show
     tables = (
-        "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "
+        "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "  # noqa: S608 - constants
         f"WHERE TABLE_TYPE IN ({_TABLE_TYPES})"
     )
     if databases is None:

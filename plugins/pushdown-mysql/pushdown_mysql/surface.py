@@ -37,8 +37,14 @@ _PUBLIC_GLOBAL = _T + "test_mysql_surface_paths.py::test_a_global_grant_to_publi
 _GLOBAL_PRIV = _T + "test_mysql_surface_paths.py::test_a_global_privilege_only_global_priv_holds_is_reported"
 _FOLD = _T + "test_mysql_case.py::test_m2_the_setting_is_read_every_sync"
 _OWN = _T + "test_mysql_identity.py::test_a_user_mapped_to_pushdowns_own_account_is_refused"
+_ORPHAN = _T + "test_mysql_orphan_rows.py::test_a_grant_row_without_an_account_is_revoked_or_reported"
+_MIXED = _T + (
+    "test_mysql_mixed_revoke.py::test_a_revocable_privilege_beside_one_pushdown_may_not_revoke_is_revoked"
+)
 _KINDS = _T + "test_mysql_unseen_kinds.py::test_a_table_grant_reaches_a_versioned_table_or_a_sequence"
-_KINDS_SEEN = _T + "test_mysql_unseen_kinds.py::test_the_discovery_summary_counts_versioned_tables_and_sequences"
+_KINDS_SEEN = (
+    _T + "test_mysql_unseen_kinds.py::test_the_discovery_summary_counts_versioned_tables_and_sequences"
+)
 
 H, G, R, N = Treatment.HANDLED, Treatment.GOVERNED, Treatment.REPORTED, Treatment.NARROWED
 TABLE, PRINCIPAL, MODIFIER, SETTING = "grant table", "principal form", "modifier", "server setting"
@@ -158,6 +164,14 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         (_OWN,),
     ),
     SurfaceEntry(
+        "principal.orphan", PRINCIPAL,
+        "a grant row whose account does not exist (mysql.db / tables_priv / columns_priv rows by hand)", R,
+        "The server matches such a row by user name and host, so it reaches a login; REVOKE cannot remove "
+        "it (1141): left out of the facts and reported with the DELETE … ; FLUSH PRIVILEGES to run "
+        "(pushdown's account may not edit the grant tables).",
+        (_ORPHAN,),
+    ),
+    SurfaceEntry(
         "principal.role", PRINCIPAL, "a role (MariaDB: no host; MySQL 8: role@host), nested roles", (G, R),
         "Roles are never managed; their privileges reach a login only through a membership (also a "
         "nested one through the outer role), which is revoked or reported.",
@@ -226,6 +240,14 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         (_NO_GLOBAL, _FENCE, ADVERSARY),
     ),
     SurfaceEntry(
+        "modifier.ungrantable", MODIFIER,
+        "a privilege pushdown's account may not revoke beside ones it may: TRIGGER, EVENT, SHOW VIEW, …",
+        (G, R),
+        "Decided per privilege: the ones its account may revoke are revoked, the others are left out of "
+        "the facts and reported with the REVOKE to run (one REVOKE naming both is refused whole).",
+        (_MIXED,),
+    ),
+    SurfaceEntry(
         "modifier.routine_kind", MODIFIER, "routine kinds: PROCEDURE, FUNCTION, PACKAGE, PACKAGE BODY", R,
         "Each kind is read from procs_priv and named in its finding's REVOKE.",
         (_N4, ADVERSARY),
@@ -242,5 +264,7 @@ NOT_DRAWN = frozenset(
         "setting.activate_all_roles_on_login",  # MySQL 8 only
         "principal.pushdown",  # refused at mapping time (test_mysql_identity), never a hostile state
         "kind.table_types",  # objects, not grants: test_mysql_unseen_kinds creates each kind
+        "principal.orphan",  # rows written into the grant tables: test_mysql_orphan_rows writes each
+        "modifier.ungrantable",  # test_mysql_mixed_revoke grants each mix by hand
     }
 )
