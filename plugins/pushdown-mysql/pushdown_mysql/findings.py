@@ -172,9 +172,17 @@ def stuck(server: ServerRead, facts: Iterable[ServerFact]) -> tuple[frozenset[Se
     pushdown may revoke; left out, those are revoked and it is reported."""
     out: set[ServerFact] = set()
     lacks: dict[tuple[Account, str], set[str]] = {}
+    known: dict[object, tuple[str, ...]] = {}  # the answer depends on the object, not the account
     for fact in facts:
         if isinstance(fact, Grant | RoleGrant):
-            missing = revocable(server, fact)
+            key = (
+                (fact.role, fact.role_host)
+                if isinstance(fact, RoleGrant)
+                else (fact.db, fact.table, fact.privilege)
+            )
+            missing = known.get(key)
+            if missing is None:
+                missing = known[key] = revocable(server, fact)
             if missing:
                 out.add(fact)
                 on = fact.role_sql() if isinstance(fact, RoleGrant) else fact.on()

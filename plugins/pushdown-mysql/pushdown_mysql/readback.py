@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from pushdown.reconcile.plan import Fact
@@ -299,6 +300,12 @@ class ServerRead:
     proxies: frozenset[ProxyGrant] = frozenset()
     #: MySQL 8 ``mandatory_roles`` (roles every account holds; empty on MariaDB)
     mandatory: str = ""
+
+    @cached_property
+    def own_grants(self) -> frozenset[Grant]:
+        """pushdown's own grant rows: what it may grant and revoke (found once per read, as
+        every check of what it may revoke asks)."""
+        return frozenset(g for g in self.grants if isinstance(g, Grant) and g.account == self.me)
 
     def held_by(self, account: Account) -> frozenset[ServerFact]:
         return frozenset(g for g in self.grants if g.account == account)

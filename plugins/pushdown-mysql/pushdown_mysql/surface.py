@@ -41,12 +41,14 @@ _ORPHAN = _T + "test_mysql_orphan_rows.py::test_a_grant_row_without_an_account_i
 _MIXED = _T + (
     "test_mysql_mixed_revoke.py::test_a_revocable_privilege_beside_one_pushdown_may_not_revoke_is_revoked"
 )
+_MEMORY = _T + "test_mysql_unflushed.py::test_a_grant_row_deleted_without_flush_is_a_documented_limit"
 _KINDS = _T + "test_mysql_unseen_kinds.py::test_a_table_grant_reaches_a_versioned_table_or_a_sequence"
 _KINDS_SEEN = (
     _T + "test_mysql_unseen_kinds.py::test_the_discovery_summary_counts_versioned_tables_and_sequences"
 )
 
 H, G, R, N = Treatment.HANDLED, Treatment.GOVERNED, Treatment.REPORTED, Treatment.NARROWED
+U = Treatment.UNSEEN
 TABLE, PRINCIPAL, MODIFIER, SETTING = "grant table", "principal form", "modifier", "server setting"
 KIND = "object kind"
 
@@ -136,6 +138,15 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         "Read on every snapshot; where the server folds names, a database or table decides under every "
         "spelling the model names for it (narrower where they differ).",
         (_FOLD, ADVERSARY),
+    ),
+    SurfaceEntry(
+        "server.memory", SETTING,
+        "the grants the server enforces (its in-memory copy) vs the grant tables: a row changed by hand "
+        "without FLUSH PRIVILEGES", U,
+        "pushdown reads the tables: a row deleted without FLUSH stays enforced, unseen, until the next "
+        "FLUSH or restart. Comparing with memory (SHOW GRANTS FOR an account) needs SELECT on the whole "
+        "mysql database, which pushdown's least-privileged account does not hold (docs/mysql.md, Limits).",
+        (_MEMORY,),
     ),
     # -- object kinds ---------------------------------------------------------------
     SurfaceEntry(
@@ -263,6 +274,7 @@ NOT_DRAWN = frozenset(
         "setting.mandatory_roles",  # MySQL 8 only
         "setting.activate_all_roles_on_login",  # MySQL 8 only
         "principal.pushdown",  # refused at mapping time (test_mysql_identity), never a hostile state
+        "server.memory",  # a limit, not a draw: test_mysql_unflushed shows it
         "kind.table_types",  # objects, not grants: test_mysql_unseen_kinds creates each kind
         "principal.orphan",  # rows written into the grant tables: test_mysql_orphan_rows writes each
         "modifier.ungrantable",  # test_mysql_mixed_revoke grants each mix by hand
