@@ -57,3 +57,42 @@ def test_a_deny_revokes_the_granted_privilege_beside_a_hand_made_one_pushdown_ma
     with world.server.connect("pd_ann", "user-secret") as conn, conn.cursor() as cur:
         with pytest.raises(Exception, match="1142"):
             cur.execute("SELECT * FROM `crm`.`secret`")
+
+
+@pytest.mark.parametrize("accounts", [10, 100])
+def test_what_pushdown_may_revoke_is_asked_once_per_object_and_privilege(
+    accounts: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every managed grant is checked (not only wildcard, global and role ones), so the check
+    runs once per object and privilege, whatever the number of accounts holding it: counted
+    at two estates ten times apart."""
+    from pushdown_mysql import findings
+    from pushdown_mysql.compile import ServerObjects
+    from pushdown_mysql.facts import Account, Grant
+    from pushdown_mysql.readback import Dialect, ServerRead
+
+    me = Account("pushdown", "%")
+    tables = [f"t{i}" for i in range(20)]
+    own = {Grant(me, "crm", None, p) for p in ("SELECT", "GRANT OPTION")}
+    held = {
+        Grant(Account(f"pd_u{a}", "%"), "crm", t, p)
+        for a in range(accounts)
+        for t in tables
+        for p in ("SELECT", "TRIGGER")
+    }
+    server = ServerRead(
+        Dialect("mariadb"), me, ServerObjects(frozenset({"crm"}), frozenset(("crm", t) for t in tables)),
+        frozenset({me, *(g.account for g in held)}), frozenset(), frozenset(own | held),
+    )  # fmt: skip
+    calls = [0]
+    real = findings.revocable
+
+    def counted(server: ServerRead, fact: object) -> tuple[str, ...]:
+        calls[0] += 1
+        return real(server, fact)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(findings, "revocable", counted)
+    out, said = findings.stuck(server, held)
+    assert out == {g for g in held if g.privilege == "TRIGGER"}  # SELECT stays a fact: revoked
+    assert len(said) == accounts * len(tables)
+    assert calls[0] == 2 * len(tables)  # per object and privilege, not per account
