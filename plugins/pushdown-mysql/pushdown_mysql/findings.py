@@ -157,8 +157,8 @@ def revocable(server: ServerRead, fact: ServerFact) -> tuple[str, ...]:
     """What pushdown's account lacks to revoke ``fact`` (empty: it may)."""
     if isinstance(fact, RoleGrant):
         return () if (fact.role, fact.role_host) in server.admin_roles else ("the role WITH ADMIN OPTION",)
-    if isinstance(fact, ColumnGrant):
-        return ()
+    if isinstance(fact, ColumnGrant):  # a table-level privilege is what revoking it takes
+        fact = Grant(fact.account, fact.db, fact.table, fact.privilege)
     if fact.db is not None and fact.table is None:  # an exact database: its name, not its pattern
         fact = replace(fact, db=exact_db_name(fact.db) or fact.db)
     return missing_for(server, grant_statement("remove", [fact.account], [fact]))
@@ -177,7 +177,7 @@ def stuck(server: ServerRead, facts: Iterable[ServerFact]) -> tuple[frozenset[Se
     lacks: dict[tuple[Account, str], set[str]] = {}
     known: dict[object, tuple[str, ...]] = {}  # the answer depends on the object, not the account
     for fact in facts:
-        if isinstance(fact, Grant | RoleGrant):
+        if isinstance(fact, Grant | RoleGrant | ColumnGrant):
             key = (
                 (fact.role, fact.role_host)
                 if isinstance(fact, RoleGrant)
@@ -203,7 +203,7 @@ def _stuck_sentences(
             f"model decides); pushdown's account {me} may not revoke it (it would need the role WITH "
             f"ADMIN OPTION): revoke it by hand: REVOKE {role.role_sql()} FROM {role.account}"
         )
-    grants = [f for f in facts if isinstance(f, Grant)]
+    grants = [f for f in facts if isinstance(f, Grant | ColumnGrant)]
     what = {(g.account, g.on()): _what(g) for g in grants}
     for (account, on), privileges in sorted(_grouped(grants).items()):
         privs = ", ".join(privileges)
@@ -215,11 +215,11 @@ def _stuck_sentences(
         )
 
 
-def _what(fact: Grant) -> str:
+def _what(fact: Grant | ColumnGrant) -> str:
     """What a grant reaches beyond its object, for a finding (global and wildcard grants)."""
     if fact.db is None:
         return "a global grant: it reaches every database, "
-    if fact.table is None and exact_db_name(fact.db) is None:
+    if isinstance(fact, Grant) and fact.table is None and exact_db_name(fact.db) is None:
         return "a wildcard grant: it reaches every database whose name matches, "
     return ""
 

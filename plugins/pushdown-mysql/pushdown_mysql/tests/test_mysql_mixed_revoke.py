@@ -59,6 +59,25 @@ def test_a_deny_revokes_the_granted_privilege_beside_a_hand_made_one_pushdown_ma
             cur.execute("SELECT * FROM `crm`.`secret`")
 
 
+def test_a_column_privilege_pushdown_may_not_revoke_is_reported_and_the_others_revoked(
+    world: World, backend: MySQLBackend
+) -> None:
+    """Column grants go one statement each; one pushdown's account may not revoke
+    (``REFERENCES``, outside what it holds WITH GRANT OPTION) is reported, not refused every sync."""
+    world.user("ann")  # the model gives ann nothing
+    world.schema("crm")
+    world.table("crm", "secret")
+    with admin(world.server) as cur:
+        cur.execute("GRANT SELECT (id), REFERENCES (id) ON `crm`.`secret` TO 'pd_ann'@'%'")
+    plan, _ = reconcile(backend, world.model, Scope.everything())  # no PermanentBackendError
+    assert any("REVOKE REFERENCES (`id`) ON `crm`.`secret` FROM 'pd_ann'@'%'" in f for f in plan.findings)
+    with world.server.connect("pd_ann", "user-secret") as conn, conn.cursor() as cur:
+        with pytest.raises(Exception, match=r"1142|1143"):
+            cur.execute("SELECT id FROM `crm`.`secret`")
+    again, _ = reconcile(backend, world.model, Scope.everything())
+    assert not again.ops
+
+
 @pytest.mark.parametrize("accounts", [10, 100])
 def test_what_pushdown_may_revoke_is_asked_once_per_object_and_privilege(
     accounts: int, monkeypatch: pytest.MonkeyPatch
