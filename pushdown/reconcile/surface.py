@@ -25,6 +25,7 @@ class Treatment(enum.Enum):
     REPORTED = "reported"  # a finding in plan/verify (drift, exit 2): pushdown may not remove it
     NARROWED = "narrowed"  # pushdown withdraws what it pushes so the result cannot be wider
     REFUSED = "refused"  # (a model source) a read carrying it is not used: the model stays as it was
+    UNSEEN = "unseen: a documented limit"  # pushdown cannot read it with its privileges; the doc says so
 
 
 @dataclass(frozen=True)

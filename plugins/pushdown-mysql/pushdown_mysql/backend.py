@@ -63,6 +63,8 @@ from pushdown_mysql.findings import (
     PUBLIC,
     in_reach,
     mandatory_findings,
+    orphan,
+    orphan_findings,
     public_findings,
     shadow_findings,
     stuck,
@@ -173,8 +175,6 @@ class MySQLBackend(Backend):
             where = server_scope(scope, catalog, self.naming, server.fold)
             server = self._read(None, None)
         within = where.within()
-        managed = frozenset(g for g in server.grants if self._governs(g, server) and within(g))
-        beyond, stuck_findings = stuck(server, managed)
 
         def mine(a: Account) -> bool:
             return self.manages(a, server.me)
@@ -182,9 +182,15 @@ class MySQLBackend(Backend):
         def reaches(a: Account) -> bool:
             return self.reaches(a, server.me)
 
-        others = (g for g in server.grants if not mine(g.account) and reaches(g.account))
+        # rows whose account does not exist: no REVOKE removes them (findings.orphan)
+        orphans = frozenset(g for g in server.grants if reaches(g.account) and orphan(server, g))
+        rows = server.grants - orphans
+        managed = frozenset(g for g in rows if self._governs(g, server) and within(g))
+        beyond, stuck_findings = stuck(server, managed)
+        others = (g for g in rows if not mine(g.account) and reaches(g.account))
         found = (
             *self._ambiguous(catalogs),
+            *orphan_findings(server, orphans),
             *public_findings([g for g in others if not self._governs(g, server)]),
             *shadow_findings(server, mine),
             *stuck_findings,
@@ -404,7 +410,11 @@ class MySQLBackend(Backend):
         tables = None if databases is None else _touched_tables(plan)
         server = self._read(accounts, databases, lean=databases is not None, more_hosts=hosts, tables=tables)
         region = ServerRegion(accounts, databases, tables)
-        fresh = {g for g in server.grants if self._governs(g, snapshot.server) and region.covers(g)}
+        fresh = {
+            g
+            for g in server.grants
+            if self._governs(g, snapshot.server) and region.covers(g) and not orphan(snapshot.server, g)
+        }  # a lean read holds no account: which exist, as read before
         fresh -= stuck(snapshot.server, fresh)[0]  # what pushdown may revoke: as read before
         kept = {f for f in snapshot.facts if not region.covers(f)}
         facts = frozenset(f for f in kept | fresh if snapshot.within(f))

@@ -9,12 +9,14 @@ pushdown's own grant rows, so the missing ones can be named.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from pushdown_mysql.facts import Account, Grant
 from pushdown_mysql.readback import ServerRead
 from pushdown_mysql.statements import Statement
 
 
+@lru_cache(maxsize=65536)
 def pattern_matches(pattern: str, db: str) -> bool:
     """MySQL's database-pattern match: ``_`` one character, ``%`` any run, ``\\`` escapes."""
     regex = []
@@ -30,7 +32,7 @@ def pattern_matches(pattern: str, db: str) -> bool:
     return re.fullmatch("".join(regex), db, flags=re.DOTALL) is not None
 
 
-def _levels(own: set[Grant], db: str | None, table: str | None) -> list[set[str]]:
+def _levels(own: frozenset[Grant], db: str | None, table: str | None) -> list[set[str]]:
     """The privilege sets pushdown holds at each level that covers ``db.table``."""
     levels = [{g.privilege for g in own if g.db is None}]
     if db is not None:
@@ -47,7 +49,7 @@ def _levels(own: set[Grant], db: str | None, table: str | None) -> list[set[str]
 
 def missing_for(snap: ServerRead, statement: Statement) -> tuple[str, ...]:
     """What pushdown lacks to run ``statement``: its privileges, and ``GRANT OPTION``."""
-    own = {g for g in snap.held_by(snap.me) if isinstance(g, Grant)}
+    own = snap.own_grants
     levels = _levels(own, statement.db, statement.table)
     held = set().union(*levels)
     missing = [p for p in statement.privileges if p not in held and p != "ROLE"]

@@ -5,7 +5,8 @@ A table created by hand under a schema-level ALLOW is in no journal, yet where a
 exception (a DENY on a sibling) forces table-level grants it needs grants of its own.
 A full sync finds it; a scoped one (``apply --pending``, the library hook) only looks
 where the journal points. So every sync first asks the server for
-``(database, number of base tables, sum of CRC32 of their names)``, compares that with
+``(database, number of tables, sum of CRC32 of their names)`` (tables of every kind the
+inventory lists: :data:`~pushdown_mysql.mapping.TABLE_TYPES`), compares that with
 the summary its last converged sync kept (the store's meta, through the dispatcher:
 the CLI runs in a fresh process every time) and widens the scope to the databases
 whose row changed, appeared or went. Why this and not more:
@@ -28,12 +29,14 @@ from typing import Any
 
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.reconcile.scope import Scope
-from pushdown_mysql.mapping import SYSTEM_DATABASES
+from pushdown_mysql.mapping import SYSTEM_DATABASES, TABLE_TYPES
 
 SUMMARY_SQL = (
     "SELECT s.SCHEMA_NAME, COUNT(t.TABLE_NAME), COALESCE(SUM(CRC32(t.TABLE_NAME)), 0) "
     "FROM information_schema.SCHEMATA s LEFT JOIN information_schema.TABLES t "
-    "ON t.TABLE_SCHEMA = s.SCHEMA_NAME AND t.TABLE_TYPE IN ('BASE TABLE', 'VIEW') GROUP BY s.SCHEMA_NAME"
+    "ON t.TABLE_SCHEMA = s.SCHEMA_NAME AND t.TABLE_TYPE IN ("
+    + ", ".join(f"'{t}'" for t in TABLE_TYPES)  # the inventory's kinds (constants of mapping.py)
+    + ") GROUP BY s.SCHEMA_NAME"
 )
 
 

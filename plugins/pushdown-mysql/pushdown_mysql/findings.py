@@ -15,20 +15,24 @@ has nothing it may change:
   (``pd_x@localhost`` shadows ``pd_x@%``), or an anonymous account at a host more
   specific than a managed account's: a login from there is that account;
 - MySQL 8's ``mandatory_roles``: every account holds them;
-- wildcard (```s%`.*``), global (``*.*``) and role grants on a managed account that
-  pushdown's least-privileged account cannot revoke (it would need the privilege WITH
-  GRANT OPTION at that level, or the role WITH ADMIN OPTION): they are left out of the
-  facts (so apply never tries and fails) and reported with the exact REVOKE to run.
-  Where pushdown's account does hold what is needed, they stay facts and are revoked.
+- grants on a managed account that pushdown's least-privileged account cannot revoke
+  (it would need the privilege WITH GRANT OPTION at that level, or the role WITH ADMIN
+  OPTION): wildcard (```s%`.*``), global (``*.*``) and role grants, and on a table or
+  database a privilege outside :data:`~pushdown_mysql.mapping.GRANTABLE` (``TRIGGER``,
+  ``EVENT``, ``SHOW VIEW``, …). Decided per privilege (:func:`stuck`): they are left out
+  of the facts (so apply never tries and fails, and the privileges beside them that
+  pushdown may revoke are revoked) and reported with the exact REVOKE to run. Where
+  pushdown's account does hold what is needed, they stay facts and are revoked.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 
 from pushdown_mysql.diagnose import missing_for
 from pushdown_mysql.facts import Account, ColumnGrant, Grant, RoleGrant, ServerFact, exact_db_name
-from pushdown_mysql.quoting import quote_ident
+from pushdown_mysql.quoting import quote_ident, quote_string
 from pushdown_mysql.readback import ServerRead
 from pushdown_mysql.statements import grant_statement
 
@@ -153,27 +157,35 @@ def revocable(server: ServerRead, fact: ServerFact) -> tuple[str, ...]:
     """What pushdown's account lacks to revoke ``fact`` (empty: it may)."""
     if isinstance(fact, RoleGrant):
         return () if (fact.role, fact.role_host) in server.admin_roles else ("the role WITH ADMIN OPTION",)
-    if isinstance(fact, ColumnGrant):
-        return ()
+    if isinstance(fact, ColumnGrant):  # a table-level privilege is what revoking it takes
+        fact = Grant(fact.account, fact.db, fact.table, fact.privilege)
+    if fact.db is not None and fact.table is None:  # an exact database: its name, not its pattern
+        fact = replace(fact, db=exact_db_name(fact.db) or fact.db)
     return missing_for(server, grant_statement("remove", [fact.account], [fact]))
 
 
-def beyond_reach(fact: ServerFact) -> bool:
-    """A wildcard, global or role grant: outside what pushdown's documented privileges cover."""
-    if isinstance(fact, RoleGrant):
-        return True
-    if not isinstance(fact, Grant):
-        return False
-    return fact.db is None or (fact.table is None and exact_db_name(fact.db) is None)
-
-
 def stuck(server: ServerRead, facts: Iterable[ServerFact]) -> tuple[frozenset[ServerFact], tuple[str, ...]]:
-    """The managed facts pushdown may not revoke, and one finding per account and object."""
+    """The managed facts pushdown may not revoke, and one finding per account and object.
+
+    Decided per privilege, on every level: one REVOKE names every privilege an account
+    loses on an object, and the server refuses it whole when pushdown's account lacks one
+    of them (``TRIGGER``, ``EVENT``, ``SHOW VIEW``, … are outside
+    :data:`~pushdown_mysql.mapping.GRANTABLE`). Left in the facts, such a privilege would
+    make every sync fail on that statement and hold back the privileges beside it that
+    pushdown may revoke; left out, those are revoked and it is reported."""
     out: set[ServerFact] = set()
     lacks: dict[tuple[Account, str], set[str]] = {}
+    known: dict[object, tuple[str, ...]] = {}  # the answer depends on the object, not the account
     for fact in facts:
-        if beyond_reach(fact):
-            missing = revocable(server, fact)
+        if isinstance(fact, Grant | RoleGrant | ColumnGrant):
+            key = (
+                (fact.role, fact.role_host)
+                if isinstance(fact, RoleGrant)
+                else (fact.db, fact.table, fact.privilege)
+            )
+            missing = known.get(key)
+            if missing is None:
+                missing = known[key] = revocable(server, fact)
             if missing:
                 out.add(fact)
                 on = fact.role_sql() if isinstance(fact, RoleGrant) else fact.on()
@@ -191,17 +203,98 @@ def _stuck_sentences(
             f"model decides); pushdown's account {me} may not revoke it (it would need the role WITH "
             f"ADMIN OPTION): revoke it by hand: REVOKE {role.role_sql()} FROM {role.account}"
         )
-    grants = [f for f in facts if isinstance(f, Grant)]
+    grants = [f for f in facts if isinstance(f, Grant | ColumnGrant)]
+    what = {(g.account, g.on()): _what(g) for g in grants}
     for (account, on), privileges in sorted(_grouped(grants).items()):
         privs = ", ".join(privileges)
-        what = (
-            "a global grant: it reaches every database"
-            if on == "*.*"
-            else "a wildcard grant: it reaches every database whose name matches"
-        )
         needs = ", ".join(sorted(lacks[(account, on)], key=lambda p: (p == "GRANT OPTION", p)))
         yield (
-            f"{account} holds {privs} on {on} ({what}, whatever the model decides); pushdown's account "
-            f"{me} may not revoke it (it would need {needs} on {on}); revoke it by hand: "
+            f"{account} holds {privs} on {on} ({what[(account, on)]}whatever the model decides); "
+            f"pushdown's account {me} may not revoke it (it would need {needs} on {on}); revoke it by hand: "
             f"REVOKE {privs} ON {on} FROM {account}"
         )
+
+
+def _what(fact: Grant | ColumnGrant) -> str:
+    """What a grant reaches beyond its object, for a finding (global and wildcard grants)."""
+    if fact.db is None:
+        return "a global grant: it reaches every database, "
+    if isinstance(fact, Grant) and fact.table is None and exact_db_name(fact.db) is None:
+        return "a wildcard grant: it reaches every database whose name matches, "
+    return ""
+
+
+def orphan(server: ServerRead, fact: ServerFact) -> bool:
+    """A grant row whose account (or role) does not exist: written into a grant table by hand
+    (or left behind by one), then loaded by ``FLUSH PRIVILEGES``. MariaDB and MySQL match
+    ``mysql.db``, ``mysql.tables_priv`` and ``mysql.columns_priv`` rows by the login's user
+    name and client host, not by account, so such a row still reaches a login (the
+    anonymous user's ``''@'%'`` row every login). ``REVOKE`` cannot remove it: the server
+    answers "no such grant" (1141) for an account that does not exist. ``server`` must be a
+    read that holds the accounts of ``fact``'s user name (every full or scoped read does;
+    a lean read-back does not)."""
+    account = fact.account
+    return not account.public and account not in server.accounts and account not in server.roles
+
+
+def orphan_findings(server: ServerRead, facts: Iterable[ServerFact]) -> Iterator[str]:
+    """One finding per orphan row (:func:`orphan`), with the statements that remove it.
+
+    pushdown does not remove them itself: only ``DELETE`` on the grant tables and
+    ``FLUSH PRIVILEGES`` (the ``RELOAD`` privilege) can, and an account holding those may
+    rewrite any account's grants on the whole server, far past the least privileges
+    pushdown needs (:mod:`pushdown_mysql.account`); so they are reported, never written."""
+    rows: dict[tuple[Account, str, str], tuple[list[str], list[str]]] = {}
+    for fact in sorted(facts, key=str):
+        where, deletes = _orphan_row(server, fact)
+        what = fact.role_sql() if isinstance(fact, RoleGrant) else fact.on()
+        held, _ = rows.setdefault((fact.account, what, where), ([], deletes))
+        held.append(f"role {what}" if isinstance(fact, RoleGrant) else _privilege(fact))
+    for (account, on, where), (held, deletes) in sorted(rows.items()):
+        yield (
+            f"a row of {where} gives {', '.join(held)} on {on} to {account}, an account that does not "
+            f"exist: the server matches that row by user name and client host, so it reaches a login "
+            f"as {_login(account)} whatever the model decides, and REVOKE cannot remove it (1141: no "
+            f"such grant); pushdown's account may not edit the grant tables: remove it by hand: "
+            f"{'; '.join(deletes)}; FLUSH PRIVILEGES"
+        )
+
+
+def _login(account: Account) -> str:
+    if account.user == ANONYMOUS:
+        return f"any user from a host that matches {account.host!r}"
+    return f"{account.user!r} from a host that matches {account.host!r}"
+
+
+def _orphan_row(server: ServerRead, fact: ServerFact) -> tuple[str, list[str]]:
+    """The grant table a fact is a row of, and the DELETEs that remove its row(s)."""
+    a = fact.account
+    key = f"Host = {quote_string(a.host)} AND User = {quote_string(a.user)}"
+    if isinstance(fact, RoleGrant):
+        if server.dialect.mariadb:
+            role = f"Role = {quote_string(fact.role)}"
+            return "mysql.roles_mapping", [_delete("mysql.roles_mapping", f"{key} AND {role}")]
+        edge = (
+            f"TO_HOST = {quote_string(a.host)} AND TO_USER = {quote_string(a.user)} AND "
+            f"FROM_USER = {quote_string(fact.role)} AND FROM_HOST = {quote_string(fact.role_host)}"
+        )
+        return "mysql.role_edges", [_delete("mysql.role_edges", edge)]
+    if isinstance(fact, Grant) and fact.db is None:  # MySQL 8's dynamic privileges
+        dynamic = f"HOST = {quote_string(a.host)} AND USER = {quote_string(a.user)}"
+        return "mysql.global_grants", [_delete("mysql.global_grants", dynamic)]
+    db = f"Db = {quote_string(fact.db or '')}"
+    if isinstance(fact, Grant) and fact.table is None:
+        return "mysql.db", [_delete("mysql.db", f"{key} AND {db}")]
+    table = f"{key} AND {db} AND Table_name = {quote_string(fact.table or '')}"
+    where = "mysql.columns_priv" if isinstance(fact, ColumnGrant) else "mysql.tables_priv"
+    # a table's row and its column rows go together (the table row names the column ones)
+    return where, [
+        _delete("mysql.tables_priv", table),
+        _delete("mysql.columns_priv", table),
+    ]
+
+
+def _delete(table: str, where: str) -> str:
+    """A statement shown to a person in a finding (never run by pushdown); values are
+    string literals (:func:`~pushdown_mysql.quoting.quote_string`)."""
+    return f"DELETE FROM {table} WHERE {where}"  # noqa: S608 - shown, never run

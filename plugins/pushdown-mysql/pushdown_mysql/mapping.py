@@ -64,6 +64,12 @@ OWNER_DATABASE_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE", "DROP", "IN
 #: The database-level privilege that lets a user create tables in the database.
 CREATE_TABLE_PRIVILEGE = "CREATE"
 
+#: ``information_schema.TABLES.TABLE_TYPE`` values of the objects a table grant reaches: base
+#: tables, views (a database-level grant reaches them, so a DENY on one must show), MariaDB's
+#: system-versioned tables and sequences (each is a table to the grant tables). Only
+#: ``SYSTEM VIEW`` (the system databases, never governed) and ``TEMPORARY`` are left out.
+TABLE_TYPES = ("BASE TABLE", "VIEW", "SYSTEM VERSIONED", "SEQUENCE")
+
 #: Databases pushdown never governs.
 SYSTEM_DATABASES = frozenset({"mysql", "information_schema", "performance_schema", "sys"})
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from pushdown.reconcile.plan import Fact
@@ -32,7 +33,7 @@ from pushdown_mysql.facts import (
     escape_db_pattern,
     exact_db_name,
 )
-from pushdown_mysql.mapping import SYSTEM_DATABASES
+from pushdown_mysql.mapping import SYSTEM_DATABASES, TABLE_TYPES
 from pushdown_mysql.routines import ProxyGrant, RoutineGrant
 
 _COMMON = (
@@ -259,12 +260,16 @@ def _global_priv(accounts: frozenset[str] | None) -> tuple[str, tuple[Any, ...]]
     return keyed, (tuple(sorted(accounts)),)
 
 
+_TABLE_TYPES = ", ".join(f"'{t}'" for t in TABLE_TYPES)  # constants of mapping.py
+
+
 def _inventory(databases: frozenset[str] | None) -> tuple[str, tuple[Any, ...]]:
     schemata = "SELECT SCHEMA_NAME, NULL FROM information_schema.SCHEMATA"
-    # views count as tables: a database-level grant reaches them, so a DENY on one must show
+    # every kind a table grant reaches (views, system-versioned tables, sequences): a
+    # database-level grant reaches them too, so a DENY on one must show
     tables = (
-        "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "
-        "WHERE TABLE_TYPE IN ('BASE TABLE', 'VIEW')"
+        "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "  # noqa: S608 - constants
+        f"WHERE TABLE_TYPE IN ({_TABLE_TYPES})"
     )
     if databases is None:
         return f"{schemata} UNION ALL {tables}", ()
@@ -295,6 +300,12 @@ class ServerRead:
     proxies: frozenset[ProxyGrant] = frozenset()
     #: MySQL 8 ``mandatory_roles`` (roles every account holds; empty on MariaDB)
     mandatory: str = ""
+
+    @cached_property
+    def own_grants(self) -> frozenset[Grant]:
+        """pushdown's own grant rows: what it may grant and revoke (found once per read, as
+        every check of what it may revoke asks)."""
+        return frozenset(g for g in self.grants if isinstance(g, Grant) and g.account == self.me)
 
     def held_by(self, account: Account) -> frozenset[ServerFact]:
         return frozenset(g for g in self.grants if g.account == account)

@@ -37,9 +37,20 @@ _PUBLIC_GLOBAL = _T + "test_mysql_surface_paths.py::test_a_global_grant_to_publi
 _GLOBAL_PRIV = _T + "test_mysql_surface_paths.py::test_a_global_privilege_only_global_priv_holds_is_reported"
 _FOLD = _T + "test_mysql_case.py::test_m2_the_setting_is_read_every_sync"
 _OWN = _T + "test_mysql_identity.py::test_a_user_mapped_to_pushdowns_own_account_is_refused"
+_ORPHAN = _T + "test_mysql_orphan_rows.py::test_a_grant_row_without_an_account_is_revoked_or_reported"
+_MIXED = _T + (
+    "test_mysql_mixed_revoke.py::test_a_revocable_privilege_beside_one_pushdown_may_not_revoke_is_revoked"
+)
+_MEMORY = _T + "test_mysql_unflushed.py::test_a_grant_row_deleted_without_flush_is_a_documented_limit"
+_KINDS = _T + "test_mysql_unseen_kinds.py::test_a_table_grant_reaches_a_versioned_table_or_a_sequence"
+_KINDS_SEEN = (
+    _T + "test_mysql_unseen_kinds.py::test_the_discovery_summary_counts_versioned_tables_and_sequences"
+)
 
 H, G, R, N = Treatment.HANDLED, Treatment.GOVERNED, Treatment.REPORTED, Treatment.NARROWED
+U = Treatment.UNSEEN
 TABLE, PRINCIPAL, MODIFIER, SETTING = "grant table", "principal form", "modifier", "server setting"
+KIND = "object kind"
 
 ENTRIES: tuple[SurfaceEntry, ...] = (
     # -- grant tables ---------------------------------------------------------------
@@ -128,6 +139,24 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         "spelling the model names for it (narrower where they differ).",
         (_FOLD, ADVERSARY),
     ),
+    SurfaceEntry(
+        "server.memory", SETTING,
+        "the grants the server enforces (its in-memory copy) vs the grant tables: a row changed by hand "
+        "without FLUSH PRIVILEGES", U,
+        "pushdown reads the tables: a row deleted without FLUSH stays enforced, unseen, until the next "
+        "FLUSH or restart. Comparing with memory (SHOW GRANTS FOR an account) needs SELECT on the whole "
+        "mysql database, which pushdown's least-privileged account does not hold (docs/mysql.md, Limits).",
+        (_MEMORY,),
+    ),
+    # -- object kinds ---------------------------------------------------------------
+    SurfaceEntry(
+        "kind.table_types", KIND,
+        "what a table grant reaches: base tables, views, system-versioned tables, sequences", H,
+        "Each is a table to the grant tables: the inventory and the discovery summary list every "
+        "TABLE_TYPE of these kinds, so a model table of any of them is granted and a database-level "
+        "grant is decided over all of them (SYSTEM VIEW and TEMPORARY are left out).",
+        (_KINDS, _KINDS_SEEN),
+    ),
     # -- principal forms ------------------------------------------------------------
     SurfaceEntry(
         "principal.named", PRINCIPAL, "a named account 'user'@'host'", H,
@@ -144,6 +173,14 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         "principal.pushdown", PRINCIPAL, "pushdown's own account", H,
         "Never managed, whatever the prefix; a model user mapped to it is refused.",
         (_OWN,),
+    ),
+    SurfaceEntry(
+        "principal.orphan", PRINCIPAL,
+        "a grant row whose account does not exist (mysql.db / tables_priv / columns_priv rows by hand)", R,
+        "The server matches such a row by user name and host, so it reaches a login; REVOKE cannot remove "
+        "it (1141): left out of the facts and reported with the DELETE … ; FLUSH PRIVILEGES to run "
+        "(pushdown's account may not edit the grant tables).",
+        (_ORPHAN,),
     ),
     SurfaceEntry(
         "principal.role", PRINCIPAL, "a role (MariaDB: no host; MySQL 8: role@host), nested roles", (G, R),
@@ -214,6 +251,14 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         (_NO_GLOBAL, _FENCE, ADVERSARY),
     ),
     SurfaceEntry(
+        "modifier.ungrantable", MODIFIER,
+        "a privilege pushdown's account may not revoke beside ones it may: TRIGGER, EVENT, SHOW VIEW, …",
+        (G, R),
+        "Decided per privilege: the ones its account may revoke are revoked, the others are left out of "
+        "the facts and reported with the REVOKE to run (one REVOKE naming both is refused whole).",
+        (_MIXED,),
+    ),
+    SurfaceEntry(
         "modifier.routine_kind", MODIFIER, "routine kinds: PROCEDURE, FUNCTION, PACKAGE, PACKAGE BODY", R,
         "Each kind is read from procs_priv and named in its finding's REVOKE.",
         (_N4, ADVERSARY),
@@ -229,5 +274,9 @@ NOT_DRAWN = frozenset(
         "setting.mandatory_roles",  # MySQL 8 only
         "setting.activate_all_roles_on_login",  # MySQL 8 only
         "principal.pushdown",  # refused at mapping time (test_mysql_identity), never a hostile state
+        "server.memory",  # a limit, not a draw: test_mysql_unflushed shows it
+        "kind.table_types",  # objects, not grants: test_mysql_unseen_kinds creates each kind
+        "principal.orphan",  # rows written into the grant tables: test_mysql_orphan_rows writes each
+        "modifier.ungrantable",  # test_mysql_mixed_revoke grants each mix by hand
     }
 )

@@ -29,6 +29,7 @@ test_hardening_guards).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -390,14 +391,18 @@ def follow(server: LocalMariaDB, findings: tuple[str, ...], tally: Tally) -> Non
         for finding in findings:
             if "by hand: " not in finding:
                 continue
-            statement = finding.rsplit("by hand: ", 1)[1]
-            try:
-                cur.execute(statement)  # no arguments: the text is sent as it is
-            except pymysql.err.MySQLError as exc:
-                if exc.args[0] not in GONE:
-                    raise
+            fix = finding.rsplit("by hand: ", 1)[1]
+            for statement in re.split(FIX_STATEMENTS, fix):  # a grant row's DELETEs, then FLUSH
+                try:
+                    cur.execute(statement)  # no arguments: the text is sent as it is
+                except pymysql.err.MySQLError as exc:
+                    if exc.args[0] not in GONE:
+                        raise
             REPORTED[0] += 1
 
+
+#: where a finding's fix of several statements splits (findings.orphan_findings)
+FIX_STATEMENTS = r"; (?=DELETE FROM mysql\.|FLUSH PRIVILEGES$)"
 
 #: findings a person acted on (printed with the counts)
 REPORTED = [0]

@@ -6,6 +6,8 @@ not count as done."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from pushdown.reconcile.scope import Scope
@@ -30,11 +32,6 @@ ROWS = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the row's REVOKE answers 1141, taken for 'already gone': the row stays (the login stays "
-    "wider), every sync ends in NotConverged on the same REVOKE, and no finding names the fix",
-)
 @pytest.mark.parametrize("row", sorted(ROWS))
 def test_a_grant_row_without_an_account_is_revoked_or_reported(
     world: World, backend: MySQLBackend, row: str
@@ -57,6 +54,20 @@ def test_a_grant_row_without_an_account_is_revoked_or_reported(
             except Exception as exc:  # any refusal will do
                 refused = "1142" in str(exc) or "1044" in str(exc)
         assert refused or reported, plan
+        # reported with the statements that remove it; no REVOKE tried (it answers 1141)
+        (finding,) = [f for f in plan.findings if "does not exist" in f]
+        assert not plan.ops, plan.ops
+        again, _ = reconcile(backend, world.model, Scope.everything())  # the same, no error
+        assert not again.ops and finding in again.findings
+        fix = finding.rsplit("remove it by hand: ", 1)[1]
+        with admin(world.server) as cur:  # the statements named do remove it
+            for statement in re.split(r"; (?=DELETE FROM mysql\.|FLUSH PRIVILEGES$)", fix):
+                cur.execute(statement)
+        with world.server.connect("pd_ann", "user-secret") as conn, conn.cursor() as cur:
+            with pytest.raises(Exception, match=r"1142|1044"):
+                cur.execute("SELECT * FROM `crm`.`secret`")
+        done, _ = reconcile(backend, world.model, Scope.everything())
+        assert not any("does not exist" in f for f in done.findings), done.findings
     finally:
         with admin(world.server) as cur:
             cur.execute("DELETE FROM mysql.db WHERE Db = 'crm' AND User IN ('', 'pd_ann')")
