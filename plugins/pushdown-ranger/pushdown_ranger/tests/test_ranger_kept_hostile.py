@@ -184,9 +184,10 @@ shared_steps = st.one_of(
 
 def test_one_model_on_two_backends_with_two_mappings_equals_fresh_backends() -> None:
     """One model object, its catalog mirrored on two Ranger services by two backends (the
-    second maps every user to a realm name, two users to one: refused there alone): each syncs the scopes of the changes since its
-    own last sync, so what one backend kept over the model object (the roster stamps, the
-    kept roles' memberships, the principals) is never the other's."""
+    second maps every user to a realm name, two users to one: refused there alone): each
+    syncs the scopes of the changes since its own last sync, so what one backend kept over
+    the model object (the roster stamps, the kept roles' memberships, the principals) is
+    never the other's."""
 
     @settings(max_examples=histories(12), deadline=None, suppress_health_check=list(HealthCheck))
     @given(history=st.lists(shared_steps, min_size=2, max_size=14))
