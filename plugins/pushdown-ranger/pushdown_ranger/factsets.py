@@ -63,8 +63,11 @@ def moved(facts: Facts, base: Facts, gone: Set[Fact], added: Set[Fact]) -> Facts
 
 def known(old: Set[Fact], new: Set[Fact]) -> tuple[Set[Fact], Set[Fact]] | None:
     """``(old - new, new - old)`` where :func:`joined` or :func:`moved` made them so (a
-    visit of the facts that differ only), or the same set; else ``None``."""
+    visit of the facts that differ only), or the same set; else ``None``. Frozen sets
+    only: a set that can change in place proves nothing by being the same object."""
     global visited
+    if type(old) is not frozenset or type(new) is not frozenset:
+        return None
     if old is new:
         return frozenset(), frozenset()
     with _LOCK:

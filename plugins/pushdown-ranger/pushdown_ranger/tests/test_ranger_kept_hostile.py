@@ -244,12 +244,6 @@ def test_one_model_on_two_backends_with_two_mappings_equals_fresh_backends() -> 
     run()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Backend.apart takes any Set and plan.diff hands it mutable sets, but the Ranger "
-    "backend's Apart proves a set unchanged by object identity alone: a set changed in place "
-    "since the last plan is taken as unchanged, and its removal is never planned",
-)
 def test_a_plan_of_a_set_changed_in_place_since_the_last_plan_removes_what_it_no_longer_holds() -> None:
     """Two plans of one mutable desired set (``plan.diff`` keys the facts of ``set`` and
     ``frozenset`` alike, and passes both to ``Backend.apart``): ``pd_r1`` wanted and held,
