@@ -2,8 +2,8 @@
 against a compile from scratch, over histories wider than ``test_ranger_table_focus.py``'s:
 batches of several steps compiled at once (a grant beside an owner, a membership, an admin),
 owners and grants on the metalake and the catalog, DENYs on tables, and whole compiles
-between the focused ones. What the focus gets wrong is a strict xfail here, each with the
-fixed history that shows it."""
+between the focused ones. What the focus got wrong is a plain test here, each with the
+fixed history that showed it."""
 
 from __future__ import annotations
 
@@ -107,12 +107,6 @@ def focused_and_scratch(
     return got, compile_with(model, "identity", focus, None), kept.focused - before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a first grant on a table of a capitalised database makes the database one the "
-    "compile pushes nothing for (unnamable_schemas: Hive holds it lower-case); the focus "
-    "keeps its last items and adds the grant's (wider)",
-)
 def test_a_first_grant_in_a_capitalised_database_pushes_what_a_compile_from_scratch_refuses() -> None:
     """``c.S9`` carries no grant or owner: its every-table item is pushed. A grant on its
     table makes it carry one: from scratch nothing is pushed there (a note says why); the
@@ -129,11 +123,6 @@ def test_a_first_grant_in_a_capitalised_database_pushes_what_a_compile_from_scra
 
 
 @pytest.mark.ranger
-@pytest.mark.xfail(
-    strict=True,
-    reason="the scoped sync of a first grant in a capitalised database leaves in Ranger the "
-    "allows a full plan from scratch removes (the focus keeps the database's last items)",
-)
 def test_a_scoped_sync_of_a_first_grant_in_a_capitalised_database_leaves_what_scratch_removes() -> None:
     b = start().schema("c.S9").table("c.S9.t")
     b.allow("r1", "catalog c", "SELECT_TABLE", "USE_SCHEMA")
