@@ -288,11 +288,12 @@ def _tables_only(
 
     Proved, else ``None``: deny items enabled; the database in the Hive catalog, registered,
     its name exact and lower-case (:func:`_plainly_named`: no whole-model naming refusal of
-    :func:`~.hive_names.unnamable_schemas` can move), its case twins none (:func:`with_case_twins`), no topic or fileset held by the focused
-    compile; the kept items' proof (:meth:`KeptItems.moved`: same model object, nobody's
-    roles moved, the same service admins and refused principals, the database's children,
-    marked objects and path as they were, the moved objects registered tables named alone,
-    no DENY there or above); no decided user owning anything or a service admin."""
+    :func:`~.hive_names.unnamable_schemas` can move), its case twins none
+    (:func:`with_case_twins`), no topic or fileset held by the focused compile; the kept
+    items' proof (:meth:`KeptItems.moved`: same model object, nobody's roles moved, the
+    same service admins and refused principals, the database's children, marked objects
+    and path as they were, the moved objects registered tables named alone, no DENY there
+    or above); no decided user owning anything or a service admin."""
     service = naming.hive_service
     (schema,) = focus
     if hive is None or not deny_enabled.get(service, False) or schema.type is not T.SCHEMA:
