@@ -23,7 +23,7 @@ from pushdown_ranger.scoping import focus_of
 from tests.adversary import histories, hostile_steps, mapping_names
 
 from .histories import events_for, synced
-from .test_ranger_table_focus import PRIVILEGES, ROLES, TABLES, USERS, compile_with, start
+from .test_ranger_table_focus import CAPITALS, PRIVILEGES, ROLES, TABLES, USERS, compile_with, start
 from .world import backend_for
 
 Step = tuple[Any, ...]
@@ -33,7 +33,7 @@ OBJECTS = ("metalake", "catalog c", "schema c.s1", "schema c.s2", *TABLES[:3])
 table_steps = st.tuples(
     st.sampled_from(("grant", "grant", "revoke")),
     st.sampled_from(ROLES),
-    st.sampled_from(TABLES[:3]),
+    st.sampled_from((*TABLES[:3], *TABLES[:3], *CAPITALS)),
     st.sampled_from(PRIVILEGES),
     st.sampled_from(("ALLOW", "ALLOW", "ALLOW", "DENY")),
 )
@@ -58,7 +58,7 @@ batches = st.tuples(st.lists(wide_steps, min_size=1, max_size=3), st.booleans())
 
 
 def play(mapping: str, history: list[tuple[list[Step], bool]], counts: dict[str, int]) -> None:
-    model, kept = start().model, KeptClasses()
+    model, kept = start(capitals=True).model, KeptClasses()
     compile_with(model, mapping, None, kept)
     for batch, whole in history:
         events: list[Any] = []
