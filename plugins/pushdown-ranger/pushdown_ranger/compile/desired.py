@@ -49,7 +49,7 @@ from pushdown_ranger.compile.classes import DatabaseItems, Held, HiveClasses, Ke
 from pushdown_ranger.compile.deciding import deciding_users
 from pushdown_ranger.compile.hive import hive_database, hive_every_table, hive_items, hive_table, table_items
 from pushdown_ranger.compile.leaves import leaf_items
-from pushdown_ranger.compile.naming import Group, Items, RangerNaming
+from pushdown_ranger.compile.naming import Group, Items, RangerNaming, exact
 from pushdown_ranger.compile.objects import (
     held_in_focus,
     held_objects,
@@ -236,6 +236,16 @@ def _twinless(model: Model, roots: list[ObjectRef], focus: frozenset[ObjectRef])
     return with_case_twins(model, roots, focus) == focus
 
 
+def _plainly_named(schema: ObjectRef) -> bool:
+    """The database's name one Ranger and Hive take as it is: exact and lower-case. The
+    refusals of :func:`~.hive_names.unnamable_schemas` look at the whole model (a capitalised
+    database is refused once any grant or owner sits on or in it: a first grant on one of
+    its tables refuses it all), which the kept items do not follow: such a database is
+    compiled. A schema equal to another but for case is :func:`_twinless`'s."""
+    name = schema.names[1]
+    return exact(name) and name == name.lower()
+
+
 def _leafless(model: Model, roots: list[ObjectRef], focus: frozenset[ObjectRef]) -> bool:
     """No topic or fileset a focused compile holds (:func:`held_in_focus`): registered or
     named in the database, in a schema registering one, or named anywhere below the roots
@@ -277,11 +287,13 @@ def _tables_only(
     items from its decisions on them).
 
     Proved, else ``None``: deny items enabled; the database in the Hive catalog, registered,
-    its case twins none (:func:`with_case_twins`), no topic or fileset held by the focused
-    compile; the kept items' proof (:meth:`KeptItems.moved`: same model object, nobody's
-    roles moved, the same service admins and refused principals, the database's children,
-    marked objects and path as they were, the moved objects registered tables named alone,
-    no DENY there or above); no decided user owning anything or a service admin."""
+    its name exact and lower-case (:func:`_plainly_named`: no whole-model naming refusal of
+    :func:`~.hive_names.unnamable_schemas` can move), its case twins none
+    (:func:`with_case_twins`), no topic or fileset held by the focused compile; the kept
+    items' proof (:meth:`KeptItems.moved`: same model object, nobody's roles moved, the
+    same service admins and refused principals, the database's children, marked objects
+    and path as they were, the moved objects registered tables named alone, no DENY there
+    or above); no decided user owning anything or a service admin."""
     service = naming.hive_service
     (schema,) = focus
     if hive is None or not deny_enabled.get(service, False) or schema.type is not T.SCHEMA:
@@ -294,7 +306,9 @@ def _tables_only(
     moved = None if last is None else last.moved(model, schema, refused)
     if last is None or moved is None:
         return None
-    if not _twinless(model, roots, focus) or not _leafless(model, roots, focus):
+    if not _plainly_named(schema) or not _twinless(model, roots, focus):
+        return None
+    if not _leafless(model, roots, focus):
         return None
     roles = set().union(*moved.values())
     users = {u for r in roles for u in model.holders_of(r) if u in model.users} - who.refused_users
