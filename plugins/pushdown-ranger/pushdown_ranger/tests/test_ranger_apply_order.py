@@ -361,9 +361,9 @@ def test_a_user_joining_a_denying_and_an_allowing_role_at_once_is_never_wider_on
     assert wider_on_the_way(lambda: _built(before), lambda: _built(before + batch)) == []
 
 
-def _cycle_old() -> Builder:
-    """r1 (v) may select every table but create none in crm; r2 (w) may create tables but
-    not select orders."""
+def two_crossed_roles(denied: tuple[str, str], allowed: str) -> Builder:
+    """r1 (v) may select every table but not ``denied`` (an object, a privilege); r2 (w)
+    has ``allowed`` on the catalog but may not select orders."""
     return (
         Builder()
         .users("u", "v", "w")
@@ -374,10 +374,16 @@ def _cycle_old() -> Builder:
         .role("r1", users=["v"])
         .role("r2", users=["w"])
         .allow("r1", "catalog sales", "USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE")
-        .deny("r1", "schema sales.crm", "CREATE_TABLE")
-        .allow("r2", "catalog sales", "USE_CATALOG", "USE_SCHEMA", "CREATE_TABLE")
+        .deny("r1", denied[0], denied[1])
+        .allow("r2", "catalog sales", "USE_CATALOG", "USE_SCHEMA", allowed)
         .deny("r2", "table sales.crm.orders", "SELECT_TABLE")
     )
+
+
+def _cycle_old() -> Builder:
+    """r1 (v) may select every table but create none in crm; r2 (w) may create tables but
+    not select orders."""
+    return two_crossed_roles(("schema sales.crm", "CREATE_TABLE"), "CREATE_TABLE")
 
 
 def _cycle_new() -> Builder:

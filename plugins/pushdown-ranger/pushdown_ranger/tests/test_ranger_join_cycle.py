@@ -22,7 +22,17 @@ from pushdown_ranger.companion import is_narrowing
 from pushdown_ranger.facts import PolicyFact, RoleFact
 from tests.builders import Builder
 
-from .test_ranger_apply_order import KINDS, _cycle_new, _cycle_old, _names, _watched, allowed, held, keys
+from .test_ranger_apply_order import (
+    KINDS,
+    _cycle_new,
+    _cycle_old,
+    _names,
+    _watched,
+    allowed,
+    held,
+    keys,
+    two_crossed_roles,
+)
 from .test_ranger_null_narrow import NULL_DENY
 from .world import backend_for
 
@@ -33,20 +43,7 @@ ALL = Scope.everything()
 def _crossed_old() -> Builder:
     """r1 (v) may select every table but not modify orders; r2 (w) may modify every table
     but not select orders."""
-    return (
-        Builder()
-        .users("u", "v", "w")
-        .catalog("sales", backend="rg")
-        .schema("sales.crm")
-        .table("sales.crm.orders")
-        .table("sales.crm.leads")
-        .role("r1", users=["v"])
-        .role("r2", users=["w"])
-        .allow("r1", "catalog sales", "USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE")
-        .deny("r1", "table sales.crm.orders", "MODIFY_TABLE")
-        .allow("r2", "catalog sales", "USE_CATALOG", "USE_SCHEMA", "MODIFY_TABLE")
-        .deny("r2", "table sales.crm.orders", "SELECT_TABLE")
-    )
+    return two_crossed_roles(("table sales.crm.orders", "MODIFY_TABLE"), "MODIFY_TABLE")
 
 
 def _crossed_new() -> Builder:
