@@ -30,7 +30,8 @@ def test_an_orphan_row_at_an_upper_case_host_is_removed_by_the_statements_shown(
     try:
         with admin(world.server) as cur:
             cur.execute(
-                "INSERT INTO mysql.db (Host, Db, User, Select_priv) VALUES ('LOCALHOST', 'crm', 'pd_ann', 'Y')"
+                "INSERT INTO mysql.db (Host, Db, User, Select_priv) "
+                "VALUES ('LOCALHOST', 'crm', 'pd_ann', 'Y')"
             )
             cur.execute("FLUSH PRIVILEGES")
         plan, _ = reconcile(backend, world.model, Scope.everything())
