@@ -16,11 +16,6 @@ from .world import World, admin
 pytestmark = pytest.mark.mariadb
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="readback lowers the host; findings._orphan_row builds the DELETE from the lowered "
-    "host, which does not match the row's 'LOCALHOST' (Host compares as bytes)",
-)
 def test_an_orphan_row_at_an_upper_case_host_is_removed_by_the_statements_shown(
     world: World, backend: MySQLBackend
 ) -> None:
