@@ -19,11 +19,6 @@ GRANTER = Account("pd_granter", "%")
 VICTIM = Account("pd_victim", "%")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="diagnose._levels unions the privileges of every matching database pattern; the "
-    "server uses the first (most specific) matching mysql.db row only",
-)
 def test_revocable_agrees_with_the_server_on_overlapping_patterns(world: World) -> None:
     world.schema("crm")
     with admin(world.server) as cur:
