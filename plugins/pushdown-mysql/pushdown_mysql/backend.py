@@ -89,6 +89,7 @@ from pushdown_mysql.readback import (
     parse_tables,
     parse_users,
     server_scope,
+    spelled_hosts,
 )
 from pushdown_mysql.routines import parse_proxies, parse_routines, proxy_findings, routine_findings
 from pushdown_mysql.statements import Statement, statements
@@ -120,6 +121,10 @@ def settings_from(context: BackendContext) -> ConnectionSettings:
         unix_socket=s.optional_text("unix_socket"),
         connect_timeout=s.seconds("connect_timeout", 5.0),
     )
+
+
+#: the grant tables whose rows name their user and host first (the role table is the dialect's)
+_ROW_TABLES = ("mysql.db", "mysql.tables_priv", "mysql.columns_priv", "mysql.global_grants")
 
 
 class MySQLBackend(Backend):
@@ -247,6 +252,7 @@ class MySQLBackend(Backend):
             frozenset(parse_routines(rows.get("mysql.procs_priv", []))),
             frozenset(parse_proxies(rows.get("mysql.proxies_priv", []))),
             parse_mandatory(rows.get("settings", [])),
+            spelled_hosts(rows.get(t, []) for t in (*_ROW_TABLES, role_key)),
         )
         return snap
 

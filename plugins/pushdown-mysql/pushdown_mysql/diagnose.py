@@ -33,15 +33,22 @@ def pattern_matches(pattern: str, db: str) -> bool:
 
 
 def _levels(own: frozenset[Grant], db: str | None, table: str | None) -> list[set[str]]:
-    """The privilege sets pushdown holds at each level that covers ``db.table``."""
+    """The privilege sets pushdown holds at each level that covers ``db.table``.
+
+    The server takes a login's database privileges from one ``mysql.db`` row: the first whose
+    pattern matches, in its own order (the most specific first), never the union of them.
+    Only what every matching row holds is counted, so whichever row the server picks holds
+    it (narrower than the server when the rows differ: then pushdown reports, never writes)."""
     levels = [{g.privilege for g in own if g.db is None}]
     if db is not None:
         patterns = {g.db for g in own if g.db is not None and g.table is None}
-        levels += [
+        matching = [
             {g.privilege for g in own if g.db == p and g.table is None}
             for p in patterns
             if pattern_matches(str(p), db)
         ]
+        if matching:
+            levels.append(set.intersection(*matching))
         if table is not None:
             levels.append({g.privilege for g in own if g.db == db and g.table == table})
     return levels

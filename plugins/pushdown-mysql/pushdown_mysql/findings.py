@@ -267,20 +267,29 @@ def _login(account: Account) -> str:
 
 
 def _orphan_row(server: ServerRead, fact: ServerFact) -> tuple[str, list[str]]:
-    """The grant table a fact is a row of, and the DELETEs that remove its row(s)."""
+    """The grant table a fact is a row of, and the DELETEs that remove its row(s): one set per
+    host as the rows spell it (the grant tables compare ``Host`` as bytes; the read lowers it)."""
+    where, deletes = "", []
+    for host in server.hosts_as_spelled(fact.account):
+        where, more = _orphan_row_at(server, fact, host)
+        deletes += more
+    return where, deletes
+
+
+def _orphan_row_at(server: ServerRead, fact: ServerFact, host: str) -> tuple[str, list[str]]:
     a = fact.account
-    key = f"Host = {quote_string(a.host)} AND User = {quote_string(a.user)}"
+    key = f"Host = {quote_string(host)} AND User = {quote_string(a.user)}"
     if isinstance(fact, RoleGrant):
         if server.dialect.mariadb:
             role = f"Role = {quote_string(fact.role)}"
             return "mysql.roles_mapping", [_delete("mysql.roles_mapping", f"{key} AND {role}")]
         edge = (
-            f"TO_HOST = {quote_string(a.host)} AND TO_USER = {quote_string(a.user)} AND "
+            f"TO_HOST = {quote_string(host)} AND TO_USER = {quote_string(a.user)} AND "
             f"FROM_USER = {quote_string(fact.role)} AND FROM_HOST = {quote_string(fact.role_host)}"
         )
         return "mysql.role_edges", [_delete("mysql.role_edges", edge)]
     if isinstance(fact, Grant) and fact.db is None:  # MySQL 8's dynamic privileges
-        dynamic = f"HOST = {quote_string(a.host)} AND USER = {quote_string(a.user)}"
+        dynamic = f"HOST = {quote_string(host)} AND USER = {quote_string(a.user)}"
         return "mysql.global_grants", [_delete("mysql.global_grants", dynamic)]
     db = f"Db = {quote_string(fact.db or '')}"
     if isinstance(fact, Grant) and fact.table is None:

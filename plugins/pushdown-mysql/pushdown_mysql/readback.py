@@ -300,6 +300,15 @@ class ServerRead:
     proxies: frozenset[ProxyGrant] = frozenset()
     #: MySQL 8 ``mandatory_roles`` (roles every account holds; empty on MariaDB)
     mandatory: str = ""
+    #: ``(user, host as read back, host as the row holds it)`` of every grant row whose host
+    #: is not in lower case: the grant tables compare ``Host`` as bytes, so a ``DELETE``
+    #: shown for such a row must name the host as spelled (:mod:`pushdown_mysql.findings`)
+    spelled_hosts: frozenset[tuple[str, str, str]] = frozenset()
+
+    def hosts_as_spelled(self, account: Account) -> list[str]:
+        """The hosts the grant rows of ``account`` hold, as spelled (its own when none differ)."""
+        found = sorted({raw for u, h, raw in self.spelled_hosts if (u, h) == (account.user, account.host)})
+        return found or [account.host]
 
     @cached_property
     def own_grants(self) -> frozenset[Grant]:
@@ -322,6 +331,16 @@ def parse_fold(rows: list[tuple[Any, ...]]) -> int:
 def parse_mandatory(rows: list[tuple[Any, ...]]) -> str:
     """MySQL 8's ``mandatory_roles`` from the settings row (empty when not read)."""
     return str(rows[0][1] or "").strip() if rows and len(rows[0]) > 1 else ""
+
+
+def spelled_hosts(tables: Iterable[Iterable[tuple[Any, ...]]]) -> frozenset[tuple[str, str, str]]:
+    """The ``(user, lowered host, host)`` of rows (user and host first) whose host has capitals."""
+    return frozenset(
+        (str(row[0]), str(row[1]).lower(), str(row[1]))
+        for rows in tables
+        for row in rows
+        if len(row) >= 2 and str(row[1]) != str(row[1]).lower()
+    )
 
 
 def _account(user: str, host: str) -> Account:
