@@ -334,7 +334,9 @@ class HiveBackend(Backend):
         last, self._mapped = self._mapped, dict(identity.names)
         if last is None:
             return True
-        return any(identity.name(u) != n for u, n in last.items() if u in identity.names or u in identity.refused)
+        return any(
+            identity.name(u) != n for u, n in last.items() if u in identity.names or u in identity.refused
+        )
 
     def _read_roles(
         self,
