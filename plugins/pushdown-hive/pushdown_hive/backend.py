@@ -133,6 +133,8 @@ class HiveBackend(Backend):
         self.kept = KeptIdentity(
             self.naming, caseless=True, version=context.mapping_version, stable=context.mapping_stable
         )
+        #: the names the last read mapped the model's users to (``None``: no read yet)
+        self._mapped: dict[str, str] | None = None
         self._ms = metastore
         #: the managed roles the metastore holds, as last listed and kept up to date by the
         #: backend's own creates and drops (``None``: list them at the next read); and the
@@ -225,7 +227,8 @@ class HiveBackend(Backend):
         # the whole model's names, kept between syncs (never only the scope's users)
         identity = kept_identity(model, self.kept, scope)
         scope = identity.widened(scope)
-        if self.roles and catalog is not None:
+        remapped = self._remapped(identity)
+        if self.roles and catalog is not None and not remapped:
             in_play = plays(
                 scope,
                 model,
@@ -233,7 +236,7 @@ class HiveBackend(Backend):
                 identity.names_of,
                 lambda roots: allowing(model, roots, catalog) | self._bearing(server, catalog, roots),
             )
-        else:  # every managed role is unwanted: all of them in play, to be dropped
+        else:  # every managed role unwanted, or a user's name changed: all of them in play
             in_play = tuple(Play(r, None) for r in scope.regions)
         roles = ServerRoles({})
         if self.role_fence is not None:
@@ -321,6 +324,19 @@ class HiveBackend(Backend):
             if role in self.metastore.role_names():
                 raise  # there, yet unreadable: said as an error
             return []  # dropped meanwhile: nobody holds it
+
+    def _remapped(self, identity: Identity) -> bool:
+        """Whether a user still in the model may hold a managed role under a name it no
+        longer maps to: at the backend's first read (a new mapping, or settings, may have
+        come with it) and whenever a kept user's name changed since the last read. The
+        old name is an orphan, held by the roles of any user's grant, so every managed
+        role is read (and recomputed) then, whatever the scope: its memberships are revoked."""
+        last, self._mapped = self._mapped, dict(identity.names)
+        if last is None:
+            return True
+        return any(
+            identity.name(u) != n for u, n in last.items() if u in identity.names or u in identity.refused
+        )
 
     def _read_roles(
         self,

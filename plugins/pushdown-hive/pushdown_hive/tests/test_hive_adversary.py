@@ -875,6 +875,7 @@ def test_the_hive_backend_is_never_wider_than_the_evaluator(hive_metastore: Any,
     )
     @example(mapping="identity", own=False, history=EARLIER_PREFIX)
     @example(mapping="collide", own=False, history=EARLIER_PREFIX)
+    @example(mapping="realm", own=False, history=[("remove_user", "u2"), ("hand", 14)])
     def run(mapping: str, own: bool, history: list[tuple[Any, ...]]) -> None:
         adversary.play(mapping, own, history)
 

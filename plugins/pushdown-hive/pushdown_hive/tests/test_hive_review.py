@@ -474,6 +474,24 @@ def test_mapping_changed_between_syncs_leaves_no_old_name_with_grants(world: Wor
         hive.close()
 
 
+def test_a_scoped_sync_after_a_mapping_change_takes_the_old_names_roles(world: World) -> None:
+    """alice holds reader (SELECT on s.a through the managed role) as ``alice``; the
+    mapping changes to alice@CORP (a new backend) and the first sync is scoped to carol,
+    who holds no role. The old name ``alice`` is an orphan: its membership is revoked by
+    that sync, not left for the next full one (reader is not in carol's play)."""
+    db, hive = setup(world)
+    hive.close()
+    world.user("carol")
+    try:
+        hive = world.backend(realm)
+        reconcile(hive, world.model, Scope.of(principals={Principal.user("carol")}))
+        assert held(world, db, "a", "alice") == set()
+        full(world, hive)
+        assert held(world, db, "a", "alice@CORP") == {"SELECT"}
+    finally:
+        hive.close()
+
+
 def test_foreign_grant_to_a_removed_user_is_reported(world: World) -> None:
     """A DBA grants alice SELECT on s.a (reported while alice is in the model). alice is
     removed: the model allows her nothing, get_privilege_set(s.a, alice) = {SELECT}, and
