@@ -133,8 +133,9 @@ class HiveBackend(Backend):
         self.kept = KeptIdentity(
             self.naming, caseless=True, version=context.mapping_version, stable=context.mapping_stable
         )
-        #: the names the last read mapped the model's users to (``None``: no read yet)
-        self._mapped: dict[str, str] | None = None
+        #: the identity of the last read and the names it mapped the model's users to
+        #: (``None``: no read yet)
+        self._mapped: tuple[Identity, dict[str, str]] | None = None
         self._ms = metastore
         #: the managed roles the metastore holds, as last listed and kept up to date by the
         #: backend's own creates and drops (``None``: list them at the next read); and the
@@ -331,7 +332,10 @@ class HiveBackend(Backend):
         come with it) and whenever a kept user's name changed since the last read. The
         old name is an orphan, held by the roles of any user's grant, so every managed
         role is read (and recomputed) then, whatever the scope: its memberships are revoked."""
-        last, self._mapped = self._mapped, dict(identity.names)
+        if self._mapped is not None and identity is self._mapped[0]:
+            return False  # the kept identity hands out the same object while no name moved
+        last = None if self._mapped is None else self._mapped[1]
+        self._mapped = (identity, dict(identity.names))
         if last is None:
             return True
         return any(
