@@ -3,13 +3,14 @@ row its actor must pass."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from pushdown.app.service.base import ChangeResult, ObjectLike, _obj
 from pushdown.app.service.changing import Changing, _converge_events
 from pushdown.decide.requirements import OPERATIONS
 from pushdown.errors import ModelError
 from pushdown.model import changes as ch
+from pushdown.model import events as ev
 from pushdown.model.directory import with_members
 from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.model.privileges import Condition, Privilege
@@ -81,6 +82,37 @@ class Changes(Changing):
 
     def revoke_role(self, role: str, to: Principal | str) -> ChangeResult:
         return self._one(ch.revoke_role, role, _principal(to), op="revoke_role", on=role)
+
+    def grant_roles(self, roles: Iterable[str], to: Principal | str) -> ChangeResult:
+        """Grant several roles to one user or group as one change (every role checked).
+
+        One role after another would be wider on the way: granted a role with an ALLOW
+        before the role with the DENY that overrides it, the principal holds the ALLOW
+        alone until the next commit, and a sync in between pushes it."""
+        return self._roles(ch.grant_role, "grant_role", roles, _principal(to))
+
+    def revoke_roles(self, roles: Iterable[str], to: Principal | str) -> ChangeResult:
+        """Revoke several roles from one user or group as one change (every role checked):
+        revoked one by one, the role with the DENY could go before the role with the
+        ALLOW it overrides."""
+        return self._roles(ch.revoke_role, "revoke_role", roles, _principal(to))
+
+    def _roles(
+        self,
+        fn: Callable[[Model, str, Principal], list[ev.Event]],
+        op: str,
+        roles: Iterable[str],
+        to: Principal,
+    ) -> ChangeResult:
+        names = list(dict.fromkeys(roles))
+        if not names:
+            raise ModelError("no roles given")
+        return self.change(
+            lambda model: [event for role in names for event in fn(model, role, to)],
+            operation=op,
+            target=names[0],
+            also=tuple((op, role) for role in names[1:]),
+        )
 
     def set_owner(
         self, obj: ObjectLike, owner: str, kind: PrincipalKind | str = PrincipalKind.USER
