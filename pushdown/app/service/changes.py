@@ -7,8 +7,9 @@ from collections.abc import Callable, Iterable
 
 from pushdown.app.service.base import ChangeResult, ObjectLike, _obj
 from pushdown.app.service.changing import Changing, _converge_events
+from pushdown.decide.evaluator import Evaluator
 from pushdown.decide.requirements import OPERATIONS
-from pushdown.errors import ModelError
+from pushdown.errors import Forbidden, ModelError
 from pushdown.model import changes as ch
 from pushdown.model import events as ev
 from pushdown.model.directory import with_members
@@ -27,7 +28,24 @@ class Changes(Changing):
         return self._one(ch.add_user, user, op="add_user", on=user)
 
     def remove_user(self, user: str) -> ChangeResult:
-        return self._one(ch.remove_user, user, op="remove_user", on=user)
+        """Remove a user: his roles, his groups' memberships and what he owns go with him.
+
+        A user the directory still names stays a user of the metalake (the roles of the
+        directory's groups apply to him), so removing him would lift the DENYs of the roles
+        he holds and of the model's groups he leaves while the directory's ALLOWs stay: a
+        checked actor must also be allowed to take each of those away (``revoke_role`` on
+        the role, ``remove_group`` on the group), or nothing is removed."""
+        actor = self.actor
+
+        def build(model: Model) -> list[ev.Event]:
+            if actor is not None and not actor.trusted:
+                evaluator = Evaluator(self._decisions_on(model))
+                for operation, target in _denies_lifted(model, user):
+                    if not evaluator.authorize(actor.user, operation, target, explain=False).allowed:
+                        raise Forbidden(actor.user, "remove_user", f"user {user}", DENIES_STAY)
+            return ch.remove_user(model, user)
+
+        return self.change(build, operation="remove_user", target=user)
 
     def add_group(self, group: str, members: Iterable[str] = ()) -> ChangeResult:
         return self._one(ch.add_group, group, list(members), op="add_group", on=group)
@@ -150,6 +168,31 @@ class Changes(Changing):
         """Make the stored model equal ``target`` (a loaded spec), as one change."""
         check_name("metalake", target.metalake)
         return self.change(lambda model: _converge_events(model, target), metalake=target.metalake)
+
+
+#: The fixed rule a removal refused by :func:`_denies_lifted` names (no role, group or grant).
+DENIES_STAY = (
+    "the directory still names this user, so removing him would lift DENYs while the directory's "
+    "roles still apply; only a caller who may revoke those DENYs may remove him"
+)
+
+
+def _denies_lifted(model: Model, user: str) -> list[tuple[str, str]]:
+    """What removing ``user`` takes away that carries a DENY, when the directory keeps him a
+    user: (``revoke_role``, a role he holds) and (``remove_group``, a model group he leaves
+    that the directory does not name him in), for roles and groups' roles with a DENY."""
+    stays = {g for g, members in model.external_members.items() if user in members and g in model.groups}
+    if not stays:
+        return []
+
+    def denies(role: str) -> bool:
+        return any(grant.condition is Condition.DENY for grant in model.roles.get(role, ()))
+
+    out = [("revoke_role", r) for r in sorted(model.user_roles.get(user, ())) if denies(r)]
+    for group in sorted(model.user_groups.get(user, set()) - stays):
+        if any(denies(r) for r in model.group_roles.get(group, ())):
+            out.append(("remove_group", group))
+    return out
 
 
 #: The operation that creates, drops or alters an object of each type.
