@@ -125,3 +125,28 @@ def test_removing_a_directory_user_without_a_deny_is_still_manage_users(denied: 
     denied.ac.acting("admin").grant_role("blocked", "user amy")
     assert denied.request("DELETE", f"{USERS}/amy", "eve").json()["removed"] is True
     assert denied.request("DELETE", f"{USERS}/zed", "eve").json()["removed"] is True  # no DENY held
+
+
+def test_a_group_whose_role_holds_a_deny_is_removed_only_by_who_may_revoke_it(denied: Door) -> None:
+    """eve manages groups, not grants: removing a group she is in with a DENY would lift it."""
+    admin = denied.ac.acting("admin")
+    admin.create_role("groupdesk")
+    admin.grant_privileges("groupdesk", "metalake test", ["MANAGE_GROUPS"])
+    admin.grant_role("groupdesk", "user eve")
+    admin.grant_role("reader", "user eve")
+    admin.add_group("contractors", ["eve"])
+    admin.grant_role("blocked", "group contractors")
+    eve = Evaluator(denied.ac.decision_model()).authorize("eve", "load_table", T1, explain=False)
+    assert not eve.allowed
+    answer = denied.request("DELETE", f"{M}/groups/contractors", "eve")
+    assert answer.status == 403, answer.body
+    assert "blocked" not in answer.json()["message"]
+    assert "contractors" in denied.ac.model.groups
+    # an empty group with the same role, or a member group without a DENY, she still removes
+    admin.add_group("empty")
+    admin.grant_role("blocked", "group empty")
+    admin.add_group("readers", ["eve"])
+    admin.grant_role("reader", "group readers")
+    for group in ("empty", "readers"):
+        assert denied.request("DELETE", f"{M}/groups/{group}", "eve").json()["removed"] is True
+    assert denied.request("DELETE", f"{M}/groups/contractors", "admin").json()["removed"] is True

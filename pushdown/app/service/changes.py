@@ -51,7 +51,22 @@ class Changes(Changing):
         return self._one(ch.add_group, group, list(members), op="add_group", on=group)
 
     def remove_group(self, group: str) -> ChangeResult:
-        return self._one(ch.remove_group, group, op="remove_group", on=group)
+        """Remove a group and its roles. Its members stay users, their other roles and
+        groups applying: removing a group with members whose roles carry a DENY lifts it, so
+        a checked actor must also be allowed to revoke each such role (``revoke_role``), or
+        nothing is removed."""
+        actor = self.actor
+
+        def build(model: Model) -> list[ev.Event]:
+            members = model.groups.get(group) or model.external_members.get(group)
+            if actor is not None and not actor.trusted and members:
+                evaluator = Evaluator(self._decisions_on(model))
+                for role in sorted(r for r in model.group_roles.get(group, ()) if _denies(model, r)):
+                    if not evaluator.authorize(actor.user, "revoke_role", role, explain=False).allowed:
+                        raise Forbidden(actor.user, "remove_group", f"group {group}", GROUP_DENIES_STAY)
+            return ch.remove_group(model, group)
+
+        return self.change(build, operation="remove_group", target=group)
 
     def add_member(self, group: str, user: str) -> ChangeResult:
         return self._one(ch.add_member, group, user, op="add_group", on=group)
@@ -177,6 +192,18 @@ DENIES_STAY = (
 )
 
 
+#: The fixed rule a group's removal refused for its roles' DENYs names.
+GROUP_DENIES_STAY = (
+    "its members stay users, so removing it would lift the DENYs of its roles; only a caller who "
+    "may revoke those roles may remove it"
+)
+
+
+def _denies(model: Model, role: str) -> bool:
+    """Whether ``role`` holds a DENY."""
+    return any(grant.condition is Condition.DENY for grant in model.roles.get(role, ()))
+
+
 def _denies_lifted(model: Model, user: str) -> list[tuple[str, str]]:
     """What removing ``user`` takes away that carries a DENY, when the directory keeps him a
     user: (``revoke_role``, a role he holds) and (``remove_group``, a model group he leaves
@@ -185,12 +212,9 @@ def _denies_lifted(model: Model, user: str) -> list[tuple[str, str]]:
     if not stays:
         return []
 
-    def denies(role: str) -> bool:
-        return any(grant.condition is Condition.DENY for grant in model.roles.get(role, ()))
-
-    out = [("revoke_role", r) for r in sorted(model.user_roles.get(user, ())) if denies(r)]
+    out = [("revoke_role", r) for r in sorted(model.user_roles.get(user, ())) if _denies(model, r)]
     for group in sorted(model.user_groups.get(user, set()) - stays):
-        if any(denies(r) for r in model.group_roles.get(group, ())):
+        if any(_denies(model, r) for r in model.group_roles.get(group, ())):
             out.append(("remove_group", group))
     return out
 
