@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pushdown.decide.evaluator import Evaluator
+from pushdown.errors import Forbidden
 from pushdown.model.events import ExternalMembersChanged
 from pushdown.model.securables import ObjectRef
 
@@ -150,3 +151,17 @@ def test_a_group_whose_role_holds_a_deny_is_removed_only_by_who_may_revoke_it(de
     for group in ("empty", "readers"):
         assert denied.request("DELETE", f"{M}/groups/{group}", "eve").json()["removed"] is True
     assert denied.request("DELETE", f"{M}/groups/contractors", "admin").json()["removed"] is True
+
+
+def test_the_library_takes_nobody_out_of_a_group_with_a_deny_for_a_group_manager(denied: Door) -> None:
+    admin = denied.ac.acting("admin")
+    admin.create_role("groupdesk")
+    admin.grant_privileges("groupdesk", "metalake test", ["MANAGE_GROUPS"])
+    admin.grant_role("groupdesk", "user eve")
+    admin.add_group("contractors", ["eve"])
+    admin.grant_role("blocked", "group contractors")
+    with pytest.raises(Forbidden, match="may not"):
+        denied.ac.acting("eve").remove_member("contractors", "eve")
+    assert "eve" in denied.ac.model.groups["contractors"]
+    admin.remove_member("contractors", "eve")
+    assert "eve" not in denied.ac.model.groups["contractors"]

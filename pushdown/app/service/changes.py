@@ -72,7 +72,21 @@ class Changes(Changing):
         return self._one(ch.add_member, group, user, op="add_group", on=group)
 
     def remove_member(self, group: str, user: str) -> ChangeResult:
-        return self._one(ch.remove_member, group, user, op="remove_group", on=group)
+        """Take a user out of a group. He stays a user: when the group's roles hold a DENY
+        (and the directory does not keep him in the group), a checked actor must also be
+        allowed to revoke each such role (``revoke_role``), or nothing is changed."""
+        actor = self.actor
+
+        def build(model: Model) -> list[ev.Event]:
+            leaves = user in model.groups.get(group, ()) and user not in model.external_members.get(group, ())
+            if actor is not None and not actor.trusted and leaves:
+                evaluator = Evaluator(self._decisions_on(model))
+                for role in sorted(r for r in model.group_roles.get(group, ()) if _denies(model, r)):
+                    if not evaluator.authorize(actor.user, "revoke_role", role, explain=False).allowed:
+                        raise Forbidden(actor.user, "remove_group", f"group {group}", MEMBER_DENIES_STAY)
+            return ch.remove_member(model, group, user)
+
+        return self.change(build, operation="remove_group", target=group)
 
     def create_role(self, role: str, owner: str | None = None) -> ChangeResult:
         """Create a role; an acting user who is in the model becomes its owner unless
@@ -196,6 +210,13 @@ DENIES_STAY = (
 GROUP_DENIES_STAY = (
     "its members stay users, so removing it would lift the DENYs of its roles; only a caller who "
     "may revoke those roles may remove it"
+)
+
+
+#: The fixed rule a member's removal refused for the group's DENYs names.
+MEMBER_DENIES_STAY = (
+    "the user stays a user, so taking him out of the group would lift the DENYs of its roles; "
+    "only a caller who may revoke those roles may"
 )
 
 
