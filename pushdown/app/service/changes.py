@@ -7,6 +7,13 @@ from collections.abc import Callable, Iterable
 
 from pushdown.app.service.base import ChangeResult, ObjectLike, _obj
 from pushdown.app.service.changing import Changing, _converge_events
+from pushdown.app.service.denies import (
+    DENIES_STAY,
+    GROUP_DENIES_STAY,
+    MEMBER_DENIES_STAY,
+    denies_lifted,
+    holds_deny,
+)
 from pushdown.decide.evaluator import Evaluator
 from pushdown.decide.requirements import OPERATIONS
 from pushdown.errors import Forbidden, ModelError
@@ -33,15 +40,15 @@ class Changes(Changing):
         A user the directory still names stays a user of the metalake (the roles of the
         directory's groups apply to him), so removing him would lift the DENYs of the roles
         he holds and of the model's groups he leaves while the directory's ALLOWs stay: a
-        checked actor must also be allowed to take each of those away (``revoke_role`` on
-        the role, ``remove_group`` on the group), or nothing is removed."""
+        checked actor must also be allowed to revoke each of those roles (``revoke_role``),
+        or nothing is removed."""
         actor = self.actor
 
         def build(model: Model) -> list[ev.Event]:
             if actor is not None and not actor.trusted:
                 evaluator = Evaluator(self._decisions_on(model))
-                for operation, target in _denies_lifted(model, user):
-                    if not evaluator.authorize(actor.user, operation, target, explain=False).allowed:
+                for role in denies_lifted(model, user):
+                    if not evaluator.authorize(actor.user, "revoke_role", role, explain=False).allowed:
                         raise Forbidden(actor.user, "remove_user", f"user {user}", DENIES_STAY)
             return ch.remove_user(model, user)
 
@@ -61,7 +68,7 @@ class Changes(Changing):
             members = model.groups.get(group) or model.external_members.get(group)
             if actor is not None and not actor.trusted and members:
                 evaluator = Evaluator(self._decisions_on(model))
-                for role in sorted(r for r in model.group_roles.get(group, ()) if _denies(model, r)):
+                for role in sorted(r for r in model.group_roles.get(group, ()) if holds_deny(model, r)):
                     if not evaluator.authorize(actor.user, "revoke_role", role, explain=False).allowed:
                         raise Forbidden(actor.user, "remove_group", f"group {group}", GROUP_DENIES_STAY)
             return ch.remove_group(model, group)
@@ -81,7 +88,7 @@ class Changes(Changing):
             leaves = user in model.groups.get(group, ()) and user not in model.external_members.get(group, ())
             if actor is not None and not actor.trusted and leaves:
                 evaluator = Evaluator(self._decisions_on(model))
-                for role in sorted(r for r in model.group_roles.get(group, ()) if _denies(model, r)):
+                for role in sorted(r for r in model.group_roles.get(group, ()) if holds_deny(model, r)):
                     if not evaluator.authorize(actor.user, "revoke_role", role, explain=False).allowed:
                         raise Forbidden(actor.user, "remove_group", f"group {group}", MEMBER_DENIES_STAY)
             return ch.remove_member(model, group, user)
@@ -197,47 +204,6 @@ class Changes(Changing):
         """Make the stored model equal ``target`` (a loaded spec), as one change."""
         check_name("metalake", target.metalake)
         return self.change(lambda model: _converge_events(model, target), metalake=target.metalake)
-
-
-#: The fixed rule a removal refused by :func:`_denies_lifted` names (no role, group or grant).
-DENIES_STAY = (
-    "the directory still names this user, so removing him would lift DENYs while the directory's "
-    "roles still apply; only a caller who may revoke those DENYs may remove him"
-)
-
-
-#: The fixed rule a group's removal refused for its roles' DENYs names.
-GROUP_DENIES_STAY = (
-    "its members stay users, so removing it would lift the DENYs of its roles; only a caller who "
-    "may revoke those roles may remove it"
-)
-
-
-#: The fixed rule a member's removal refused for the group's DENYs names.
-MEMBER_DENIES_STAY = (
-    "the user stays a user, so taking him out of the group would lift the DENYs of its roles; "
-    "only a caller who may revoke those roles may"
-)
-
-
-def _denies(model: Model, role: str) -> bool:
-    """Whether ``role`` holds a DENY."""
-    return any(grant.condition is Condition.DENY for grant in model.roles.get(role, ()))
-
-
-def _denies_lifted(model: Model, user: str) -> list[tuple[str, str]]:
-    """What removing ``user`` takes away that carries a DENY, when the directory keeps him a
-    user: (``revoke_role``, a role he holds) and (``remove_group``, a model group he leaves
-    that the directory does not name him in), for roles and groups' roles with a DENY."""
-    stays = {g for g, members in model.external_members.items() if user in members and g in model.groups}
-    if not stays:
-        return []
-
-    out = [("revoke_role", r) for r in sorted(model.user_roles.get(user, ())) if _denies(model, r)]
-    for group in sorted(model.user_groups.get(user, set()) - stays):
-        if any(_denies(model, r) for r in model.group_roles.get(group, ())):
-            out.append(("remove_group", group))
-    return out
 
 
 #: The operation that creates, drops or alters an object of each type.
