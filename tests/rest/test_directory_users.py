@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from pushdown.decide.evaluator import Evaluator
+from pushdown.errors import Forbidden
 from pushdown.model.events import ExternalMembersChanged
+from pushdown.model.securables import ObjectRef
 
 from .asgi import Door
 
@@ -60,3 +63,105 @@ def test_a_change_that_needs_the_directory_user_in_the_model_says_so(door: Door)
     assert door.request("POST", USERS, "admin", {"name": "zed"}).status == 200
     assert door.request("PUT", f"{PERMS}/zed/grant", "admin", {"roleNames": ["reader"]}).status == 200
     assert door.request("GET", f"{USERS}/zed", "admin").json()["user"]["roles"] == ["reader"]
+
+
+# -- removing a user the directory still names lifts no DENY -------------------------------
+
+T1 = ObjectRef.of("table", "c1.s1.t1")
+M = "/api/metalakes/test"
+
+
+def _zed_reads(door: Door) -> bool:
+    return Evaluator(door.ac.decision_model()).authorize("zed", "load_table", T1, explain=False).allowed
+
+
+@pytest.fixture
+def denied(door: Door) -> Door:
+    """analysts (the directory names zed) may read c1.s1.t1; zed and eve, added, hold
+    MANAGE_USERS (role helpdesk); role blocked holds the DENY of reading it."""
+    admin = door.ac.acting("admin")
+    admin.create_object("catalog c1")
+    admin.create_object("schema c1.s1")
+    admin.create_object("table c1.s1.t1")
+    admin.grant_privileges("reader", "catalog c1", ["USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE"])
+    admin.create_role("blocked")
+    admin.grant_privileges("blocked", "table c1.s1.t1", ["SELECT_TABLE"], "DENY")
+    admin.create_role("helpdesk")
+    admin.grant_privileges("helpdesk", "metalake test", ["MANAGE_USERS"])
+    admin.add_user("zed")
+    admin.add_user("eve")
+    admin.grant_role("helpdesk", "user zed")
+    admin.grant_role("helpdesk", "user eve")
+    assert _zed_reads(door)
+    return door
+
+
+def test_a_user_with_manage_users_cannot_remove_himself_out_of_his_deny(denied: Door) -> None:
+    denied.ac.acting("admin").grant_role("blocked", "user zed")
+    assert not _zed_reads(denied)
+    assert denied.request("GET", f"{M}/catalogs/c1/schemas/s1/tables/t1", "zed").status == 403
+    for caller in ("zed", "eve"):
+        answer = denied.request("DELETE", f"{USERS}/zed", caller)
+        assert answer.status == 403, answer.body
+        assert "blocked" not in answer.json()["message"]  # a fixed rule, naming no role
+        assert "zed" in denied.ac.model.users and not _zed_reads(denied)
+    assert denied.request("GET", f"{M}/catalogs/c1/schemas/s1/tables/t1", "zed").status == 403
+    # the metalake's owner may revoke the DENY, so he may remove zed (who then reads, as the
+    # directory's analyst he is)
+    assert denied.request("DELETE", f"{USERS}/zed", "admin").json()["removed"] is True
+    assert _zed_reads(denied)
+
+
+def test_a_model_group_with_a_deny_is_not_left_by_removing_a_directory_user(denied: Door) -> None:
+    admin = denied.ac.acting("admin")
+    admin.add_group("contractors", ["zed"])
+    admin.grant_role("blocked", "group contractors")
+    assert not _zed_reads(denied)
+    assert denied.request("DELETE", f"{USERS}/zed", "eve").status == 403
+    assert "zed" in denied.ac.model.groups["contractors"] and not _zed_reads(denied)
+
+
+def test_removing_a_directory_user_without_a_deny_is_still_manage_users(denied: Door) -> None:
+    denied.ac.acting("admin").add_user("amy")  # not in the directory: removed entirely
+    denied.ac.acting("admin").grant_role("blocked", "user amy")
+    assert denied.request("DELETE", f"{USERS}/amy", "eve").json()["removed"] is True
+    assert denied.request("DELETE", f"{USERS}/zed", "eve").json()["removed"] is True  # no DENY held
+
+
+def test_a_group_whose_role_holds_a_deny_is_removed_only_by_who_may_revoke_it(denied: Door) -> None:
+    """eve manages groups, not grants: removing a group she is in with a DENY would lift it."""
+    admin = denied.ac.acting("admin")
+    admin.create_role("groupdesk")
+    admin.grant_privileges("groupdesk", "metalake test", ["MANAGE_GROUPS"])
+    admin.grant_role("groupdesk", "user eve")
+    admin.grant_role("reader", "user eve")
+    admin.add_group("contractors", ["eve"])
+    admin.grant_role("blocked", "group contractors")
+    eve = Evaluator(denied.ac.decision_model()).authorize("eve", "load_table", T1, explain=False)
+    assert not eve.allowed
+    answer = denied.request("DELETE", f"{M}/groups/contractors", "eve")
+    assert answer.status == 403, answer.body
+    assert "blocked" not in answer.json()["message"]
+    assert "contractors" in denied.ac.model.groups
+    # an empty group with the same role, or a member group without a DENY, she still removes
+    admin.add_group("empty")
+    admin.grant_role("blocked", "group empty")
+    admin.add_group("readers", ["eve"])
+    admin.grant_role("reader", "group readers")
+    for group in ("empty", "readers"):
+        assert denied.request("DELETE", f"{M}/groups/{group}", "eve").json()["removed"] is True
+    assert denied.request("DELETE", f"{M}/groups/contractors", "admin").json()["removed"] is True
+
+
+def test_the_library_takes_nobody_out_of_a_group_with_a_deny_for_a_group_manager(denied: Door) -> None:
+    admin = denied.ac.acting("admin")
+    admin.create_role("groupdesk")
+    admin.grant_privileges("groupdesk", "metalake test", ["MANAGE_GROUPS"])
+    admin.grant_role("groupdesk", "user eve")
+    admin.add_group("contractors", ["eve"])
+    admin.grant_role("blocked", "group contractors")
+    with pytest.raises(Forbidden, match="may not"):
+        denied.ac.acting("eve").remove_member("contractors", "eve")
+    assert "eve" in denied.ac.model.groups["contractors"]
+    admin.remove_member("contractors", "eve")
+    assert "eve" not in denied.ac.model.groups["contractors"]

@@ -148,9 +148,10 @@ def _roles_to(call: Call, principal: Principal, revoke: bool) -> None:
         require_user(call, principal.name, "granting or revoking a role")
     elif principal.name not in call.model.groups:
         raise problems.not_found("NoSuchGroupException", f"group {principal.name!r} does not exist")
-    for role in roles:
-        acting = call.acting()
-        (acting.revoke_role if revoke else acting.grant_role)(role, principal)
+    # one change for all the roles: one by one, a role's ALLOW could be held (and pushed by
+    # a sync) before another role's DENY that overrides it
+    acting = call.acting()
+    (acting.revoke_roles if revoke else acting.grant_roles)(roles, principal)
 
 
 def grant_roles_to_user(call: Call) -> Json:

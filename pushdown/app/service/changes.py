@@ -3,13 +3,22 @@ row its actor must pass."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from pushdown.app.service.base import ChangeResult, ObjectLike, _obj
 from pushdown.app.service.changing import Changing, _converge_events
+from pushdown.app.service.denies import (
+    DENIES_STAY,
+    GROUP_DENIES_STAY,
+    MEMBER_DENIES_STAY,
+    denies_lifted,
+    holds_deny,
+)
+from pushdown.decide.evaluator import Evaluator
 from pushdown.decide.requirements import OPERATIONS
-from pushdown.errors import ModelError
+from pushdown.errors import Forbidden, ModelError
 from pushdown.model import changes as ch
+from pushdown.model import events as ev
 from pushdown.model.directory import with_members
 from pushdown.model.principals import Principal, PrincipalKind
 from pushdown.model.privileges import Condition, Privilege
@@ -26,19 +35,65 @@ class Changes(Changing):
         return self._one(ch.add_user, user, op="add_user", on=user)
 
     def remove_user(self, user: str) -> ChangeResult:
-        return self._one(ch.remove_user, user, op="remove_user", on=user)
+        """Remove a user: his roles, his groups' memberships and what he owns go with him.
+
+        A user the directory still names stays a user of the metalake (the roles of the
+        directory's groups apply to him), so removing him would lift the DENYs of the roles
+        he holds and of the model's groups he leaves while the directory's ALLOWs stay: a
+        checked actor must also be allowed to revoke each of those roles (``revoke_role``),
+        or nothing is removed."""
+        actor = self.actor
+
+        def build(model: Model) -> list[ev.Event]:
+            if actor is not None and not actor.trusted:
+                evaluator = Evaluator(self._decisions_on(model))
+                for role in denies_lifted(model, user):
+                    if not evaluator.authorize(actor.user, "revoke_role", role, explain=False).allowed:
+                        raise Forbidden(actor.user, "remove_user", f"user {user}", DENIES_STAY)
+            return ch.remove_user(model, user)
+
+        return self.change(build, operation="remove_user", target=user)
 
     def add_group(self, group: str, members: Iterable[str] = ()) -> ChangeResult:
         return self._one(ch.add_group, group, list(members), op="add_group", on=group)
 
     def remove_group(self, group: str) -> ChangeResult:
-        return self._one(ch.remove_group, group, op="remove_group", on=group)
+        """Remove a group and its roles. Its members stay users, their other roles and
+        groups applying: removing a group with members whose roles carry a DENY lifts it, so
+        a checked actor must also be allowed to revoke each such role (``revoke_role``), or
+        nothing is removed."""
+        actor = self.actor
+
+        def build(model: Model) -> list[ev.Event]:
+            members = model.groups.get(group) or model.external_members.get(group)
+            if actor is not None and not actor.trusted and members:
+                evaluator = Evaluator(self._decisions_on(model))
+                for role in sorted(r for r in model.group_roles.get(group, ()) if holds_deny(model, r)):
+                    if not evaluator.authorize(actor.user, "revoke_role", role, explain=False).allowed:
+                        raise Forbidden(actor.user, "remove_group", f"group {group}", GROUP_DENIES_STAY)
+            return ch.remove_group(model, group)
+
+        return self.change(build, operation="remove_group", target=group)
 
     def add_member(self, group: str, user: str) -> ChangeResult:
         return self._one(ch.add_member, group, user, op="add_group", on=group)
 
     def remove_member(self, group: str, user: str) -> ChangeResult:
-        return self._one(ch.remove_member, group, user, op="remove_group", on=group)
+        """Take a user out of a group. He stays a user: when the group's roles hold a DENY
+        (and the directory does not keep him in the group), a checked actor must also be
+        allowed to revoke each such role (``revoke_role``), or nothing is changed."""
+        actor = self.actor
+
+        def build(model: Model) -> list[ev.Event]:
+            leaves = user in model.groups.get(group, ()) and user not in model.external_members.get(group, ())
+            if actor is not None and not actor.trusted and leaves:
+                evaluator = Evaluator(self._decisions_on(model))
+                for role in sorted(r for r in model.group_roles.get(group, ()) if holds_deny(model, r)):
+                    if not evaluator.authorize(actor.user, "revoke_role", role, explain=False).allowed:
+                        raise Forbidden(actor.user, "remove_group", f"group {group}", MEMBER_DENIES_STAY)
+            return ch.remove_member(model, group, user)
+
+        return self.change(build, operation="remove_group", target=group)
 
     def create_role(self, role: str, owner: str | None = None) -> ChangeResult:
         """Create a role; an acting user who is in the model becomes its owner unless
@@ -81,6 +136,37 @@ class Changes(Changing):
 
     def revoke_role(self, role: str, to: Principal | str) -> ChangeResult:
         return self._one(ch.revoke_role, role, _principal(to), op="revoke_role", on=role)
+
+    def grant_roles(self, roles: Iterable[str], to: Principal | str) -> ChangeResult:
+        """Grant several roles to one user or group as one change (every role checked).
+
+        One role after another would be wider on the way: granted a role with an ALLOW
+        before the role with the DENY that overrides it, the principal holds the ALLOW
+        alone until the next commit, and a sync in between pushes it."""
+        return self._roles(ch.grant_role, "grant_role", roles, _principal(to))
+
+    def revoke_roles(self, roles: Iterable[str], to: Principal | str) -> ChangeResult:
+        """Revoke several roles from one user or group as one change (every role checked):
+        revoked one by one, the role with the DENY could go before the role with the
+        ALLOW it overrides."""
+        return self._roles(ch.revoke_role, "revoke_role", roles, _principal(to))
+
+    def _roles(
+        self,
+        fn: Callable[[Model, str, Principal], list[ev.Event]],
+        op: str,
+        roles: Iterable[str],
+        to: Principal,
+    ) -> ChangeResult:
+        names = list(dict.fromkeys(roles))
+        if not names:
+            raise ModelError("no roles given")
+        return self.change(
+            lambda model: [event for role in names for event in fn(model, role, to)],
+            operation=op,
+            target=names[0],
+            also=tuple((op, role) for role in names[1:]),
+        )
 
     def set_owner(
         self, obj: ObjectLike, owner: str, kind: PrincipalKind | str = PrincipalKind.USER

@@ -35,6 +35,7 @@ class Changing(Base):
         operation: str | None = None,
         target: Target | None = None,
         directory: bool = False,
+        also: tuple[tuple[str, Target], ...] = (),
     ) -> ChangeResult:
         """Validate and commit one change (all of its events, or nothing), then push.
 
@@ -43,14 +44,16 @@ class Changing(Base):
 
         ``operation`` (a row of the requirement table) on ``target``: what the acting user
         must be allowed; ``None`` with an actor: only the trusted administrator may make
-        it. The check runs on the model the change is built from.
+        it. The check runs on the model the change is built from. ``also``: more
+        (operation, target) pairs the acting user must be allowed, checked the same way
+        (one change that acts on several roles: every one of them is checked).
 
         The change is computed before the store's write lock is taken, so the lock is
         held only while the events are written; if another writer committed in between,
         the change is computed again (and checked again) under the lock."""
         if not directory:
             self._refuse_if_followed()
-        build = self._guarded(build, operation, target)
+        build = self._guarded(build, operation, target, also)
 
         self._refresh()
         # the position the model in hand reflects (a fresh read could already be newer);
@@ -67,7 +70,11 @@ class Changing(Base):
         return ChangeResult(tuple(events), tuple(seqs), synced)
 
     def _guarded(
-        self, build: Callable[[Model], list[Event]], operation: str | None, target: Target | None
+        self,
+        build: Callable[[Model], list[Event]],
+        operation: str | None,
+        target: Target | None,
+        also: tuple[tuple[str, Target], ...] = (),
     ) -> Callable[[Model], list[Event]]:
         """``build`` with every check a change passes before it is written: the actor
         authorized (unless trusted), then the bindings (:meth:`_bound`). A preview of a
@@ -76,7 +83,10 @@ class Changing(Base):
             actor, inner = self.actor, build
 
             def build(model: Model) -> list[Event]:
-                _check(self._decisions_on(model), actor, operation, target)
+                decisions = self._decisions_on(model)
+                _check(decisions, actor, operation, target)
+                for more_operation, more_target in also:
+                    _check(decisions, actor, more_operation, more_target)
                 return inner(model)
 
         return self._bound(build)
