@@ -122,7 +122,9 @@ class Model:
     roster_stamped: int = field(default=0, compare=False, repr=False)
     #: object -> a stamp new whenever its grants (:attr:`by_object`) or its owner changed:
     #: a cache that kept an object's stamp proves it unmoved while the stamp stands (absent:
-    #: never stamped, or the indexes rebuilt since: trust nothing, compare). Not compared.
+    #: never stamped: trust nothing, compare; the indexes rebuilt, as after a rename or a
+    #: model filled directly, stamp every object holding or having held either anew). Not
+    #: compared.
     held_stamps: dict[ObjectRef, int] = field(default_factory=dict, compare=False, repr=False)
 
     # -- queries ---------------------------------------------------------------------
@@ -183,7 +185,10 @@ class Model:
     def reindex(self) -> None:
         """Rebuild the derived indexes after ``objects``/``owners`` were filled directly."""
         self.owned_by, self.kids, self.marks, self.capitals, self.leaves = {}, {}, {}, {}, {}
-        self.folds, self.marked_leaves, self.held_stamps = {}, {}, {}
+        self.folds, self.marked_leaves = {}, {}
+        # filled directly: every object that holds or held grants or an owner stamped anew
+        restamped = {*self.held_stamps, *self.by_object, *self.owners}
+        self.held_stamps = {obj: next(_HELD_STAMPS) for obj in restamped}
         for obj in self.objects:
             self._link(obj)
         for obj, owner in self.owners.items():

@@ -55,7 +55,9 @@ def _check(model: Model) -> None:
     again = copy.deepcopy(model)
     again.reindex()
     assert (again.folds, again.marked_leaves) == (model.folds, model.marked_leaves)
-    assert again.held_stamps == {}  # rebuilt: nothing proved by a stamp
+    # rebuilt: every object holding or having held grants or an owner stamped anew
+    assert set(again.held_stamps) == {*model.held_stamps, *model.by_object, *model.owners}
+    assert not any(model.held_stamps.get(o) == stamp for o, stamp in again.held_stamps.items())
     for other in (copy.deepcopy(model), with_members(model, {"g": {"newcomer"}})):
         assert other.folds == _folds(other)
         assert other.marked_leaves == _marked_leaves(other)
