@@ -6,8 +6,9 @@ one-table grant and for a role granted to one more user, and it sends as many RE
 Measured (scale 1 / scale 10). The compile of one table: 1 / 1 mapping calls, 2 / 2 objects
 by key, 2 / 2 classes (before the compile kept to the users its focus decides for: 10 / 100,
 every holder of a role with the catalog's USE_CATALOG); kept estate-sized: 17 / 107 role
-reads, 10 / 100 schemas looked into, 33 / 303 catalog grants scanned (before the kept
-identity, 50 / 500 mapping calls). On the stand-in, the one-table grant: 4 reads and 1
+reads, 10 / 100 schemas looked into, 11 / 101 catalog grants scanned (33 / 303 before case
+twins and named topics and filesets were found by key; before the kept identity, 50 / 500
+mapping calls). On the stand-in, the one-table grant: 4 reads and 1
 write, 1 class, 1 mapping call (2 classes before the classes' Hive items were kept between
 syncs; before that 11 / 101); the role granted to one more user: 4 reads and 1 write,
 1 class, 14 mapping calls (before: every database compiled,
