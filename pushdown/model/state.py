@@ -41,6 +41,11 @@ _LEAVES = (SecurableType.TOPIC, SecurableType.FILESET)
 _STAMPS = itertools.count(1)
 
 
+#: the stamps of :attr:`Model.held_stamps` (their own count: those of :data:`_STAMPS` are
+#: each counted in a table of role or user stamps)
+_HELD_STAMPS = itertools.count(1)
+
+
 def stamp_now() -> int:
     """A stamp no change holds: every stamp given before it is smaller, every one given
     after it larger (a cache keeps it as the latest it has seen)."""
@@ -81,6 +86,14 @@ class Model:
     #: case, registered or carrying a grant or an owner, whose names have capitals: where a
     #: server folds names, the spellings it cannot tell apart are found by key
     capitals: dict[ObjectRef, set[ObjectRef]] = field(default_factory=dict)
+    #: schema spelled case-folded (:meth:`str.casefold`) -> the objects at or below a schema
+    #: of that name whose schema name is not its own case fold (``S1``, ``ſ1``, ``ß``),
+    #: registered or carrying a grant or an owner: the spellings a case-blind server takes
+    #: for one schema are found by key (a folded name is alone when nothing is here)
+    folds: dict[ObjectRef, set[ObjectRef]] = field(default_factory=dict)
+    #: catalog name -> its topics and filesets that carry a grant or an owner (registered
+    #: or not; of :attr:`marks`): found by key, not by a look at every mark of the catalog
+    marked_leaves: dict[str, set[ObjectRef]] = field(default_factory=dict)
     #: bumped by every applied event; caches derived from the model key on it
     version: int = 0
     #: role -> a stamp new whenever its grants changed (granted, revoked, moved by a rename,
@@ -107,6 +120,12 @@ class Model:
     #: object (alive) and this count, stands while both do, proved without a pass over every
     #: user and role. Another object (a copy, a directory view) proves nothing. Not compared.
     roster_stamped: int = field(default=0, compare=False, repr=False)
+    #: object -> a stamp new whenever its grants (:attr:`by_object`) or its owner changed:
+    #: a cache that kept an object's stamp proves it unmoved while the stamp stands (absent:
+    #: never stamped: trust nothing, compare; the indexes rebuilt, as after a rename or a
+    #: model filled directly, stamp every object holding or having held either anew). Not
+    #: compared.
+    held_stamps: dict[ObjectRef, int] = field(default_factory=dict, compare=False, repr=False)
 
     # -- queries ---------------------------------------------------------------------
 
@@ -166,6 +185,10 @@ class Model:
     def reindex(self) -> None:
         """Rebuild the derived indexes after ``objects``/``owners`` were filled directly."""
         self.owned_by, self.kids, self.marks, self.capitals, self.leaves = {}, {}, {}, {}, {}
+        self.folds, self.marked_leaves = {}, {}
+        # filled directly: every object that holds or held grants or an owner stamped anew
+        restamped = {*self.held_stamps, *self.by_object, *self.owners}
+        self.held_stamps = {obj: next(_HELD_STAMPS) for obj in restamped}
         for obj in self.objects:
             self._link(obj)
         for obj, owner in self.owners.items():
@@ -174,8 +197,9 @@ class Model:
             self._remark(obj)
 
     def _recase(self, obj: ObjectRef) -> None:
-        """Keep :attr:`capitals` right for ``obj`` after it was registered, dropped, or its
-        grants or owner changed."""
+        """Keep :attr:`capitals` and :attr:`folds` right for ``obj`` after it was registered,
+        dropped, or its grants or owner changed."""
+        self._refold(obj)
         names = obj.names
         if len(names) < 2 or all(n == n.lower() for n in names[1:]):
             return
@@ -189,6 +213,20 @@ class Model:
             if not spelled:
                 del self.capitals[key]
 
+    def _refold(self, obj: ObjectRef) -> None:
+        names = obj.names
+        if len(names) < 2 or names[1] == names[1].casefold():
+            return
+        key = ObjectRef(SecurableType.SCHEMA, (names[0], names[1].casefold()))
+        if obj in self.objects or obj in self.by_object or obj in self.owners:
+            self.folds.setdefault(key, set()).add(obj)
+            return
+        spelled = self.folds.get(key)
+        if spelled is not None:
+            spelled.discard(obj)
+            if not spelled:
+                del self.folds[key]
+
     def capitals_within(self, schema: ObjectRef) -> AbstractSet[ObjectRef]:
         """The objects with capitals in their names (registered, granted or owned) at or
         below any spelling of ``schema`` (given in lower case): by key, read only."""
@@ -197,9 +235,12 @@ class Model:
     def _remark(self, obj: ObjectRef) -> None:
         """Keep :attr:`marks` right for ``obj`` after its grants or owner changed."""
         self._recase(obj)
+        leaf = obj.type in _LEAVES and len(obj.names) >= 2
         if obj in self.by_object or obj in self.owners:
             for node in obj.path:
                 self.marks.setdefault(node, set()).add(obj)
+            if leaf:
+                self.marked_leaves.setdefault(obj.names[0], set()).add(obj)
             return
         for node in obj.path:
             marked = self.marks.get(node)
@@ -207,6 +248,11 @@ class Model:
                 marked.discard(obj)
                 if not marked:
                     del self.marks[node]
+        leaves = self.marked_leaves.get(obj.names[0]) if leaf else None
+        if leaves is not None:
+            leaves.discard(obj)
+            if not leaves:
+                del self.marked_leaves[obj.names[0]]
 
     def _link(self, obj: ObjectRef) -> None:
         self._recase(obj)
@@ -231,6 +277,7 @@ class Model:
                 del self.leaves[parent]  # type: ignore[arg-type]
 
     def _own(self, obj: ObjectRef, owner: str | None) -> None:
+        self.held_stamps[obj] = next(_HELD_STAMPS)
         old = self.owners.pop(obj, None)
         if old is not None:
             held = self.owned_by.get(old)
@@ -305,6 +352,7 @@ class Model:
     def _on_privileges_granted(self, e: ev.PrivilegesGranted) -> None:
         for privilege in e.privileges:
             grant = Grant(e.object, privilege, e.condition)
+            self.held_stamps[e.object] = next(_HELD_STAMPS)
             self.roles[e.role].add(grant)
             self.by_object.setdefault(e.object, {}).setdefault(privilege, {}).setdefault(
                 e.condition, set()
@@ -324,6 +372,7 @@ class Model:
         holders = by_priv.get(grant.privilege, {}).get(grant.condition)
         if holders is None:
             return
+        self.held_stamps[grant.object] = next(_HELD_STAMPS)
         holders.discard(role)
         if not holders:
             del by_priv[grant.privilege][grant.condition]

@@ -672,7 +672,19 @@ def _path_stands(model: Model, schema: ObjectRef, kept: KeptItems) -> bool:
     """The grants and owner of the database, the catalog and the metalake are those of
     then (every table's default, the gates), and none of them is a DENY (it bars on every
     table: ``_hive_barred``)."""
-    return all(_same_held(model, o, kept.held[o]) and _no_deny(kept.held[o]) for o in schema.path)
+    stamps, kept_stamps = model.held_stamps, kept.stamps
+    return all(
+        (_stamp_stands(stamps.get(o), kept_stamps.get(o)) or _same_held(model, o, kept.held[o]))
+        and _no_deny(kept.held[o])
+        for o in schema.path
+    )
+
+
+def _stamp_stands(now: int | None, then: int | None) -> bool:
+    """The object's grants and owner unmoved since, by its stamp (:attr:`Model.held_stamps`):
+    a stamp is new on every change, so one kept and still there proves it; none (never
+    stamped, or the model's indexes rebuilt since) proves nothing (the grants are compared)."""
+    return now is not None and now == then
 
 
 def _named_alone(obj: ObjectRef, schema: ObjectRef, kept: KeptItems) -> bool:
@@ -716,6 +728,8 @@ class KeptItems:
     names: TableNames
     notes: list[str]
     items: DatabaseItems
+    #: the path's objects' stamps (:attr:`Model.held_stamps`) when ``held`` was copied
+    stamps: dict[ObjectRef, int | None] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -743,6 +757,7 @@ class KeptItems:
             names,
             names.notes(schema),
             items,
+            {o: model.held_stamps.get(o) for o in schema.path},
         )
 
     def moved(
@@ -802,6 +817,7 @@ class KeptItems:
             self.names,
             self.notes,
             items,
+            self.stamps,
         )
 
 

@@ -55,7 +55,6 @@ from pushdown_ranger.compile.objects import (
     held_objects,
     holds_tables,
     leaf_schemas,
-    named_objects,
     with_case_twins,
 )
 from pushdown_ranger.compile.principals import Principals, principals
@@ -255,7 +254,7 @@ def _leafless(model: Model, roots: list[ObjectRef], focus: frozenset[ObjectRef])
         return False
     if leaf_schemas(model, roots) - focus:
         return False
-    return not any(o.type in _LEAVES for o in named_objects(model, [r.names[0] for r in roots]))
+    return not any(model.marked_leaves.get(r.names[0]) for r in roots)
 
 
 def _plain(model: Model, users: Iterable[str]) -> bool:

@@ -76,11 +76,10 @@ def held_in_focus(
             held.add(schema)
             held.add_children(schema, model.children(schema))
             leaves.update(model.leaves.get(schema, ()))
-    for root in roots:
-        for obj in named_objects(model, [root.names[0]]):
-            if obj.type in _LEAVES:
-                held.add(obj)
-                leaves.add(obj)
+    for root in roots:  # by key: the catalog's topics and filesets a grant or owner names
+        for obj in model.marked_leaves.get(root.names[0], _NO_KIDS):
+            held.add(obj)
+            leaves.add(obj)
     return held, frozenset(leaves)
 
 
@@ -103,12 +102,42 @@ def with_case_twins(
     model: Model, roots: list[ObjectRef], focus: frozenset[ObjectRef]
 ) -> frozenset[ObjectRef]:
     """``focus`` and every schema equal to one of it but for case: Ranger's Hive resources
-    ignore case, so a change to ``c.S1`` may change what ``c.s1``'s database gets."""
+    ignore case, so a change to ``c.S1`` may change what ``c.s1``'s database gets.
+
+    The candidates are the catalogs' registered schemas and the schemas of the objects a
+    grant or an owner names there. When every focus's schema name is its own case fold,
+    they are found by key (:attr:`Model.folds`: every other spelling of it; the name itself
+    by :attr:`Model.kids` and :attr:`Model.marks`), else by a look at all of them."""
     folded = {(s.names[0], s.names[1].casefold()) for s in focus if len(s.names) >= 2}
     catalogs = [r for r in roots if any(c == r.names[0] for c, _ in folded)]
     if not catalogs:
         return focus
+    if all(s.names[1] == s.names[1].casefold() for s in focus if len(s.names) >= 2):
+        return focus | _twins_by_key(model, catalogs, folded)
     candidates = [s.names for root in catalogs for s in model.children(root)]
     candidates += [o.names[:2] for o in named_objects(model, (r.names[0] for r in catalogs))]
     twins = {ObjectRef(T.SCHEMA, n) for n in candidates if (n[0], n[1].casefold()) in folded}
     return focus | frozenset(twins)
+
+
+def _twins_by_key(
+    model: Model, catalogs: list[ObjectRef], folded: set[tuple[str, str]]
+) -> frozenset[ObjectRef]:
+    """:func:`with_case_twins`'s twins when every folded name is the focus's own spelling:
+    a spelling other than it is not its own case fold, so it is in :attr:`Model.folds`."""
+    twins: set[ObjectRef] = set()
+    for root in catalogs:
+        catalog = root.names[0]
+        kids = model.kids.get(root, _NO_KIDS)
+        for c, name in folded:
+            if c != catalog:
+                continue
+            itself = ObjectRef(T.SCHEMA, (c, name))
+            if itself in kids or model.marks.get(itself):
+                twins.add(itself)
+            for obj in model.folds.get(itself, _NO_KIDS):
+                if obj in kids:
+                    twins.add(ObjectRef(T.SCHEMA, obj.names))
+                if obj.type in DATA_TYPES and (obj in model.by_object or obj in model.owners):
+                    twins.add(ObjectRef(T.SCHEMA, obj.names[:2]))
+    return frozenset(twins)

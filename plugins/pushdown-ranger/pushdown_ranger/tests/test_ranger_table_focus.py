@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from pushdown_lab.ranger_standin import Standin
 
 from pushdown.errors import ModelError
+from pushdown.model import events as ev
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
@@ -197,6 +198,7 @@ def test_scoped_syncs_of_table_grants_agree_with_rangers_engine() -> None:
 
 Step = tuple[Any, ...]
 GRANT_A: Step = ("grant", "r3", "table c.s1.a", "MODIFY_TABLE", "ALLOW")
+GRANT_B: Step = ("grant", "r1", "table c.s1.b", "MODIFY_TABLE", "ALLOW")
 
 #: (the check removed: (module, its name), the steps before the compile of ``s1`` the
 #: history ends with (each batch applied at once, then compiled over ``s1``))
@@ -239,6 +241,16 @@ HAZARDS: dict[str, tuple[tuple[Any, str], list[list[Step]]]] = {
     "a case twin of the database": (
         (desired, "_twinless"),
         [[("grant", "r1", "schema c.S1", "SELECT_TABLE", "ALLOW")], [GRANT_A]],
+    ),
+    # a case twin of the database a grant names late, beside the next table grant
+    "a case twin of the database, named late": (
+        (desired, "_twinless"),
+        [[GRANT_A], [("grant", "r1", "table c.S1.a", "SELECT_TABLE", "ALLOW"), GRANT_B]],
+    ),
+    # a fileset a grant names late in another database, beside the next table grant
+    "a fileset named late": (
+        (desired, "_leafless"),
+        [[GRANT_A], [("grant", "r1", "fileset c.s2.f", "READ_FILESET", "ALLOW"), GRANT_B]],
     ),
     # a first grant in a capitalised database (compiled over it): Hive holds it lower-case,
     # so once a grant sits in it nothing is pushed there (``unnamable_schemas``)
@@ -294,3 +306,40 @@ def test_a_grant_alone_is_compiled_over_its_table_alone() -> None:
     counts = {"tables alone": 0}
     hazard([[GRANT_A], [("grant", "r1", "table c.s1.b", "MODIFY_TABLE", "ALLOW")]], counts)
     assert counts["tables alone"] == 2, counts
+
+
+def registered_twin_late(spelling: str, counts: dict[str, int]) -> None:
+    """A grant on ``s1`` compiled by its table alone, then the schema ``c.<spelling>`` and
+    a table of it registered (no grant there) beside the next grant: compiled over ``s1``
+    (kept and from scratch: equal); ``counts``: compiles of tables alone."""
+    model, kept = start(capitals=True).model, KeptClasses()
+    focus = frozenset({ObjectRef(SecurableType.SCHEMA, ("c", "s1"))})
+    compile_with(model, "identity", None, kept)
+    twin = ObjectRef(SecurableType.SCHEMA, ("c", spelling))
+    for batch in ([GRANT_A], [GRANT_B]):
+        if batch == [GRANT_B]:
+            model.apply(ev.ObjectCreated(twin))
+            model.apply(ev.ObjectCreated(ObjectRef(SecurableType.TABLE, ("c", spelling, "a"))))
+        for step in batch:
+            for event in events_for(model, step):
+                model.apply(event)
+        before = kept.focused
+        got = compile_with(model, "identity", focus, kept)
+        want = compile_with(model, "identity", focus, None)
+        assert got == want, (batch, sorted(got.facts ^ want.facts, key=str))
+        counts["tables alone"] += kept.focused - before
+
+
+@pytest.mark.parametrize("spelling", ["S1", "ſ1"])
+def test_a_case_twin_of_the_database_registered_late_is_compiled_with_it(
+    spelling: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A twin registered late (by :attr:`Model.folds`: ``ſ1`` folds to ``s1`` too) takes
+    the database's compile, not the table alone; without ``_twinless`` the compile differs."""
+    counts = {"tables alone": 0}
+    registered_twin_late(spelling, counts)
+    assert counts["tables alone"] == 1, counts  # the first grant alone
+    with monkeypatch.context() as m:
+        m.setattr(desired, "_twinless", _blind(desired, "_twinless"))
+        with pytest.raises(AssertionError):
+            registered_twin_late(spelling, {"tables alone": 0})
