@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import pytest
 
+from pushdown.model import changes as ch
+from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.sync import reconcile
+from pushdown_mysql.backend import MySQLBackend
 from pushdown_mysql.facts import Account, Grant
 from pushdown_mysql.findings import revocable
 from pushdown_mysql.readback import Dialect, ServerObjects, ServerRead
 
-from .world import World, admin
+from .world import World, admin, do, held
 
 pytestmark = pytest.mark.mariadb
 
@@ -110,3 +114,37 @@ def test_revocable_agrees_with_the_server_on_every_pattern_pair(world: World, ro
     another account holds SELECT on another; ``revocable()`` says what the server does."""
     allows = _server_allows(world, row, target)
     assert _revocable(row, target) == allows, (row, target, allows)
+
+
+def test_a_wildcard_grant_over_a_governed_exact_name_is_reported_and_the_narrowing_beside_it_applied(
+    world: World, backend: MySQLBackend
+) -> None:
+    """pushdown governs the database ``a_b`` (its row is the exact ``a\\_b``); ann holds the
+    wildcard ``a_b`` by hand, which reaches ``axb`` too. Its REVOKE would be refused: it is
+    reported with the statement to run, and ann's narrowing on crm goes through."""
+    world.user("ann")
+    world.schema("a_b")
+    world.schema("crm")
+    world.table("crm", "orders")
+    world.role(
+        "reader",
+        [
+            ("catalog c", "USE_CATALOG", "ALLOW"),
+            ("catalog c", "USE_SCHEMA", "ALLOW"),
+            ("table c.crm.orders", "SELECT_TABLE", "ALLOW"),
+        ],
+        to=["ann"],
+    )
+    reconcile(backend, world.model, Scope.everything())
+    with admin(world.server) as cur:
+        cur.execute("GRANT SELECT ON `a_b`.* TO 'pd_ann'@'%'")
+    try:
+        do(world.model, ch.delete_role(world.model, "reader"))
+        plan, applied = reconcile(backend, world.model, Scope.everything(), retries=0)
+        assert applied
+        assert [str(op) for op in plan.ops] == ["- SELECT ON `crm`.`orders` TO 'pd_ann'@'%'"]
+        assert any("`a_b`.*" in f and "REVOKE" in f for f in plan.findings), plan.findings
+        assert not any("crm" in str(f) for f in held(backend))
+    finally:
+        with admin(world.server) as cur:
+            cur.execute("REVOKE ALL PRIVILEGES ON `a_b`.* FROM 'pd_ann'@'%'")
