@@ -47,7 +47,7 @@ from pushdown.reconcile.scope import Region, Resolved, Scope
 from pushdown.reconcile.settings import Settings
 from pushdown_mysql.compile import AccountNaming, compile_desired
 from pushdown_mysql.connection import Connection, ConnectionSettings, error_parts
-from pushdown_mysql.diagnose import refusal
+from pushdown_mysql.diagnose import pattern_covers, refusal
 from pushdown_mysql.discovery import SUMMARY_SQL, changed, summary_of
 from pushdown_mysql.facts import (
     Account,
@@ -389,9 +389,55 @@ class MySQLBackend(Backend):
             if len(statement.accounts) > 1:
                 return sum(self._run(single, step, failures) for single in statement.split())
             if error is None:
-                return statement.ops  # somebody revoked it meanwhile: the goal is met
+                return self._gone(statement, code, failures)
             failures.append(Failure((), str(error)))
             return 0
+
+    def _gone(self, statement: Statement, code: int, failures: list[Failure]) -> int:
+        """A ``REVOKE`` naming one account answered "no such grant" (1141, 1147, 1403): the
+        account was dropped or the grant revoked meanwhile, or the grant is held in a row the
+        ``REVOKE`` does not reach (the account dropped but its row left or written by hand, its
+        host spelled otherwise). That account's rows are read again: the statement counts as done
+        only when none of them holds what it revokes; otherwise, or when the read fails, it is
+        reported (never taken as done)."""
+        try:
+            left = self._still_held(statement)
+        except TemporaryBackendError:
+            raise
+        except Exception as exc:  # reported: never taken as done
+            failures.append(
+                Failure((), f"{statement.display()} answered no such grant ({code}), and reading the "
+                f"account's grants again to confirm failed: {exc}")
+            )  # fmt: skip
+            return 0
+        if not left:
+            return statement.ops  # gone: the account's rows hold none of it
+        rows = "; ".join(f"{g} (host as read: {g.account.host!r})" for g in sorted(left, key=str))
+        failures.append(
+            Failure(
+                (),
+                f"{statement.display()} answered no such grant ({code}) but the server still "
+                f"holds it: {rows}. The REVOKE does not reach that row (its account does not "
+                f"exist, or the row names it under another host spelling or database pattern); "
+                f"see the findings for the statements that remove it",
+            )
+        )
+        return 0
+
+    def _still_held(self, statement: Statement) -> frozenset[ServerFact]:
+        """The grant rows of ``statement``'s user, read again at every host and database,
+        that hold what the statement revokes: the same privilege on the same database, table
+        or column (names and hosts compared without case; a database pattern covering the
+        statement's counts too)."""
+        (account,) = statement.accounts
+        dialect = self._whoami().dialect
+        tables = frozenset(t for f in statement.facts if (t := grant_table(f)) is not None)
+        reads = dialect.queries(frozenset({account.user}), None, None, lean=frozenset(), tables=tables)
+        rows = self.connection.query_many(reads, why="reading a grant the server said is gone")
+        held: set[ServerFact] = set(parse_db(dialect, rows.get("mysql.db", [])))
+        held |= parse_tables(rows.get("mysql.tables_priv", []))
+        held |= parse_columns(rows.get("mysql.columns_priv", []))
+        return frozenset(g for g in held if any(_holds(g, f) for f in statement.facts))
 
     def discover(self, model: Model, seen: str | None) -> tuple[Scope, str | None]:
         """Databases whose tables changed since the last sync (:mod:`pushdown_mysql.discovery`)."""
@@ -446,6 +492,24 @@ class MySQLBackend(Backend):
 
     def close(self) -> None:
         self.connection.close()
+
+
+def _holds(row: ServerFact, fact: ServerFact) -> bool:
+    """Whether the grant row ``row`` (read back) holds what revoking ``fact`` takes away."""
+    if isinstance(row, RoleGrant) or isinstance(fact, RoleGrant) or row.db is None or fact.db is None:
+        return False
+    a, b = row.account, fact.account
+    if a.user != b.user or a.host.lower() != b.host.lower() or row.privilege != fact.privilege:
+        return False
+    if isinstance(fact, Grant) and fact.table is None:  # a database pattern
+        return row.table is None and (row.db.lower() == fact.db.lower() or pattern_covers(row.db, fact.db))
+    if row.table is None or fact.table is None or row.db.lower() != fact.db.lower():
+        return False
+    if row.table.lower() != fact.table.lower():
+        return False
+    if isinstance(fact, ColumnGrant):
+        return isinstance(row, ColumnGrant) and row.column.lower() == fact.column.lower()
+    return not isinstance(row, ColumnGrant)
 
 
 #: REVOKE of a grant that is not there (MariaDB 1141 / 1147, MySQL 1141 / 1147 / 1403).

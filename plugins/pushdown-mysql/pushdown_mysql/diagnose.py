@@ -9,7 +9,7 @@ pushdown's own grant rows, so the missing ones can be named.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from pushdown_mysql.facts import Account, Grant
 from pushdown_mysql.readback import ServerRead
@@ -32,8 +32,55 @@ def pattern_matches(pattern: str, db: str) -> bool:
     return re.fullmatch("".join(regex), db, flags=re.DOTALL) is not None
 
 
+def _tokens(pattern: str) -> list[tuple[str, str]]:
+    """A pattern as written: ``("esc", c)`` for ``\\c``, ``("one", "_")``, ``("many", "%")``,
+    ``("lit", c)`` for any other character."""
+    out: list[tuple[str, str]] = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            out.append(("esc", pattern[i + 1]))
+            i += 2
+            continue
+        out.append(("one" if ch == "_" else "many" if ch == "%" else "lit", ch))
+        i += 1
+    return out
+
+
+@lru_cache(maxsize=65536)
+def pattern_covers(row: str, target: str) -> bool:
+    """Whether a ``mysql.db`` row's pattern covers a database-level statement's target.
+
+    ``GRANT``/``REVOKE … ON `x`.*`` names a pattern, not a database: the server matches
+    the row against the target *as written*, so a wildcard in the target is matched only by
+    a wildcard in the row (an exact row never covers a wildcard target, which reaches
+    databases the row does not). Found by experiment against MariaDB
+    (``test_mysql_first_pattern``): a row's escaped character matches the same escaped
+    character only, a plain one the same plain one; a row's ``_`` matches one token of the
+    target other than ``%`` (a plain or escaped character, or ``_``); a row's ``%`` any
+    run of tokens."""
+    want, have = _tokens(row), _tokens(target)
+
+    @cache
+    def match(i: int, j: int) -> bool:
+        if i == len(want):
+            return j == len(have)
+        kind, ch = want[i]
+        if kind == "many":
+            return any(match(i + 1, k) for k in range(j, len(have) + 1))
+        if j == len(have):
+            return False
+        if kind == "one":
+            return have[j][0] != "many" and match(i + 1, j + 1)
+        return have[j] == (kind, ch) and match(i + 1, j + 1)
+
+    return match(0, 0)
+
+
 def _levels(own: frozenset[Grant], db: str | None, table: str | None) -> list[set[str]]:
-    """The privilege sets pushdown holds at each level that covers ``db.table``.
+    """The privilege sets pushdown holds at each level that covers ``db.table`` (``db`` a
+    database's name when ``table`` is given, the statement's pattern otherwise).
 
     The server takes a login's database privileges from one ``mysql.db`` row: the first whose
     pattern matches, in its own order (the most specific first), never the union of them.
@@ -45,7 +92,7 @@ def _levels(own: frozenset[Grant], db: str | None, table: str | None) -> list[se
         matching = [
             {g.privilege for g in own if g.db == p and g.table is None}
             for p in patterns
-            if pattern_matches(str(p), db)
+            if (pattern_covers(str(p), db) if table is None else pattern_matches(str(p), db))
         ]
         if matching:
             levels.append(set.intersection(*matching))

@@ -28,7 +28,6 @@ has nothing it may change:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import replace
 
 from pushdown_mysql.diagnose import missing_for
 from pushdown_mysql.facts import Account, ColumnGrant, Grant, RoleGrant, ServerFact, exact_db_name
@@ -159,8 +158,8 @@ def revocable(server: ServerRead, fact: ServerFact) -> tuple[str, ...]:
         return () if (fact.role, fact.role_host) in server.admin_roles else ("the role WITH ADMIN OPTION",)
     if isinstance(fact, ColumnGrant):  # a table-level privilege is what revoking it takes
         fact = Grant(fact.account, fact.db, fact.table, fact.privilege)
-    if fact.db is not None and fact.table is None:  # an exact database: its name, not its pattern
-        fact = replace(fact, db=exact_db_name(fact.db) or fact.db)
+    # a database-level fact carries its mysql.db pattern: the REVOKE names that pattern, and
+    # the server judges it as a pattern (diagnose.pattern_covers), never as a database's name
     return missing_for(server, grant_statement("remove", [fact.account], [fact]))
 
 

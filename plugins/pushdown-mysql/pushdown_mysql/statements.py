@@ -31,7 +31,7 @@ class Statement:
     table: str | None = None
     accounts: tuple[Account, ...] = ()
     revoking: bool = False
-    facts: tuple[Grant | RoleGrant, ...] = ()
+    facts: tuple[Grant | RoleGrant | ColumnGrant, ...] = ()
 
     def display(self) -> str:
         shown = tuple(quote_string(a) for a in self.args)
@@ -91,7 +91,7 @@ def column_statement(action: str, fact: ColumnGrant) -> Statement:
     args = () if account.public else (account.user, account.host)
     return Statement(
         sql, args, 1, (fact.privilege,), fact.on(), fact.db, fact.table,
-        (account,), action == "remove",
+        (account,), action == "remove", (fact,),
     )  # fmt: skip
 
 

@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import pytest
 
+from pushdown.model import changes as ch
+from pushdown.reconcile.scope import Scope
+from pushdown.reconcile.sync import reconcile
+from pushdown_mysql.backend import MySQLBackend
 from pushdown_mysql.facts import Account, Grant
 from pushdown_mysql.findings import revocable
 from pushdown_mysql.readback import Dialect, ServerObjects, ServerRead
 
-from .world import World, admin
+from .world import World, admin, do, held
 
 pytestmark = pytest.mark.mariadb
 
@@ -55,35 +59,92 @@ def test_revocable_agrees_with_the_server_on_overlapping_patterns(world: World) 
                 cur.execute(f"DROP USER IF EXISTS {a.sql()}")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="diagnose.pattern_matches matches pushdown's exact `a\\_b` row against the wildcard "
-    "`a_b` as a name; the server matches a pattern's wildcards only with wildcards",
-)
-def test_revocable_agrees_with_the_server_on_a_wildcard_over_an_exact_grant(world: World) -> None:
+def _server_allows(world: World, row: str, target: str) -> bool:
+    """Whether pushdown's account, holding SELECT WITH GRANT OPTION on the pattern ``row``
+    only, may ``REVOKE SELECT ON `target`.*`` from another account (asked of the server)."""
     with admin(world.server) as cur:
         for a in (GRANTER, VICTIM):
             cur.execute(f"DROP USER IF EXISTS {a.sql()}")
             cur.execute(f"CREATE USER {a.sql()} IDENTIFIED BY 'granter-secret'")
-        cur.execute(f"GRANT SELECT ON `a\\_b`.* TO {GRANTER.sql()} WITH GRANT OPTION")
-        cur.execute(f"GRANT SELECT ON `a_b`.* TO {VICTIM.sql()}")
+        cur.execute(f"GRANT SELECT ON `{row}`.* TO {GRANTER.sql()} WITH GRANT OPTION")
+        cur.execute(f"GRANT SELECT ON `{target}`.* TO {VICTIM.sql()}")
     try:
         with world.server.connect("pd_granter", "granter-secret") as conn, conn.cursor() as cur:
             try:
-                cur.execute(f"REVOKE SELECT ON `a_b`.* FROM {VICTIM.sql()}")
-                server_allows = True
-            except Exception:  # refused: the wildcard reaches databases the exact row does not
-                server_allows = False
-        own = frozenset(
-            {Grant(GRANTER, "a\\_b", None, "SELECT"), Grant(GRANTER, "a\\_b", None, "GRANT OPTION")}
-        )
-        fact = Grant(VICTIM, "a_b", None, "SELECT")
-        server = ServerRead(
-            Dialect("mariadb"), GRANTER, ServerObjects(frozenset(), frozenset()),
-            frozenset({GRANTER, VICTIM}), frozenset(), own | {fact},
-        )  # fmt: skip
-        assert (revocable(server, fact) == ()) == server_allows, (revocable(server, fact), server_allows)
+                cur.execute(f"REVOKE SELECT ON `{target}`.* FROM {VICTIM.sql()}")
+            except Exception:  # refused (1044): the row does not cover the target
+                return False
+        with admin(world.server) as cur:  # the server did revoke it
+            cur.execute("SELECT COUNT(*) FROM mysql.db WHERE User = 'pd_victim' AND Db = %s", (target,))
+            assert cur.fetchone()[0] == 0
+        return True
     finally:
         with admin(world.server) as cur:
             for a in (GRANTER, VICTIM):
                 cur.execute(f"DROP USER IF EXISTS {a.sql()}")
+
+
+def _revocable(row: str, target: str) -> bool:
+    own = frozenset({Grant(GRANTER, row, None, "SELECT"), Grant(GRANTER, row, None, "GRANT OPTION")})
+    fact = Grant(VICTIM, target, None, "SELECT")
+    server = ServerRead(
+        Dialect("mariadb"), GRANTER, ServerObjects(frozenset(), frozenset()),
+        frozenset({GRANTER, VICTIM}), frozenset(), own | {fact},
+    )  # fmt: skip
+    return revocable(server, fact) == ()
+
+
+def test_revocable_agrees_with_the_server_on_a_wildcard_over_an_exact_grant(world: World) -> None:
+    """pushdown holds the exact database ``a_b`` (stored escaped); a victim holds the wildcard
+    ``a_b``, which reaches ``axb`` too: the server refuses the REVOKE, so pushdown must not
+    send it (a refused statement would hold back the narrowings beside it)."""
+    assert _server_allows(world, "a\\_b", "a_b") is False
+    assert _revocable("a\\_b", "a_b") is False
+
+
+#: mysql.db patterns as the server stores them: an exact name with ``_`` or ``%`` (escaped),
+#: a plain name, wildcards ``_`` and ``%``, and a backslash in a name (escaped too).
+PATTERNS = ("a\\_b", "a\\%b", "axb", "a_b", "a%", "a%b", "%", "a\\\\b")
+
+
+@pytest.mark.parametrize("target", PATTERNS)
+@pytest.mark.parametrize("row", PATTERNS)
+def test_revocable_agrees_with_the_server_on_every_pattern_pair(world: World, row: str, target: str) -> None:
+    """Experiment table: pushdown's account holds one database pattern WITH GRANT OPTION,
+    another account holds SELECT on another; ``revocable()`` says what the server does."""
+    allows = _server_allows(world, row, target)
+    assert _revocable(row, target) == allows, (row, target, allows)
+
+
+def test_a_wildcard_grant_over_a_governed_exact_name_is_reported_and_the_narrowing_beside_it_applied(
+    world: World, backend: MySQLBackend
+) -> None:
+    """pushdown governs the database ``a_b`` (its row is the exact ``a\\_b``); ann holds the
+    wildcard ``a_b`` by hand, which reaches ``axb`` too. Its REVOKE would be refused: it is
+    reported with the statement to run, and ann's narrowing on crm goes through."""
+    world.user("ann")
+    world.schema("a_b")
+    world.schema("crm")
+    world.table("crm", "orders")
+    world.role(
+        "reader",
+        [
+            ("catalog c", "USE_CATALOG", "ALLOW"),
+            ("catalog c", "USE_SCHEMA", "ALLOW"),
+            ("table c.crm.orders", "SELECT_TABLE", "ALLOW"),
+        ],
+        to=["ann"],
+    )
+    reconcile(backend, world.model, Scope.everything())
+    with admin(world.server) as cur:
+        cur.execute("GRANT SELECT ON `a_b`.* TO 'pd_ann'@'%'")
+    try:
+        do(world.model, ch.delete_role(world.model, "reader"))
+        plan, applied = reconcile(backend, world.model, Scope.everything(), retries=0)
+        assert applied
+        assert [str(op) for op in plan.ops] == ["- SELECT ON `crm`.`orders` TO 'pd_ann'@'%'"]
+        assert any("`a_b`.*" in f and "REVOKE" in f for f in plan.findings), plan.findings
+        assert not any("crm" in str(f) for f in held(backend))
+    finally:
+        with admin(world.server) as cur:
+            cur.execute("REVOKE ALL PRIVILEGES ON `a_b`.* FROM 'pd_ann'@'%'")
