@@ -301,14 +301,14 @@ def _database_items(
     groups = list(_groups(compiled, hive, refused))
     if any(isinstance(view, OwnerView) for _, view in groups):
         return None
-    made = Items()
+    made, d = Items(), schema.names[1]
     root = ObjectRef(T.CATALOG, (hive,))
     hive_items(made, groups, root, inventory, model, service, True, frozenset({schema}))
     out: list[tuple[bool, str, tuple[Resource, ...], str, frozenset[str]]] = []
     for denied, table in ((False, made.allow), (True, made.deny)):
         for (svc, res), by_access in table.items():
-            if svc != service:
-                return None
+            if svc != service or next((v[0] for k, v, _ in res if k == "database"), None) != d:
+                return None  # not of this database: not proved (hive_items keeps to it)
             out.extend((denied, svc, res, access, frozenset(who)) for access, who in by_access.items() if who)
     return out
 
@@ -396,8 +396,6 @@ def _tables_only(
         key = (service, hive_table(d, last.names.resource[table]))
         now[key] = _without(now.get(key, ({}, {})), gone)
     for denied, _, res, access, who_ in (*record.added, *again):
-        if next((v[0] for k, v, _ in res if k == "database"), None) != d:
-            return None  # not of this database: not proved (hive_items keeps to it)
         entry = now.get((service, res), ({}, {}))
         side = dict(entry[1 if denied else 0])
         side[access] = side.get(access, frozenset()) | who_
