@@ -24,7 +24,8 @@ def with_members(model: Model, members: Mapping[str, Set[str]]) -> Model:
     does not list are added as users: the directory says they exist).
 
     The view copies only what the members change (the user set, the changed groups'
-    member sets and the members' group sets, and the stamp tables, one dict copy each);
+    member sets and the members' group sets, and the stamp tables, one dict copy each; a
+    log of stamps of its own, empty);
     everything else it shares with ``model``. Read it, never
     change it; it is stale once ``model`` changes."""
     if not members:
@@ -35,6 +36,8 @@ def with_members(model: Model, members: Mapping[str, Set[str]]) -> Model:
     # model's (whose count of them would then no longer prove who alone was stamped)
     view.roles_moved = dict(model.roles_moved)
     view.grants_moved = dict(model.grants_moved)
+    # and its own log of them, from now (a cache of the model proves nothing of the view)
+    view.stamp_log, view.stamp_log_base = [], model.roles_stamped
     view.groups = dict(model.groups)
     view.user_groups = defaultdict(set, model.user_groups)
     for group, users in sorted(members.items()):

@@ -39,6 +39,8 @@ _LEAVES = (SecurableType.TOPIC, SecurableType.FILESET)
 #: every model of the process, so no two changes anywhere share a stamp (a copy of a model
 #: and the model it was copied from never give one stamp two meanings)
 _STAMPS = itertools.count(1)
+#: entries of :attr:`Model.stamp_log` beyond which the older ones are dropped (half kept)
+STAMP_LOG_KEPT = 4096
 
 
 #: the stamps of :attr:`Model.held_stamps` (their own count: those of :data:`_STAMPS` are
@@ -109,6 +111,12 @@ class Model:
     #: since (those of a few names whose stamps are newer, when as many as the count moved)
     #: without a pass over every user. Not compared.
     roles_stamped: int = field(default=0, compare=False, repr=False)
+    #: the users :attr:`roles_moved` stamped, in stamp order: entry ``i`` is the user of the
+    #: role stamp counted ``stamp_log_base + i + 1`` (the older entries dropped past
+    #: :data:`STAMP_LOG_KEPT`): a cache that kept :attr:`roles_stamped` finds the users stamped
+    #: since (:meth:`stamped_since`) without a pass over every user. Not compared.
+    stamp_log: list[str] = field(default_factory=list, compare=False, repr=False)
+    stamp_log_base: int = field(default=0, compare=False, repr=False)
     #: how many stamps :attr:`grants_moved` was given (one per role stamped, each time): as
     #: :attr:`roles_stamped`, a cache that kept it and the latest stamp then proves which
     #: roles alone had their grants moved since (those of a few names whose stamps are
@@ -290,10 +298,25 @@ class Model:
             self.owned_by.setdefault(owner, set()).add(obj)
         self._remark(obj)
 
+    def stamped_since(self, count: int) -> frozenset[str] | None:
+        """The users whose roles were stamped since :attr:`roles_stamped` was ``count``
+        (``None``: not known, ``count`` older than the log kept or not one this model
+        reached)."""
+        log, base = self.stamp_log, self.stamp_log_base
+        if count < base or count > self.roles_stamped or base + len(log) != self.roles_stamped:
+            return None
+        return frozenset(log[count - base :])
+
     def _moved_roles_of(self, users: Iterable[str]) -> None:
+        log = self.stamp_log
         for user in users:
             self.roles_moved[user] = next(_STAMPS)
             self.roles_stamped += 1
+            log.append(user)
+        if len(log) > STAMP_LOG_KEPT:
+            dropped = len(log) - STAMP_LOG_KEPT // 2
+            del log[:dropped]
+            self.stamp_log_base += dropped
 
     def _moved_grants_of(self, role: str) -> None:
         self.grants_moved[role] = next(_STAMPS)

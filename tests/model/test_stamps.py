@@ -2,7 +2,8 @@
 stamp stands holds the grants it held when the stamp was read, and a user whose stamp
 stands holds the roles it held then (directly and through groups), over random changes of
 every kind; every stamp given is counted once (:attr:`Model.roles_stamped`,
-:attr:`Model.grants_stamped`: a cache proves who alone was stamped by them); the roster
+:attr:`Model.grants_stamped`: a cache proves who alone was stamped by them) and the users
+stamped since a count are those the log names (:meth:`Model.stamped_since`); the roster
 count (:attr:`Model.roster_stamped`) stands only while no user or role came or went; a copy's
 changes and the original's never share a stamp."""
 
@@ -140,6 +141,14 @@ def _play_step(model: Model, rng: random.Random, moved: list[int], drawn: _Drawn
     roles_counted = model.grants_stamped - counted[1]
     assert users_counted + roles_counted == drawn.drawn - stamped, (event, users_counted, roles_counted)
     assert users_counted >= new_users and roles_counted >= new_roles, (event, new_users, new_roles)
+    # the log of stamps names exactly the users stamped since the count (or is too short)
+    since = model.stamped_since(counted[0])
+    stamped_now = {u for u in model.roles_moved if model.roles_moved[u] != users_at.get(u)}
+    if since is None:
+        assert counted[0] < model.stamp_log_base, (event, counted[0], model.stamp_log_base)
+    else:
+        assert since == stamped_now, (event, since, stamped_now)
+    assert model.stamped_since(model.roles_stamped) == frozenset()
     after_roles, after_grants = _roles(model), _grants(model)
     assert not _stale(roles, after_roles), (event, roles, after_roles)  # type: ignore[arg-type]
     assert not _stale(grants, after_grants), (event, grants, after_grants)  # type: ignore[arg-type]
@@ -255,3 +264,64 @@ def test_a_stamp_given_without_its_count_is_caught(table: str, monkeypatch: pyte
         monkeypatch.setattr(Model, "_moved_grants_of", uncounted_grants)
     with pytest.raises(AssertionError):
         play(0)
+
+
+def test_the_log_names_the_users_stamped_since_a_count_and_none_past_its_trim(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With a log of 8 entries kept (4 after a trim): the users stamped since a count it
+    still reaches, ``None`` for one older than it (or one the model never reached); the
+    random histories above check the same with the log of every size they draw."""
+    monkeypatch.setattr(state, "STAMP_LOG_KEPT", 8)
+    model = Model()
+    for user in ("u1", "u2", "u3"):
+        for event in ch.add_user(model, user):
+            model.apply(event)
+    start = model.roles_stamped
+    for event in ch.add_group(model, "g", ["u1", "u2"]):
+        model.apply(event)
+    assert model.stamped_since(start) == {"u1", "u2"}
+    assert model.stamped_since(start + 1) == {"u2"}
+    assert model.stamped_since(model.roles_stamped + 1) is None
+    latest = model.roles_stamped
+    for event in ch.add_user(model, "u4"):
+        model.apply(event)
+    assert model.stamped_since(latest) == {"u4"}
+    for k in range(12):  # past 8 entries: the oldest dropped
+        for event in ch.add_user(model, f"x{k}"):
+            model.apply(event)
+    assert len(model.stamp_log) <= 8
+    assert model.stamped_since(start) is None  # older than the log: the caller falls back
+    assert model.stamped_since(model.stamp_log_base) is not None
+
+
+def test_copies_keep_logs_of_their_own() -> None:
+    """A deep copy and a pickled copy carry the log and move on apart from the model; the
+    members view starts a log of its own (the model's counts reach nothing of it)."""
+    import pickle
+
+    model = Model()
+    for event in ch.add_user(model, "u1"):
+        model.apply(event)
+    count = model.roles_stamped
+    for replica in (copy.deepcopy(model), pickle.loads(pickle.dumps(model))):
+        assert replica.stamp_log == model.stamp_log and replica.stamp_log_base == model.stamp_log_base
+        for event in ch.add_user(replica, "u2"):
+            replica.apply(event)
+        assert replica.stamped_since(count) == {"u2"} and model.stamped_since(count) == frozenset()
+    for event in ch.add_group(model, "g", ["u1"]):
+        model.apply(event)
+    logged = list(model.stamp_log)
+    view = with_members(model, {"g": {"u3"}})
+    assert view.stamp_log_base == model.roles_stamped
+    assert view.stamped_since(model.roles_stamped) == {"u3"}
+    assert view.stamped_since(count) is None
+    assert model.stamp_log == logged and model.stamped_since(model.roles_stamped) == frozenset()
+
+
+def test_the_histories_hold_with_a_log_trimmed_every_few_stamps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The random histories with a log of 4 entries: counts it no longer reaches answer
+    ``None``, the others exactly the users stamped since."""
+    monkeypatch.setattr(state, "STAMP_LOG_KEPT", 4)
+    for seed in range(4):
+        play(seed)

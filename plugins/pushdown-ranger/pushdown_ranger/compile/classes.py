@@ -298,6 +298,8 @@ class KeptClasses:
         self.outputs: dict[tuple[ObjectRef, str, bool], KeptItems] = {}
         self.focused = 0
         self.redecided = 0
+        #: users decided again over a whole database in them (their roles were stamped)
+        self.redecided_whole = 0
 
     def signed_for(self, model: Model) -> KeptSignatures:
         """The users' signatures kept for ``model`` (the one model object kept alive with
@@ -649,10 +651,17 @@ def _no_deny(held: Held) -> bool:
     return held[0] is None or not any(Condition.DENY in by for by in held[0].values())
 
 
-def _roles_stand(model: Model, kept: KeptItems) -> bool:
-    """Nobody's roles moved: no role stamp since (a membership, a group's member, a user
-    added or removed, a role deleted)."""
-    return model.roles_stamped == kept.roles_stamped
+#: users whose roles were stamped since a database's items were kept beyond which the
+#: database is compiled (each is decided again over the whole database)
+STAMPED_BOUND = 64
+
+
+def _users_stamped(model: Model, kept: KeptItems) -> frozenset[str] | None:
+    """The users whose roles were stamped since (a membership, a group's member, a user
+    added or removed, a role deleted: :meth:`Model.stamped_since`); ``None``: not known (the
+    model's log no longer reaches back so far) or more than :data:`STAMPED_BOUND`."""
+    since = model.stamped_since(kept.roles_stamped)
+    return None if since is None or len(since) > STAMPED_BOUND else since
 
 
 def _principals_stand(model: Model, kept: KeptItems, refused: tuple[frozenset[str], frozenset[str]]) -> bool:
@@ -708,8 +717,9 @@ class KeptItems:
     compile of that database must prove it unmoved to take them over and decide again
     only the users of the tables whose grants moved (issue 30: a focus of tables):
 
-    - the model object, its count of role stamps (nobody's roles moved while it stands:
-      :attr:`Model.roles_stamped`), the service admins, the refused users and roles;
+    - the model object, its count of role stamps (:attr:`Model.roles_stamped`: the users
+      whose roles moved since are found by it, :meth:`Model.stamped_since`), the service
+      admins, the refused users and roles;
     - the grants and owner of every object on the database's path and every object at or
       below it carrying a grant or an owner (:meth:`Model.marked_within`), as the model
       held them (:func:`held_at`): what any class's view there reads of the model;
@@ -762,17 +772,20 @@ class KeptItems:
 
     def moved(
         self, model: Model, schema: ObjectRef, refused: tuple[frozenset[str], frozenset[str]]
-    ) -> dict[ObjectRef, set[str]] | None:
+    ) -> tuple[dict[ObjectRef, set[str]], frozenset[str]] | None:
         """The tables whose grants moved since these items were made, each with the roles
-        whose grants on it moved; ``None`` when anything else can have moved the
-        database's items: another model object, a role stamp (a membership, a user added
-        or removed), the service admins, the refused users or roles, the database's
+        whose grants on it moved, and the users whose roles were stamped since (a
+        membership, a group's member, a user added or removed, a role deleted: their items
+        anywhere in the database can have moved, :func:`_users_stamped`); ``None`` when
+        anything else can have moved the database's items: another model object, role
+        stamps not known or too many, the service admins, the refused users or roles, the database's
         children or marked objects (a table created, dropped, renamed, named by a first
         grant unregistered), a grant or owner on the database's path (the database, the
         catalog, the metalake: every table's default), an owner anywhere in it, a DENY on
         the path or on a moved table (before or after: ``_hive_barred``), a moved object
         that is no registered table of the database Ranger names alone (no case twin)."""
-        if model is not self.model or not _roles_stand(model, self):
+        stamped = None if model is not self.model else _users_stamped(model, self)
+        if stamped is None:
             return None
         if not _principals_stand(model, self, refused) or not _shape_stands(model, schema, self):
             return None
@@ -793,12 +806,13 @@ class KeptItems:
             if not (_no_deny(was) and _no_deny(now)):
                 return None
             out[obj] = _moved_roles(was[0] or {}, now[0] or {})
-        return out
+        return out, stamped
 
     def moved_on(
         self, model: Model, schema: ObjectRef, items: DatabaseItems, tables: Iterable[ObjectRef]
     ) -> KeptItems:
-        """These items moved to ``items``, after a compile of the moved ``tables`` alone."""
+        """These items moved to ``items``, after a compile of the moved ``tables`` alone
+        and of the users stamped since over the whole database (the stamps counted now)."""
         held = dict(self.held)
         for table in tables:
             held[table] = held_at(model, table)
@@ -807,7 +821,7 @@ class KeptItems:
             held.pop(gone, None)
         return KeptItems(
             model,
-            self.roles_stamped,
+            model.roles_stamped,
             self.admins,
             self.refused_users,
             self.refused_roles,

@@ -55,6 +55,22 @@ GATES: frozenset[Privilege] = (
 
 def deciding_users(model: Model, starts: Iterable[ObjectRef]) -> frozenset[str]:
     """The users anything on the paths of ``starts`` or below them can decide for."""
+    roles, users = _deciding(model, starts)
+    for role in roles:
+        users |= model.holders_of(role)
+    return frozenset(users)
+
+
+def decides_for(model: Model, starts: Iterable[ObjectRef], users: Iterable[str]) -> frozenset[str]:
+    """Those of ``users`` in :func:`deciding_users` (asked of their roles, not of every
+    holder of the roles deciding there)."""
+    roles, deciding = _deciding(model, starts)
+    return frozenset(u for u in users if u in deciding or not roles.isdisjoint(model.roles_of(u)))
+
+
+def _deciding(model: Model, starts: Iterable[ObjectRef]) -> tuple[set[str], set[str]]:
+    """The roles holding an ALLOW beyond the gates or a DENY on the paths of ``starts`` or
+    below them, and the service admins and the owners there."""
     objects: set[ObjectRef] = set()
     for start in starts:
         objects.update(start.path)
@@ -69,6 +85,4 @@ def deciding_users(model: Model, starts: Iterable[ObjectRef]) -> frozenset[str]:
             for condition, holding in by_condition.items():
                 if condition is Condition.DENY or privilege not in GATES:
                     roles |= holding
-    for role in roles:
-        users |= model.holders_of(role)
-    return frozenset(users)
+    return roles, users

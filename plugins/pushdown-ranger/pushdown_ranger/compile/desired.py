@@ -37,16 +37,18 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from pushdown.decide.compiler import EntitlementCompiler, Entitlements
 from pushdown.decide.inventory import Inventory
+from pushdown.decide.views import OwnerView
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.plan import Fact
 from pushdown_ranger.compile.classes import DatabaseItems, Held, HiveClasses, KeptClasses, KeptItems
-from pushdown_ranger.compile.deciding import deciding_users
+from pushdown_ranger.compile.deciding import decides_for, deciding_users
 from pushdown_ranger.compile.hive import hive_database, hive_every_table, hive_items, hive_table, table_items
 from pushdown_ranger.compile.leaves import leaf_items
 from pushdown_ranger.compile.naming import Group, Items, RangerNaming, exact
@@ -58,7 +60,7 @@ from pushdown_ranger.compile.objects import (
     with_case_twins,
 )
 from pushdown_ranger.compile.principals import Principals, principals
-from pushdown_ranger.facts import Pair, PolicyFact, RoleFact, interned
+from pushdown_ranger.facts import Pair, PolicyFact, Resource, RoleFact, interned
 from pushdown_ranger.factsets import joined
 from pushdown_ranger.mapping import OPERATIONS
 
@@ -263,6 +265,53 @@ def _plain(model: Model, users: Iterable[str]) -> bool:
     return not any(model.owned_by.get(u) or u in model.service_admins for u in users)
 
 
+def _without(
+    entry: tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]], users: AbstractSet[str]
+) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+    """A resource's kept items without ``users`` (accesses left to nobody dropped)."""
+    allow, deny = entry
+    return (
+        {a: u - users for a, u in allow.items() if not u <= users},
+        {a: u - users for a, u in deny.items() if not u <= users},
+    )
+
+
+def _database_items(
+    model: Model,
+    roots: list[ObjectRef],
+    schema: ObjectRef,
+    hive: str,
+    service: str,
+    users: frozenset[str],
+    refused: frozenset[str],
+) -> list[tuple[bool, str, tuple[Resource, ...], str, frozenset[str]]] | None:
+    """What the compile of the database alone (deny items enabled, no topic or fileset
+    held: its inventory the catalogs, the database, its registered children and every
+    object marked in it) gives ``users`` there: :func:`~.hive.hive_items` of them
+    (``None``: not proved, a user decided by a personal view)."""
+    if not users:
+        return []
+    inventory = Inventory.of(roots)
+    inventory.add(schema)
+    inventory.add_children(schema, set(model.children(schema)))
+    for obj in model.marked_within(schema):
+        inventory.add(obj)
+    compiled = EntitlementCompiler(model, OPERATIONS).compile(inventory, users, [schema])
+    groups = list(_groups(compiled, hive, refused))
+    if any(isinstance(view, OwnerView) for _, view in groups):
+        return None
+    made, d = Items(), schema.names[1]
+    root = ObjectRef(T.CATALOG, (hive,))
+    hive_items(made, groups, root, inventory, model, service, True, frozenset({schema}))
+    out: list[tuple[bool, str, tuple[Resource, ...], str, frozenset[str]]] = []
+    for denied, table in ((False, made.allow), (True, made.deny)):
+        for (svc, res), by_access in table.items():
+            if svc != service or next((v[0] for k, v, _ in res if k == "database"), None) != d:
+                return None  # not of this database: not proved (hive_items keeps to it)
+            out.extend((denied, svc, res, access, frozenset(who)) for access, who in by_access.items() if who)
+    return out
+
+
 def _tables_only(
     items: Items,
     model: Model,
@@ -302,16 +351,21 @@ def _tables_only(
         return None
     last = kept.outputs.get((schema, service, True))
     refused = (who.refused_users, who.refused_roles)
-    moved = None if last is None else last.moved(model, schema, refused)
-    if last is None or moved is None:
+    found = None if last is None else last.moved(model, schema, refused)
+    if last is None or found is None:
         return None
+    moved, stamped = found
     if not _plainly_named(schema) or not _twinless(model, roots, focus):
         return None
     if not _leafless(model, roots, focus):
         return None
+    # the users whose roles were stamped since: decided again over the whole database (as
+    # its compile decides them: those something there decides for), the others of them
+    # (removed, or deciding nothing there any more) left with nothing there
+    whole = decides_for(model, focus, (u for u in stamped if u in model.users)) - who.refused_users
     roles = set().union(*moved.values())
-    users = {u for r in roles for u in model.holders_of(r) if u in model.users} - who.refused_users
-    if not _plain(model, users):
+    users = {u for r in roles for u in model.holders_of(r) if u in model.users} - who.refused_users - whole
+    if not _plain(model, users | whole):
         return None
     inventory = Inventory.of(roots)
     for table in moved:
@@ -324,24 +378,28 @@ def _tables_only(
     if made is None:
         return None
     record = made[0]
+    again = _database_items(model, roots, schema, hive, service, whole, who.refused_users)
+    if again is None:
+        return None
     kept.focused += 1
     kept.compiled += made[1]
-    kept.redecided += len(users)
-    now = dict(last.items)
+    kept.redecided += len(users) + len(whole)
+    kept.redecided_whole += len(whole)
     d = schema.names[1]
+    gone = stamped | users
+    now = dict(last.items)
+    if stamped:
+        # the stamped users' items made again, on every resource of the database
+        now = {key: _without(entry, stamped) for key, entry in now.items()}
     for table in moved:
         key = (service, hive_table(d, last.names.resource[table]))
-        allow, deny = now.pop(key, ({}, {}))
-        fresh: tuple[dict[str, set[str]], dict[str, set[str]]] = (
-            {a: set(u - users) for a, u in allow.items()},
-            {a: set(u - users) for a, u in deny.items()},
-        )
-        for denied, _, res, access, who_ in record.added:
-            if (service, res) == key:
-                fresh[1 if denied else 0].setdefault(access, set()).update(who_)
-        entry = tuple({a: frozenset(u) for a, u in side.items() if u} for side in fresh)
-        if entry[0] or entry[1]:
-            now[key] = (entry[0], entry[1])
+        now[key] = _without(now.get(key, ({}, {})), gone)
+    for denied, _, res, access, who_ in (*record.added, *again):
+        entry = now.get((service, res), ({}, {}))
+        side = dict(entry[1 if denied else 0])
+        side[access] = side.get(access, frozenset()) | who_
+        now[(service, res)] = (entry[0], side) if denied else (side, entry[1])
+    now = {key: entry for key, entry in now.items() if entry[0] or entry[1]}
     for key, (allow, deny) in now.items():
         if allow:
             items.allow[key] = {a: set(u) for a, u in allow.items()}

@@ -1234,3 +1234,70 @@ def test_a_one_table_grants_proof_looks_at_as_much_in_an_estate_ten_times_larger
     assert large[3] >= 10 * small[3] - 10 > 0, (small, large)  # the gate's roles grow
     assert small[0] == large[0] == 1, (small, large)  # the focus proved, at both
     assert small[1:3] == large[1:3] == (0, 0), (small, large)
+
+
+def focus_after_memberships(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int, int, int, int]:
+    """On :func:`two_databases`, after a whole compile keeping the classes: ``r2``
+    (selecting from ``c.b``) granted to ``newcomer`` and ``r3`` (``c.a``) to ``u0``, neither
+    compiled (as when their syncs compiled other databases), then ``r1`` granted
+    MODIFY_TABLE on a table of ``c.a``, compiled over that database as a scoped sync
+    compiles it, equal to a compile from scratch: (compiles of the moved tables alone,
+    users decided again, of them over the whole database, the most users the entitlement
+    compiler was given by one call, the users the model holds)."""
+    model = two_databases(scale)
+    naming = RangerNaming(map_principal=Mapper())
+    kept = KeptIdentity(naming.user, stable=lambda: True)
+    classes = KeptClasses()
+    kw = {"elsewhere": frozenset(), "hive": "c", "voided": {}, "services": frozenset(DENY)}
+    compile_all(model, ["c"], naming, DENY, focus=None, identity=kept.of(model.users), kept=classes, **kw)
+    for role, user in (("r2", "newcomer"), ("r3", "u0")):
+        do(model, ch.grant_role(model, role, Principal.user(user)))
+    events = ch.grant_privileges(model, "r1", ObjectRef.parse("table c.a.t0"), ["MODIFY_TABLE"])
+    do(model, events)
+    scope = scope_of(events[0]).resolve(model)
+    focus = frozenset({ObjectRef.parse("schema c.a")})
+    seen: list[int] = []
+    compile_ = EntitlementCompiler.compile
+
+    def counted(self: EntitlementCompiler, inventory: Inventory, users: Any = None, roots: Any = None) -> Any:
+        seen.append(len(model.users) if users is None else len(set(users)))
+        return compile_(self, inventory, users, roots)
+
+    before = (classes.focused, classes.redecided, classes.redecided_whole)
+    with monkeypatch.context() as m:
+        m.setattr(EntitlementCompiler, "compile", counted)
+        desired = compile_all(
+            model,
+            ["c"],
+            naming,
+            DENY,
+            focus=focus,
+            identity=kept.of(model.users, scope_users(scope)),
+            kept=classes,
+            members_moved=members_moved(scope),
+            **kw,
+        )
+    assert desired == compile_all(model, ["c"], naming, DENY, focus=focus, identity=None, **kw)
+    return (
+        classes.focused - before[0],
+        classes.redecided - before[1],
+        classes.redecided_whole - before[2],
+        max(seen, default=0),
+        len(model.users),
+    )
+
+
+def test_a_one_table_grant_after_memberships_elsewhere_decides_as_many_users_in_an_estate_ten_times_larger(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Memberships since the database's items were kept (one in another database, one in
+    this one) no longer turn its table focus off (``KeptItems.moved``, ``Model.stamped_since``):
+    the grant takes its table alone, decides again its role's holder over that table and
+    the one user whose roles moved and something in the database decides for over the
+    whole database, 1 compile of the tables alone, 2 users decided again, 1 of them over
+    the database, at most 1 user a compiler call, at both estates. Before, any role stamp
+    since compiled the whole database (0 compiles of the tables alone)."""
+    small, large = at_both_scales(lambda scale: focus_after_memberships(scale, monkeypatch))
+    print(f"\nranger scoped compile, a one-table grant after memberships: scale 1 {small}, scale 10 {large}")
+    assert large[4] >= 10 * small[4] - 10 > 0, (small, large)  # the users grow
+    assert small[:4] == large[:4] == (1, 2, 1, 1), (small, large)

@@ -115,6 +115,20 @@ steps = steps_of(
 engine_steps = steps_of(("a", "b", "c"), TABLES[:3], ("table c.s1.x",))
 
 
+def membership_steps(tables: tuple[str, ...]) -> st.SearchStrategy[tuple[Any, ...]]:
+    """Table grants on ``tables`` among memberships of every kind: a role granted to or
+    revoked from a user or the group, the group's members, users added and removed (one
+    the model did not hold), roles deleted and made again."""
+    return st.one_of(
+        *[table_grants(tables)] * 3,
+        *[st.tuples(st.just("role_user"), st.sampled_from(ROLES), st.sampled_from(USERS), st.booleans())] * 3,
+        st.tuples(st.just("role_group"), st.sampled_from(ROLES), st.booleans()),
+        *[st.tuples(st.just("member"), st.sampled_from(USERS), st.booleans())] * 2,
+        st.tuples(st.sampled_from(("remove_user", "add_user")), st.sampled_from((*USERS, "u5"))),
+        st.tuples(st.sampled_from(("delete_role", "create_role")), st.sampled_from(ROLES)),
+    )
+
+
 def compile_with(
     model: Model, mapping: str, focus: frozenset[ObjectRef] | None, kept: KeptClasses | None
 ) -> Desired:
@@ -134,9 +148,11 @@ def compile_with(
     )
 
 
-def play(mapping: str, history: list[tuple[Any, ...]], counts: dict[str, int]) -> None:
+def play(mapping: str, history: list[tuple[Any, ...]], counts: dict[str, int], later: bool = False) -> None:
     """``start()`` compiled whole, then each step compiled over its change's database (or
-    whole, when it is no focus), kept and from scratch: equal."""
+    whole, when it is no focus), kept and from scratch: equal. ``later``: a step that is
+    no focus is not compiled (as when its sync compiled other databases): the next
+    compile of a database follows it from the items kept before."""
     model, kept = start(capitals=True).model, KeptClasses()
     assert compile_with(model, mapping, None, kept) == compile_with(model, mapping, None, None)
     for step in history:
@@ -148,13 +164,16 @@ def play(mapping: str, history: list[tuple[Any, ...]], counts: dict[str, int]) -
             model.apply(event)
         scope = Scope.union(scope_of(e) for e in events) if events else Scope.nothing()
         focus = focus_of(scope.resolve(model), "c")
-        before, redecided = kept.focused, kept.redecided
+        if later and focus is None:
+            continue
+        before, redecided, whole = kept.focused, kept.redecided, kept.redecided_whole
         got = compile_with(model, mapping, focus, kept)
         want = compile_with(model, mapping, focus, None)
         assert got == want, (mapping, step, sorted(got.facts ^ want.facts, key=str), got.notes, want.notes)
         counts["compiles"] += 1
         counts["tables alone"] += kept.focused - before
         counts["users decided again"] += kept.redecided - redecided
+        counts["over the database"] = counts.get("over the database", 0) + kept.redecided_whole - whole
 
 
 def test_a_compile_of_a_databases_moved_tables_alone_equals_one_from_scratch(
@@ -172,6 +191,45 @@ def test_a_compile_of_a_databases_moved_tables_alone_equals_one_from_scratch(
         print(f"\nranger tables' focus, random histories: {counts}")
     # not vacuous: compiles took the database's moved tables alone
     assert counts["tables alone"] > 0, counts
+
+
+def test_a_compile_of_moved_tables_after_memberships_equals_one_from_scratch(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Histories of memberships of every kind among table grants: the users whose roles
+    were stamped since a database's items were kept are decided again over the whole
+    database, and the compile equals one from scratch; the focus was taken with them."""
+    counts = {"compiles": 0, "tables alone": 0, "users decided again": 0, "over the database": 0}
+
+    @settings(max_examples=histories(150), deadline=None, suppress_health_check=list(HealthCheck))
+    @given(mapping=mapping_names, history=st.lists(membership_steps(TABLES[:3]), min_size=4, max_size=12))
+    def run(mapping: str, history: list[tuple[Any, ...]]) -> None:
+        play(mapping, history, counts, later=True)
+
+    run()
+    with capsys.disabled():
+        print(f"\nranger tables' focus after memberships, random histories: {counts}")
+    assert counts["tables alone"] > 0 and counts["over the database"] > 0, counts
+
+
+@pytest.mark.ranger
+def test_scoped_syncs_of_memberships_and_table_grants_agree_with_rangers_engine() -> None:
+    """As below, with memberships of every kind among the grants: the syncs took a
+    database's moved tables alone with users decided again over it."""
+    whole = [0, 0]
+
+    @settings(max_examples=histories(15), deadline=None, suppress_health_check=list(HealthCheck))
+    @given(history=st.lists(membership_steps(TABLES[:3]), min_size=2, max_size=10))
+    def run(history: list[tuple[Any, ...]]) -> None:
+        with Standin() as standin:
+            backend = backend_for(standin, mapping_stable=True)
+            for step, model in synced(backend, start().model, history):
+                judged(standin, backend_for(standin), model, USERS, (history, step))
+            whole[0] += backend._classes.focused
+            whole[1] += backend._classes.redecided_whole
+
+    run()
+    assert whole[0] > 0 and whole[1] > 0, whole
 
 
 @pytest.mark.ranger
@@ -203,8 +261,6 @@ GRANT_B: Step = ("grant", "r1", "table c.s1.b", "MODIFY_TABLE", "ALLOW")
 #: (the check removed: (module, its name), the steps before the compile of ``s1`` the
 #: history ends with (each batch applied at once, then compiled over ``s1``))
 HAZARDS: dict[str, tuple[tuple[Any, str], list[list[Step]]]] = {
-    # a membership in the batch: the role's new holder is in none of its items
-    "a membership": ((kept_classes, "_roles_stand"), [[("role_user", "r1", "u3", True), GRANT_A]]),
     # a table created in the batch: a deny item on it for the users creating tables
     "a table created": ((kept_classes, "_shape_stands"), [[("create", "s1", "c"), GRANT_A]]),
     # a table renamed to a name Ranger reads as a pattern: no every-table policy then
@@ -343,3 +399,60 @@ def test_a_case_twin_of_the_database_registered_late_is_compiled_with_it(
         m.setattr(desired, "_twinless", _blind(desired, "_twinless"))
         with pytest.raises(AssertionError):
             registered_twin_late(spelling, {"tables alone": 0})
+
+
+# -- memberships since the database's items were kept ------------------------------------
+
+#: batches compiled over ``s1`` one after the other: each takes the database's moved
+#: tables alone, the users whose roles were stamped since decided again over all of it
+MEMBERSHIPS: dict[str, list[list[Step]]] = {
+    "a role granted to a user": [[("role_user", "r1", "u3", True)], [GRANT_A]],
+    "a role revoked from a user": [[("role_user", "r2", "u4", False)], [GRANT_A]],
+    "a member added to the group": [[("member", "u4", True)], [GRANT_A]],
+    "a member removed from the group": [[("member", "u1", False), GRANT_A]],
+    "a role revoked from the group": [[("role_group", "r1", False)], [GRANT_A]],
+    "a user removed": [[("remove_user", "u2")], [GRANT_A]],
+    "a user added and granted a role": [[("add_user", "u5"), ("role_user", "r2", "u5", True), GRANT_A]],
+    "a membership and a grant in one batch": [[("role_user", "r2", "u2", True), GRANT_A]],
+}
+
+
+@pytest.mark.parametrize("name", sorted(MEMBERSHIPS))
+def test_memberships_since_are_decided_over_the_database_and_caught_without_it(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each batch takes the database's moved tables alone and equals a compile from
+    scratch; with the users stamped since left out (``_users_stamped`` answering nobody),
+    the compile differs from one from scratch."""
+    history = MEMBERSHIPS[name]
+    counts = {"tables alone": 0}
+    hazard(history, counts)
+    assert counts["tables alone"] == len(history), counts
+    with monkeypatch.context() as m:
+        m.setattr(kept_classes, "_users_stamped", lambda *args: frozenset())
+        with pytest.raises(AssertionError):
+            hazard(history, {"tables alone": 0})
+
+
+def test_too_many_users_stamped_or_a_log_trimmed_compile_the_database(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """More users stamped since than the bound, or stamps older than the model's log of
+    them: the database is compiled (and equals a compile from scratch), its items kept
+    again, so the next grant takes its table alone."""
+    from pushdown.model import state
+
+    history = [[("role_user", "r1", "u3", True), ("member", "u4", True)], [GRANT_A]]
+    with monkeypatch.context() as m:
+        m.setattr(kept_classes, "STAMPED_BOUND", 1)
+        counts = {"tables alone": 0}
+        hazard(history, counts)
+        assert counts["tables alone"] == 1, counts
+    with monkeypatch.context() as m:
+        m.setattr(state, "STAMP_LOG_KEPT", 1)
+        counts = {"tables alone": 0}
+        hazard(history, counts)
+        assert counts["tables alone"] == 1, counts
+    counts = {"tables alone": 0}
+    hazard(history, counts)
+    assert counts["tables alone"] == 2, counts
