@@ -8,6 +8,7 @@ events without touching the model.
 
 from __future__ import annotations
 
+import copy
 import itertools
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
@@ -134,6 +135,28 @@ class Model:
     #: model filled directly, stamp every object holding or having held either anew). Not
     #: compared.
     held_stamps: dict[ObjectRef, int] = field(default_factory=dict, compare=False, repr=False)
+
+    # -- copies ----------------------------------------------------------------------
+
+    def __copy__(self) -> Model:
+        """A copy sharing every value (a directory view): its stamps are this process's."""
+        out = object.__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        return out
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Model:
+        """A copy of every value: its stamps, this process's, keep their meaning."""
+        out = object.__new__(type(self))
+        memo[id(self)] = out
+        out.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return out
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickled (pickled here or in another process, whose count of stamps is not
+        this one's: a stamp it gave could be given here again to another change of the
+        same object): every object of :attr:`held_stamps` is stamped anew."""
+        self.__dict__.update(state)
+        self.held_stamps = {obj: next(_HELD_STAMPS) for obj in self.held_stamps}
 
     # -- queries ---------------------------------------------------------------------
 

@@ -8,9 +8,13 @@ directory views too."""
 from __future__ import annotations
 
 import copy
+import itertools
+import pickle
 import random
+from typing import Any
 
 from pushdown.model import events as ev
+from pushdown.model import state
 from pushdown.model.directory import with_members
 from pushdown.model.privileges import Condition, Privilege
 from pushdown.model.securables import ObjectRef, SecurableType
@@ -125,3 +129,24 @@ def test_a_stamp_moves_with_every_change_of_grants_or_owner() -> None:
             assert model.held_stamps.get(table) not in (None, was), event
             seen.add(model.held_stamps[table])
     assert len(seen) == 6
+
+
+def test_a_model_unpickled_from_another_process_never_reuses_a_stamp(monkeypatch: Any) -> None:
+    """A model pickled in another process carries that process's stamps; this process's
+    count may give one of them again to a change of the same object (a stale stamp that
+    stands while the grants moved: wider). Unpickled, every object is stamped anew here."""
+    catalog = ObjectRef(T.CATALOG, ("c",))
+    select = frozenset({Privilege("SELECT_TABLE")})
+    model = Model()
+    model.apply(ev.RoleCreated("r"))
+    model.apply(ev.PrivilegesGranted("r", catalog, select, Condition.ALLOW))
+    data = pickle.dumps(model)
+    # this process's count at the stamp the other process gave the catalog
+    monkeypatch.setattr(state, "_HELD_STAMPS", itertools.count(model.held_stamps[catalog]))
+    loaded = pickle.loads(data)
+    was = loaded.held_stamps.get(catalog)
+    loaded.apply(ev.PrivilegesRevoked("r", catalog, select, Condition.ALLOW))
+    assert loaded.held_stamps.get(catalog) != was
+    # a copy in this process shares the count: a copy's stamps stay (no estate-sized pass)
+    assert copy.deepcopy(model).held_stamps == model.held_stamps
+    assert copy.copy(model).held_stamps is model.held_stamps
