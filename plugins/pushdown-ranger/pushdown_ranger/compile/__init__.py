@@ -183,7 +183,11 @@ Reached = dict[str, frozenset[str]]
 
 
 def _covered(
-    role: str, accesses: Iterable[str], allow: set[Pair], members: Mapping[str, frozenset[str]], reached: Reached
+    role: str,
+    accesses: Iterable[str],
+    allow: set[Pair],
+    members: Mapping[str, frozenset[str]],
+    reached: Reached,
 ) -> bool:
     """Whether every member of ``role`` is allowed each of ``accesses`` by some allow pair
     (``reached``: the members of the roles ``allow`` gives each access, worked out once a
@@ -193,7 +197,8 @@ def _covered(
         if (role, access) in allow:
             continue
         if access not in reached:
-            reached[access] = frozenset().union(*(members.get(r, frozenset()) for r, a in allow if a == access))
+            holders = (members.get(r, frozenset()) for r, a in allow if a == access)
+            reached[access] = frozenset().union(*holders)
         if not mine <= reached[access]:
             return False
     return True
@@ -329,7 +334,9 @@ def _implied_answer(
     implies = {a: more.get((fact.service, a), frozenset()) for a in {a for _, a in allow}}
     while True:
         reached: Reached = {}
-        bad = {(r, a) for r, a in allow if implies[a] and not _covered(r, implies[a], allow, members, reached)}
+        bad = {
+            (r, a) for r, a in allow if implies[a] and not _covered(r, implies[a], allow, members, reached)
+        }
         if not bad:
             break
         allow -= bad
