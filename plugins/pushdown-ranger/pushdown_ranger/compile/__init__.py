@@ -178,17 +178,28 @@ def kept_naming(naming: RangerNaming, identity: Identity) -> RangerNaming:
     return replace(naming, map_principal=mapped)
 
 
+#: the members of the roles an allow set gives each access (worked out as asked)
+Reached = dict[str, frozenset[str]]
+
+
 def _covered(
-    role: str, accesses: Iterable[str], allow: set[Pair], members: Mapping[str, frozenset[str]]
+    role: str,
+    accesses: Iterable[str],
+    allow: set[Pair],
+    members: Mapping[str, frozenset[str]],
+    reached: Reached,
 ) -> bool:
-    """Whether every member of ``role`` is allowed each of ``accesses`` by some allow pair."""
+    """Whether every member of ``role`` is allowed each of ``accesses`` by some allow pair
+    (``reached``: the members of the roles ``allow`` gives each access, worked out once a
+    round of :func:`_implied_answer`, not once a pair)."""
     mine = members.get(role, frozenset())
     for access in accesses:
-        reached: set[str] = set()
-        for r, a in allow:
-            if a == access:
-                reached |= members.get(r, frozenset())
-        if (role, access) not in allow and not mine <= reached:
+        if (role, access) in allow:
+            continue
+        if access not in reached:
+            holders = (members.get(r, frozenset()) for r, a in allow if a == access)
+            reached[access] = frozenset().union(*holders)
+        if not mine <= reached[access]:
             return False
     return True
 
@@ -318,8 +329,14 @@ def _implied_answer(
     """A policy with allow pairs as pushed (``None``: none left) and the pairs dropped."""
     allow = set(fact.allow)
     dropped: set[str] = set()
+    # a pair whose access implies nothing is covered as it stands: only the others are
+    # checked (a policy of a database names every role reading it; few imply more)
+    implies = {a: more.get((fact.service, a), frozenset()) for a in {a for _, a in allow}}
     while True:
-        bad = {(r, a) for r, a in allow if not _covered(r, more.get((fact.service, a), ()), allow, members)}
+        reached: Reached = {}
+        bad = {
+            (r, a) for r, a in allow if implies[a] and not _covered(r, implies[a], allow, members, reached)
+        }
         if not bad:
             break
         allow -= bad
