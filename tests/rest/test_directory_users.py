@@ -165,3 +165,55 @@ def test_the_library_takes_nobody_out_of_a_group_with_a_deny_for_a_group_manager
     assert "eve" in denied.ac.model.groups["contractors"]
     admin.remove_member("contractors", "eve")
     assert "eve" not in denied.ac.model.groups["contractors"]
+
+
+# -- a DENY the principal keeps through another path is not lifted: no revoke right asked ---
+
+
+def test_removing_a_directory_user_who_keeps_the_deny_through_the_directory_is_manage_users(
+    denied: Door,
+) -> None:
+    """zed holds blocked directly and as the directory's analyst: removing him lifts nothing."""
+    admin = denied.ac.acting("admin")
+    admin.grant_role("blocked", "user zed")
+    admin.grant_role("blocked", "group analysts")
+    assert denied.request("DELETE", f"{USERS}/zed", "eve").json()["removed"] is True
+    assert not _zed_reads(denied)  # still denied: the directory keeps him an analyst
+
+
+def _groupdesk(door: Door) -> None:
+    admin = door.ac.acting("admin")
+    admin.create_role("groupdesk")
+    admin.grant_privileges("groupdesk", "metalake test", ["MANAGE_GROUPS"])
+    admin.grant_role("groupdesk", "user eve")
+
+
+def test_a_member_who_keeps_the_deny_another_way_is_taken_out_by_a_group_manager(denied: Door) -> None:
+    _groupdesk(denied)
+    admin = denied.ac.acting("admin")
+    admin.add_user("amy")
+    admin.add_group("contractors", ["zed", "amy"])
+    admin.grant_role("blocked", "group contractors")
+    admin.grant_role("blocked", "user zed")  # zed keeps it directly
+    denied.ac.acting("eve").remove_member("contractors", "zed")
+    assert "zed" not in denied.ac.model.groups["contractors"] and not _zed_reads(denied)
+    with pytest.raises(Forbidden, match="may not"):  # amy would lose it: still refused
+        denied.ac.acting("eve").remove_member("contractors", "amy")
+    assert "amy" in denied.ac.model.groups["contractors"]
+
+
+def test_a_group_whose_members_keep_its_deny_another_way_is_removed_by_a_group_manager(
+    denied: Door,
+) -> None:
+    _groupdesk(denied)
+    admin = denied.ac.acting("admin")
+    admin.add_group("contractors", ["zed"])
+    admin.grant_role("blocked", "group contractors")
+    admin.grant_role("blocked", "group analysts")  # zed, the directory's analyst, keeps it
+    admin.add_group("temps", ["zed", "eve"])
+    admin.grant_role("blocked", "group temps")
+    assert denied.request("DELETE", f"{M}/groups/contractors", "eve").json()["removed"] is True
+    assert not _zed_reads(denied)
+    # eve holds blocked only through temps: removing it would lift it for her, still refused
+    assert denied.request("DELETE", f"{M}/groups/temps", "eve").status == 403
+    assert "temps" in denied.ac.model.groups

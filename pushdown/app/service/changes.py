@@ -12,7 +12,8 @@ from pushdown.app.service.denies import (
     GROUP_DENIES_STAY,
     MEMBER_DENIES_STAY,
     denies_lifted,
-    holds_deny,
+    group_denies_lifted,
+    member_denies_lifted,
 )
 from pushdown.decide.evaluator import Evaluator
 from pushdown.decide.requirements import OPERATIONS
@@ -65,10 +66,9 @@ class Changes(Changing):
         actor = self.actor
 
         def build(model: Model) -> list[ev.Event]:
-            members = model.groups.get(group) or model.external_members.get(group)
-            if actor is not None and not actor.trusted and members:
+            if actor is not None and not actor.trusted and (lifted := group_denies_lifted(model, group)):
                 evaluator = Evaluator(self._decisions_on(model))
-                for role in sorted(r for r in model.group_roles.get(group, ()) if holds_deny(model, r)):
+                for role in lifted:
                     if not evaluator.authorize(actor.user, "revoke_role", role, explain=False).allowed:
                         raise Forbidden(actor.user, "remove_group", f"group {group}", GROUP_DENIES_STAY)
             return ch.remove_group(model, group)
@@ -86,9 +86,14 @@ class Changes(Changing):
 
         def build(model: Model) -> list[ev.Event]:
             leaves = user in model.groups.get(group, ()) and user not in model.external_members.get(group, ())
-            if actor is not None and not actor.trusted and leaves:
+            if (
+                actor is not None
+                and not actor.trusted
+                and leaves
+                and (lifted := member_denies_lifted(model, group, user))
+            ):
                 evaluator = Evaluator(self._decisions_on(model))
-                for role in sorted(r for r in model.group_roles.get(group, ()) if holds_deny(model, r)):
+                for role in lifted:
                     if not evaluator.authorize(actor.user, "revoke_role", role, explain=False).allowed:
                         raise Forbidden(actor.user, "remove_group", f"group {group}", MEMBER_DENIES_STAY)
             return ch.remove_member(model, group, user)
