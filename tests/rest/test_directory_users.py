@@ -217,3 +217,33 @@ def test_a_group_whose_members_keep_its_deny_another_way_is_removed_by_a_group_m
     # eve holds blocked only through temps: removing it would lift it for her, still refused
     assert denied.request("DELETE", f"{M}/groups/temps", "eve").status == 403
     assert "temps" in denied.ac.model.groups
+
+
+# -- dropping a registration lifts no DENY on the data the server keeps ---------------------
+
+
+def test_a_schema_owner_does_not_drop_a_deny_on_a_table_to_register_it_again(denied: Door) -> None:
+    """The server keeps the table a drop unregisters: mallory, who owns the schema but may
+    not revoke the DENY on the table, would drop it and register it again (she may drop it,
+    so the server's copy does not stop her), and zed's catalog-wide ALLOW would reach it."""
+    admin = denied.ac.acting("admin")
+    admin.add_user("mallory")
+    admin.set_owner("schema c1.s1", "mallory")
+    admin.create_role("builder")
+    admin.grant_privileges("builder", "catalog c1", ["USE_CATALOG", "USE_SCHEMA", "CREATE_TABLE"])
+    admin.grant_role("builder", "user mallory")
+    admin.grant_role("blocked", "user zed")
+    assert not _zed_reads(denied)
+    with pytest.raises(Forbidden):
+        denied.ac.acting("mallory").revoke_privileges("blocked", "table c1.s1.t1", ["SELECT_TABLE"], "DENY")
+    answer = denied.request("DELETE", f"{M}/catalogs/c1/schemas/s1/tables/t1", "mallory")
+    assert answer.status == 403, answer.body
+    assert "blocked" not in answer.json()["message"]
+    assert T1 in denied.ac.model.objects and not _zed_reads(denied)
+    cascade = denied.request("DELETE", f"{M}/catalogs/c1/schemas/s1?cascade=true", "mallory")
+    assert cascade.status == 403, cascade.body
+    assert T1 in denied.ac.model.objects and not _zed_reads(denied)
+    # a table with no DENY she still drops; the metalake's owner drops this one
+    admin.create_object("table c1.s1.t2")
+    assert denied.request("DELETE", f"{M}/catalogs/c1/schemas/s1/tables/t2", "mallory").json()["dropped"]
+    assert denied.request("DELETE", f"{M}/catalogs/c1/schemas/s1/tables/t1", "admin").json()["dropped"]

@@ -11,6 +11,7 @@ from pushdown.app.service.denies import (
     DENIES_STAY,
     GROUP_DENIES_STAY,
     MEMBER_DENIES_STAY,
+    OBJECT_DENIES_STAY,
     denies_lifted,
     group_denies_lifted,
     member_denies_lifted,
@@ -195,8 +196,27 @@ class Changes(Changing):
         )
 
     def drop_object(self, obj: ObjectLike) -> ChangeResult:
+        """Drop an object's registration and everything below it, with their grants.
+
+        The server keeps the data a drop unregisters, and whoever may drop an object may
+        register it again: a DENY on it or below is lifted by the drop, so a checked actor
+        must also be allowed to revoke each (``revoke_privilege`` on its object), or
+        nothing is dropped."""
         ref = _obj(obj)
-        return self._one(ch.drop_object, ref, op=_object_operation("drop", ref), on=ref)
+        op = _object_operation("drop", ref)
+        actor = self.actor
+
+        def build(model: Model) -> list[ev.Event]:
+            if actor is not None and not actor.trusted:
+                denied = {g.object for _, g in model.grants_within(ref) if g.condition is Condition.DENY}
+                evaluator = Evaluator(self._decisions_on(model)) if denied else None
+                for target in sorted(denied, key=str):
+                    assert evaluator is not None
+                    if not evaluator.authorize(actor.user, "revoke_privilege", target, explain=False).allowed:
+                        raise Forbidden(actor.user, op or "drop", str(ref), OBJECT_DENIES_STAY)
+            return ch.drop_object(model, ref)
+
+        return self.change(build, operation=op, target=ref)
 
     def rename_object(self, obj: ObjectLike, new_name: str) -> ChangeResult:
         ref = _obj(obj)

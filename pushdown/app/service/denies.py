@@ -33,6 +33,13 @@ MEMBER_DENIES_STAY = (
 )
 
 
+#: The fixed rule a drop refused for a DENY on the object or below names.
+OBJECT_DENIES_STAY = (
+    "the server keeps what a drop unregisters, so dropping it would lift the DENYs on it or below; "
+    "only a caller who may revoke them may drop it"
+)
+
+
 def holds_deny(model: Model, role: str) -> bool:
     """Whether ``role`` holds a DENY."""
     return any(grant.condition is Condition.DENY for grant in model.roles.get(role, ()))
