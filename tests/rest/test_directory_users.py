@@ -247,3 +247,20 @@ def test_a_schema_owner_does_not_drop_a_deny_on_a_table_to_register_it_again(den
     admin.create_object("table c1.s1.t2")
     assert denied.request("DELETE", f"{M}/catalogs/c1/schemas/s1/tables/t2", "mallory").json()["dropped"]
     assert denied.request("DELETE", f"{M}/catalogs/c1/schemas/s1/tables/t1", "admin").json()["dropped"]
+
+
+def test_a_schema_owner_does_not_rename_a_deny_away_from_the_server_name(denied: Door) -> None:
+    """A rename moves the grants to the new name; the server's table keeps the old one."""
+    admin = denied.ac.acting("admin")
+    admin.add_user("mallory")
+    admin.set_owner("schema c1.s1", "mallory")
+    admin.create_role("builder")
+    admin.grant_privileges("builder", "catalog c1", ["USE_CATALOG", "USE_SCHEMA"])
+    admin.grant_role("builder", "user mallory")
+    admin.grant_role("blocked", "user zed")
+    with pytest.raises(Forbidden, match="only a caller who may revoke"):
+        denied.ac.acting("mallory").rename_object("table c1.s1.t1", "t9")
+    assert T1 in denied.ac.model.objects and not _zed_reads(denied)
+    admin.create_object("table c1.s1.t2")
+    denied.ac.acting("mallory").rename_object("table c1.s1.t2", "t8")  # no DENY there
+    admin.rename_object("table c1.s1.t1", "t9")

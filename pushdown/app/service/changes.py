@@ -204,23 +204,38 @@ class Changes(Changing):
         nothing is dropped."""
         ref = _obj(obj)
         op = _object_operation("drop", ref)
-        actor = self.actor
 
         def build(model: Model) -> list[ev.Event]:
-            if actor is not None and not actor.trusted:
-                denied = {g.object for _, g in model.grants_within(ref) if g.condition is Condition.DENY}
-                evaluator = Evaluator(self._decisions_on(model)) if denied else None
-                for target in sorted(denied, key=str):
-                    assert evaluator is not None
-                    if not evaluator.authorize(actor.user, "revoke_privilege", target, explain=False).allowed:
-                        raise Forbidden(actor.user, op or "drop", str(ref), OBJECT_DENIES_STAY)
+            self._keep_denies(model, ref, op or "drop")
             return ch.drop_object(model, ref)
 
         return self.change(build, operation=op, target=ref)
 
     def rename_object(self, obj: ObjectLike, new_name: str) -> ChangeResult:
+        """Rename an object's registration; its grants follow the new name. The server's
+        data keeps its name, which may be registered again: a DENY on it or below moves away
+        from that data, so a checked actor must also be allowed to revoke each, as a drop."""
         ref = _obj(obj)
-        return self._one(ch.rename_object, ref, new_name, op=_object_operation("alter", ref), on=ref)
+        op = _object_operation("alter", ref)
+
+        def build(model: Model) -> list[ev.Event]:
+            self._keep_denies(model, ref, op or "alter")
+            return ch.rename_object(model, ref, new_name)
+
+        return self.change(build, operation=op, target=ref)
+
+    def _keep_denies(self, model: Model, ref: ObjectRef, op: str) -> None:
+        """Refuse a checked actor who may not revoke each DENY on ``ref`` or below."""
+        actor = self.actor
+        if actor is None or actor.trusted:
+            return
+        denied = {g.object for _, g in model.grants_within(ref) if g.condition is Condition.DENY}
+        if not denied:
+            return
+        evaluator = Evaluator(self._decisions_on(model))
+        for target in sorted(denied, key=str):
+            if not evaluator.authorize(actor.user, "revoke_privilege", target, explain=False).allowed:
+                raise Forbidden(actor.user, op, str(ref), OBJECT_DENIES_STAY)
 
     def set_service_admins(self, users: Iterable[str]) -> ChangeResult:
         return self._one(ch.set_service_admins, list(users))

@@ -35,8 +35,8 @@ MEMBER_DENIES_STAY = (
 
 #: The fixed rule a drop refused for a DENY on the object or below names.
 OBJECT_DENIES_STAY = (
-    "the server keeps what a drop unregisters, so dropping it would lift the DENYs on it or below; "
-    "only a caller who may revoke them may drop it"
+    "the server keeps the data under its name, so dropping or renaming it would lift the DENYs on it "
+    "or below; only a caller who may revoke them may"
 )
 
 
