@@ -1,5 +1,8 @@
 """The named changes: one method per change of the model, each naming the requirement-table
-row its actor must pass."""
+row its actor must pass.
+
+Longer than ~250 lines: every named change in one place, with the extra check of those that
+would lift a DENY (removals of principals, drops and renames of objects)."""
 
 from __future__ import annotations
 
