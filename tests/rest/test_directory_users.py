@@ -165,3 +165,102 @@ def test_the_library_takes_nobody_out_of_a_group_with_a_deny_for_a_group_manager
     assert "eve" in denied.ac.model.groups["contractors"]
     admin.remove_member("contractors", "eve")
     assert "eve" not in denied.ac.model.groups["contractors"]
+
+
+# -- a DENY the principal keeps through another path is not lifted: no revoke right asked ---
+
+
+def test_removing_a_directory_user_who_keeps_the_deny_through_the_directory_is_manage_users(
+    denied: Door,
+) -> None:
+    """zed holds blocked directly and as the directory's analyst: removing him lifts nothing."""
+    admin = denied.ac.acting("admin")
+    admin.grant_role("blocked", "user zed")
+    admin.grant_role("blocked", "group analysts")
+    assert denied.request("DELETE", f"{USERS}/zed", "eve").json()["removed"] is True
+    assert not _zed_reads(denied)  # still denied: the directory keeps him an analyst
+
+
+def _groupdesk(door: Door) -> None:
+    admin = door.ac.acting("admin")
+    admin.create_role("groupdesk")
+    admin.grant_privileges("groupdesk", "metalake test", ["MANAGE_GROUPS"])
+    admin.grant_role("groupdesk", "user eve")
+
+
+def test_a_member_who_keeps_the_deny_another_way_is_taken_out_by_a_group_manager(denied: Door) -> None:
+    _groupdesk(denied)
+    admin = denied.ac.acting("admin")
+    admin.add_user("amy")
+    admin.add_group("contractors", ["zed", "amy"])
+    admin.grant_role("blocked", "group contractors")
+    admin.grant_role("blocked", "user zed")  # zed keeps it directly
+    denied.ac.acting("eve").remove_member("contractors", "zed")
+    assert "zed" not in denied.ac.model.groups["contractors"] and not _zed_reads(denied)
+    with pytest.raises(Forbidden, match="may not"):  # amy would lose it: still refused
+        denied.ac.acting("eve").remove_member("contractors", "amy")
+    assert "amy" in denied.ac.model.groups["contractors"]
+
+
+def test_a_group_whose_members_keep_its_deny_another_way_is_removed_by_a_group_manager(
+    denied: Door,
+) -> None:
+    _groupdesk(denied)
+    admin = denied.ac.acting("admin")
+    admin.add_group("contractors", ["zed"])
+    admin.grant_role("blocked", "group contractors")
+    admin.grant_role("blocked", "group analysts")  # zed, the directory's analyst, keeps it
+    admin.add_group("temps", ["zed", "eve"])
+    admin.grant_role("blocked", "group temps")
+    assert denied.request("DELETE", f"{M}/groups/contractors", "eve").json()["removed"] is True
+    assert not _zed_reads(denied)
+    # eve holds blocked only through temps: removing it would lift it for her, still refused
+    assert denied.request("DELETE", f"{M}/groups/temps", "eve").status == 403
+    assert "temps" in denied.ac.model.groups
+
+
+# -- dropping a registration lifts no DENY on the data the server keeps ---------------------
+
+
+def test_a_schema_owner_does_not_drop_a_deny_on_a_table_to_register_it_again(denied: Door) -> None:
+    """The server keeps the table a drop unregisters: mallory, who owns the schema but may
+    not revoke the DENY on the table, would drop it and register it again (she may drop it,
+    so the server's copy does not stop her), and zed's catalog-wide ALLOW would reach it."""
+    admin = denied.ac.acting("admin")
+    admin.add_user("mallory")
+    admin.set_owner("schema c1.s1", "mallory")
+    admin.create_role("builder")
+    admin.grant_privileges("builder", "catalog c1", ["USE_CATALOG", "USE_SCHEMA", "CREATE_TABLE"])
+    admin.grant_role("builder", "user mallory")
+    admin.grant_role("blocked", "user zed")
+    assert not _zed_reads(denied)
+    with pytest.raises(Forbidden):
+        denied.ac.acting("mallory").revoke_privileges("blocked", "table c1.s1.t1", ["SELECT_TABLE"], "DENY")
+    answer = denied.request("DELETE", f"{M}/catalogs/c1/schemas/s1/tables/t1", "mallory")
+    assert answer.status == 403, answer.body
+    assert "blocked" not in answer.json()["message"]
+    assert T1 in denied.ac.model.objects and not _zed_reads(denied)
+    cascade = denied.request("DELETE", f"{M}/catalogs/c1/schemas/s1?cascade=true", "mallory")
+    assert cascade.status == 403, cascade.body
+    assert T1 in denied.ac.model.objects and not _zed_reads(denied)
+    # a table with no DENY she still drops; the metalake's owner drops this one
+    admin.create_object("table c1.s1.t2")
+    assert denied.request("DELETE", f"{M}/catalogs/c1/schemas/s1/tables/t2", "mallory").json()["dropped"]
+    assert denied.request("DELETE", f"{M}/catalogs/c1/schemas/s1/tables/t1", "admin").json()["dropped"]
+
+
+def test_a_schema_owner_does_not_rename_a_deny_away_from_the_server_name(denied: Door) -> None:
+    """A rename moves the grants to the new name; the server's table keeps the old one."""
+    admin = denied.ac.acting("admin")
+    admin.add_user("mallory")
+    admin.set_owner("schema c1.s1", "mallory")
+    admin.create_role("builder")
+    admin.grant_privileges("builder", "catalog c1", ["USE_CATALOG", "USE_SCHEMA"])
+    admin.grant_role("builder", "user mallory")
+    admin.grant_role("blocked", "user zed")
+    with pytest.raises(Forbidden, match="only a caller who may revoke"):
+        denied.ac.acting("mallory").rename_object("table c1.s1.t1", "t9")
+    assert T1 in denied.ac.model.objects and not _zed_reads(denied)
+    admin.create_object("table c1.s1.t2")
+    denied.ac.acting("mallory").rename_object("table c1.s1.t2", "t8")  # no DENY there
+    admin.rename_object("table c1.s1.t1", "t9")

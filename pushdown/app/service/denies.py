@@ -33,19 +33,67 @@ MEMBER_DENIES_STAY = (
 )
 
 
+#: The fixed rule a drop refused for a DENY on the object or below names.
+OBJECT_DENIES_STAY = (
+    "the server keeps the data under its name, so dropping or renaming it would lift the DENYs on it "
+    "or below; only a caller who may revoke them may"
+)
+
+
 def holds_deny(model: Model, role: str) -> bool:
     """Whether ``role`` holds a DENY."""
     return any(grant.condition is Condition.DENY for grant in model.roles.get(role, ()))
 
 
+def _directory_groups(model: Model, user: str) -> set[str]:
+    """The model's groups the directory names ``user`` in (he stays in them whatever the
+    model's memberships)."""
+    return {g for g, members in model.external_members.items() if user in members and g in model.groups}
+
+
+def _kept(model: Model, groups: set[str]) -> set[str]:
+    """The roles ``groups`` grant their members."""
+    return {role for group in groups for role in model.group_roles.get(group, ())}
+
+
 def denies_lifted(model: Model, user: str) -> list[str]:
     """The roles with a DENY that removing ``user`` would lift while the directory keeps him
     a user: those he holds, and those of the model's groups he leaves (the groups the
-    directory names him in he stays in)."""
-    stays = {g for g, members in model.external_members.items() if user in members and g in model.groups}
+    directory names him in he stays in, and a role one of them grants him is not lifted)."""
+    stays = _directory_groups(model, user)
     if not stays:
         return []
-    held = set(model.user_roles.get(user, ()))
-    for group in model.user_groups.get(user, set()) - stays:
-        held |= model.group_roles.get(group, set())
-    return sorted(r for r in held if holds_deny(model, r))
+    held = set(model.user_roles.get(user, ())) | _kept(model, model.user_groups.get(user, set()) - stays)
+    return sorted(r for r in held - _kept(model, stays) if holds_deny(model, r))
+
+
+def member_denies_lifted(model: Model, group: str, user: str) -> list[str]:
+    """The roles with a DENY that taking ``user`` out of ``group`` would lift: the group's,
+    less those he keeps (directly, or through his other groups, the directory's among them)."""
+    denies = {r for r in model.group_roles.get(group, ()) if holds_deny(model, r)}
+    if not denies:
+        return []
+    others = (set(model.user_groups.get(user, ())) | _directory_groups(model, user)) - {group}
+    kept = set(model.user_roles.get(user, ())) | _kept(model, others)
+    return sorted(denies - kept)
+
+
+def group_denies_lifted(model: Model, group: str) -> list[str]:
+    """The roles with a DENY that removing ``group`` would lift for one of its members (the
+    model's or the directory's), who stay users."""
+    denies = {r for r in model.group_roles.get(group, ()) if holds_deny(model, r)}
+    if not denies:
+        return []
+    members = set(model.groups.get(group, ())) | set(model.external_members.get(group, ()))
+    directory: dict[str, set[str]] = {}
+    for g, named in model.external_members.items():
+        if g in model.groups and g != group:
+            for u in named & members:
+                directory.setdefault(u, set()).add(g)
+    lifted: set[str] = set()
+    for user in sorted(members):
+        others = (set(model.user_groups.get(user, ())) | directory.get(user, set())) - {group}
+        lifted |= denies - set(model.user_roles.get(user, ())) - _kept(model, others)
+        if lifted == denies:
+            break
+    return sorted(lifted)
