@@ -498,7 +498,8 @@ def principal_steps(tables: tuple[str, ...]) -> st.SearchStrategy[tuple[Any, ...
     (a user who joins a role holding one must get its deny item there while a grant on
     another takes its table alone), the group removed and made again,
     users removed and added again under the same name, roles deleted and made again,
-    owners and service admins among the users."""
+    owners and service admins among the users, users added whose names map to others'
+    server names."""
     denies = st.tuples(
         st.sampled_from(("grant", "revoke")),
         st.sampled_from(ROLES),
@@ -510,6 +511,9 @@ def principal_steps(tables: tuple[str, ...]) -> st.SearchStrategy[tuple[Any, ...
         *[membership_steps(tables)] * 12,
         *[denies] * 3,
         st.tuples(st.sampled_from(("remove_group", "add_group"))),
+        # a user whose name maps to another's server name (lower-casing, the collision)
+        st.tuples(st.sampled_from(("add_user", "remove_user")), st.sampled_from(("U2", "U3"))),
+        st.tuples(st.just("role_user"), st.sampled_from(ROLES), st.sampled_from(("U2", "U3")), st.booleans()),
         st.tuples(st.just("owner"), st.sampled_from(tables), st.sampled_from((*USERS, None))),
         st.tuples(st.just("admins"), st.lists(st.sampled_from(USERS), max_size=1, unique=True)),
     )
