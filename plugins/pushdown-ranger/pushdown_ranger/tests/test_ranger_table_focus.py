@@ -494,13 +494,13 @@ def test_too_many_users_stamped_or_a_log_trimmed_compile_the_database(
     assert counts["tables alone"] == 2, counts
 
 
-def principal_steps(tables: tuple[str, ...]) -> st.SearchStrategy[tuple[Any, ...]]:
+def principal_steps(tables: tuple[str, ...], colliding: bool = True) -> st.SearchStrategy[tuple[Any, ...]]:
     """:func:`membership_steps`, with DENYs granted and revoked on the last of ``tables``
     (a user who joins a role holding one must get its deny item there while a grant on
     another takes its table alone), the group removed and made again,
     users removed and added again under the same name, roles deleted and made again,
-    owners and service admins among the users, users added whose names map to others'
-    server names."""
+    owners and service admins among the users; ``colliding``: users added whose names map
+    to others' server names (both refused: narrower, which the engine's judge reports)."""
     denies = st.tuples(
         st.sampled_from(("grant", "revoke")),
         st.sampled_from(ROLES),
@@ -513,8 +513,16 @@ def principal_steps(tables: tuple[str, ...]) -> st.SearchStrategy[tuple[Any, ...
         *[denies] * 3,
         st.tuples(st.sampled_from(("remove_group", "add_group"))),
         # a user whose name maps to another's server name (lower-casing, the collision)
-        st.tuples(st.sampled_from(("add_user", "remove_user")), st.sampled_from(("U2", "U3"))),
-        st.tuples(st.just("role_user"), st.sampled_from(ROLES), st.sampled_from(("U2", "U3")), st.booleans()),
+        *(
+            [
+                st.tuples(st.sampled_from(("add_user", "remove_user")), st.sampled_from(("U2", "U3"))),
+                st.tuples(
+                    st.just("role_user"), st.sampled_from(ROLES), st.sampled_from(("U2", "U3")), st.booleans()
+                ),
+            ]
+            if colliding
+            else []
+        ),
         st.tuples(st.just("owner"), st.sampled_from(tables), st.sampled_from((*USERS, None))),
         st.tuples(st.just("admins"), st.lists(st.sampled_from(USERS), max_size=1, unique=True)),
     )
@@ -549,7 +557,7 @@ def test_scoped_syncs_after_principals_moved_agree_with_rangers_engine() -> None
     whole = [0, 0]
 
     @settings(max_examples=histories(12), deadline=None, suppress_health_check=list(HealthCheck))
-    @given(history=st.lists(principal_steps(TABLES[:2]), min_size=3, max_size=10))
+    @given(history=st.lists(principal_steps(TABLES[:2], colliding=False), min_size=3, max_size=10))
     def run(history: list[tuple[Any, ...]]) -> None:
         with Standin() as standin:
             backend = backend_for(standin, mapping_stable=True)
