@@ -201,7 +201,8 @@ def test_a_compile_of_moved_tables_after_memberships_equals_one_from_scratch(
     database, and the compile equals one from scratch; the focus was taken with them."""
     counts = {"compiles": 0, "tables alone": 0, "users decided again": 0, "over the database": 0}
 
-    @settings(max_examples=histories(150), deadline=None, suppress_health_check=list(HealthCheck))
+    # at least 150: fewer histories can hold no user decided over the database
+    @settings(max_examples=max(histories(150), 150), deadline=None, suppress_health_check=list(HealthCheck))
     @given(mapping=mapping_names, history=st.lists(membership_steps(TABLES[:3]), min_size=4, max_size=12))
     def run(mapping: str, history: list[tuple[Any, ...]]) -> None:
         play(mapping, history, counts, later=True)
@@ -414,6 +415,41 @@ MEMBERSHIPS: dict[str, list[list[Step]]] = {
     "a user removed": [[("remove_user", "u2")], [GRANT_A]],
     "a user added and granted a role": [[("add_user", "u5"), ("role_user", "r2", "u5", True), GRANT_A]],
     "a membership and a grant in one batch": [[("role_user", "r2", "u2", True), GRANT_A]],
+    # a DENY on another table of the database (its compile kept whole), then a member
+    # joins the group holding it: the member's deny item there is made with the grant's
+    "a member joins a group holding a DENY": [
+        [("grant", "r1", "table c.s1.b", "SELECT_TABLE", "DENY")],
+        [("member", "u4", True), GRANT_A],
+    ],
+    "a role holding a DENY granted to a user": [
+        [("grant", "r3", "table c.s1.b", "MODIFY_TABLE", "DENY")],
+        [("role_user", "r3", "u2", True), GRANT_A],
+    ],
+    "a role holding a DENY revoked from the group": [
+        [("grant", "r1", "table c.s1.b", "SELECT_TABLE", "DENY")],
+        [("role_group", "r1", False), ("grant", "r2", "table c.s1.a", "MODIFY_TABLE", "ALLOW")],
+    ],
+    "the group removed": [[("remove_group",)], [GRANT_A]],
+    "the group removed and made again with a member": [
+        [("remove_group",), ("add_group",), ("member", "u3", True)],
+        [GRANT_A],
+    ],
+    "a user removed and added again": [[("remove_user", "u2"), ("add_user", "u2")], [GRANT_A]],
+    # a role granting on a table alone, deleted: its holders lose their items there
+    "a role deleted": [
+        [
+            ("create_role", "r4"),
+            ("grant", "r4", "table c.s1.b", "MODIFY_TABLE", "ALLOW"),
+            ("role_user", "r4", "u1", True),
+        ],
+        [("delete_role", "r4"), GRANT_A],
+    ],
+}
+#: the cases whose first batch grants a DENY on a table: it is compiled whole
+SET_UP = {
+    "a member joins a group holding a DENY",
+    "a role holding a DENY granted to a user",
+    "a role holding a DENY revoked from the group",
 }
 
 
@@ -427,7 +463,7 @@ def test_memberships_since_are_decided_over_the_database_and_caught_without_it(
     history = MEMBERSHIPS[name]
     counts = {"tables alone": 0}
     hazard(history, counts)
-    assert counts["tables alone"] == len(history), counts
+    assert counts["tables alone"] == len(history) - (name in SET_UP), counts
     with monkeypatch.context() as m:
         m.setattr(kept_classes, "_users_stamped", lambda *args: frozenset())
         with pytest.raises(AssertionError):
@@ -456,3 +492,79 @@ def test_too_many_users_stamped_or_a_log_trimmed_compile_the_database(
     counts = {"tables alone": 0}
     hazard(history, counts)
     assert counts["tables alone"] == 2, counts
+
+
+def principal_steps(tables: tuple[str, ...], colliding: bool = True) -> st.SearchStrategy[tuple[Any, ...]]:
+    """:func:`membership_steps`, with DENYs granted and revoked on the last of ``tables``
+    (a user who joins a role holding one must get its deny item there while a grant on
+    another takes its table alone), the group removed and made again,
+    users removed and added again under the same name, roles deleted and made again,
+    owners and service admins among the users; ``colliding``: users added whose names map
+    to others' server names (both refused: narrower, which the engine's judge reports)."""
+    denies = st.tuples(
+        st.sampled_from(("grant", "revoke")),
+        st.sampled_from(ROLES),
+        st.just(tables[-1]),
+        st.sampled_from(("SELECT_TABLE", "MODIFY_TABLE")),
+        st.just("DENY"),
+    )
+    return st.one_of(
+        *[membership_steps(tables)] * 12,
+        *[denies] * 3,
+        st.tuples(st.sampled_from(("remove_group", "add_group"))),
+        # a user whose name maps to another's server name (lower-casing, the collision)
+        *(
+            [
+                st.tuples(st.sampled_from(("add_user", "remove_user")), st.sampled_from(("U2", "U3"))),
+                st.tuples(
+                    st.just("role_user"), st.sampled_from(ROLES), st.sampled_from(("U2", "U3")), st.booleans()
+                ),
+            ]
+            if colliding
+            else []
+        ),
+        st.tuples(st.just("owner"), st.sampled_from(tables), st.sampled_from((*USERS, None))),
+        st.tuples(st.just("admins"), st.lists(st.sampled_from(USERS), max_size=1, unique=True)),
+    )
+
+
+def test_a_compile_of_moved_tables_after_principals_moved_equals_one_from_scratch(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Histories of memberships among DENYs on the database's tables, groups removed and
+    made again, users removed and added again, owners and service admins: the focused
+    compile equals one from scratch after each step it compiles."""
+    counts = {"compiles": 0, "tables alone": 0, "users decided again": 0, "over the database": 0}
+
+    @settings(max_examples=histories(150), deadline=None, suppress_health_check=list(HealthCheck))
+    @given(mapping=mapping_names, history=st.lists(principal_steps(TABLES[:2]), min_size=4, max_size=14))
+    def run(mapping: str, history: list[tuple[Any, ...]]) -> None:
+        play(mapping, history, counts, later=True)
+
+    run()
+    with capsys.disabled():
+        print(f"\nranger tables' focus after principals moved, random histories: {counts}")
+    # users decided over the database: a few in a hundred histories (the fixed cases of
+    # :data:`MEMBERSHIPS` take them each time)
+    assert counts["tables alone"] > 0, counts
+
+
+@pytest.mark.ranger
+def test_scoped_syncs_after_principals_moved_agree_with_rangers_engine() -> None:
+    """As above, with DENYs on a table of the database, the group removed and made again,
+    users removed and added again, owners and service admins among the steps: Ranger's
+    engine decides every user as the evaluator does after each scoped sync."""
+    whole = [0, 0]
+
+    @settings(max_examples=histories(12), deadline=None, suppress_health_check=list(HealthCheck))
+    @given(history=st.lists(principal_steps(TABLES[:2], colliding=False), min_size=3, max_size=10))
+    def run(history: list[tuple[Any, ...]]) -> None:
+        with Standin() as standin:
+            backend = backend_for(standin, mapping_stable=True)
+            for step, model in synced(backend, start().model, history):
+                judged(standin, backend_for(standin), model, USERS, (history, step))
+            whole[0] += backend._classes.focused
+            whole[1] += backend._classes.redecided_whole
+
+    run()
+    assert whole[0] > 0, whole
