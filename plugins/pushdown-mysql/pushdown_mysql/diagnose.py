@@ -32,18 +32,20 @@ def pattern_matches(pattern: str, db: str) -> bool:
     return re.fullmatch("".join(regex), db, flags=re.DOTALL) is not None
 
 
-def _tokens(pattern: str) -> list[tuple[str, str]]:
-    """A pattern as written: ``("esc", c)`` for ``\\c``, ``("one", "_")``, ``("many", "%")``,
-    ``("lit", c)`` for any other character."""
-    out: list[tuple[str, str]] = []
+def _tokens(pattern: str) -> list[tuple[str, int]]:
+    """A pattern as written, byte by byte in UTF-8 (the server compares bytes: its ``_``
+    takes one byte, never a whole multibyte character): ``("esc", b)`` for ``\\b``,
+    ``("one", "_")``, ``("many", "%")``, ``("lit", b)`` for any other byte."""
+    raw = pattern.encode("utf-8", "surrogatepass")
+    out: list[tuple[str, int]] = []
     i = 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\" and i + 1 < len(pattern):
-            out.append(("esc", pattern[i + 1]))
+    while i < len(raw):
+        b = raw[i]
+        if b == 0x5C and i + 1 < len(raw):  # backslash
+            out.append(("esc", raw[i + 1]))
             i += 2
             continue
-        out.append(("one" if ch == "_" else "many" if ch == "%" else "lit", ch))
+        out.append(("one" if b == 0x5F else "many" if b == 0x25 else "lit", b))
         i += 1
     return out
 
@@ -58,8 +60,11 @@ def pattern_covers(row: str, target: str) -> bool:
     databases the row does not). Found by experiment against MariaDB
     (``test_mysql_first_pattern``): a row's escaped character matches the same escaped
     character only, a plain one the same plain one; a row's ``_`` matches one token of the
-    target other than ``%`` (a plain or escaped character, or ``_``); a row's ``%`` any
-    run of tokens."""
+    target other than ``%`` (a plain or escaped byte, or ``_``); a row's ``%`` any run of
+    tokens. Bytes, not characters: a row's ``_`` does not cover a multibyte character.
+    Known narrower than the server: after a ``%`` the server may match a row's plain
+    character against the target's escaped one (``%a`` covers ``\\a``); that is answered
+    "not covered" (the statement is reported instead of sent)."""
     want, have = _tokens(row), _tokens(target)
 
     @cache

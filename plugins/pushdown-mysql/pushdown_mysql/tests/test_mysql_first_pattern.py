@@ -148,3 +148,21 @@ def test_a_wildcard_grant_over_a_governed_exact_name_is_reported_and_the_narrowi
     finally:
         with admin(world.server) as cur:
             cur.execute("REVOKE ALL PRIVILEGES ON `a_b`.* FROM 'pd_ann'@'%'")
+
+
+#: Hostile pairs: UTF-8 names (the server compares bytes: a row's ``_`` is one byte, never a
+#: two-byte character), a trailing backslash, an empty target, case, runs of ``%``.
+HOSTILE = (
+    ("_", "é"), ("a_", "aé"), ("é", "é"), ("_é", "xé"), ("%_", "ab"), ("%_", "a_"),
+    ("%", ""), ("%", "%"), ("a\\", "a\\"), ("a%", "a\\"), ("\\%", "%"), ("%", "\\%"),
+    ("A%", "ab"), ("a%", "AB"), ("%%", "ab"), ("%%_", "ab"), ("_%", "é"), ("%\\_", "a\\_"),
+    # narrower than the server (reported, not sent): after ``%`` it matches a plain ``a``
+    # against the escaped one
+    pytest.param("%a", "\\a", marks=pytest.mark.xfail(strict=True, reason="narrower: reported")),
+)
+
+
+@pytest.mark.parametrize(("row", "target"), HOSTILE)
+def test_revocable_agrees_with_the_server_on_hostile_patterns(world: World, row: str, target: str) -> None:
+    allows = _server_allows(world, row, target)
+    assert _revocable(row, target) == allows, (row, target, allows)
