@@ -376,7 +376,9 @@ class MySQLBackend(Backend):
         """Run one statement; how many operations it did. A refusal is recorded; a statement
         naming several accounts that fails in any way (an "already gone" error included:
         MariaDB stops at the first account it fails on, MySQL 8 undoes the whole statement)
-        is run again account by account, so one account never holds back another's change."""
+        is run again account by account, so one account never holds back another's change. A
+        refused ``REVOKE`` of several privileges for one account is run again one privilege at a
+        time, so a privilege the server would revoke is never held back by one it refuses."""
         try:
             self.connection.execute(statement.template, statement.args)
             return statement.ops
@@ -390,6 +392,9 @@ class MySQLBackend(Backend):
                 return sum(self._run(single, step, failures) for single in statement.split())
             if error is None:
                 return self._gone(statement, code, failures)
+            grants = [f for f in statement.facts if isinstance(f, Grant)]
+            if statement.revoking and len(grants) > 1:
+                return sum(self._run(single, step, failures) for single in statement.per_privilege())
             failures.append(Failure((), str(error)))
             return 0
 

@@ -45,6 +45,14 @@ class Statement:
             out.append(grant_statement("remove" if self.revoking else "add", [account], mine))
         return out
 
+    def per_privilege(self) -> list[Statement]:
+        """The same change for one account, one statement per privilege (to find which is refused)."""
+        return [
+            grant_statement("remove" if self.revoking else "add", list(self.accounts), [f])
+            for f in self.facts
+            if isinstance(f, Grant)
+        ]
+
 
 def _on(g: Grant) -> str:
     if g.db is None:

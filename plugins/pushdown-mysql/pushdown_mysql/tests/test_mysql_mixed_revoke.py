@@ -115,3 +115,33 @@ def test_what_pushdown_may_revoke_is_asked_once_per_object_and_privilege(
     assert out == {g for g in held if g.privilege == "TRIGGER"}  # SELECT stays a fact: revoked
     assert len(said) == accounts * len(tables)
     assert calls[0] == 2 * len(tables)  # per object and privilege, not per account
+
+
+@pytest.mark.parametrize("on", ["`crm`.`secret`", "`crm`.*"])
+def test_a_refused_revoke_of_several_privileges_still_revokes_the_ones_the_server_allows(
+    world: World, backend: MySQLBackend, on: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Were the check of what pushdown may revoke wrong, one REVOKE would name SELECT (which
+    pushdown's account holds WITH GRANT OPTION) and TRIGGER (which it does not): the server
+    refuses it whole. It is run again privilege by privilege: SELECT goes, TRIGGER is
+    reported refused, alone."""
+    from pushdown.errors import PermanentBackendError
+    from pushdown_mysql import findings
+
+    world.user("ann")  # the model gives ann nothing
+    world.schema("crm")
+    world.table("crm", "secret")
+    with admin(world.server) as cur:
+        cur.execute(f"GRANT SELECT, TRIGGER ON {on} TO 'pd_ann'@'%'")
+    monkeypatch.setattr(findings, "revocable", lambda server, fact: ())  # a wrong pre-filter
+    with pytest.raises(PermanentBackendError) as refused:
+        reconcile(backend, world.model, Scope.everything(), retries=0)
+    message = str(refused.value)
+    assert f"REVOKE TRIGGER ON {on} FROM 'pd_ann'@'%'" in message, message
+    assert "REVOKE SELECT" not in message, message
+    assert "1 statement(s) refused; the other 1 of 2 operation(s) were applied" in message, message
+    with admin(world.server) as cur:
+        cur.execute("SHOW GRANTS FOR 'pd_ann'@'%'")
+        shown = [row[0] for row in cur.fetchall()]
+    assert any(f"GRANT TRIGGER ON {on} TO" in g for g in shown), shown  # refused: stays, reported
+    assert not any("SELECT" in g for g in shown), shown  # allowed: revoked
