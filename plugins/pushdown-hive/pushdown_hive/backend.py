@@ -229,16 +229,26 @@ class HiveBackend(Backend):
         identity = kept_identity(model, self.kept, scope)
         scope = identity.widened(scope)
         remapped = self._remapped(identity)
-        if self.roles and catalog is not None and not remapped:
-            in_play = plays(
-                scope,
-                model,
-                self._held_by,
-                identity.names_of,
-                lambda roots: allowing(model, roots, catalog) | self._bearing(server, catalog, roots),
-            )
-        else:  # every managed role unwanted, or a user's name changed: all of them in play
+        in_play: tuple[Play, ...] | None = None
+        if not self.roles or catalog is None:  # every managed role unwanted: all of them in play
             in_play = tuple(Play(r, None) for r in scope.regions)
+        elif not remapped:
+            try:
+                in_play = plays(
+                    scope,
+                    model,
+                    self._held_by,
+                    identity.names_of,
+                    lambda roots: allowing(model, roots, catalog) | self._bearing(server, catalog, roots),
+                )
+            except _HeldUnknown:
+                in_play = None  # the roles a scope user holds on the metastore are not known
+        if in_play is None:
+            # a user's name changed, the backend's first read, or a user's roles unreadable:
+            # every managed role in play, so every user on the scope's objects (a role in
+            # play is recomputed with all its holders: with some alone it would carry
+            # nothing, and the others' memberships would be revoked)
+            in_play = tuple(Play(Region(None, r.roots), None) for r in scope.regions)
         roles = ServerRoles({})
         if self.role_fence is not None:
             roles = self._read_roles(in_play, model=model)
@@ -412,6 +422,10 @@ class HiveBackend(Backend):
             held, calls = roles_of_users(self.metastore, self.role_fence, names)
         except Unreachable as exc:
             raise self._gone(exc, "reading its users' roles") from exc
+        except Refused as exc:
+            # not "holds nothing": a role the model took from the user would stay out of play
+            # and its membership held; the sync puts every role in play instead
+            raise _HeldUnknown(str(exc)) from exc
         self.calls += calls
         return {r[len(self.role_fence) :] for rs in held.values() for r in rs}
 
@@ -656,6 +670,10 @@ class HiveBackend(Backend):
             except Exception:  # noqa: S110 - closing a dead connection has nothing to report
                 pass
             self._ms = None
+
+
+class _HeldUnknown(Exception):
+    """The metastore refused to say which roles a user holds."""
 
 
 def _digest(tables: list[str]) -> str:

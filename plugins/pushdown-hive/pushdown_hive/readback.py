@@ -264,13 +264,11 @@ def read_roles(
 
 def roles_of_users(ms: Metastore, prefix: str, users: Iterable[str]) -> tuple[dict[str, frozenset[str]], int]:
     """The managed roles (prefixed names) each of ``users`` (metastore user names) holds:
-    one call per user."""
+    one call per user. A refusal is raised (the metastore answers a user it never met
+    with no roles): taken as "holds nothing", it would hide a membership to revoke."""
     out: dict[str, frozenset[str]] = {}
     for user in sorted(users):
-        try:
-            out[user] = frozenset(r for r in ms.roles_held_by_user(user) if r.startswith(prefix))
-        except Refused:
-            out[user] = frozenset()  # no such principal: it holds nothing
+        out[user] = frozenset(r for r in ms.roles_held_by_user(user) if r.startswith(prefix))
     return out, len(out)
 
 

@@ -394,10 +394,11 @@ SETTINGS = (
         "pushdown_map_principal, answering differently",
         T.GOVERNED,
         "identity is whole-model: a name no model user maps to any more loses pushdown's grants and "
-        "memberships (a scoped sync too: a changed name puts every managed role in play); a name "
-        "several users map to gets nothing",
+        "memberships (a scoped sync too: a changed name puts every managed role in play, with every "
+        "holder); a name several users map to gets nothing",
         _t("review", "test_mapping_changed_between_syncs_leaves_no_old_name_with_grants")
         + _t("review", "test_a_scoped_sync_after_a_mapping_change_takes_the_old_names_roles")
+        + _t("kept_roles", "test_a_new_backends_first_scoped_sync_keeps_every_roles_members")
         + _t("fail_open", "test_x1_scoped_sync_withholds_a_principal_two_users_map_to")
         + (ADVERSARY,),
     ),

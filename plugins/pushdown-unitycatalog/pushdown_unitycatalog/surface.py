@@ -45,8 +45,9 @@ SURFACE: tuple[SurfaceEntry, ...] = (
     ),
     SurfaceEntry(
         "securable.leaves", "securable type", "function, volume, registered_model", (G, R),
-        "listed in each schema read; nothing is granted on them (the model enforces catalogs, schemas and "
-        "tables here): every privilege a managed principal holds on one is revoked; one a managed "
+        "listed in each schema read whole (not by a one-table change's read of the schema alone); "
+        "nothing is granted on them (the model enforces catalogs, schemas and tables here): every "
+        "privilege a managed principal holds on one is revoked; one a managed "
         "principal owns (created) is a finding (the listing's owner: the permissions API shows no OWNER)",
         (SYNC + "test_hand_made_grants_to_a_managed_principal_are_revoked",
          REVIEW + "test_functions_volumes_models_and_storage_a_managed_principal_owns_are_reported"),
