@@ -100,8 +100,8 @@ def shaped_database(fact: PolicyFact) -> str | None:
     """The database of a resource set shaped as pushdown writes Hive policies
     (``database=d``; ``database=d, table=t|?*, column=*``), else ``None``: worked out once
     per fact (:attr:`PolicyFact.kept`; a read keeps the facts of the policies it did not
-    see change, so a scoped diff, asking it of every policy outside its focus, works out
-    those the last writes answered)."""
+    see change, so the plan's diff, which keeps its answer apart by it, works out those the
+    last writes answered)."""
     kept = fact.kept
     if "database" not in kept:
         kept["database"] = database_of(fact)
