@@ -221,10 +221,13 @@ class Backend(abc.ABC):
         """Sort key for a plan's operations; the default narrows before it widens."""
         return narrow_first(op)
 
-    def apart(self, desired: Set[Fact], held: Set[Fact]) -> tuple[Set[Fact], Set[Fact]]:
+    def apart(
+        self, desired: Set[Fact], held: Set[Fact], within: Callable[[Fact], bool] | None = None
+    ) -> tuple[Set[Fact], Set[Fact]]:
         """``(desired - held, held - desired)`` for a plan's diff (:func:`~pushdown.reconcile.plan.diff`):
         a backend that knows how its sets were made may answer from that (it must answer
-        exactly these). Default: the two set differences."""
+        exactly these, but may leave out facts ``within`` does not cover: the diff narrows
+        the answer by ``within`` anyway). Default: the two set differences."""
         return desired - held, held - desired
 
     def fact_from_json(self, data: Mapping[str, Any]) -> Fact:

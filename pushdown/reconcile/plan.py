@@ -162,6 +162,11 @@ def narrow_first(op: Op) -> tuple[object, ...]:
     return (1, op.phase, str(op.fact))
 
 
+#: a backend's ``(desired - held, held - desired)`` of two sets, given the diff's ``within``
+#: (:meth:`~pushdown.reconcile.backend.Backend.apart`)
+Apart = Callable[[Set[Fact], Set[Fact], Callable[[Fact], bool]], tuple[Set[Fact], Set[Fact]]]
+
+
 def diff(
     backend: str,
     desired: Iterable[Fact],
@@ -172,17 +177,19 @@ def diff(
     order: Callable[[Op], tuple[object, ...]] = narrow_first,
     notes: Iterable[str] = (),
     findings: Iterable[str] = (),
-    apart: Callable[[Set[Fact], Set[Fact]], tuple[Set[Fact], Set[Fact]]] | None = None,
+    apart: Apart | None = None,
 ) -> Plan:
     """The keyed operations that turn ``held`` into ``desired``, both narrowed by ``within``. Pure.
 
     Each side holds one fact per key. A fact both sides hold (equal) is no operation, so
     when both are sets only the facts in one of them alone are keyed: a sync that changes
     one policy of thousands compares the two sets (by the hashes they hold) and keys a few.
-    ``apart``: the backend's answer of ``(desired - held, held - desired)`` for two sets
-    (:meth:`~pushdown.reconcile.backend.Backend.apart`); else the two set differences."""
+    ``apart``: the backend's answer of ``(desired - held, held - desired)`` for two sets,
+    given ``within`` (:meth:`~pushdown.reconcile.backend.Backend.apart`: it may leave out
+    facts ``within`` does not cover, which are narrowed away here in any case); else the two
+    set differences."""
     if isinstance(desired, (set, frozenset)) and isinstance(held, (set, frozenset)):
-        desired, held = apart(desired, held) if apart is not None else (desired - held, held - desired)
+        desired, held = (desired - held, held - desired) if apart is None else apart(desired, held, within)
     want = {f.key: f for f in desired if within(f)}
     have = {f.key: f for f in held if within(f)}
     ops = [remove(f) for k, f in have.items() if k not in want]

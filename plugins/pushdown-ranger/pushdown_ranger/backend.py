@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping, Set
+from collections.abc import Callable, Mapping, Set
+from functools import partial
 from typing import Any
 
 from pushdown.model.securables import ObjectRef, SecurableType
@@ -59,6 +60,7 @@ from pushdown_ranger.ordering import (  # noqa: F401 - the order's names, as bef
     schedule,
     stage_of,
 )
+from pushdown_ranger.scoping import Covers, covered_database
 from pushdown_ranger.snapshot import (
     RangerApplied,
     RangerSnapshot,
@@ -164,7 +166,7 @@ class RangerBackend(Applying):
         #: one call at a time reads, compiles, writes or reads back (:meth:`read`)
         self._serial = threading.RLock()
         #: a plan's facts apart, moved from the last pair's answer (factsets.Apart)
-        self._apart = Apart()
+        self._apart = Apart(partial(covered_database, hive_service=self.naming.hive_service))
 
     # Everything above from ``last`` on is kept between calls and moved by each: one call
     # at a time, whichever thread makes it. The core never runs two applying syncs of one
@@ -190,11 +192,18 @@ class RangerBackend(Applying):
         with self._serial:
             return super().reread(model, scope, plan, snapshot, applied)
 
-    def apart(self, desired: Set[Fact], held: Set[Fact]) -> tuple[Set[Fact], Set[Fact]]:
+    def apart(
+        self, desired: Set[Fact], held: Set[Fact], within: Callable[[Fact], bool] | None = None
+    ) -> tuple[Set[Fact], Set[Fact]]:
         """``(desired - held, held - desired)``, from the last plan's answer and the facts
         its sets moved by where those are known (a compile joined from the kept roles, a
         read-back moved by the keys written: :mod:`pushdown_ranger.factsets`), else the two
-        set differences."""
+        set differences. The answer is kept apart by the database of each Hive policy shaped
+        as pushdown writes them: for a scoped sync's ``within`` (:class:`~pushdown_ranger.scoping.Covers`)
+        only its databases' facts and those every focus covers (roles, other services,
+        policies made by hand) are looked at and handed; the rest it does not cover."""
+        if isinstance(within, Covers) and within.hive_service == self.naming.hive_service:
+            return self._apart(desired, held, within.databases)
         return self._apart(desired, held)
 
     def on_server(self, model: Model, obj: ObjectRef) -> bool | None:

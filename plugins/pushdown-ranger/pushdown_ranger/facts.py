@@ -102,7 +102,7 @@ class PolicyFact:
     def kept(self) -> dict[str, object]:
         """Answers worked out from this fact's fields alone, kept with it (a fact never
         changes; not compared): :func:`pushdown_ranger.scoping.shaped_database`'s, which
-        every scoped diff asks of every policy outside the focus."""
+        the plan's diff asks of every policy it keeps apart by database."""
         return {}
 
     @property

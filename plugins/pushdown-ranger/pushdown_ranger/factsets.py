@@ -17,7 +17,7 @@ compared as before."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Set
+from collections.abc import Callable, Set
 
 from pushdown.reconcile.plan import Fact
 
@@ -96,32 +96,81 @@ def differ(old: Set[Fact], new: Set[Fact]) -> tuple[Set[Fact], Set[Fact]]:
     return old - new, new - old
 
 
+#: which part of a plan's answer a fact is kept in (:class:`Apart`): ``None``, the part
+#: every diff looks at; else a name a diff selects (a Hive database, folded)
+Where = Callable[[Fact], "str | None"]
+
+
 class Apart:
     """A plan's ``(desired - held, held - desired)`` (:meth:`Backend.apart`), moved from
     the last pair's answer: when each set is the last one's or :func:`known` from it, a
     fact neither step touched is in the answer exactly as it was (it is in each set as it
     was), so only the facts the steps touched are looked at again; else the two set
-    differences. The answer kept holds both sets alive (no other set is taken for them)."""
+    differences. The answer kept holds both sets alive (no other set is taken for them).
 
-    def __init__(self) -> None:
-        self._last: tuple[Set[Fact], Set[Fact], frozenset[Fact], frozenset[Fact]] | None = None
+    The answer is kept in parts by ``where`` (a Hive policy shaped as pushdown writes them
+    by its database, anything else in the part every diff looks at): asked for some parts
+    (``parts``, a scoped diff's databases), it hands those and the common part, looking at
+    nothing else; the facts of other parts are in the answer as they were, untouched."""
+
+    def __init__(self, where: Where = lambda fact: None) -> None:
+        self._where = where
+        #: (desired, held, the answer's two sides, each by part)
+        self._last: (
+            tuple[Set[Fact], Set[Fact], dict[str | None, set[Fact]], dict[str | None, set[Fact]]] | None
+        ) = None
         self._lock = threading.Lock()
-        #: the facts visited (the last answer's and those touched; or both sets), all calls
+        #: the facts visited (those touched, those of the parts handed; or both sets), all calls
         self.visited = 0
 
-    def __call__(self, desired: Set[Fact], held: Set[Fact]) -> tuple[Set[Fact], Set[Fact]]:
+    def __call__(
+        self, desired: Set[Fact], held: Set[Fact], parts: Set[str] | None = None
+    ) -> tuple[Set[Fact], Set[Fact]]:
+        """``(desired - held, held - desired)``; given ``parts``, without the facts of the
+        parts not named (those whose ``where`` is neither ``None`` nor in ``parts``)."""
         with self._lock:
             last = self._last
             if last is not None:
                 wanted, had = known(last[0], desired), known(last[1], held)
                 if wanted is not None and had is not None:
+                    want, have = last[2], last[3]
                     touched = frozenset().union(*wanted, *had)
-                    want = (last[2] - touched) | {f for f in touched if f in desired and f not in held}
-                    have = (last[3] - touched) | {f for f in touched if f in held and f not in desired}
-                    self.visited += len(last[2]) + len(last[3]) + len(touched)
+                    self._last = None  # moved in place: kept again once moved whole
+                    for fact in touched:
+                        where = self._where(fact)
+                        _put(want, where, fact, fact in desired and fact not in held)
+                        _put(have, where, fact, fact in held and fact not in desired)
+                    self.visited += len(touched)
                     self._last = (desired, held, want, have)
-                    return want, have
+                    return self._handed(want, parts), self._handed(have, parts)
             self.visited += len(desired) + len(held)
-            want, have = frozenset(desired - held), frozenset(held - desired)
+            want, have = {}, {}
+            for fact in desired - held:
+                want.setdefault(self._where(fact), set()).add(fact)
+            for fact in held - desired:
+                have.setdefault(self._where(fact), set()).add(fact)
             self._last = (desired, held, want, have)
-            return want, have
+            return self._handed(want, parts), self._handed(have, parts)
+
+    def _handed(self, side: dict[str | None, set[Fact]], parts: Set[str] | None) -> frozenset[Fact]:
+        """The facts of ``side`` in the common part and in ``parts`` (every part: ``None``),
+        counted as visited."""
+        if parts is None:
+            chosen = list(side.values())
+        else:
+            chosen = [side[k] for k in (None, *parts) if k in side]
+        out = frozenset().union(*chosen)
+        self.visited += len(out)
+        return out
+
+
+def _put(side: dict[str | None, set[Fact]], where: str | None, fact: Fact, present: bool) -> None:
+    part = side.get(where)
+    if present:
+        if part is None:
+            side[where] = part = set()
+        part.add(fact)
+    elif part is not None:
+        part.discard(fact)
+        if not part:
+            del side[where]

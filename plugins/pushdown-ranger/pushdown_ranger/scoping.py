@@ -12,6 +12,7 @@ naming every table of the Hive catalog (its first table makes it the Hive servic
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from pushdown.model.privileges import Condition
 from pushdown.model.securables import ObjectRef, SecurableType
@@ -67,25 +68,40 @@ def covering(focus: Focus, hive_service: str) -> Callable[[Fact], bool]:
     whatever sync comes next takes pushdown's items out of it."""
     if focus is None:
         return lambda fact: True
-    databases = {s.names[1].casefold() for s in focus}
+    return Covers(frozenset(s.names[1].casefold() for s in focus), hive_service)
 
-    def covers(fact: Fact) -> bool:
-        if not isinstance(fact, PolicyFact) or fact.service != hive_service:
-            return True
-        database = shaped_database(fact)
-        if database is None:
-            return True  # not a resource set pushdown writes (made or edited by hand): every sync
-        return database.casefold() in databases
 
-    return covers
+@dataclass(frozen=True)
+class Covers:
+    """:func:`covering` of a focus: the facts of ``databases`` (folded) and all but the
+    Hive policies shaped as pushdown writes them (:func:`covered_database`). The plan's diff
+    hands it to :meth:`~pushdown_ranger.backend.RangerBackend.apart`, which keeps the facts
+    apart by that database and so looks at the focus's alone."""
+
+    databases: frozenset[str]
+    hive_service: str
+
+    def __call__(self, fact: Fact) -> bool:
+        database = covered_database(fact, self.hive_service)
+        return database is None or database in self.databases
+
+
+def covered_database(fact: Fact, hive_service: str) -> str | None:
+    """The database (folded) of a Hive policy of ``hive_service`` shaped as pushdown writes
+    them, whose focus alone covers it; ``None``: every focus covers the fact (a role, a
+    policy of another service, a Hive policy made or edited by hand: every sync)."""
+    if not isinstance(fact, PolicyFact) or fact.service != hive_service:
+        return None
+    database = shaped_database(fact)
+    return None if database is None else database.casefold()
 
 
 def shaped_database(fact: PolicyFact) -> str | None:
     """The database of a resource set shaped as pushdown writes Hive policies
     (``database=d``; ``database=d, table=t|?*, column=*``), else ``None``: worked out once
     per fact (:attr:`PolicyFact.kept`; a read keeps the facts of the policies it did not
-    see change, so a scoped diff, asking it of every policy outside its focus, works out
-    those the last writes answered)."""
+    see change, so the plan's diff, which keeps its answer apart by it, works out those the
+    last writes answered)."""
     kept = fact.kept
     if "database" not in kept:
         kept["database"] = database_of(fact)

@@ -100,3 +100,60 @@ def test_apart_answers_as_the_set_differences_over_random_plans() -> None:
         assert apart(desired, held) == (desired - held, held - desired)
         moved += apart.visited - before < len(desired) + len(held)
     assert moved > 500  # the last answer was moved, not only made again
+
+
+def test_apart_given_a_focus_answers_as_the_set_differences_it_covers_over_random_plans() -> None:
+    """Asked for a scoped diff's databases, ``RangerBackend.apart``'s answer kept apart by
+    database hands exactly the set differences its cover (``scoping.Covers``) keeps: the
+    focus's Hive policies (their database in any case), and every role, policy of another
+    service and Hive policy pushdown does not shape (several databases, a wildcard), over
+    random pairs and foci, with whole-set answers between them."""
+    from pushdown_ranger.scoping import Covers, covered_database
+
+    def hive(
+        resources: tuple[tuple[str, tuple[str, ...], bool], ...], i: int, service: str = "hive"
+    ) -> object:
+        return PolicyFact(service, resources, frozenset({(f"pd_r{i}", "select")}))
+
+    pool: list[object] = list(POOL)
+    for i in range(12):
+        db = ("D" if i % 2 else "d") + str(i % 4)
+        pool.append(
+            hive((("column", ("*",), False), ("database", (db,), False), ("table", (f"t{i}",), False)), i)
+        )
+        pool.append(hive((("database", (db, "d9"), False),), i))  # two databases: by hand
+        pool.append(hive((("database", ("d*",), False),), i))  # a wildcard: by hand
+        pool.append(hive((("database", (db,), False),), i, "other"))  # another service
+    rng = random.Random(32)
+    apart = factsets.Apart(lambda fact: covered_database(fact, "hive"))
+
+    def some(k: int) -> frozenset[object]:
+        return frozenset(rng.sample(pool, k))
+
+    kept = some(30)
+    desired: frozenset[object] = factsets.joined(kept, some(8))  # type: ignore[arg-type]
+    held = some(40)
+    moved = 0
+    for _ in range(2000):
+        kind = rng.random()
+        if kind < 0.4:
+            if rng.random() < 0.1:
+                kept = kept ^ some(3)
+            own = some(rng.randrange(0, 12))
+            desired = factsets.joined(kept, own) if rng.random() < 0.9 else kept | own  # type: ignore[arg-type]
+        elif kind < 0.8:
+            base = held if rng.random() < 0.9 else some(40)
+            gone = frozenset(rng.sample(sorted(base, key=str), min(4, len(base))))
+            added = some(4) - (base - gone)
+            held = factsets.moved((base - gone) | added, base, gone, added)  # type: ignore[arg-type]
+        before = apart.visited
+        if rng.random() < 0.2:
+            assert apart(desired, held) == (desired - held, held - desired)
+            continue
+        focus = frozenset(rng.sample(["d0", "d1", "d2", "d3", "d9", "x"], rng.randrange(0, 3)))
+        covers = Covers(focus, "hive")
+        want, have = apart(desired, held, focus)
+        assert want == {f for f in desired - held if covers(f)}  # type: ignore[arg-type]
+        assert have == {f for f in held - desired if covers(f)}  # type: ignore[arg-type]
+        moved += apart.visited - before < len(desired) + len(held)
+    assert moved > 500  # the last answer was moved, not only made again
