@@ -248,8 +248,8 @@ def test_a_focus_moving_between_databases_moves_the_index_by_the_pairs_that_diff
     out are kept (with their answers, while the members of the roles they name stand), so
     the index moves by the pairs that differ alone: 1 step (the pair added) at both sizes
     (before, each role of each policy gone and added: 900 and 9,000). Answered again: the
-    policy with a pair more, then it again (a role it names given a member): 2 (before 9:
-    each policy that came back)."""
+    policy with a pair more, then it again (a role it names given a member): 2 (before 4:
+    each policy that came back too)."""
     small, large = focus_moved(100), focus_moved(1000)
     print(f"\nimplied-grants index steps, policies answered, a focus moving: {small} / {large}")
     assert small == large == (1, 2), (small, large)
