@@ -240,16 +240,36 @@ class _Implying:
     each policy's answer (its allow pairs' roles' members), the members of each role, the
     policies naming each role in an allow pair. Moved to new facts by the facts that differ
     (two set differences in C): a policy added, or one naming a role whose members moved,
-    is answered again; no other."""
+    is answered again; no other.
+
+    A scoped sync compiles one database, so the next compile's facts hold another's policy,
+    naming every role reading there: a policy left out is kept (``parked``) with its answer
+    and its place in the index, so that it comes back at no cost, and is answered again
+    when it comes back only if a role it names moved meanwhile (the index names it too). A
+    policy that comes back changed takes the place of the one kept for its resource set:
+    the index moves by the pairs that differ alone. The index counts, for each role, the
+    allow pairs naming it per resource set (a compile's facts may hold two policies of one
+    resource set: each is looked at when its role moved)."""
 
     def __init__(self, more: dict[tuple[str, str], frozenset[str]]) -> None:
         self.more = more
         self.facts: frozenset[Fact] = frozenset()
         self.members: dict[str, frozenset[str]] = {}
         self.named: dict[str, int] = {}
-        #: policy (as compiled) -> (its fact as pushed, or None: emptied; its dropped pairs)
+        #: policy (as compiled; in the facts or parked) -> (its fact as pushed, or None:
+        #: emptied; its dropped pairs); none where a role it names moved since (answered
+        #: again when it is in the facts)
         self.answers: dict[PolicyFact, tuple[PolicyFact | None, frozenset[str]]] = {}
-        self.naming: dict[str, set[PolicyFact]] = {}
+        #: the policies of the facts whose answers are counted in ``out`` and ``dropped``
+        self.live: set[PolicyFact] = set()
+        #: the policies indexed but not in the facts, the longest parked first
+        self.parked: dict[PolicyFact, None] = {}
+        #: the most policies ever live (the parked are kept up to twice as many)
+        self.most = 0
+        #: each policy key -> the policies indexed (in the facts or parked) of that key
+        self.by_key: dict[object, set[PolicyFact]] = {}
+        #: role -> policy key -> how many allow pairs of the policies of that key name it
+        self.naming: dict[str, dict[object, int]] = {}
         #: the facts as pushed, with how many compiled facts give each
         self.out: dict[Fact, int] = {}
         #: each dropped pair's description, with how many policies drop it
@@ -271,39 +291,104 @@ class _Implying:
                 _count(self.out, fact, -1)
             elif isinstance(fact, PolicyFact) and fact.allow:
                 self._forget(fact)
-                for role in {r for r, _ in fact.allow}:
-                    self.naming[role].discard(fact)
+                self.parked[fact] = None  # its place in the index kept, as its answer
             else:
                 _count(self.out, fact, -1)
+        arrived: list[PolicyFact] = []
         for fact in added:
             if isinstance(fact, RoleFact):
                 roles.add(fact.name)
                 self.named[fact.name] = self.named.get(fact.name, 0) + 1
                 self.members[fact.name] = fact.users
             elif isinstance(fact, PolicyFact) and fact.allow:
-                for role in {r for r, _ in fact.allow}:
-                    self.naming.setdefault(role, set()).add(fact)
+                if fact in self.parked:  # indexed as it was left out
+                    del self.parked[fact]
+                else:
+                    self._index(fact)
+                arrived.append(fact)
                 continue
             _count(self.out, fact, 1)
         self.facts = facts
         if any(self.named.get(r, 0) > 1 for r in roles):
             return False
-        again = {f for f in added if isinstance(f, PolicyFact) and f.allow}
-        for role in roles:
-            again.update(self.naming.get(role, ()))
-        for fact in again:
+        again = set(arrived)
+        for fact in self._naming(roles):
             self._forget(fact)
-            answer = self.answers[fact] = _implied_answer(fact, self.more, self.members)
+            self.answers.pop(fact, None)  # a role it names moved: answered again
+            if fact not in self.parked:
+                again.add(fact)
+        for fact in again:
+            answer = self.answers.get(fact)
+            if answer is None:
+                answer = self.answers[fact] = _implied_answer(fact, self.more, self.members)
+            self.live.add(fact)
             if answer[0] is not None:
                 _count(self.out, answer[0], 1)
             for dropped in answer[1]:
                 _count(self.dropped, dropped, 1)
+        self.most = max(self.most, len(self.live))
+        while len(self.parked) > max(_PARKED, 2 * self.most):
+            self._unindex(next(iter(self.parked)))
         return True
 
+    def _naming(self, roles: Iterable[str]) -> set[PolicyFact]:
+        """The policies indexed (in the facts or parked) with an allow pair naming one of
+        ``roles``."""
+        found: set[PolicyFact] = set()
+        for role in roles:
+            for key in self.naming.get(role, ()):
+                policies = self.by_key[key]
+                if len(policies) == 1:
+                    found |= policies
+                else:  # two policies of one key: the one naming the role
+                    found.update(f for f in policies if any(r == role for r, _ in f.allow))
+        return found
+
+    def _index(self, fact: PolicyFact) -> None:
+        """Indexes ``fact``: in place of the policy parked for its key where there is one (by
+        the pairs that differ), else by each of its pairs."""
+        key = fact.key
+        policies = self.by_key.setdefault(key, set())
+        old = next((f for f in policies if f in self.parked), None)
+        if old is None:
+            self._step(key, fact.allow, 1)
+        else:
+            del self.parked[old]
+            policies.discard(old)
+            self.answers.pop(old, None)
+            self._step(key, old.allow - fact.allow, -1)
+            self._step(key, fact.allow - old.allow, 1)
+        policies.add(fact)
+
+    def _unindex(self, fact: PolicyFact) -> None:
+        """Drops a parked policy (the oldest, when too many are)."""
+        del self.parked[fact]
+        self.answers.pop(fact, None)
+        key = fact.key
+        self.by_key[key].discard(fact)
+        if not self.by_key[key]:
+            del self.by_key[key]
+        self._step(key, fact.allow, -1)
+
+    def _step(self, key: object, pairs: Iterable[Pair], step: int) -> None:
+        global indexed
+        for role, _ in pairs:
+            indexed += 1
+            keys = self.naming.setdefault(role, {})
+            n = keys.get(key, 0) + step
+            if n:
+                keys[key] = n
+            else:
+                del keys[key]
+                if not keys:
+                    del self.naming[role]
+
     def _forget(self, fact: PolicyFact) -> None:
-        answer = self.answers.pop(fact, None)
-        if answer is None:
+        """Takes a live policy's answer out of ``out`` and ``dropped`` (the answer kept)."""
+        if fact not in self.live:
             return
+        self.live.discard(fact)
+        answer = self.answers[fact]
         if answer[0] is not None:
             _count(self.out, answer[0], -1)
         for dropped in answer[1]:
@@ -317,6 +402,13 @@ def _count(counts: dict[Any, int], key: object, step: int) -> None:
     else:
         del counts[key]
 
+
+#: the index steps :class:`_Implying` took (a pair counted in or out), all its calls
+#: (what a test bounds)
+indexed = 0
+#: the fewest policies :class:`_Implying` keeps parked (left out of the facts) before it drops
+#: the longest parked
+_PARKED = 1024
 
 #: the one :class:`_Implying` kept (for the last implied grants)
 _IMPLYING: list[_Implying] = []
@@ -343,7 +435,7 @@ def _implied_answer(
         for role, access in bad:
             who = ", ".join(sorted(members.get(role, ()))) or role
             dropped.add(f"{fact.service}:{fact.describe_resources()} {access} (for {who})")
-    out = replace(fact, allow=frozenset(allow))
+    out = fact if not dropped else replace(fact, allow=frozenset(allow))  # kept: no copy of it
     return (None if out.empty else out), frozenset(dropped)
 
 

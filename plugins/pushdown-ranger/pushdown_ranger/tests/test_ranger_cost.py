@@ -1332,3 +1332,63 @@ def test_a_one_table_grant_after_memberships_elsewhere_decides_as_many_users_in_
     print(f"\nranger scoped compile, a one-table grant after memberships: scale 1 {small}, scale 10 {large}")
     assert large[4] >= 10 * small[4] - 10 > 0, (small, large)  # the users grow
     assert small[:4] == large[:4] == (1, 2, 1, 1), (small, large)
+
+
+def implied_indexed(scale: int) -> tuple[int, int, int]:
+    """On a stand-in holding :func:`ranger_estate` at ``scale`` where every role but one also
+    reads three databases (their policies name every role), after a full sync: the steps of the
+    implied-grants check's index (``compile._Implying``: a pair counted in or out of the
+    policies naming each role) over four one-table grants in those databases, each synced
+    over its scope (the focus moving from one database to the next, then back); the pairs
+    of the three databases' policies; the model's roles."""
+    from pushdown_lab.ranger_standin import Standin
+
+    compiling_all._IMPLYING.clear()  # nothing kept from another estate
+    model = ranger_estate(scale)
+    read = [ObjectRef.parse(f"schema c.s{k}") for k in range(3)]
+    for i in range(1, 10 * scale):  # not r0's holder: no role holding every user covers them
+        for schema in read:
+            do(model, ch.grant_privileges(model, f"r{i}", schema, ["SELECT_TABLE"]))
+    with Standin() as standin:
+        for service in ("hive", "hdfs", "kafka"):
+            standin.create_service(service, service)
+        user, password = standin.auth
+        context = BackendContext(
+            "rg",
+            {"url": standin.url, "user": user},
+            secret=lambda key: password if key == "password" else None,
+            map_principal=Mapper(),
+            mapping_stable=lambda: True,  # no plugin implements the mapping hook
+        )
+        backend = RangerBackend(context)
+        reconcile(backend, model, Scope.everything())
+        assert backend.last is not None
+        pairs = sum(
+            len(f.allow)
+            for f in backend.last.facts
+            if isinstance(f, PolicyFact)
+            and any(k == "database" and v[0] in ("s0", "s1", "s2") for k, v, _ in f.resources)
+        )
+        steps = compiling_all.indexed
+        for k, role in ((0, "r1"), (1, "r2"), (2, "r3"), (0, "r4")):
+            events = ch.grant_privileges(model, role, ObjectRef.parse(f"table c.s{k}.t{k}"), ["MODIFY_TABLE"])
+            do(model, events)
+            reconcile(backend, model, Scope.union(scope_of(e) for e in events))
+        steps = compiling_all.indexed - steps
+        fresh = RangerBackend(context)
+        assert fresh._read(fresh.versions(), fresh.defs_now()[0]).facts == backend.last.facts
+    return steps, pairs, len(model.roles)
+
+
+@pytest.mark.ranger
+def test_a_one_table_grant_moves_the_implied_index_by_as_many_pairs_in_an_estate_ten_times_larger() -> None:
+    """A scoped sync compiles the database of its grant: the next one's facts hold the next
+    database's policies, each naming every role reading there. The implied-grants check's
+    index keeps the policies left out (with their answers while the members of the roles
+    they name stand), and moves by the pairs that differ: 8 steps over four grants at both
+    estates, the granted role's two pairs on the table's policy each (before: every role of
+    the database's policy out, and of the next one's in, each grant: 91 and 901)."""
+    small, large = at_both_scales(implied_indexed)
+    print(f"\nranger scoped sync, implied-grants index steps, four grants: scale 1 {small}, scale 10 {large}")
+    assert large[1] >= 9 * small[1] > 0 and large[2] >= 9 * small[2], (small, large)  # the policies grow
+    assert small[0] == large[0] <= 8, (small, large)

@@ -203,3 +203,88 @@ def test_a_moved_policy_checks_only_its_pairs_that_imply_more_in_an_estate_ten_t
     print(f"\nimplied-grants pairs checked / pairs in the moved policy: {small} / {large}")
     assert large[1] >= 9 * small[1] > 0, (small, large)
     assert small[0] == large[0] == 2, (small, large)
+
+
+# -- the index of the policies naming each role, over a focus that moves ----------------------
+
+
+def database(name: str) -> tuple[tuple[str, tuple[str, ...], bool], ...]:
+    return (("column", ("*",), False), ("database", (name,), False), ("table", ("*",), False))
+
+
+def focus_moved(size: int) -> tuple[int, int]:
+    """``size`` roles reading four databases (a policy each naming every role, one role
+    given alter), compiled whole, then focused on one database after another as scoped
+    syncs compile them (the facts: the roles, the focus's policy): ``d0``, ``d1``, ``d0``
+    again, ``d0`` with one more role given alter, then one role given a member. The index
+    steps (a pair counted in or out of the policies naming each role) and the policies
+    answered over the focused compiles; each answer equals the whole one."""
+    compile_module._IMPLYING.clear()
+    roles = {i: RoleFact(f"pd_r{i}", frozenset({f"u{i}"})) for i in range(size)}
+    base = frozenset((f"pd_r{i}", "select") for i in range(size)) | {("pd_r0", "alter")}
+    policies = {d: PolicyFact("hive", database(d), base) for d in ("d0", "d1", "d2", "d3")}
+
+    def compiled(*facts: Fact) -> int:
+        desired = Desired(frozenset([*roles.values(), *facts]))
+        with pytest.MonkeyPatch.context() as m, counting_answers(m) as answered:
+            moved = _implying(desired, IMPLIED)
+        assert moved == _implying_whole(desired, IMPLIED)
+        return len(answered)
+
+    compiled(*policies.values())
+    steps, answers = compile_module.indexed, 0
+    wider = PolicyFact("hive", database("d0"), base | {("pd_r1", "alter")})
+    for focus in ("d0", "d1", "d0", wider, "members"):
+        if focus == "members":
+            roles[1] = RoleFact("pd_r1", frozenset({"u1", "u2"}))
+            focus = wider
+        answers += compiled(policies[focus] if isinstance(focus, str) else focus)
+    return compile_module.indexed - steps, answers
+
+
+def test_a_focus_moving_between_databases_moves_the_index_by_the_pairs_that_differ_ten_times_larger() -> None:
+    """A database's policy names every role reading it: a scoped sync compiles one
+    database, so the next one's facts hold another database's policy. The policies left
+    out are kept (with their answers, while the members of the roles they name stand), so
+    the index moves by the pairs that differ alone: 1 step (the pair added) at both sizes
+    (before, each role of each policy gone and added: 900 and 9,000). Answered again: the
+    policy with a pair more, then it again (a role it names given a member): 2 (before 4:
+    each policy that came back too)."""
+    small, large = focus_moved(100), focus_moved(1000)
+    print(f"\nimplied-grants index steps, policies answered, a focus moving: {small} / {large}")
+    assert small == large == (1, 2), (small, large)
+
+
+def test_the_moved_answer_over_a_focus_moving_at_random_equals_the_whole_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Random histories of compiles each holding some of a few resource sets' policies (a
+    focus moving, and back), two at times of one resource set, as they were or changed,
+    with roles whose members move: the policies left out are kept (parked, a few only: the
+    longest parked dropped) and come back; the moved answer equals the whole one at every
+    step."""
+    monkeypatch.setattr(compile_module, "_PARKED", 2)
+    resources = st.sampled_from((table("a"), table("b"), database("d"), database("e")))
+    policy = st.builds(lambda r, allow: PolicyFact("hive", r, allow), resources, pairs)
+    step = st.tuples(st.lists(policy, max_size=4), roles)
+
+    @settings(max_examples=histories(300), deadline=None, suppress_health_check=list(HealthCheck))
+    @given(
+        grants=implied,
+        pool=st.lists(policy, min_size=1, max_size=6),
+        steps=st.lists(step, min_size=1, max_size=12),
+        picks=st.lists(st.lists(st.integers(0, 5), max_size=3), min_size=12, max_size=12),
+    )
+    def run(
+        grants: Any,
+        pool: list[PolicyFact],
+        steps: list[tuple[list[PolicyFact], list[RoleFact]]],
+        picks: list[list[int]],
+    ) -> None:
+        compile_module._IMPLYING.clear()
+        for (fresh, role_facts), pick in zip(steps, picks, strict=False):
+            again = [pool[i % len(pool)] for i in pick]
+            desired = Desired(frozenset([*role_facts, *fresh, *again]))
+            assert _implying(desired, grants) == _implying_whole(desired, grants)
+
+    run()
