@@ -17,7 +17,10 @@ from pushdown.app.service.denies import (
     OBJECT_DENIES_STAY,
     denies_lifted,
     group_denies_lifted,
+    may_revoke_roles,
     member_denies_lifted,
+    roles_unseen_or_denying,
+    stays_a_user,
 )
 from pushdown.decide.evaluator import Evaluator
 from pushdown.decide.requirements import OPERATIONS
@@ -46,12 +49,18 @@ class Changes(Changing):
         directory's groups apply to him), so removing him would lift the DENYs of the roles
         he holds and of the model's groups he leaves while the directory's ALLOWs stay: a
         checked actor must also be allowed to revoke each of those roles (``revoke_role``),
-        or nothing is removed."""
+        or nothing is removed. Which roles and groups he holds, and whether they hold a
+        DENY, a holder of MANAGE_USERS may not see: such a user is removed only by an actor
+        who may revoke roles at all, so a refusal tells only what the removal would show
+        (that he stays listed)."""
         actor = self.actor
 
         def build(model: Model) -> list[ev.Event]:
             if actor is not None and not actor.trusted:
                 evaluator = Evaluator(self._decisions_on(model))
+                stays = user in model.users and stays_a_user(model, user)
+                if stays and not may_revoke_roles(evaluator, actor.user):
+                    raise Forbidden(actor.user, "remove_user", f"user {user}", DENIES_STAY)
                 for role in denies_lifted(model, user):
                     if not evaluator.authorize(actor.user, "revoke_role", role, explain=False).allowed:
                         raise Forbidden(actor.user, "remove_user", f"user {user}", DENIES_STAY)
@@ -66,13 +75,19 @@ class Changes(Changing):
         """Remove a group and its roles. Its members stay users, their other roles and
         groups applying: removing a group with members whose roles carry a DENY lifts it, so
         a checked actor must also be allowed to revoke each such role (``revoke_role``), or
-        nothing is removed."""
+        nothing is removed. Its members, and what they keep another way, a group manager
+        may not see: an actor who may not revoke roles removes a group only when each of its
+        roles is one he may read and holds no DENY."""
         actor = self.actor
 
         def build(model: Model) -> list[ev.Event]:
-            if actor is not None and not actor.trusted and (lifted := group_denies_lifted(model, group)):
+            if actor is not None and not actor.trusted and group in model.groups:
                 evaluator = Evaluator(self._decisions_on(model))
-                for role in lifted:
+                if not may_revoke_roles(evaluator, actor.user) and roles_unseen_or_denying(
+                    model, evaluator, actor.user, group
+                ):
+                    raise Forbidden(actor.user, "remove_group", f"group {group}", GROUP_DENIES_STAY)
+                for role in group_denies_lifted(model, group):
                     if not evaluator.authorize(actor.user, "revoke_role", role, explain=False).allowed:
                         raise Forbidden(actor.user, "remove_group", f"group {group}", GROUP_DENIES_STAY)
             return ch.remove_group(model, group)
@@ -85,19 +100,20 @@ class Changes(Changing):
     def remove_member(self, group: str, user: str) -> ChangeResult:
         """Take a user out of a group. He stays a user: when the group's roles hold a DENY
         (and the directory does not keep him in the group), a checked actor must also be
-        allowed to revoke each such role (``revoke_role``), or nothing is changed."""
+        allowed to revoke each such role (``revoke_role``), or nothing is changed; an actor
+        who may not revoke roles, whatever the user keeps another way (which he may not
+        see), when a role of the group holds a DENY or is one he may not read."""
         actor = self.actor
 
         def build(model: Model) -> list[ev.Event]:
             leaves = user in model.groups.get(group, ()) and user not in model.external_members.get(group, ())
-            if (
-                actor is not None
-                and not actor.trusted
-                and leaves
-                and (lifted := member_denies_lifted(model, group, user))
-            ):
+            if actor is not None and not actor.trusted and leaves:
                 evaluator = Evaluator(self._decisions_on(model))
-                for role in lifted:
+                if not may_revoke_roles(evaluator, actor.user) and roles_unseen_or_denying(
+                    model, evaluator, actor.user, group
+                ):
+                    raise Forbidden(actor.user, "remove_group", f"group {group}", MEMBER_DENIES_STAY)
+                for role in member_denies_lifted(model, group, user):
                     if not evaluator.authorize(actor.user, "revoke_role", role, explain=False).allowed:
                         raise Forbidden(actor.user, "remove_group", f"group {group}", MEMBER_DENIES_STAY)
             return ch.remove_member(model, group, user)
