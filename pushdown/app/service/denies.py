@@ -57,6 +57,20 @@ OBJECT_DENIES_STAY = (
 )
 
 
+#: The fixed rule a change of owner refused for a DENY on the object or below names.
+OWNER_DENIES_STAY = (
+    "an owner's rights pass the DENYs on the object and below, so handing it to another owner would "
+    "lift them for him; only a caller who may revoke them, or revoke roles, may"
+)
+
+
+#: The fixed rule a role's deletion refused for its DENYs names.
+ROLE_DENIES_STAY = (
+    "deleting it would lift its DENYs for whoever holds it; only a caller who may revoke them, "
+    "or revoke roles, may delete a role holding a DENY"
+)
+
+
 #: A role name no role can have (a control character): ``revoke_role`` judged on it is the
 #: caller's right to revoke roles at all (the requirement names no term of the role).
 ANY_ROLE = "\x00any role"
