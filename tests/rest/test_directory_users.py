@@ -121,11 +121,27 @@ def test_a_model_group_with_a_deny_is_not_left_by_removing_a_directory_user(deni
     assert "zed" in denied.ac.model.groups["contractors"] and not _zed_reads(denied)
 
 
-def test_removing_a_directory_user_without_a_deny_is_still_manage_users(denied: Door) -> None:
+def _grantdesk(door: Door) -> None:
+    """gus holds MANAGE_USERS, MANAGE_GROUPS and MANAGE_GRANTS: he may revoke roles."""
+    admin = door.ac.acting("admin")
+    admin.add_user("gus")
+    admin.create_role("grantdesk")
+    admin.grant_privileges("grantdesk", "metalake test", ["MANAGE_USERS", "MANAGE_GROUPS", "MANAGE_GRANTS"])
+    admin.grant_role("grantdesk", "user gus")
+
+
+def test_removing_a_user_the_directory_does_not_name_is_still_manage_users(denied: Door) -> None:
     denied.ac.acting("admin").add_user("amy")  # not in the directory: removed entirely
     denied.ac.acting("admin").grant_role("blocked", "user amy")
     assert denied.request("DELETE", f"{USERS}/amy", "eve").json()["removed"] is True
-    assert denied.request("DELETE", f"{USERS}/zed", "eve").json()["removed"] is True  # no DENY held
+    # zed, whom the directory names, holds no DENY; eve may not see that (nor his groups):
+    # she may not remove him, a caller who may revoke roles may
+    answer = denied.request("DELETE", f"{USERS}/zed", "eve")
+    assert answer.status == 403, answer.body
+    assert "zed" in denied.ac.model.users
+    _grantdesk(denied)
+    assert denied.request("DELETE", f"{USERS}/zed", "gus").json()["removed"] is True
+    assert _zed_reads(denied)
 
 
 def test_a_group_whose_role_holds_a_deny_is_removed_only_by_who_may_revoke_it(denied: Door) -> None:
@@ -143,14 +159,16 @@ def test_a_group_whose_role_holds_a_deny_is_removed_only_by_who_may_revoke_it(de
     assert answer.status == 403, answer.body
     assert "blocked" not in answer.json()["message"]
     assert "contractors" in denied.ac.model.groups
-    # an empty group with the same role, or a member group without a DENY, she still removes
+    # an empty group with the same role too: she may not see that it is empty
     admin.add_group("empty")
     admin.grant_role("blocked", "group empty")
+    assert denied.request("DELETE", f"{M}/groups/empty", "eve").status == 403
+    # a group whose every role she may read (she holds reader) and holds no DENY, she removes
     admin.add_group("readers", ["eve"])
     admin.grant_role("reader", "group readers")
-    for group in ("empty", "readers"):
-        assert denied.request("DELETE", f"{M}/groups/{group}", "eve").json()["removed"] is True
-    assert denied.request("DELETE", f"{M}/groups/contractors", "admin").json()["removed"] is True
+    assert denied.request("DELETE", f"{M}/groups/readers", "eve").json()["removed"] is True
+    for group in ("empty", "contractors"):
+        assert denied.request("DELETE", f"{M}/groups/{group}", "admin").json()["removed"] is True
 
 
 def test_the_library_takes_nobody_out_of_a_group_with_a_deny_for_a_group_manager(denied: Door) -> None:
@@ -167,17 +185,18 @@ def test_the_library_takes_nobody_out_of_a_group_with_a_deny_for_a_group_manager
     assert "eve" not in denied.ac.model.groups["contractors"]
 
 
-# -- a DENY the principal keeps through another path is not lifted: no revoke right asked ---
+# -- a DENY the principal keeps through another path is not lifted: a grant manager removes ---
 
 
-def test_removing_a_directory_user_who_keeps_the_deny_through_the_directory_is_manage_users(
-    denied: Door,
-) -> None:
-    """zed holds blocked directly and as the directory's analyst: removing him lifts nothing."""
+def test_removing_a_directory_user_who_keeps_the_deny_through_the_directory(denied: Door) -> None:
+    """zed holds blocked directly and as the directory's analyst: removing him lifts nothing;
+    eve, who may see neither, is refused all the same, as for any user the directory names."""
     admin = denied.ac.acting("admin")
     admin.grant_role("blocked", "user zed")
     admin.grant_role("blocked", "group analysts")
-    assert denied.request("DELETE", f"{USERS}/zed", "eve").json()["removed"] is True
+    assert denied.request("DELETE", f"{USERS}/zed", "eve").status == 403
+    _grantdesk(denied)
+    assert denied.request("DELETE", f"{USERS}/zed", "gus").json()["removed"] is True
     assert not _zed_reads(denied)  # still denied: the directory keeps him an analyst
 
 
@@ -188,21 +207,24 @@ def _groupdesk(door: Door) -> None:
     admin.grant_role("groupdesk", "user eve")
 
 
-def test_a_member_who_keeps_the_deny_another_way_is_taken_out_by_a_group_manager(denied: Door) -> None:
+def test_a_member_who_keeps_the_deny_another_way_is_taken_out_by_a_grant_manager(denied: Door) -> None:
     _groupdesk(denied)
     admin = denied.ac.acting("admin")
     admin.add_user("amy")
     admin.add_group("contractors", ["zed", "amy"])
     admin.grant_role("blocked", "group contractors")
     admin.grant_role("blocked", "user zed")  # zed keeps it directly
-    denied.ac.acting("eve").remove_member("contractors", "zed")
+    # eve may not see that zed keeps it: the group's role holds a DENY, so she is refused both
+    for user in ("zed", "amy"):
+        with pytest.raises(Forbidden, match="may not"):
+            denied.ac.acting("eve").remove_member("contractors", user)
+        assert user in denied.ac.model.groups["contractors"]
+    _grantdesk(denied)
+    denied.ac.acting("gus").remove_member("contractors", "zed")
     assert "zed" not in denied.ac.model.groups["contractors"] and not _zed_reads(denied)
-    with pytest.raises(Forbidden, match="may not"):  # amy would lose it: still refused
-        denied.ac.acting("eve").remove_member("contractors", "amy")
-    assert "amy" in denied.ac.model.groups["contractors"]
 
 
-def test_a_group_whose_members_keep_its_deny_another_way_is_removed_by_a_group_manager(
+def test_a_group_whose_members_keep_its_deny_another_way_is_removed_by_a_grant_manager(
     denied: Door,
 ) -> None:
     _groupdesk(denied)
@@ -212,11 +234,13 @@ def test_a_group_whose_members_keep_its_deny_another_way_is_removed_by_a_group_m
     admin.grant_role("blocked", "group analysts")  # zed, the directory's analyst, keeps it
     admin.add_group("temps", ["zed", "eve"])
     admin.grant_role("blocked", "group temps")
-    assert denied.request("DELETE", f"{M}/groups/contractors", "eve").json()["removed"] is True
+    # eve may not see its members, nor what they keep: a group holding a DENY she does not remove
+    for group in ("contractors", "temps"):
+        assert denied.request("DELETE", f"{M}/groups/{group}", "eve").status == 403
+        assert group in denied.ac.model.groups
+    _grantdesk(denied)
+    assert denied.request("DELETE", f"{M}/groups/contractors", "gus").json()["removed"] is True
     assert not _zed_reads(denied)
-    # eve holds blocked only through temps: removing it would lift it for her, still refused
-    assert denied.request("DELETE", f"{M}/groups/temps", "eve").status == 403
-    assert "temps" in denied.ac.model.groups
 
 
 # -- dropping a registration lifts no DENY on the data the server keeps ---------------------

@@ -169,7 +169,15 @@ ROWS: list[Row] = [
     Row("POST", f"{M}/groups", f"{M}/groups", "newgroup", {"name": "newgroup"}),
     Row("GET", f"{M}/groups", f"{M}/groups", lists=("list_groups", METALAKE), items=_names, expect=_plain),
     Row("GET", f"{M}/groups/{{group}}", f"{M}/groups/g1", "g1"),
-    Row("DELETE", f"{M}/groups/{{group}}", f"{M}/groups/g1", "g1"),
+    Row(
+        "DELETE",
+        f"{M}/groups/{{group}}",
+        f"{M}/groups/g1",
+        "g1",
+        # g1 holds r2 (no DENY): a caller who may not revoke roles removes it only when he may
+        # read each of its roles (who may revoke roles may read every role)
+        also=(("get_role", "r2"),),
+    ),
     Row("POST", f"{M}/roles", f"{M}/roles", ObjectRef.parse("role newrole"), {"name": "newrole"}),
     Row("GET", f"{M}/roles", f"{M}/roles", lists=("list_roles", METALAKE), items=_names, expect=_plain),
     Row("GET", f"{M}/roles/{{role}}", f"{M}/roles/r1", ROLE),

@@ -15,9 +15,15 @@ from pushdown.app.service.denies import (
     GROUP_DENIES_STAY,
     MEMBER_DENIES_STAY,
     OBJECT_DENIES_STAY,
+    OWNER_DENIES_STAY,
+    ROLE_DENIES_STAY,
     denies_lifted,
     group_denies_lifted,
+    holds_deny,
+    may_revoke_roles,
     member_denies_lifted,
+    roles_unseen_or_denying,
+    stays_a_user,
 )
 from pushdown.decide.evaluator import Evaluator
 from pushdown.decide.requirements import OPERATIONS
@@ -46,12 +52,18 @@ class Changes(Changing):
         directory's groups apply to him), so removing him would lift the DENYs of the roles
         he holds and of the model's groups he leaves while the directory's ALLOWs stay: a
         checked actor must also be allowed to revoke each of those roles (``revoke_role``),
-        or nothing is removed."""
+        or nothing is removed. Which roles and groups he holds, and whether they hold a
+        DENY, a holder of MANAGE_USERS may not see: such a user is removed only by an actor
+        who may revoke roles at all, so a refusal tells only what the removal would show
+        (that he stays listed)."""
         actor = self.actor
 
         def build(model: Model) -> list[ev.Event]:
             if actor is not None and not actor.trusted:
                 evaluator = Evaluator(self._decisions_on(model))
+                stays = user in model.users and stays_a_user(model, user)
+                if stays and not may_revoke_roles(evaluator, actor.user):
+                    raise Forbidden(actor.user, "remove_user", f"user {user}", DENIES_STAY)
                 for role in denies_lifted(model, user):
                     if not evaluator.authorize(actor.user, "revoke_role", role, explain=False).allowed:
                         raise Forbidden(actor.user, "remove_user", f"user {user}", DENIES_STAY)
@@ -66,13 +78,19 @@ class Changes(Changing):
         """Remove a group and its roles. Its members stay users, their other roles and
         groups applying: removing a group with members whose roles carry a DENY lifts it, so
         a checked actor must also be allowed to revoke each such role (``revoke_role``), or
-        nothing is removed."""
+        nothing is removed. Its members, and what they keep another way, a group manager
+        may not see: an actor who may not revoke roles removes a group only when each of its
+        roles is one he may read and holds no DENY."""
         actor = self.actor
 
         def build(model: Model) -> list[ev.Event]:
-            if actor is not None and not actor.trusted and (lifted := group_denies_lifted(model, group)):
+            if actor is not None and not actor.trusted and group in model.groups:
                 evaluator = Evaluator(self._decisions_on(model))
-                for role in lifted:
+                if not may_revoke_roles(evaluator, actor.user) and roles_unseen_or_denying(
+                    model, evaluator, actor.user, group
+                ):
+                    raise Forbidden(actor.user, "remove_group", f"group {group}", GROUP_DENIES_STAY)
+                for role in group_denies_lifted(model, group):
                     if not evaluator.authorize(actor.user, "revoke_role", role, explain=False).allowed:
                         raise Forbidden(actor.user, "remove_group", f"group {group}", GROUP_DENIES_STAY)
             return ch.remove_group(model, group)
@@ -85,19 +103,20 @@ class Changes(Changing):
     def remove_member(self, group: str, user: str) -> ChangeResult:
         """Take a user out of a group. He stays a user: when the group's roles hold a DENY
         (and the directory does not keep him in the group), a checked actor must also be
-        allowed to revoke each such role (``revoke_role``), or nothing is changed."""
+        allowed to revoke each such role (``revoke_role``), or nothing is changed; an actor
+        who may not revoke roles, whatever the user keeps another way (which he may not
+        see), when a role of the group holds a DENY or is one he may not read."""
         actor = self.actor
 
         def build(model: Model) -> list[ev.Event]:
             leaves = user in model.groups.get(group, ()) and user not in model.external_members.get(group, ())
-            if (
-                actor is not None
-                and not actor.trusted
-                and leaves
-                and (lifted := member_denies_lifted(model, group, user))
-            ):
+            if actor is not None and not actor.trusted and leaves:
                 evaluator = Evaluator(self._decisions_on(model))
-                for role in lifted:
+                if not may_revoke_roles(evaluator, actor.user) and roles_unseen_or_denying(
+                    model, evaluator, actor.user, group
+                ):
+                    raise Forbidden(actor.user, "remove_group", f"group {group}", MEMBER_DENIES_STAY)
+                for role in member_denies_lifted(model, group, user):
                     if not evaluator.authorize(actor.user, "revoke_role", role, explain=False).allowed:
                         raise Forbidden(actor.user, "remove_group", f"group {group}", MEMBER_DENIES_STAY)
             return ch.remove_member(model, group, user)
@@ -114,7 +133,25 @@ class Changes(Changing):
         )
 
     def delete_role(self, role: str) -> ChangeResult:
-        return self._one(ch.delete_role, role, op="delete_role", on=role)
+        """Delete a role: revoked from everyone, its grants with it. A DENY it holds is
+        lifted for whoever holds it, so a checked actor must also be allowed to revoke each
+        (``revoke_privilege`` on its object) or to revoke roles (``revoke_role``), or nothing
+        is deleted; whoever holds the role decides nothing (the role's owner may not see
+        that)."""
+        actor = self.actor
+
+        def build(model: Model) -> list[ev.Event]:
+            if actor is not None and not actor.trusted and holds_deny(model, role):
+                evaluator = Evaluator(self._decisions_on(model))
+                denied = {g.object for g in model.roles.get(role, ()) if g.condition is Condition.DENY}
+                if not may_revoke_roles(evaluator, actor.user) and not all(
+                    evaluator.authorize(actor.user, "revoke_privilege", obj, explain=False).allowed
+                    for obj in sorted(denied, key=str)
+                ):
+                    raise Forbidden(actor.user, "delete_role", f"role {role}", ROLE_DENIES_STAY)
+            return ch.delete_role(model, role)
+
+        return self.change(build, operation="delete_role", target=role)
 
     def grant_privileges(
         self,
@@ -180,9 +217,20 @@ class Changes(Changing):
     def set_owner(
         self, obj: ObjectLike, owner: str, kind: PrincipalKind | str = PrincipalKind.USER
     ) -> ChangeResult:
+        """Set an object's owner. An owner's rights pass every DENY on the object and below,
+        so a checked actor hands over an object with a DENY on it or below only when he may
+        revoke each (``revoke_privilege`` on its object) or revoke roles (``revoke_role``):
+        else the new owner would pass a DENY the actor may not lift (the owner of a schema
+        giving it to a user denied a table in it)."""
         k = kind if isinstance(kind, PrincipalKind) else PrincipalKind(kind.lower())
         ref = _obj(obj)
-        return self._one(ch.set_owner, ref, owner, k, op="set_owner", on=ref)
+
+        def build(model: Model) -> list[ev.Event]:
+            if ref.type is not SecurableType.ROLE:
+                self._keep_denies(model, ref, "set_owner", OWNER_DENIES_STAY, roles_suffice=True)
+            return ch.set_owner(model, ref, owner, k)
+
+        return self.change(build, operation="set_owner", target=ref)
 
     def create_object(
         self, obj: ObjectLike, creator: str | None = None, properties: dict[str, str] | None = None
@@ -227,8 +275,16 @@ class Changes(Changing):
 
         return self.change(build, operation=op, target=ref)
 
-    def _keep_denies(self, model: Model, ref: ObjectRef, op: str) -> None:
-        """Refuse a checked actor who may not revoke each DENY on ``ref`` or below."""
+    def _keep_denies(
+        self,
+        model: Model,
+        ref: ObjectRef,
+        op: str,
+        rule: str = OBJECT_DENIES_STAY,
+        roles_suffice: bool = False,
+    ) -> None:
+        """Refuse a checked actor who may not revoke each DENY on ``ref`` or below (nor,
+        with ``roles_suffice``, revoke roles: the roles holding them, from anyone)."""
         actor = self.actor
         if actor is None or actor.trusted:
             return
@@ -236,9 +292,11 @@ class Changes(Changing):
         if not denied:
             return
         evaluator = Evaluator(self._decisions_on(model))
+        if roles_suffice and may_revoke_roles(evaluator, actor.user):
+            return
         for target in sorted(denied, key=str):
             if not evaluator.authorize(actor.user, "revoke_privilege", target, explain=False).allowed:
-                raise Forbidden(actor.user, op, str(ref), OBJECT_DENIES_STAY)
+                raise Forbidden(actor.user, op, str(ref), rule)
 
     def set_service_admins(self, users: Iterable[str]) -> ChangeResult:
         return self._one(ch.set_service_admins, list(users))

@@ -1,35 +1,52 @@
-"""Removals that leave a principal a user: which DENYs they would lift.
+"""Removals that leave a principal a user: which DENYs they would lift, and what a caller
+who may not revoke roles is asked instead.
 
 Removing a user the directory still names, removing a group with members, or taking a user
 out of a group leaves the principal a user of the metalake with his other roles and groups
 (the directory's among them). When a role held that way carries a DENY, the removal lifts
 it: :mod:`pushdown.app.service.changes` then asks the acting user for ``revoke_role`` on
 that role too. The rules are fixed texts: a refusal names no role, group or grant.
+
+A refusal reveals nothing the caller may not see, so for a caller who may not revoke roles
+(``revoke_role`` asks MANAGE_GRANTS or the metalake's owner, whatever the role) the
+decision is made on what he sees, and never lifts a DENY:
+
+- a user the directory still names (who stays listed once removed: the success would show
+  it too) is removed only by a caller who may revoke roles: removing him takes nothing but
+  his roles, groups and ownerships, and which roles and groups he holds, and whether they
+  hold a DENY, a holder of MANAGE_USERS may not see (:func:`stays_a_user`);
+- a group (or a member taken out of it) is removed only when each role the group holds
+  (shown by ``get_group`` to who may remove it) is one the caller may read (``get_role``)
+  and holds no DENY: its members, and what they keep through other roles and groups, he
+  may not see (:func:`roles_unseen_or_denying`).
 """
 
 from __future__ import annotations
 
+from pushdown.decide.evaluator import Evaluator
 from pushdown.model.privileges import Condition
 from pushdown.model.state import Model
 
 #: The fixed rule a removal refused by :func:`denies_lifted` names (no role, group or grant).
 DENIES_STAY = (
-    "the directory still names this user, so removing him would lift DENYs while the directory's "
-    "roles still apply; only a caller who may revoke those DENYs may remove him"
+    "the directory still names this user, so removing him takes only his roles and groups away "
+    "while the directory's roles still apply; only a caller who may revoke roles may remove him"
 )
 
 
 #: The fixed rule a group's removal refused for its roles' DENYs names.
 GROUP_DENIES_STAY = (
-    "its members stay users, so removing it would lift the DENYs of its roles; only a caller who "
-    "may revoke those roles may remove it"
+    "its members stay users, so removing it revokes its roles from them; a group holding a role "
+    "with a DENY, or a role the caller may not read, only a caller who may revoke those roles "
+    "may remove"
 )
 
 
 #: The fixed rule a member's removal refused for the group's DENYs names.
 MEMBER_DENIES_STAY = (
-    "the user stays a user, so taking him out of the group would lift the DENYs of its roles; "
-    "only a caller who may revoke those roles may"
+    "the user stays a user, so taking him out of the group revokes its roles from him; out of a "
+    "group holding a role with a DENY, or a role the caller may not read, only a caller who may "
+    "revoke those roles may"
 )
 
 
@@ -40,9 +57,49 @@ OBJECT_DENIES_STAY = (
 )
 
 
+#: The fixed rule a change of owner refused for a DENY on the object or below names.
+OWNER_DENIES_STAY = (
+    "an owner's rights pass the DENYs on the object and below, so handing it to another owner would "
+    "lift them for him; only a caller who may revoke them, or revoke roles, may"
+)
+
+
+#: The fixed rule a role's deletion refused for its DENYs names.
+ROLE_DENIES_STAY = (
+    "deleting it would lift its DENYs for whoever holds it; only a caller who may revoke them, "
+    "or revoke roles, may delete a role holding a DENY"
+)
+
+
+#: A role name no role can have (a control character): ``revoke_role`` judged on it is the
+#: caller's right to revoke roles at all (the requirement names no term of the role).
+ANY_ROLE = "\x00any role"
+
+
 def holds_deny(model: Model, role: str) -> bool:
     """Whether ``role`` holds a DENY."""
     return any(grant.condition is Condition.DENY for grant in model.roles.get(role, ()))
+
+
+def stays_a_user(model: Model, user: str) -> bool:
+    """Whether the directory names ``user`` in a group, so he stays a user of the metalake
+    (listed, as the decision model holds him) once the model removes him."""
+    return any(user in members for members in model.external_members.values())
+
+
+def may_revoke_roles(evaluator: Evaluator, user: str) -> bool:
+    """Whether ``user`` may revoke roles (``revoke_role``: the same for every role)."""
+    return evaluator.authorize(user, "revoke_role", ANY_ROLE, explain=False).allowed
+
+
+def roles_unseen_or_denying(model: Model, evaluator: Evaluator, user: str, group: str) -> list[str]:
+    """The roles ``group`` holds that ``user`` may not read (``get_role``) or that hold a DENY:
+    what he sees of the group decides, never its members."""
+    return sorted(
+        role
+        for role in model.group_roles.get(group, ())
+        if holds_deny(model, role) or not evaluator.authorize(user, "get_role", role, explain=False).allowed
+    )
 
 
 def _directory_groups(model: Model, user: str) -> set[str]:
