@@ -859,6 +859,8 @@ def test_the_stamps_prove_a_membership_alone_moved_as_comparing_every_role_does(
     def run(history: list[tuple[Any, ...]], hint: set[str]) -> None:
         model = start()
         seen = desired._Seen.of(model)
+        # a second copy for the one-membership proof (the first is moved by the hint's users)
+        joined = desired._Seen.of(model)
         assert seen.stamped is not None  # every user and holder stamped: a model of events
         before = {r: frozenset(u) for r, u in model.role_users.items()}
         # each user's roles as the copy was made (the memo's ``held``: direct or through groups)
@@ -874,7 +876,7 @@ def test_the_stamps_prove_a_membership_alone_moved_as_comparing_every_role_does(
             assert role_holders(seen) == role_holders(model), (history, hint)
         for user in USERS:
             gained = [r for r in model.user_roles.get(user, ()) if user not in before.get(r, ())]
-            if len(gained) == 1 and seen.joined_only(model, gained[0], user):
+            if len(gained) == 1 and joined.joined_only(model, gained[0], user):
                 proved[1] += 1
                 after = {**before, gained[0]: before.get(gained[0], frozenset()) | {user}}
                 assert {r: u for r, u in after.items() if u} == {
