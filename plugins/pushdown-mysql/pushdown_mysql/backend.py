@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pushdown.errors import BackendError, TemporaryBackendError
+from pushdown.errors import BackendError, PermanentBackendError, TemporaryBackendError
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import (
@@ -433,7 +433,8 @@ class MySQLBackend(Backend):
         """The grant rows of ``statement``'s user, read again at every host and database,
         that hold what the statement revokes: the same privilege on the same database, table
         or column (names and hosts compared without case; a database pattern covering the
-        statement's counts too)."""
+        statement's counts too), for the account the statement named only (:func:`_same_account`:
+        the same user at another host is another account)."""
         (account,) = statement.accounts
         dialect = self._whoami().dialect
         tables = frozenset(t for f in statement.facts if (t := grant_table(f)) is not None)
@@ -487,7 +488,19 @@ class MySQLBackend(Backend):
         def diagnose(code: int, words: str) -> str:
             return refusal(step.server, step.server.me, statement, code)
 
-        return self.connection.translate(exc, doing, diagnose)
+        error = self.connection.translate(exc, doing, diagnose)
+        if error_parts(exc)[0] == NO_ACCOUNT and isinstance(error, PermanentBackendError):
+            accounts = ", ".join(str(a) for a in statement.accounts)
+            return PermanentBackendError(
+                self.name,
+                f"the server holds no account {accounts} in memory although its grant tables were "
+                "read to hold one: the account was made under another spelling (a user name with "
+                "trailing spaces: the tables store it without them, the server matches it as "
+                "written until FLUSH PRIVILEGES or a restart), dropped since the read, or its rows "
+                "written by hand; run "
+                f"FLUSH PRIVILEGES and sync again; {str(error).removeprefix(f'{error.backend}: ')}",
+            )
+        return error
 
     def estate(self, model: Model) -> Estate:
         """What the server holds, as model items (:mod:`pushdown_mysql.estate`)."""
@@ -504,7 +517,7 @@ def _holds(row: ServerFact, fact: ServerFact) -> bool:
     if isinstance(row, RoleGrant) or isinstance(fact, RoleGrant) or row.db is None or fact.db is None:
         return False
     a, b = row.account, fact.account
-    if a.user != b.user or a.host.lower() != b.host.lower() or row.privilege != fact.privilege:
+    if not _same_account(a, b) or row.privilege != fact.privilege:
         return False
     if isinstance(fact, Grant) and fact.table is None:  # a database pattern
         return row.table is None and (row.db.lower() == fact.db.lower() or pattern_covers(row.db, fact.db))
@@ -517,8 +530,21 @@ def _holds(row: ServerFact, fact: ServerFact) -> bool:
     return not isinstance(row, ColumnGrant)
 
 
+def _same_account(row: Account, asked: Account) -> bool:
+    """Whether a grant row read back is the account a statement named, as the grant tables
+    compare them: ``User`` and ``Host`` are ``CHAR`` columns, stored without trailing spaces
+    and compared with PAD SPACE (the row ``pd_bob`` is the account ``'pd_bob '`` the next time
+    the server loads its accounts), hosts without case. Another host is another account."""
+    return row.user.rstrip(" ") == asked.user.rstrip(" ") and (
+        row.host.rstrip(" ").lower() == asked.host.rstrip(" ").lower()
+    )
+
+
 #: REVOKE of a grant that is not there (MariaDB 1141 / 1147, MySQL 1141 / 1147 / 1403).
 ALREADY_GONE = frozenset({1141, 1147, 1403})
+
+#: GRANT or REVOKE naming an account the server does not hold in memory.
+NO_ACCOUNT = 1133
 
 
 @dataclass(frozen=True)

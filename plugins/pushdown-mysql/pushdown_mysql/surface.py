@@ -42,6 +42,12 @@ _MIXED = _T + (
     "test_mysql_mixed_revoke.py::test_a_revocable_privilege_beside_one_pushdown_may_not_revoke_is_revoked"
 )
 _MEMORY = _T + "test_mysql_unflushed.py::test_a_grant_row_deleted_without_flush_is_a_documented_limit"
+_PADDED = _T + (
+    "test_mysql_padded_names.py::test_an_account_held_under_a_padded_name_is_reported_and_the_narrowing_beside_it_applied"
+)
+_PADDED_GONE = _T + (
+    "test_mysql_padded_names.py::test_a_no_such_grant_answer_for_a_padded_name_counts_the_row_the_tables_give_it"
+)
 _KINDS = _T + "test_mysql_unseen_kinds.py::test_a_table_grant_reaches_a_versioned_table_or_a_sequence"
 _KINDS_SEEN = (
     _T + "test_mysql_unseen_kinds.py::test_the_discovery_summary_counts_versioned_tables_and_sequences"
@@ -175,6 +181,15 @@ ENTRIES: tuple[SurfaceEntry, ...] = (
         (_OWN,),
     ),
     SurfaceEntry(
+        "principal.padded", PRINCIPAL, "a user name with trailing spaces ('bob ')", R,
+        "The grant tables store it without them and compare names with PAD SPACE; the server's "
+        "accounts in memory compare them as written until FLUSH PRIVILEGES. pushdown never names "
+        "one (a model user mapped to one gets nothing); a GRANT or REVOKE the server answers 1133 "
+        "for (the account is held padded) is reported with the FLUSH to run; a re-read after "
+        "'no such grant' counts a row the tables give the account as still held.",
+        (_PADDED, _PADDED_GONE),
+    ),
+    SurfaceEntry(
         "principal.orphan", PRINCIPAL,
         "a grant row whose account does not exist (mysql.db / tables_priv / columns_priv rows by hand)", R,
         "The server matches such a row by user name and host, so it reaches a login; REVOKE cannot remove "
@@ -278,5 +293,6 @@ NOT_DRAWN = frozenset(
         "kind.table_types",  # objects, not grants: test_mysql_unseen_kinds creates each kind
         "principal.orphan",  # rows written into the grant tables: test_mysql_orphan_rows writes each
         "modifier.ungrantable",  # test_mysql_mixed_revoke grants each mix by hand
+        "principal.padded",  # an account made padded, unflushed: test_mysql_padded_names makes each
     }
 )
