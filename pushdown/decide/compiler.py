@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pushdown.decide.area import Area, outermost
 from pushdown.decide.decider import Decider, compilable
 from pushdown.decide.inventory import Inventory
-from pushdown.decide.requirements import AllOf, AnyOf, ServiceAdmin, Term
+from pushdown.decide.requirements import OPERATIONS, AllOf, AnyOf, Operation, ServiceAdmin, Term
 from pushdown.decide.views import CompositeView, Keys, NoView, Owned, OwnerView, View
 from pushdown.model.securables import LEAF_TYPES, METALAKE, ObjectRef
 from pushdown.model.state import Model
@@ -68,7 +68,7 @@ class EntitlementCompiler:
     def __init__(self, model: Model, operations: Sequence[str]) -> None:
         self.model = model
         self.operations = tuple(dict.fromkeys(operations))
-        self._admin = any(_needs_admin(compilable(op).requires) for op in self.operations)
+        self._admin = _admin_needed(self.operations)
 
     def compile(
         self,
@@ -185,6 +185,24 @@ def _starts(roots: Iterable[ObjectRef] | None) -> set[ObjectRef]:
     if roots is None:
         return {METALAKE}
     return outermost({r.parent if r.type in LEAF_TYPES and r.parent is not None else r for r in roots})
+
+
+#: per list of operations: (their rows as checked, whether one needs the service admin)
+_CHECKED: dict[tuple[str, ...], tuple[tuple[Operation | None, ...], bool]] = {}
+
+
+def _admin_needed(operations: tuple[str, ...]) -> bool:
+    """Whether one of ``operations`` asks for the service admin, each checked compilable
+    (an error otherwise): once per list of operations while their rows are the ones checked
+    (a compile per sync builds a compiler: the check of every operation's terms is not
+    made again each time)."""
+    rows = tuple(OPERATIONS.get(op) for op in operations)
+    hit = _CHECKED.get(operations)
+    if hit is not None and all(a is b for a, b in zip(hit[0], rows, strict=True)):
+        return hit[1]
+    admin = any(_needs_admin(compilable(op).requires) for op in operations)
+    _CHECKED[operations] = (rows, admin)
+    return admin
 
 
 def _needs_admin(term: Term) -> bool:

@@ -11,6 +11,7 @@ When the versions say anything else, the backend reads everything again.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,7 +60,11 @@ class Written:
             out.append((name, policy_version, role_version))
         return tuple(out)
 
-    def patched_policies(self, before: dict[tuple[str, Any], Json]) -> dict[tuple[str, Any], Json]:
+    def patched_policies(self, before: Mapping[tuple[str, Any], Json]) -> dict[tuple[str, Any], Json]:
+        """``before`` (the read's, never changed in place) with the policies written put in
+        place: a copy, or ``before`` itself when none was written."""
+        if not self.policies and isinstance(before, dict):
+            return before
         out = dict(before)
         for key, answer in self.policies.items():
             if answer is None:
@@ -68,7 +73,11 @@ class Written:
                 out[key] = answer
         return out
 
-    def patched_roles(self, before: dict[str, Json]) -> dict[str, Json]:
+    def patched_roles(self, before: Mapping[str, Json]) -> dict[str, Json]:
+        """``before`` with the roles written put in place: a copy, or ``before`` itself when
+        none was written (a grant's sync: the read's roles, every one, not copied again)."""
+        if not self.roles and isinstance(before, dict):
+            return before
         out = dict(before)
         for name, answer in self.roles.items():
             if answer is None:

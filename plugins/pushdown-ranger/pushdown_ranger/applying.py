@@ -223,8 +223,8 @@ class Applying(Reading):
         fresh = self.versions(roles_expected if isinstance(roles_expected, int) else None)
         if written is not None and fresh == expected and complete(fresh):
             self.defs_moved(snapshot.versions, fresh)  # no definition updated meanwhile
-            policies = written.patched_policies(dict(snapshot.policies))
-            roles = written.patched_roles(dict(snapshot.roles))
+            policies = written.patched_policies(snapshot.policies)
+            roles = written.patched_roles(snapshot.roles)
             self._see_answered(snapshot.roles, roles, written.roles)
             # the findings look again at the keys written only (Reporting._each)
             self._patch = (

@@ -143,6 +143,8 @@ class RangerBackend(Applying):
         self._folds: tuple[object, dict[str, int]] | None = None
         #: the findings of the last snapshot
         self._findings: tuple[RangerSnapshot, tuple[int, int], tuple[str, ...]] | None = None
+        #: seen_users and seen_groups as of their counts (Reporting._read_findings)
+        self._seen_now: tuple[tuple[int, int], frozenset[str], frozenset[str]] | None = None
         #: id of a role as read -> it, whose member users are in seen_users
         self._members_seen: dict[int, Any] = {}
         #: the roles as read whose member users are in seen_users (Reporting._see_members)

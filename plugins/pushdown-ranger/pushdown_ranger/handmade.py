@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from pushdown_ranger.facts import PolicyFact, Resource, describe
@@ -119,7 +120,7 @@ def exception_findings(
 
 
 def shadow_findings(
-    policy: Json, ours: Callable[[str], bool], users: set[str], groups: set[str]
+    policy: Json, ours: Callable[[str], bool], users: AbstractSet[str], groups: AbstractSet[str]
 ) -> list[str]:
     """A second policy on the resources of one pushdown writes in (another priority, or
     disabled): pushdown never writes it; its items for the model's principals are reported."""
@@ -176,7 +177,7 @@ def role_findings(roles: Iterable[Json], ours: Callable[[str], bool]) -> list[st
 
 
 def role_reach(
-    roles: Iterable[Json], users: set[str], groups: set[str], ours: Callable[[str], bool]
+    roles: Iterable[Json], users: AbstractSet[str], groups: AbstractSet[str], ours: Callable[[str], bool]
 ) -> dict[str, list[str]]:
     """Hand-made roles and whom of the model they reach (users, groups, pushdown's roles),
     through nested roles too."""
@@ -250,8 +251,8 @@ def zone_findings(
     zones: Iterable[Json],
     zoned: Iterable[Json],
     facts: Iterable[PolicyFact],
-    users: set[str],
-    groups: set[str],
+    users: AbstractSet[str],
+    groups: AbstractSet[str],
     ours: Callable[[str], bool],
 ) -> list[str]:
     """Zones over resources pushdown writes for, and zoned items reaching the model's principals."""

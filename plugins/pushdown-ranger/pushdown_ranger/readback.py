@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from pushdown_ranger.accepting import Implying, accepted
@@ -255,7 +256,7 @@ def role_json(fact: RoleFact, rid: int | None = None) -> Json:
     return out
 
 
-def bypasses(policy: Json, users: set[str], groups: set[str]) -> list[str]:
+def bypasses(policy: Json, users: AbstractSet[str], groups: AbstractSet[str]) -> list[str]:
     """Allow items pushdown did not make that reach a user or group of the model (or
     everybody: the group ``public``): access paths that bypass the model, reported."""
     out = []

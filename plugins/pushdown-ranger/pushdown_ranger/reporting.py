@@ -102,7 +102,12 @@ class Reporting(Compiling):
         kept = self._findings
         if kept is not None and kept[0] is snap and kept[1] == key:
             return kept[2]
-        users, groups = set(self.seen_users), set(self.seen_groups)
+        # the principals seen, as of this read: copied once per count (they only grow, so
+        # the same counts are the same principals), not at every read
+        seen = self._seen_now
+        if seen is None or seen[0] != key:
+            seen = self._seen_now = (key, frozenset(self.seen_users), frozenset(self.seen_groups))
+        users, groups = seen[1], seen[2]
         ours = self.naming.ours
         # the walk starts at hand-made roles and goes only through hand-made ones: pushdown's
         # own roles are not walked (the same answer as over every role)

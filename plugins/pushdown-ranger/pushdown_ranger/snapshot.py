@@ -116,6 +116,7 @@ class RangerBase(Backend):
     _members: tuple[object, frozenset[str], Model] | None
     _folds: tuple[object, dict[str, int]] | None
     _findings: tuple[RangerSnapshot, tuple[int, int], tuple[str, ...]] | None
+    _seen_now: tuple[tuple[int, int], frozenset[str], frozenset[str]] | None
     _seen: object
     _members_seen: dict[int, Json]
     _roles_seen: object

@@ -63,7 +63,10 @@ def deciding_users(model: Model, starts: Iterable[ObjectRef]) -> frozenset[str]:
 
 def decides_for(model: Model, starts: Iterable[ObjectRef], users: Iterable[str]) -> frozenset[str]:
     """Those of ``users`` in :func:`deciding_users` (asked of their roles, not of every
-    holder of the roles deciding there)."""
+    holder of the roles deciding there; none asked, nothing is looked at)."""
+    users = list(users)
+    if not users:
+        return frozenset()
     roles, deciding = _deciding(model, starts)
     return frozenset(u for u in users if u in deciding or not roles.isdisjoint(model.roles_of(u)))
 

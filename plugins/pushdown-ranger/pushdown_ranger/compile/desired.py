@@ -434,12 +434,15 @@ def _policies(
     holders = _Holders(model, who, memo)
     # within one compile, or kept with the memo while nobody's roles moved (:meth:`_Memo.kept`)
     covers: dict[frozenset[str], tuple[list[str], frozenset[str]]] = {} if memo is None else memo.covers
+    named: dict[tuple[frozenset[str], str], frozenset[Pair]] = {} if memo is None else memo.named
     if len(covers) > _COVERS_KEPT:
         covers.clear()
+    if len(named) > _NAMED_KEPT:
+        named.clear()
     roles = _RolesOf(model)
     for key in sorted(set(items.allow) | set(items.deny), key=str):
-        allow = _pairs(items.allow.get(key, {}), roles, holders, naming, covers)
-        deny = _pairs(items.deny.get(key, {}), roles, holders, naming, covers)
+        allow = _pairs(items.allow.get(key, {}), roles, holders, naming, covers, named)
+        deny = _pairs(items.deny.get(key, {}), roles, holders, naming, covers, named)
         if allow or deny:
             yield PolicyFact(key[0], key[1], allow, deny)
 
@@ -484,20 +487,34 @@ def _pairs(
     holders: dict[str, frozenset[str]],
     naming: RangerNaming,
     covers: dict[frozenset[str], tuple[list[str], frozenset[str]]],
+    named: dict[tuple[frozenset[str], str], frozenset[Pair]] | None = None,
 ) -> frozenset[Pair]:
     """Each access's users as Ranger roles: a model role whose holders all belong (the
     largest first; among equals, by name: the choice depends on the holders alone, so a
     change elsewhere in the model never moves it in a database a scoped sync leaves), and
     a per-user role for anybody left. ``covers``: the answer per users, within one compile
-    (many items name the same users)."""
+    (many items name the same users). ``named``: the pairs per users and access, kept with
+    ``covers`` (the names are those of the same memo's naming and principals): an item
+    whose users stand (a database's, naming hundreds of roles) is not named again."""
     out: set[Pair] = set()
     for access, users in by_access.items():
         key = frozenset(users)
-        cover = covers.get(key)
-        if cover is None:
-            cover = covers[key] = _cover(key, roles, holders)
-        out.update((naming.role(role), access) for role in cover[0])
-        out.update((naming.user_role(u), access) for u in cover[1])
+        hit = None if named is None else named.get((key, access))
+        if hit is None:
+            cover = covers.get(key)
+            if cover is None:
+                cover = covers[key] = _cover(key, roles, holders)
+            hit = frozenset(
+                [
+                    *((naming.role(role), access) for role in cover[0]),
+                    *((naming.user_role(u), access) for u in cover[1]),
+                ]
+            )
+            if named is not None:
+                named[(key, access)] = hit
+        if len(by_access) == 1:
+            return hit
+        out |= hit
     return frozenset(out)
 
 
@@ -708,6 +725,9 @@ class _Memo:
     #: the policies' choice of Ranger roles per set of users (:func:`_cover`), kept between
     #: compiles only while the stamps prove that nobody's roles moved (:meth:`kept`)
     covers: dict[frozenset[str], tuple[list[str], frozenset[str]]] = field(default_factory=dict)
+    #: the Ranger pairs of each choice per access (:func:`_pairs`), kept and dropped with
+    #: :attr:`covers` (a function of the choice, and of this memo's naming and principals)
+    named: dict[tuple[frozenset[str], str], frozenset[Pair]] = field(default_factory=dict)
 
     def roles(self) -> frozenset[RoleFact]:
         """``frozenset(facts.values())``: the kept set moved by the facts that left and
@@ -738,7 +758,7 @@ class _Memo:
             return self.facts
         # anything else: the choices are made again (a role's holders may have moved, one
         # fitting a set of users it fitted not, or the reverse)
-        self.covers = {}
+        self.covers, self.named = {}, {}
         if moved is not None and seen is not None:
             # only the users of the hint stamped: their roles' holders alone can have moved
             # (the stamps prove it without a pass over every role); else every role's
@@ -788,6 +808,8 @@ class _Memo:
 
 #: the kept choices of Ranger roles (:attr:`_Memo.covers`) beyond which they are dropped
 _COVERS_KEPT = 20_000
+#: the kept pairs of those choices (:attr:`_Memo.named`) beyond which they are dropped
+_NAMED_KEPT = 4_096
 
 #: the one memo kept (its key holds the Principals answer alive, so no other reuses its id)
 _MEMO: list[_Memo] = []

@@ -1394,3 +1394,153 @@ def test_a_one_table_grant_moves_the_implied_index_by_as_many_pairs_in_an_estate
     print(f"\nranger scoped sync, implied-grants index steps, four grants: scale 1 {small}, scale 10 {large}")
     assert large[1] >= 9 * small[1] > 0 and large[2] >= 9 * small[2], (small, large)  # the policies grow
     assert small[0] == large[0] <= 8, (small, large)
+
+
+def setup_of_grants(scale: int, monkeypatch: pytest.MonkeyPatch, *, changes: int = 3) -> tuple[int, ...]:
+    """On a stand-in holding :func:`ranger_estate` at ``scale``, after a full sync and one
+    grant: over ``changes`` one-table grants, each synced over its scope, (the operations
+    the entitlement compiler checked compilable, the principals' names copied for the
+    read's findings, the databases whose deciding roles were looked for,
+    the Ranger names of roles asked, the roles the read-backs copied, the principals seen:
+    what a copy copies)."""
+    from pushdown_lab.ranger_standin import Standin
+
+    from pushdown.decide import compiler as decide_compiler
+    from pushdown_ranger import reporting
+    from pushdown_ranger.compile import deciding
+
+    model = ranger_estate(scale)
+    counts = [0, 0, 0, 0, 0]
+    handed: dict[int, int] = {}
+    check, reach, looked = decide_compiler.compilable, reporting.role_reach, deciding._deciding
+
+    def counted_check(name: str) -> Any:
+        counts[0] += 1
+        return check(name)
+
+    def counted_reach(roles: Any, users: Any, groups: Any, ours: Any) -> Any:
+        if id(users) not in handed:  # a set not handed over before: copied for this read
+            handed[id(users)] = len(users)
+            counts[1] += len(users) + len(groups)
+        return reach(roles, users, groups, ours)
+
+    def counted_looked(model: Model, starts: Any) -> Any:
+        counts[2] += 1
+        return looked(model, starts)
+
+    role, user_role = RangerNaming.role, RangerNaming.user_role
+
+    def counted_role(self: RangerNaming, name: str) -> str:
+        counts[3] += 1
+        return role(self, name)
+
+    def counted_user_role(self: RangerNaming, name: str) -> str:
+        counts[3] += 1
+        return user_role(self, name)
+
+    with Standin() as standin:
+        for service in ("hive", "hdfs", "kafka"):
+            standin.create_service(service, service)
+        user, password = standin.auth
+        context = BackendContext(
+            "rg",
+            {"url": standin.url, "user": user},
+            secret=lambda key: password if key == "password" else None,
+            map_principal=Mapper(),
+            mapping_stable=lambda: True,  # no plugin implements the mapping hook
+        )
+        backend = RangerBackend(context)
+        kept: list[Any] = []  # the sets handed over, kept alive: no other can take their id
+        with monkeypatch.context() as m:
+            m.setattr(decide_compiler, "compilable", counted_check)
+            m.setattr(reporting, "role_reach", lambda *a: (kept.append(a[1]), counted_reach(*a))[1])
+            m.setattr(deciding, "_deciding", counted_looked)
+            m.setattr(RangerNaming, "role", counted_role)
+            m.setattr(RangerNaming, "user_role", counted_user_role)
+            reconcile(backend, model, Scope.everything())
+            first = ch.grant_privileges(model, "r2", ObjectRef.parse("table c.s2.t2"), ["MODIFY_TABLE"])
+            do(model, first)
+            reconcile(backend, model, Scope.union(scope_of(e) for e in first))
+            counts[:] = [0, 0, 0, 0, 0]
+            for k in range(changes):
+                table = ObjectRef.parse(f"table c.s{k}.t{k}")
+                events = ch.grant_privileges(model, "r1", table, ["MODIFY_TABLE"])
+                do(model, events)
+                assert backend.last is not None
+                roles = backend.last.roles
+                reconcile(backend, model, Scope.union(scope_of(e) for e in events))
+                assert backend.last is not None
+                counts[4] += 0 if backend.last.roles is roles else len(backend.last.roles)
+        assert backend.last is not None
+        fresh = RangerBackend(context)
+        assert fresh._read(fresh.versions(), fresh.defs_now()[0]).facts == backend.last.facts
+        assert fresh.with_findings(backend.last, model).findings == backend.last.findings
+    return (*counts, len(backend.seen_users))
+
+
+@pytest.mark.ranger
+def test_a_one_table_grants_setup_is_made_once_in_an_estate_ten_times_larger(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What a one-table grant's sync used to make again each time, kept while its inputs
+    stand: the entitlement compiler's check of the operations asked (once per list of
+    operations: 0 at both estates over three grants; before, 39), the principals seen
+    copied for the read's findings (once per count of them: 0 at both; before, once a
+    sync: 30 names at scale 1, 300 at scale 10) and the deciding roles of the focus looked
+    for when no user of the change needs them (0 at both; before, 3), and the roles read
+    copied by a read-back whose sync wrote none (0 at both; before, twice each read-back:
+    33 roles at scale 1 and 303 at scale 10 in the last copy). The Ranger names asked (``RangerNaming.role``,
+    ``user_role``) stay as many: 10 at both (13 before)."""
+    small, large = at_both_scales(lambda scale: setup_of_grants(scale, monkeypatch))
+    print(f"\nranger scoped sync, a one-table grant's setup made again: scale 1 {small}, scale 10 {large}")
+    assert large[5] >= 5 * small[5] > 0, (small, large)  # the principals seen grow
+    assert small[:3] == large[:3] == (0, 0, 0), (small, large)
+    assert small[3] == large[3], (small, large)
+    assert small[4] == large[4] == 0, (small, large)
+
+
+def named_for_one_table(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
+    """On :func:`two_databases`, after a whole compile keeping the classes, ``r1`` then
+    ``r3`` are granted MODIFY_TABLE on a table of ``c.a``, each compiled over that database
+    as a scoped sync compiles it: (the Ranger names of roles the second compile asked for,
+    users something in the database decides for). The compiles equal one from scratch."""
+    from pushdown_ranger.compile.deciding import deciding_users
+
+    two = TwoDatabases(scale)
+    model = two.model
+    focus = frozenset({ObjectRef.parse("schema c.a")})
+    role, user_role, asked = RangerNaming.role, RangerNaming.user_role, [0]
+
+    def counted_role(self: RangerNaming, name: str) -> str:
+        asked[0] += 1
+        return role(self, name)
+
+    def counted_user_role(self: RangerNaming, name: str) -> str:
+        asked[0] += 1
+        return user_role(self, name)
+
+    made = []
+    for r, table in (("r1", "table c.a.t0"), ("r3", "table c.a.t1")):
+        scope = two.changed(ch.grant_privileges(model, r, ObjectRef.parse(table), ["MODIFY_TABLE"]))
+        identity = two.kept.of(model.users, scope_users(scope))
+        asked[0] = 0
+        with monkeypatch.context() as m:
+            m.setattr(RangerNaming, "role", counted_role)
+            m.setattr(RangerNaming, "user_role", counted_user_role)
+            made.append(two.compile(focus, identity, kept=two.classes, members_moved=members_moved(scope)))
+    assert made[-1] == two.compile(focus, None)  # from scratch, every user mapped again
+    return asked[0], len(deciding_users(model, sorted(focus, key=str)))
+
+
+def test_a_one_table_grant_names_as_many_ranger_roles_in_an_estate_ten_times_larger(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Ranger pairs of a policy's item are kept with the choice of roles they name
+    (``desired._Memo.named``, dropped with ``_Memo.covers``): a one-table grant names the
+    roles of the items that changed, the granted table's, not again those of the database's
+    every-table items, which name each role selecting there (2 names at both estates;
+    before: 10 at scale 1, 55 at scale 10)."""
+    small, large = at_both_scales(lambda scale: named_for_one_table(scale, monkeypatch))
+    print(f"\nranger scoped compile, a one-table grant's names asked: scale 1 {small}, scale 10 {large}")
+    assert large[1] >= 10 * small[1] - 10 > 0, (small, large)  # the deciding users grow
+    assert small[0] == large[0], (small, large)
