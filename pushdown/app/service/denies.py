@@ -57,10 +57,24 @@ OBJECT_DENIES_STAY = (
 )
 
 
+#: The fixed rule a membership refused for the roles it would grant names.
+MEMBER_GRANTS_ROLES = (
+    "taking a user into a group grants him its roles; into a group holding roles only a caller "
+    "who may grant roles may"
+)
+
+
+#: The fixed rule a creation naming another owner than its caller names.
+NAMED_OWNER = (
+    "a caller creates as himself: naming another owner would hand him ownership past the checks "
+    "of a change of owner; create it, then set its owner"
+)
+
+
 #: The fixed rule a change of owner refused for a DENY on the object or below names.
 OWNER_DENIES_STAY = (
-    "an owner's rights pass the DENYs on the object and below, so handing it to another owner would "
-    "lift them for him; only a caller who may revoke them, or revoke roles, may"
+    "an owner's rights pass the DENYs on the object, below and above it, so handing it to another "
+    "owner would lift them for him; only a caller who may revoke them, or revoke roles, may"
 )
 
 
