@@ -146,3 +146,17 @@ def test_a_caller_names_no_other_owner_of_what_he_creates(door: Door) -> None:
     mallory.create_role("r9")
     assert door.ac.model.owners[t5] == "mallory"
     assert door.ac.model.owners[ObjectRef.of("role", "r9")] == "mallory"
+
+
+def test_a_deny_above_that_no_owner_passes_does_not_hold_a_hand_over_back(door: Door) -> None:
+    """A DENY of CREATE_CATALOG on the metalake reaches nothing an owner of a table gains:
+    bob hands his table over. One of SELECT_TABLE there (which an owner meets another
+    way) he may not revoke, and he keeps it."""
+    admin = door.ac.acting("admin")
+    admin.create_object("table c1.s2.t4")
+    door.ac.set_owner("table c1.s2.t4", "bob")
+    admin.grant_privileges("blocked", "metalake test", ["CREATE_CATALOG"], "DENY")
+    assert _owner(door, "table", "c1.s2.t4", "bob", "zed") == 200
+    door.ac.set_owner("table c1.s2.t4", "bob")
+    admin.grant_privileges("blocked", "metalake test", ["SELECT_TABLE"], "DENY")
+    assert _owner(door, "table", "c1.s2.t4", "bob", "zed") == 403

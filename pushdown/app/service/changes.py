@@ -24,6 +24,7 @@ from pushdown.app.service.denies import (
     holds_deny,
     may_revoke_roles,
     member_denies_lifted,
+    owner_passes,
     roles_unseen_or_denying,
     stays_a_user,
 )
@@ -313,7 +314,8 @@ class Changes(Changing):
         above: bool = False,
     ) -> None:
         """Refuse a checked actor who may not revoke each DENY on ``ref`` or below (with
-        ``above``, on its ancestors too: they reach ``ref``; nor, with ``roles_suffice``,
+        ``above``, on its ancestors too, of a privilege an owner meets another way:
+        :func:`owner_passes`; nor, with ``roles_suffice``,
         revoke roles: the roles holding them, from anyone)."""
         actor = self.actor
         if actor is None or actor.trusted:
@@ -325,7 +327,7 @@ class Changes(Changing):
                 g.object
                 for grants in model.roles.values()
                 for g in grants
-                if g.condition is Condition.DENY and g.object in ancestors
+                if g.condition is Condition.DENY and g.object in ancestors and g.privilege in owner_passes()
             }
         if not denied:
             return
