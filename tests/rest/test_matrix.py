@@ -236,9 +236,13 @@ ROWS: list[Row] = [
     Row(
         "PUT",
         f"{M}/owners/{{type}}/{{fullName}}",
-        f"{M}/owners/table/cat.db.t",
-        TABLE,
+        f"{M}/owners/role/r1",
+        ROLE,
         {"name": "u1", "type": "USER"},
+        # a role, not the table: the deny_* roles' DENYs on the metalake (SELECT_TABLE,
+        # MANAGE_GRANTS...) reach the table, and its new owner would pass them, so only who
+        # may revoke them (or roles) hands the table over: here nobody who owns it
+        # (tests/rest/test_owner_denies.py)
     ),
     Row(
         "GET",

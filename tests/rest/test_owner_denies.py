@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pushdown.decide.evaluator import Evaluator
+from pushdown.errors import Forbidden
 from pushdown.model.securables import ObjectRef
 
 from .asgi import Door
@@ -98,3 +99,64 @@ def test_a_role_owner_deletes_a_deny_he_may_revoke(door: Door) -> None:
     assert door.request("POST", f"{M}/roles", "bob", {"name": "mine"}).status == 200
     door.ac.acting("bob").grant_privileges("mine", "table c1.s1.t2", ["SELECT_TABLE"], "DENY")
     assert door.request("DELETE", f"{M}/roles/mine", "bob").json()["deleted"] is True
+
+
+def test_a_table_owner_does_not_hand_a_deny_above_it_to_a_new_owner(door: Door) -> None:
+    """A DENY on the schema reaches t3 below it, and an owner's rights pass it too: mallory
+    owns t3 (so she may revoke a DENY on it) but not schema c1.s3, whose DENY she may not
+    revoke; handing t3 to zed would let him read it past that DENY."""
+    admin = door.ac.acting("admin")
+    for obj in ("schema c1.s3", "table c1.s3.t3"):
+        admin.create_object(obj)
+    admin.set_owner("table c1.s3.t3", "mallory")
+    admin.grant_privileges("blocked", "schema c1.s3", ["SELECT_TABLE"], "DENY")
+    t3 = ObjectRef.of("table", "c1.s3.t3")
+
+    def reads() -> bool:
+        return Evaluator(door.ac.decision_model()).authorize("zed", "load_table", t3, explain=False).allowed
+
+    assert not reads()
+    assert _owner(door, "table", "c1.s3.t3", "mallory", "zed") == 403
+    assert door.ac.model.owners[t3] == "mallory" and not reads()
+    # the metalake's owner (who may revoke roles) hands it over
+    door.ac.set_owner("table c1.s3.t3", "admin")
+    assert _owner(door, "table", "c1.s3.t3", "admin", "zed") == 200
+    assert reads()
+
+
+def test_a_caller_names_no_other_owner_of_what_he_creates(door: Door) -> None:
+    """The library's ``creator=`` and ``owner=`` name who owns a new object or role: a
+    checked caller naming another would hand him ownership past every check of set_owner
+    (zed, denied the tables of c1.s1, would own and read a new one). He creates as himself,
+    and hands it over as set_owner allows."""
+    door.ac.grant_privileges("blocked", "schema c1.s1", ["SELECT_TABLE"], "DENY")
+    door.ac.create_role("maker")
+    door.ac.grant_privileges("maker", "catalog c1", ["USE_CATALOG", "USE_SCHEMA", "CREATE_TABLE"])
+    door.ac.grant_privileges("maker", "metalake test", ["CREATE_ROLE"])
+    door.ac.grant_role("maker", "user mallory")
+    mallory = door.ac.acting("mallory")
+    t5 = ObjectRef.of("table", "c1.s1.t5")
+    with pytest.raises(Forbidden):
+        mallory.create_object("table c1.s1.t5", creator="zed")
+    with pytest.raises(Forbidden):
+        mallory.create_role("r9", owner="zed")
+    assert t5 not in door.ac.model.objects and "r9" not in door.ac.model.roles
+    assert not Evaluator(door.ac.decision_model()).authorize("zed", "load_table", t5, explain=False).allowed
+    mallory.create_object("table c1.s1.t5", creator="mallory")
+    mallory.create_role("r9")
+    assert door.ac.model.owners[t5] == "mallory"
+    assert door.ac.model.owners[ObjectRef.of("role", "r9")] == "mallory"
+
+
+def test_a_deny_above_that_no_owner_passes_does_not_hold_a_hand_over_back(door: Door) -> None:
+    """A DENY of CREATE_CATALOG on the metalake reaches nothing an owner of a table gains:
+    bob hands his table over. One of SELECT_TABLE there (which an owner meets another
+    way) he may not revoke, and he keeps it."""
+    admin = door.ac.acting("admin")
+    admin.create_object("table c1.s2.t4")
+    door.ac.set_owner("table c1.s2.t4", "bob")
+    admin.grant_privileges("blocked", "metalake test", ["CREATE_CATALOG"], "DENY")
+    assert _owner(door, "table", "c1.s2.t4", "bob", "zed") == 200
+    door.ac.set_owner("table c1.s2.t4", "bob")
+    admin.grant_privileges("blocked", "metalake test", ["SELECT_TABLE"], "DENY")
+    assert _owner(door, "table", "c1.s2.t4", "bob", "zed") == 403

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from pushdown.decide.evaluator import Evaluator
+from pushdown.errors import Forbidden
 from pushdown.model.events import ExternalMembersChanged
 from pushdown.model.securables import ObjectRef
 
@@ -199,3 +200,34 @@ def test_removing_a_service_admin_of_the_configuration_changes_no_one_else(tmp_p
         assert door.request("POST", f"{M}/users", "eve", {"name": "root"}).status == 200
     finally:
         door.close()
+
+
+# -- a membership added grants the group's roles ----------------------------------------------
+
+
+def test_a_group_manager_grants_no_role_by_adding_a_member(twins: dict[tuple[bool, str], Door]) -> None:
+    """Taking a user into a group grants him its roles: a holder of MANAGE_GROUPS who may
+    not grant roles (``grant_role``) neither joins analysts herself (whose role reads
+    c1.s1.t1) nor puts back amy, removed and added again, whose DENY went with her roles.
+    A group holding no role she fills; the metalake's owner fills any."""
+    door = twins[(True, "direct")]
+    admin = door.ac.acting("admin")
+    admin.add_user("amy")
+    admin.grant_role("x", "user amy")
+    admin.add_member("analysts", "amy")
+    evaluator = Evaluator(door.ac.decision_model())
+    assert not evaluator.authorize("amy", "load_table", T1, explain=False).allowed
+    eve = door.ac.acting("eve")
+    with pytest.raises(Forbidden):
+        eve.add_member("analysts", "eve")
+    eve.remove_user("amy")  # removed entirely: no ALLOW left
+    eve.add_user("amy")
+    with pytest.raises(Forbidden):
+        eve.add_member("analysts", "amy")
+    evaluator = Evaluator(door.ac.decision_model())
+    assert not any(evaluator.authorize(u, "load_table", T1, explain=False).allowed for u in ("amy", "eve"))
+    assert "amy" not in door.ac.model.groups["analysts"]
+    eve.add_group("plain")
+    eve.add_member("plain", "amy")
+    admin.add_member("analysts", "eve")
+    assert Evaluator(door.ac.decision_model()).authorize("eve", "load_table", T1, explain=False).allowed

@@ -14,6 +14,8 @@ from pushdown.app.service.denies import (
     DENIES_STAY,
     GROUP_DENIES_STAY,
     MEMBER_DENIES_STAY,
+    MEMBER_GRANTS_ROLES,
+    NAMED_OWNER,
     OBJECT_DENIES_STAY,
     OWNER_DENIES_STAY,
     ROLE_DENIES_STAY,
@@ -22,6 +24,7 @@ from pushdown.app.service.denies import (
     holds_deny,
     may_revoke_roles,
     member_denies_lifted,
+    owner_passes,
     roles_unseen_or_denying,
     stays_a_user,
 )
@@ -98,7 +101,22 @@ class Changes(Changing):
         return self.change(build, operation="remove_group", target=group)
 
     def add_member(self, group: str, user: str) -> ChangeResult:
-        return self._one(ch.add_member, group, user, op="add_group", on=group)
+        """Take a user into a group: he holds its roles from then on, so a checked actor
+        must also be allowed to grant each (``grant_role``), or nothing is changed; a group
+        manager (who sees the group's roles by name) fills a group holding no role. Else a
+        holder of MANAGE_GROUPS would grant himself any group's roles, or hand a user
+        removed and added again the ALLOWs of his groups without the DENYs of his roles."""
+        actor = self.actor
+
+        def build(model: Model) -> list[ev.Event]:
+            if actor is not None and not actor.trusted and user not in model.groups.get(group, ()):
+                evaluator = Evaluator(self._decisions_on(model))
+                for role in sorted(model.group_roles.get(group, ())):
+                    if not evaluator.authorize(actor.user, "grant_role", role, explain=False).allowed:
+                        raise Forbidden(actor.user, "add_group", f"group {group}", MEMBER_GRANTS_ROLES)
+            return ch.add_member(model, group, user)
+
+        return self.change(build, operation="add_group", target=group)
 
     def remove_member(self, group: str, user: str) -> ChangeResult:
         """Take a user out of a group. He stays a user: when the group's roles hold a DENY
@@ -125,12 +143,21 @@ class Changes(Changing):
 
     def create_role(self, role: str, owner: str | None = None) -> ChangeResult:
         """Create a role; an acting user who is in the model becomes its owner unless
-        ``owner`` names another."""
+        ``owner`` names another (only the trusted administrator may: :meth:`_named_owner`)."""
+        self._named_owner(owner, "create_role", f"role {role}")
         return self.change(
             lambda model: ch.create_role(model, role, owner if owner is not None else self._author),
             operation="create_role",
             target=role,
         )
+
+    def _named_owner(self, owner: str | None, op: str, shown: str) -> None:
+        """Refuse a checked actor naming another owner than himself for what he creates: it
+        would hand that principal ownership past every check of :meth:`set_owner` (the
+        DENYs on the object's ancestors, which an owner's rights pass)."""
+        actor = self.actor
+        if owner is not None and actor is not None and not actor.trusted and owner != actor.user:
+            raise Forbidden(actor.user, op, shown, NAMED_OWNER)
 
     def delete_role(self, role: str) -> ChangeResult:
         """Delete a role: revoked from everyone, its grants with it. A DENY it holds is
@@ -218,7 +245,8 @@ class Changes(Changing):
         self, obj: ObjectLike, owner: str, kind: PrincipalKind | str = PrincipalKind.USER
     ) -> ChangeResult:
         """Set an object's owner. An owner's rights pass every DENY on the object and below,
-        so a checked actor hands over an object with a DENY on it or below only when he may
+        and those on its ancestors that reach it, so a checked actor hands over an object
+        with a DENY on it, below or above only when he may
         revoke each (``revoke_privilege`` on its object) or revoke roles (``revoke_role``):
         else the new owner would pass a DENY the actor may not lift (the owner of a schema
         giving it to a user denied a table in it)."""
@@ -227,7 +255,7 @@ class Changes(Changing):
 
         def build(model: Model) -> list[ev.Event]:
             if ref.type is not SecurableType.ROLE:
-                self._keep_denies(model, ref, "set_owner", OWNER_DENIES_STAY, roles_suffice=True)
+                self._keep_denies(model, ref, "set_owner", OWNER_DENIES_STAY, roles_suffice=True, above=True)
             return ch.set_owner(model, ref, owner, k)
 
         return self.change(build, operation="set_owner", target=ref)
@@ -236,8 +264,9 @@ class Changes(Changing):
         self, obj: ObjectLike, creator: str | None = None, properties: dict[str, str] | None = None
     ) -> ChangeResult:
         """Register an object; its creator becomes its owner (``creator``, else the acting
-        user when it is in the model)."""
+        user when it is in the model; a checked actor names none but himself)."""
         ref = _obj(obj)
+        self._named_owner(creator, _object_operation("create", ref) or "create", str(ref))
         return self.change(
             lambda model: ch.create_object(
                 model, ref, creator if creator is not None else self._author, properties
@@ -282,13 +311,24 @@ class Changes(Changing):
         op: str,
         rule: str = OBJECT_DENIES_STAY,
         roles_suffice: bool = False,
+        above: bool = False,
     ) -> None:
-        """Refuse a checked actor who may not revoke each DENY on ``ref`` or below (nor,
-        with ``roles_suffice``, revoke roles: the roles holding them, from anyone)."""
+        """Refuse a checked actor who may not revoke each DENY on ``ref`` or below (with
+        ``above``, on its ancestors too, of a privilege an owner meets another way:
+        :func:`owner_passes`; nor, with ``roles_suffice``,
+        revoke roles: the roles holding them, from anyone)."""
         actor = self.actor
         if actor is None or actor.trusted:
             return
         denied = {g.object for _, g in model.grants_within(ref) if g.condition is Condition.DENY}
+        if above:
+            ancestors = set(ref.path[:-1])
+            denied |= {
+                g.object
+                for grants in model.roles.values()
+                for g in grants
+                if g.condition is Condition.DENY and g.object in ancestors and g.privilege in owner_passes()
+            }
         if not denied:
             return
         evaluator = Evaluator(self._decisions_on(model))

@@ -23,8 +23,13 @@ decision is made on what he sees, and never lifts a DENY:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from functools import cache
+
 from pushdown.decide.evaluator import Evaluator
-from pushdown.model.privileges import Condition
+from pushdown.decide.requirements import OPERATIONS, AnyOf, Has, Owner, Term
+from pushdown.model.privileges import Condition, Privilege
+from pushdown.model.securables import SecurableType
 from pushdown.model.state import Model
 
 #: The fixed rule a removal refused by :func:`denies_lifted` names (no role, group or grant).
@@ -57,10 +62,24 @@ OBJECT_DENIES_STAY = (
 )
 
 
+#: The fixed rule a membership refused for the roles it would grant names.
+MEMBER_GRANTS_ROLES = (
+    "taking a user into a group grants him its roles; into a group holding roles only a caller "
+    "who may grant roles may"
+)
+
+
+#: The fixed rule a creation naming another owner than its caller names.
+NAMED_OWNER = (
+    "a caller creates as himself: naming another owner would hand him ownership past the checks "
+    "of a change of owner; create it, then set its owner"
+)
+
+
 #: The fixed rule a change of owner refused for a DENY on the object or below names.
 OWNER_DENIES_STAY = (
-    "an owner's rights pass the DENYs on the object and below, so handing it to another owner would "
-    "lift them for him; only a caller who may revoke them, or revoke roles, may"
+    "an owner's rights pass the DENYs on the object, below and above it, so handing it to another "
+    "owner would lift them for him; only a caller who may revoke them, or revoke roles, may"
 )
 
 
@@ -74,6 +93,39 @@ ROLE_DENIES_STAY = (
 #: A role name no role can have (a control character): ``revoke_role`` judged on it is the
 #: caller's right to revoke roles at all (the requirement names no term of the role).
 ANY_ROLE = "\x00any role"
+
+
+def _has_terms(term: Term) -> Iterator[Has]:
+    if isinstance(term, Has):
+        yield term
+    for sub in getattr(term, "terms", ()):
+        yield from _has_terms(sub)
+
+
+def _owner_passes(term: Term, out: set[Privilege]) -> None:
+    """Add to ``out`` the privileges of each ``Has`` below an ``AnyOf`` that an owner of an
+    object other than the metalake meets instead (its ``Owner`` alternative)."""
+    subs = getattr(term, "terms", ())
+    if isinstance(term, AnyOf) and any(
+        isinstance(s, Owner) and (not s.levels or any(t is not SecurableType.METALAKE for t in s.levels))
+        for s in subs
+    ):
+        for has in _has_terms(term):
+            out.update(has.privileges)
+    for sub in subs:
+        _owner_passes(sub, out)
+
+
+@cache
+def owner_passes() -> frozenset[Privilege]:
+    """The privileges a DENY of which an owner's rights may pass: those of the requirement
+    table that an owner (of an object, of its schema or catalog) meets another way. A DENY
+    of another privilege on an object's ancestor (CREATE_CATALOG, MANAGE_USERS on the
+    metalake) reaches nothing its new owner gains."""
+    out: set[Privilege] = set()
+    for operation in OPERATIONS.values():
+        _owner_passes(operation.requires, out)
+    return frozenset(out)
 
 
 def holds_deny(model: Model, role: str) -> bool:
