@@ -20,7 +20,7 @@ from pushdown.decide.compiler import EntitlementCompiler, Entitlements
 from pushdown.decide.decider import compilable
 from pushdown.decide.evaluator import Evaluator
 from pushdown.decide.inventory import Inventory, generic_child
-from pushdown.decide.requirements import OPERATIONS
+from pushdown.decide.requirements import OPERATIONS, Can
 from pushdown.errors import ModelError
 from pushdown.model import changes as ch
 from pushdown.model.principals import Principal
@@ -208,3 +208,28 @@ def test_an_inventory_holds_the_metalake_of_a_copied_model() -> None:
 
     copied = copy.deepcopy(METALAKE)
     assert copied is not METALAKE and copied in Inventory()
+
+
+def test_a_row_reached_through_another_is_checked_again_once_replaced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The check of a list of operations is kept while their rows stand, and the rows their
+    terms reach (``load_table`` asks ``load_schema``) are among them: a reached row replaced
+    by one that cannot be compiled refuses the list again, as a check made afresh does."""
+    from dataclasses import replace
+
+    from pushdown.decide.requirements import Has
+
+    EntitlementCompiler(Model(), ["load_table"])  # checked, and kept
+    assert "load_schema" in {t.operation for t in _cans(OPERATIONS["load_table"].requires)}
+    bad = replace(OPERATIONS["load_schema"], requires=Has((Privilege.USE_SCHEMA,), on="other"))
+    monkeypatch.setitem(OPERATIONS, "load_schema", bad)
+    with pytest.raises(ModelError, match="cannot be compiled"):
+        EntitlementCompiler(Model(), ["load_table"])
+
+
+def _cans(term: object) -> Iterator[Can]:
+    if isinstance(term, Can):
+        yield term
+    for sub in getattr(term, "terms", ()):
+        yield from _cans(sub)
