@@ -233,3 +233,37 @@ def _cans(term: object) -> Iterator[Can]:
         yield term
     for sub in getattr(term, "terms", ()):
         yield from _cans(sub)
+
+
+def test_a_replaced_reached_row_is_decided_as_it_now_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A row replaced behind a kept check is decided by its new terms, as the evaluator
+    decides it (the rule made of the old row is not kept): ``load_schema`` asking a privilege
+    alice lacks denies her ``load_table`` too."""
+    from dataclasses import replace
+
+    from pushdown.decide.requirements import Has
+
+    catalog, table = ObjectRef.of("catalog", "c"), ObjectRef.of("table", "c.s.t")
+    model = (
+        builders.Builder()
+        .users("alice")
+        .catalog("c")
+        .schema("c.s")
+        .table("c.s.t")
+        .role(
+            "r",
+            (catalog, Privilege.USE_CATALOG, Condition.ALLOW),
+            (catalog, Privilege.USE_SCHEMA, Condition.ALLOW),
+            (catalog, Privilege.SELECT_TABLE, Condition.ALLOW),
+            users=["alice"],
+        )
+        .model
+    )
+    inventory = Inventory.of(sorted(model.objects))
+    ent = EntitlementCompiler(model, ["load_table"]).compile(inventory)
+    assert ent.allowed("alice", "load_table", table)
+    narrower = replace(OPERATIONS["load_schema"], requires=Has((Privilege.MODIFY_TABLE,)))
+    monkeypatch.setitem(OPERATIONS, "load_schema", narrower)
+    assert not Evaluator(model).authorize("alice", "load_table", table, explain=False).allowed
+    ent = EntitlementCompiler(model, ["load_table"]).compile(inventory)
+    assert not ent.allowed("alice", "load_table", table)
