@@ -154,3 +154,49 @@ def test_a_hand_edit_is_found_by_the_next_sync_and_kept_or_gone_as_the_writes_le
     assert not any("names pushdown's role" in text for text in found[2]), found[2]
     assert any("carol, outside pushdown" in text for text in found[2]), found[2]
     assert any("has allow exceptions" in text for text in found[3]), found[3]
+
+
+@pytest.mark.parametrize("stable", [False, True])
+def test_a_user_removed_and_another_added_the_newcomers_hand_made_item_is_found(stable: bool) -> None:
+    """The principals seen are copied for the read's findings once per count of them: they
+    only grow (a user removed stays seen: a hand-made item for him still works), so a user
+    removed and another added (the model's count the same) moves the count, and the hand-made
+    item for the newcomer, there before he joined, is found by the read-back of the sync that
+    adds him and by the next read, as a fresh backend's read finds it."""
+    with Standin() as standin:
+        model = world().model
+        backend = backend_for(standin, mapping_stable=stable)
+        reconcile(backend, model, Scope.everything())
+        policy = dict(
+            next(
+                p
+                for p in standin.store.list_policies({})
+                if p.get("service") == "hive" and p["resources"].get("database", {}).get("values") == ["crm"]
+            )
+        )
+        item = {"users": ["dave"], "accesses": [{"type": "select", "isAllowed": True}]}
+        policy["policyItems"] = [*(policy.get("policyItems") or []), item]
+        standin.store.update_policy(policy["id"], policy)
+        seen = capture(backend)
+        reconcile(backend, model, Scope.everything())
+        assert not any("dave" in text for text in seen[-1])
+        count = len(model.users)
+        events = [*ch.remove_user(model, "carol")]
+        for event in events:
+            model.apply(event)
+        more = ch.add_user(model, "dave")
+        for event in more:
+            model.apply(event)
+        assert len(model.users) == count
+        seen.clear()
+        reconcile(backend, model, Scope.union(scope_of(e) for e in [*events, *more]))
+        assert any("dave, outside pushdown" in text for text in seen[-1]), seen[-1]
+        assert set(findings_now(standin, model)) <= set(seen[-1])  # carol stays seen here
+        seen.clear()
+        events = ch.grant_privileges(
+            model, "writer", ObjectRef.parse("table sales.ops.runs"), ["MODIFY_TABLE"]
+        )
+        for event in events:
+            model.apply(event)
+        reconcile(backend, model, Scope.union(scope_of(e) for e in events))
+        assert seen and all(any("dave, outside pushdown" in text for text in found) for found in seen), seen
