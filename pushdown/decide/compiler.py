@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pushdown.decide.area import Area, outermost
 from pushdown.decide.decider import Decider, compilable
 from pushdown.decide.inventory import Inventory
-from pushdown.decide.requirements import OPERATIONS, AllOf, AnyOf, Operation, ServiceAdmin, Term
+from pushdown.decide.requirements import OPERATIONS, AllOf, AnyOf, Can, Operation, ServiceAdmin, Term
 from pushdown.decide.views import CompositeView, Keys, NoView, Owned, OwnerView, View
 from pushdown.model.securables import LEAF_TYPES, METALAKE, ObjectRef
 from pushdown.model.state import Model
@@ -187,22 +187,44 @@ def _starts(roots: Iterable[ObjectRef] | None) -> set[ObjectRef]:
     return outermost({r.parent if r.type in LEAF_TYPES and r.parent is not None else r for r in roots})
 
 
-#: per list of operations: (their rows as checked, whether one needs the service admin)
-_CHECKED: dict[tuple[str, ...], tuple[tuple[Operation | None, ...], bool]] = {}
+#: per list of operations: (the rows checked, by name: theirs and those their terms reach
+#: through :class:`Can`; whether one needs the service admin)
+_CHECKED: dict[tuple[str, ...], tuple[tuple[tuple[str, Operation], ...], bool]] = {}
 
 
 def _admin_needed(operations: tuple[str, ...]) -> bool:
     """Whether one of ``operations`` asks for the service admin, each checked compilable
-    (an error otherwise): once per list of operations while their rows are the ones checked
-    (a compile per sync builds a compiler: the check of every operation's terms is not
-    made again each time)."""
-    rows = tuple(OPERATIONS.get(op) for op in operations)
+    (an error otherwise): once per list of operations while every row the check read is the
+    one read then (the operations' own and those their terms reach: ``load_table`` asks
+    ``load_schema``, whose row is checked with it). A compile per sync builds a compiler: the
+    check of every operation's terms is not made again each time."""
     hit = _CHECKED.get(operations)
-    if hit is not None and all(a is b for a, b in zip(hit[0], rows, strict=True)):
+    if hit is not None and all(OPERATIONS.get(name) is row for name, row in hit[0]):
         return hit[1]
     admin = any(_needs_admin(compilable(op).requires) for op in operations)
-    _CHECKED[operations] = (rows, admin)
+    _CHECKED[operations] = (_read_rows(operations), admin)
     return admin
+
+
+def _read_rows(operations: Iterable[str]) -> tuple[tuple[str, Operation], ...]:
+    """The rows of ``operations`` and of every operation their terms reach through
+    :class:`Can` (what :func:`~pushdown.decide.decider.compilable` read), by name."""
+    rows: dict[str, Operation] = {}
+    todo = list(operations)
+    while todo:
+        name = todo.pop()
+        row = OPERATIONS.get(name)
+        if name in rows or row is None:
+            continue
+        rows[name] = row
+        todo += _reached(row.requires)
+    return tuple(rows.items())
+
+
+def _reached(term: Term) -> list[str]:
+    if isinstance(term, AllOf | AnyOf):
+        return [name for t in term.terms for name in _reached(t)]
+    return [term.operation] if isinstance(term, Can) else []
 
 
 def _needs_admin(term: Term) -> bool:

@@ -177,8 +177,12 @@ def _can(operation: str, depth: int) -> Rule:
 
 
 _RULES: dict[str, Rule] = {}
+#: the row each rule of :data:`_RULES` was made of (a row replaced: made again)
+_MADE_OF: dict[str, Operation] = {}
 
 
 def _prepare(name: str) -> None:
-    if name not in _RULES:
-        _RULES[name] = _rule(OPERATIONS[name].requires)
+    row = OPERATIONS[name]
+    if _MADE_OF.get(name) is not row:
+        _RULES[name] = _rule(row.requires)
+        _MADE_OF[name] = row

@@ -20,7 +20,7 @@ from pushdown.decide.compiler import EntitlementCompiler, Entitlements
 from pushdown.decide.decider import compilable
 from pushdown.decide.evaluator import Evaluator
 from pushdown.decide.inventory import Inventory, generic_child
-from pushdown.decide.requirements import OPERATIONS
+from pushdown.decide.requirements import OPERATIONS, Can
 from pushdown.errors import ModelError
 from pushdown.model import changes as ch
 from pushdown.model.principals import Principal
@@ -208,3 +208,62 @@ def test_an_inventory_holds_the_metalake_of_a_copied_model() -> None:
 
     copied = copy.deepcopy(METALAKE)
     assert copied is not METALAKE and copied in Inventory()
+
+
+def test_a_row_reached_through_another_is_checked_again_once_replaced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The check of a list of operations is kept while their rows stand, and the rows their
+    terms reach (``load_table`` asks ``load_schema``) are among them: a reached row replaced
+    by one that cannot be compiled refuses the list again, as a check made afresh does."""
+    from dataclasses import replace
+
+    from pushdown.decide.requirements import Has
+
+    EntitlementCompiler(Model(), ["load_table"])  # checked, and kept
+    assert "load_schema" in {t.operation for t in _cans(OPERATIONS["load_table"].requires)}
+    bad = replace(OPERATIONS["load_schema"], requires=Has((Privilege.USE_SCHEMA,), on="other"))
+    monkeypatch.setitem(OPERATIONS, "load_schema", bad)
+    with pytest.raises(ModelError, match="cannot be compiled"):
+        EntitlementCompiler(Model(), ["load_table"])
+
+
+def _cans(term: object) -> Iterator[Can]:
+    if isinstance(term, Can):
+        yield term
+    for sub in getattr(term, "terms", ()):
+        yield from _cans(sub)
+
+
+def test_a_replaced_reached_row_is_decided_as_it_now_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A row replaced behind a kept check is decided by its new terms, as the evaluator
+    decides it (the rule made of the old row is not kept): ``load_schema`` asking a privilege
+    alice lacks denies her ``load_table`` too."""
+    from dataclasses import replace
+
+    from pushdown.decide.requirements import Has
+
+    catalog, table = ObjectRef.of("catalog", "c"), ObjectRef.of("table", "c.s.t")
+    model = (
+        builders.Builder()
+        .users("alice")
+        .catalog("c")
+        .schema("c.s")
+        .table("c.s.t")
+        .role(
+            "r",
+            (catalog, Privilege.USE_CATALOG, Condition.ALLOW),
+            (catalog, Privilege.USE_SCHEMA, Condition.ALLOW),
+            (catalog, Privilege.SELECT_TABLE, Condition.ALLOW),
+            users=["alice"],
+        )
+        .model
+    )
+    inventory = Inventory.of(sorted(model.objects))
+    ent = EntitlementCompiler(model, ["load_table"]).compile(inventory)
+    assert ent.allowed("alice", "load_table", table)
+    narrower = replace(OPERATIONS["load_schema"], requires=Has((Privilege.MODIFY_TABLE,)))
+    monkeypatch.setitem(OPERATIONS, "load_schema", narrower)
+    assert not Evaluator(model).authorize("alice", "load_table", table, explain=False).allowed
+    ent = EntitlementCompiler(model, ["load_table"]).compile(inventory)
+    assert not ent.allowed("alice", "load_table", table)

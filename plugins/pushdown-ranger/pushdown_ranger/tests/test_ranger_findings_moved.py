@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pushdown_lab.ranger_standin import Standin
 
+from pushdown.errors import NotConverged
 from pushdown.model import changes as ch
 from pushdown.model.principals import Principal
 from pushdown.model.securables import ObjectRef
@@ -23,6 +24,7 @@ from pushdown.model.state import Model
 from pushdown.reconcile.scope import Scope, scope_of
 from pushdown.reconcile.sync import reconcile
 from pushdown_ranger.backend import RangerBackend
+from pushdown_ranger.facts import RoleFact
 from pushdown_ranger.snapshot import RangerSnapshot
 from tests.adversary import histories
 from tests.builders import Builder
@@ -154,3 +156,94 @@ def test_a_hand_edit_is_found_by_the_next_sync_and_kept_or_gone_as_the_writes_le
     assert not any("names pushdown's role" in text for text in found[2]), found[2]
     assert any("carol, outside pushdown" in text for text in found[2]), found[2]
     assert any("has allow exceptions" in text for text in found[3]), found[3]
+
+
+@pytest.mark.parametrize("stable", [False, True])
+def test_a_user_removed_and_another_added_the_newcomers_hand_made_item_is_found(stable: bool) -> None:
+    """The principals seen are copied for the read's findings once per count of them: they
+    only grow (a user removed stays seen: a hand-made item for him still works), so a user
+    removed and another added (the model's count the same) moves the count, and the hand-made
+    item for the newcomer, there before he joined, is found by the read-back of the sync that
+    adds him and by the next read, as a fresh backend's read finds it."""
+    with Standin() as standin:
+        model = world().model
+        backend = backend_for(standin, mapping_stable=stable)
+        reconcile(backend, model, Scope.everything())
+        policy = dict(
+            next(
+                p
+                for p in standin.store.list_policies({})
+                if p.get("service") == "hive" and p["resources"].get("database", {}).get("values") == ["crm"]
+            )
+        )
+        item = {"users": ["dave"], "accesses": [{"type": "select", "isAllowed": True}]}
+        policy["policyItems"] = [*(policy.get("policyItems") or []), item]
+        standin.store.update_policy(policy["id"], policy)
+        seen = capture(backend)
+        reconcile(backend, model, Scope.everything())
+        assert not any("dave" in text for text in seen[-1])
+        count = len(model.users)
+        events = [*ch.remove_user(model, "carol")]
+        for event in events:
+            model.apply(event)
+        more = ch.add_user(model, "dave")
+        for event in more:
+            model.apply(event)
+        assert len(model.users) == count
+        seen.clear()
+        reconcile(backend, model, Scope.union(scope_of(e) for e in [*events, *more]))
+        assert any("dave, outside pushdown" in text for text in seen[-1]), seen[-1]
+        assert set(findings_now(standin, model)) <= set(seen[-1])  # carol stays seen here
+        seen.clear()
+        events = ch.grant_privileges(
+            model, "writer", ObjectRef.parse("table sales.ops.runs"), ["MODIFY_TABLE"]
+        )
+        for event in events:
+            model.apply(event)
+        reconcile(backend, model, Scope.union(scope_of(e) for e in events))
+        assert seen and all(any("dave, outside pushdown" in text for text in found) for found in seen), seen
+
+
+def test_a_role_edited_by_hand_during_a_sync_that_writes_no_role_is_read_and_taken_back() -> None:
+    """The read-back of a sync that wrote no role keeps the read's roles, not copied: only
+    while the role version is the one the sync's writes leave. A member added by hand to
+    pushdown's role between the sync's read and its writes moves it: the read-back reads
+    everything again (the hand-made member is in what it holds: the sync reports it has not
+    converged), and the next sync takes the member out."""
+    with Standin() as standin:
+        model = world().model
+        backend = backend_for(standin)
+        reconcile(backend, model, Scope.everything())
+        apply = backend.apply
+
+        def edited_first(*args: Any, **kwargs: Any) -> Any:
+            role = next(r for r in standin.store.list_roles({}) if r["name"] == "pd_reader")
+            role = {**role, "users": [*role["users"], {"name": "mallory", "isAdmin": False}]}
+            standin.store.update_role(role["id"], role)
+            return apply(*args, **kwargs)
+
+        backend.apply = edited_first  # type: ignore[method-assign]
+        plans: list[Any] = []
+
+        def started(plan: Any) -> Any:
+            plans.append(plan)
+            return lambda *_: None
+
+        catalog = ObjectRef.parse("catalog sales")
+        events = ch.grant_privileges(model, "writer", catalog, ["USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE"])
+        for event in events:
+            model.apply(event)
+        try:
+            with pytest.raises(NotConverged, match=r"pd_reader.*mallory"):  # the read-back saw it
+                reconcile(backend, model, Scope.union(scope_of(e) for e in events), start=started)
+        finally:
+            backend.apply = apply  # type: ignore[method-assign]
+        assert plans and plans[0].ops and not any(isinstance(op.fact, RoleFact) for op in plans[0].ops)
+        assert backend.last is not None
+        held = {str(m.get("name")) for m in backend.last.roles["pd_reader"].get("users") or ()}
+        assert "mallory" in held, held
+        reconcile(backend, model, Scope.everything())
+        members = {
+            m["name"] for r in standin.store.list_roles({}) if r["name"] == "pd_reader" for m in r["users"]
+        }
+        assert "mallory" not in members, members
