@@ -106,7 +106,19 @@ class Spread(_Frozen):
         """The facts, spread (a visit of each)."""
         if isinstance(facts, Spread):
             return facts
-        return cls((None,) * _WIDTH, 0).moved((), facts)
+        by_slot: dict[int, list[Fact]] = {}
+        for fact in facts:
+            h = hash(fact)
+            by_slot.setdefault(h & _MASK | ((h >> _SHIFT) & _MASK) << _SHIFT, []).append(fact)
+        top: list[list[Facts | None] | None] = [None] * _WIDTH
+        size = 0
+        for slot, found in by_slot.items():
+            leaves = top[slot & _MASK]
+            if leaves is None:
+                leaves = top[slot & _MASK] = [None] * _WIDTH
+            leaf = leaves[slot >> _SHIFT] = frozenset(found)
+            size += len(leaf)
+        return cls(tuple(tuple(leaves) if leaves is not None else None for leaves in top), size)
 
     def __contains__(self, fact: object) -> bool:
         h = hash(fact)
@@ -197,6 +209,12 @@ def moved(facts: Set[Fact], base: Set[Fact], gone: Set[Fact], added: Set[Fact]) 
         _MOVED.insert(0, step)
         del _MOVED[_KEEP:]
     return facts
+
+
+def made_by_moving(facts: Set[Fact]) -> bool:
+    """Whether :func:`moved` remembers ``facts`` (a read-back's, made from an earlier read's)."""
+    with _LOCK:
+        return any(step[0] is facts for step in _MOVED)
 
 
 def known(old: Set[Fact], new: Set[Fact]) -> tuple[Set[Fact], Set[Fact]] | None:

@@ -326,9 +326,14 @@ class Reading(Reporting):
                     added.add(fact)
         if not all(fact in base.facts for fact in gone):
             return None
-        # spread by hash (once after a read of everything), then moved by the facts that
-        # differ: the sets of facts no write touched are shared with ``base``, not copied
-        facts = factsets.Spread.of(base.facts).moved(gone, added)
+        # spread by hash, then moved by the facts that differ: the sets of facts no write
+        # touched are shared with ``base``, not copied. A read of everything is spread once
+        # a read-back was made from it and is moved again (a sync after it with no other
+        # writer): a read of everything each sync copies its facts, as that read does anyway
+        if isinstance(base.facts, factsets.Spread) or factsets.made_by_moving(base.facts):
+            facts: Set[Fact] = factsets.Spread.of(base.facts).moved(gone, added)
+        else:
+            facts = (frozenset(base.facts) - gone) | added
         if len(facts) != len(base.facts) - len(gone) + len(added):
             return None  # a fact of another key (not one per key): made from every one
         factsets.moved(facts, base.facts, gone, added)  # what differs, for those kept over reads
