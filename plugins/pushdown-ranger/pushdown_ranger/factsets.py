@@ -45,15 +45,28 @@ copied = 0
 
 
 class _Frozen(Set[Fact]):
+    _whole: Facts | None
     """A set of facts that never changes once made (as a frozen set): its parts are frozen
     sets and tuples, shared with the sets it was made from, so two snapshots hold the
     facts they share once. Operators answer frozen sets."""
 
-    __slots__ = ()
+    __slots__ = ("_whole",)
 
     @classmethod
     def _from_iterable(cls, it: Iterable[Any]) -> frozenset[Any]:
         return frozenset(it)
+
+    def pieces(self) -> tuple[Facts, ...]:
+        """The frozen sets holding the facts (shared with the sets made from the same ones)."""
+        raise NotImplementedError
+
+    def whole(self) -> Facts:
+        """The facts as one frozen set (a union of the pieces, in C), made once and kept with
+        this set: for the steps that compare it with a set not made from it (set differences)."""
+        found = self._whole
+        if found is None:
+            found = self._whole = frozenset().union(*self.pieces())
+        return found
 
     def __hash__(self) -> int:
         return self._hash()
@@ -67,7 +80,7 @@ class Joined(_Frozen):
 
     def __init__(self, kept: Facts, own: Facts) -> None:
         global copied
-        self.kept, self.own = kept, own - kept
+        self.kept, self.own, self._whole = kept, own - kept, None
         with _LOCK:
             copied += len(own)
 
@@ -76,6 +89,12 @@ class Joined(_Frozen):
 
     def __iter__(self) -> Iterator[Fact]:
         return chain(self.kept, self.own)
+
+    def whole(self) -> Facts:
+        found = self._whole
+        if found is None:
+            found = self._whole = self.kept | self.own
+        return found
 
     def __len__(self) -> int:
         return len(self.kept) + len(self.own)
@@ -99,7 +118,7 @@ class Spread(_Frozen):
     __slots__ = ("_len", "_top")
 
     def __init__(self, top: tuple[_Leaves | None, ...], size: int) -> None:
-        self._top, self._len = top, size
+        self._top, self._len, self._whole = top, size, None
 
     @classmethod
     def of(cls, facts: Iterable[Fact]) -> Spread:
@@ -118,7 +137,10 @@ class Spread(_Frozen):
                 leaves = top[slot & _MASK] = [None] * _WIDTH
             leaf = leaves[slot >> _SHIFT] = frozenset(found)
             size += len(leaf)
-        return cls(tuple(tuple(leaves) if leaves is not None else None for leaves in top), size)
+        out = cls(tuple(tuple(leaves) if leaves is not None else None for leaves in top), size)
+        if type(facts) is frozenset:
+            out._whole = facts  # the very facts, as one set already
+        return out
 
     def __contains__(self, fact: object) -> bool:
         h = hash(fact)
@@ -129,11 +151,8 @@ class Spread(_Frozen):
         return leaf is not None and fact in leaf
 
     def __iter__(self) -> Iterator[Fact]:
-        for leaves in self._top:
-            if leaves is not None:
-                for leaf in leaves:
-                    if leaf is not None:
-                        yield from leaf
+        found = self._whole
+        return iter(found) if found is not None else chain.from_iterable(self.pieces())
 
     def __len__(self) -> int:
         return self._len
@@ -176,6 +195,13 @@ class Spread(_Frozen):
 
 #: the set types that never change once made: one proves its facts by being the same object
 _FROZEN = (frozenset, Joined, Spread)
+
+
+def whole(facts: Iterable[Fact]) -> Facts:
+    """``facts`` as a frozen set: itself, a set of parts' :meth:`_Frozen.whole`, or a copy."""
+    if isinstance(facts, _Frozen):
+        return facts.whole()
+    return facts if type(facts) is frozenset else frozenset(facts)
 
 
 def frozen(facts: Iterable[Fact]) -> Set[Fact]:
@@ -250,7 +276,7 @@ def differ(old: Set[Fact], new: Set[Fact]) -> tuple[Set[Fact], Set[Fact]]:
         return found
     with _LOCK:
         visited += len(old) + len(new)
-    old, new = frozenset(old), frozenset(new)  # a set of parts, copied: the set differences in C
+    old, new = whole(old), whole(new)  # a set of parts as one (made once): the differences in C
     return old - new, new - old
 
 
@@ -303,10 +329,10 @@ class Apart:
                     return self._handed(want, parts), self._handed(have, parts)
             self.visited += len(desired) + len(held)
             want, have = {}, {}
-            whole, read = frozenset(desired), frozenset(held)  # a set of parts copied: the differences in C
-            for fact in whole - read:
+            mine, read = whole(desired), whole(held)  # a set of parts as one: the differences in C
+            for fact in mine - read:
                 want.setdefault(self._where(fact), set()).add(fact)
-            for fact in read - whole:
+            for fact in read - mine:
                 have.setdefault(self._where(fact), set()).add(fact)
             self._last = (desired, held, want, have)
             return self._handed(want, parts), self._handed(have, parts)
