@@ -63,7 +63,7 @@ class Capabilities:
 class Desired:
     """The facts a backend should hold, and notes on anything it cannot express exactly."""
 
-    facts: frozenset[Fact]
+    facts: Set[Fact]
     notes: tuple[str, ...] = ()
 
 
@@ -71,7 +71,7 @@ class Desired:
 class Snapshot:
     """One read of a server, narrowed to a scope. Backends subclass it to keep more."""
 
-    facts: frozenset[Fact]
+    facts: Set[Fact]
     within: Callable[[Fact], bool] = field(default=lambda fact: True, compare=False)
     #: access paths that bypass the model, and other drift pushdown will not change
     findings: tuple[str, ...] = ()

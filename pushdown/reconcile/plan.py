@@ -188,7 +188,7 @@ def diff(
     given ``within`` (:meth:`~pushdown.reconcile.backend.Backend.apart`: it may leave out
     facts ``within`` does not cover, which are narrowed away here in any case); else the two
     set differences."""
-    if isinstance(desired, (set, frozenset)) and isinstance(held, (set, frozenset)):
+    if isinstance(desired, Set) and isinstance(held, Set):
         desired, held = (desired - held, held - desired) if apart is None else apart(desired, held, within)
     want = {f.key: f for f in desired if within(f)}
     have = {f.key: f for f in held if within(f)}

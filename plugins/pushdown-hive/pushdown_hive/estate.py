@@ -60,11 +60,11 @@ def read_estate(backend: HiveBackend, model: Model) -> Estate:
 
     def compile_(m: Model) -> frozenset[Fact]:
         seen = replace(snapshot, identity=identity_of(m, backend.naming))
-        return backend.compile(m, seen, Scope.everything().resolve(m)).facts
+        return frozenset(backend.compile(m, seen, Scope.everything().resolve(m)).facts)
 
     estate = Estate(
         backend.name,
-        snapshot.facts,
+        frozenset(snapshot.facts),
         compile_,
         catalogs={catalog: {"backend": backend.name}},
         findings=snapshot.findings,

@@ -337,7 +337,7 @@ class MySQLBackend(Backend):
         if len(catalogs) > 1:  # no error stops the narrowing: what every catalog decides, at most
             everything = Scope.everything().resolve(model)
             parts = [self._compile(model, c, server, managed, everything) for c in catalogs]
-            facts = frozenset.intersection(*(p.facts for p in parts))
+            facts = frozenset.intersection(*(frozenset(p.facts) for p in parts))
             return Desired(facts, tuple(sorted({n for p in parts for n in p.notes})))
         return self._compile(model, catalogs[0] if catalogs else None, server, managed, scope)
 

@@ -59,11 +59,11 @@ def read_estate(backend: MySQLBackend, model: Model) -> Estate:
     me = server.me
 
     def compile_(m: Model) -> frozenset[Fact]:
-        return backend.compile(m, snapshot, Scope.everything().resolve(m)).facts
+        return frozenset(backend.compile(m, snapshot, Scope.everything().resolve(m)).facts)
 
     estate = Estate(
         backend.name,
-        snapshot.facts,
+        frozenset(snapshot.facts),
         compile_,
         catalogs={catalog: {"backend": backend.name}},
         findings=snapshot.findings,

@@ -4,7 +4,7 @@ itself (:func:`~pushdown_ranger.compile.compile_all`), kept while nothing it dep
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Set
 from operator import itemgetter
 
 from pushdown.model.securables import ObjectRef, SecurableType
@@ -20,7 +20,7 @@ from pushdown_ranger.compile import compile_all
 from pushdown_ranger.compile.desired import hive_catalog, seen_memberships
 from pushdown_ranger.compile.principals import _inexact, refused_roles
 from pushdown_ranger.facts import PolicyFact, RoleFact
-from pushdown_ranger.factsets import differ
+from pushdown_ranger.factsets import differ, frozen
 from pushdown_ranger.handmade import (
     is_voided,
 )
@@ -50,7 +50,7 @@ class ReadIndex:
 
     def __init__(self, service: str, prefix: str = "") -> None:
         self.service, self.prefix = service, prefix
-        self.facts: frozenset[Fact] = frozenset()
+        self.facts: Set[Fact] = frozenset()
         #: role facts with a member role (nested by hand)
         self.nesting = 0
         #: the roles role facts hold as members (nested by hand)
@@ -71,7 +71,7 @@ class ReadIndex:
     def nested(self) -> bool:
         return self.nesting > 0
 
-    def moved(self, facts: frozenset[Fact]) -> ReadIndex:
+    def moved(self, facts: Set[Fact]) -> ReadIndex:
         """This index, now of ``facts`` (the facts neither here nor there only: equal facts
         give equal entries)."""
         if facts is not self.facts:
@@ -299,7 +299,7 @@ class Compiling(RangerBase):
         kept = self._implied
         if kept is None or kept.key != key:
             kept = self._implied = ImpliedDatabases(key, snapshot.implied, service)
-        facts = snapshot.facts if isinstance(snapshot.facts, frozenset) else frozenset(snapshot.facts)
+        facts = frozen(snapshot.facts)
         return kept.moved(facts)
 
     def members_focus(self, model: Model, scope: Resolved, snapshot: RangerSnapshot, hive: str) -> Focus:
@@ -502,7 +502,7 @@ class Compiling(RangerBase):
         databases of Hive policies holding deny items. Kept, and moved to each read's facts
         by the facts that differ (:meth:`ReadIndex.moved`)."""
         service, prefix = self.naming.hive_service, self.naming.user_role_prefix
-        facts = snapshot.facts if isinstance(snapshot.facts, frozenset) else frozenset(snapshot.facts)
+        facts = frozen(snapshot.facts)
         if self._index is None or (self._index.service, self._index.prefix) != (service, prefix):
             self._index = ReadIndex(service, prefix)
         return self._index.moved(facts)
@@ -589,10 +589,10 @@ class ImpliedDatabases:
     def __init__(self, key: object, implied: Implied, service: str) -> None:
         self.key, self.service = key, service
         self.more = {access: rest for s, access, rest in implied if s == service}
-        self.facts: frozenset[Fact] = frozenset()
+        self.facts: Set[Fact] = frozenset()
         self.counts: dict[str, int] = {}
 
-    def moved(self, facts: frozenset[Fact]) -> set[str]:
+    def moved(self, facts: Set[Fact]) -> set[str]:
         if self.more and facts is not self.facts:
             gone, added = differ(self.facts, facts)
             for fact in gone:

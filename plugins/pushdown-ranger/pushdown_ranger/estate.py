@@ -91,7 +91,7 @@ def read_estate(backend: RangerBackend, model: Model) -> Estate:
     snapshot = backend.read(base, Scope.everything().resolve(base))
 
     def compile_(m: Model) -> frozenset[Fact]:
-        return backend.compile(m, snapshot, Scope.everything().resolve(m)).facts
+        return frozenset(backend.compile(m, snapshot, Scope.everything().resolve(m)).facts)
 
     naming = backend.naming
     prefix = naming.role_prefix
@@ -111,7 +111,7 @@ def read_estate(backend: RangerBackend, model: Model) -> Estate:
 
     estate = Estate(
         backend.name,
-        snapshot.facts,
+        frozenset(snapshot.facts),
         compile_,
         catalogs={catalog: {"backend": backend.name}},
         findings=snapshot.findings,

@@ -4,11 +4,16 @@ differ, found without a set difference over every fact (~20,000 at issue 30's es
 
 - :func:`joined`: a compile's facts, the model roles' Ranger roles kept between compiles
   (one set object while no role moved) joined with the facts it made this time (the
-  focus's policies, the per-user roles they name). Two compiles joined from the very same
-  kept set differ only where their own facts do (:func:`differ`).
+  focus's policies, the per-user roles they name), as a :class:`Joined` (the kept set is
+  not copied). Two compiles joined from the very same kept set differ only where their
+  own facts do (:func:`differ`).
 - :func:`moved`: a read's facts made from an earlier read's by the facts of the keys a
   sync wrote (:meth:`~pushdown_ranger.reading.Reading._moved_facts`): they differ by
-  those alone.
+  those alone. The set is a :class:`Spread` (facts in 4,096 small frozen sets by hash),
+  made from the earlier one by copying only the small sets those facts lie in.
+
+Neither kind is ever changed once made: a snapshot another thread holds reads the same
+facts however many sets are made from it.
 
 Each set is remembered by object, kept alive with its parts (a few of the latest only),
 so no other set can be taken for it; a set not remembered so (made by any other step) is
@@ -17,39 +22,210 @@ compared as before."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Set
+from collections.abc import Callable, Iterable, Iterator, Set
+from itertools import chain
+from typing import Any
 
 from pushdown.reconcile.plan import Fact
 
 Facts = frozenset[Fact]
 
 #: the latest sets joined: (the set, the kept set, the set's own facts)
-_JOINED: list[tuple[Facts, Facts, Facts]] = []
+_JOINED: list[tuple[Set[Fact], Facts, Facts]] = []
 #: the latest sets moved: (the set, the set it was made from, facts gone, facts added)
-_MOVED: list[tuple[Facts, Facts, Facts, Facts]] = []
+_MOVED: list[tuple[Set[Fact], Set[Fact], Facts, Facts]] = []
 _LOCK = threading.Lock()
 _KEEP = 4
 #: the facts :func:`differ` visited (a set difference visits its first set), all its calls
 #: (what a test bounds)
 visited = 0
+#: the facts and slots copied to make the sets :func:`joined` and :meth:`Spread.moved`
+#: made, all their calls (what a test bounds)
+copied = 0
 
 
-def joined(kept: Facts, own: Facts) -> Facts:
-    """``kept | own``, remembered with its parts."""
-    facts = kept | own
+class _Frozen(Set[Fact]):
+    _whole: Facts | None
+    """A set of facts that never changes once made (as a frozen set): its parts are frozen
+    sets and tuples, shared with the sets it was made from, so two snapshots hold the
+    facts they share once. Operators answer frozen sets."""
+
+    __slots__ = ("_whole",)
+
+    @classmethod
+    def _from_iterable(cls, it: Iterable[Any]) -> frozenset[Any]:
+        return frozenset(it)
+
+    def pieces(self) -> tuple[Facts, ...]:
+        """The frozen sets holding the facts (shared with the sets made from the same ones)."""
+        raise NotImplementedError
+
+    def whole(self) -> Facts:
+        """The facts as one frozen set (a union of the pieces, in C), made once and kept with
+        this set: for the steps that compare it with a set not made from it (set differences)."""
+        found = self._whole
+        if found is None:
+            found = self._whole = frozenset().union(*self.pieces())
+        return found
+
+    def __hash__(self) -> int:
+        return self._hash()
+
+
+class Joined(_Frozen):
+    """``kept | own`` without a copy of ``kept``: the kept set itself, with the facts of
+    ``own`` it lacks (a visit of ``own`` alone)."""
+
+    __slots__ = ("kept", "own")
+
+    def __init__(self, kept: Facts, own: Facts) -> None:
+        global copied
+        self.kept, self.own, self._whole = kept, own - kept, None
+        with _LOCK:
+            copied += len(own)
+
+    def __contains__(self, fact: object) -> bool:
+        return fact in self.own or fact in self.kept
+
+    def __iter__(self) -> Iterator[Fact]:
+        return chain(self.kept, self.own)
+
+    def whole(self) -> Facts:
+        found = self._whole
+        if found is None:
+            found = self._whole = self.kept | self.own
+        return found
+
+    def __len__(self) -> int:
+        return len(self.kept) + len(self.own)
+
+    def pieces(self) -> tuple[Facts, ...]:
+        """The frozen sets holding the facts (shared with the sets made from the same ones)."""
+        return self.kept, self.own
+
+
+#: a :class:`Spread`'s slots: 64 by the hash's low bits, each 64 by the next ones
+_WIDTH, _MASK, _SHIFT = 64, 63, 6
+_Leaves = tuple["Facts | None", ...]
+
+
+class Spread(_Frozen):
+    """A set of facts kept in 64 x 64 frozen sets by their hashes, so that a set made from
+    another by a few facts gone and added (:meth:`moved`) copies the two tuples of slots
+    and the small sets that hold those facts, sharing every other set with the one it was
+    made from: never all the facts (~20,000 at issue 30's estate)."""
+
+    __slots__ = ("_len", "_top")
+
+    def __init__(self, top: tuple[_Leaves | None, ...], size: int) -> None:
+        self._top, self._len, self._whole = top, size, None
+
+    @classmethod
+    def of(cls, facts: Iterable[Fact]) -> Spread:
+        """The facts, spread (a visit of each)."""
+        if isinstance(facts, Spread):
+            return facts
+        by_slot: dict[int, list[Fact]] = {}
+        for fact in facts:
+            h = hash(fact)
+            by_slot.setdefault(h & _MASK | ((h >> _SHIFT) & _MASK) << _SHIFT, []).append(fact)
+        top: list[list[Facts | None] | None] = [None] * _WIDTH
+        size = 0
+        for slot, found in by_slot.items():
+            leaves = top[slot & _MASK]
+            if leaves is None:
+                leaves = top[slot & _MASK] = [None] * _WIDTH
+            leaf = leaves[slot >> _SHIFT] = frozenset(found)
+            size += len(leaf)
+        out = cls(tuple(tuple(leaves) if leaves is not None else None for leaves in top), size)
+        if type(facts) is frozenset:
+            out._whole = facts  # the very facts, as one set already
+        return out
+
+    def __contains__(self, fact: object) -> bool:
+        h = hash(fact)
+        leaves = self._top[h & _MASK]
+        if leaves is None:
+            return False
+        leaf = leaves[(h >> _SHIFT) & _MASK]
+        return leaf is not None and fact in leaf
+
+    def __iter__(self) -> Iterator[Fact]:
+        found = self._whole
+        return iter(found) if found is not None else chain.from_iterable(self.pieces())
+
+    def __len__(self) -> int:
+        return self._len
+
+    def pieces(self) -> tuple[Facts, ...]:
+        """The frozen sets holding the facts (shared with the sets made from the same ones)."""
+        return tuple(leaf for leaves in self._top if leaves for leaf in leaves if leaf is not None)
+
+    def moved(self, gone: Iterable[Fact], added: Iterable[Fact]) -> Spread:
+        """This set without ``gone``, with ``added`` (in that order), as a new set: this one
+        is left as it was (a reader holding it sees it unchanged)."""
+        global copied
+        touched: dict[int, dict[int, tuple[set[Fact], set[Fact]]]] = {}
+        for fact in gone:
+            h = hash(fact)
+            touched.setdefault(h & _MASK, {}).setdefault((h >> _SHIFT) & _MASK, (set(), set()))[0].add(fact)
+        for fact in added:
+            h = hash(fact)
+            touched.setdefault(h & _MASK, {}).setdefault((h >> _SHIFT) & _MASK, (set(), set()))[1].add(fact)
+        if not touched:
+            return self
+        top = list(self._top)
+        size, count = self._len, _WIDTH
+        for i, by_leaf in touched.items():
+            old = top[i]
+            leaves: list[Facts | None] = list(old) if old is not None else [None] * _WIDTH
+            count += _WIDTH
+            for j, (out, into) in by_leaf.items():
+                leaf = leaves[j]
+                was = len(leaf) if leaf is not None else 0
+                new = ((leaf - out) if leaf is not None else frozenset()) | into
+                count += was + len(into)
+                leaves[j] = new or None
+                size += len(new) - was
+            top[i] = tuple(leaves) if any(leaf is not None for leaf in leaves) else None
+        with _LOCK:
+            copied += count
+        return Spread(tuple(top), size)
+
+
+#: the set types that never change once made: one proves its facts by being the same object
+_FROZEN = (frozenset, Joined, Spread)
+
+
+def whole(facts: Iterable[Fact]) -> Facts:
+    """``facts`` as a frozen set: itself, a set of parts' :meth:`_Frozen.whole`, or a copy."""
+    if isinstance(facts, _Frozen):
+        return facts.whole()
+    return facts if type(facts) is frozenset else frozenset(facts)
+
+
+def frozen(facts: Iterable[Fact]) -> Set[Fact]:
+    """``facts`` when a set that never changes (:data:`_FROZEN`), else a frozen copy."""
+    return facts if type(facts) in _FROZEN else frozenset(facts)  # type: ignore[return-value]
+
+
+def joined(kept: Facts, own: Facts) -> Joined:
+    """``kept | own`` (:class:`Joined`: no copy of ``kept``), remembered with its parts."""
+    facts = Joined(kept, own)
     with _LOCK:
-        _JOINED.insert(0, (facts, kept, own))
+        _JOINED.insert(0, (facts, kept, facts.own))
         del _JOINED[_KEEP:]
     return facts
 
 
 def parts(facts: Set[Fact]) -> tuple[Facts, Facts] | None:
     """(the kept set, the set's own facts) of a set :func:`joined` made (``None``: not one)."""
-    with _LOCK:
-        return next(((k, o) for f, k, o in _JOINED if f is facts), None)
+    if type(facts) is Joined:
+        return facts.kept, facts.own
+    return None
 
 
-def moved(facts: Facts, base: Facts, gone: Set[Fact], added: Set[Fact]) -> Facts:
+def moved(facts: Set[Fact], base: Set[Fact], gone: Set[Fact], added: Set[Fact]) -> Set[Fact]:
     """Remembers ``facts`` as ``base`` without ``gone``, with ``added``: the caller made it
     so and proved ``gone`` held in ``base`` and ``added`` met nothing else of ``base``
     (its size is ``base``'s less ``gone``'s plus ``added``'s). Kept as the facts that differ:
@@ -61,12 +237,19 @@ def moved(facts: Facts, base: Facts, gone: Set[Fact], added: Set[Fact]) -> Facts
     return facts
 
 
+def made_by_moving(facts: Set[Fact]) -> bool:
+    """Whether :func:`moved` remembers ``facts`` (a read-back's, made from an earlier read's)."""
+    with _LOCK:
+        return any(step[0] is facts for step in _MOVED)
+
+
 def known(old: Set[Fact], new: Set[Fact]) -> tuple[Set[Fact], Set[Fact]] | None:
     """``(old - new, new - old)`` where :func:`joined` or :func:`moved` made them so (a
     visit of the facts that differ only), or the same set; else ``None``. Frozen sets
-    only: a set that can change in place proves nothing by being the same object."""
+    only (:data:`_FROZEN`): a set that can change in place proves nothing by being the same
+    object."""
     global visited
-    if type(old) is not frozenset or type(new) is not frozenset:
+    if type(old) not in _FROZEN or type(new) not in _FROZEN:
         return None
     if old is new:
         return frozenset(), frozenset()
@@ -93,6 +276,7 @@ def differ(old: Set[Fact], new: Set[Fact]) -> tuple[Set[Fact], Set[Fact]]:
         return found
     with _LOCK:
         visited += len(old) + len(new)
+    old, new = whole(old), whole(new)  # a set of parts as one (made once): the differences in C
     return old - new, new - old
 
 
@@ -145,9 +329,10 @@ class Apart:
                     return self._handed(want, parts), self._handed(have, parts)
             self.visited += len(desired) + len(held)
             want, have = {}, {}
-            for fact in desired - held:
+            mine, read = whole(desired), whole(held)  # a set of parts as one: the differences in C
+            for fact in mine - read:
                 want.setdefault(self._where(fact), set()).add(fact)
-            for fact in held - desired:
+            for fact in read - mine:
                 have.setdefault(self._where(fact), set()).add(fact)
             self._last = (desired, held, want, have)
             return self._handed(want, parts), self._handed(have, parts)

@@ -4,7 +4,7 @@ and the bulk read of policies, roles and zones when the versions moved."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Set
 from dataclasses import replace
 from typing import Any
 
@@ -297,7 +297,7 @@ class Reading(Reporting):
         roles: dict[str, Json],
         of_policy: Callable[[Json], Fact | None],
         of_role: Callable[[Json], Fact | None],
-    ) -> frozenset[Fact] | None:
+    ) -> Set[Fact] | None:
         """The facts of ``since``'s snapshot, those of its touched keys as now (``None``:
         not found so; the caller makes them from every policy and role). One fact per
         policy key and per role name (the key holds the service and the resource set, a
@@ -324,9 +324,16 @@ class Reading(Reporting):
                 put.append((new, fact))
                 if fact is not None:
                     added.add(fact)
-        if not gone <= base.facts:
+        if not all(fact in base.facts for fact in gone):
             return None
-        facts = (base.facts - gone) | added
+        # spread by hash, then moved by the facts that differ: the sets of facts no write
+        # touched are shared with ``base``, not copied. A read of everything is spread once
+        # a read-back was made from it and is moved again (a sync after it with no other
+        # writer): a read of everything each sync copies its facts, as that read does anyway
+        if isinstance(base.facts, factsets.Spread) or factsets.made_by_moving(base.facts):
+            facts: Set[Fact] = factsets.Spread.of(base.facts).moved(gone, added)
+        else:
+            facts = (frozenset(base.facts) - gone) | added
         if len(facts) != len(base.facts) - len(gone) + len(added):
             return None  # a fact of another key (not one per key): made from every one
         factsets.moved(facts, base.facts, gone, added)  # what differs, for those kept over reads

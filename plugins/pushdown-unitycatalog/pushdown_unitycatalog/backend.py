@@ -469,7 +469,7 @@ def _schema_level_moves(snapshot: UCSnapshot, desired: Desired) -> set[tuple[str
 
     alone = {(r.held.catalog, s) for r in snapshot.reads for s in r.held.alone}
     out: set[tuple[str, str]] = set()
-    for f in level(desired.facts) ^ level(snapshot.facts):
+    for f in level(frozenset(desired.facts)) ^ level(frozenset(snapshot.facts)):
         catalog, _, schema = f.name.partition(".")
         if (catalog, schema) in alone:
             out.add((catalog, schema))

@@ -56,11 +56,11 @@ def read_estate(backend: UnityCatalogBackend, model: Model) -> Estate:
     snapshot = backend.read(base, Scope.everything().resolve(base))
 
     def compile_(m: Model) -> frozenset[Fact]:
-        return backend.compile(m, snapshot, Scope.everything().resolve(m)).facts
+        return frozenset(backend.compile(m, snapshot, Scope.everything().resolve(m)).facts)
 
     estate = Estate(
         backend.name,
-        snapshot.facts,
+        frozenset(snapshot.facts),
         compile_,
         catalogs={c: {"backend": backend.name} for c in catalogs},
         findings=snapshot.findings,

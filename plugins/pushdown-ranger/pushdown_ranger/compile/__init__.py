@@ -29,7 +29,7 @@ state and name mapping require of it (see :mod:`pushdown_ranger.handmade` and
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import replace
 from typing import Any
 
@@ -253,7 +253,7 @@ class _Implying:
 
     def __init__(self, more: dict[tuple[str, str], frozenset[str]]) -> None:
         self.more = more
-        self.facts: frozenset[Fact] = frozenset()
+        self.facts: Set[Fact] = frozenset()
         self.members: dict[str, frozenset[str]] = {}
         self.named: dict[str, int] = {}
         #: policy (as compiled; in the facts or parked) -> (its fact as pushed, or None:
@@ -275,7 +275,7 @@ class _Implying:
         #: each dropped pair's description, with how many policies drop it
         self.dropped: dict[str, int] = {}
 
-    def moved(self, facts: frozenset[Fact]) -> bool:
+    def moved(self, facts: Set[Fact]) -> bool:
         """This answer, now of ``facts`` (``False``: two role facts of one name, where the
         whole answer depends on which is met last; nothing kept)."""
         if facts is self.facts:

@@ -1122,6 +1122,85 @@ def test_a_one_table_grant_diffs_as_many_facts_in_an_estate_ten_times_larger(
     assert 0 < small[0] < small[2], (small, large)
 
 
+#: the slots three one-table grants' read-backs copy (:meth:`factsets.Spread.moved`): each
+#: the top 64, and 64 for each of the policy's two facts (gone, written); measured 585
+SLOTS_BOUND = 3 * (64 + 2 * 64 + 8)
+
+
+def _pieces(facts: object) -> list[Any]:
+    """The sets holding ``facts``: its pieces where it is made of some, else itself."""
+    pieces = getattr(facts, "pieces", None)
+    return list(pieces()) if pieces is not None else [facts]
+
+
+def _unshared(old: object, new: object) -> int:
+    """The facts ``new`` holds in sets ``old`` does not share with it (those made anew)."""
+    mine = {id(p) for p in _pieces(old)}
+    return sum(len(p) for p in _pieces(new) if id(p) not in mine)
+
+
+def copied_for_one_table(scale: int, *, changes: int = 3) -> tuple[int, int, int, int]:
+    """On a stand-in holding :func:`ranger_estate` at ``scale``, after a full sync and one
+    grant: over ``changes`` one-table grants, each synced over its scope, the facts the
+    read-back's set (the backend's last read) and the compile's held in sets not shared with
+    the last sync's (each made anew, a copy); the slots :mod:`pushdown_ranger.factsets`
+    copied (none on a set built whole); the facts read."""
+    from pushdown_lab.ranger_standin import Standin
+
+    model = ranger_estate(scale)
+    with Standin() as standin:
+        for service in ("hive", "hdfs", "kafka"):
+            standin.create_service(service, service)
+        user, password = standin.auth
+        context = BackendContext(
+            "rg",
+            {"url": standin.url, "user": user},
+            secret=lambda key: password if key == "password" else None,
+            map_principal=Mapper(),
+            mapping_stable=lambda: True,  # no plugin implements the mapping hook
+        )
+        backend = RangerBackend(context)
+        reconcile(backend, model, Scope.everything())
+        first = ch.grant_privileges(model, "r2", ObjectRef.parse("table c.s2.t2"), ["MODIFY_TABLE"])
+        do(model, first)
+        reconcile(backend, model, Scope.union(scope_of(e) for e in first))
+        read, compiled = [0], [0]
+        copied = getattr(factsets, "copied", 0)
+        for k in range(changes):
+            assert backend.last is not None and backend._compiled is not None
+            last, desired = backend.last.facts, backend._compiled[1].facts
+            events = ch.grant_privileges(model, "r1", ObjectRef.parse(f"table c.s{k}.t{k}"), ["MODIFY_TABLE"])
+            do(model, events)
+            reconcile(backend, model, Scope.union(scope_of(e) for e in events))
+            assert backend.last.facts != last and backend._compiled[1].facts != desired  # both moved
+            read[0] += _unshared(last, backend.last.facts)
+            compiled[0] += _unshared(desired, backend._compiled[1].facts)
+        copied = getattr(factsets, "copied", 0) - copied
+        assert backend.last is not None
+        fresh = RangerBackend(context)
+        assert fresh._read(fresh.versions(), fresh.defs_now()[0]).facts == backend.last.facts
+    return read[0], compiled[0], copied, len(backend.last.facts)
+
+
+@pytest.mark.ranger
+def test_a_one_table_grant_copies_as_few_facts_in_an_estate_ten_times_larger() -> None:
+    """The read-back's facts are the last read's moved by the keys written, and the
+    compile's the kept Ranger roles joined with the focus's own facts; neither is copied
+    whole (:class:`~pushdown_ranger.factsets.Spread`, :class:`~pushdown_ranger.factsets.Joined`):
+    a new read-back shares every set of facts but those holding a fact written (one of 4,096
+    spread by hash), a new compile the kept roles. Over three grants, measured at scale 1 /
+    10: the read-backs' facts made anew 3 / 3, the compiles' 3 / 3, 585 / 585 slots copied
+    (before: every fact of each, the read-backs' 63 / 603, the compiles' 36 / 306)."""
+    small, large = at_both_scales(copied_for_one_table)
+    print(f"\nranger scoped sync, facts copied by three grants: scale 1 {small}, scale 10 {large}")
+    assert large[3] >= 5 * small[3] > 0, (small, large)  # the facts grow
+    assert small[1] == large[1] <= 18, (small, large)  # the compile: the focus's own facts
+    # the read-back: each written fact, with those its set shares (one of 4,096 by hash; a
+    # few more where hashes meet), and the two levels of slots it lies in (64 each)
+    assert small[0] <= 6 and large[0] <= 6, (small, large)
+    assert small[2] <= SLOTS_BOUND and large[2] <= SLOTS_BOUND, (small, large)
+
+
 def visited_for_one_table(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int, int, int]:
     """On :func:`two_databases`, after a whole compile keeping the classes, ``r1`` then
     ``r3`` (each held by one user) are granted MODIFY_TABLE on a table of ``c.a``, each

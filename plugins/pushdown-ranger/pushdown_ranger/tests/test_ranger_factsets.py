@@ -157,3 +157,30 @@ def test_apart_given_a_focus_answers_as_the_set_differences_it_covers_over_rando
         assert have == {f for f in held - desired if covers(f)}  # type: ignore[arg-type]
         moved += apart.visited - before < len(desired) + len(held)
     assert moved > 500  # the last answer was moved, not only made again
+
+
+def test_sets_of_parts_hold_what_the_frozen_sets_they_stand_for_hold() -> None:
+    """A :class:`factsets.Spread` moved again and again, and a :class:`factsets.Joined`, hold
+    exactly the frozen set each stands for (membership of every fact, size, iteration,
+    equality, the set operators, taken whole); the set a move was made from is left as it was
+    (a reader holding it sees no change)."""
+    rng = random.Random(28)
+    model: frozenset[object] = _some(rng, 25)
+    spread = factsets.Spread.of(model)  # type: ignore[arg-type]
+    history = [(spread, model)]
+    for _ in range(500):
+        gone = frozenset(rng.sample(sorted(model, key=str), rng.randint(0, min(3, len(model)))))
+        added = _some(rng, rng.randint(0, 3))
+        spread = spread.moved(gone, added)  # type: ignore[arg-type]
+        model = (model - gone) | added
+        history.append((spread, model))
+        kept = _some(rng, 15)
+        own = _some(rng, 6)
+        joined = factsets.joined(kept, own)  # type: ignore[arg-type]
+        for made, want in ((spread, model), (joined, kept | own)):
+            assert len(made) == len(want) and made == want and want == made
+            assert sorted(made, key=str) == sorted(want, key=str)
+            assert all((fact in made) == (fact in want) for fact in POOL)
+            assert made.whole() == want and made - own == want - own and made | own == want | own
+    for made, want in history:  # each set made before is as it was
+        assert made == want and all((fact in made) == (fact in want) for fact in POOL)
