@@ -150,6 +150,11 @@ class Spread(_Frozen):
         leaf = leaves[(h >> _SHIFT) & _MASK]
         return leaf is not None and fact in leaf
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickled as its facts and spread again when loaded: the slots are chosen by hashes,
+        # which another process (another string hash seed) answers differently
+        return Spread.of, (self.whole(),)
+
     def __iter__(self) -> Iterator[Fact]:
         found = self._whole
         return iter(found) if found is not None else chain.from_iterable(self.pieces())

@@ -184,3 +184,61 @@ def test_sets_of_parts_hold_what_the_frozen_sets_they_stand_for_hold() -> None:
             assert made.whole() == want and made - own == want - own and made | own == want | own
     for made, want in history:  # each set made before is as it was
         assert made == want and all((fact in made) == (fact in want) for fact in POOL)
+
+
+def test_sets_of_parts_answer_every_set_operation_as_their_frozen_sets_over_random_sets() -> None:
+    """Each operation a caller may use (hashing, ``==``/``<=``/``<`` and the operators
+    ``- | & ^`` from either side, ``isdisjoint``, a frozen set's methods given one, a dict
+    key) answers for a :class:`factsets.Spread` (made, moved) and a :class:`factsets.Joined`
+    as for the frozen set it stands for, against random frozen sets."""
+    rng = random.Random(29)
+    for _ in range(300):
+        kept, own, other = _some(rng, rng.randint(0, 30)), _some(rng, rng.randint(0, 10)), _some(rng, 20)
+        gone, added = _some(rng, 4), _some(rng, 4)
+        spread = factsets.Spread.of(rng.choice([kept | own, list(kept) + list(own)]))  # type: ignore[arg-type]
+        cases = [
+            (factsets.joined(kept, own), kept | own),  # type: ignore[arg-type]
+            (spread, kept | own),
+            (spread.moved(gone, added), ((kept | own) - gone) | added),  # type: ignore[arg-type]
+        ]
+        for made, want in cases:
+            assert hash(made) == hash(want) and {want: 1}[made] == 1 and {made: 1}[want] == 1  # type: ignore[index]
+            assert made == want and want == made and not made != want and not want != made
+            assert (made == other) == (want == other) and (other == made) == (want == other)
+            for op in (
+                lambda a, b: a - b,
+                lambda a, b: a | b,
+                lambda a, b: a & b,
+                lambda a, b: a ^ b,
+                lambda a, b: a <= b,
+                lambda a, b: a < b,
+                lambda a, b: a >= b,
+                lambda a, b: a.isdisjoint(b),
+            ):
+                assert op(made, other) == op(want, other) and op(other, made) == op(other, want)
+            assert other.union(made) == other | want and other.issubset(made) == (other <= want)
+            assert frozenset().union(made) == want and type(factsets.whole(made)) is frozenset
+
+
+def test_a_spread_set_unpickled_under_other_hashes_holds_its_facts(tmp_path: object) -> None:
+    """A :class:`factsets.Spread` pickled in one process and loaded in another (other string
+    hashes: its facts in other slots) holds every fact it held, found by ``in``."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = Path(str(tmp_path)) / "spread.pickle"
+    make = (
+        "import pickle, sys; from pushdown_ranger import factsets; "
+        "from pushdown_ranger.tests.test_ranger_factsets import POOL; "
+        f"open({str(out)!r}, 'wb').write(pickle.dumps(factsets.Spread.of(frozenset(POOL))))"
+    )
+    check = (
+        "import pickle; from pushdown_ranger.tests.test_ranger_factsets import POOL; "
+        f"s = pickle.loads(open({str(out)!r}, 'rb').read()); "
+        "assert len(s) == len(POOL) and all(f in s for f in POOL), sum(f in s for f in POOL)"
+    )
+    for seed, code in (("1", make), ("2", check)):
+        env = {**__import__("os").environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-2000:]
