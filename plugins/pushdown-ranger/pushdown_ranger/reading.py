@@ -330,7 +330,9 @@ class Reading(Reporting):
         # touched are shared with ``base``, not copied. A read of everything is spread once
         # a read-back was made from it and is moved again (a sync after it with no other
         # writer): a read of everything each sync copies its facts, as that read does anyway
-        if isinstance(base.facts, factsets.Spread) or factsets.made_by_moving(base.facts):
+        if isinstance(base.facts, factsets.Spread) or (
+            len(base.facts) >= factsets.SPREAD_FROM and factsets.made_by_moving(base.facts)
+        ):
             facts: Set[Fact] = factsets.Spread.of(base.facts).moved(gone, added)
         else:
             facts = (frozenset(base.facts) - gone) | added

@@ -1183,7 +1183,9 @@ def copied_for_one_table(scale: int, *, changes: int = 3) -> tuple[int, int, int
 
 
 @pytest.mark.ranger
-def test_a_one_table_grant_copies_as_few_facts_in_an_estate_ten_times_larger() -> None:
+def test_a_one_table_grant_copies_as_few_facts_in_an_estate_ten_times_larger(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The read-back's facts are the last read's moved by the keys written, and the
     compile's the kept Ranger roles joined with the focus's own facts; neither is copied
     whole (:class:`~pushdown_ranger.factsets.Spread`, :class:`~pushdown_ranger.factsets.Joined`):
@@ -1191,6 +1193,11 @@ def test_a_one_table_grant_copies_as_few_facts_in_an_estate_ten_times_larger() -
     spread by hash), a new compile the kept roles. Over three grants, measured at scale 1 /
     10: the read-backs' facts made anew 3 / 3, the compiles' 3 / 3, 585 / 585 slots copied
     (before: every fact of each, the read-backs' 63 / 603, the compiles' 36 / 306)."""
+    from pushdown_ranger import factsets
+
+    # spread from the first fact (a read-back's set is spread from 4,096 facts, more than
+    # these estates hold: below that a copy costs less than the spread)
+    monkeypatch.setattr(factsets, "SPREAD_FROM", 0)
     small, large = at_both_scales(copied_for_one_table)
     print(f"\nranger scoped sync, facts copied by three grants: scale 1 {small}, scale 10 {large}")
     assert large[3] >= 5 * small[3] > 0, (small, large)  # the facts grow
@@ -1623,3 +1630,16 @@ def test_a_one_table_grant_names_as_many_ranger_roles_in_an_estate_ten_times_lar
     print(f"\nranger scoped compile, a one-table grant's names asked: scale 1 {small}, scale 10 {large}")
     assert large[1] >= 10 * small[1] - 10 > 0, (small, large)  # the deciding users grow
     assert small[0] == large[0], (small, large)
+
+
+def test_a_read_back_below_the_spread_size_copies_its_facts_as_one_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Below :data:`~pushdown_ranger.factsets.SPREAD_FROM` facts a read-back's facts are one
+    frozen set again (a small estate's copy costs less than spreading it), the same facts a
+    spread set would hold: the counts of the copy grow with the estate there, as before."""
+    from pushdown_ranger import factsets
+
+    monkeypatch.setattr(factsets, "SPREAD_FROM", 4096)  # as shipped (the tests' own is 0)
+    small, large = at_both_scales(copied_for_one_table)
+    assert small[0] < large[0], (small, large)  # copied whole, so it grows
