@@ -304,7 +304,7 @@ def known(old: Set[Fact], new: Set[Fact]) -> tuple[Set[Fact], Set[Fact]] | None:
                 # both sets: old - new lies in o | g, new - old in n | a (a visit of those)
                 visited += len(before[1]) + len(after[1]) + len(kept[2]) + len(kept[3])
                 gone = frozenset(f for f in chain(before[1], kept[2]) if f in old and f not in new)
-                added = frozenset(f for f in chain(after[1], kept[3]) if f not in old)
+                added = frozenset(f for f in chain(after[1], kept[3]) if f in new and f not in old)
                 return gone, added
     return None
 

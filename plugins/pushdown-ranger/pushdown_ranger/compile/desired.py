@@ -732,7 +732,9 @@ class _Memo:
 
     def roles(self) -> frozenset[Fact] | Spread:
         """``frozenset(facts.values())``: the kept set moved by the facts that left and
-        joined (two set operations in C, by the hashes the set holds); made from every
+        joined (two set operations in C, by the hashes the set holds; spread from
+        :data:`~pushdown_ranger.factsets.SPREAD_FROM` roles, the small sets those lie in
+        copied), remembered so (:func:`~pushdown_ranger.factsets.kept_moved`); made from every
         fact only when nothing is kept, or when two roles' facts are equal (the count
         tells: then the set is smaller than :attr:`facts`, and a move could drop one)."""
         frozen = self.frozen
