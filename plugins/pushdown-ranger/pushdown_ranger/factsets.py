@@ -24,16 +24,21 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Iterator, Set
 from itertools import chain
-from typing import Any
+from typing import Any, TypeVar
 
 from pushdown.reconcile.plan import Fact
 
 Facts = frozenset[Fact]
+#: a kept set of facts (:func:`kept_moved`): a frozen set, or one spread
+KeptSet = TypeVar("KeptSet", bound=Set[Fact])
 
 #: the latest sets joined: (the set, the kept set, the set's own facts)
-_JOINED: list[tuple[Set[Fact], Facts, Facts]] = []
+_JOINED: list[tuple[Set[Fact], Set[Fact], Facts]] = []
 #: the latest sets moved: (the set, the set it was made from, facts gone, facts added)
 _MOVED: list[tuple[Set[Fact], Set[Fact], Facts, Facts]] = []
+#: the latest kept sets moved (:func:`kept_moved`): (the set, the set it was made from,
+#: facts gone, facts added)
+_KEPT: list[tuple[Set[Fact], Set[Fact], Facts, Facts]] = []
 _LOCK = threading.Lock()
 _KEEP = 4
 #: the facts :func:`differ` visited (a set difference visits its first set), all its calls
@@ -78,9 +83,10 @@ class Joined(_Frozen):
 
     __slots__ = ("kept", "own")
 
-    def __init__(self, kept: Facts, own: Facts) -> None:
+    def __init__(self, kept: Set[Fact], own: Facts) -> None:
         global copied
-        self.kept, self.own, self._whole = kept, own - kept, None
+        mine = own - kept if type(kept) is frozenset else frozenset(f for f in own if f not in kept)
+        self.kept, self.own, self._whole = kept, mine, None
         with _LOCK:
             copied += len(own)
 
@@ -93,7 +99,7 @@ class Joined(_Frozen):
     def whole(self) -> Facts:
         found = self._whole
         if found is None:
-            found = self._whole = self.kept | self.own
+            found = self._whole = whole(self.kept) | self.own
         return found
 
     def __len__(self) -> int:
@@ -101,7 +107,8 @@ class Joined(_Frozen):
 
     def pieces(self) -> tuple[Facts, ...]:
         """The frozen sets holding the facts (shared with the sets made from the same ones)."""
-        return self.kept, self.own
+        kept = self.kept
+        return (*kept.pieces(), self.own) if isinstance(kept, _Frozen) else (whole(kept), self.own)
 
 
 #: a :class:`Spread`'s slots: 64 by the hash's low bits, each 64 by the next ones
@@ -220,7 +227,7 @@ def frozen(facts: Iterable[Fact]) -> Set[Fact]:
     return facts if type(facts) in _FROZEN else frozenset(facts)  # type: ignore[return-value]
 
 
-def joined(kept: Facts, own: Facts) -> Joined:
+def joined(kept: Set[Fact], own: Facts) -> Joined:
     """``kept | own`` (:class:`Joined`: no copy of ``kept``), remembered with its parts."""
     facts = Joined(kept, own)
     with _LOCK:
@@ -229,7 +236,7 @@ def joined(kept: Facts, own: Facts) -> Joined:
     return facts
 
 
-def parts(facts: Set[Fact]) -> tuple[Facts, Facts] | None:
+def parts(facts: Set[Fact]) -> tuple[Set[Fact], Facts] | None:
     """(the kept set, the set's own facts) of a set :func:`joined` made (``None``: not one)."""
     if type(facts) is Joined:
         return facts.kept, facts.own
@@ -246,6 +253,19 @@ def moved(facts: Set[Fact], base: Set[Fact], gone: Set[Fact], added: Set[Fact]) 
         _MOVED.insert(0, step)
         del _MOVED[_KEEP:]
     return facts
+
+
+def kept_moved(kept: KeptSet, base: Set[Fact], gone: Iterable[Fact], added: Iterable[Fact]) -> KeptSet:
+    """Remembers ``kept`` (the model roles' Ranger roles kept between compiles) as ``base``
+    without ``gone``, with ``added``: the caller made it ``(base - gone) | added``, so a fact
+    of one and not the other is among ``gone`` and ``added``. Two compiles :func:`joined`
+    from ``base`` and from ``kept`` then differ only where their own facts and those do
+    (:func:`known`: a visit of them, not of every kept role)."""
+    step = (kept, base, frozenset(gone), frozenset(added))
+    with _LOCK:
+        _KEPT.insert(0, step)
+        del _KEPT[_KEEP:]
+    return kept
 
 
 def made_by_moving(facts: Set[Fact]) -> bool:
@@ -276,6 +296,16 @@ def known(old: Set[Fact], new: Set[Fact]) -> tuple[Set[Fact], Set[Fact]] | None:
             # old - new = o - new and new - old = n - old (each a visit of the own facts, in C)
             visited += len(before[1]) + len(after[1])
             return before[1] - new, after[1] - old
+        if before is not None and after is not None:
+            kept = next((s for s in _KEPT if s[0] is after[0] and s[1] is before[0]), None)
+            if kept is not None:
+                # old = K | o, new = K' | n with K' = (K - g) | a: a fact of K and not of K'
+                # is in g, one of K' and not of K in a, so a fact in both kept sets is in
+                # both sets: old - new lies in o | g, new - old in n | a (a visit of those)
+                visited += len(before[1]) + len(after[1]) + len(kept[2]) + len(kept[3])
+                gone = frozenset(f for f in chain(before[1], kept[2]) if f in old and f not in new)
+                added = frozenset(f for f in chain(after[1], kept[3]) if f in new and f not in old)
+                return gone, added
     return None
 
 

@@ -47,6 +47,7 @@ from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.model.state import Model
 from pushdown.reconcile.backend import Desired
 from pushdown.reconcile.plan import Fact
+from pushdown_ranger import factsets
 from pushdown_ranger.compile.classes import DatabaseItems, Held, HiveClasses, KeptClasses, KeptItems
 from pushdown_ranger.compile.deciding import decides_for, deciding_users
 from pushdown_ranger.compile.hive import hive_database, hive_every_table, hive_items, hive_table, table_items
@@ -61,7 +62,7 @@ from pushdown_ranger.compile.objects import (
 )
 from pushdown_ranger.compile.principals import Principals, principals
 from pushdown_ranger.facts import Pair, PolicyFact, Resource, RoleFact, interned
-from pushdown_ranger.factsets import joined
+from pushdown_ranger.factsets import Spread, joined, kept_moved
 from pushdown_ranger.mapping import OPERATIONS
 
 T = SecurableType
@@ -544,7 +545,7 @@ def _roles(
     who: Principals,
     moved: frozenset[str] | None = None,
     memo: _Memo | None = None,
-) -> tuple[frozenset[RoleFact], list[RoleFact]]:
+) -> tuple[AbstractSet[Fact], list[RoleFact]]:
     """Each model role's Ranger role, its members the model's holders (groups expanded:
     see :mod:`pushdown_ranger.compile.principals`), as a set kept between compiles; and the
     per-user roles the policies name. Only the roles whose holders ``moved`` can have
@@ -571,7 +572,7 @@ def _roles(
     return kept, out
 
 
-def kept_roles() -> frozenset[RoleFact]:
+def kept_roles() -> AbstractSet[Fact]:
     """The model roles' Ranger roles the last compile made or kept (every one a
     :class:`RoleFact`): a pass over a compile's facts for its policies may leave them out
     with one set difference in C, instead of looking at each."""
@@ -719,7 +720,7 @@ class _Memo:
     seen: _Seen | None = None
     #: ``set(facts.values())``, kept (``None``: to be made), and the facts that left and
     #: joined :attr:`facts` since it was made (:meth:`roles` moves it by them)
-    frozen: frozenset[RoleFact] | None = None
+    frozen: frozenset[Fact] | Spread | None = None
     gone: list[RoleFact] = field(default_factory=list)
     joined: list[RoleFact] = field(default_factory=list)
     #: the policies' choice of Ranger roles per set of users (:func:`_cover`), kept between
@@ -729,16 +730,23 @@ class _Memo:
     #: :attr:`covers` (a function of the choice, and of this memo's naming and principals)
     named: dict[tuple[frozenset[str], str], frozenset[Pair]] = field(default_factory=dict)
 
-    def roles(self) -> frozenset[RoleFact]:
+    def roles(self) -> frozenset[Fact] | Spread:
         """``frozenset(facts.values())``: the kept set moved by the facts that left and
-        joined (two set operations in C, by the hashes the set holds); made from every
+        joined (two set operations in C, by the hashes the set holds; spread from
+        :data:`~pushdown_ranger.factsets.SPREAD_FROM` roles, the small sets those lie in
+        copied), remembered so (:func:`~pushdown_ranger.factsets.kept_moved`); made from every
         fact only when nothing is kept, or when two roles' facts are equal (the count
         tells: then the set is smaller than :attr:`facts`, and a move could drop one)."""
         frozen = self.frozen
         if frozen is not None and (self.gone or self.joined):
-            frozen = (frozen - frozenset(self.gone)) | frozenset(self.joined)
+            base, gone, joined = frozen, frozenset(self.gone), frozenset(self.joined)
+            # spread (one per model role, ~10,000 at issue 30's estate): moved by copying the
+            # small sets those roles lie in, not every role; remembered by what differs
+            moved = base.moved(gone, joined) if isinstance(base, Spread) else (base - gone) | joined
+            frozen = kept_moved(moved, base, gone, joined)
         if frozen is None or len(frozen) != len(self.facts):
-            frozen = frozenset(self.facts.values())
+            whole = frozenset(self.facts.values())
+            frozen = Spread.of(whole) if len(whole) >= factsets.SPREAD_FROM else whole
         self.frozen, self.gone, self.joined = frozen, [], []
         return frozen
 

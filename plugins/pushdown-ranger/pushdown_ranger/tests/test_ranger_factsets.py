@@ -73,6 +73,38 @@ def test_sets_joined_from_different_kept_sets_are_compared() -> None:
     )
 
 
+def test_sets_joined_from_kept_sets_moved_answer_as_the_set_differences_over_random_sets() -> None:
+    """A membership moves the kept roles (:func:`factsets.kept_moved`: ``(K - gone) | added``,
+    frozen or spread): two sets joined from the kept sets before and after answer by their
+    own facts and those moved, as the set differences over every fact, whatever ``gone``
+    and ``added`` hold (a fact gone that the kept set lacked, one added it held already,
+    one both gone and added); a step from another kept set proves nothing."""
+    rng = random.Random(31)
+    kept: frozenset[object] | factsets.Spread = _some(rng, 20)
+    last: object = factsets.joined(kept, _some(rng, 5))  # type: ignore[arg-type]
+    fast = 0
+    for _ in range(2000):
+        if rng.random() < 0.7:  # a membership: the kept set moved, remembered
+            gone, added = _some(rng, rng.randrange(0, 4)), _some(rng, rng.randrange(0, 4))
+            if rng.random() < 0.3:
+                gone |= frozenset(rng.sample(sorted(kept, key=str), min(2, len(kept))))
+            if isinstance(kept, factsets.Spread):
+                moved: object = kept.moved(gone, added)
+            else:
+                moved = (kept - gone) | added
+            kept = factsets.kept_moved(moved, kept, gone, added)  # type: ignore[type-var,arg-type]
+        elif rng.random() < 0.5:  # the kept set made again (frozen or spread): nothing remembered
+            whole = _some(rng, rng.randrange(0, 30))
+            kept = factsets.Spread.of(whole) if rng.random() < 0.5 else whole  # type: ignore[arg-type]
+        new = factsets.joined(kept, _some(rng, rng.randrange(0, 8)))  # type: ignore[arg-type]
+        old_whole, new_whole = frozenset(last), frozenset(new)  # type: ignore[call-overload]
+        before = factsets.visited
+        assert factsets.differ(last, new) == (old_whole - new_whole, new_whole - old_whole)  # type: ignore[arg-type]
+        fast += factsets.visited - before < len(old_whole) + len(new_whole)
+        last = new
+    assert fast > 500  # the kept sets' steps were used
+
+
 def test_apart_answers_as_the_set_differences_over_random_plans() -> None:
     """A plan's ``(desired - held, held - desired)`` (``RangerBackend.apart``) over random
     pairs: compiles joined from a kept set (made again now and then) or made otherwise,
