@@ -15,6 +15,8 @@ import pytest
 from pushdown_lab.ranger_standin import Standin
 
 from pushdown.journal.store import Store
+from pushdown.model.privileges import Condition
+from pushdown.model.securables import ObjectRef
 from pushdown.reconcile.scope import Scope
 from pushdown.reconcile.sync import Dispatcher
 from pushdown_ranger.backend import RangerBackend
@@ -69,3 +71,49 @@ def test_a_hand_edit_after_a_full_syncs_read_back_is_seen_by_the_next_idle_sync(
     assert again.ok and again.plan is not None and again.plan.empty
     [idle] = dispatcher.run(b.model, load=lambda: (b.model, 0))
     assert idle.ok and idle.plan is None
+
+
+#: builds a model in a process whose count of stamps is far ahead of this one's, and
+#: pickles it to stdout (a model made by another process: a worker, a forked server)
+_AHEAD = """
+import itertools, pickle, sys
+from pushdown.model import state
+state._STAMPS = itertools.count(10**15)
+from tests.builders import Builder
+b = (
+    Builder()
+    .users("alice", "bob")
+    .catalog("sales", backend="rg")
+    .schema("sales.crm")
+    .table("sales.crm.orders")
+    .role("y", users=["alice"])
+    .role("z", users=["bob"])
+    .allow("y", "table sales.crm.orders", "SELECT_TABLE")
+    .allow("z", "table sales.crm.orders", "SELECT_TABLE")
+)
+sys.stdout.buffer.write(pickle.dumps(b.model))
+"""
+
+
+def test_a_model_pickled_by_another_process_proves_no_grant_chain_step_it_did_not_make() -> None:
+    """The grant chain takes the roles whose stamps are newer than the latest it saw for
+    the roles that moved. A model unpickled from a process that gave more stamps held
+    stamps newer than any given here: z's revoke (outside the hint) was proved as y's
+    move (in it, unmoved), and a split kept for z's holders stood (bob kept reading)."""
+    import pickle
+    import subprocess
+    import sys
+
+    from pushdown.model import changes as ch
+    from pushdown.model.state import stamp_now
+    from pushdown_ranger.compile.classes import GrantChain
+
+    made = subprocess.run([sys.executable, "-c", _AHEAD], capture_output=True, check=True)
+    model = pickle.loads(made.stdout)  # noqa: S301 - made by this test's own process
+    latest = stamp_now()
+    assert all(s < latest for s in (*model.roles_moved.values(), *model.grants_moved.values()))
+    chain = GrantChain(model, 0)
+    orders = ObjectRef.parse("table sales.crm.orders")
+    for event in ch.revoke_privileges(model, "z", orders, ["SELECT_TABLE"], Condition.ALLOW):
+        model.apply(event)
+    assert not chain.proved(model, frozenset({"y"}))  # z moved, not y
