@@ -117,3 +117,37 @@ def test_a_model_pickled_by_another_process_proves_no_grant_chain_step_it_did_no
     for event in ch.revoke_privileges(model, "z", orders, ["SELECT_TABLE"], Condition.ALLOW):
         model.apply(event)
     assert not chain.proved(model, frozenset({"y"}))  # z moved, not y
+
+
+def test_a_service_made_again_at_the_same_versions_is_read_again(ranger_standin: Standin) -> None:
+    """Somebody deletes pushdown's Hive service, makes it again (its policies gone, its
+    versions from the start), allows bob on orders there (the model DENYs it) and writes
+    until its versions are those pushdown last read. The versions alone said nothing moved:
+    every later sync, full ones too, took the kept read for Ranger's and planned nothing,
+    bob reading orders for good. Another service id is another service: read again."""
+    from pushdown.reconcile import planner
+    from pushdown.reconcile.sync import reconcile
+
+    b = world()
+    backend = backend_for(ranger_standin)
+    reconcile(backend, b.model, Scope.everything())
+    store = ranger_standin.store
+    was = store.service("hive")
+    store.delete_service("hive")
+    store.create_service({"name": "hive", "type": was["type"], "configs": was.get("configs", {})})
+    item = {"users": ["bob"], "accesses": [{"type": "select", "isAllowed": True}]}
+    orders = {"database": {"values": ["crm"]}, "table": {"values": ["orders"]}, "column": {"values": ["*"]}}
+    made = store.create_policy({"service": "hive", "name": "restored", "resources": orders, "policyItems": [item]})
+    while store.service("hive")["policyVersion"] < was["policyVersion"]:
+        made = store.update_policy(made["id"], {**made, "description": str(store.service("hive")["policyVersion"])})
+    n = 0
+    while store.service("hive")["roleVersion"] < was["roleVersion"]:
+        n += 1
+        store.create_role({"name": f"filler{n}", "users": []})
+    now = store.service("hive")
+    assert (now["policyVersion"], now["roleVersion"]) == (was["policyVersion"], was["roleVersion"])
+    assert probe(ranger_standin, b.model, "sales", USERS).wider  # bob reads orders
+    plan = planner.plan(backend, b.model, Scope.everything())
+    assert not plan.empty
+    reconcile(backend, b.model, Scope.everything())
+    assert probe(ranger_standin, b.model, "sales", USERS).wider == []
