@@ -43,7 +43,9 @@ class Reading(Reporting):
         # a service deleted and made again (or another renamed to its name) is another
         # service whose versions may come back to those read: nothing read of the one
         # before stands (the last read, the definitions' answer), whatever the versions say
-        ids = tuple(sorted((str(s.get("name")), str(s.get("id"))) for s in services if s.get("name") in wanted))
+        ids = tuple(
+            sorted((str(s.get("name")), str(s.get("id"))) for s in services if s.get("name") in wanted)
+        )
         if self.service_ids is not None and ids != self.service_ids:
             self.last, self._defs, self._ids_moved = None, None, True
         self.service_ids = ids

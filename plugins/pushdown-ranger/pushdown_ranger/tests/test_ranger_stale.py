@@ -42,7 +42,8 @@ def test_a_hand_edit_after_a_full_syncs_read_back_is_seen_by_the_next_idle_sync(
     """The hand edit (a DENY's items taken out) lands right after the full sync's read-back
     (converged), before the dispatcher keeps the server's summary. Recorded after the sync,
     the summary took the edit for seen: the idle sync found nothing, and bob kept reading
-    orders against the model's DENY with the cursor at the tip. Taken before the sync reads, the edit moves the versions past it."""
+    orders against the model's DENY with the cursor at the tip. Taken before the sync
+    reads, the edit moves the versions past it."""
     b = world()
     backend = backend_for(ranger_standin)
     store = Store()
@@ -109,7 +110,7 @@ def test_a_model_pickled_by_another_process_proves_no_grant_chain_step_it_did_no
     from pushdown_ranger.compile.classes import GrantChain
 
     made = subprocess.run([sys.executable, "-c", _AHEAD], capture_output=True, check=True)
-    model = pickle.loads(made.stdout)  # noqa: S301 - made by this test's own process
+    model = pickle.loads(made.stdout)  # made by this test's own process
     latest = stamp_now()
     assert all(s < latest for s in (*model.roles_moved.values(), *model.grants_moved.values()))
     chain = GrantChain(model, 0)
@@ -137,9 +138,13 @@ def test_a_service_made_again_at_the_same_versions_is_read_again(ranger_standin:
     store.create_service({"name": "hive", "type": was["type"], "configs": was.get("configs", {})})
     item = {"users": ["bob"], "accesses": [{"type": "select", "isAllowed": True}]}
     orders = {"database": {"values": ["crm"]}, "table": {"values": ["orders"]}, "column": {"values": ["*"]}}
-    made = store.create_policy({"service": "hive", "name": "restored", "resources": orders, "policyItems": [item]})
+    made = store.create_policy(
+        {"service": "hive", "name": "restored", "resources": orders, "policyItems": [item]}
+    )
     while store.service("hive")["policyVersion"] < was["policyVersion"]:
-        made = store.update_policy(made["id"], {**made, "description": str(store.service("hive")["policyVersion"])})
+        made = store.update_policy(
+            made["id"], {**made, "description": str(store.service("hive")["policyVersion"])}
+        )
     n = 0
     while store.service("hive")["roleVersion"] < was["roleVersion"]:
         n += 1
