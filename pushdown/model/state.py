@@ -154,9 +154,14 @@ class Model:
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Unpickled (pickled here or in another process, whose count of stamps is not
         this one's: a stamp it gave could be given here again to another change of the
-        same object): every object of :attr:`held_stamps` is stamped anew."""
+        same object, and its stamps may be newer than any given here, past what a cache
+        takes for the latest, :func:`stamp_now`): every object of :attr:`held_stamps`, every
+        user of :attr:`roles_moved` and every role of :attr:`grants_moved` is stamped anew
+        (the counts and the log of users stamped count stamps, not their values: kept)."""
         self.__dict__.update(state)
         self.held_stamps = {obj: next(_HELD_STAMPS) for obj in self.held_stamps}
+        self.roles_moved = {user: next(_STAMPS) for user in self.roles_moved}
+        self.grants_moved = {role: next(_STAMPS) for role in self.grants_moved}
 
     # -- queries ---------------------------------------------------------------------
 

@@ -279,6 +279,11 @@ class Dispatcher:
                 with self.store.write_lock(durable=False):
                     self.store.set_meta(_SEEN + name, summary)
             return SyncResult(name, None, seq=last)
+        if full and not dry_run:
+            # the server's summary as it stands before the sync reads: what changes by other
+            # hands once the read is made (after the read-back too) differs from it, so the
+            # next idle sync looks again; one taken after the sync would mark it seen
+            summary = self._summary(backend, model, name)
         start = (lambda plan: progress(name, len(plan.ops))) if progress else None
         try:
             plan, applied = reconcile(
@@ -295,10 +300,9 @@ class Dispatcher:
         if not dry_run:
             # the position the model compiled from, and only while the lease is still ours:
             # events after it were not in that model and are synced next
-            # (a full sync read everything and converged: the server's summary is recorded
-            # with the cursor, and the lease given back in the same write transaction)
-            if full:
-                summary = self._summary(backend, model, name)
+            # (a full sync read everything and converged: the server's summary from before
+            # its read is recorded with the cursor, and the lease given back in the same
+            # write transaction)
             meta = {_SEEN + name: summary} if summary is not None else None
             give_back = held if isinstance(held, Held) else None
             if not self.store.advance_cursor(name, last, holder, meta=meta, give_back=give_back):

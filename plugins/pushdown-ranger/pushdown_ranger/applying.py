@@ -221,7 +221,7 @@ class Applying(Reading):
         expected = written.expected(snapshot.versions) if written is not None else ()
         roles_expected = next((v[2] for v in expected if v[0] == ""), None)
         fresh = self.versions(roles_expected if isinstance(roles_expected, int) else None)
-        if written is not None and fresh == expected and complete(fresh):
+        if written is not None and fresh == expected and complete(fresh) and not self._ids_moved:
             self.defs_moved(snapshot.versions, fresh)  # no definition updated meanwhile
             policies = written.patched_policies(snapshot.policies)
             roles = written.patched_roles(snapshot.roles)

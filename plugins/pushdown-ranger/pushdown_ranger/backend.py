@@ -221,7 +221,7 @@ class RangerBackend(Applying):
         with self._serial:
             versions = self.versions()
             deny, implied = self.defs_at(versions)  # asked again once the policy versions moved
-        now = json.dumps([versions, sorted(deny.items()), implied], default=sorted)
+        now = json.dumps([versions, sorted(deny.items()), implied, self.service_ids], default=sorted)
         return (Scope.nothing() if now == seen else Scope.everything()), now
 
     def fact_from_json(self, data: Mapping[str, Any]) -> Fact:

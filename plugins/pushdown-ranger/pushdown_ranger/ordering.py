@@ -150,8 +150,13 @@ def schedule(
         # the per-user roles the transient deny items name: leaving one lifts them
         denying = _Either(frozenset(cycle.roles), denying)
     out: list[Write] = []
+    # a policy change that narrows and widens is written whole (one write) only when no
+    # other write can lie between its halves: another such change, or a member joining a
+    # role (what it takes out, a deny item of one role, may be given back by another role's
+    # deny item the joining member gets only then), split it in two, narrowing first
+    adding = any(isinstance(op.fact, RoleFact) and _added(op) for op in ops)
     for op in ops:
-        first, half = stage_of(op, split=mixed > 1)
+        first, half = stage_of(op, split=mixed > 1 or (mixed > 0 and adding))
         if first == MEMBERS_IN and isinstance(op.fact, RoleFact) and deny_only(op.fact.name):
             first = MEMBERS_OUT  # joining a role only deny items name: narrower
         if half is not None and isinstance(op.fact, RoleFact) and deny_only(op.fact.name):

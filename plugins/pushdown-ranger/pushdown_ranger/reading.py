@@ -40,6 +40,15 @@ class Reading(Reporting):
         wanted = set(self.naming.services)
         services = list(self.api.services())
         self.problems["services"] = "\n".join(service_findings(services, wanted))
+        # a service deleted and made again (or another renamed to its name) is another
+        # service whose versions may come back to those read: nothing read of the one
+        # before stands (the last read, the definitions' answer), whatever the versions say
+        ids = tuple(
+            sorted((str(s.get("name")), str(s.get("id"))) for s in services if s.get("name") in wanted)
+        )
+        if self.service_ids is not None and ids != self.service_ids:
+            self.last, self._defs, self._ids_moved = None, None, True
+        self.service_ids = ids
         found = sorted(
             (str(s.get("name")), s.get("policyVersion"), s.get("roleVersion"))
             for s in services
@@ -54,6 +63,10 @@ class Reading(Reporting):
     #: the service definitions' answer kept (:meth:`defs_at`): (pushdown's services' policy
     #: versions read before it, the deny option per service, the implied grants)
     _defs: tuple[tuple[tuple[str, int], ...], dict[str, bool], Implied] | None = None
+    #: pushdown's services' ids, as last listed (:meth:`versions`), and whether they moved
+    #: since the last bulk read (:meth:`_read`): a read-back then reads everything too
+    service_ids: tuple[tuple[str, str], ...] | None = None
+    _ids_moved: bool = False
 
     def read(self, model: Model, scope: Resolved) -> RangerSnapshot:
         """The last snapshot while the versions stand; the deny option and the implied grants
@@ -120,6 +133,7 @@ class Reading(Reporting):
         return deny, tuple(sorted(implied, key=lambda t: (t[0], t[1])))
 
     def _read(self, versions: tuple[tuple[str, Any, Any], ...], deny: Mapping[str, bool]) -> RangerSnapshot:
+        self._ids_moved = False
         services = frozenset(name for name, _, _ in versions if name)
         ours = self.naming.ours
         policies: dict[tuple[str, Any], Json] = {}

@@ -241,6 +241,17 @@ def test_random_batches_of_changes_are_never_wider_on_the_way(capsys: pytest.Cap
         batch=[("grant", "r1", "catalog c", "MODIFY_TABLE", "DENY"), ("role_user", "r1", "u3", True)],
         both=None,
     )
+    # u3 joins r1, whose new deny on c.s2.b replaces r2's deny there in one policy: that
+    # change written whole before u3 joined, r2's deny went first (u3 selected s2.b)
+    @example(
+        before=[],
+        batch=[
+            ("grant", "r1", "catalog c", "USE_CATALOG", "ALLOW"),
+            ("role_user", "r1", "u3", True),
+            ("grant", "r1", "table c.s2.b", "MODIFY_TABLE", "DENY"),
+        ],
+        both=None,
+    )
     # u1 joins r1 and r2 at once, r2 now allowed to modify what r1 denies modifying (c.s1.a)
     # and r1 allowed to select what r2 denies selecting: a cycle, no order of joins is safe
     @example(
