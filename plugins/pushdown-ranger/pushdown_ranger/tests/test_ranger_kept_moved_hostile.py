@@ -8,7 +8,8 @@ another thread (the one kept memo taken from the backend's, its sets made again)
 Every answer :func:`factsets.known` gives in the run (the plan's diff, the implied-grants
 check, the read's index) equals the two set differences over every fact; every pair of
 of the latest compiles and the first (records replaced, kept sets moved twice or more
-between them), compared from another thread, does too; before each scoped sync its plan
+between them), compared from another thread while the next sync moves the kept roles,
+does too; before each scoped sync its plan
 equals a fresh backend's, after it a fresh backend's full plan is empty and Ranger's own
 engine decides every user as the evaluator does. The kept roles' steps were used (not
 vacuous): the kept roles are spread (the tests' ``SPREAD_FROM`` is 0)."""
@@ -104,9 +105,11 @@ class Watch:
         # the compile calls joined by the name it imported
         monkeypatch.setattr(desired, "joined", kept)
 
-    def every_pair(self) -> None:
+    def every_pair(self) -> Callable[[], None]:
         """Every pair of the latest five compiles and the first one (sets remembered, or
-        not any more), compared both ways from another thread."""
+        not any more), compared both ways (several times) from another thread, started:
+        waited for and checked by the function returned (the caller syncs meanwhile, moving
+        the kept roles and the steps remembered)."""
         made = self.made
         latest = [*made[:1], *made[-5:]]
         pairs = [(old, new) for i, old in enumerate(latest) for new in latest[i + 1 :]]
@@ -114,7 +117,7 @@ class Watch:
 
         def compare() -> None:
             try:
-                for old, new in pairs:
+                for old, new in pairs * 5:
                     a, b = factsets.whole(old), factsets.whole(new)
                     assert factsets.differ(old, new) == (a - b, b - a)
                     assert factsets.differ(new, old) == (b - a, a - b)
@@ -123,8 +126,12 @@ class Watch:
 
         thread = threading.Thread(target=compare)
         thread.start()
-        thread.join()
-        assert not errors, errors
+
+        def join() -> None:
+            thread.join()
+            assert not errors, errors
+
+        return join
 
 
 def aside(keep: bool, check: Callable[..., object], *args: Any) -> None:
@@ -158,8 +165,8 @@ def play(standin: Standin, batches: list[tuple[list[tuple[Any, ...]], str]], wat
             thread = threading.Thread(target=compile_with, args=(other_start().model, "identity", None, None))
             thread.start()
             thread.join()
+        compared = watch.every_pair()  # in another thread, while this one compiles and syncs
         got = planner.plan(backend, model, scope)
-
         aside(how != "two", same_plan, standin, model, scope, got, why)
         if how == "refused":  # the writes after the first refused: the sync stops there
             standin.faults.fail_next(50, 400)
@@ -170,7 +177,8 @@ def play(standin: Standin, batches: list[tuple[list[tuple[Any, ...]], str]], wat
             finally:
                 standin.faults.clear()
         reconcile(backend, model, Scope.everything() if how == "full" else scope)
-        watch.every_pair()
+        compared()
+        watch.every_pair()()  # with this sync's compiles
         aside(how != "two", lambda: judged(standin, backend_for(standin), model, USERS, why))  # noqa: B023
 
 
