@@ -6,13 +6,13 @@ now and then a full sync, a refused write mid-sync, or a compile of another mode
 another thread (the one kept memo taken from the backend's, its sets made again).
 
 Every answer :func:`factsets.known` gives in the run (the plan's diff, the implied-grants
-check, the read's index) equals the two set differences over every fact; every pair of
-of the latest compiles and the first (records replaced, kept sets moved twice or more
-between them), compared from another thread while the next sync moves the kept roles,
-does too; before each scoped sync its plan
-equals a fresh backend's, after it a fresh backend's full plan is empty and Ranger's own
-engine decides every user as the evaluator does. The kept roles' steps were used (not
-vacuous): the kept roles are spread (the tests' ``SPREAD_FROM`` is 0)."""
+check, the read's index) equals the two set differences over every fact; so does every
+pair of the latest compiles and the first (records replaced, kept sets moved twice or
+more between them), compared from another thread while the next sync moves the kept
+roles. Before each scoped sync its plan equals a fresh backend's; after it a fresh
+backend's full plan is empty and Ranger's own engine decides every user as the evaluator
+does. The kept roles' steps were used (not vacuous): the kept roles are spread (the
+tests' ``SPREAD_FROM`` is 0)."""
 
 from __future__ import annotations
 
