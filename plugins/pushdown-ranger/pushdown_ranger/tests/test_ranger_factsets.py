@@ -274,3 +274,48 @@ def test_a_spread_set_unpickled_under_other_hashes_holds_its_facts(tmp_path: obj
         env = {**__import__("os").environ, "PYTHONHASHSEED": seed}
         done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr[-2000:]
+
+
+class _Twin:
+    """A fact whose hash it shares with many others (one :class:`factsets.Spread` slot)."""
+
+    def __init__(self, name: str, hashed: int) -> None:
+        self.name, self.hashed = name, hashed
+
+    def __hash__(self) -> int:
+        return self.hashed
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Twin) and other.name == self.name
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return _Twin, (self.name, self.hashed)
+
+
+def test_kept_sets_moved_with_colliding_hashes_and_copies_answer_as_the_set_differences() -> None:
+    """Kept sets spread over facts sharing a few hashes (many facts in one slot, equal
+    hashes apart), moved with a fact that leaves and joins in one step, one gone that was
+    never there, and one added twice; a spread set copied or pickled (another object: no
+    step is remembered for it): every pair of sets joined from them, the kept roles' steps
+    used, answers as the set differences."""
+    import copy
+    import pickle
+
+    rng = random.Random(32)
+    pool = [_Twin(f"f{i}", rng.choice((0, 1, 64, 4096, -1))) for i in range(60)]
+    kept: factsets.Spread = factsets.Spread.of(frozenset(pool[:30]))
+    made = [factsets.joined(kept, frozenset(rng.sample(pool, 3)))]  # type: ignore[arg-type]
+    for _ in range(300):
+        both = rng.choice(pool)
+        gone = frozenset([*rng.sample(pool, 2), both])
+        added = frozenset([*rng.sample(pool, 2), both])
+        moved = kept.moved(gone, added)
+        assert moved.whole() == (kept.whole() - gone) | added
+        kept = factsets.kept_moved(moved, kept, gone, added)
+        if rng.random() < 0.1:
+            kept = copy.copy(kept) if rng.random() < 0.5 else pickle.loads(pickle.dumps(kept))
+        made.append(factsets.joined(kept, frozenset(rng.sample(pool, 3))))  # type: ignore[arg-type]
+        for old in made[-6:-1]:
+            for a, b in ((old, made[-1]), (made[-1], old)):
+                wa, wb = frozenset(a), frozenset(b)
+                assert factsets.differ(a, b) == (wa - wb, wb - wa)
