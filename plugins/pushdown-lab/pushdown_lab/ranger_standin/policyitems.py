@@ -260,9 +260,7 @@ class RoleBook:
         """The role objects of this book's version (every role: estate-sized), in the order
         they were given, then the roles a move added in id order."""
         lineage, version = self._lineage, self.version
-        changed = {
-            key: lineage.read(history, (3, key), version) for key, history in lineage.objects.items()
-        }
+        changed = {key: lineage.read(history, (3, key), version) for key, history in lineage.objects.items()}
         kept = [r for r in lineage.base if changed.get(_role_key(r), _MISSING) is _MISSING]
         moved = [r for r in changed.values() if r is not _MISSING and r is not None]
         if all("id" in r for r in [*kept, *moved]):
