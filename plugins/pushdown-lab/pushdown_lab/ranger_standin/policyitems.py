@@ -203,9 +203,9 @@ class RoleBook:
                 for member in role.get(kind) or []:
                     index.setdefault(str(member.get("name")), set()).add(name)
         self._lineage = _Lineage(listed)
-        for index, names in zip(self._lineage.indexes, built, strict=True):
-            for key, held in names.items():
-                index[key] = [(0, frozenset(held))]
+        for table, names in zip(self._lineage.indexes, built, strict=True):
+            for member, held in names.items():
+                table[member] = [(0, frozenset(held))]
         self.version = 0
         #: the entries the move that made this book wrote (0 for a built book)
         self.touched = 0
@@ -219,7 +219,7 @@ class RoleBook:
         if history is not None and history[-1][0] <= self.version:
             return history[-1][1]  # type: ignore[no-any-return]
         found = self._lineage.read(history, (index, key), self.version)
-        return _NOTHING if found is _MISSING else found  # type: ignore[no-any-return]
+        return _NOTHING if found is _MISSING else found
 
     def moved(self, gone: Iterable[dict[str, Any]], added: Iterable[dict[str, Any]]) -> RoleBook:
         """A new book: this one without the roles ``gone`` and with the roles ``added`` (the
@@ -249,8 +249,8 @@ class RoleBook:
         version = lineage.head + 1
         for (index, key), names in changes.items():
             lineage.put(lineage.indexes[index], (index, key), version, frozenset(names))
-        for key, role in objects.items():
-            lineage.put(lineage.objects, (3, key), version, role)
+        for key, now in objects.items():
+            lineage.put(lineage.objects, (3, key), version, now)
         lineage.head = version
         book = object.__new__(RoleBook)
         book._lineage, book.version, book.touched = lineage, version, len(changes) + len(objects)
