@@ -188,7 +188,7 @@ class Reuse:
         return [evaluator for _, evaluator in fresh.values()]
 
     def book_of(self, roles: list[dict[str, Any]]) -> RoleBook:
-        if self.book is not None and self.roles.keys() == set(map(id, roles)):
+        if self.book is not None and self.book.is_head() and self.roles.keys() == set(map(id, roles)):
             return self.book  # the same objects (those kept are alive: an id kept is its object)
         now = {id(r): r for r in roles}
         if self.book is None or not self.book.is_head():
