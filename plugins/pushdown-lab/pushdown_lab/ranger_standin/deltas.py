@@ -15,7 +15,8 @@ write histories):
 * Ranger's reuse of resource matchers across policy types (the first matcher built for an
   equal policy resource, in download order) is kept per element key with every policy
   that builds one, so a policy whose key's first builder changed gets its evaluator again;
-* the role book is moved by the changed roles (``RoleBook.moved``).
+* the role book is moved by the changed roles (``RoleBook.moved``: the entries of their
+  members alone, a new version of a lineage the old book keeps reading its own version of).
 
 Only an engine without security zones is moved (a zone's engine reuses the matchers of
 policies outside it, and a zone change moves every engine of its services): the stand-in
@@ -148,6 +149,8 @@ def moved(
     state = engine.take_delta_state()
     if state is None or json.dumps(service_def, sort_keys=True, default=str) != state.definition:
         return None
+    if roles and not engine.role_book.is_head():
+        return None  # its book was moved from already (only the newest is moved): build afresh
     touched: set[tuple[Any, ...]] = set()
     redo: set[int] = set()
     for pid, now in policies.items():
@@ -211,7 +214,6 @@ def moved(
             # an id kept keeps its place, a new one is the largest yet: still in id order
             state.roles[rid] = now
             added.append(now)
-    listed = engine.roles
     if gone or added:
-        book, listed = book.moved(gone, added), list(state.roles.values())
-    return engine.moved_to(evaluators, index, book, listed, state)
+        book = book.moved(gone, added)  # the entries of the changed roles' members alone
+    return engine.moved_to(evaluators, index, book, state)

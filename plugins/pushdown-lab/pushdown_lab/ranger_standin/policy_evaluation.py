@@ -188,11 +188,11 @@ class Reuse:
         return [evaluator for _, evaluator in fresh.values()]
 
     def book_of(self, roles: list[dict[str, Any]]) -> RoleBook:
-        if self.book is not None and self.roles.keys() == set(map(id, roles)):
+        if self.book is not None and self.book.is_head() and self.roles.keys() == set(map(id, roles)):
             return self.book  # the same objects (those kept are alive: an id kept is its object)
         now = {id(r): r for r in roles}
-        if self.book is None:
-            book = RoleBook(roles)
+        if self.book is None or not self.book.is_head():
+            book = RoleBook(roles)  # none yet, or an engine's move went on from it: built afresh
         else:
             # the objects kept are alive, so an id both here and now is the same object
             gone = [r for k, r in self.roles.items() if k not in now]
@@ -239,8 +239,8 @@ class ServicePolicies:
     ) -> None:
         policies = list(policies)
         self.service_def = service_def
-        self.roles = list(roles)
-        self.role_book = RoleBook(self.roles) if reuse is None else reuse.book_of(self.roles)
+        self._roles: list[dict[str, Any]] | None = list(roles)
+        self.role_book = RoleBook(self._roles) if reuse is None else reuse.book_of(self._roles)
         self.super_users, self.super_groups = frozenset(super_users), frozenset(super_groups)
         self.excluded_users, self.excluded_groups, self.excluded_roles = (
             frozenset(x) for x in audit_excluded
@@ -271,6 +271,14 @@ class ServicePolicies:
         if not built_before and not zone_resources:
             self._delta_from = (definition, policies)
 
+    @property
+    def roles(self) -> list[dict[str, Any]]:
+        """The role objects this engine was built from or moved to (listed when first asked
+        for after a move: a move does not list every role)."""
+        if self._roles is None:
+            self._roles = self.role_book.role_objects()
+        return self._roles
+
     def take_delta_state(self) -> DeltaState | None:
         """What :func:`~pushdown_lab.ranger_standin.deltas.moved` moves this engine from, handed
         over once (None after that, or for a zone's engine)."""
@@ -299,13 +307,14 @@ class ServicePolicies:
         evaluators: list[PolicyEvaluator],
         index: _Index,
         book: RoleBook,
-        roles: list[dict[str, Any]],
         state: DeltaState,
     ) -> ServicePolicies:
-        """A new engine with this one's settings and the given parts (for ``moved``)."""
+        """A new engine with this one's settings and the given parts (for ``moved``; its
+        role objects are the book's, listed when asked for)."""
         engine = copy.copy(self)
         engine.evaluators, engine.index = evaluators, index
-        engine.role_book, engine.roles = book, roles
+        if book is not self.role_book:
+            engine.role_book, engine._roles = book, None
         engine._delta, engine._delta_from = state, None
         return engine
 
