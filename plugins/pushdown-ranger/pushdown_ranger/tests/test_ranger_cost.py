@@ -123,6 +123,21 @@ class CountedKids(dict[ObjectRef, set[ObjectRef]]):
         return super().get(key, default)
 
 
+def standin_backend(standin: Any, mapper: Mapper) -> RangerBackend:
+    """A Ranger backend on ``standin``, its hive, hdfs and kafka services made."""
+    for service in ("hive", "hdfs", "kafka"):
+        standin.create_service(service, service)
+    user, password = standin.auth
+    context = BackendContext(
+        "rg",
+        {"url": standin.url, "user": user},
+        secret=lambda key: password if key == "password" else None,
+        map_principal=mapper,
+        mapping_stable=lambda: True,  # no plugin implements the mapping hook
+    )
+    return RangerBackend(context)
+
+
 def ranger_estate(scale: int) -> Model:
     """:func:`tests.costs.estate` in the Ranger catalog ``c``, each table in a schema of its
     own; as bench_ranger's roles, each holds the catalog's gate too (every role then decides
@@ -480,17 +495,7 @@ def synced_changes(
     do(model, ch.grant_role(model, "base", Principal.user("newcomer")))
     out: list[Synced] = []
     with Standin() as standin:
-        for service in ("hive", "hdfs", "kafka"):
-            standin.create_service(service, service)
-        user, password = standin.auth
-        context = BackendContext(
-            "rg",
-            {"url": standin.url, "user": user},
-            secret=lambda key: password if key == "password" else None,
-            map_principal=mapper,
-            mapping_stable=lambda: True,  # no plugin implements the mapping hook
-        )
-        backend = RangerBackend(context)
+        backend = standin_backend(standin, mapper)
         reconcile(backend, model, Scope.everything())
         # a scoped sync with nothing to do first, as a daemon's syncs follow one another: what
         # is worked out once per policy as read (its database) is then kept, as after any
@@ -527,7 +532,7 @@ def synced_changes(
             )
             # the facts kept after the writes (those answered put in place) are a read's
             assert backend.last is not None
-            fresh = RangerBackend(context)
+            fresh = RangerBackend(backend.context)
             assert fresh._read(fresh.versions(), fresh.defs_now()[0]).facts == backend.last.facts
         _, seen = backend.discover(model, None)
         standin.reset_log()
@@ -782,17 +787,7 @@ def joined_role(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int, 
 
     model = alone_in_roles(scale)
     with Standin() as standin:
-        for service in ("hive", "hdfs", "kafka"):
-            standin.create_service(service, service)
-        user, password = standin.auth
-        context = BackendContext(
-            "rg",
-            {"url": standin.url, "user": user},
-            secret=lambda key: password if key == "password" else None,
-            map_principal=Mapper(),
-            mapping_stable=lambda: True,  # no plugin implements the mapping hook
-        )
-        backend = RangerBackend(context)
+        backend = standin_backend(standin, Mapper())
         reconcile(backend, model, Scope.everything())
         events = ch.grant_role(model, "r1", Principal.user("newcomer"))
         do(model, events)
@@ -809,7 +804,7 @@ def joined_role(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int, 
         assert backend._compiled is not None
         focus = backend._compiled[0][3]  # type: ignore[index]
         databases = len(focus) if focus is not None else -1
-        fresh = RangerBackend(context)
+        fresh = RangerBackend(backend.context)
         assert planner.plan(fresh, copy.deepcopy(model), Scope.everything()).empty
     deciding = len(deciding_users(model, [ObjectRef.parse("schema c.a")]))
     return databases, counts.classes, looked[0], len(plan.ops), deciding
@@ -1026,17 +1021,7 @@ def roster_walked(scale: int, *, changes: int = 3) -> tuple[int, int, int, int, 
     model = ranger_estate(scale)
     walked = [0, 0]
     with Standin() as standin:
-        for service in ("hive", "hdfs", "kafka"):
-            standin.create_service(service, service)
-        user, password = standin.auth
-        context = BackendContext(
-            "rg",
-            {"url": standin.url, "user": user},
-            secret=lambda key: password if key == "password" else None,
-            map_principal=Mapper(),
-            mapping_stable=lambda: True,  # no plugin implements the mapping hook
-        )
-        backend = RangerBackend(context)
+        backend = standin_backend(standin, Mapper())
         model.users = WalkedUsers(model.users, walked)  # type: ignore[assignment]
         model.roles = WalkedRoles(model.roles, walked)
         reconcile(backend, model, Scope.everything())
@@ -1051,7 +1036,7 @@ def roster_walked(scale: int, *, changes: int = 3) -> tuple[int, int, int, int, 
             reconcile(backend, model, Scope.union(scope_of(e) for e in events))
         visited, diffed = factsets.visited - visited, backend._apart.visited - diffed
         assert backend.last is not None
-        fresh = RangerBackend(context)
+        fresh = RangerBackend(backend.context)
         assert fresh._read(fresh.versions(), fresh.defs_now()[0]).facts == backend.last.facts
     return walked[0], walked[1], visited, len(model.users), len(backend.last.facts), diffed
 
@@ -1133,17 +1118,7 @@ def moved_for_memberships(scale: int, *, changes: int = 3) -> tuple[int, int, in
 
     model = ranger_estate(scale)
     with Standin() as standin:
-        for service in ("hive", "hdfs", "kafka"):
-            standin.create_service(service, service)
-        user, password = standin.auth
-        context = BackendContext(
-            "rg",
-            {"url": standin.url, "user": user},
-            secret=lambda key: password if key == "password" else None,
-            map_principal=Mapper(),
-            mapping_stable=lambda: True,  # no plugin implements the mapping hook
-        )
-        backend = RangerBackend(context)
+        backend = standin_backend(standin, Mapper())
         reconcile(backend, model, Scope.everything())
         first = ch.grant_privileges(model, "r2", ObjectRef.parse("table c.s2.t2"), ["MODIFY_TABLE"])
         do(model, first)
@@ -1160,7 +1135,7 @@ def moved_for_memberships(scale: int, *, changes: int = 3) -> tuple[int, int, in
             assert not plan.empty  # the role's Ranger role takes the member
         visited, diffed = factsets.visited - visited, backend._apart.visited - diffed
         assert backend.last is not None
-        fresh = RangerBackend(context)
+        fresh = RangerBackend(backend.context)
         assert fresh._read(fresh.versions(), fresh.defs_now()[0]).facts == backend.last.facts
     return visited, diffed, len(backend.last.facts)
 
@@ -1209,17 +1184,7 @@ def copied_for_one_table(scale: int, *, changes: int = 3) -> tuple[int, int, int
 
     model = ranger_estate(scale)
     with Standin() as standin:
-        for service in ("hive", "hdfs", "kafka"):
-            standin.create_service(service, service)
-        user, password = standin.auth
-        context = BackendContext(
-            "rg",
-            {"url": standin.url, "user": user},
-            secret=lambda key: password if key == "password" else None,
-            map_principal=Mapper(),
-            mapping_stable=lambda: True,  # no plugin implements the mapping hook
-        )
-        backend = RangerBackend(context)
+        backend = standin_backend(standin, Mapper())
         reconcile(backend, model, Scope.everything())
         first = ch.grant_privileges(model, "r2", ObjectRef.parse("table c.s2.t2"), ["MODIFY_TABLE"])
         do(model, first)
@@ -1237,7 +1202,7 @@ def copied_for_one_table(scale: int, *, changes: int = 3) -> tuple[int, int, int
             compiled[0] += _unshared(desired, backend._compiled[1].facts)
         copied = getattr(factsets, "copied", 0) - copied
         assert backend.last is not None
-        fresh = RangerBackend(context)
+        fresh = RangerBackend(backend.context)
         assert fresh._read(fresh.versions(), fresh.defs_now()[0]).facts == backend.last.facts
     return read[0], compiled[0], copied, len(backend.last.facts)
 
@@ -1498,17 +1463,7 @@ def implied_indexed(scale: int) -> tuple[int, int, int]:
         for schema in read:
             do(model, ch.grant_privileges(model, f"r{i}", schema, ["SELECT_TABLE"]))
     with Standin() as standin:
-        for service in ("hive", "hdfs", "kafka"):
-            standin.create_service(service, service)
-        user, password = standin.auth
-        context = BackendContext(
-            "rg",
-            {"url": standin.url, "user": user},
-            secret=lambda key: password if key == "password" else None,
-            map_principal=Mapper(),
-            mapping_stable=lambda: True,  # no plugin implements the mapping hook
-        )
-        backend = RangerBackend(context)
+        backend = standin_backend(standin, Mapper())
         reconcile(backend, model, Scope.everything())
         assert backend.last is not None
         pairs = sum(
@@ -1523,7 +1478,7 @@ def implied_indexed(scale: int) -> tuple[int, int, int]:
             do(model, events)
             reconcile(backend, model, Scope.union(scope_of(e) for e in events))
         steps = compiling_all.indexed - steps
-        fresh = RangerBackend(context)
+        fresh = RangerBackend(backend.context)
         assert fresh._read(fresh.versions(), fresh.defs_now()[0]).facts == backend.last.facts
     return steps, pairs, len(model.roles)
 
@@ -1585,17 +1540,7 @@ def setup_of_grants(scale: int, monkeypatch: pytest.MonkeyPatch, *, changes: int
         return user_role(self, name)
 
     with Standin() as standin:
-        for service in ("hive", "hdfs", "kafka"):
-            standin.create_service(service, service)
-        user, password = standin.auth
-        context = BackendContext(
-            "rg",
-            {"url": standin.url, "user": user},
-            secret=lambda key: password if key == "password" else None,
-            map_principal=Mapper(),
-            mapping_stable=lambda: True,  # no plugin implements the mapping hook
-        )
-        backend = RangerBackend(context)
+        backend = standin_backend(standin, Mapper())
         kept: list[Any] = []  # the sets handed over, kept alive: no other can take their id
         with monkeypatch.context() as m:
             m.setattr(decide_compiler, "compilable", counted_check)
@@ -1618,7 +1563,7 @@ def setup_of_grants(scale: int, monkeypatch: pytest.MonkeyPatch, *, changes: int
                 assert backend.last is not None
                 counts[4] += 0 if backend.last.roles is roles else len(backend.last.roles)
         assert backend.last is not None
-        fresh = RangerBackend(context)
+        fresh = RangerBackend(backend.context)
         assert fresh._read(fresh.versions(), fresh.defs_now()[0]).facts == backend.last.facts
         assert fresh.with_findings(backend.last, model).findings == backend.last.findings
     return (*counts, len(backend.seen_users))
