@@ -31,6 +31,8 @@ MAX_NAME = 128
 
 def has_control(text: str) -> bool:
     """True when ``text`` holds a control character, a line separator or a lone surrogate."""
+    if text.isascii():  # the only refused ASCII are the controls (Cc), the ones not printable
+        return not text.isprintable()
     return any(unicodedata.category(ch) in REFUSED_CATEGORIES for ch in text)
 
 

@@ -23,13 +23,15 @@ class Following(AccessControl):
 
     ``reload()`` reads the store again (each full reconcile does: the store is the truth)."""
 
-    def _refresh(self) -> None:
-        if self.store.get_meta("metalake") not in (None, self._model.metalake):
+    def _refresh(self) -> tuple[int, str | None]:
+        name = self.store.get_meta("metalake")
+        if name not in (None, self._model.metalake):
             self.reload()
-            return
+            return self._seq, name
         for seq, event in self.store.events_since(self._seq):
             self._model.apply(event)
             self._seq = seq
+        return self._seq, name
 
     def reload(self) -> None:
         self._model, self._seq = self.store.snapshot()  # as of one commit, never torn

@@ -39,7 +39,8 @@ def shown_target(operation: str, target: str) -> str:
 
 @dataclass
 class Call:
-    ac: AccessControl
+    #: the core as the server holds it; handlers read through :attr:`ac`
+    core: AccessControl
     user: str
     request_id: str
     params: Mapping[str, str]
@@ -52,6 +53,15 @@ class Call:
     def body(self) -> Any:
         return shapes.parse_json(self.raw_body)
 
+    @cached_property
+    def ac(self) -> AccessControl:
+        """The core as this request reads it (:meth:`AccessControl.reader`): the store's
+        position read once, at the first use (a request that reads nothing reads nothing),
+        so every lookup of the request is as of one read, never older than any commit
+        answered before the request arrived; a change through :meth:`acting` reads the store
+        again, and what the request reads after it includes it."""
+        return self.core.reader()
+
     @property
     def model(self) -> Model:
         return self.ac.model
@@ -59,7 +69,7 @@ class Call:
     def acting(self) -> AccessControl:
         """The core acting as the caller: every change checked, then recorded with its author."""
         self.changed = True
-        return self.ac.acting(self.user, via="rest", request=self.request_id)
+        return self.core.acting(self.user, via="rest", request=self.request_id)
 
     # -- the served metalake ------------------------------------------------------------
 
@@ -73,8 +83,7 @@ class Call:
         metalake nor a service admin gets the same refusal whether the named metalake
         exists or not; a service admin learns that it does not exist (404)."""
         wanted = self.params["metalake"]
-        info = self.ac.metalake()
-        served = info.exists and info.name == wanted
+        served = self.ac.metalake_name() == wanted
         member = self.user in self.ac.decision_model().users  # the directory's members too
         if not (served and member) and not self.service_admin():
             raise problems.refused(self.user, "use", f"metalake {wanted}")
@@ -93,10 +102,13 @@ class Call:
         return self._evaluator().authorize(self.user, operation, target, explain=False).allowed
 
     def check(self, operation: str, target: Target) -> None:
-        """Refuse (403) unless the caller may perform ``operation`` on ``target``."""
-        decision = self._evaluator().authorize(self.user, operation, target)
-        if decision.allowed:
+        """Refuse (403) unless the caller may perform ``operation`` on ``target``. Decided
+        without a trace; a refusal is decided again with one, for the log (and refused
+        whatever that says)."""
+        ev = self._evaluator()
+        if ev.authorize(self.user, operation, target, explain=False).allowed:
             return
+        decision = ev.authorize(self.user, operation, target)
         failed = [
             step.text for step in decision.trace if not step.ok and step.text not in ("all of:", "any of:")
         ]

@@ -19,6 +19,7 @@ Json = dict[str, Any]
 
 def role_json(call: Call, role: str, metalake: str) -> Json:
     by_object: dict[ObjectRef, list[tuple[Privilege, Condition]]] = {}
+    # in the grants' order (object first): the objects come out sorted too
     for grant in sorted(call.model.roles.get(role, ())):
         by_object.setdefault(grant.object, []).append((grant.privilege, grant.condition))
     objects = [
@@ -27,7 +28,7 @@ def role_json(call: Call, role: str, metalake: str) -> Json:
             "type": ref.type.value,
             "privileges": [shapes.privilege_json(p, c) for p, c in privs],
         }
-        for ref, privs in sorted(by_object.items())
+        for ref, privs in by_object.items()
     ]
     return {"name": role, "properties": {}, "securableObjects": objects, "audit": call.audit("role", role)}
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from pushdown.app.rest import metalakes, objects, owners, principals, roles
@@ -34,7 +35,7 @@ class Route:
     #: True when the route changes the model (the backend workers are woken after it)
     writes: bool = False
 
-    @property
+    @cached_property
     def segments(self) -> tuple[str, ...]:
         inner = self.template.strip("/")
         return tuple(inner.split("/")) if inner else ()

@@ -84,6 +84,9 @@ class Base:
     #: only the source's own changes (an actor with via "source") are made; every other is
     #: refused with :class:`Followed`
     follows: str | None = None
+    #: a :meth:`reader` view's read of the store's (journal position, metalake name); None
+    #: on every other view, which reads them again before each use of the model
+    _seen: tuple[int, str | None] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._shared = Shared(*self.store.snapshot())
@@ -133,6 +136,18 @@ class Base:
     def _as(self, actor: Actor) -> Self:
         view = copy.copy(self)
         view.actor = actor
+        view._seen = None
+        return view
+
+    def reader(self) -> Self:
+        """A view for one read (a request of ``pushdown serve``): the store's position and
+        the metalake's name are read once, now, and the model reloaded if another process
+        moved them; the view's model and decisions then come from memory, asking the store
+        nothing more. They are never older than that read: the model in memory is only ever
+        replaced by a newer one (this process's own commits publish theirs). Its
+        :meth:`acting` views, and every change, read the store as any view does."""
+        view = copy.copy(self)
+        view._seen = self._refresh()
         return view
 
     def _lease(self, backend: str) -> AbstractContextManager[object]:
@@ -172,14 +187,17 @@ class Base:
 
     @property
     def model(self) -> Model:
-        self._refresh()
+        if self._seen is None:  # a reader view read the store when it was made
+            self._refresh()
         return self._model
 
-    def _refresh(self) -> None:
-        """Another process may have written: reload when the journal or the name moved."""
+    def _refresh(self) -> tuple[int, str | None]:
+        """Another process may have written: reload when the journal or the name moved.
+        The store's (journal position, metalake name) as read."""
         last, name = self.store.version()
         if last != self._seq or name not in (None, self._model.metalake):
             self._shared.publish(*self.store.snapshot())  # as of one commit, never torn
+        return last, name
 
     def _decisions_on(self, model: Model) -> Model:
         return self._shared.view.of(model)

@@ -30,6 +30,11 @@ class Metalakes(Syncing):
             name or self.model.metalake, meta.get("metalake_comment"), props, name is not None
         )
 
+    def metalake_name(self) -> str | None:
+        """The served metalake's name, None until one was created: as a :meth:`reader`
+        view read it, else read now (one query)."""
+        return self.store.version()[1] if self._seen is None else self._seen[1]
+
     def create_metalake(
         self, name: str, comment: str | None = None, properties: dict[str, str] | None = None
     ) -> ChangeResult:
