@@ -50,7 +50,6 @@ from harness.report import Report
 from pushdown_lab.ranger_standin import Standin
 from pushdown_ranger.backend import RangerBackend
 
-from pushdown.app.daemon.worker import settle
 from pushdown.host.plugins import Hooks
 from pushdown.model import changes as ch
 from pushdown.model import events as ev
@@ -214,9 +213,8 @@ def main() -> int:
     parser.add_argument(
         "--gc-freeze",
         action="store_true",
-        help="collect, then gc.freeze(), after the full sync and again after each change's sync"
-        " (untimed), as the daemon's worker settles when idle ([daemon] freeze): the cyclic"
-        " collector then no longer walks the estate's objects inside a change's sync",
+        help="gc.freeze() after the full sync (as a daemon may after loading its model): the"
+        " cyclic collector then no longer walks the estate's objects on every collection",
     )
     parser.add_argument(
         "--growth",
@@ -310,11 +308,12 @@ def run(
     else:
         PerPrivilege(floor).roles(model, only=("r1",))
         report.note("the per-privilege shape is not run over the estate (minutes at this size)")
-    report.row("gc.freeze() after the full sync and after each change (the daemon's settle)", freeze)
+    report.row("gc.freeze() after the full sync", freeze)
     if freeze:
-        settle()
+        gc.collect()
+        gc.freeze()
     changed(report, model, ours, backend, floor)
-    found = enforced(report, model, backend, ours, freeze)
+    found = enforced(report, model, backend, ours)
 
     report.section("3. a no-op sync")
     ours.reset_log()
@@ -415,22 +414,11 @@ GRANTS, MEMBERSHIPS = 50, 10
 
 
 def enforced(
-    report: Report, model: Model, backend: RangerBackend, ours: Standin, freeze: bool = False
+    report: Report, model: Model, backend: RangerBackend, ours: Standin
 ) -> dict[str, dict[str, float]]:
     """Commit -> enforced: each change applied to the model, synced over its scope, then the
     stand-in's engine asked until it answers as the model now does (the policy it serves);
-    at the end Ranger 2.9's own engine (the lab's judge) is asked the same questions.
-    ``freeze``: after each change (untimed) the process settles as the daemon's worker does
-    when idle after a sync (:func:`pushdown.app.daemon.worker.settle`); each settle is timed
-    apart and reported."""
-    settles: list[float] = []
-
-    def settled() -> None:
-        if freeze:
-            t0 = time.perf_counter()
-            settle()
-            settles.append(time.perf_counter() - t0)
-
+    at the end Ranger 2.9's own engine (the lab's judge) is asked the same questions."""
     schemas, tables, roles = sizes_of(model)
     # roles held by one user only, with no DENY: r<i> for i % 10 not in (0, 1)
     picks = [i for i in range(roles) if i % 10 not in (0, 1)]
@@ -452,13 +440,11 @@ def enforced(
                 question,
             )
         )
-        settled()
         asked.append(question)
     joiners = [f"joiner{k}" for k in range(MEMBERSHIPS)]
     for name in joiners:  # users first, synced apart (not timed)
         events = apply(model, ch.add_user(model, name))
         reconcile(backend, model, Scope.union(scope_of(e) for e in events))
-    settled()
     member_times: list[tuple[float, float, float, float]] = []
     for k, name in enumerate(joiners):
         i = picks[(k * 11 + 3) % len(picks)]
@@ -473,13 +459,7 @@ def enforced(
                 question,
             )
         )
-        settled()
         asked.append(question)
-    if settles:
-        report.row(
-            "the settle after each change (untimed in its change), p50 / max ms",
-            f"{_pct(settles, 50) * 1000:.2f} / {max(settles) * 1000:.1f}",
-        )
     found: dict[str, dict[str, float]] = {}
     for label, times in (
         ("ALLOW MODIFY_TABLE on a table to a role", grant_times),

@@ -524,38 +524,3 @@ def test_a_daemon_process_freezes_its_model_after_a_full_reconcile_unless_told_n
         assert _metric(port, FROZEN) == 0
     assert gc.get_freeze_count() == 0  # this process (the caller's) was never frozen
     assert d.term() == 0
-
-
-SETTLES = 'pushdown_daemon_settles_total{backend="demo"}'
-PENDING_OK = 'pushdown_reconciles_total{backend="demo",kind="pending",result="ok"}'
-
-
-def test_a_daemon_process_settles_again_when_idle_after_a_sync(
-    home: Path, daemons: list[DaemonProcess]
-) -> None:
-    """What a sync keeps for the next one (a backend's last read, the followed model's new
-    objects) is frozen too once the worker is idle after it: a collection of the oldest
-    generation then walks only what later syncs make, not that state, inside whichever
-    change's sync triggers it. One settle at the full reconcile (an hour apart here), one
-    more after each sync once idle; none with ``freeze = false``."""
-    for freeze in (True, False):
-        config = home / "pushdown.toml"
-        config.write_text(CONFIG.replace('"2s"', '"1h"') + f"freeze = {str(freeze).lower()}\n")
-        d = DaemonProcess(config, home / f"d{freeze}.log")
-        daemons.append(d)
-        port = d.port()
-        wait_for(lambda: _metric(port, FULL_OK) >= 1, 60)  # noqa: B023 - waited on at once
-        wait_for(lambda: _metric(port, SETTLES) >= (2 if freeze else 0), 30)  # noqa: B023
-        at_full = _metric(port, SETTLES)
-        ac = library()
-        for k in range(3):
-            seq = ac.add_user(f"u{k}{freeze}").seqs[-1]
-            wait_for(lambda: ac.store.cursor("demo") >= seq, 60)  # noqa: B023
-            synced = _metric(port, PENDING_OK)
-            if freeze:  # the settle follows the sync that moved the cursor
-                wait_for(lambda: _metric(port, SETTLES) >= at_full + k + 1, 30)  # noqa: B023
-                assert _metric(port, FROZEN) > 1000
-        ac.close()
-        assert synced >= 1
-        assert _metric(port, SETTLES) == (at_full + 3 if freeze else 0)
-        assert d.term() == 0

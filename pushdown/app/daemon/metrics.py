@@ -92,13 +92,7 @@ class Metrics:
         )
         self.frozen = Gauge(
             "pushdown_daemon_frozen_objects",
-            "Objects the last settle froze out of the cyclic collector's walks ([daemon] freeze)",
-            registry=r,
-        )
-        self.settles = Counter(
-            "pushdown_daemon_settles",
-            "Collections then freezes ([daemon] freeze): at each full reconcile, and when idle after a sync",
-            ["backend"],
+            "Objects the last full reconcile froze out of the cyclic collector's walks ([daemon] freeze)",
             registry=r,
         )
 

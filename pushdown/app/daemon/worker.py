@@ -43,17 +43,11 @@ def thaw() -> None:
 
 
 def settle() -> None:
-    """When a full reconcile has read its model, and again when a worker is idle after a
-    sync: collect once, then freeze what is alive (the models, the backends' state kept
-    between syncs: a Ranger backend's last read and kept roles, the identity mapping) so
-    the cyclic collector no longer walks it on every collection of its oldest generation.
-    A collection of that generation otherwise lands inside whichever sync's allocation
-    triggers it: at 10,000 users and roles the state a full sync keeps took 65-95 ms to
-    walk, a change's p99. Objects made later are collected as usual; settled when idle,
-    a collection walks only what the syncs since the last settle made (under a
-    millisecond). The next full reconcile thaws everything first, so nothing frozen
-    outlives it (a frozen object dropped meanwhile is freed by its reference count; one in
-    a cycle waits for that thaw)."""
+    """When a full reconcile has read its model: collect once, then freeze what is alive
+    (the models, the backends' state kept since the last one) so the cyclic collector no
+    longer walks it on every collection of its oldest generation. Objects made later are
+    collected as usual, and the next full reconcile thaws everything first, so nothing
+    frozen outlives it."""
     gc.collect()
     gc.freeze()
 
@@ -77,8 +71,6 @@ class Worker(threading.Thread):
         self.store: Store | None = None
         #: set by the store's bell (a commit by any process of this host): look now
         self.woken = threading.Event()
-        #: a sync ran since the last :func:`settle` (with ``[daemon] freeze``)
-        self.unsettled = False
 
     # -- the loop ----------------------------------------------------------------------
 
@@ -88,8 +80,6 @@ class Worker(threading.Thread):
                 self.woken.clear()
                 started = time.monotonic()
                 self.round()
-                if self.unsettled and not self.woken.is_set():
-                    self._settle()  # idle after a sync: its objects leave the collector's walks
                 self.woken.wait(self.settings.poll)
                 # no round sooner than ``gather`` after the last one started: what else is
                 # committed meanwhile goes into the same next round, so a hundred writes a
@@ -174,9 +164,9 @@ class Worker(threading.Thread):
                 thaw()
             ac.reload()
             if self.d.freeze:  # before the sync: a commit meanwhile waits for the sync anyway
-                self._settle()
+                settle()
+                self.d.metrics.frozen.set(gc.get_freeze_count())
         started = time.monotonic()
-        self.unsettled = self.d.freeze
         try:
             results = ac.sync([self.backend], full=full, progress=self._progress)
         except Stopping:
@@ -200,12 +190,6 @@ class Worker(threading.Thread):
             self._succeeded(kind, result, started, drift=full and not journal)
         else:
             self._failed(kind, result, started)
-
-    def _settle(self) -> None:
-        settle()
-        self.unsettled = False
-        self.d.metrics.frozen.set(gc.get_freeze_count())
-        self.d.metrics.settles.labels(self.backend).inc()
 
     def _progress(self, backend: str, n: int) -> Callable[[int], None]:
         log.info("%s: applying %d operation(s)", backend, n, extra={"backend": backend, "ops": n})
