@@ -124,8 +124,10 @@ def patched(before: Mapping[K, Json], answers: Mapping[K, Json | None]) -> Mappi
     as the dict a copy with them put in would be: ``before`` itself when there are none; a
     :class:`Patched` over ``before``'s read moved by the answers alone (the answers of the
     syncs since copied, at most :data:`FOLD_AT`, not every key); a copy of every key when a
-    key of the read is deleted (a role or a policy removed: its place in the order moves) or
-    the answers since the read reach :data:`FOLD_AT` (folded into one dict again)."""
+    key of the read is deleted (a role or a policy removed: its place in the order moves), or
+    the answers since the read reach :data:`FOLD_AT` or as many as the read holds (folded
+    into one dict again: a copy of at most twice the keys written since, or one of every key
+    once per :data:`FOLD_AT` keys written)."""
     global copied
     if not answers and isinstance(before, (dict, Patched)):
         return before
@@ -148,7 +150,7 @@ def patched(before: Mapping[K, Json], answers: Mapping[K, Json | None]) -> Mappi
             fresh[key] = answer
         size += (answer is not None) - was
     else:
-        if len(fresh) < FOLD_AT:
+        if len(fresh) < min(FOLD_AT, len(base)):
             with _LOCK:
                 copied += len(fresh)
             return Patched(base, fresh, size)
