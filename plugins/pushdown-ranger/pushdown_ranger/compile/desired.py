@@ -531,6 +531,9 @@ def _pairs(
 Cover = tuple[list[str], frozenset[str]]
 #: the Ranger pairs of a choice for one access, with the choice they were named from
 Named = tuple[Cover, frozenset[Pair]]
+#: a memo's choices handed to the next (:attr:`_Memo.handed`): the choices, their index by
+#: user, and the role holders they were made from
+Handed = tuple[dict[frozenset[str], Cover], dict[str, set[frozenset[str]]], dict[str, frozenset[str]]]
 
 
 def _cover(users: frozenset[str], roles: _RolesOf, holders: dict[str, frozenset[str]]) -> Cover:
@@ -743,6 +746,10 @@ class _Memo:
     named: dict[tuple[frozenset[str], str], Named] = field(default_factory=dict)
     #: each user -> the sets of users in :attr:`covers` holding it (what a move drops)
     covering: dict[str, set[frozenset[str]]] = field(default_factory=dict)
+    #: the choices of the memo this one replaced (of the same model, naming and refused
+    #: principals: a user or role added or removed), with the role holders they were made
+    #: from: taken over by the first :meth:`kept`, moved by the holders that differ
+    handed: Handed | None = None
 
     def drop_choices(self, users: Iterable[str] | None = None) -> None:
         """The kept choices of Ranger roles (:attr:`covers`, :attr:`named`) dropped: of the
@@ -833,10 +840,24 @@ class _Memo:
         # anything else: the choices are made again (a role's holders may have moved, one
         # fitting a set of users it fitted not, or the reverse)
         self.drop_choices()
+        handed, self.handed = self.handed, None
         self.facts, self.held, self.raw, self.seen = {}, {}, {}, _Seen.of(model)
         self.frozen, self.gone, self.joined = None, [], []
         for role in model.roles:
             self._make(model, naming, who, role)
+        if handed is not None:
+            # the last memo's choices (a user or role came or went): those of the sets
+            # holding a holder, then or now, of a role whose holders differ are dropped
+            # (a user whose roles differ is one of them); a pass over every role, as the
+            # one above that made them all
+            covers, covering, raw = handed
+            differ: set[str] = set()
+            for role in raw.keys() | self.raw.keys():
+                then, now = raw.get(role, frozenset()), self.raw.get(role, frozenset())
+                if then != now:
+                    differ |= then | now
+            self.covers, self.covering = covers, covering
+            self.drop_choices(differ)
         return self.facts
 
     def _make(self, model: Model, naming: RangerNaming, who: Principals, role: str) -> None:
@@ -877,5 +898,13 @@ def _memo(model: Model, naming: RangerNaming, who: Principals) -> _Memo:
     ``who`` computed afresh is a new object, so nothing is reused."""
     key = (who, model, naming.role_prefix, naming.user_role_prefix)
     if not _MEMO or _MEMO[0].key[0] is not who or _MEMO[0].key[1] is not model or _MEMO[0].key[2:] != key[2:]:
-        _MEMO[:] = [_Memo(key)]
+        memo, old = _Memo(key), _MEMO[0] if _MEMO else None
+        if old is not None and old.seen is not None and old.key[1:] == key[1:]:
+            was: Principals = old.key[0]  # type: ignore[assignment]
+            if (was.refused_users, was.refused_roles) == (who.refused_users, who.refused_roles):
+                # a user or role added or removed, nobody refused otherwise: the choices of
+                # Ranger roles handed over, moved by the holders that differ (:meth:`_Memo.kept`)
+                memo.handed = (old.covers, old.covering, old.raw)
+                old.covers, old.named, old.covering = {}, {}, {}
+        _MEMO[:] = [memo]
     return _MEMO[0]

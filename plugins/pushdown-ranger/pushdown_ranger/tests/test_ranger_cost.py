@@ -952,8 +952,9 @@ def test_a_one_table_grant_chooses_ranger_roles_for_as_many_users_in_an_estate_t
 
 
 def covered_after_a_membership(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int, int]:
-    """On :func:`two_databases`, after a whole compile keeping the classes, ``newcomer`` joins
-    ``r2`` (it selects from ``c.b``), compiled over ``c.b``; then ``r1`` is granted
+    """On :func:`two_databases`, after a whole compile keeping the classes, a user ``joiner``
+    added, then ``newcomer`` and ``joiner`` join ``r2`` (it selects from ``c.b``), each
+    compiled over ``c.b``; then ``r1`` is granted
     MODIFY_TABLE on a table of ``c.a``, compiled over ``c.a``: of the grant, (users whose
     choice of Ranger roles the policies made afresh, sets of users chosen for afresh, users
     something in ``c.a`` decides for). The grant's compile equals one from scratch."""
@@ -962,12 +963,17 @@ def covered_after_a_membership(scale: int, monkeypatch: pytest.MonkeyPatch) -> t
 
     two = TwoDatabases(scale)
     model = two.model
-    scope = two.changed(ch.grant_role(model, "r2", Principal.user("newcomer")))
-    # as the backend's scoped sync compiles it (a compile from scratch here would make the
-    # kept roles and choices again: the grant's compile is compared with one at the end)
-    identity = two.kept.of(model.users, scope_users(scope))
     b = frozenset({ObjectRef.parse("schema c.b")})
-    two.compile(b, identity, kept=two.classes, members_moved=members_moved(scope))
+    for change in (
+        lambda: ch.add_user(model, "joiner"),
+        lambda: ch.grant_role(model, "r2", Principal.user("newcomer")),
+        lambda: ch.grant_role(model, "r2", Principal.user("joiner")),
+    ):
+        scope = two.changed(change())
+        # as the backend's scoped sync compiles it (a compile from scratch here would make
+        # the kept roles and choices again: the grant's is compared with one at the end)
+        identity = two.kept.of(model.users, scope_users(scope))
+        two.compile(b, identity, kept=two.classes, members_moved=members_moved(scope))
     scope = two.changed(ch.grant_privileges(model, "r1", ObjectRef.parse("table c.a.t0"), ["MODIFY_TABLE"]))
     focus = frozenset({ObjectRef.parse("schema c.a")})
     cover, chosen = desired_module._cover, [0, 0]
@@ -986,11 +992,12 @@ def test_a_one_table_grant_after_a_membership_elsewhere_chooses_for_as_many_user
 ) -> None:
     """A membership drops the kept choices of Ranger roles of the sets of users holding a user
     whose roles moved or a holder of a role whose holders moved (``_Memo.drop_choices``),
-    not every one: a one-table grant in another database next chooses for the granted
-    table's users alone (1 user, 1 set at both estates; before: every choice dropped by the
-    membership, so the grant chose again for every policy of its database: 7 users in 2
-    sets at scale 1, 52 in 2 at scale 10, every later grant's database once: at issue 30's
-    estate ~2 ms of each grant's sync after any membership)."""
+    not every one; a user added hands the choices to the next memo, moved by the holders
+    that differ (``_Memo.handed``): a one-table grant in another database next chooses for
+    the granted table's users alone (1 user, 1 set at both estates; before: every choice
+    dropped by the user added and by each membership, so the grant chose again for every
+    policy of its database: 7 users in 2 sets at scale 1, 52 in 2 at scale 10; every later
+    grant's database once: at issue 30's estate ~2-4 ms of a grant's sync)."""
     small, large = at_both_scales(lambda scale: covered_after_a_membership(scale, monkeypatch))
     print(f"\nranger scoped compile, a grant after a membership, choices: scale 1 {small}, scale 10 {large}")
     assert large[2] >= 10 * small[2] - 10 > 0, (small, large)  # the deciding users grow
