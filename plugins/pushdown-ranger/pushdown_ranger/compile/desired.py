@@ -899,7 +899,7 @@ def _memo(model: Model, naming: RangerNaming, who: Principals) -> _Memo:
     key = (who, model, naming.role_prefix, naming.user_role_prefix)
     if not _MEMO or _MEMO[0].key[0] is not who or _MEMO[0].key[1] is not model or _MEMO[0].key[2:] != key[2:]:
         memo, old = _Memo(key), _MEMO[0] if _MEMO else None
-        if old is not None and old.seen is not None and old.key[1:] == key[1:]:
+        if old is not None and old.seen is not None and old.key[1] is model and old.key[2:] == key[2:]:
             was: Principals = old.key[0]  # type: ignore[assignment]
             if (was.refused_users, was.refused_roles) == (who.refused_users, who.refused_roles):
                 # a user or role added or removed, nobody refused otherwise: the choices of
