@@ -424,11 +424,18 @@ def enforced(
     picks = [i for i in range(roles) if i % 10 not in (0, 1)]
     asked: list[tuple[dict[str, str], str, str]] = []
     grant_times: list[tuple[float, float, float, float]] = []
-    # a new (role, table) each time: at a tiny scale there are fewer pairs than GRANTS
+    # a new (role, table) each time, and a table no grant named before (its policy made, at
+    # every scale: the same work at both ends of --growth; with the table fixed per role, at
+    # scale 0.01 most grants updated a policy an earlier one made, at 1 each made one)
+    named: set[tuple[str, int]] = set()
     for k in range(min(GRANTS, len(picks) * tables)):
         i = picks[k % len(picks)]
         schema = f"s{(i + 1) % schemas}"  # r<i> selects there, modifies only in s<i>
-        table = ObjectRef(T.TABLE, ("c", schema, f"t{(k // len(picks)) % tables}"))
+        t = k % tables
+        while (schema, t) in named:
+            t = (t + 1) % tables
+        named.add((schema, t))
+        table = ObjectRef(T.TABLE, ("c", schema, f"t{t}"))
         question = ({"database": schema, "table": table.names[2], "column": "*"}, "update", f"u{i}")
         assert not _allowed(ours, question), question
         grant_times.append(

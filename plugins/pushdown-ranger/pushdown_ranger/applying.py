@@ -180,6 +180,8 @@ class Applying(Reading):
         """Refused writes that add deny items, or members to a role deny items name: withdraw
         the allow items those deny items protect against, on their own resource set too
         (:mod:`pushdown_ranger.withdraw`); a failure naming each (the sync is not clean)."""
+        if not refused:  # nothing refused: no copy of every policy read (one per sync, before)
+            return []
         policies = {
             **snapshot.policies,
             **{k: v for k, v in writer.written.policies.items() if v is not None},

@@ -232,8 +232,8 @@ class Reading(Reporting):
     def _snapshot(
         self,
         versions: tuple[tuple[str, Any, Any], ...],
-        policies: dict[tuple[str, Any], Json],
-        roles: dict[str, Json],
+        policies: Mapping[tuple[str, Any], Json],
+        roles: Mapping[str, Json],
         deny: Mapping[str, bool],
         since: tuple[RangerSnapshot, Iterable[tuple[str, Any]], Iterable[str]] | None = None,
         narrowings: Mapping[tuple[str, Any], Json] | None = None,
@@ -307,8 +307,8 @@ class Reading(Reporting):
     def _moved_facts(
         self,
         since: tuple[RangerSnapshot, Iterable[tuple[str, Any]], Iterable[str]],
-        policies: dict[tuple[str, Any], Json],
-        roles: dict[str, Json],
+        policies: Mapping[tuple[str, Any], Json],
+        roles: Mapping[str, Json],
         of_policy: Callable[[Json], Fact | None],
         of_role: Callable[[Json], Fact | None],
     ) -> Set[Fact] | None:

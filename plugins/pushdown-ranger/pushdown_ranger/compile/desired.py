@@ -434,16 +434,16 @@ def _policies(
     holders are taken from it."""
     holders = _Holders(model, who, memo)
     # within one compile, or kept with the memo while nobody's roles moved (:meth:`_Memo.kept`)
-    covers: dict[frozenset[str], tuple[list[str], frozenset[str]]] = {} if memo is None else memo.covers
-    named: dict[tuple[frozenset[str], str], frozenset[Pair]] = {} if memo is None else memo.named
-    if len(covers) > _COVERS_KEPT:
-        covers.clear()
-    if len(named) > _NAMED_KEPT:
-        named.clear()
+    covers: dict[frozenset[str], Cover] = {} if memo is None else memo.covers
+    named: dict[tuple[frozenset[str], str], Named] = {} if memo is None else memo.named
+    index = None if memo is None else memo.covering
+    if memo is not None and (len(covers) > _COVERS_KEPT or len(named) > _NAMED_KEPT):
+        memo.drop_choices()
+        covers, named, index = memo.covers, memo.named, memo.covering
     roles = _RolesOf(model)
     for key in sorted(set(items.allow) | set(items.deny), key=str):
-        allow = _pairs(items.allow.get(key, {}), roles, holders, naming, covers, named)
-        deny = _pairs(items.deny.get(key, {}), roles, holders, naming, covers, named)
+        allow = _pairs(items.allow.get(key, {}), roles, holders, naming, covers, named, index)
+        deny = _pairs(items.deny.get(key, {}), roles, holders, naming, covers, named, index)
         if allow or deny:
             yield PolicyFact(key[0], key[1], allow, deny)
 
@@ -487,8 +487,9 @@ def _pairs(
     roles: _RolesOf,
     holders: dict[str, frozenset[str]],
     naming: RangerNaming,
-    covers: dict[frozenset[str], tuple[list[str], frozenset[str]]],
-    named: dict[tuple[frozenset[str], str], frozenset[Pair]] | None = None,
+    covers: dict[frozenset[str], Cover],
+    named: dict[tuple[frozenset[str], str], Named] | None = None,
+    index: dict[str, set[frozenset[str]]] | None = None,
 ) -> frozenset[Pair]:
     """Each access's users as Ranger roles: a model role whose holders all belong (the
     largest first; among equals, by name: the choice depends on the holders alone, so a
@@ -496,15 +497,22 @@ def _pairs(
     a per-user role for anybody left. ``covers``: the answer per users, within one compile
     (many items name the same users). ``named``: the pairs per users and access, kept with
     ``covers`` (the names are those of the same memo's naming and principals): an item
-    whose users stand (a database's, naming hundreds of roles) is not named again."""
+    whose users stand (a database's, naming hundreds of roles) is not named again; kept
+    with the choice they were named from, taken only while ``covers`` holds that very one.
+    ``index``: each user -> the sets of users holding it a choice is kept for (kept with
+    ``covers``: what a move of memberships drops, :meth:`_Memo.drop_choices`)."""
     out: set[Pair] = set()
     for access, users in by_access.items():
         key = frozenset(users)
-        hit = None if named is None else named.get((key, access))
+        found = None if named is None else named.get((key, access))
+        hit = found[1] if found is not None and covers.get(key) is found[0] else None
         if hit is None:
             cover = covers.get(key)
             if cover is None:
                 cover = covers[key] = _cover(key, roles, holders)
+                if index is not None:
+                    for user in key:
+                        index.setdefault(user, set()).add(key)
             hit = frozenset(
                 [
                     *((naming.role(role), access) for role in cover[0]),
@@ -512,16 +520,23 @@ def _pairs(
                 ]
             )
             if named is not None:
-                named[(key, access)] = hit
+                named[(key, access)] = (cover, hit)
         if len(by_access) == 1:
             return hit
         out |= hit
     return frozenset(out)
 
 
-def _cover(
-    users: frozenset[str], roles: _RolesOf, holders: dict[str, frozenset[str]]
-) -> tuple[list[str], frozenset[str]]:
+#: the model roles covering a set of users, and the users left (:func:`_cover`)
+Cover = tuple[list[str], frozenset[str]]
+#: the Ranger pairs of a choice for one access, with the choice they were named from
+Named = tuple[Cover, frozenset[Pair]]
+#: a memo's choices handed to the next (:attr:`_Memo.handed`): the choices, their index by
+#: user, and the role holders they were made from
+Handed = tuple[dict[frozenset[str], Cover], dict[str, set[frozenset[str]]], dict[str, frozenset[str]]]
+
+
+def _cover(users: frozenset[str], roles: _RolesOf, holders: dict[str, frozenset[str]]) -> Cover:
     """The model roles covering ``users`` (see :func:`_pairs`), and the users left."""
     candidates = set().union(*(roles[u] for u in users))
     fitting = sorted(
@@ -725,10 +740,41 @@ class _Memo:
     joined: list[RoleFact] = field(default_factory=list)
     #: the policies' choice of Ranger roles per set of users (:func:`_cover`), kept between
     #: compiles only while the stamps prove that nobody's roles moved (:meth:`kept`)
-    covers: dict[frozenset[str], tuple[list[str], frozenset[str]]] = field(default_factory=dict)
+    covers: dict[frozenset[str], Cover] = field(default_factory=dict)
     #: the Ranger pairs of each choice per access (:func:`_pairs`), kept and dropped with
     #: :attr:`covers` (a function of the choice, and of this memo's naming and principals)
-    named: dict[tuple[frozenset[str], str], frozenset[Pair]] = field(default_factory=dict)
+    named: dict[tuple[frozenset[str], str], Named] = field(default_factory=dict)
+    #: each user -> the sets of users in :attr:`covers` holding it (what a move drops)
+    covering: dict[str, set[frozenset[str]]] = field(default_factory=dict)
+    #: the choices of the memo this one replaced (of the same model, naming and refused
+    #: principals: a user or role added or removed), with the role holders they were made
+    #: from: taken over by the first :meth:`kept`, moved by the holders that differ
+    handed: Handed | None = None
+
+    def drop_choices(self, users: Iterable[str] | None = None) -> None:
+        """The kept choices of Ranger roles (:attr:`covers`, :attr:`named`) dropped: of the
+        sets of users holding one of ``users``, or every one (``None``). A choice for a set of
+        users is a function of its users' roles, those roles' holders and the refused
+        principals (this memo's own): when memberships move, it can change only where one of
+        its users is a user whose roles moved or a holder, before or after, of a role whose
+        holders moved; every such user is in ``users`` (:meth:`kept`)."""
+        if users is None:
+            self.covers, self.named, self.covering = {}, {}, {}
+            return
+        gone: set[frozenset[str]] = set()
+        for user in users:
+            gone |= self.covering.pop(user, set())
+        if not gone:
+            return
+        for key in gone:
+            self.covers.pop(key, None)
+            for user in key:
+                held = self.covering.get(user)
+                if held is not None:
+                    held.discard(key)
+                    if not held:
+                        del self.covering[user]
+        # the pairs named from a dropped choice are no longer taken (:func:`_pairs`)
 
     def roles(self) -> frozenset[Fact] | Spread:
         """``frozenset(facts.values())``: the kept set moved by the facts that left and
@@ -764,15 +810,13 @@ class _Memo:
             # of Ranger roles (:func:`_cover`: a function of its users' roles, those roles'
             # holders and the refused principals, which are this memo's own)
             return self.facts
-        # anything else: the choices are made again (a role's holders may have moved, one
-        # fitting a set of users it fitted not, or the reverse)
-        self.covers, self.named = {}, {}
         if moved is not None and seen is not None:
             # only the users of the hint stamped: their roles' holders alone can have moved
             # (the stamps prove it without a pass over every role); else every role's
             # holders compared, as the model's memberships now
             proved = seen.stamped_only(model, moved)
             if not proved and seen.same(model):
+                self.drop_choices()  # made again: not proved which moved and moved back
                 seen.restamp(model)
                 return self.facts
             roles: set[str] | None = seen.moved(model, moved, self.held)
@@ -783,13 +827,37 @@ class _Memo:
             else:
                 roles = None  # a change the hint did not name: every role made again
             if roles is not None:
+                # the choices of the sets holding a user whose roles moved, or a holder
+                # (before or after) of a role whose holders moved, made again; the others
+                # stand (a function of their users' roles and those roles' holders alone)
+                touched = set(moved)
                 for role in roles:
+                    touched |= self.raw.get(role, frozenset())
                     self._make(model, naming, who, role)
+                    touched |= self.raw.get(role, frozenset())
+                self.drop_choices(touched)
                 return self.facts
+        # anything else: the choices are made again (a role's holders may have moved, one
+        # fitting a set of users it fitted not, or the reverse)
+        self.drop_choices()
+        handed, self.handed = self.handed, None
         self.facts, self.held, self.raw, self.seen = {}, {}, {}, _Seen.of(model)
         self.frozen, self.gone, self.joined = None, [], []
         for role in model.roles:
             self._make(model, naming, who, role)
+        if handed is not None:
+            # the last memo's choices (a user or role came or went): those of the sets
+            # holding a holder, then or now, of a role whose holders differ are dropped
+            # (a user whose roles differ is one of them); a pass over every role, as the
+            # one above that made them all
+            covers, covering, raw = handed
+            differ: set[str] = set()
+            for role in raw.keys() | self.raw.keys():
+                then, now = raw.get(role, frozenset()), self.raw.get(role, frozenset())
+                if then != now:
+                    differ |= then | now
+            self.covers, self.covering = covers, covering
+            self.drop_choices(differ)
         return self.facts
 
     def _make(self, model: Model, naming: RangerNaming, who: Principals, role: str) -> None:
@@ -830,5 +898,13 @@ def _memo(model: Model, naming: RangerNaming, who: Principals) -> _Memo:
     ``who`` computed afresh is a new object, so nothing is reused."""
     key = (who, model, naming.role_prefix, naming.user_role_prefix)
     if not _MEMO or _MEMO[0].key[0] is not who or _MEMO[0].key[1] is not model or _MEMO[0].key[2:] != key[2:]:
-        _MEMO[:] = [_Memo(key)]
+        memo, old = _Memo(key), _MEMO[0] if _MEMO else None
+        if old is not None and old.seen is not None and old.key[1] is model and old.key[2:] == key[2:]:
+            was: Principals = old.key[0]  # type: ignore[assignment]
+            if (was.refused_users, was.refused_roles) == (who.refused_users, who.refused_roles):
+                # a user or role added or removed, nobody refused otherwise: the choices of
+                # Ranger roles handed over, moved by the holders that differ (:meth:`_Memo.kept`)
+                memo.handed = (old.covers, old.covering, old.raw)
+                old.covers, old.named, old.covering = {}, {}, {}
+        _MEMO[:] = [memo]
     return _MEMO[0]

@@ -268,3 +268,51 @@ def test_a_kept_choice_of_ranger_roles_is_made_again_when_a_role_s_holders_move(
     events = ch.grant_privileges(model, "wide", ObjectRef.parse("table c.s.t"), ["MODIFY_TABLE"])
     do(model, events)
     assert compiler.scoped(events) == whole(model)
+
+
+@pytest.mark.parametrize(
+    "batch",
+    [
+        # a user added (the choices handed to the next memo) with a holder of ``pair``
+        # added through its group, the hint naming it or not
+        [("add_user", "d"), ("add_member", "g", "c")],
+        [("add_user", "d"), ("add_member", "g", "d")],
+        # a user removed that holds nothing, and ``pair`` granted to one outside the users
+        [("remove_user", "c"), ("grant_role", "pair", "b", "direct")],
+        [("add_user", "d"), ("grant_role", "pair", "d", "direct")],
+        # ``pair`` deleted and made again, held by one more (its grants gone with it)
+        [("delete_role", "pair"), ("create_role", "pair"), ("grant_role", "pair", "a", "direct")],
+        [("delete_role", "pair"), ("create_role", "pair"), ("grant_role", "pair", "c", "direct")],
+        # a holder removed and added again, holding nothing now
+        [("remove_user", "a"), ("add_user", "a")],
+        # ``pair``'s case twin made, and a holder of ``pair`` added
+        [("create_role", "Pair"), ("add_member", "g", "c")],
+    ],
+)
+@pytest.mark.parametrize("named", [True, False])
+def test_kept_choices_handed_over_after_users_or_roles_come_and_go_equal_the_whole_compile(
+    batch: list[tuple[str, ...]], named: bool
+) -> None:
+    """A user or role added or removed hands the kept choices of Ranger roles to the next
+    memo (``desired._Memo.handed``); a membership in the same batch (named by the events or
+    not) moves ``pair``'s holders beyond the users it was chosen for: the choice handed over
+    must be made again (a stale one names ``pair``, whose extra holder the model does not
+    allow: wider). A grant next keeps what stands, and equals the whole compile too."""
+    model = kept_choices()
+    compiler = Compiler(model)
+    assert "pd_pair" in names_in_policies(compiler.full())
+    events: list[ev.Event] = []
+    for step in batch:
+        kind, *args = step
+        if kind == "grant_role":
+            made = ch.grant_role(model, args[0], Principal.user(args[1]))
+        elif kind in ("add_member",):
+            made = ch.add_member(model, args[0], args[1])
+        else:
+            made = getattr(ch, kind)(model, args[0])
+        do(model, made)
+        events += made if named or kind != batch[-1][0] else []
+    assert compiler.scoped(events) == whole(model), batch
+    events = ch.grant_privileges(model, "wide", ObjectRef.parse("table c.s.t"), ["MODIFY_TABLE"])
+    do(model, events)
+    assert compiler.scoped(events) == whole(model), batch
