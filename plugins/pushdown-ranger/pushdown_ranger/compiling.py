@@ -241,12 +241,20 @@ class Compiling(RangerBase):
         unnamed = [role for role in key[0] - refused_roles(model, self.naming) if prefix + role not in named]
         found: set[str] = set()
         standing: list[tuple[str, dict[str, str]]] = []
+        equal: dict[frozenset[str], list[str]] | None = None
         for role in unnamed:
             mine = {self.naming.user_role(u): u for u in model.holders_of(role)}
             if not any(named.get(r) for r in mine):
-                # a role with grants here stood for by another of exactly its holders
-                if model.roles.get(role) and self._equal_named(model, index, role):
-                    found.add(role)
+                # a role with grants stood for by another of exactly its holders (the
+                # named roles' holders found once, only when such a role is looked at)
+                if mine and model.roles.get(role):
+                    if equal is None:
+                        equal = {}
+                        for other in model.roles:
+                            if named.get(prefix + other):
+                                equal.setdefault(frozenset(model.holders_of(other)), []).append(other)
+                    if any(o != role for o in equal.get(frozenset(mine.values()), ())):
+                        found.add(role)
                 continue
             if prefix + role not in read:
                 found.add(role)
