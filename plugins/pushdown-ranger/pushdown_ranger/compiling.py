@@ -189,7 +189,25 @@ class Compiling(RangerBase):
             stale |= found
             for user in model.holders_of(role):
                 stale.update(index.by_role.get(self.naming.user_role(user), ()))
+            # or where another role held by exactly its holders stood for it (the full
+            # compile names the role whose name sorts first among those of equal holders)
+            for other in self._equal_named(model, index, role):
+                stale.update(index.by_role.get(self.naming.role(other), ()))
         return focus | {ObjectRef(SecurableType.SCHEMA, (hive, d)) for d in stale}
+
+    def _equal_named(self, model: Model, index: ReadIndex, role: str) -> list[str]:
+        """The other model roles, named in a Hive policy, held by exactly ``role``'s
+        holders (none when it has none): one of them stood for ``role`` while Ranger could
+        not name it."""
+        holders = model.holders_of(role)
+        if not holders:
+            return []
+        prefix, named = self.naming.role_prefix, index.by_role
+        return [
+            other
+            for other in sorted(model.roles)
+            if other != role and named.get(prefix + other) and model.holders_of(other) == holders
+        ]
 
     def _named_again(self, model: Model, index: ReadIndex) -> frozenset[str]:
         """The model roles Ranger can name (none refused) that no Hive policy shaped as
@@ -223,9 +241,20 @@ class Compiling(RangerBase):
         unnamed = [role for role in key[0] - refused_roles(model, self.naming) if prefix + role not in named]
         found: set[str] = set()
         standing: list[tuple[str, dict[str, str]]] = []
+        equal: dict[frozenset[str], list[str]] | None = None
         for role in unnamed:
             mine = {self.naming.user_role(u): u for u in model.holders_of(role)}
             if not any(named.get(r) for r in mine):
+                # a role with grants stood for by another of exactly its holders (the
+                # named roles' holders found once, only when such a role is looked at)
+                if mine and model.roles.get(role):
+                    if equal is None:
+                        equal = {}
+                        for other in model.roles:
+                            if named.get(prefix + other):
+                                equal.setdefault(frozenset(model.holders_of(other)), []).append(other)
+                    if any(o != role for o in equal.get(frozenset(mine.values()), ())):
+                        found.add(role)
                 continue
             if prefix + role not in read:
                 found.add(role)

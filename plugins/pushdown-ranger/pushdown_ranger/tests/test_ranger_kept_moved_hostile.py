@@ -206,6 +206,18 @@ def test_kept_roles_moved_over_hostile_batches_answer_as_full_compiles(
             ([("role_user", "r2", "u2", True), ("role_user", "r1", "u4", True)], "scoped"),
         ]
     )
+    # r1's case twin made (r1 refused, its grants named by r3's Ranger role once r3 has
+    # r1's holders), then the twin deleted: the scoped sync names r1 again where r3 stood
+    @example(
+        batches=[
+            ([("role_group", "r1", False)], "scoped"),
+            ([("member", "u4", True), ("create_role", "R1")], "scoped"),
+            ([("member", "u2", True)], "scoped"),
+            ([("role_group", "r1", True)], "scoped"),
+            ([("role_group", "r3", True)], "scoped"),
+            ([("delete_role", "R1")], "scoped"),
+        ]
+    )
     def run(batches: list[tuple[list[tuple[Any, ...]], str]]) -> None:
         with Standin() as standin:
             play(standin, batches, watch)
