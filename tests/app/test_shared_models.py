@@ -4,6 +4,10 @@ journal, and the single-threaded path copies nothing. Pure (an in-memory store).
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from pushdown.app.service import AccessControl
@@ -90,3 +94,43 @@ def test_a_replica_of_a_refused_commit_is_counted_as_let_go(monkeypatch: pytest.
             ac.add_user("bob")
         assert (shared.copies, shared.dropped) == (1, 1)
         assert "bob" not in held.users and "bob" not in ac.model.users
+
+
+_SETTLED = """
+import gc, sys
+from pushdown.app.service import AccessControl
+from pushdown.journal.store import Store
+
+def frozen(obj):  # the permanent generation is not among the collector's objects
+    return not any(o is obj for o in gc.get_objects())
+
+served = AccessControl(Store(sys.argv[1]), push=False)
+served.add_user("alice")
+assert not frozen(served.model)
+served.settle_models()
+first = served.model
+assert frozen(first) and gc.get_freeze_count() > 0
+served.add_user("carol")  # a change made here: in place, nothing read again
+assert served.model is first
+other = AccessControl(Store(sys.argv[1]), push=False)  # another process's writer
+other.add_user("bob")
+again = served.reader().model  # read whole from the store
+assert again is not first and {"alice", "bob", "carol"} <= set(again.users)
+assert frozen(again), "the model read again was left to the collector's walks"
+print("settled", gc.get_freeze_count())
+"""
+
+
+def test_a_settled_process_freezes_each_model_it_reads_whole(tmp_path: Path) -> None:
+    # ``pushdown serve``'s process: its model, and the one read again after another process
+    # committed, leave the cyclic collector's walks (a walk over 100,000 tables held a
+    # request for half a second). A process of its own: gc.freeze is process-wide.
+    run = subprocess.run(
+        [sys.executable, "-c", _SETTLED, str(tmp_path / "pd.db")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.startswith("settled")

@@ -87,6 +87,8 @@ def serve(config: Config, settings: ServeSettings) -> int:
     thread: threading.Thread | None = None
     try:
         ac = AccessControl.open(config, push=False, create_store=None)
+        if config.daemon.freeze:  # the model this process serves from leaves the collector's walks
+            ac.settle_models()
         if config.backends:
             daemon = frontends.workers(config)  # the daemon's, through the launchers
             thread = threading.Thread(target=daemon.run, name="pushdown-workers", daemon=True)

@@ -9,7 +9,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Self
 
-from pushdown.app.service.models import Shared
+from pushdown.app.service.models import Shared, settle
 from pushdown.app.service.storefile import open_store
 from pushdown.app.settings import AccessSettings, Config, load_config
 from pushdown.errors import Followed, PushdownError
@@ -150,6 +150,15 @@ class Base:
         view._seen = self._refresh()
         return view
 
+    def settle_models(self) -> None:
+        """For a process of its own (``pushdown serve``): move the model in memory out of
+        the cyclic collector's walks now, and again each time a model is read whole from
+        the store (another process committed), thawing the one it replaces first
+        (:func:`pushdown.app.service.models.settle`). A change made here updates the model
+        in place and settles nothing."""
+        self._shared.settle = settle
+        settle()
+
     def _lease(self, backend: str) -> AbstractContextManager[object]:
         """One writer per backend, whoever writes (CLI, library, daemon): the store's lease."""
         return self.store.backend_lease(backend, timeout=self.lease_timeout, ttl=LEASE_TTL)
@@ -197,6 +206,7 @@ class Base:
         last, name = self.store.version()
         if last != self._seq or name not in (None, self._model.metalake):
             self._shared.publish(*self.store.snapshot())  # as of one commit, never torn
+            self._shared.loaded()
         return last, name
 
     def _decisions_on(self, model: Model) -> Model:

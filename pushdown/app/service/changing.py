@@ -162,6 +162,7 @@ class Changing(Base):
         except BaseException:
             if touched:  # the transaction rolled back: so must the model in memory
                 self._shared.publish(*self.store.snapshot(), keep=False)
+                self._shared.loaded()
             raise
         return seqs
 
