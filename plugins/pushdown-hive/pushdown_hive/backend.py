@@ -136,12 +136,16 @@ class HiveBackend(Backend):
         #: the identity of the last read and the names it mapped the model's users to
         #: (``None``: no read yet)
         self._mapped: tuple[Identity, dict[str, str]] | None = None
+        #: the identity last read and its names as the metastore compares them
+        self._bare: tuple[Identity, frozenset[str]] | None = None
         self._ms = metastore
         #: the managed roles the metastore holds, as last listed and kept up to date by the
         #: backend's own creates and drops (``None``: list them at the next read); and the
         #: same names without the prefix (the model's)
         self.known_roles: frozenset[str] | None = None
         self._known_model_names: frozenset[str] = frozenset()
+        #: the last :meth:`_gone_roles` answer: (model, its roster count, known names, gone)
+        self._last_gone: tuple[Model, int, frozenset[str], frozenset[str]] | None = None
         #: Thrift calls made (reads and writes), for the benchmark and the tests
         self.calls = 0
         self.rows = 0
@@ -253,7 +257,7 @@ class HiveBackend(Backend):
         if self.role_fence is not None:
             roles = self._read_roles(in_play, model=model)
             if roles.read is not None:  # of the others, only those the model no longer has count
-                gone = {self.role_fence + r for r in self._known_model_names.difference(model.roles)}
+                gone = {self.role_fence + r for r in self._gone_roles(model)}
                 roles = replace(roles, present=(roles.names() & roles.read) | gone)
         within = fact_scope(in_play, catalog, where, identity, self.role_fence, lambda r: r in model.roles)
         findings: list[str] = []
@@ -303,7 +307,7 @@ class HiveBackend(Backend):
         """Hand-made state outside the fence (:mod:`pushdown_hive.hostile`): findings, and
         pushdown's own grantor's server-level grants and user memberships of roles outside
         the fence (facts, never wanted)."""
-        users = {bare(n) for n in identity.users}
+        users = self._bare_users(identity)
         owners = owners_of(model, catalog, identity)
         fence = Fence(self._fenced, self.grantor)
         h = Hostile(self.metastore, lambda n: bare(n) in users, catalog, fence)
@@ -313,7 +317,7 @@ class HiveBackend(Backend):
             h.admin()
             h.server(self._own_global)
             h.databases(server.databases, lambda db, owner: owners(db, None, owner))
-            h.tables(server.tables, lambda db, t, owner: owners(db, t.lower(), owner))
+            h.tables(server.tables, lambda db, t, owner: owners(db, t.lower(), owner), server.infos)
         except Unreachable as exc:
             raise self._gone(exc, "reading hand-made state") from exc
         except Refused as exc:
@@ -321,6 +325,14 @@ class HiveBackend(Backend):
         finally:
             self.calls += h.calls
         return sorted(h.findings), h.own
+
+    def _bare_users(self, identity: Identity) -> frozenset[str]:
+        """The metastore names of the model's users as the metastore compares them, kept
+        while the kept identity hands the same answer (built again when a user's name
+        changes, or one comes or goes: never a pass over every user per sync)."""
+        if self._bare is None or self._bare[0] is not identity:
+            self._bare = (identity, frozenset(bare(n) for n in identity.users))
+        return self._bare[1]
 
     def _own_global(self, g: Other) -> bool:
         return g.grantor == self.grantor and g.grantor_type == USER
@@ -391,7 +403,24 @@ class HiveBackend(Backend):
         known = self.known_roles
         if known is None or only is None or not only <= known:
             return True
-        return not model.roles.keys() >= self._known_model_names
+        return bool(self._gone_roles(model))
+
+    def _gone_roles(self, model: Model) -> frozenset[str]:
+        """The roles the backend knows on the metastore (model names) that the model no
+        longer has: kept with the model object, its count of roles created and deleted
+        (:attr:`Model.roster_stamped`) and the known roles, so a sync of the same model with
+        no role come or gone passes over no list of every role."""
+        last = self._last_gone
+        if (
+            last is not None
+            and last[0] is model
+            and last[1] == model.roster_stamped
+            and last[2] is self._known_model_names
+        ):
+            return last[3]
+        gone = self._known_model_names.difference(model.roles)
+        self._last_gone = (model, model.roster_stamped, self._known_model_names, gone)
+        return gone
 
     def _keep_roles(self, names: frozenset[str] | None) -> None:
         """The managed roles the metastore holds now, as far as the backend knows (``None``:

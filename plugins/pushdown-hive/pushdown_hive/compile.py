@@ -222,8 +222,20 @@ def in_play(model: Model, plays: tuple[Play, ...]) -> Iterable[str]:
 
 
 def role_twins(model: Model, prefix: str) -> frozenset[str]:
-    """Model roles whose metastore names are one once case is folded (``R`` and ``r``)."""
-    return _twins(frozenset(model.roles), prefix)
+    """Model roles whose metastore names are one once case is folded (``R`` and ``r``):
+    kept with the model object and its count of roles created and deleted
+    (:attr:`Model.roster_stamped`), so a sync of the same model with no role come or gone
+    makes no set of every role again."""
+    last = _LAST_TWINS[0] if _LAST_TWINS else None
+    if last is not None and last[0] is model and last[1] == model.roster_stamped and last[2] == prefix:
+        return last[3]
+    twins = _twins(frozenset(model.roles), prefix)
+    _LAST_TWINS[:] = [(model, model.roster_stamped, prefix, twins)]
+    return twins
+
+
+#: the last :func:`role_twins` answer: (model, its roster count, prefix, twins)
+_LAST_TWINS: list[tuple[Model, int, str, frozenset[str]]] = []
 
 
 @functools.lru_cache(maxsize=4)

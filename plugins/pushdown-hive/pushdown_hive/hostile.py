@@ -26,7 +26,7 @@ case folded (``'alice '`` is ``alice``, ``'public '`` is ``public``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pushdown.model.securables import ObjectRef, SecurableType
@@ -237,17 +237,26 @@ class Hostile:
                 "owner create, alter and drop there; pushdown leaves owners alone (set it back by hand)"
             )
 
-    def tables(self, tables: Iterable[tuple[str, str]], owns: Callable[[str, str, str], bool]) -> None:
-        """Owners the model does not make, and column grants, of the tables read."""
+    def tables(
+        self,
+        tables: Iterable[tuple[str, str]],
+        owns: Callable[[str, str, str], bool],
+        known: Mapping[str, Sequence[TableInfo]] | None = None,
+    ) -> None:
+        """Owners the model does not make, and column grants, of the tables read (those
+        of a database in ``known``, the read's own answer for them: not asked again)."""
         by_db: dict[str, list[str]] = {}
         for db, table in tables:
             by_db.setdefault(db, []).append(table)
         for db, names in sorted(by_db.items()):
-            self.calls += 1
-            try:
-                infos = self.ms.table_infos(db, sorted(names))
-            except Refused:
-                continue  # dropped meanwhile: the grant read says so
+            if known is not None and db in known:
+                infos = list(known[db])
+            else:
+                self.calls += 1
+                try:
+                    infos = self.ms.table_infos(db, sorted(names))
+                except Refused:
+                    continue  # dropped meanwhile: the grant read says so
             for info in infos:
                 self._partition_level(db, info)
                 if info.owner and info.owner_type != USER:

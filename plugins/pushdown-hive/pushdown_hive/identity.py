@@ -40,7 +40,9 @@ def kept_identity(model: Model, kept: KeptIdentity, scope: Resolved) -> Identity
     fresh = scope_users(scope)
     if fresh is None and kept.stable():
         fresh = frozenset()
-    return kept.of(model.users, fresh)
+    # the same model object with no user added or removed since: the users kept, no pass
+    # over every user to compare them (:attr:`Model.roster_stamped`)
+    return kept.of(model.users, fresh, roster=(model, model.roster_stamped))
 
 
 def notes(identity: Identity) -> set[str]:

@@ -2,10 +2,13 @@
 
 The Thrift API lists every principal's grants on one object in one call
 (``list_privileges`` with no principal name), so a read costs one call for the
-database list, one per database for its tables, and one per database and per table
-in scope for the grants. A table-level change reads one table (the backend does not
-widen a table to its database: every grant but ``CREATE`` is table-level, and a
-table's change decides nothing about its database's ``CREATE``).
+database list, one per database for its tables (``get_all_tables`` for a database in
+scope whole; for some tables of it, ``get_table_objects_by_name`` of those names,
+which answers the ones that exist and never every table of the database), and one
+per database and per table in scope for the grants. A table-level change reads one
+table (the backend does not widen a table to its database: every grant but
+``CREATE`` is table-level, and a table's change decides nothing about its database's
+``CREATE``).
 
 Normalised: the privilege names are upper-cased (Hive's legacy authorization stores
 ``Select``, the SQL-standard one ``SELECT``), and only the grants whose grantor is the
@@ -16,15 +19,15 @@ the model manages, and are never removed unless the backend is told to own them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 
 from pushdown.model.securables import ObjectRef, SecurableType
 from pushdown.reconcile.reach import Reach, scope_reach
 from pushdown.reconcile.scope import Region, Resolved
 from pushdown_hive.facts import ROLE, USER, HiveFact, HiveGlobal, HiveGrant, HiveHeld, HiveMember, HiveRole
 from pushdown_hive.identity import Identity
-from pushdown_hive.metastore import Listed, Metastore, Refused
+from pushdown_hive.metastore import Listed, Metastore, Refused, TableInfo
 from pushdown_hive.roles import Play, ServerRoles
 
 #: what a scope reaches on the metastore (the core's :class:`Reach`)
@@ -62,6 +65,9 @@ class ServerRead:
     calls: int
     #: objects the metastore refused to list (dropped meanwhile): left out of this read
     unread: tuple[str, ...] = ()
+    #: per database read by table names, the metastore's description of each table read
+    #: (owner, columns): the hand-made state read needs no second call for them
+    infos: Mapping[str, tuple[TableInfo, ...]] = field(default_factory=dict)
 
 
 def read_server(ms: Metastore, where: ServerScope) -> ServerRead:
@@ -77,11 +83,24 @@ def read_server(ms: Metastore, where: ServerScope) -> ServerRead:
     listed: list[Listed] = []
     unread: list[str] = []
     held: set[str] = set()
+    infos: dict[str, list[TableInfo]] = {}
     for db in sorted(wanted):
         some = None if where.databases is None else where.databases[db]
-        calls += 2
+        calls += 1
         try:
-            names = ms.tables(db)
+            if some is None:
+                calls += 1
+                names = ms.tables(db)
+            elif some:  # the scope's tables that exist, by name: never every table of the database
+                calls += 1
+                try:
+                    infos[db] = ms.table_infos(db, sorted(some))
+                    names = [i.table for i in infos[db]]
+                except Refused:  # a name it refuses: the database's list, as before
+                    calls += 1
+                    names = ms.tables(db)
+            else:
+                names = []
             listed += ms.grants_on(db, None)
         except Refused as exc:
             unread.append(f"database {db} ({exc})")
@@ -97,7 +116,8 @@ def read_server(ms: Metastore, where: ServerScope) -> ServerRead:
                 unread.append(f"table {db}.{table} ({exc})")
                 continue
             tables.add((db, table))
-    return ServerRead(frozenset(held), frozenset(tables), tuple(listed), calls, tuple(unread))
+    kept = {db: tuple(i for i in found if (db, i.table) in tables) for db, found in infos.items()}
+    return ServerRead(frozenset(held), frozenset(tables), tuple(listed), calls, tuple(unread), kept)
 
 
 def normalised(listed: Listed) -> Listed:

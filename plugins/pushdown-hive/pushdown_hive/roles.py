@@ -147,11 +147,9 @@ def carried(
 
 
 def leads(model: Model, role: str, catalog: str) -> Callable[[Triple], bool]:
-    """Whether one of the role's own ALLOWs leads to a privilege on an object."""
-    allows: dict[Privilege, set[ObjectRef]] = {}
-    for grant in model.roles.get(role, ()):
-        if grant.condition is Condition.ALLOW:
-            allows.setdefault(grant.privilege, set()).add(grant.object)
+    """Whether one of the role's own ALLOWs leads to a privilege on an object: by key
+    (the model's index of the grants on each object of the object's path), never a pass
+    over every grant of the role (a role may hold grants on thousands of objects)."""
 
     def lead(triple: Triple) -> bool:
         db, table, privilege = triple
@@ -160,7 +158,11 @@ def leads(model: Model, role: str, catalog: str) -> Callable[[Triple], bool]:
             if table is None
             else ObjectRef(SecurableType.TABLE, (catalog, db, table))
         )
-        path = set(obj.path)
-        return any(not path.isdisjoint(allows.get(p, ())) for p in LEADS_TO.get(privilege, ()))
+        wanted = LEADS_TO.get(privilege, ())
+        for node in obj.path:
+            on = model.by_object.get(node)
+            if on is not None and any(role in on.get(p, {}).get(Condition.ALLOW, ()) for p in wanted):
+                return True
+        return False
 
     return lead

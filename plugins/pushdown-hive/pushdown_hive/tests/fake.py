@@ -27,6 +27,8 @@ class FakeMetastore:
     alive: int | None = None
     #: the items (names, members) the reads of roles answered, per call
     answered: Counter[str] = field(default_factory=Counter)
+    #: the table names the listings of tables answered (``get_all_tables``, ``get_table_objects_by_name``)
+    table_rows: int = 0
 
     def _call(self, name: str, size: int = 0) -> None:
         if self.alive is not None:
@@ -41,6 +43,7 @@ class FakeMetastore:
 
     def tables(self, db: str) -> list[str]:
         self._call("get_all_tables")
+        self.table_rows += len(self.dbs.get(db, ()))
         return sorted(self.dbs.get(db, ()))
 
     def grants_on(self, db: str, table: str | None) -> list[Listed]:
@@ -57,7 +60,9 @@ class FakeMetastore:
 
     def table_infos(self, db: str, tables: Sequence[str]) -> list[TableInfo]:
         self._call("get_table_objects_by_name")
-        return [TableInfo(t, "", ()) for t in tables if t in self.dbs.get(db, ())]
+        found = [TableInfo(t, "", ()) for t in tables if t in self.dbs.get(db, ())]
+        self.table_rows += len(found)
+        return found
 
     def database_owner(self, db: str) -> tuple[str, str]:
         self._call("get_database")

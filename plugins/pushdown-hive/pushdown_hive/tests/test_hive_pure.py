@@ -166,11 +166,36 @@ def test_a_table_scope_reads_one_table_and_its_database() -> None:
     # the table and its database, the server, then the table read back
     assert names.count("list_privileges") == 4
     # and get_role_names (the roles' fence is read even with roles = false), the admin role's
-    # holders, the database's owner, and the table's owner and columns
-    assert len(names) == 11
+    # holders, the database's owner, and the table by name (its owner and columns: one
+    # call for whether it exists and for the hand-made state; never get_all_tables)
+    assert len(names) == 10 and "get_all_tables" not in names
     assert names.count("get_database") == 1
     assert names.count("get_table_objects_by_name") == 1
     assert names.count("grant_privileges") == 1
+
+
+def test_a_table_read_by_name_that_the_metastore_refuses_falls_back_to_the_database_list() -> None:
+    """The read asks the scope's tables by name; a refusal of that call (whatever the
+    name) does not leave the database unread (nothing granted or revoked on it): the
+    database's table list is read instead, as before, and the sync converges."""
+
+    class Picky(FakeMetastore):
+        def table_infos(self, db: str, tables: Any) -> Any:
+            if any(t == "new" for t in tables):
+                self._call("get_table_objects_by_name")
+                raise Refused("InvalidOperationException: a name it does not take")
+            return super().table_infos(db, tables)
+
+    b, plain = world()
+    ms = Picky(plain.dbs)
+    hive = backend(ms)
+    reconcile(hive, b.model, Scope.everything())
+    ms.dbs["s"].add("new")
+    b.table("c.s.new")
+    plan, _ = reconcile(hive, b.model, Scope.of([ObjectRef.parse("table c.s.new")]))
+    assert {op.fact for op in plan.ops} == {g("alice", "s", "new", "SELECT"), g("bob", "s", "new", "SELECT")}
+    assert "get_all_tables" in [name for name, _ in ms.log[-12:]]
+    assert not plan.findings, plan.findings
 
 
 def test_server_scope_narrows_to_databases_and_tables() -> None:
