@@ -913,16 +913,13 @@ def test_the_stamps_prove_a_membership_alone_moved_as_comparing_every_role_does(
     assert not desired._Seen.of(unstamped).stamped_only(unstamped, ())
 
 
-def covered_for_one_table(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int, int]:
-    """On :func:`two_databases`, after a whole compile keeping the classes, ``r1`` is granted
-    MODIFY_TABLE on one table of ``c.a``, compiled over that database as a scoped sync
-    compiles it: (users whose choice of Ranger roles the policies made afresh, sets of users
-    chosen for afresh, users something in the database decides for). The compile equals one
-    from scratch (made after it: the kept roles are kept for one compile's principals)."""
+def _grant_and_count_choices(two: TwoDatabases, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int, int]:
+    """``r1`` granted MODIFY_TABLE on ``c.a.t0``, compiled over ``c.a`` as a scoped sync
+    compiles it: (users whose choice of Ranger roles was made afresh, sets of users chosen
+    for afresh, users something in ``c.a`` decides for)."""
     from pushdown_ranger.compile import desired as desired_module
     from pushdown_ranger.compile.deciding import deciding_users
 
-    two = TwoDatabases(scale)
     model = two.model
     scope = two.changed(ch.grant_privileges(model, "r1", ObjectRef.parse("table c.a.t0"), ["MODIFY_TABLE"]))
     focus = frozenset({ObjectRef.parse("schema c.a")})
@@ -935,6 +932,15 @@ def covered_for_one_table(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[
 
     two.scoped(scope, focus, lambda: patched(monkeypatch, desired_module, "_cover", counted_cover))
     return chosen[0], chosen[1], len(deciding_users(model, sorted(focus, key=str)))
+
+
+def covered_for_one_table(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int, int]:
+    """On :func:`two_databases`, after a whole compile keeping the classes, ``r1`` is granted
+    MODIFY_TABLE on one table of ``c.a``, compiled over that database as a scoped sync
+    compiles it: (users whose choice of Ranger roles the policies made afresh, sets of users
+    chosen for afresh, users something in the database decides for). The compile equals one
+    from scratch (made after it: the kept roles are kept for one compile's principals)."""
+    return _grant_and_count_choices(TwoDatabases(scale), monkeypatch)
 
 
 def test_a_one_table_grant_chooses_ranger_roles_for_as_many_users_in_an_estate_ten_times_larger(
@@ -960,9 +966,6 @@ def covered_after_a_membership(scale: int, monkeypatch: pytest.MonkeyPatch) -> t
     MODIFY_TABLE on a table of ``c.a``, compiled over ``c.a``: of the grant, (users whose
     choice of Ranger roles the policies made afresh, sets of users chosen for afresh, users
     something in ``c.a`` decides for). The grant's compile equals one from scratch."""
-    from pushdown_ranger.compile import desired as desired_module
-    from pushdown_ranger.compile.deciding import deciding_users
-
     two = TwoDatabases(scale)
     model = two.model
     b = frozenset({ObjectRef.parse("schema c.b")})
@@ -976,17 +979,7 @@ def covered_after_a_membership(scale: int, monkeypatch: pytest.MonkeyPatch) -> t
         # the kept roles and choices again: the grant's is compared with one at the end)
         identity = two.kept.of(model.users, scope_users(scope))
         two.compile(b, identity, kept=two.classes, members_moved=members_moved(scope))
-    scope = two.changed(ch.grant_privileges(model, "r1", ObjectRef.parse("table c.a.t0"), ["MODIFY_TABLE"]))
-    focus = frozenset({ObjectRef.parse("schema c.a")})
-    cover, chosen = desired_module._cover, [0, 0]
-
-    def counted_cover(users: frozenset[str], *args: Any) -> Any:
-        chosen[0] += len(users)
-        chosen[1] += 1
-        return cover(users, *args)
-
-    two.scoped(scope, focus, lambda: patched(monkeypatch, desired_module, "_cover", counted_cover))
-    return chosen[0], chosen[1], len(deciding_users(model, sorted(focus, key=str)))
+    return _grant_and_count_choices(two, monkeypatch)
 
 
 def test_a_one_table_grant_after_a_membership_elsewhere_chooses_for_as_many_users_ten_times_larger(
