@@ -192,3 +192,35 @@ def test_options_owners_and_partition_parameters_read_back(
     ] == "TRUE"
     hms.set_table_owner(db, "p", "erin")
     assert hms.get_table_objects(db, ["p"])[0].owner == "erin"
+
+
+def test_the_read_by_name_answers_what_the_table_list_answers(
+    hms: MetastoreClient, hive_db: Callable[[str], str]
+) -> None:
+    """A scoped read asks its tables by name (``get_table_objects_by_name``) where a whole
+    read lists the database: on the real metastore both answer the same tables. A name in
+    capitals is the lower-case table (the metastore folds it: the read keeps only the
+    scope's lower-case names, so ``T`` never reaches ``t``), a name the metastore lacks or
+    has dropped answers nothing, and a database dropped meanwhile is left unread."""
+    from pushdown_hive.calls import ThriftMetastore
+    from pushdown_hive.readback import ServerScope, read_server
+
+    db = hive_db("byname")
+    for table in ("t", "u"):
+        hms.create_table(db, table)
+    ms = ThriftMetastore(hms)
+    assert sorted(i.table for i in ms.table_infos(db, ["T", "ghost", "t"])) == ["t"]
+    hms.drop_table(db, "u")
+    whole = read_server(ms, ServerScope({db: None}))
+    some = read_server(ms, ServerScope({db: frozenset({"t", "u", "ghost"})}))
+    assert whole.tables == some.tables == {(db, "t")}
+    assert [i.table for i in some.infos[db]] == ["t"]
+    assert read_server(ms, ServerScope({db: frozenset({"T"})})).tables == frozenset()
+    gone = f"{db}_gone"  # listed by the database list, dropped before its tables are read
+
+    class Stale(ThriftMetastore):
+        def databases(self) -> list[str]:
+            return [*super().databases(), gone]
+
+    read = read_server(Stale(hms), ServerScope({gone: frozenset({"t"}), db: frozenset({"t"})}))
+    assert read.tables == {(db, "t")} and not read.infos.get(gone)
