@@ -876,6 +876,19 @@ def test_the_hive_backend_is_never_wider_than_the_evaluator(hive_metastore: Any,
     @example(mapping="identity", own=False, history=EARLIER_PREFIX)
     @example(mapping="collide", own=False, history=EARLIER_PREFIX)
     @example(mapping="realm", own=False, history=[("remove_user", "u2"), ("hand", 14)])
+    # failed once on its first draw after other histories (28 November 2026), never again
+    # when replayed alone: kept so that every run plays it
+    @example(
+        mapping="collide",
+        own=False,
+        history=[
+            ("revoke", "r1", "schema S1", "MODIFY_TABLE", "ALLOW"),
+            ("role_user", "r1", "u2", False),
+            ("remove_user", "u3"),
+            ("member", "u3", True),
+            ("remove_user", "u3"),
+        ],
+    )
     def run(mapping: str, own: bool, history: list[tuple[Any, ...]]) -> None:
         adversary.play(mapping, own, history)
 
