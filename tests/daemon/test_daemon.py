@@ -509,9 +509,10 @@ def test_a_daemon_process_freezes_its_model_after_a_full_reconcile_unless_told_n
     home: Path, daemons: list[DaemonProcess], freeze: bool
 ) -> None:
     """``pushdown daemon``, a process of its own: after each full reconcile (every 2 s
-    here) the objects alive are frozen (``gc.freeze``, counted on /metrics), thawed again
-    before the next one reads the model; ``freeze = false`` freezes nothing. A daemon run
-    inside a caller's process never freezes the caller's objects."""
+    here) the objects alive are frozen (``gc.freeze``, counted on /metrics), thawed,
+    collected and frozen again after the next one reads the model; ``freeze = false``
+    freezes nothing. A daemon run inside a caller's process never freezes the caller's
+    objects."""
     config = home / "pushdown.toml"
     config.write_text(CONFIG + f"freeze = {str(freeze).lower()}\n")
     d = DaemonProcess(config, home / "d.log")

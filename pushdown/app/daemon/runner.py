@@ -74,10 +74,10 @@ class Daemon:
         self.active = False
         self.held_until = 0.0  # monotonic: when the lease lapses unless renewed
         #: when a full reconcile has read its model, move what is alive out of the cyclic
-        #: collector's way
-        #: (:func:`pushdown.app.daemon.worker.settle`): set for a process of its own only
-        #: (``pushdown daemon``, ``serve``'s workers), never for a daemon inside a caller's
-        #: process, whose objects are not the daemon's to freeze
+        #: collector's way (:func:`pushdown.app.service.models.settle`, as ``serve`` does for
+        #: the model it answers from): set for a process of its own only (``pushdown
+        #: daemon``, ``serve``'s workers), never for a daemon inside a caller's process,
+        #: whose objects are not the daemon's to freeze
         self.freeze = False
 
     def ready(self) -> list[str]:

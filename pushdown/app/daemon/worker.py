@@ -25,6 +25,7 @@ from pushdown.app.daemon.following import (
     backoff,
     jittered,
 )
+from pushdown.app.service.models import settle
 from pushdown.app.service.storefile import open_store
 from pushdown.journal.store import Store
 from pushdown.model.actor import Actor
@@ -34,22 +35,6 @@ if TYPE_CHECKING:
     from pushdown.app.daemon.runner import Daemon
 
 log = logging.getLogger("pushdown.daemon")
-
-
-def thaw() -> None:
-    """Before a worker reads its model again: what an earlier :func:`settle` froze goes back
-    to the collector (the model about to be replaced may hold cycles)."""
-    gc.unfreeze()
-
-
-def settle() -> None:
-    """When a full reconcile has read its model: collect once, then freeze what is alive
-    (the models, the backends' state kept since the last one) so the cyclic collector no
-    longer walks it on every collection of its oldest generation. Objects made later are
-    collected as usual, and the next full reconcile thaws everything first, so nothing
-    frozen outlives it."""
-    gc.collect()
-    gc.freeze()
 
 
 class Worker(threading.Thread):
@@ -160,11 +145,9 @@ class Worker(threading.Thread):
         kind = "full" if full else "pending"
         ac = self._access()
         if full:
-            if self.d.freeze:
-                thaw()
             ac.reload()
             if self.d.freeze:  # before the sync: a commit meanwhile waits for the sync anyway
-                settle()
+                settle()  # the model it replaced thawed and collected, the one read frozen
                 self.d.metrics.frozen.set(gc.get_freeze_count())
         started = time.monotonic()
         try:

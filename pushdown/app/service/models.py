@@ -139,8 +139,9 @@ def settle() -> None:
     collection of its oldest generation: at 100,000 tables such a walk holds the process
     for about half a second, at a moment no one chooses. Thawing first lets a replaced
     model's cycles be collected, so nothing frozen outlives the next settle. Only for a
-    process of its own (``pushdown serve``): a library's caller's objects are not ours
-    to freeze."""
+    process of its own (``pushdown serve`` for the model it answers from, a daemon's
+    workers after each full reconcile has read its model): a library's caller's objects
+    are not ours to freeze."""
     gc.unfreeze()
     gc.collect()
     gc.freeze()
