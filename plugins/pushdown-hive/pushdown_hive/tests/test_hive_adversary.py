@@ -41,6 +41,8 @@ the evaluator: never wider.
 from __future__ import annotations
 
 import itertools
+import pprint
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -344,6 +346,40 @@ class Run:
                 if role is not None and _may_grant_role(evaluator, live[name], role):
                     decided |= {(u, "ADMIN OPTION", grant.role) for u in users}
         return checks
+
+    def evidence(self, wider: list[Any]) -> dict[str, Any]:
+        """What the metastore holds behind a wider answer, read at once (a failure that a
+        replay does not repeat is explained by it): per metastore name, the roles it holds
+        (and theirs); per object named, every grant on it; and the same names' sets asked
+        again a second later (a grant the metastore shows only for a moment)."""
+        c = self.world.client
+        names = sorted({self.name(u) for u, _, _ in wider})
+        where = sorted({w for _, _, w in wider if "." in w})
+        out: dict[str, Any] = {"mapping": self.mapping, "settings": dict(self.settings)}
+        for name in names:
+            held = c.get_role_grants_for_principal(name, PrincipalType.USER)
+            out[f"roles of {name}"] = [(g.role, g.grantor, g.grant_option) for g in held]
+            for g in held:
+                inner = c.get_role_grants_for_principal(g.role, PrincipalType.ROLE)
+                out[f"roles of role {g.role}"] = [(h.role, h.grantor) for h in inner]
+        out[f"roles of group {GROUP}"] = [
+            r.role for r in c.get_role_grants_for_principal(GROUP, PrincipalType.GROUP)
+        ]
+        for w in where:
+            db, _, table = w.partition(".")
+            obj = HiveObject.of_table(db, table)
+            out[f"grants on {w}"] = sorted(
+                (g.principal_type.name, g.principal, g.privilege, g.grantor, g.grant_option)
+                for g in c.list_privileges(obj)
+            )
+        time.sleep(1.0)
+        for w in where:
+            db, _, table = w.partition(".")
+            obj = HiveObject.of_table(db, table)
+            out[f"a second later on {w}"] = {
+                n: sorted(c.get_privilege_set(obj, n, [GROUP]).all) for n in names
+            }
+        return out
 
     def close(self) -> None:
         self.hive.close()
@@ -813,10 +849,13 @@ class Adversary:
         self.examples: list[Any] = []
         self.unreported: list[Any] = []
         self.played: set[int] = set()
+        #: the history played before this one (a failure that depends on what came before)
+        self.last: tuple[Any, ...] | None = None
 
     def play(self, mapping: str, own: bool, history: list[tuple[Any, ...]]) -> None:
         self.stage.reset()
         r = Run(self.stage, mapping, own, self.tally)
+        before, self.last = self.last, (mapping, own, history)
         try:
             r.start()
             self.tally.histories += 1
@@ -833,8 +872,13 @@ class Adversary:
                     notes = [*notes, *plan.notes, *plan.findings]
                     wider = r.check(self.tally, notes)
                     if wider:
+                        seen = r.evidence(wider)
                         self.examples.append((mapping, own, history, step, sync.describe(), wider))
-                    assert wider == [], self.examples[-1]
+                    # in full (pytest shortens a tuple's repr): the history, the notes, what
+                    # the metastore held, and the history played before this one
+                    assert wider == [], pprint.pformat(
+                        (*self.examples[-1], plan.notes, seen, "after", before)
+                    )
                 # what pushdown leaves alone is named by the full sync after it
                 missing = [w for w in r.expected if not any(all(x in f for x in w) for f in plan.findings)]
                 if missing:
