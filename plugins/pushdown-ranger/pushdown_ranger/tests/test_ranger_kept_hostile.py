@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -28,6 +29,7 @@ from pushdown_ranger.backend import RangerBackend
 from tests.adversary import histories
 
 from .histories import judged, played
+from .probe import probe
 from .test_ranger_scoped_histories import USERS, live, start, steps
 from .world import backend_for
 
@@ -114,22 +116,41 @@ class Side:
             return None
         seen = live(self.model)
         scope = Scope.union(scope_of(e) for e in events)
+        before = probe(self.standin, seen, "c", (*USERS, "stranger")).wider if self.refuse else None
         try:
             reconcile(self.backend, seen, scope)
         except PermanentBackendError:  # some writes refused (a role a hand-made policy names)
-            after_refusal(self.backend, self.fresh, seen, scope, why)
+            after_refusal(self.standin, self.backend, self.fresh, seen, scope, why, before)
             return seen
         left = planner.plan(self.fresh(), seen, scope)
         assert left.empty, (why, "left by the scoped sync", [str(op) for op in left.ops][:6])
         return seen
 
 
-def after_refusal(kept: RangerBackend, fresh: Any, seen: Model, scope: Scope, why: object) -> None:
-    """After a sync whose writes were partly refused, the kept backend's plan of the same
+def after_refusal(
+    standin: Standin,
+    kept: RangerBackend,
+    fresh: Any,
+    seen: Model,
+    scope: Scope,
+    why: object,
+    before: list[Any] | None = None,
+    mapped: Callable[[str], str] = str,
+) -> None:
+    """After a sync whose writes were partly refused, Ranger's engine allows nobody more
+    than it did before the sync (``before``: the answers wider than the model then, such
+    as a hand edit's outside the scope); the kept backend's plan of the same
     scope does everything a fresh backend's does; it may do more: the refused writes it
     remembers and a fresh backend's scope cannot find (a policy left naming a role that a
     removed user held, in a database the removal no longer leads to), each of them in a
     fresh backend's full plan (work the model asks for, never a kept answer gone stale)."""
+    if before is not None:  # what the sync found wider (a hand edit's, say), at most, stays so
+        wider = probe(standin, seen, "c", (*USERS, "stranger"), mapped=mapped).wider
+        assert set(wider) <= set(before), (
+            why,
+            "after a refused write: wider",
+            sorted(set(wider) - set(before)),
+        )
     got = set(ops(planner.plan(kept, seen, scope)))
     want = set(ops(planner.plan(fresh(), seen, scope)))
     assert want <= got, (why, "after a refused write: missed", sorted(want - got))
@@ -199,6 +220,10 @@ def realm(principal: Principal) -> str:
     return name + "@CORP"
 
 
+def _realm_user(user: str) -> str:
+    return realm(Principal.user(user))
+
+
 shared_steps = st.one_of(
     st.tuples(st.just("model"), steps),
     st.tuples(st.sampled_from(("sync a", "sync b", "dry a", "dry b"))),
@@ -253,7 +278,13 @@ def test_one_model_on_two_backends_with_two_mappings_equals_fresh_backends() -> 
                         reconcile(kept[side], seen, scope)
                     except PermanentBackendError:  # some writes refused
                         after_refusal(
-                            kept[side], functools.partial(fresh, side), seen, scope, (history, step)
+                            stand[side],
+                            kept[side],
+                            functools.partial(fresh, side),
+                            seen,
+                            scope,
+                            (history, step),
+                            mapped=str if maps[side] is None else _realm_user,
                         )
                         continue
                     left = planner.plan(fresh(side), seen, scope)
