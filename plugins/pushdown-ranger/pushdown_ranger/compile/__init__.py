@@ -303,6 +303,7 @@ class _Implying:
             elif isinstance(fact, PolicyFact) and fact.allow:
                 if fact in self.parked:  # indexed as it was left out
                     del self.parked[fact]
+                    self._adopt(fact)
                 else:
                     self._index(fact)
                 arrived.append(fact)
@@ -359,6 +360,21 @@ class _Implying:
             self._step(key, old.allow - fact.allow, -1)
             self._step(key, fact.allow - old.allow, 1)
         policies.add(fact)
+
+    def _adopt(self, fact: PolicyFact) -> None:
+        """``fact`` (back from being parked) made the object the index and its answer are
+        kept under: a policy compiled again is a new object equal to the one parked, and
+        each later look for it (a role it names moving, every membership) would compare the
+        two pair by pair (issue 30: the every-table policy names every role reading its
+        database, hundreds at the issue's estate) instead of finding it by identity."""
+        policies = self.by_key[fact.key]
+        if any(f is fact for f in policies):
+            return
+        policies.discard(fact)  # the equal one (one comparison, as it comes back)
+        policies.add(fact)
+        answer = self.answers.pop(fact, None)
+        if answer is not None:
+            self.answers[fact] = answer
 
     def _unindex(self, fact: PolicyFact) -> None:
         """Drops a parked policy (the oldest, when too many are)."""

@@ -532,8 +532,11 @@ Cover = tuple[list[str], frozenset[str]]
 #: the Ranger pairs of a choice for one access, with the choice they were named from
 Named = tuple[Cover, frozenset[Pair]]
 #: a memo's choices handed to the next (:attr:`_Memo.handed`): the choices, their index by
-#: user, and the role holders they were made from
-Handed = tuple[dict[frozenset[str], Cover], dict[str, set[frozenset[str]]], dict[str, frozenset[str]]]
+#: user, the role holders they were made from, and the index's stale entries and bound
+#: (:attr:`_Memo.stale`, :attr:`_Memo.stale_limit`)
+Handed = tuple[
+    dict[frozenset[str], Cover], dict[str, set[frozenset[str]]], dict[str, frozenset[str]], int, int
+]
 
 
 def _cover(users: frozenset[str], roles: _RolesOf, holders: dict[str, frozenset[str]]) -> Cover:
@@ -744,8 +747,16 @@ class _Memo:
     #: the Ranger pairs of each choice per access (:func:`_pairs`), kept and dropped with
     #: :attr:`covers` (a function of the choice, and of this memo's naming and principals)
     named: dict[tuple[frozenset[str], str], Named] = field(default_factory=dict)
-    #: each user -> the sets of users in :attr:`covers` holding it (what a move drops)
+    #: each user -> the sets of users in :attr:`covers` holding it (what a move drops); it may
+    #: also name sets no longer in :attr:`covers` (dropped through another of their users:
+    #: left in place, not looked for), as many as :attr:`stale` at most
     covering: dict[str, set[frozenset[str]]] = field(default_factory=dict)
+    #: the entries of :attr:`covering` naming a set no longer in :attr:`covers` (at most;
+    #: counted when dropped), and the count beyond which the index is made again from
+    #: :attr:`covers` (:meth:`_reindex`: never below :data:`_STALE_KEPT`, nor below the
+    #: entries the last one made, so it costs as much as the drops that called for it)
+    stale: int = 0
+    stale_limit: int = 0
     #: the choices of the memo this one replaced (of the same model, naming and refused
     #: principals: a user or role added or removed), with the role holders they were made
     #: from: taken over by the first :meth:`kept`, moved by the holders that differ
@@ -757,24 +768,36 @@ class _Memo:
         users is a function of its users' roles, those roles' holders and the refused
         principals (this memo's own): when memberships move, it can change only where one of
         its users is a user whose roles moved or a holder, before or after, of a role whose
-        holders moved; every such user is in ``users`` (:meth:`kept`)."""
+        holders moved; every such user is in ``users`` (:meth:`kept`).
+
+        A visit of ``users``' entries in :attr:`covering` and of the sets they name, not of
+        those sets' other users (issue 30: the every-table policy's set names each user
+        deciding in its database, hundreds at the issue's estate): their entries naming a
+        dropped set are left in place (:attr:`stale`). Dropping a set no longer kept does
+        nothing, and a set chosen again is indexed again under each of its users, so each set
+        in :attr:`covers` stays named by every one of its users, which is all a drop needs."""
         if users is None:
-            self.covers, self.named, self.covering = {}, {}, {}
+            self.covers, self.named, self.covering, self.stale = {}, {}, {}, 0
             return
         gone: set[frozenset[str]] = set()
         for user in users:
             gone |= self.covering.pop(user, set())
-        if not gone:
-            return
         for key in gone:
-            self.covers.pop(key, None)
-            for user in key:
-                held = self.covering.get(user)
-                if held is not None:
-                    held.discard(key)
-                    if not held:
-                        del self.covering[user]
+            if self.covers.pop(key, None) is not None:
+                self.stale += len(key)
+        if self.stale > max(_STALE_KEPT, self.stale_limit):
+            self._reindex()
         # the pairs named from a dropped choice are no longer taken (:func:`_pairs`)
+
+    def _reindex(self) -> None:
+        """:attr:`covering` made again from :attr:`covers` alone (its stale entries gone)."""
+        covering: dict[str, set[frozenset[str]]] = {}
+        entries = 0
+        for key in self.covers:
+            entries += len(key)
+            for user in key:
+                covering.setdefault(user, set()).add(key)
+        self.covering, self.stale, self.stale_limit = covering, 0, entries
 
     def roles(self) -> frozenset[Fact] | Spread:
         """``frozenset(facts.values())``: the kept set moved by the facts that left and
@@ -850,7 +873,7 @@ class _Memo:
             # holding a holder, then or now, of a role whose holders differ are dropped
             # (a user whose roles differ is one of them); a pass over every role, as the
             # one above that made them all
-            covers, covering, raw = handed
+            covers, covering, raw, self.stale, self.stale_limit = handed
             differ: set[str] = set()
             for role in raw.keys() | self.raw.keys():
                 then, now = raw.get(role, frozenset()), self.raw.get(role, frozenset())
@@ -886,6 +909,9 @@ class _Memo:
 _COVERS_KEPT = 20_000
 #: the kept pairs of those choices (:attr:`_Memo.named`) beyond which they are dropped
 _NAMED_KEPT = 4_096
+#: the stale entries of the kept choices' index (:attr:`_Memo.stale`) beyond which it is
+#: made again, at the least
+_STALE_KEPT = 65_536
 
 #: the one memo kept (its key holds the Principals answer alive, so no other reuses its id)
 _MEMO: list[_Memo] = []
@@ -904,7 +930,7 @@ def _memo(model: Model, naming: RangerNaming, who: Principals) -> _Memo:
             if (was.refused_users, was.refused_roles) == (who.refused_users, who.refused_roles):
                 # a user or role added or removed, nobody refused otherwise: the choices of
                 # Ranger roles handed over, moved by the holders that differ (:meth:`_Memo.kept`)
-                memo.handed = (old.covers, old.covering, old.raw)
-                old.covers, old.named, old.covering = {}, {}, {}
+                memo.handed = (old.covers, old.covering, old.raw, old.stale, old.stale_limit)
+                old.covers, old.named, old.covering, old.stale = {}, {}, {}, 0
         _MEMO[:] = [memo]
     return _MEMO[0]

@@ -26,7 +26,10 @@ read's policies outside the focus too, 72 / 612 and 80 / 800); policies and role
 the read-back copies to put the writes' answers in place 1 / 1 for each (before: every
 policy for the grant, 10 / 100, every role for the membership, 11 / 101). After a user
 added and memberships in another database, a one-table grant chooses Ranger roles for 1 / 1
-users (before: every choice dropped by them, 7 / 52).
+users (before: every choice dropped by them, 7 / 52). A membership drops the kept choices of
+its users looking up 2 / 2 entries of their index (before: every user of the dropped
+choices, 7 / 52), and finds the policies naming its role by identity, comparing 0 / 0
+pairs (before: 15 / 105, each database policy against its parked twin).
 
 A scoped Ranger sync compiles the Hive database of the change (a Ranger focus is a
 database), not its catalog, for the users something there decides for
@@ -48,6 +51,7 @@ implements ``pushdown_map_principal``."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator, KeysView, MutableSet
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
@@ -1721,3 +1725,178 @@ def test_a_read_back_below_the_spread_size_copies_its_facts_as_one_set(
     monkeypatch.setattr(factsets, "SPREAD_FROM", 4096)  # as shipped (the tests' own is 0)
     small, large = at_both_scales(copied_for_one_table)
     assert small[0] < large[0], (small, large)  # copied whole, so it grows
+
+
+class CountedIndex(dict[str, set[frozenset[str]]]):
+    """The kept choices' index by user (``desired._Memo.covering``), counting the entries a
+    drop looks up or takes out (``get``, ``pop``): a visit of a user's entries."""
+
+    def __init__(self, index: dict[str, set[frozenset[str]]], looked: list[int]) -> None:
+        super().__init__(index)
+        self.looked = looked
+
+    def get(self, user: str, default: Any = None) -> Any:  # type: ignore[override]
+        self.looked[0] += 1
+        return super().get(user, default)
+
+    def pop(self, user: str, default: Any = None) -> Any:  # type: ignore[override]
+        self.looked[0] += 1
+        return super().pop(user, default)
+
+
+def scoped_then_fresh(two: TwoDatabases, scope: Resolved, focus: frozenset[ObjectRef]) -> Desired:
+    """The compile over ``focus`` of the change ``scope`` names, as the backend's scoped sync
+    makes it, compared with a compile from scratch that leaves the kept roles and choices
+    (``desired._MEMO``) as the scoped one left them, for the next scoped compile."""
+    from pushdown_ranger.compile import desired as desired_module
+
+    identity = two.kept.of(two.model.users, scope_users(scope))
+    desired = two.compile(focus, identity, kept=two.classes, members_moved=members_moved(scope))
+    memo, implying = desired_module._MEMO[0], compiling_all._IMPLYING[:]
+    # a compile for other principals takes the memo's choices over (a user came or went):
+    # they are put back, as the scoped compile left them; the implied-grants answer it
+    # would move is its own
+    names = ("covers", "named", "covering", "stale", "stale_limit")
+    choices = {n: getattr(memo, n) for n in names if hasattr(memo, n)}
+    compiling_all._IMPLYING.clear()
+    try:
+        assert desired == two.compile(focus, None)
+    finally:
+        desired_module._MEMO[:] = [memo]
+        for name, value in choices.items():
+            setattr(memo, name, value)
+        compiling_all._IMPLYING[:] = implying
+    return desired
+
+
+def dropped_for_a_membership(scale: int) -> tuple[int, int, int]:
+    """On :func:`two_databases`, after a whole compile keeping the classes and the choices of
+    Ranger roles, ``newcomer`` joins ``r2`` (held by ``u2`` alone: the every-table policy of
+    ``c.b`` names ``u2`` among every user reading there), compiled with no database (as the
+    backend compiles a user joining a role alone in its class) as a scoped sync compiles it:
+    (users' entries of the kept choices' index the drop looked up or took out, kept choices
+    dropped, users the dropped choices were for). The compile equals one from scratch;
+    then ``r1`` is granted MODIFY_TABLE on a table of ``c.b``, compiled over ``c.b``, and
+    equals one from scratch too (the choices the membership dropped are made again)."""
+    from pushdown_ranger.compile import desired as desired_module
+
+    two = TwoDatabases(scale)
+    model = two.model
+    memo = desired_module._MEMO[0]
+    assert memo.covers, "the whole compile keeps its choices"
+    before = dict(memo.covers)
+    looked = [0]
+    memo.covering = CountedIndex(memo.covering, looked)
+    scoped_then_fresh(two, two.changed(ch.grant_role(model, "r2", Principal.user("newcomer"))), frozenset())
+    assert desired_module._MEMO[0] is memo  # the same memo (nobody came or went)
+    dropped = [key for key in before if key not in memo.covers]
+    grant = two.changed(ch.grant_privileges(model, "r1", ObjectRef.parse("table c.b.t0"), ["MODIFY_TABLE"]))
+    scoped_then_fresh(two, grant, frozenset({ObjectRef.parse("schema c.b")}))
+    return looked[0], len(dropped), sum(len(key) for key in dropped)
+
+
+def test_a_membership_drops_kept_choices_visiting_as_many_users_in_an_estate_ten_times_larger() -> None:
+    """A membership drops the kept choices of Ranger roles of the sets of users holding its
+    users (``desired._Memo.drop_choices``): a visit of those users' entries of the index
+    and of the sets named there, not of the sets' other users, whose entries naming a
+    dropped set are left in place (``_Memo.stale``): 2 entries looked up at both estates,
+    the dropped choice being for 5 and 50 users (before: each of those users' entries looked
+    up, 7 / 52; issue 30, at the issue's estate ~0.35 ms of a membership's sync)."""
+    small, large = at_both_scales(dropped_for_a_membership)
+    print(f"\nranger scoped compile, a membership's choices dropped: scale 1 {small}, scale 10 {large}")
+    assert small[1] == large[1] > 0 and large[2] >= 5 * small[2], (small, large)  # their users grow
+    assert small[0] == large[0] <= 4, (small, large)
+
+
+def test_the_kept_choices_index_names_every_kept_choice_and_its_stale_entries_stay_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The entries a drop leaves in the kept choices' index (``desired._Memo.stale``) are
+    counted, and past the bound (``_STALE_KEPT``, here 50) the index is made again from the
+    kept choices alone: over memberships granted and revoked in both databases, each
+    compiled over both as a scoped sync compiles it (each equal to a compile from scratch),
+    every kept choice stays named by each of its users, the entries naming a choice no longer
+    kept are never more than the count, and the count falls back (the index made again)."""
+    from pushdown_ranger.compile import desired as desired_module
+
+    monkeypatch.setattr(desired_module, "_STALE_KEPT", 50)
+    two = TwoDatabases(2)
+    model = two.model
+    memo = desired_module._MEMO[0]
+    both = frozenset({ObjectRef.parse("schema c.a"), ObjectRef.parse("schema c.b")})
+    counts: list[int] = []
+    for k in range(12):
+        user, role = f"u{k % 7}", f"r{(k * 3 + 1) % 20}"
+        if role in model.roles_of(user):
+            events = ch.revoke_role(model, role, Principal.user(user))
+        else:
+            events = ch.grant_role(model, role, Principal.user(user))
+        scoped_then_fresh(two, two.changed(events), both)
+        assert desired_module._MEMO[0] is memo  # the choices moved, not made afresh
+        for key in memo.covers:
+            assert all(key in memo.covering.get(u, ()) for u in key), key
+        stale = sum(1 for held in memo.covering.values() for key in held if key not in memo.covers)
+        assert stale <= memo.stale, (stale, memo.stale)
+        counts.append(memo.stale)
+    assert max(counts) > 0 and any(b < a for a, b in itertools.pairwise(counts)), counts  # made again
+
+
+def compared_for_a_membership(scale: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
+    """On :func:`two_databases`, with an implied grant in the Hive service (the
+    implied-grants check's answer kept, ``compile._Implying``): one-table grants compiled
+    over ``c.a``, ``c.b``, ``c.a`` and ``c.b`` as a scoped sync compiles them (``c.a``'s
+    policies left out, back as new objects equal to those left, left out again), then
+    ``newcomer`` joins ``r1`` (it reads ``c.a``), compiled with no database: (pairs of
+    policies compared to tell two equal policies apart in the membership's compile, allow
+    pairs of ``c.a``'s policies). Each compile equals one from scratch."""
+    two = TwoDatabases(scale)
+    model = two.model
+    two.kw["implied"] = (("hive", "alter", frozenset({"select"})),)
+    compiling_all._IMPLYING.clear()
+    for k, database in enumerate(("a", "b", "a", "b")):
+        table = ObjectRef.parse(f"table c.{database}.t{k}")
+        role = "r1" if database == "a" else "r2"
+        grant = two.changed(ch.grant_privileges(model, role, table, ["MODIFY_TABLE"]))
+        scoped_then_fresh(two, grant, frozenset({ObjectRef.parse(f"schema c.{database}")}))
+    compared = [0]
+    eq = PolicyFact.__eq__
+
+    def counted_eq(self: PolicyFact, other: object) -> bool:
+        if self is not other and isinstance(other, PolicyFact):
+            compared[0] += len(self.allow) + len(self.deny)
+        return eq(self, other)
+
+    scope = two.changed(ch.grant_role(model, "r1", Principal.user("newcomer")))
+    with monkeypatch.context() as m:
+        m.setattr(PolicyFact, "__eq__", counted_eq)
+        identity = two.kept.of(model.users, scope_users(scope))
+        desired = two.compile(frozenset(), identity, kept=two.classes, members_moved=members_moved(scope))
+    implying = compiling_all._IMPLYING[:]
+    compiling_all._IMPLYING.clear()
+    try:
+        assert desired == two.compile(frozenset(), None)
+    finally:
+        compiling_all._IMPLYING[:] = implying
+    pairs = sum(
+        len(f.allow)
+        for f in two.compile(frozenset({ObjectRef.parse("schema c.a")}), None).facts
+        if isinstance(f, PolicyFact)
+    )
+    return compared[0], pairs
+
+
+def test_a_membership_finds_the_policies_naming_its_role_by_identity_in_an_estate_ten_times_larger(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The implied-grants check keeps a policy left out of a compile's facts (parked) and
+    takes it back when a compile holds it again; a policy compiled again is a new object
+    equal to the one parked, and is now kept under its own object (``_Implying._adopt``), so
+    a membership, asking for the policies naming its role, finds them by identity: no policy
+    compared pair by pair at both estates (before: the database's policies compared with
+    their parked twins at every membership naming a role there: 15 pairs at scale 1, 105 at
+    scale 10; issue 30, at the
+    issue's estate ~0.25 ms of a membership's sync, the every-table policy's ~500 pairs)."""
+    small, large = at_both_scales(lambda scale: compared_for_a_membership(scale, monkeypatch))
+    print(f"\nranger scoped compile, a membership's policies compared: scale 1 {small}, scale 10 {large}")
+    assert large[1] >= 5 * small[1] > 0, (small, large)  # the database's pairs grow
+    assert small[0] == large[0] == 0, (small, large)
